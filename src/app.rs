@@ -1,0 +1,1 @@
+//! Wiring of the run modes.

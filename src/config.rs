@@ -1,0 +1,457 @@
+//! Settings: built-in defaults, then `config.toml`, then environment, then flags.
+//!
+//! Everything the process writes lives under one data directory (`--data-dir`, else the
+//! platform's data directory from `directories`), so tests and demos never touch a home directory.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use serde::Deserialize;
+
+/// Command line of the `trapdesk` binary.
+#[derive(Debug, Parser)]
+#[command(name = "trapdesk", version, about = "Operate ComputerCraft computers from a terminal and from AI agents")]
+pub struct Cli {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags of the host itself (console, headless, demo).
+#[derive(Debug, Args, Default, Clone)]
+pub struct HostArgs {
+    /// Run the gateway and the MCP endpoint without the console (logs go to stderr).
+    #[arg(long)]
+    pub mcp_only: bool,
+    /// Also link N emulated computers that run the real Lua client.
+    #[arg(long, num_args = 0..=1, default_missing_value = "3", value_name = "N")]
+    pub demo: Option<u32>,
+    /// Address of the gateway computers link to [default: 127.0.0.1:4444].
+    #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR")]
+    pub gateway_bind: Option<SocketAddr>,
+    /// Address of the MCP endpoint [default: 127.0.0.1:4445].
+    #[arg(long, value_name = "ADDR")]
+    pub mcp_bind: Option<SocketAddr>,
+    /// Bearer token the MCP endpoint requires; needed to bind it to a non-loopback address.
+    #[arg(long, env = "TRAPDESK_MCP_TOKEN", value_name = "TOKEN")]
+    pub mcp_token: Option<String>,
+    /// Secret computers present in hello [default: env SANDBOX_PASSWORD, else generated].
+    #[arg(long, value_name = "S")]
+    pub secret: Option<String>,
+    /// Directory for everything trapdesk writes (secret, transcript, history, logs).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Configuration file [default: config.toml in the data dir, else the platform config dir].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Largest frame the gateway accepts, in bytes [default: 1048576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_message: Option<u64>,
+    /// Largest MCP tool result, text and structured content together [default: 24576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_result_bytes: Option<usize>,
+}
+
+/// Modes other than the host.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP on stdio, forwarding to a running trapdesk so the agent joins its session.
+    McpStdio {
+        /// MCP endpoint of the running trapdesk [default: http://127.0.0.1:4445/mcp].
+        #[arg(long, value_name = "URL")]
+        connect: Option<String>,
+        /// With no trapdesk running, run a headless gateway of our own instead of failing.
+        #[arg(long)]
+        standalone: bool,
+    },
+    /// Run one emulated computer against any gateway.
+    Emulate {
+        /// Gateway WebSocket URL, for example ws://127.0.0.1:4444/gateway.
+        #[arg(long)]
+        url: String,
+        /// Computer id.
+        #[arg(long, default_value_t = 0)]
+        id: u64,
+        /// Computer label.
+        #[arg(long)]
+        label: Option<String>,
+        /// Secret [default: env SANDBOX_PASSWORD].
+        #[arg(long, env = "SANDBOX_PASSWORD", hide_env_values = true)]
+        secret: Option<String>,
+        /// Directory that holds the computer's files [default: under the data dir].
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
+}
+
+/// `config.toml`: every key optional; flags and environment beat it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub gateway_bind: Option<SocketAddr>,
+    pub mcp_bind: Option<SocketAddr>,
+    pub mcp_token: Option<String>,
+    pub secret: Option<String>,
+    pub max_message: Option<u64>,
+    pub max_result_bytes: Option<usize>,
+    pub heartbeat_ms: Option<u64>,
+    pub request_timeout_ms: Option<u64>,
+    pub max_in_flight: Option<usize>,
+    pub max_queued: Option<usize>,
+    pub scrollback_lines: Option<usize>,
+}
+
+/// Why the settings could not be built. Each is one line for stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("bad config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("bad environment variable {name}: {message}")]
+    Env { name: &'static str, message: String },
+    #[error("no home directory to keep data in; pass --data-dir")]
+    NoHome,
+    #[error("cannot use data dir {path}: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to serve MCP on non-loopback {0} without --mcp-token (anyone who reaches it could run code on your computers)"
+    )]
+    McpWithoutToken(SocketAddr),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Where the secret came from, so the console can say how to change it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SecretSource {
+    Flag,
+    Env,
+    ConfigFile,
+    /// Generated and stored at this path (mode 0600).
+    Generated(PathBuf),
+    /// Read back from this path, generated on an earlier start.
+    Stored(PathBuf),
+}
+
+/// Every knob of the running host, resolved.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub gateway_bind: SocketAddr,
+    pub mcp_bind: SocketAddr,
+    pub mcp_token: Option<String>,
+    pub secret: String,
+    pub secret_source: SecretSource,
+    pub data_dir: PathBuf,
+    /// Largest frame accepted from a computer.
+    pub max_message: u64,
+    /// Largest MCP tool result.
+    pub max_result_bytes: usize,
+    pub heartbeat: Duration,
+    pub hello_timeout: Duration,
+    /// Default per-request timeout.
+    pub request_timeout: Duration,
+    /// Longest timeout a caller may ask for.
+    pub max_request_timeout: Duration,
+    pub max_in_flight: usize,
+    pub max_queued: usize,
+    /// Output lines kept per computer.
+    pub scrollback_lines: usize,
+    /// Events kept in the recent log.
+    pub recent_events: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            gateway_bind: SocketAddr::from(([127, 0, 0, 1], 4444)),
+            mcp_bind: SocketAddr::from(([127, 0, 0, 1], 4445)),
+            mcp_token: None,
+            secret: String::new(),
+            secret_source: SecretSource::Flag,
+            data_dir: PathBuf::from("."),
+            max_message: 1 << 20,
+            max_result_bytes: 24 * 1024,
+            heartbeat: Duration::from_secs(15),
+            hello_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            max_request_timeout: Duration::from_secs(600),
+            max_in_flight: 8,
+            max_queued: 64,
+            scrollback_lines: 10_000,
+            recent_events: 1_000,
+        }
+    }
+}
+
+/// The platform's data directory for trapdesk, if there is a home.
+pub fn default_data_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "trapdesk").map(|d| d.data_dir().to_path_buf())
+}
+
+fn default_config_file() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "trapdesk").map(|d| d.config_dir().join("config.toml"))
+}
+
+/// Reads the config file; a missing file at the default place is simply empty.
+fn read_file_config(path: &Path, explicit: bool) -> Result<FileConfig, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: e.message().to_owned(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+            Ok(FileConfig::default())
+        }
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// Builds the settings from flags, environment and file, creating the data dir and, when no
+/// secret was given anywhere, generating and storing one.
+///
+/// # Errors
+/// A [`ConfigError`] that names the flag, variable, file or directory at fault.
+pub fn resolve(args: &HostArgs) -> Result<Settings, ConfigError> {
+    let env = |name: &'static str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    resolve_with_env(args, &env)
+}
+
+/// [`resolve`] with the environment passed in, so tests do not depend on the process's.
+///
+/// # Errors
+/// As [`resolve`].
+pub fn resolve_with_env(
+    args: &HostArgs,
+    env: &dyn Fn(&'static str) -> Option<String>,
+) -> Result<Settings, ConfigError> {
+    let data_dir = match &args.data_dir {
+        Some(d) => d.clone(),
+        None => default_data_dir().ok_or(ConfigError::NoHome)?,
+    };
+    std::fs::create_dir_all(&data_dir).map_err(|source| ConfigError::DataDir {
+        path: data_dir.clone(),
+        source,
+    })?;
+    let file = match &args.config {
+        Some(p) => read_file_config(p, true)?,
+        None => {
+            let in_data = data_dir.join("config.toml");
+            if args.data_dir.is_some() || in_data.exists() {
+                read_file_config(&in_data, false)?
+            } else if let Some(p) = default_config_file() {
+                read_file_config(&p, false)?
+            } else {
+                FileConfig::default()
+            }
+        }
+    };
+    let mut s = Settings {
+        data_dir,
+        ..Settings::default()
+    };
+
+    // gateway_bind: the env var is read by clap into the flag already.
+    s.gateway_bind = args.gateway_bind.or(file.gateway_bind).unwrap_or(s.gateway_bind);
+    s.mcp_bind = match args.mcp_bind {
+        Some(a) => a,
+        None => {
+            let mut a = file.mcp_bind.unwrap_or(s.mcp_bind);
+            if let Some(port) = env("MCP_PORT") {
+                let port: u16 = port.parse().map_err(|_| ConfigError::Env {
+                    name: "MCP_PORT",
+                    message: format!("{port:?} is not a port number"),
+                })?;
+                a.set_port(port);
+            }
+            a
+        }
+    };
+    s.mcp_token = args.mcp_token.clone().or(file.mcp_token);
+    if !s.mcp_bind.ip().is_loopback() && s.mcp_token.is_none() {
+        return Err(ConfigError::McpWithoutToken(s.mcp_bind));
+    }
+    s.max_message = args.max_message.or(file.max_message).unwrap_or(s.max_message);
+    if s.max_message < 4096 {
+        return Err(ConfigError::Invalid(format!(
+            "--max-message {} is too small (at least 4096 bytes)",
+            s.max_message
+        )));
+    }
+    s.max_result_bytes = args
+        .max_result_bytes
+        .or(file.max_result_bytes)
+        .unwrap_or(s.max_result_bytes);
+    if s.max_result_bytes < 2048 {
+        return Err(ConfigError::Invalid(format!(
+            "--max-result-bytes {} is too small (at least 2048)",
+            s.max_result_bytes
+        )));
+    }
+    if let Some(ms) = file.heartbeat_ms {
+        s.heartbeat = Duration::from_millis(ms.max(100));
+    }
+    if let Some(ms) = file.request_timeout_ms {
+        s.request_timeout = Duration::from_millis(ms.clamp(1, 600_000));
+    }
+    if let Some(n) = file.max_in_flight {
+        s.max_in_flight = n.max(1);
+    }
+    if let Some(n) = file.max_queued {
+        s.max_queued = n;
+    }
+    if let Some(n) = file.scrollback_lines {
+        s.scrollback_lines = n.max(100);
+    }
+
+    let (secret, source) = if let Some(sec) = args.secret.clone() {
+        (sec, SecretSource::Flag)
+    } else if let Some(sec) = env("SANDBOX_PASSWORD") {
+        (sec, SecretSource::Env)
+    } else if let Some(sec) = file.secret {
+        (sec, SecretSource::ConfigFile)
+    } else {
+        stored_secret(&s.data_dir)?
+    };
+    if secret.is_empty() {
+        return Err(ConfigError::Invalid("the secret must not be empty".into()));
+    }
+    s.secret = secret;
+    s.secret_source = source;
+    Ok(s)
+}
+
+/// Reads `<data_dir>/secret`, or generates a fresh one there with mode 0600.
+fn stored_secret(data_dir: &Path) -> Result<(String, SecretSource), ConfigError> {
+    let path = data_dir.join("secret");
+    let err = |source| ConfigError::DataDir {
+        path: path.clone(),
+        source,
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(s) if !s.trim().is_empty() => {
+            return Ok((s.trim().to_owned(), SecretSource::Stored(path)));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(err(e)),
+    }
+    let secret = generate_secret();
+    write_private(&path, secret.as_bytes()).map_err(err)?;
+    Ok((secret, SecretSource::Generated(path)))
+}
+
+/// 20 characters from an alphabet that survives typing into a Minecraft chat-like prompt.
+pub fn generate_secret() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"abcdefghjkmnpqrstuvwxyz23456789";
+    let mut rng = rand::rng();
+    (0..20)
+        .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
+        .collect()
+}
+
+/// Writes a file readable by its owner only.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts.open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(dir: &Path) -> HostArgs {
+        HostArgs {
+            data_dir: Some(dir.to_owned()),
+            ..HostArgs::default()
+        }
+    }
+
+    #[test]
+    fn generated_secret_is_stored_private_and_reused() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let none = |_: &'static str| None;
+        let a = resolve_with_env(&args(dir.path()), &none)?;
+        assert!(matches!(a.secret_source, SecretSource::Generated(_)));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("secret"))?.permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let b = resolve_with_env(&args(dir.path()), &none)?;
+        assert_eq!(a.secret, b.secret);
+        assert!(matches!(b.secret_source, SecretSource::Stored(_)));
+        Ok(())
+    }
+
+    #[test]
+    fn flags_beat_env_beat_file() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "secret = \"from-file\"\nmcp_bind = \"127.0.0.1:5000\"\nmax_message = 9000\n",
+        )?;
+        let env = |n: &'static str| match n {
+            "SANDBOX_PASSWORD" => Some("from-env".to_owned()),
+            "MCP_PORT" => Some("6000".to_owned()),
+            _ => None,
+        };
+        let s = resolve_with_env(&args(dir.path()), &env)?;
+        assert_eq!(s.secret, "from-env");
+        assert_eq!(s.mcp_bind.port(), 6000);
+        assert_eq!(s.max_message, 9000);
+        let mut a = args(dir.path());
+        a.secret = Some("from-flag".into());
+        a.mcp_bind = Some("127.0.0.1:7000".parse()?);
+        let s = resolve_with_env(&a, &env)?;
+        assert_eq!(s.secret, "from-flag");
+        assert_eq!(s.mcp_bind.port(), 7000);
+        let no_env = |_: &'static str| None;
+        assert_eq!(resolve_with_env(&args(dir.path()), &no_env)?.secret, "from-file");
+        Ok(())
+    }
+
+    #[test]
+    fn bad_inputs_are_clear_errors() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(dir.path().join("config.toml"), "nonsense = 1\n")?;
+        let none = |_: &'static str| None;
+        let e = resolve_with_env(&args(dir.path()), &none)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("nonsense"), "{e}");
+
+        let dir = tempfile::tempdir()?;
+        let mut a = args(dir.path());
+        a.mcp_bind = Some("0.0.0.0:4445".parse()?);
+        assert!(matches!(
+            resolve_with_env(&a, &none),
+            Err(ConfigError::McpWithoutToken(_))
+        ));
+        Ok(())
+    }
+}

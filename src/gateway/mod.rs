@@ -1,0 +1,3 @@
+//! The gateway: the one HTTP/WebSocket listener computers link to.
+
+pub mod protocol;

@@ -1,0 +1,484 @@
+//! The messages of the gateway wire protocol (`docs/protocol.md`), in one place.
+//!
+//! Two layers live here. [`wire`] handles the protocol's byte-string rule: every JSON string on
+//! the wire is a Lua byte string written as ASCII JSON, one `\u00XX` per byte above 0x7F. The
+//! typed [`Message`] enum then sits on top of plain UTF-8 text, so nothing above this file ever
+//! sees the wire's encoding.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The protocol version this host speaks.
+pub const PROTOCOL_VERSION: u64 = 1;
+
+/// Close code: `hello` missing or ill-typed, or another message before `welcome`.
+pub const CLOSE_BAD_HELLO: u16 = 4000;
+/// Close code: wrong secret.
+pub const CLOSE_AUTH_FAILED: u16 = 4001;
+/// Close code: a newer connection with the same traposId took this one's place.
+pub const CLOSE_REPLACED: u16 = 4002;
+/// Close code: `protocol` other than 1.
+pub const CLOSE_UNSUPPORTED_PROTOCOL: u16 = 4003;
+/// Close code: heartbeat missed three times.
+pub const CLOSE_HEARTBEAT: u16 = 4005;
+/// Close code: no `hello` within the deadline.
+pub const CLOSE_HELLO_TIMEOUT: u16 = 4008;
+/// Close code: a frame above our `max_message` (RFC 6455 "message too big").
+pub const CLOSE_TOO_BIG: u16 = 1009;
+/// Close code: the host is shutting down.
+pub const CLOSE_GOING_AWAY: u16 = 1001;
+
+/// One frame of the protocol. Unknown fields are ignored so that peers can extend messages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Message {
+    /// First frame from a computer.
+    Hello(Hello),
+    /// The host's answer to a good `hello`.
+    Welcome {
+        protocol: u64,
+        trapos_id: String,
+        heartbeat_ms: u64,
+        max_message: u64,
+    },
+    /// A request from the host to the computer.
+    GatewayRequest(Request),
+    /// The computer's answer to a `gateway_request`.
+    ComputerResponse(Response),
+    /// A request from the computer to the host.
+    ComputerRequest(Request),
+    /// The host's answer to a `computer_request`.
+    GatewayResponse(Response),
+    /// Live output of a running request.
+    Output {
+        id: String,
+        #[serde(default = "default_stream")]
+        stream: String,
+        text: String,
+    },
+    /// Asks the computer to stop request `id`.
+    Cancel { id: String },
+    /// Replaces the set of request types the computer serves.
+    Serve { types: Vec<String> },
+    /// Application-level heartbeat.
+    Ping { t: Value },
+    /// Answer to `ping`, echoing `t`.
+    Pong { t: Value },
+    /// One piece of a message too large for the receiver's `max_message`.
+    Fragment {
+        mid: String,
+        seq: u64,
+        last: bool,
+        data: String,
+    },
+    /// A protocol-level complaint about a frame (not an answer to a request).
+    Error {
+        code: String,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+}
+
+fn default_stream() -> String {
+    "out".to_owned()
+}
+
+/// The `hello` message. Its fields are checked by hand in [`Hello::from_value`] so that a bad one
+/// gets a specific `bad_hello` reason rather than a serde message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol: u64,
+    pub computer_id: u64,
+    #[serde(default)]
+    pub label: Option<String>,
+    pub secret: String,
+    #[serde(default)]
+    pub serves: Vec<String>,
+    #[serde(default)]
+    pub client: Option<String>,
+    #[serde(default)]
+    pub host: Option<String>,
+    #[serde(default)]
+    pub max_message: Option<u64>,
+}
+
+/// Why a `hello` was refused before the secret was even looked at.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HelloError {
+    #[error("{0}")]
+    Bad(String),
+    #[error("protocol {0} is not supported (this host speaks {PROTOCOL_VERSION})")]
+    Unsupported(String),
+}
+
+impl Hello {
+    /// Checks a decoded frame field by field.
+    ///
+    /// # Errors
+    /// [`HelloError::Bad`] names the first missing or ill-typed field; [`HelloError::Unsupported`]
+    /// when `protocol` is a number other than 1.
+    pub fn from_value(v: &Value) -> Result<Hello, HelloError> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| HelloError::Bad("hello must be a JSON object".into()))?;
+        match obj.get("type").and_then(Value::as_str) {
+            Some("hello") => {}
+            Some(other) => {
+                return Err(HelloError::Bad(format!(
+                    "expected hello as the first message, got {other}"
+                )));
+            }
+            None => return Err(HelloError::Bad("missing string field type".into())),
+        }
+        let protocol = match obj.get("protocol") {
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(p) if p == PROTOCOL_VERSION as f64 => PROTOCOL_VERSION,
+                _ => return Err(HelloError::Unsupported(n.to_string())),
+            },
+            Some(other) => return Err(HelloError::Unsupported(other.to_string())),
+            None => return Err(HelloError::Bad("missing field protocol".into())),
+        };
+        let computer_id = match obj.get("computer_id").and_then(Value::as_f64) {
+            Some(id) if id >= 0.0 && id.fract() == 0.0 && id < 1e15 => id as u64,
+            Some(_) => {
+                return Err(HelloError::Bad(
+                    "computer_id must be a non-negative integer".into(),
+                ));
+            }
+            None => return Err(HelloError::Bad("missing or non-numeric computer_id".into())),
+        };
+        let label = match obj.get("label") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err(HelloError::Bad("label must be a string or null".into())),
+        };
+        let secret = match obj.get("secret") {
+            Some(Value::String(s)) => s.clone(),
+            _ => return Err(HelloError::Bad("missing string field secret".into())),
+        };
+        let serves = match obj.get("serves") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| HelloError::Bad("serves must be an array of strings".into()))?,
+            // CC's own JSON writes an empty table as {}: accept it as an empty list.
+            Some(Value::Object(o)) if o.is_empty() => Vec::new(),
+            Some(_) => return Err(HelloError::Bad("serves must be an array of strings".into())),
+        };
+        let opt_str = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_owned);
+        let max_message = match obj.get("max_message") {
+            None | Some(Value::Null) => None,
+            Some(v) => match v.as_f64() {
+                Some(n) if n >= 256.0 => Some(n as u64),
+                _ => {
+                    return Err(HelloError::Bad(
+                        "max_message must be a number of at least 256".into(),
+                    ));
+                }
+            },
+        };
+        Ok(Hello {
+            protocol,
+            computer_id,
+            label,
+            secret,
+            serves,
+            client: opt_str("client"),
+            host: opt_str("host"),
+            max_message,
+        })
+    }
+
+    /// The registry key: `"<computer_id>:<label>"`, `"7:"` when unlabelled.
+    pub fn trapos_id(&self) -> String {
+        format!("{}:{}", self.computer_id, self.label.as_deref().unwrap_or(""))
+    }
+}
+
+/// A request in either direction (`gateway_request` or `computer_request`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub id: String,
+    pub request: String,
+    #[serde(default = "empty_object")]
+    pub payload: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// A response in either direction (`computer_response` or `gateway_response`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    pub id: String,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+/// The `error` of a failed response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub code: String,
+    #[serde(default)]
+    pub message: String,
+    /// Output captured before the failure (for example a cancelled chunk's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+pub mod wire {
+    //! The byte-string rule: JSON strings carry bytes, written ASCII-only.
+    //!
+    //! CC: Tweaked's text frames are not byte-safe, so each side writes bytes 0x80..=0xFF as
+    //! `\u0080`..`\u00FF` and reads those escapes back as single bytes. The host holds text as
+    //! UTF-8; this module converts at the edge.
+
+    use serde_json::Value;
+
+    /// Why a frame could not be decoded.
+    #[derive(Debug, thiserror::Error)]
+    pub enum DecodeError {
+        #[error("frame is not JSON: {0}")]
+        NotJson(#[from] serde_json::Error),
+        #[error("frame is not a JSON object")]
+        NotObject,
+        #[error("frame has no string field \"type\"")]
+        NoType,
+    }
+
+    /// Turns one wire string (each char U+0000..=U+00FF one byte) into UTF-8 text, replacing
+    /// invalid sequences. A char above U+00FF, which a conforming peer never sends, counts as
+    /// its own UTF-8 bytes.
+    pub fn bytes_to_text(s: &str) -> String {
+        if s.is_ascii() {
+            return s.to_owned();
+        }
+        String::from_utf8_lossy(&wire_bytes(s)).into_owned()
+    }
+
+    /// The raw bytes a wire string stands for.
+    pub fn wire_bytes(s: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(s.len());
+        for c in s.chars() {
+            let n = c as u32;
+            if n <= 0xFF {
+                out.push(n as u8);
+            } else {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+        out
+    }
+
+    /// Turns UTF-8 text into its wire form: each byte becomes the char of the same number.
+    pub fn text_to_bytes(s: &str) -> String {
+        if s.is_ascii() {
+            return s.to_owned();
+        }
+        s.bytes().map(char::from).collect()
+    }
+
+    fn map_strings(v: Value, f: &impl Fn(&str) -> String) -> Value {
+        match v {
+            Value::String(s) => Value::String(f(&s)),
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|i| map_strings(i, f)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (f(&k), map_strings(v, f)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    /// Parses one text frame into a JSON object whose strings are UTF-8 text.
+    ///
+    /// # Errors
+    /// When the frame is not JSON, not an object, or has no string `type`.
+    pub fn decode(frame: &str) -> Result<Value, DecodeError> {
+        let v: Value = serde_json::from_str(frame)?;
+        let Value::Object(obj) = &v else {
+            return Err(DecodeError::NotObject);
+        };
+        if !matches!(obj.get("type"), Some(Value::String(_))) {
+            return Err(DecodeError::NoType);
+        }
+        Ok(map_strings(v, &bytes_to_text))
+    }
+
+    /// Writes a JSON value as an ASCII-only wire frame.
+    pub fn encode(v: &Value) -> String {
+        let wire = map_strings(v.clone(), &text_to_bytes);
+        escape_non_ascii(&wire.to_string())
+    }
+
+    /// Replaces every non-ASCII char of serialized JSON with its `\u` escape. Safe on whole
+    /// documents because JSON only allows non-ASCII chars inside strings.
+    pub fn escape_non_ascii(json: &str) -> String {
+        if json.is_ascii() {
+            return json.to_owned();
+        }
+        let mut out = String::with_capacity(json.len() + 16);
+        for c in json.chars() {
+            if c.is_ascii() {
+                out.push(c);
+            } else {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Message {
+    /// Decodes a frame into a message.
+    ///
+    /// # Errors
+    /// A [`wire::DecodeError`] message for a frame that breaks the framing rules, or serde's
+    /// message for a known `type` with missing or ill-typed fields.
+    pub fn decode(frame: &str) -> Result<Message, String> {
+        let v = wire::decode(frame).map_err(|e| e.to_string())?;
+        Message::from_value(v)
+    }
+
+    /// Converts an already-decoded object.
+    ///
+    /// # Errors
+    /// serde's message for a known `type` with missing or ill-typed fields.
+    pub fn from_value(v: Value) -> Result<Message, String> {
+        let kind = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        serde_json::from_value(v).map_err(|e| format!("bad {kind} message: {e}"))
+    }
+
+    /// Encodes a message as one ASCII-only text frame.
+    pub fn encode(&self) -> String {
+        match serde_json::to_value(self) {
+            Ok(v) => wire::encode(&v),
+            // Serializing these plain structs cannot fail; keep a valid frame regardless.
+            Err(e) => format!(
+                "{{\"type\":\"error\",\"code\":\"internal\",\"message\":{:?}}}",
+                e.to_string()
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bytes_round_trip_through_wire_form() {
+        let text = "héllo → ☃";
+        let wire_form = wire::text_to_bytes(text);
+        assert!(wire_form.chars().all(|c| (c as u32) <= 0xFF));
+        assert_eq!(wire::bytes_to_text(&wire_form), text);
+    }
+
+    #[test]
+    fn encode_is_ascii_and_escapes_each_byte() {
+        let m = Message::Output {
+            id: "h-1".into(),
+            stream: "out".into(),
+            text: "é".into(),
+        };
+        let frame = m.encode();
+        assert!(frame.is_ascii());
+        assert!(frame.contains(r"\u00c3\u00a9"), "{frame}");
+        assert_eq!(Message::decode(&frame), Ok(m));
+    }
+
+    #[test]
+    fn decode_takes_bytes_and_replaces_invalid_utf8() {
+        let m = Message::decode(r#"{"type":"output","id":"x","stream":"out","text":"a\u00ffb"}"#);
+        let Ok(Message::Output { text, .. }) = m else {
+            unreachable!("{m:?}")
+        };
+        assert_eq!(text, "a\u{fffd}b");
+    }
+
+    #[test]
+    fn chars_above_latin1_count_as_their_utf8() {
+        assert_eq!(wire::bytes_to_text("☃"), "☃");
+    }
+
+    #[test]
+    fn framing_errors_are_specific() {
+        assert!(matches!(
+            wire::decode("[1]"),
+            Err(wire::DecodeError::NotObject)
+        ));
+        assert!(matches!(
+            wire::decode(r#"{"t":1}"#),
+            Err(wire::DecodeError::NoType)
+        ));
+        assert!(matches!(
+            wire::decode("{"),
+            Err(wire::DecodeError::NotJson(_))
+        ));
+    }
+
+    #[test]
+    fn hello_checks_fields() {
+        let good = json!({"type":"hello","protocol":1,"computer_id":7,"label":"miner","secret":"s",
+            "serves":["exec-lua"],"max_message":131072});
+        let h = Hello::from_value(&good).expect("good hello");
+        assert_eq!(h.trapos_id(), "7:miner");
+        assert_eq!(h.max_message, Some(131072));
+
+        let unlabelled = json!({"type":"hello","protocol":1,"computer_id":3,"label":null,"secret":"s"});
+        assert_eq!(
+            Hello::from_value(&unlabelled).map(|h| h.trapos_id()),
+            Ok("3:".into())
+        );
+
+        let v2 = json!({"type":"hello","protocol":2,"computer_id":7,"secret":"s"});
+        assert!(matches!(
+            Hello::from_value(&v2),
+            Err(HelloError::Unsupported(_))
+        ));
+        let no_secret = json!({"type":"hello","protocol":1,"computer_id":7});
+        assert!(matches!(
+            Hello::from_value(&no_secret),
+            Err(HelloError::Bad(_))
+        ));
+        let wrong_first = json!({"type":"ping","t":1});
+        assert!(matches!(
+            Hello::from_value(&wrong_first),
+            Err(HelloError::Bad(_))
+        ));
+    }
+
+    #[test]
+    fn response_shapes_parse() {
+        let ok = Message::decode(r#"{"type":"computer_response","id":"h-1","ok":true,"payload":{"pong":true}}"#);
+        assert!(matches!(ok, Ok(Message::ComputerResponse(Response { ok: true, .. }))));
+        let err = Message::decode(
+            r#"{"type":"computer_response","id":"h-1","ok":false,"error":{"code":"unknown_type","message":"no"}}"#,
+        );
+        let Ok(Message::ComputerResponse(r)) = err else {
+            unreachable!()
+        };
+        assert_eq!(r.error.map(|e| e.code), Some("unknown_type".into()));
+    }
+}

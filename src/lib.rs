@@ -1,0 +1,29 @@
+//! trapdesk: one terminal console and one MCP endpoint for every linked ComputerCraft computer.
+//!
+//! Computers run the Lua client in `lua/` and hold one WebSocket each to the gateway. A person
+//! (through the TUI) and AI agents (through MCP) drive them through one shared session, so each
+//! sees what the other does as it happens.
+//!
+//! # Layout
+//!
+//! - [`config`]: settings from defaults, `config.toml`, environment and flags; the CLI.
+//! - [`session`]: the hub. Registry of computers, pending requests with their deadlines, the
+//!   event broadcast, the recent log and transcript, per-computer output rings. Every other
+//!   part is a client of it.
+//! - [`gateway`]: the axum server computers link to: `/gateway` WebSocket, `/install.lua`,
+//!   `/lua/*`, `/health`. `gateway::protocol` holds the wire types and the byte-string rule.
+//! - [`mcp`]: the rmcp server that offers the session's actions to agents over Streamable HTTP
+//!   and stdio.
+//! - [`tui`]: the ratatui console.
+//! - [`emu`]: an emulated CC: Tweaked computer (embedded Lua 5.2) that runs the real client.
+//! - [`lua_files`]: the `lua/` client, embedded at build time.
+//! - [`app`]: wiring of the run modes, shared by `main` and the tests.
+
+pub mod app;
+pub mod config;
+pub mod emu;
+pub mod gateway;
+pub mod lua_files;
+pub mod mcp;
+pub mod session;
+pub mod tui;
