@@ -1,1 +1,517 @@
-//! The session hub.
+//! The session: the one hub of state that the gateway, the console and the MCP endpoint share.
+//!
+//! The gateway links computers into it ([`link`]); everyone else asks it to run requests, to
+//! cancel them, and for snapshots of what is linked, pending and printed. Changes go out as
+//! [`Event`]s on a broadcast; a subscriber that lags re-reads snapshots, and outcomes never
+//! depend on the broadcast because they go to each request's waiter.
+
+pub mod link;
+pub mod model;
+pub mod output;
+mod state;
+pub mod summary;
+mod transcript;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::time::Instant;
+
+pub use link::Link;
+pub use model::*;
+pub use state::{Outbound, OutputChunk};
+
+use state::{Pending, State};
+use transcript::Transcript;
+
+use crate::config::Settings;
+
+/// Cheap, clonable handle to the shared session.
+#[derive(Clone)]
+pub struct Session {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    events: broadcast::Sender<Event>,
+}
+
+impl Session {
+    /// A session with the given limits. With `persist`, the transcript is written to the data
+    /// directory.
+    pub fn new(settings: Settings, persist: bool) -> Session {
+        let (events, _) = broadcast::channel(4096);
+        let transcript = Transcript::open(persist.then_some(settings.data_dir.as_path()));
+        let state = State {
+            settings,
+            computers: HashMap::new(),
+            conns: HashMap::new(),
+            pending: HashMap::new(),
+            recent: VecDeque::new(),
+            tool_calls: VecDeque::new(),
+            next_conn: 1,
+            next_request: 1,
+            next_log: 1,
+            next_call: 1,
+            transcript,
+            events: events.clone(),
+            shutting_down: false,
+        };
+        Session {
+            shared: Arc::new(Shared {
+                state: Mutex::new(state),
+                events,
+            }),
+        }
+    }
+
+    /// Locks the state. A panic while the lock was held cannot leave it half-updated in a way
+    /// that matters more than stopping, so a poisoned lock is simply taken over.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.lock().settings.clone()
+    }
+
+    /// Live notifications. See [`Event`].
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.shared.events.subscribe()
+    }
+
+    /// Resolves what a caller typed (full traposId, bare id, unique label) to a linked traposId.
+    ///
+    /// # Errors
+    /// [`RequestError::UnknownComputer`] or [`RequestError::Ambiguous`], listing the candidates.
+    pub fn resolve(&self, query: &str) -> Result<String, RequestError> {
+        self.lock().resolve(query)
+    }
+
+    /// Starts a request and returns at once with its ticket.
+    ///
+    /// # Errors
+    /// When the target matches no linked computer (or several), when its queue is full, or when
+    /// the host is shutting down. Everything later arrives through [`Ticket::wait`].
+    pub fn start(
+        &self,
+        target: &str,
+        spec: RequestSpec,
+        origin: Origin,
+    ) -> Result<Ticket, RequestError> {
+        let mut st = self.lock();
+        if st.shutting_down {
+            return Err(RequestError::ShuttingDown);
+        }
+        let trapos_id = st.resolve(target)?;
+        let max_queued = st.settings.max_queued;
+        let max_in_flight = st.settings.max_in_flight;
+        let timeout = spec
+            .timeout
+            .unwrap_or(st.settings.request_timeout)
+            .min(st.settings.max_request_timeout)
+            .max(Duration::from_millis(1));
+        let conn_id = {
+            let Some(conn) = st.computers.get(&trapos_id).and_then(|c| c.conn.as_ref()) else {
+                return Err(RequestError::Disconnected);
+            };
+            if conn.in_flight >= max_in_flight && conn.queue.len() >= max_queued {
+                return Err(RequestError::Busy {
+                    trapos_id,
+                    limit: max_queued,
+                });
+            }
+            conn.id
+        };
+        let id = format!("h-{}", st.next_request);
+        st.next_request += 1;
+        let now = Instant::now();
+        let summary = summary::request(&spec.kind, &spec.payload);
+        let info = PendingInfo {
+            request_id: id.clone(),
+            trapos_id: trapos_id.clone(),
+            origin: origin.clone(),
+            kind: spec.kind.clone(),
+            summary: summary.clone(),
+            started_at: SystemTime::now(),
+            started: now,
+            deadline: now + timeout,
+            timeout_ms: timeout.as_millis() as u64,
+            sent: false,
+            cancel_requested: false,
+        };
+        let (tx, rx) = oneshot::channel();
+        let (out_tx, out_rx) = if spec.stream_output {
+            let (a, b) = mpsc::unbounded_channel();
+            (Some(a), Some(b))
+        } else {
+            (None, None)
+        };
+        // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
+        // a request pending forever.
+        let timer = {
+            let session = self.clone();
+            let id = id.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(timeout).await;
+                session.expire(&id, timeout);
+            })
+            .abort_handle()
+        };
+        st.pending.insert(
+            id.clone(),
+            Pending {
+                info: info.clone(),
+                conn_id,
+                payload: spec.payload,
+                waiter: Some(tx),
+                output_tx: out_tx,
+                timer: Some(timer),
+                sent_at: None,
+                live_bytes: 0,
+            },
+        );
+        if let Some(c) = st.computers.get_mut(&trapos_id) {
+            c.output.push(OutputEntry::Start {
+                request_id: id.clone(),
+                origin: origin.clone(),
+                kind: spec.kind.clone(),
+                summary: summary.clone(),
+                at: SystemTime::now(),
+            });
+            if let Some(conn) = c.conn.as_mut() {
+                conn.queue.push_back(id.clone());
+            }
+        }
+        let mut entry = State::entry("request", summary);
+        entry.who = Some(origin.label().to_owned());
+        entry.trapos_id = Some(trapos_id.clone());
+        entry.request_id = Some(id.clone());
+        entry.what = Some(spec.kind);
+        entry.status = Some(Status::Running);
+        st.log(entry);
+        st.emit(Event::RequestStarted { info });
+        st.pump(&trapos_id);
+        drop(st);
+        Ok(Ticket {
+            id,
+            trapos_id,
+            outcome: Some(rx),
+            output: out_rx,
+            session: self.clone(),
+        })
+    }
+
+    /// Starts a request and waits for its outcome.
+    ///
+    /// # Errors
+    /// As [`Session::start`] and [`Ticket::wait`].
+    pub async fn request(
+        &self,
+        target: &str,
+        spec: RequestSpec,
+        origin: Origin,
+    ) -> Result<Value, RequestError> {
+        self.start(target, spec, origin)?.wait().await
+    }
+
+    fn expire(&self, id: &str, timeout: Duration) {
+        let mut st = self.lock();
+        let Some(p) = st.pending.get(id) else {
+            return;
+        };
+        let cancel = p.info.sent.then(|| {
+            st.computers
+                .get(&p.info.trapos_id)
+                .and_then(|c| c.conn.as_ref())
+                .filter(|c| c.id == p.conn_id)
+                .map(|c| c.tx.clone())
+        });
+        st.finish(id, Err(RequestError::Timeout { timeout }));
+        if let Some(Some(tx)) = cancel {
+            // The connection may be closing; then there is nothing left to cancel.
+            let _ = tx.send(Outbound::Cancel { id: id.to_owned() });
+        }
+    }
+
+    /// Cancels a pending request, whoever started it. A request still waiting on the host ends
+    /// at once; one running on the computer is asked to stop and ends when the computer says so
+    /// (with its output so far), or at its deadline.
+    ///
+    /// # Errors
+    /// When no request with that id is pending.
+    pub fn cancel(&self, request_id: &str) -> Result<(), CancelError> {
+        let mut st = self.lock();
+        let Some(p) = st.pending.get_mut(request_id) else {
+            return Err(CancelError::NotPending(request_id.to_owned()));
+        };
+        if !p.info.sent {
+            st.finish(request_id, Err(RequestError::Cancelled { output: None }));
+            return Ok(());
+        }
+        p.info.cancel_requested = true;
+        let (trapos_id, conn_id) = (p.info.trapos_id.clone(), p.conn_id);
+        if let Some(conn) = st
+            .computers
+            .get(&trapos_id)
+            .and_then(|c| c.conn.as_ref())
+            .filter(|c| c.id == conn_id)
+        {
+            // A closed connection fails the request as disconnected anyway.
+            let _ = conn.tx.send(Outbound::Cancel {
+                id: request_id.to_owned(),
+            });
+        }
+        st.emit(Event::ComputerChanged { trapos_id });
+        Ok(())
+    }
+
+    /// Linked computers, then recently unlinked ones, each group by traposId.
+    pub fn computers(&self) -> Vec<ComputerInfo> {
+        let st = self.lock();
+        let mut list: Vec<ComputerInfo> = st.computers.values().map(|c| c.info.clone()).collect();
+        list.sort_by(|a, b| {
+            b.online
+                .cmp(&a.online)
+                .then(a.id.cmp(&b.id))
+                .then(a.trapos_id.cmp(&b.trapos_id))
+        });
+        list
+    }
+
+    /// One computer, linked or recently unlinked.
+    pub fn computer(&self, trapos_id: &str) -> Option<ComputerInfo> {
+        self.lock().computers.get(trapos_id).map(|c| c.info.clone())
+    }
+
+    /// Pending requests, oldest first.
+    pub fn pending(&self) -> Vec<PendingInfo> {
+        let st = self.lock();
+        let mut list: Vec<PendingInfo> = st.pending.values().map(|p| p.info.clone()).collect();
+        list.sort_by_key(|p| p.started);
+        list
+    }
+
+    /// The most recent `limit` log entries, oldest first.
+    pub fn recent(&self, limit: usize) -> Vec<LogEntry> {
+        let st = self.lock();
+        let skip = st.recent.len().saturating_sub(limit);
+        st.recent.iter().skip(skip).cloned().collect()
+    }
+
+    /// Output entries of a computer after the cursor `after`, oldest first.
+    pub fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
+        self.lock()
+            .computers
+            .get(trapos_id)
+            .map(|c| c.output.since(after))
+            .unwrap_or_default()
+    }
+
+    /// A page of a computer's output lines before `before` (newest page when `None`),
+    /// optionally only one request's, with the cursor of the page before it.
+    pub fn output_page(
+        &self,
+        trapos_id: &str,
+        lines: usize,
+        before: Option<u64>,
+        request_id: Option<&str>,
+    ) -> (Vec<OutputItem>, Option<u64>) {
+        let st = self.lock();
+        let Some(c) = st.computers.get(trapos_id) else {
+            return (Vec::new(), None);
+        };
+        c.output.page(lines, before, |item| match &item.entry {
+            OutputEntry::Line { request_id: r, .. } => {
+                request_id.is_none() || r.as_deref() == request_id
+            }
+            _ => false,
+        })
+    }
+
+    /// The traposId a computer query or a request id refers to, even after it unlinked.
+    pub fn known_computer(&self, query: &str) -> Option<String> {
+        let st = self.lock();
+        if st.computers.contains_key(query) {
+            return Some(query.to_owned());
+        }
+        st.resolve(query).ok()
+    }
+
+    /// Records the start of an agent's tool call, for the activity pane and the log.
+    pub fn tool_call_started(
+        &self,
+        client: &str,
+        tool: &str,
+        target: Option<&str>,
+        args: Value,
+    ) -> u64 {
+        let mut st = self.lock();
+        let call_id = st.next_call;
+        st.next_call += 1;
+        let call = ToolCall {
+            call_id,
+            client: client.to_owned(),
+            tool: tool.to_owned(),
+            target: target.map(str::to_owned),
+            args: args.clone(),
+            started_at: SystemTime::now(),
+            status: Status::Running,
+            summary: String::new(),
+            result: None,
+            duration_ms: None,
+            request_id: None,
+        };
+        st.record_call(call.clone());
+        let mut entry = State::entry("tool_call", summary::one_line(&args.to_string(), 120));
+        entry.who = Some(client.to_owned());
+        entry.trapos_id = target.map(str::to_owned);
+        entry.what = Some(tool.to_owned());
+        entry.status = Some(Status::Running);
+        st.log(entry);
+        st.emit(Event::ToolCallStarted { call });
+        call_id
+    }
+
+    /// Links a tool call to the gateway request it started.
+    pub fn tool_call_request(&self, call_id: u64, request_id: &str) {
+        let mut st = self.lock();
+        if let Some(c) = st.tool_calls.iter_mut().find(|c| c.call_id == call_id) {
+            c.request_id = Some(request_id.to_owned());
+        }
+    }
+
+    /// Records the end of an agent's tool call.
+    pub fn tool_call_finished(&self, call_id: u64, status: Status, summary: &str, result: Value) {
+        let mut st = self.lock();
+        let Some(mut call) = st.tool_calls.iter().find(|c| c.call_id == call_id).cloned() else {
+            return;
+        };
+        let duration_ms = SystemTime::now()
+            .duration_since(call.started_at)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        call.status = status;
+        call.summary = summary.to_owned();
+        call.result = Some(result);
+        call.duration_ms = Some(duration_ms);
+        st.record_call(call.clone());
+        let mut entry = State::entry("tool_result", summary.to_owned());
+        entry.who = Some(call.client.clone());
+        entry.trapos_id = call.target.clone();
+        entry.request_id = call.request_id.clone();
+        entry.what = Some(call.tool.clone());
+        entry.status = Some(status);
+        entry.duration_ms = Some(duration_ms);
+        st.log(entry);
+        st.emit(Event::ToolCallFinished { call });
+    }
+
+    /// Agents' tool calls, oldest first.
+    pub fn tool_calls(&self) -> Vec<ToolCall> {
+        self.lock().tool_calls.iter().cloned().collect()
+    }
+
+    /// Refuses new requests and fails the pending ones; connections are closed by the gateway.
+    pub fn shutdown(&self) {
+        let mut st = self.lock();
+        st.shutting_down = true;
+        let ids: Vec<String> = st.pending.keys().cloned().collect();
+        for id in ids {
+            st.finish(&id, Err(RequestError::ShuttingDown));
+        }
+    }
+}
+
+/// Why a cancel did nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CancelError {
+    #[error("no pending request {0:?} (it may have finished already)")]
+    NotPending(String),
+}
+
+/// A started request. Dropping it before the outcome arrives cancels the request, so a caller
+/// that goes away (an agent closing its stream) does not leave work running for nobody.
+pub struct Ticket {
+    /// The request's id on the wire and everywhere else.
+    pub id: String,
+    /// The computer it runs on.
+    pub trapos_id: String,
+    outcome: Option<oneshot::Receiver<Result<Value, RequestError>>>,
+    output: Option<mpsc::UnboundedReceiver<OutputChunk>>,
+    session: Session,
+}
+
+impl Ticket {
+    /// Live output, when the request was started with [`RequestSpec::streaming`].
+    pub fn output(&mut self) -> Option<&mut mpsc::UnboundedReceiver<OutputChunk>> {
+        self.output.as_mut()
+    }
+
+    /// Waits for the outcome: the computer's answer payload, or why there is none.
+    ///
+    /// # Errors
+    /// A [`RequestError`]: timeout, disconnect, cancellation, or a dispatch failure.
+    pub async fn wait(mut self) -> Result<Value, RequestError> {
+        let result = match self.outcome.as_mut() {
+            Some(rx) => rx.await.unwrap_or(Err(RequestError::ShuttingDown)),
+            None => Err(RequestError::ShuttingDown),
+        };
+        // Only now is the request over; dropped mid-wait, `Drop` cancels it.
+        self.outcome = None;
+        result
+    }
+
+    /// Waits for the outcome while forwarding live output to `on_output`.
+    ///
+    /// # Errors
+    /// As [`Ticket::wait`].
+    pub async fn wait_with_output(
+        mut self,
+        mut on_output: impl FnMut(OutputChunk),
+    ) -> Result<Value, RequestError> {
+        let mut out = self.output.take();
+        let result = {
+            let Some(rx) = self.outcome.as_mut() else {
+                return Err(RequestError::ShuttingDown);
+            };
+            loop {
+                let Some(chunks) = out.as_mut() else {
+                    break rx.await.unwrap_or(Err(RequestError::ShuttingDown));
+                };
+                tokio::select! {
+                    biased;
+                    chunk = chunks.recv() => match chunk {
+                        Some(c) => on_output(c),
+                        None => out = None,
+                    },
+                    result = &mut *rx => {
+                        // Output sent before the outcome is still queued: deliver it first.
+                        while let Ok(c) = chunks.try_recv() {
+                            on_output(c);
+                        }
+                        break result.unwrap_or(Err(RequestError::ShuttingDown));
+                    }
+                }
+            }
+        };
+        self.outcome = None;
+        result
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if self.outcome.is_some() {
+            // Already finished is fine: then there is nothing to cancel.
+            let _ = self.session.cancel(&self.id);
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The gateway's side of the session: a linked connection reports what its computer says.
+//!
+//! A [`Link`] is held by the one task that owns a computer's socket. The session reaches that
+//! task through the [`Outbound`] channel given at link time; the task reports back through
+//! these methods. Dropping the link unlinks the computer and fails its pending requests.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::Session;
+use super::model::{ComputerInfo, Event, RequestError, Stream};
+use super::output::OutputRing;
+use super::state::{Computer, Conn, Outbound, OutputChunk, State};
+use crate::gateway::protocol::{CLOSE_REPLACED, Hello, Response};
+
+/// One linked connection. Reports go to the computer it linked, as long as it is the current
+/// connection for that traposId.
+pub struct Link {
+    session: Session,
+    conn_id: u64,
+    trapos_id: String,
+    reason: Option<String>,
+}
+
+impl Session {
+    /// Registers a computer that passed the handshake. A computer already linked under the same
+    /// traposId is replaced: its socket is told to close with 4002 and its pending requests fail
+    /// at once with `disconnected`.
+    pub fn link(&self, hello: &Hello, tx: mpsc::UnboundedSender<Outbound>) -> Link {
+        let trapos_id = hello.trapos_id();
+        let mut st = self.lock();
+        let conn_id = st.next_conn;
+        st.next_conn += 1;
+        let scrollback = st.settings.scrollback_lines;
+        let replaced = st.computers.get_mut(&trapos_id).and_then(|c| c.conn.take());
+        if let Some(old) = replaced {
+            // The old task may already be gone; then it is closed anyway.
+            let _ = old.tx.send(Outbound::Close {
+                code: CLOSE_REPLACED,
+                reason: "replaced".into(),
+            });
+            st.conns.remove(&old.id);
+            st.fail_conn(old.id);
+            let mut entry = State::entry("unlinked", "replaced by a new connection");
+            entry.trapos_id = Some(trapos_id.clone());
+            st.log(entry);
+        }
+        let info = ComputerInfo {
+            trapos_id: trapos_id.clone(),
+            id: hello.computer_id,
+            label: hello.label.clone().filter(|l| !l.is_empty()),
+            online: true,
+            connected_at: SystemTime::now(),
+            disconnected_at: None,
+            serves: hello.serves.clone(),
+            running: 0,
+            queued: 0,
+            last_rtt_ms: None,
+            client: hello.client.clone(),
+            host: hello.host.clone(),
+            max_message: hello.max_message.unwrap_or(131_072),
+        };
+        let conn = Conn {
+            id: conn_id,
+            tx,
+            in_flight: 0,
+            queue: Default::default(),
+        };
+        match st.computers.get_mut(&trapos_id) {
+            Some(c) => {
+                c.info = info;
+                c.conn = Some(conn);
+            }
+            None => {
+                st.computers.insert(
+                    trapos_id.clone(),
+                    Computer {
+                        info,
+                        conn: Some(conn),
+                        output: OutputRing::new(scrollback),
+                    },
+                );
+            }
+        }
+        st.conns.insert(conn_id, trapos_id.clone());
+        let detail = format!(
+            "{} ({})",
+            hello.client.as_deref().unwrap_or("unknown client"),
+            hello.host.as_deref().unwrap_or("unknown host")
+        );
+        let mut entry = State::entry("linked", detail);
+        entry.trapos_id = Some(trapos_id.clone());
+        st.log(entry);
+        st.emit(Event::Linked {
+            trapos_id: trapos_id.clone(),
+        });
+        drop(st);
+        Link {
+            session: self.clone(),
+            conn_id,
+            trapos_id,
+            reason: None,
+        }
+    }
+}
+
+impl Link {
+    pub fn trapos_id(&self) -> &str {
+        &self.trapos_id
+    }
+
+    /// Whether this connection is still the computer's current one.
+    fn current(&self, st: &State) -> bool {
+        st.conns.contains_key(&self.conn_id)
+    }
+
+    /// The computer answered a request. A response to an id that is not pending on this
+    /// connection (late, duplicate, unknown) is dropped and logged.
+    pub fn response(&self, resp: Response) {
+        let mut st = self.session.lock();
+        let ours = st
+            .pending
+            .get(&resp.id)
+            .is_some_and(|p| p.conn_id == self.conn_id && p.info.sent);
+        if !ours {
+            tracing::warn!(
+                computer = %self.trapos_id,
+                id = %resp.id,
+                "dropped a response to a request that is not pending (late, duplicate or unknown)"
+            );
+            let mut entry = State::entry(
+                "dropped",
+                format!("response to {} which is not pending", resp.id),
+            );
+            entry.trapos_id = Some(self.trapos_id.clone());
+            entry.request_id = Some(resp.id);
+            st.log(entry);
+            return;
+        }
+        let result = if resp.ok {
+            Ok(resp
+                .payload
+                .unwrap_or_else(|| Value::Object(Default::default())))
+        } else {
+            let err = resp
+                .error
+                .unwrap_or_else(|| crate::gateway::protocol::ErrorBody {
+                    code: "internal".into(),
+                    message: "the computer answered ok:false without an error".into(),
+                    output: None,
+                });
+            if err.code == "cancelled" {
+                Err(RequestError::Cancelled { output: err.output })
+            } else {
+                Err(RequestError::Remote {
+                    code: err.code,
+                    message: err.message,
+                    output: err.output,
+                })
+            }
+        };
+        st.finish(&resp.id, result);
+    }
+
+    /// Live output of a running request (or of no request, with an unknown id).
+    pub fn output(&self, request_id: &str, stream: Stream, text: &str) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        let known = match st.pending.get_mut(request_id) {
+            Some(p) if p.conn_id == self.conn_id => {
+                p.live_bytes += text.len();
+                if let Some(tx) = &p.output_tx {
+                    // The requester may have stopped listening; the ring still has it.
+                    let _ = tx.send(OutputChunk {
+                        stream,
+                        text: text.to_owned(),
+                    });
+                }
+                true
+            }
+            _ => false,
+        };
+        let rid = known.then_some(request_id);
+        st.push_output(&self.trapos_id, rid, stream, text);
+    }
+
+    /// The computer changed the request types it serves.
+    pub fn serve(&self, types: Vec<String>) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.serves = types;
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
+    }
+
+    /// A heartbeat round trip completed.
+    pub fn rtt(&self, ms: u64) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.last_rtt_ms = Some(ms);
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
+    }
+
+    /// Sets the reason recorded when this link is dropped.
+    pub fn set_reason(&mut self, reason: impl Into<String>) {
+        self.reason = Some(reason.into());
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        let mut st = self.session.lock();
+        if st.conns.remove(&self.conn_id).is_none() {
+            // Replaced: the new connection already took over and failed our requests.
+            return;
+        }
+        let reason = self
+            .reason
+            .take()
+            .unwrap_or_else(|| "connection closed".into());
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.conn = None;
+            c.info.online = false;
+            c.info.disconnected_at = Some(SystemTime::now());
+            c.info.running = 0;
+            c.info.queued = 0;
+        }
+        st.fail_conn(self.conn_id);
+        let mut entry = State::entry("unlinked", reason.clone());
+        entry.trapos_id = Some(self.trapos_id.clone());
+        st.log(entry);
+        st.emit(Event::Unlinked {
+            trapos_id: self.trapos_id.clone(),
+            reason,
+        });
+        st.prune_offline();
+    }
+}

@@ -1,0 +1,360 @@
+//! The session's public data: who asks, what is linked, what happened.
+//!
+//! These are plain snapshot values. The TUI and the MCP endpoint read them after a notification
+//! ("notify, then pull"), so none of them borrows session state.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Who started a request: the person at the console, or an agent by its MCP client name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", content = "name", rename_all = "snake_case")]
+pub enum Origin {
+    Person,
+    Agent(String),
+}
+
+impl Origin {
+    /// Short display form: `you` for the person, the client name for an agent.
+    pub fn label(&self) -> &str {
+        match self {
+            Origin::Person => "you",
+            Origin::Agent(name) => name,
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// What to ask a computer.
+#[derive(Debug, Clone)]
+pub struct RequestSpec {
+    /// Request type, e.g. `exec-lua`.
+    pub kind: String,
+    pub payload: Value,
+    /// `None` takes the configured default; longer than the maximum is clamped.
+    pub timeout: Option<Duration>,
+    /// Deliver live output of this request on [`super::Ticket::output`].
+    pub stream_output: bool,
+}
+
+impl RequestSpec {
+    pub fn new(kind: impl Into<String>, payload: Value) -> Self {
+        RequestSpec {
+            kind: kind.into(),
+            payload,
+            timeout: None,
+            stream_output: false,
+        }
+    }
+
+    pub fn timeout(mut self, t: Option<Duration>) -> Self {
+        self.timeout = t;
+        self
+    }
+
+    pub fn streaming(mut self) -> Self {
+        self.stream_output = true;
+        self
+    }
+}
+
+/// Why a request produced no answer payload. The computer's own failures (a Lua error, a failed
+/// write) are not here: they are a successful answer whose payload says `ok: false`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    #[error("no linked computer matches {query:?}; linked: {}", list(linked))]
+    UnknownComputer { query: String, linked: Vec<String> },
+    #[error(
+        "{query:?} matches several computers: {}; use the full traposId",
+        list(matches)
+    )]
+    Ambiguous { query: String, matches: Vec<String> },
+    #[error("timed out after {} ms", timeout.as_millis())]
+    Timeout { timeout: Duration },
+    #[error("the computer disconnected before answering")]
+    Disconnected,
+    #[error("cancelled")]
+    Cancelled { output: Option<String> },
+    #[error("too many requests waiting for {trapos_id} (limit {limit})")]
+    Busy { trapos_id: String, limit: usize },
+    /// A dispatch failure reported by the computer (`unknown_type`, `bad_request`, ...).
+    #[error("{code}: {message}")]
+    Remote {
+        code: String,
+        message: String,
+        output: Option<String>,
+    },
+    #[error("the host is shutting down")]
+    ShuttingDown,
+}
+
+fn list(ids: &[String]) -> String {
+    if ids.is_empty() {
+        "none".to_owned()
+    } else {
+        ids.join(", ")
+    }
+}
+
+impl RequestError {
+    /// The protocol's error code for this failure.
+    pub fn code(&self) -> &str {
+        match self {
+            RequestError::UnknownComputer { .. } => "unknown_computer",
+            RequestError::Ambiguous { .. } => "ambiguous_computer",
+            RequestError::Timeout { .. } => "timeout",
+            RequestError::Disconnected => "disconnected",
+            RequestError::Cancelled { .. } => "cancelled",
+            RequestError::Busy { .. } => "busy",
+            RequestError::Remote { code, .. } => code,
+            RequestError::ShuttingDown => "shutting_down",
+        }
+    }
+
+    /// Output captured before the failure, when the computer sent it.
+    pub fn output(&self) -> Option<&str> {
+        match self {
+            RequestError::Cancelled { output } | RequestError::Remote { output, .. } => {
+                output.as_deref()
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How a request ended, for display and the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Running,
+    Ok,
+    /// The computer answered, but the work failed (a Lua error, a failed write).
+    Error,
+    Timeout,
+    Cancelled,
+    Disconnected,
+    /// Refused or failed before the work ran (busy, unknown type, unknown computer).
+    Failed,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Ok => "ok",
+            Status::Error => "error",
+            Status::Timeout => "timeout",
+            Status::Cancelled => "cancelled",
+            Status::Disconnected => "disconnected",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// A linked (or recently unlinked) computer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ComputerInfo {
+    pub trapos_id: String,
+    pub id: u64,
+    pub label: Option<String>,
+    pub online: bool,
+    #[serde(serialize_with = "ser_time")]
+    pub connected_at: SystemTime,
+    #[serde(serialize_with = "ser_opt_time")]
+    pub disconnected_at: Option<SystemTime>,
+    pub serves: Vec<String>,
+    /// Requests sent and not answered.
+    pub running: usize,
+    /// Requests waiting on the host because `running` is at the in-flight limit.
+    pub queued: usize,
+    pub last_rtt_ms: Option<u64>,
+    pub client: Option<String>,
+    pub host: Option<String>,
+    /// Largest frame the computer accepts.
+    pub max_message: u64,
+}
+
+/// A request that has not ended yet.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingInfo {
+    pub request_id: String,
+    pub trapos_id: String,
+    pub origin: Origin,
+    pub kind: String,
+    /// One line describing the payload (the code's first line, the path and args, ...).
+    pub summary: String,
+    #[serde(serialize_with = "ser_time")]
+    pub started_at: SystemTime,
+    #[serde(skip)]
+    pub started: tokio::time::Instant,
+    #[serde(skip)]
+    pub deadline: tokio::time::Instant,
+    pub timeout_ms: u64,
+    /// Sent to the computer (false while it waits on the host for a slot).
+    pub sent: bool,
+    pub cancel_requested: bool,
+}
+
+/// Which stream a piece of output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    Out,
+    Err,
+}
+
+impl Stream {
+    pub fn parse(s: &str) -> Stream {
+        if s == "err" { Stream::Err } else { Stream::Out }
+    }
+}
+
+/// One entry in a computer's output ring.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "entry", rename_all = "snake_case")]
+pub enum OutputEntry {
+    /// A request began on this computer.
+    Start {
+        request_id: String,
+        origin: Origin,
+        kind: String,
+        summary: String,
+        #[serde(serialize_with = "ser_time")]
+        at: SystemTime,
+    },
+    /// A line of output (`complete` false while the line has no newline yet).
+    Line {
+        request_id: Option<String>,
+        stream: Stream,
+        text: String,
+        complete: bool,
+    },
+    /// A request ended.
+    End {
+        request_id: String,
+        status: Status,
+        summary: String,
+        duration_ms: u64,
+    },
+}
+
+/// An output entry with its position, the cursor for paging.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutputItem {
+    pub seq: u64,
+    #[serde(flatten)]
+    pub entry: OutputEntry,
+}
+
+/// A tool call made by an agent, as the console's activity pane shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    pub call_id: u64,
+    pub client: String,
+    pub tool: String,
+    pub target: Option<String>,
+    pub args: Value,
+    #[serde(serialize_with = "ser_time")]
+    pub started_at: SystemTime,
+    pub status: Status,
+    pub summary: String,
+    pub result: Option<Value>,
+    pub duration_ms: Option<u64>,
+    /// The gateway request this call made, if any.
+    pub request_id: Option<String>,
+}
+
+/// One line of the recent-events log and of `transcript.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogEntry {
+    pub seq: u64,
+    pub time_ms: u64,
+    /// `linked`, `unlinked`, `request`, `finished`, `tool_call`, `tool_result`, `dropped`.
+    pub event: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub who: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trapos_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// Request type or tool name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+/// Notifications on the session's broadcast. They say *that* something changed and carry what a
+/// live view needs; a subscriber that lags re-reads snapshots and loses nothing that matters.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    Linked {
+        trapos_id: String,
+    },
+    Unlinked {
+        trapos_id: String,
+        reason: String,
+    },
+    /// Serves, round-trip time or counts changed.
+    ComputerChanged {
+        trapos_id: String,
+    },
+    RequestStarted {
+        info: PendingInfo,
+    },
+    Output {
+        trapos_id: String,
+        request_id: Option<String>,
+        stream: Stream,
+        text: String,
+    },
+    RequestFinished {
+        request_id: String,
+        trapos_id: String,
+        origin: Origin,
+        status: Status,
+        summary: String,
+        duration_ms: u64,
+    },
+    ToolCallStarted {
+        call: ToolCall,
+    },
+    ToolCallFinished {
+        call: ToolCall,
+    },
+    /// A log entry was added (every entry, including the ones above).
+    Logged {
+        entry: LogEntry,
+    },
+}
+
+pub(crate) fn epoch_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn ser_time<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(epoch_ms(*t))
+}
+
+fn ser_opt_time<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_some(&epoch_ms(*t)),
+        None => s.serialize_none(),
+    }
+}

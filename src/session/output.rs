@@ -1,0 +1,166 @@
+//! A computer's output ring: lines attributed to requests, with start and end markers, bounded
+//! to the configured scrollback. Each entry has a sequence number that serves as a cursor.
+
+use std::collections::VecDeque;
+
+use super::model::{OutputEntry, OutputItem, Stream};
+
+/// Bounded scrollback of one computer.
+#[derive(Debug)]
+pub struct OutputRing {
+    items: VecDeque<OutputItem>,
+    next_seq: u64,
+    cap: usize,
+}
+
+impl OutputRing {
+    pub fn new(cap: usize) -> Self {
+        OutputRing {
+            items: VecDeque::new(),
+            next_seq: 1,
+            cap: cap.max(1),
+        }
+    }
+
+    /// Sequence number the next entry will get.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    pub fn push(&mut self, entry: OutputEntry) {
+        self.items.push_back(OutputItem {
+            seq: self.next_seq,
+            entry,
+        });
+        self.next_seq += 1;
+        while self.items.len() > self.cap {
+            self.items.pop_front();
+        }
+    }
+
+    /// Appends text, continuing the last line when it is still open for the same request and
+    /// stream, so that `write("a") write("b\n")` is one line.
+    pub fn push_text(&mut self, request_id: Option<&str>, stream: Stream, text: &str) {
+        let mut parts = text.split('\n').peekable();
+        while let Some(part) = parts.next() {
+            let complete = parts.peek().is_some();
+            if part.is_empty() && !complete {
+                break;
+            }
+            if let Some(OutputItem {
+                entry:
+                    OutputEntry::Line {
+                        request_id: rid,
+                        stream: s,
+                        text: line,
+                        complete: done,
+                    },
+                ..
+            }) = self.items.back_mut()
+                && !*done
+                && rid.as_deref() == request_id
+                && *s == stream
+            {
+                line.push_str(part);
+                *done = complete;
+                continue;
+            }
+            self.push(OutputEntry::Line {
+                request_id: request_id.map(str::to_owned),
+                stream,
+                text: part.to_owned(),
+                complete,
+            });
+        }
+    }
+
+    /// Entries with `seq > after`, oldest first.
+    pub fn since(&self, after: u64) -> Vec<OutputItem> {
+        let start = self.items.partition_point(|i| i.seq <= after);
+        self.items.range(start..).cloned().collect()
+    }
+
+    /// Up to `n` entries before the cursor `before` (exclusive; `None` = the newest), oldest
+    /// first, filtered by `keep`. Returns the entries and the cursor for the page before them
+    /// (`None` when nothing older is left).
+    pub fn page(
+        &self,
+        n: usize,
+        before: Option<u64>,
+        keep: impl Fn(&OutputItem) -> bool,
+    ) -> (Vec<OutputItem>, Option<u64>) {
+        let end = match before {
+            Some(b) => self.items.partition_point(|i| i.seq < b),
+            None => self.items.len(),
+        };
+        let mut out = Vec::new();
+        let mut idx = end;
+        while idx > 0 && out.len() < n {
+            idx -= 1;
+            if let Some(item) = self.items.get(idx)
+                && keep(item)
+            {
+                out.push(item.clone());
+            }
+        }
+        out.reverse();
+        let older_left = self.items.range(..idx).any(&keep);
+        let cursor = if older_left {
+            out.first().map(|i| i.seq)
+        } else {
+            None
+        };
+        (out, cursor)
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(items: &[OutputItem]) -> Vec<String> {
+        items
+            .iter()
+            .filter_map(|i| match &i.entry {
+                OutputEntry::Line { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn partial_lines_join_per_request_and_stream() {
+        let mut r = OutputRing::new(100);
+        r.push_text(Some("a"), Stream::Out, "he");
+        r.push_text(Some("a"), Stream::Out, "llo\nwor");
+        r.push_text(Some("b"), Stream::Out, "other\n");
+        r.push_text(Some("a"), Stream::Out, "ld\n");
+        assert_eq!(texts(&r.since(0)), vec!["hello", "wor", "other", "ld"]);
+        r.push_text(None, Stream::Err, "\n\nx");
+        assert_eq!(texts(&r.since(4)), vec!["", "", "x"]);
+    }
+
+    #[test]
+    fn ring_is_bounded_and_pages_backwards() {
+        let mut r = OutputRing::new(10);
+        for i in 0..25 {
+            r.push_text(None, Stream::Out, &format!("{i}\n"));
+        }
+        assert_eq!(r.len(), 10);
+        let (page, cursor) = r.page(4, None, |_| true);
+        assert_eq!(texts(&page), vec!["21", "22", "23", "24"]);
+        let (page, cursor) = r.page(4, cursor, |_| true);
+        assert_eq!(texts(&page), vec!["17", "18", "19", "20"]);
+        let (page, cursor) = r.page(4, cursor, |_| true);
+        assert_eq!(texts(&page), vec!["15", "16"]);
+        assert_eq!(cursor, None);
+    }
+}

@@ -1,0 +1,369 @@
+//! The state behind the session's mutex and the operations that keep it consistent: finishing a
+//! request (exactly once), pumping a computer's queue, logging.
+//!
+//! Every function here runs with the lock held and never awaits; the lock is a
+//! `std::sync::Mutex` because no critical section crosses an `.await`.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::SystemTime;
+
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use super::model::{
+    ComputerInfo, Event, LogEntry, OutputEntry, PendingInfo, RequestError, Status, Stream,
+    ToolCall, epoch_ms,
+};
+use super::output::OutputRing;
+use super::summary;
+use super::transcript::Transcript;
+use crate::config::Settings;
+use crate::gateway::protocol::Request;
+
+/// What the session asks a connection task to do. The socket belongs to that task alone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outbound {
+    Request(Request),
+    Cancel { id: String },
+    Close { code: u16, reason: String },
+}
+
+/// A piece of live output delivered to the requester.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputChunk {
+    pub stream: Stream,
+    pub text: String,
+}
+
+pub(crate) type Waiter = oneshot::Sender<Result<Value, RequestError>>;
+
+pub(crate) struct Conn {
+    pub id: u64,
+    pub tx: mpsc::UnboundedSender<Outbound>,
+    /// Requests sent and not answered (or timed out / cancelled) yet.
+    pub in_flight: usize,
+    /// Request ids waiting for a slot, oldest first.
+    pub queue: VecDeque<String>,
+}
+
+pub(crate) struct Computer {
+    pub info: ComputerInfo,
+    pub conn: Option<Conn>,
+    pub output: OutputRing,
+}
+
+pub(crate) struct Pending {
+    pub info: PendingInfo,
+    pub conn_id: u64,
+    pub payload: Value,
+    pub waiter: Option<Waiter>,
+    pub output_tx: Option<mpsc::UnboundedSender<OutputChunk>>,
+    pub timer: Option<AbortHandle>,
+    pub sent_at: Option<Instant>,
+    /// Bytes of live output received, to add what the final answer has beyond it.
+    pub live_bytes: usize,
+}
+
+pub(crate) struct State {
+    pub settings: Settings,
+    pub computers: HashMap<String, Computer>,
+    /// Connection id → traposId.
+    pub conns: HashMap<u64, String>,
+    pub pending: HashMap<String, Pending>,
+    pub recent: VecDeque<LogEntry>,
+    pub tool_calls: VecDeque<ToolCall>,
+    pub next_conn: u64,
+    pub next_request: u64,
+    pub next_log: u64,
+    pub next_call: u64,
+    pub transcript: Transcript,
+    pub events: broadcast::Sender<Event>,
+    pub shutting_down: bool,
+}
+
+/// Tool calls kept for the activity pane.
+const TOOL_CALLS_KEPT: usize = 500;
+/// Unlinked computers kept for display.
+const OFFLINE_KEPT: usize = 32;
+
+impl State {
+    pub fn emit(&self, event: Event) {
+        // No subscriber is fine: events are for live views only.
+        let _ = self.events.send(event);
+    }
+
+    pub fn log(&mut self, mut entry: LogEntry) {
+        entry.seq = self.next_log;
+        self.next_log += 1;
+        entry.time_ms = epoch_ms(SystemTime::now());
+        self.transcript.append(&entry);
+        self.recent.push_back(entry.clone());
+        while self.recent.len() > self.settings.recent_events {
+            self.recent.pop_front();
+        }
+        self.emit(Event::Logged { entry });
+    }
+
+    /// A log entry with the common fields empty.
+    pub fn entry(event: &'static str, detail: impl Into<String>) -> LogEntry {
+        LogEntry {
+            seq: 0,
+            time_ms: 0,
+            event,
+            who: None,
+            trapos_id: None,
+            request_id: None,
+            what: None,
+            status: None,
+            detail: detail.into(),
+            duration_ms: None,
+        }
+    }
+
+    pub fn linked_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self
+            .computers
+            .values()
+            .filter(|c| c.conn.is_some())
+            .map(|c| c.info.trapos_id.clone())
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// Finds the linked computer a caller means: full traposId, bare id, or unique label.
+    pub fn resolve(&self, query: &str) -> Result<String, RequestError> {
+        let query = query.trim();
+        if let Some(c) = self.computers.get(query)
+            && c.conn.is_some()
+        {
+            return Ok(query.to_owned());
+        }
+        let linked = self.linked_ids();
+        let matches: Vec<String> = if let Ok(id) = query.parse::<u64>() {
+            self.computers
+                .values()
+                .filter(|c| c.conn.is_some() && c.info.id == id)
+                .map(|c| c.info.trapos_id.clone())
+                .collect()
+        } else {
+            self.computers
+                .values()
+                .filter(|c| c.conn.is_some() && c.info.label.as_deref() == Some(query))
+                .map(|c| c.info.trapos_id.clone())
+                .collect()
+        };
+        match matches.len() {
+            1 => Ok(matches.into_iter().next().unwrap_or_default()),
+            0 => Err(RequestError::UnknownComputer {
+                query: query.to_owned(),
+                linked,
+            }),
+            _ => {
+                let mut matches = matches;
+                matches.sort();
+                Err(RequestError::Ambiguous {
+                    query: query.to_owned(),
+                    matches,
+                })
+            }
+        }
+    }
+
+    /// Sends queued requests of a computer while it has free slots.
+    pub fn pump(&mut self, trapos_id: &str) {
+        let max = self.settings.max_in_flight;
+        loop {
+            let Some(computer) = self.computers.get_mut(trapos_id) else {
+                return;
+            };
+            let Some(conn) = computer.conn.as_mut() else {
+                return;
+            };
+            if conn.in_flight >= max {
+                return;
+            }
+            let Some(id) = conn.queue.pop_front() else {
+                return;
+            };
+            let Some(p) = self.pending.get_mut(&id) else {
+                continue;
+            };
+            let now = Instant::now();
+            let remaining = p.info.deadline.saturating_duration_since(now);
+            let req = Request {
+                id: id.clone(),
+                request: p.info.kind.clone(),
+                payload: p.payload.clone(),
+                timeout_ms: Some(remaining.as_millis().max(1) as u64),
+            };
+            if conn.tx.send(Outbound::Request(req)).is_err() {
+                // The connection task is gone; its unlink will fail this request.
+                conn.queue.push_front(id);
+                return;
+            }
+            conn.in_flight += 1;
+            p.info.sent = true;
+            p.sent_at = Some(now);
+            computer.info.running = conn.in_flight;
+            computer.info.queued = conn.queue.len();
+        }
+    }
+
+    /// Frees the slot a sent request held (or its place in the queue).
+    fn release(&mut self, p: &Pending) {
+        let Some(computer) = self.computers.get_mut(&p.info.trapos_id) else {
+            return;
+        };
+        if let Some(conn) = computer.conn.as_mut()
+            && conn.id == p.conn_id
+        {
+            if p.info.sent {
+                conn.in_flight = conn.in_flight.saturating_sub(1);
+            } else {
+                conn.queue.retain(|q| q != &p.info.request_id);
+            }
+            computer.info.running = conn.in_flight;
+            computer.info.queued = conn.queue.len();
+        }
+    }
+
+    /// Ends a pending request exactly once: removes it, frees its slot, records the outcome
+    /// in the computer's output and the log, and hands the result to the waiter.
+    pub fn finish(&mut self, id: &str, result: Result<Value, RequestError>) -> bool {
+        let Some(mut p) = self.pending.remove(id) else {
+            return false;
+        };
+        if let Some(timer) = p.timer.take() {
+            timer.abort();
+        }
+        self.release(&p);
+        let trapos_id = p.info.trapos_id.clone();
+
+        // A computer that sends no live `output` still gets its output shown, from the answer.
+        let final_output = match &result {
+            Ok(v) => v.get("output").and_then(Value::as_str).map(str::to_owned),
+            Err(e) => e.output().map(str::to_owned),
+        };
+        if let Some(out) = final_output
+            && out.len() > p.live_bytes
+            && let Some(rest) = out.get(p.live_bytes..)
+        {
+            self.push_output(&trapos_id, Some(id), Stream::Out, rest);
+        }
+
+        let (status, summary) = summary::outcome(&result);
+        let duration_ms = p.info.started.elapsed().as_millis() as u64;
+        if p.info.kind == "ping"
+            && status == Status::Ok
+            && let (Some(sent), Some(c)) = (p.sent_at, self.computers.get_mut(&trapos_id))
+        {
+            c.info.last_rtt_ms = Some(sent.elapsed().as_millis() as u64);
+        }
+        if let Some(c) = self.computers.get_mut(&trapos_id) {
+            c.output.push(OutputEntry::End {
+                request_id: id.to_owned(),
+                status,
+                summary: summary.clone(),
+                duration_ms,
+            });
+        }
+        let mut entry = State::entry("finished", summary.clone());
+        entry.who = Some(p.info.origin.label().to_owned());
+        entry.trapos_id = Some(trapos_id.clone());
+        entry.request_id = Some(id.to_owned());
+        entry.what = Some(p.info.kind.clone());
+        entry.status = Some(status);
+        entry.duration_ms = Some(duration_ms);
+        self.log(entry);
+        self.emit(Event::RequestFinished {
+            request_id: id.to_owned(),
+            trapos_id: trapos_id.clone(),
+            origin: p.info.origin.clone(),
+            status,
+            summary,
+            duration_ms,
+        });
+        self.emit(Event::ComputerChanged {
+            trapos_id: trapos_id.clone(),
+        });
+        if let Some(w) = p.waiter.take() {
+            // The waiter may have gone (an abandoned call); the outcome is logged regardless.
+            let _ = w.send(result);
+        }
+        self.pump(&trapos_id);
+        true
+    }
+
+    pub fn push_output(
+        &mut self,
+        trapos_id: &str,
+        request_id: Option<&str>,
+        stream: Stream,
+        text: &str,
+    ) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(c) = self.computers.get_mut(trapos_id) {
+            c.output.push_text(request_id, stream, text);
+        }
+        self.emit(Event::Output {
+            trapos_id: trapos_id.to_owned(),
+            request_id: request_id.map(str::to_owned),
+            stream,
+            text: text.to_owned(),
+        });
+    }
+
+    /// Fails every request of a connection at once (disconnect or replacement).
+    pub fn fail_conn(&mut self, conn_id: u64) {
+        let ids: Vec<String> = self
+            .pending
+            .values()
+            .filter(|p| p.conn_id == conn_id)
+            .map(|p| p.info.request_id.clone())
+            .collect();
+        for id in ids {
+            self.finish(&id, Err(RequestError::Disconnected));
+        }
+    }
+
+    pub fn prune_offline(&mut self) {
+        let mut offline: Vec<(SystemTime, String)> = self
+            .computers
+            .values()
+            .filter(|c| c.conn.is_none())
+            .map(|c| {
+                (
+                    c.info.disconnected_at.unwrap_or(SystemTime::UNIX_EPOCH),
+                    c.info.trapos_id.clone(),
+                )
+            })
+            .collect();
+        if offline.len() <= OFFLINE_KEPT {
+            return;
+        }
+        offline.sort();
+        for (_, id) in offline.iter().take(offline.len() - OFFLINE_KEPT) {
+            self.computers.remove(id);
+        }
+    }
+
+    pub fn record_call(&mut self, call: ToolCall) {
+        if let Some(existing) = self
+            .tool_calls
+            .iter_mut()
+            .find(|c| c.call_id == call.call_id)
+        {
+            *existing = call;
+        } else {
+            self.tool_calls.push_back(call);
+            while self.tool_calls.len() > TOOL_CALLS_KEPT {
+                self.tool_calls.pop_front();
+            }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! One-line descriptions of requests and their outcomes, shared by the log, the console and the
+//! MCP text blocks so that all three say the same thing.
+
+use serde_json::Value;
+
+use super::model::{RequestError, Status};
+
+/// Longest summary kept; the full data stays in the payloads.
+const MAX: usize = 120;
+
+/// Cuts text to one line of at most `max` chars, marking the cut with `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let more_lines = text.trim().lines().count() > 1;
+    let mut out: String = first.trim().chars().take(max).collect();
+    if first.trim().chars().count() > max || more_lines {
+        out.push('…');
+    }
+    out
+}
+
+/// What a request asks, in one line: `print("hi")`, `programs/dig.lua 3 "deep shaft"`, ...
+pub fn request(kind: &str, payload: &Value) -> String {
+    let s = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "exec-lua" => one_line(s("code"), MAX),
+        "run-file" => {
+            let mut line = s("path").to_owned();
+            if let Some(args) = payload.get("args").and_then(Value::as_array) {
+                for a in args {
+                    let a = a.as_str().unwrap_or("");
+                    line.push(' ');
+                    if a.is_empty() || a.contains(char::is_whitespace) || a.contains('"') {
+                        line.push_str(&format!("{a:?}"));
+                    } else {
+                        line.push_str(a);
+                    }
+                }
+            }
+            one_line(&line, MAX)
+        }
+        "write-file" => {
+            let append = payload.get("append").and_then(Value::as_bool) == Some(true);
+            format!("{}{}", s("path"), if append { " (append)" } else { "" })
+        }
+        "read-file" | "list-files" => s("path").to_owned(),
+        _ => one_line(&payload.to_string(), MAX),
+    }
+}
+
+/// How a request ended, in one status and one line.
+pub fn outcome(result: &Result<Value, RequestError>) -> (Status, String) {
+    match result {
+        Ok(payload) => {
+            if payload.get("ok").and_then(Value::as_bool) == Some(false) {
+                let err = payload
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("failed");
+                (Status::Error, one_line(err, MAX))
+            } else if let Some(returns) = payload.get("returns").and_then(Value::as_array) {
+                (Status::Ok, returns_line(returns))
+            } else if let Some(bytes) = payload.get("bytes").and_then(Value::as_u64) {
+                (Status::Ok, format!("{bytes} bytes"))
+            } else if let Some(entries) = payload.get("entries").and_then(Value::as_array) {
+                (Status::Ok, format!("{} entries", entries.len()))
+            } else if let Some(rtt) = payload.get("pong") {
+                (Status::Ok, format!("pong {rtt}"))
+            } else {
+                (Status::Ok, String::new())
+            }
+        }
+        Err(e) => {
+            let status = match e {
+                RequestError::Timeout { .. } => Status::Timeout,
+                RequestError::Cancelled { .. } => Status::Cancelled,
+                RequestError::Disconnected => Status::Disconnected,
+                _ => Status::Failed,
+            };
+            (status, one_line(&e.to_string(), MAX))
+        }
+    }
+}
+
+/// Returned values, compactly: `3, "x", {a=1, …}`; empty when nothing was returned.
+pub fn returns_line(returns: &[Value]) -> String {
+    let parts: Vec<String> = returns.iter().map(descriptor).collect();
+    one_line(&parts.join(", "), MAX)
+}
+
+/// One descriptor (`{"type":…,"value":…}` or `{"type":…,"repr":…}`) in Lua-like notation.
+pub fn descriptor(d: &Value) -> String {
+    let kind = d.get("type").and_then(Value::as_str).unwrap_or("?");
+    if let Some(repr) = d.get("repr").and_then(Value::as_str) {
+        return repr.to_owned();
+    }
+    match (kind, d.get("value")) {
+        ("nil", _) => "nil".to_owned(),
+        ("cycle", _) => "<cycle>".to_owned(),
+        (_, Some(v)) => plain(v),
+        (k, None) => format!("<{k}>"),
+    }
+}
+
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().take(8).map(plain).collect();
+            let more = if items.len() > 8 { ", …" } else { "" };
+            format!("{{{}{more}}}", inner.join(", "))
+        }
+        Value::Object(map) if map.contains_key("type") && map.len() <= 3 => descriptor(v),
+        Value::Object(map) => {
+            let inner: Vec<String> = map
+                .iter()
+                .take(8)
+                .map(|(k, v)| format!("{k}={}", plain(v)))
+                .collect();
+            let more = if map.len() > 8 { ", …" } else { "" };
+            format!("{{{}{more}}}", inner.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn requests_read_like_what_was_typed() {
+        assert_eq!(
+            request("exec-lua", &json!({"code": "print(1)\nprint(2)"})),
+            "print(1)…"
+        );
+        assert_eq!(
+            request(
+                "run-file",
+                &json!({"path": "dig.lua", "args": ["3", "deep shaft"]})
+            ),
+            "dig.lua 3 \"deep shaft\""
+        );
+    }
+
+    #[test]
+    fn outcomes_are_compact() {
+        let ok = json!({"ok": true, "returns": [{"type":"number","value":3},{"type":"nil"},
+            {"type":"table","value":{"a":1}},{"type":"function","repr":"function: 1a"}], "n": 4});
+        assert_eq!(
+            outcome(&Ok(ok)),
+            (Status::Ok, "3, nil, {a=1}, function: 1a".into())
+        );
+        let err = json!({"ok": false, "error": "exec:1: boom"});
+        assert_eq!(outcome(&Ok(err)), (Status::Error, "exec:1: boom".into()));
+        let (status, _) = outcome(&Err(RequestError::Disconnected));
+        assert_eq!(status, Status::Disconnected);
+    }
+}
