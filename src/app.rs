@@ -1,1 +1,134 @@
-//! Wiring of the run modes.
+//! Wiring of the run modes: binds the listeners, starts the gateway, the MCP endpoint and the
+//! emulated demo computers around one session, and stops them together. `main` and the
+//! integration tests both start the host through [`Host::start`].
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Settings;
+use crate::gateway;
+use crate::session::Session;
+
+/// Why the host could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot listen for computers on {addr}: {source}")]
+    GatewayBind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot listen for MCP clients on {addr}: {source}")]
+    McpBind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// A running host: gateway + MCP endpoint around one session.
+pub struct Host {
+    pub session: Session,
+    pub settings: Arc<Settings>,
+    /// Where the gateway actually listens (the port is real even when 0 was asked).
+    pub gateway_addr: SocketAddr,
+    /// Where the MCP endpoint actually listens.
+    pub mcp_addr: SocketAddr,
+    pub shutdown: CancellationToken,
+    tasks: JoinSet<()>,
+}
+
+impl Host {
+    /// Binds both listeners and starts serving. The settings' bind addresses are replaced by
+    /// the real ones, so a port of 0 is reported as the port the system picked.
+    ///
+    /// # Errors
+    /// When a listener cannot be bound.
+    pub async fn start(mut settings: Settings, persist: bool) -> Result<Host, StartError> {
+        let gw = TcpListener::bind(settings.gateway_bind)
+            .await
+            .map_err(|source| StartError::GatewayBind {
+                addr: settings.gateway_bind,
+                source,
+            })?;
+        let mcp = TcpListener::bind(settings.mcp_bind)
+            .await
+            .map_err(|source| StartError::McpBind {
+                addr: settings.mcp_bind,
+                source,
+            })?;
+        let gateway_addr = gw.local_addr().map_err(|source| StartError::GatewayBind {
+            addr: settings.gateway_bind,
+            source,
+        })?;
+        let mcp_addr = mcp.local_addr().map_err(|source| StartError::McpBind {
+            addr: settings.mcp_bind,
+            source,
+        })?;
+        settings.gateway_bind = gateway_addr;
+        settings.mcp_bind = mcp_addr;
+        let settings = Arc::new(settings);
+        let session = Session::new((*settings).clone(), persist);
+        let shutdown = CancellationToken::new();
+        let mut tasks = JoinSet::new();
+        {
+            let (session, settings, shutdown) =
+                (session.clone(), settings.clone(), shutdown.clone());
+            tasks.spawn(async move {
+                if let Err(e) = gateway::serve(gw, session, settings, shutdown.clone()).await {
+                    tracing::error!("gateway stopped: {e}");
+                    shutdown.cancel();
+                }
+            });
+        }
+        {
+            let (session, shutdown) = (session.clone(), shutdown.clone());
+            tasks.spawn(async move {
+                if let Err(e) = crate::mcp::serve_http(session, mcp, shutdown.clone()).await {
+                    tracing::error!("MCP endpoint stopped: {e}");
+                    shutdown.cancel();
+                }
+            });
+        }
+        Ok(Host {
+            session,
+            settings,
+            gateway_addr,
+            mcp_addr,
+            shutdown,
+            tasks,
+        })
+    }
+
+    /// `ws://…/gateway` of this host, for emulated computers.
+    pub fn gateway_url(&self) -> String {
+        format!("ws://{}/gateway", self.gateway_addr)
+    }
+
+    /// `http://…/mcp` of this host.
+    pub fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.mcp_addr)
+    }
+
+    /// Starts `n` emulated computers linked to this host.
+    pub fn start_demo(&mut self, n: u32) {
+        let url = self.gateway_url();
+        let secret = self.settings.secret.clone();
+        let dir = self.settings.data_dir.clone();
+        let shutdown = self.shutdown.clone();
+        self.tasks.spawn(async move {
+            if let Err(e) = crate::emu::run_demo(n, &url, &secret, &dir, shutdown).await {
+                tracing::error!("demo computers stopped: {e}");
+            }
+        });
+    }
+
+    /// Stops everything and waits for the parts to finish.
+    pub async fn stop(mut self) {
+        self.session.shutdown();
+        self.shutdown.cancel();
+        while self.tasks.join_next().await.is_some() {}
+    }
+}

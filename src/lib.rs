@@ -17,9 +17,12 @@
 //! - [`tui`]: the ratatui console.
 //! - [`emu`]: an emulated CC: Tweaked computer (embedded Lua 5.2) that runs the real client.
 //! - [`lua_files`]: the `lua/` client, embedded at build time.
-//! - [`app`]: wiring of the run modes, shared by `main` and the tests.
+//! - [`app`]: the running host (gateway + MCP + demo around one session), shared by `main` and
+//!   the tests.
+//! - [`cli`]: the other run modes (`mcp-stdio`, `emulate`), logging and signals.
 
 pub mod app;
+pub mod cli;
 pub mod config;
 pub mod emu;
 pub mod gateway;

@@ -1,1 +1,107 @@
-fn main() {}
+//! The `trapdesk` binary: parses the command line, sets up logging, starts the chosen run mode
+//! and waits for it to end. Everything else lives in the library.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use trapdesk::app::Host;
+use trapdesk::config::{self, Cli, Command, HostArgs, SecretSource};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("trapdesk: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = rt.block_on(async move {
+        match cli.command {
+            None => run_host(cli.host).await,
+            Some(Command::McpStdio {
+                connect,
+                standalone,
+            }) => trapdesk::cli::mcp_stdio(cli.host, connect, standalone).await,
+            Some(Command::Emulate {
+                url,
+                id,
+                label,
+                secret,
+                data_dir,
+            }) => trapdesk::cli::emulate(cli.host, url, id, label, secret, data_dir).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("trapdesk: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run_host(args: HostArgs) -> anyhow::Result<()> {
+    let settings = config::resolve(&args)?;
+    let headless = args.mcp_only;
+    let _log = trapdesk::cli::init_logging(&settings.data_dir, headless)?;
+    let mut host = Host::start(settings, true).await?;
+    if headless {
+        eprintln!(
+            "trapdesk {}: gateway ws://{}/gateway, MCP {}",
+            env!("CARGO_PKG_VERSION"),
+            host.gateway_addr,
+            host.mcp_url()
+        );
+        eprintln!(
+            "link a computer: wget run http://{}/install.lua <secret>",
+            host.gateway_addr
+        );
+        match &host.settings.secret_source {
+            SecretSource::Generated(p) => {
+                eprintln!(
+                    "secret (new, stored in {}): {}",
+                    p.display(),
+                    host.settings.secret
+                )
+            }
+            SecretSource::Stored(p) => {
+                eprintln!(
+                    "secret (stored in {}): {}",
+                    p.display(),
+                    host.settings.secret
+                )
+            }
+            SecretSource::Flag => eprintln!("secret: from --secret"),
+            SecretSource::Env => eprintln!("secret: from SANDBOX_PASSWORD"),
+            SecretSource::ConfigFile => eprintln!("secret: from the config file"),
+        }
+    }
+    if let Some(n) = args.demo {
+        host.start_demo(n);
+    }
+    if headless {
+        let shutdown = host.shutdown.clone();
+        tokio::select! {
+            _ = trapdesk::cli::termination() => tracing::info!("signal received, stopping"),
+            _ = shutdown.cancelled() => {}
+        }
+    } else {
+        let (session, settings, shutdown) = (
+            host.session.clone(),
+            (*host.settings).clone(),
+            host.shutdown.clone(),
+        );
+        let tui = tokio::spawn(trapdesk::tui::run(session, settings, shutdown.clone()));
+        tokio::select! {
+            r = tui => match r {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => { host.stop().await; return Err(e.into()); }
+                Err(e) => { host.stop().await; anyhow::bail!("console failed: {e}"); }
+            },
+            _ = trapdesk::cli::termination() => {}
+        }
+    }
+    host.stop().await;
+    Ok(())
+}

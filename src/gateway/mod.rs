@@ -1,3 +1,71 @@
 //! The gateway: the one HTTP/WebSocket listener computers link to.
+//!
+//! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
+//! [`connection`]); `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same port
+//! (in [`install`]). The gateway knows nothing of who asked for a request: it moves frames
+//! between a socket and the [`Session`].
 
+pub mod connection;
+pub mod fragment;
+pub mod install;
 pub mod protocol;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{State, WebSocketUpgrade};
+use axum::response::Response;
+use axum::routing::get;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Settings;
+use crate::session::Session;
+
+/// What every handler needs.
+#[derive(Clone)]
+pub struct GatewayState {
+    pub session: Session,
+    pub settings: Arc<Settings>,
+    pub shutdown: CancellationToken,
+}
+
+/// The gateway's routes.
+pub fn router(state: GatewayState) -> Router {
+    Router::new()
+        .route("/gateway", get(upgrade))
+        .route("/install.lua", get(install::installer))
+        .route("/lua/{*path}", get(install::lua_file))
+        .route("/health", get(install::health))
+        .with_state(state)
+}
+
+async fn upgrade(State(state): State<GatewayState>, ws: WebSocketUpgrade) -> Response {
+    // Let frames a little over our limit through the WebSocket layer so that we can answer
+    // them with the protocol's close code 1009 ourselves; far larger ones are cut off there.
+    let limit = (state.settings.max_message as usize).saturating_add(1);
+    ws.max_message_size(limit)
+        .max_frame_size(limit)
+        .on_upgrade(move |socket| connection::run(socket, state))
+}
+
+/// Serves the gateway on `listener` until `shutdown` is cancelled; open connections are closed
+/// with 1001 (going away).
+///
+/// # Errors
+/// When the listener fails.
+pub async fn serve(
+    listener: TcpListener,
+    session: Session,
+    settings: Arc<Settings>,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let state = GatewayState {
+        session,
+        settings,
+        shutdown: shutdown.clone(),
+    };
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}

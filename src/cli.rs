@@ -1,0 +1,101 @@
+//! The run modes other than the host itself, and what every mode shares: logging and signals.
+
+use std::path::{Path, PathBuf};
+
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::config::{self, HostArgs};
+
+/// Sends logs to `<data_dir>/trapdesk.log`, and also to stderr when `to_stderr` (never while
+/// the console owns the terminal). `RUST_LOG` sets the filter; the default is `info`.
+///
+/// # Errors
+/// When the log file cannot be opened.
+pub fn init_logging(data_dir: &Path, to_stderr: bool) -> anyhow::Result<()> {
+    let path = data_dir.join("trapdesk.log");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", path.display()))?;
+    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let file_layer = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .with_filter(filter());
+    let stderr_layer = to_stderr.then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_filter(filter())
+    });
+    // A second init (tests) keeps the first subscriber; that is fine.
+    let _ = tracing_subscriber::registry()
+        .with(file_layer)
+        .with(stderr_layer)
+        .try_init();
+    Ok(())
+}
+
+use tracing_subscriber::Layer as _;
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn termination() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
+
+/// `trapdesk mcp-stdio`.
+///
+/// # Errors
+/// When no trapdesk answers at the URL (and `--standalone` was not given).
+pub async fn mcp_stdio(
+    _args: HostArgs,
+    _connect: Option<String>,
+    _standalone: bool,
+) -> anyhow::Result<()> {
+    anyhow::bail!("mcp-stdio is not wired yet")
+}
+
+/// `trapdesk emulate`: one emulated computer against any gateway, until Ctrl-C.
+///
+/// # Errors
+/// When the data directory cannot be used or the computer fails to boot.
+pub async fn emulate(
+    args: HostArgs,
+    url: String,
+    id: u64,
+    label: Option<String>,
+    secret: Option<String>,
+    root: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let _ = (
+        args,
+        url,
+        id,
+        label,
+        secret,
+        root,
+        config::default_data_dir(),
+    );
+    anyhow::bail!("emulate is not wired yet")
+}

@@ -1,0 +1,363 @@
+//! One linked computer: handshake, then one `select!` loop over the socket, the session's
+//! outbound queue, the heartbeat and shutdown. The socket belongs to this task alone.
+
+use std::time::{Duration, SystemTime};
+
+use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use subtle::ConstantTimeEq;
+use tokio::sync::mpsc;
+
+use super::GatewayState;
+use super::fragment::{self, Reassembler};
+use super::protocol::{
+    CLOSE_AUTH_FAILED, CLOSE_BAD_HELLO, CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_HELLO_TIMEOUT,
+    CLOSE_TOO_BIG, CLOSE_UNSUPPORTED_PROTOCOL, Hello, HelloError, Message, PROTOCOL_VERSION,
+    Response, wire,
+};
+use crate::session::{Link, Outbound, Stream};
+
+type Tx = SplitSink<WebSocket, WsMessage>;
+type Rx = SplitStream<WebSocket>;
+
+/// Heartbeats that may go unanswered before the computer counts as gone.
+const MAX_MISSED: u32 = 3;
+
+/// Why a connection ended, recorded in the session log.
+#[derive(Debug)]
+enum Quit {
+    Closed(String),
+    Replaced,
+    Heartbeat,
+    TooBig(usize),
+    Shutdown,
+    SendFailed(String),
+}
+
+impl Quit {
+    fn reason(&self) -> String {
+        match self {
+            Quit::Closed(r) => r.clone(),
+            Quit::Replaced => "replaced by a new connection".into(),
+            Quit::Heartbeat => format!("{MAX_MISSED} heartbeats missed"),
+            Quit::TooBig(n) => format!("frame of {n} bytes over the limit"),
+            Quit::Shutdown => "host shutting down".into(),
+            Quit::SendFailed(e) => format!("send failed: {e}"),
+        }
+    }
+}
+
+/// Per-connection sending side: knows the computer's frame limit and fragments above it.
+struct Sender {
+    tx: Tx,
+    limit: usize,
+    next_mid: u64,
+}
+
+impl Sender {
+    async fn send(&mut self, msg: &Message) -> Result<(), axum::Error> {
+        let frame = msg.encode();
+        if frame.len() <= self.limit {
+            return self.tx.send(WsMessage::Text(frame.into())).await;
+        }
+        self.next_mid += 1;
+        let mid = format!("g-{}", self.next_mid);
+        for piece in fragment::split(frame, &mid, self.limit) {
+            self.tx.send(WsMessage::Text(piece.into())).await?;
+        }
+        Ok(())
+    }
+
+    async fn error(&mut self, code: &str, message: impl Into<String>, id: Option<String>) {
+        let msg = Message::Error {
+            code: code.to_owned(),
+            message: message.into(),
+            id,
+        };
+        if let Err(e) = self.send(&msg).await {
+            tracing::debug!("could not send error {code}: {e}");
+        }
+    }
+
+    async fn close(&mut self, code: u16, reason: &str) {
+        let frame = CloseFrame {
+            code,
+            reason: Utf8Bytes::from(reason.to_owned()),
+        };
+        // The peer may be gone already; then there is nobody to tell.
+        let _ = self.tx.send(WsMessage::Close(Some(frame))).await;
+        let _ = self.tx.close().await;
+    }
+}
+
+/// Runs one computer's connection to its end.
+pub async fn run(socket: WebSocket, state: GatewayState) {
+    let (tx, mut rx) = socket.split();
+    let mut out = Sender {
+        tx,
+        limit: state.settings.max_message as usize,
+        next_mid: 0,
+    };
+    let Some(hello) = handshake(&mut rx, &mut out, &state).await else {
+        return;
+    };
+    out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
+    let (otx, orx) = mpsc::unbounded_channel();
+    let mut link = state.session.link(&hello, otx);
+    let welcome = Message::Welcome {
+        protocol: PROTOCOL_VERSION,
+        trapos_id: hello.trapos_id(),
+        heartbeat_ms: state.settings.heartbeat.as_millis() as u64,
+        max_message: state.settings.max_message,
+    };
+    if let Err(e) = out.send(&welcome).await {
+        link.set_reason(format!("welcome not sent: {e}"));
+        return;
+    }
+    tracing::info!(computer = %link.trapos_id(), "linked");
+    let quit = serve(&mut rx, &mut out, orx, &link, &state).await;
+    tracing::info!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
+    match quit {
+        Quit::Heartbeat => out.close(CLOSE_HEARTBEAT, "heartbeat_timeout").await,
+        Quit::TooBig(_) => out.close(CLOSE_TOO_BIG, "message too big").await,
+        Quit::Shutdown => out.close(CLOSE_GOING_AWAY, "host shutting down").await,
+        Quit::Closed(_) | Quit::Replaced | Quit::SendFailed(_) => {}
+    }
+    link.set_reason(quit.reason());
+}
+
+/// Waits for `hello` and checks it. On any failure the computer is told why and closed.
+async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Option<Hello> {
+    let deadline = tokio::time::sleep(state.settings.hello_timeout);
+    tokio::pin!(deadline);
+    let text = loop {
+        tokio::select! {
+            _ = &mut deadline => {
+                out.error("hello_timeout", "no hello within the deadline", None).await;
+                out.close(CLOSE_HELLO_TIMEOUT, "hello_timeout").await;
+                return None;
+            }
+            _ = state.shutdown.cancelled() => {
+                out.close(CLOSE_GOING_AWAY, "host shutting down").await;
+                return None;
+            }
+            frame = rx.next() => match frame {
+                None | Some(Err(_)) | Some(Ok(WsMessage::Close(_))) => return None,
+                Some(Ok(WsMessage::Text(t))) => break t.to_string(),
+                Some(Ok(WsMessage::Binary(_))) => {
+                    out.error("bad_hello", "expected a hello text frame, got binary", None).await;
+                    out.close(CLOSE_BAD_HELLO, "bad_hello").await;
+                    return None;
+                }
+                Some(Ok(_)) => continue,
+            }
+        }
+    };
+    let hello = wire::decode(&text)
+        .map_err(|e| HelloError::Bad(e.to_string()))
+        .and_then(|v| Hello::from_value(&v));
+    let hello = match hello {
+        Ok(h) => h,
+        Err(HelloError::Bad(msg)) => {
+            out.error("bad_hello", msg, None).await;
+            out.close(CLOSE_BAD_HELLO, "bad_hello").await;
+            return None;
+        }
+        Err(e @ HelloError::Unsupported(_)) => {
+            out.error("unsupported_protocol", e.to_string(), None).await;
+            out.close(CLOSE_UNSUPPORTED_PROTOCOL, "unsupported_protocol")
+                .await;
+            return None;
+        }
+    };
+    let expected = state.settings.secret.as_bytes();
+    if !bool::from(hello.secret.as_bytes().ct_eq(expected)) {
+        tracing::warn!(computer = %hello.trapos_id(), "refused: wrong secret");
+        out.error("auth_failed", "wrong secret", None).await;
+        out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
+        return None;
+    }
+    Some(hello)
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The linked loop.
+async fn serve(
+    rx: &mut Rx,
+    out: &mut Sender,
+    mut outbound: mpsc::UnboundedReceiver<Outbound>,
+    link: &Link,
+    state: &GatewayState,
+) -> Quit {
+    let period = state.settings.heartbeat.max(Duration::from_millis(10));
+    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut missed = 0u32;
+    let mut awaiting_pong: Option<u64> = None;
+    let max = state.settings.max_message as usize;
+    let mut reassembler = Reassembler::new(max.saturating_mul(16));
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return Quit::Shutdown,
+            _ = heartbeat.tick() => {
+                if awaiting_pong.is_some() {
+                    missed += 1;
+                    if missed >= MAX_MISSED {
+                        return Quit::Heartbeat;
+                    }
+                }
+                let t = now_ms();
+                awaiting_pong = Some(t);
+                if let Err(e) = out.send(&Message::Ping { t: json!(t) }).await {
+                    return Quit::SendFailed(e.to_string());
+                }
+            }
+            cmd = outbound.recv() => {
+                let msg = match cmd {
+                    Some(Outbound::Request(r)) => Message::GatewayRequest(r),
+                    Some(Outbound::Cancel { id }) => Message::Cancel { id },
+                    Some(Outbound::Close { code, reason }) => {
+                        out.close(code, &reason).await;
+                        return Quit::Replaced;
+                    }
+                    // The session dropped our sender: it replaced us without a close order.
+                    None => return Quit::Replaced,
+                };
+                if let Err(e) = out.send(&msg).await {
+                    return Quit::SendFailed(e.to_string());
+                }
+            }
+            frame = rx.next() => {
+                let text = match frame {
+                    None => return Quit::Closed("connection closed".into()),
+                    Some(Err(e)) => {
+                        let msg = e.to_string();
+                        // tungstenite reports a frame over max_message_size as a capacity error.
+                        if msg.contains("too long") || msg.contains("Space limit") || msg.contains("Capacity") {
+                            return Quit::TooBig(max + 1);
+                        }
+                        return Quit::Closed(format!("socket error: {msg}"));
+                    }
+                    Some(Ok(WsMessage::Close(frame))) => {
+                        let why = frame
+                            .map(|f| format!("closed by computer ({} {})", f.code, f.reason))
+                            .unwrap_or_else(|| "closed by computer".into());
+                        return Quit::Closed(why);
+                    }
+                    Some(Ok(WsMessage::Binary(_))) => {
+                        out.error("bad_message", "binary frames are not part of the protocol", None).await;
+                        continue;
+                    }
+                    Some(Ok(WsMessage::Text(t))) => t,
+                    Some(Ok(_)) => continue,
+                };
+                if text.len() > max {
+                    return Quit::TooBig(text.len());
+                }
+                match Message::decode(&text) {
+                    Ok(Message::Fragment { mid, seq, last, data }) => {
+                        match reassembler.push(&mid, seq, last, &data) {
+                            Ok(Some(whole)) => match Message::decode(&whole) {
+                                Ok(Message::Fragment { .. }) => {
+                                    out.error("bad_message", "a fragment may not contain a fragment", None).await;
+                                }
+                                Ok(msg) => {
+                                    if let Some(q) = handle(msg, out, link, &mut awaiting_pong, &mut missed).await {
+                                        return q;
+                                    }
+                                }
+                                Err(e) => out.error("bad_message", format!("reassembled message {mid:?}: {e}"), None).await,
+                            },
+                            Ok(None) => {}
+                            Err(e) => out.error("bad_message", e.to_string(), None).await,
+                        }
+                    }
+                    Ok(msg) => {
+                        if let Some(q) = handle(msg, out, link, &mut awaiting_pong, &mut missed).await {
+                            return q;
+                        }
+                    }
+                    Err(e) => out.error("bad_message", e, None).await,
+                }
+            }
+        }
+    }
+}
+
+/// Acts on one whole message from a linked computer.
+async fn handle(
+    msg: Message,
+    out: &mut Sender,
+    link: &Link,
+    awaiting_pong: &mut Option<u64>,
+    missed: &mut u32,
+) -> Option<Quit> {
+    match msg {
+        Message::ComputerResponse(r) => link.response(r),
+        Message::Output { id, stream, text } => link.output(&id, Stream::parse(&stream), &text),
+        Message::Serve { types } => link.serve(types),
+        Message::Pong { t } => {
+            // Any pong proves the computer's Lua side is alive; only ours gives a round trip.
+            *missed = 0;
+            if let Some(sent) = *awaiting_pong
+                && t.as_f64() == Some(sent as f64)
+            {
+                link.rtt(now_ms().saturating_sub(sent));
+            }
+            *awaiting_pong = None;
+        }
+        Message::Ping { t } => {
+            if let Err(e) = out.send(&Message::Pong { t }).await {
+                return Some(Quit::SendFailed(e.to_string()));
+            }
+        }
+        Message::ComputerRequest(req) => {
+            let resp = if req.request == "ping" {
+                Response {
+                    id: req.id,
+                    ok: true,
+                    payload: Some(json!({"pong": true, "epoch_ms": now_ms()})),
+                    error: None,
+                }
+            } else {
+                Response {
+                    id: req.id,
+                    ok: false,
+                    payload: None,
+                    error: Some(super::protocol::ErrorBody {
+                        code: "unknown_type".into(),
+                        message: format!("the host serves no request type {:?}", req.request),
+                        output: None,
+                    }),
+                }
+            };
+            if let Err(e) = out.send(&Message::GatewayResponse(resp)).await {
+                return Some(Quit::SendFailed(e.to_string()));
+            }
+        }
+        Message::Error { code, message, id } => {
+            tracing::warn!(computer = %link.trapos_id(), %code, ?id, "computer reported: {message}");
+        }
+        other => {
+            let kind = serde_json::to_value(&other)
+                .ok()
+                .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_default();
+            out.error(
+                "bad_message",
+                format!("a computer does not send {kind} messages"),
+                None,
+            )
+            .await;
+        }
+    }
+    None
+}

@@ -1,0 +1,106 @@
+//! The HTTP side of the gateway: the installer with this host's address baked in, the client
+//! files, and `/health`.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::GatewayState;
+use crate::lua_files;
+
+/// Placeholder in `lua/install.lua` replaced by `host:port` of this gateway.
+pub const HOST_PLACEHOLDER: &str = "__TRAPDESK_HOST__";
+/// Placeholder replaced by a Lua table constructor of every client file path.
+pub const FILES_PLACEHOLDER: &str = "__TRAPDESK_FILES__";
+
+fn text(status: StatusCode, body: impl Into<String>) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        body.into(),
+    )
+        .into_response()
+}
+
+/// Accepts only what a host name, IPv4, bracketed IPv6 and a port can contain, so a hostile
+/// `Host` header cannot inject Lua into the installer.
+pub fn valid_host(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 255
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']' | '_'))
+}
+
+/// The installer source for a gateway reachable at `host`.
+pub fn render_installer(host: &str) -> Option<String> {
+    let template = lua_files::get("install.lua")?;
+    let files: Vec<String> = lua_files::FILES
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|p| *p != "install.lua")
+        .map(|p| format!("{p:?}"))
+        .collect();
+    let table = format!("{{{}}}", files.join(", "));
+    Some(
+        String::from_utf8_lossy(template)
+            .replace(HOST_PLACEHOLDER, host)
+            .replace(FILES_PLACEHOLDER, &table),
+    )
+}
+
+pub async fn installer(State(state): State<GatewayState>, headers: HeaderMap) -> Response {
+    let fallback = state.settings.gateway_bind.to_string();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or(&fallback);
+    if !valid_host(host) {
+        return text(StatusCode::BAD_REQUEST, "bad Host header\n");
+    }
+    match render_installer(host) {
+        Some(src) => text(StatusCode::OK, src),
+        None => text(StatusCode::NOT_FOUND, "this build has no lua/install.lua\n"),
+    }
+}
+
+pub async fn lua_file(Path(path): Path<String>) -> Response {
+    match lua_files::get(&path) {
+        Some(bytes) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            bytes,
+        )
+            .into_response(),
+        None => text(StatusCode::NOT_FOUND, format!("no client file {path:?}\n")),
+    }
+}
+
+pub async fn health(State(state): State<GatewayState>) -> Response {
+    let linked = state
+        .session
+        .computers()
+        .iter()
+        .filter(|c| c.online)
+        .count();
+    axum::Json(serde_json::json!({
+        "ok": true,
+        "computers": linked,
+        "version": env!("CARGO_PKG_VERSION"),
+    }))
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_checked() {
+        assert!(valid_host("127.0.0.1:4444"));
+        assert!(valid_host("[::1]:4444"));
+        assert!(valid_host("my-host.example"));
+        assert!(!valid_host("x\"; os.shutdown() --"));
+        assert!(!valid_host(""));
+    }
+}
