@@ -10,6 +10,8 @@ pub mod model;
 pub mod output;
 mod state;
 pub mod summary;
+#[cfg(test)]
+mod tests;
 mod transcript;
 
 use std::collections::{HashMap, VecDeque};

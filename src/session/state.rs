@@ -174,6 +174,16 @@ impl State {
 
     /// Sends queued requests of a computer while it has free slots.
     pub fn pump(&mut self, trapos_id: &str) {
+        self.send_queued(trapos_id);
+        if let Some(c) = self.computers.get_mut(trapos_id)
+            && let Some(conn) = c.conn.as_ref()
+        {
+            c.info.running = conn.in_flight;
+            c.info.queued = conn.queue.len();
+        }
+    }
+
+    fn send_queued(&mut self, trapos_id: &str) {
         let max = self.settings.max_in_flight;
         loop {
             let Some(computer) = self.computers.get_mut(trapos_id) else {
@@ -207,8 +217,6 @@ impl State {
             conn.in_flight += 1;
             p.info.sent = true;
             p.sent_at = Some(now);
-            computer.info.running = conn.in_flight;
-            computer.info.queued = conn.queue.len();
         }
     }
 

@@ -1,0 +1,187 @@
+//! The session's request life cycle, driven through a channel instead of a socket and with
+//! tokio's paused clock, so deadlines are exact and the tests never sleep.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::*;
+use crate::gateway::protocol::{Hello, Response};
+
+fn hello(id: u64, label: Option<&str>) -> Hello {
+    Hello {
+        protocol: 1,
+        computer_id: id,
+        label: label.map(str::to_owned),
+        secret: String::new(),
+        serves: vec!["exec-lua".into()],
+        client: None,
+        host: None,
+        max_message: None,
+    }
+}
+
+fn session() -> Session {
+    let settings = Settings {
+        max_in_flight: 1,
+        ..Settings::default()
+    };
+    Session::new(settings, false)
+}
+
+fn exec(code: &str, timeout_s: u64) -> RequestSpec {
+    RequestSpec::new("exec-lua", json!({ "code": code }))
+        .timeout(Some(Duration::from_secs(timeout_s)))
+}
+
+#[tokio::test(start_paused = true)]
+async fn deadline_fails_the_caller_and_sends_cancel() {
+    let s = session();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let _link = s.link(&hello(7, Some("miner")), tx);
+    let ticket = s.start("7", exec("sleep(99)", 30), Origin::Person).unwrap();
+    let id = ticket.id.clone();
+    assert!(
+        matches!(rx.recv().await, Some(Outbound::Request(r)) if r.id == id && r.timeout_ms == Some(30_000))
+    );
+    let started = tokio::time::Instant::now();
+    let result = ticket.wait().await;
+    assert_eq!(started.elapsed(), Duration::from_secs(30));
+    assert!(matches!(result, Err(RequestError::Timeout { .. })));
+    assert_eq!(rx.recv().await, Some(Outbound::Cancel { id }));
+    assert!(s.pending().is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn queued_requests_wait_for_a_slot_and_time_out_unsent() {
+    let s = session();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let link = s.link(&hello(7, None), tx);
+    let first = s.start("7", exec("a", 100), Origin::Person).unwrap();
+    let second = s.start("7", exec("b", 10), Origin::Person).unwrap();
+    assert!(matches!(rx.recv().await, Some(Outbound::Request(r)) if r.id == first.id));
+    assert_eq!(
+        s.computer("7:").map(|c| (c.running, c.queued)),
+        Some((1, 1))
+    );
+    assert!(matches!(
+        second.wait().await,
+        Err(RequestError::Timeout { .. })
+    ));
+    // Never sent, so nothing to cancel on the computer.
+    assert!(rx.try_recv().is_err());
+    link.response(Response {
+        id: first.id.clone(),
+        ok: true,
+        payload: Some(json!({"ok": true})),
+        error: None,
+    });
+    assert_eq!(first.wait().await, Ok(json!({"ok": true})));
+}
+
+#[tokio::test(start_paused = true)]
+async fn cancel_ends_queued_at_once_and_asks_the_computer_for_running() {
+    let s = session();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let link = s.link(&hello(7, None), tx);
+    let running = s.start("7", exec("a", 100), Origin::Person).unwrap();
+    let queued = s
+        .start("7", exec("b", 100), Origin::Agent("bot".into()))
+        .unwrap();
+    rx.recv().await;
+    s.cancel(&queued.id).unwrap();
+    assert_eq!(
+        queued.wait().await,
+        Err(RequestError::Cancelled { output: None })
+    );
+    s.cancel(&running.id).unwrap();
+    assert_eq!(
+        rx.recv().await,
+        Some(Outbound::Cancel {
+            id: running.id.clone()
+        })
+    );
+    link.response(Response {
+        id: running.id.clone(),
+        ok: false,
+        payload: None,
+        error: Some(crate::gateway::protocol::ErrorBody {
+            code: "cancelled".into(),
+            message: "cancelled".into(),
+            output: Some("partial\n".into()),
+        }),
+    });
+    assert_eq!(
+        running.wait().await,
+        Err(RequestError::Cancelled {
+            output: Some("partial\n".into())
+        })
+    );
+    assert!(matches!(s.cancel("h-99"), Err(CancelError::NotPending(_))));
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_a_ticket_cancels_and_unlinking_fails_the_rest() {
+    let s = session();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let link = s.link(&hello(7, None), tx);
+    let t = s.start("7", exec("a", 100), Origin::Person).unwrap();
+    let id = t.id.clone();
+    rx.recv().await;
+    drop(t);
+    assert_eq!(rx.recv().await, Some(Outbound::Cancel { id }));
+    let other = s.start("7", exec("b", 100), Origin::Person).unwrap();
+    drop(link);
+    assert_eq!(other.wait().await, Err(RequestError::Disconnected));
+    assert_eq!(s.computer("7:").map(|c| c.online), Some(false));
+}
+
+#[tokio::test]
+async fn targets_resolve_by_full_id_bare_id_or_unique_label() {
+    let s = session();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let _a = s.link(&hello(7, Some("miner")), tx.clone());
+    let _b = s.link(&hello(8, Some("miner")), tx.clone());
+    let _c = s.link(&hello(9, Some("farm")), tx);
+    assert_eq!(s.resolve("7:miner"), Ok("7:miner".into()));
+    assert_eq!(s.resolve("9"), Ok("9:farm".into()));
+    assert_eq!(s.resolve("farm"), Ok("9:farm".into()));
+    assert!(
+        matches!(s.resolve("miner"), Err(RequestError::Ambiguous { matches, .. }) if matches.len() == 2)
+    );
+    assert!(
+        matches!(s.resolve("nope"), Err(RequestError::UnknownComputer { linked, .. }) if linked.len() == 3)
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn output_is_attributed_and_the_final_answer_fills_gaps() {
+    let s = session();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let link = s.link(&hello(7, None), tx);
+    let mut t = s
+        .start("7", exec("a", 100).streaming(), Origin::Person)
+        .unwrap();
+    rx.recv().await;
+    link.output(&t.id, Stream::Out, "one\n");
+    let chunk = t.output().unwrap().recv().await.unwrap();
+    assert_eq!(chunk.text, "one\n");
+    link.response(Response {
+        id: t.id.clone(),
+        ok: true,
+        payload: Some(json!({"ok": true, "output": "one\ntwo\n", "returns": [], "n": 0})),
+        error: None,
+    });
+    t.wait().await.unwrap();
+    let lines: Vec<String> = s
+        .output_since("7:", 0)
+        .into_iter()
+        .filter_map(|i| match i.entry {
+            OutputEntry::Line { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lines, vec!["one", "two"]);
+}
