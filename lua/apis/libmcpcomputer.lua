@@ -1,0 +1,398 @@
+--- Protocol-agnostic primitives behind the standard request types.
+--
+-- Runs Lua with captured output, converts return values into the
+-- descriptors of PROTOCOL.md ("Result"), and reads, writes and lists files.
+-- Nothing here knows about sockets, events or JSON: the server turns these
+-- Lua tables into payloads. Arrays are marked with a metatable whose
+-- `__jsontype` is `"array"`, which `json.lua` honours, so that an empty
+-- `returns` is still written as `[]`.
+--
+-- Loading needs no CC API (`fs` and `os.epoch` are only touched inside
+-- functions), so the pure parts run under plain Lua 5.2 in the specs.
+--
+-- @module libmcpcomputer
+
+local lib = {}
+
+--- Limits of a Result (PROTOCOL.md "Limits").
+lib.MAX_OUTPUT = 65536
+lib.MAX_DEPTH = 8
+lib.MAX_ENTRIES = 1000
+
+local floor, huge = math.floor, math.huge
+local select, tostring, type, pairs = select, tostring, type, pairs
+local array_mt = { __jsontype = "array" }
+local function array(t) return setmetatable(t or {}, array_mt) end
+
+local expect
+do
+    local ok, mod = pcall(dofile, "/rom/modules/main/cc/expect.lua")
+    if ok and type(mod) == "table" and mod.expect then
+        expect = mod.expect
+    else
+        expect = function(index, value, ...)
+            local t = type(value)
+            for i = 1, select("#", ...) do if t == select(i, ...) then return value end end
+            error(("bad argument #%d (%s expected, got %s)"):format(index, table.concat({ ... }, " or "), t), 3)
+        end
+    end
+end
+
+local function now_ms()
+    if os.epoch then return os.epoch("utc") end
+    return os.clock() * 1000
+end
+
+-- Descriptors -----------------------------------------------------------------
+
+--- Plain name of a non-finite number: "inf", "-inf" or "nan".
+local function nonFinite(n)
+    if n ~= n then return "nan" end
+    if n == huge then return "inf" end
+    if n == -huge then return "-inf" end
+end
+
+local function isArray(t)
+    local n, max = 0, 0
+    for k in pairs(t) do
+        if type(k) ~= "number" or k < 1 or k ~= floor(k) then return false end
+        n = n + 1
+        if k > max then max = k end
+    end
+    return n > 0 and n == max, n
+end
+
+local function keyString(k)
+    if type(k) == "string" then return k end
+    if type(k) == "number" and k == floor(k) and k > -2 ^ 53 and k < 2 ^ 53 then
+        return ("%.0f"):format(k)
+    end
+    return tostring(k)
+end
+
+-- Converts the contents of table t (at depth `depth`) into plain JSON-able
+-- tables. `state` holds the entry budget, the tables on the current path
+-- (for cycles) and the truncated flag.
+local plain
+local function inner(v, depth, state)
+    local tv = type(v)
+    if tv == "string" or tv == "boolean" then return v end
+    if tv == "number" then
+        local nf = nonFinite(v)
+        if nf then return { type = "number", repr = nf } end
+        return v
+    end
+    if tv == "table" then
+        if state.path[v] then return { type = "cycle" } end
+        if depth > lib.MAX_DEPTH then
+            state.truncated = true
+            return { type = "table", repr = tostring(v), truncated = true }
+        end
+        return plain(v, depth, state)
+    end
+    return { type = tv, repr = tostring(v) }
+end
+
+plain = function(t, depth, state)
+    state.path[t] = true
+    local out
+    local arr, n = isArray(t)
+    if arr then
+        out = array()
+        for i = 1, n do
+            if state.entries >= lib.MAX_ENTRIES then state.truncated = true break end
+            state.entries = state.entries + 1
+            out[i] = inner(t[i], depth + 1, state)
+        end
+    else
+        out = {}
+        for k, v in pairs(t) do
+            if state.entries >= lib.MAX_ENTRIES then state.truncated = true break end
+            state.entries = state.entries + 1
+            out[keyString(k)] = inner(v, depth + 1, state)
+        end
+    end
+    state.path[t] = nil
+    return out
+end
+
+--- Describe one Lua value (PROTOCOL.md "Result").
+--
+-- nil, booleans, finite numbers and strings become `{type, value}`; tables
+-- `{type="table", value, truncated}` with plain JSON inside (arrays for keys
+-- exactly 1..n); functions, threads, userdata and non-finite numbers
+-- `{type, repr}`. A nil is `{type="nil"}`.
+-- @param v Any value.
+-- @treturn table The descriptor.
+function lib.describe(v)
+    local tv = type(v)
+    if tv == "nil" then return { type = "nil" } end
+    if tv == "boolean" or tv == "string" then return { type = tv, value = v } end
+    if tv == "number" then
+        local nf = nonFinite(v)
+        if nf then return { type = "number", repr = nf } end
+        return { type = "number", value = v }
+    end
+    if tv == "table" then
+        local state = { entries = 0, path = {}, truncated = false }
+        local value = plain(v, 1, state)
+        return { type = "table", value = value, truncated = state.truncated }
+    end
+    return { type = tv, repr = tostring(v) }
+end
+
+--- Describe a list of values, nils kept in place.
+-- @tparam table t The values, packed (`t.n` is their count).
+-- @treturn table An array of descriptors.
+-- @treturn number The count.
+function lib.describeAll(t)
+    local out = array()
+    local n = t.n or #t
+    for i = 1, n do out[i] = lib.describe(t[i]) end
+    return out, n
+end
+
+-- Output capture ------------------------------------------------------------
+
+--- A capture of what a chunk prints.
+--
+-- `capture.print`, `capture.write` and `capture.printError` behave like CC's
+-- globals (print joins its arguments with tabs and ends with "\n";
+-- printError prints the same way on stream "err"), but append to the
+-- capture instead of drawing. `onOutput(stream, text)` sees every piece as it
+-- is produced; the kept text is cut at `limit` bytes.
+-- @tparam[opt] function onOutput Called with (stream, text) for each piece.
+-- @tparam[opt] number limit Bytes kept (default @{MAX_OUTPUT}).
+-- @treturn table The capture.
+function lib.newCapture(onOutput, limit)
+    limit = limit or lib.MAX_OUTPUT
+    local parts, size, truncated = {}, 0, false
+    local cap = {}
+
+    local function emit(stream, text)
+        if text == "" then return end
+        if size < limit then
+            local room = limit - size
+            if #text > room then
+                parts[#parts + 1] = text:sub(1, room)
+                size = limit
+                truncated = true
+            else
+                parts[#parts + 1] = text
+                size = size + #text
+            end
+        else
+            truncated = true
+        end
+        if onOutput then onOutput(stream, text) end
+    end
+    cap.emit = emit
+
+    local function lines(text)
+        local _, n = text:gsub("\n", "")
+        return n
+    end
+
+    function cap.write(text)
+        expect(1, text, "string", "number")
+        text = tostring(text)
+        emit("out", text)
+        return lines(text)
+    end
+
+    local function joined(...)
+        local n = select("#", ...)
+        local t = {}
+        for i = 1, n do t[i] = tostring((select(i, ...))) end
+        return table.concat(t, "\t") .. "\n"
+    end
+
+    function cap.print(...)
+        local text = joined(...)
+        emit("out", text)
+        return lines(text)
+    end
+
+    function cap.printError(...)
+        local text = joined(...)
+        emit("err", text)
+        return lines(text)
+    end
+
+    --- The kept text and whether it was cut.
+    function cap.text() return table.concat(parts), truncated end
+
+    return cap
+end
+
+-- Running code --------------------------------------------------------------
+
+--- Make the environment a chunk runs in: print/write/printError captured,
+-- everything else (term.* too) read through to `base`.
+local function makeEnv(cap, base)
+    local env = { print = cap.print, write = cap.write, printError = cap.printError }
+    return setmetatable(env, { __index = base })
+end
+
+local function errorResult(cap, started, message, traceback)
+    local output, truncated = cap.text()
+    return {
+        ok = false, error = message, traceback = traceback,
+        output = output, output_truncated = truncated,
+        returns = array(), n = 0, duration_ms = now_ms() - started,
+    }
+end
+
+local function run(fn, args, cap, started)
+    local traceback
+    local function handler(err)
+        if type(err) ~= "string" then
+            local ok, s = pcall(tostring, err)
+            err = ok and s or "(error object is not a string)"
+        end
+        traceback = debug and debug.traceback and debug.traceback(err, 2) or err
+        return err
+    end
+    -- xpcall is yieldable in Lua 5.2 / Cobalt, so a chunk may sleep, pull
+    -- events or call peripherals. CC's "Too long without yielding" is an
+    -- ordinary error here and is caught like any other.
+    local res = table.pack(xpcall(function() return fn(table.unpack(args, 1, args.n)) end, handler))
+    if not res[1] then return errorResult(cap, started, res[2], traceback) end
+    local values = table.pack(table.unpack(res, 2, res.n))
+    local returns, n = lib.describeAll(values)
+    local output, truncated = cap.text()
+    return {
+        ok = true, returns = returns, n = n, output = output,
+        output_truncated = truncated, duration_ms = now_ms() - started,
+    }
+end
+
+--- Run a Lua chunk with captured output.
+-- @tparam string code The source.
+-- @tparam[opt] string name Chunk name (default "exec", so errors read `[string "exec"]:1:`).
+-- @tparam[opt] table opts `capture` (from @{newCapture}), `onOutput`, `env` (the base environment).
+-- @treturn table The Result.
+function lib.executeLua(code, name, opts)
+    expect(1, code, "string")
+    expect(2, name, "string", "nil")
+    opts = opts or {}
+    local started = now_ms()
+    local cap = opts.capture or lib.newCapture(opts.onOutput)
+    local env = makeEnv(cap, opts.env or _ENV)
+    local fn, err = load(code, name or "exec", "t", env)
+    if not fn then return errorResult(cap, started, err) end
+    return run(fn, { n = 0 }, cap, started)
+end
+
+--- Run a file with arguments, in the same captured environment.
+-- The chunk name is `"@" .. path`, so errors read `path:3: ...`; `args` are
+-- passed as varargs and as the global `arg` (`arg[0]` = path).
+-- @tparam string path The file.
+-- @tparam[opt] table args String arguments.
+-- @tparam[opt] table opts As for @{executeLua}.
+-- @treturn table The Result.
+function lib.runFile(path, args, opts)
+    expect(1, path, "string")
+    expect(2, args, "table", "nil")
+    opts = opts or {}
+    local started = now_ms()
+    local cap = opts.capture or lib.newCapture(opts.onOutput)
+    args = args or {}
+    local packed = { n = 0 }
+    for i = 1, #args do packed[i] = tostring(args[i]); packed.n = i end
+    if fs.isDir(path) then return errorResult(cap, started, "Is a directory: " .. path) end
+    local h = fs.open(path, "rb")
+    if not h then return errorResult(cap, started, "File not found: " .. path) end
+    local src = h.readAll() or ""
+    h.close()
+    local env = makeEnv(cap, opts.env or _ENV)
+    local arg = { [0] = path }
+    for i = 1, packed.n do arg[i] = packed[i] end
+    env.arg = arg
+    local fn, err = load(src, "@" .. path, "t", env)
+    if not fn then return errorResult(cap, started, err) end
+    return run(fn, packed, cap, started)
+end
+
+-- Files -----------------------------------------------------------------------
+
+local function fail(err) return { ok = false, error = tostring(err), bytes = 0 } end
+
+--- Write bytes to a file atomically (temp beside the target, then replace).
+-- @tparam string path The file.
+-- @tparam string bytes The content.
+-- @tparam[opt] boolean append Add to the end of the existing content.
+-- @treturn table `{ok, bytes, error?}`.
+function lib.writeFile(path, bytes, append)
+    expect(1, path, "string")
+    expect(2, bytes, "string")
+    path = fs.combine(path, "")
+    if path == "" or fs.isDir(path) then return fail("Is a directory: /" .. path) end
+    if fs.isReadOnly(path) then return fail("Access denied: /" .. path) end
+    local dir = fs.getDir(path)
+    if dir ~= "" and not fs.isDir(dir) then
+        if fs.exists(dir) then return fail("Not a directory: /" .. dir) end
+        local ok, err = pcall(fs.makeDir, dir)
+        if not ok then return fail(err) end
+    end
+    local content = bytes
+    if append and fs.exists(path) then
+        local h = fs.open(path, "rb")
+        if not h then return fail("Cannot read /" .. path) end
+        content = (h.readAll() or "") .. bytes
+        h.close()
+    end
+    local tmp
+    repeat
+        tmp = fs.combine(dir, "." .. fs.getName(path) .. "." .. math.random(1, 0x7fffffff) .. ".tmp")
+    until not fs.exists(tmp)
+    local h, err = fs.open(tmp, "wb")
+    if not h then return fail(err or ("Cannot write /" .. tmp)) end
+    local ok, werr = pcall(h.write, content)
+    h.close()
+    if not ok then pcall(fs.delete, tmp) return fail(werr) end
+    -- fs.move onto an existing file fails, so delete the target first.
+    ok, werr = pcall(function()
+        if fs.exists(path) then fs.delete(path) end
+        fs.move(tmp, path)
+    end)
+    if not ok then pcall(fs.delete, tmp) return fail(werr) end
+    return { ok = true, bytes = #bytes }
+end
+
+--- Read a whole file as bytes.
+-- @tparam string path The file.
+-- @treturn table `{ok, content, bytes, error?}` (content is raw bytes).
+function lib.readFile(path)
+    expect(1, path, "string")
+    if not fs.exists(path) then return { ok = false, error = "No such file: " .. path, content = "", bytes = 0 } end
+    if fs.isDir(path) then return { ok = false, error = "Is a directory: " .. path, content = "", bytes = 0 } end
+    local h, err = fs.open(path, "rb")
+    if not h then return { ok = false, error = err or ("Cannot open " .. path), content = "", bytes = 0 } end
+    local content = h.readAll() or ""
+    h.close()
+    return { ok = true, content = content, bytes = #content }
+end
+
+--- List a directory.
+-- @tparam string path The directory.
+-- @treturn table `{ok, entries = {{name, dir, size}...}, error?}`, sorted by name.
+function lib.listFiles(path)
+    expect(1, path, "string")
+    if not fs.isDir(path) then
+        return { ok = false, error = (fs.exists(path) and "Not a directory: " or "No such directory: ") .. path,
+            entries = array() }
+    end
+    local ok, names = pcall(fs.list, path)
+    if not ok then return { ok = false, error = tostring(names), entries = array() } end
+    table.sort(names)
+    local entries = array()
+    for i, name in ipairs(names) do
+        local full = fs.combine(path, name)
+        local dir = fs.isDir(full)
+        entries[i] = { name = name, dir = dir, size = dir and 0 or fs.getSize(full) }
+    end
+    return { ok = true, entries = entries }
+end
+
+return lib

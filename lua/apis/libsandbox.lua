@@ -1,0 +1,253 @@
+--- The in-OS library for serving and making trapdesk requests.
+--
+-- Load it with `dofile` (it returns a table and sets no global):
+--
+--     local sandbox = dofile("/trapdesk/apis/libsandbox.lua")
+--
+-- It owns no socket. The daemon (`servers/sandbox.lua`) holds the one
+-- WebSocket and talks to programs through `os.queueEvent` events (see
+-- @{EVENTS}). Payloads travel inside events as JSON text rather than tables,
+-- because CC copies event tables through Java: metatables (the JSON null and
+-- empty-array markers) would be lost.
+--
+-- @module libsandbox
+
+local sandbox = {}
+
+--- The events between this library and the daemon. `id` is the daemon's
+-- local request id (opaque to programs).
+--
+-- Daemon to programs:
+--  - `trapdesk_daemon_up()`: the daemon started or linked; servers announce again.
+--  - `trapdesk_request(owner, id, type, payload_json, timeout_ms)`: a host request for `owner`.
+--  - `trapdesk_cancel(id)`: the host cancelled request `id` (or the link dropped).
+--  - `trapdesk_host_response(rid, ok, json)`: answer to @{request}; json is the payload or the error.
+--
+-- Programs to the daemon:
+--  - `trapdesk_serve(owner, types)`: `owner` now serves exactly `types` (a list; empty = stopped).
+--  - `trapdesk_respond(id, ok, json)`: the answer; json is the payload (ok) or `{code, message, ...}`.
+--  - `trapdesk_output(id, stream, text)`: live output of request `id` (`stream` is "out" or "err").
+--  - `trapdesk_host_request(rid, type, payload_json, timeout_ms)`: a request to the host.
+--
+-- Either way:
+--  - `trapdesk_stop(kind, instance)`: every `kind` program ("daemon", or a
+--    server's name) other than `instance` stops. A new instance sends it on start, so
+--    re-running the installer replaces the running client in place.
+sandbox.EVENTS = {
+    daemon_up = "trapdesk_daemon_up", request = "trapdesk_request", cancel = "trapdesk_cancel",
+    host_response = "trapdesk_host_response", serve = "trapdesk_serve", respond = "trapdesk_respond",
+    output = "trapdesk_output", host_request = "trapdesk_host_request", stop = "trapdesk_stop",
+}
+local E = sandbox.EVENTS
+
+-- Find json.lua beside this file (dofile gives an "@path" source on CC:
+-- Tweaked and on PUC Lua), falling back to the installed location.
+local function siblingRoot()
+    local info = debug and debug.getinfo and debug.getinfo(1, "S")
+    local src = info and info.source or ""
+    local dir = src:match("^@(.*)apis/libsandbox%.lua$")
+    if dir then return dir end
+    return "/trapdesk/"
+end
+local json = dofile(siblingRoot() .. "apis/json.lua")
+sandbox.json = json
+
+local counter = 0
+local function uniqueId(prefix)
+    counter = counter + 1
+    local id = os.getComputerID and os.getComputerID() or 0
+    return ("%s%d-%d-%d-%d"):format(prefix, id, os.epoch and os.epoch("utc") or 0, counter, math.random(1, 0x7fffffff))
+end
+
+local function encodeOr(value, fallback)
+    local ok, text = pcall(json.encode, value)
+    if ok then return text end
+    return json.encode(fallback(text))
+end
+
+--- Answer a request.
+-- @tparam string id The request id (from the request table).
+-- @tparam boolean ok `true` for a payload, `false` for a dispatch failure.
+-- @tparam table payload The payload, or the error `{code, message, output?}`.
+function sandbox.respond(id, ok, payload)
+    if ok then
+        os.queueEvent(E.respond, id, true, encodeOr(payload == nil and {} or payload, function(err)
+            return { ok = false, error = "response could not be encoded: " .. err }
+        end))
+    else
+        if type(payload) ~= "table" then payload = { code = "internal", message = tostring(payload) } end
+        os.queueEvent(E.respond, id, false, encodeOr(payload, function(err)
+            return { code = "internal", message = "error could not be encoded: " .. err }
+        end))
+    end
+end
+
+--- Send live output for a request.
+-- @tparam string id The request id.
+-- @tparam string stream "out" or "err".
+-- @tparam string text The text.
+function sandbox.output(id, stream, text)
+    os.queueEvent(E.output, id, stream, text)
+end
+
+--- Ask the host something (computer_request), waiting for the answer.
+-- Events other than the answer are discarded while waiting, as with any
+-- blocking CC call.
+-- @tparam string type The request type.
+-- @tparam[opt] table payload The payload.
+-- @tparam[opt] number timeout Seconds (default 30).
+-- @treturn boolean ok
+-- @treturn table The payload, or the error `{code, message}`.
+function sandbox.request(type_, payload, timeout)
+    if type(type_) ~= "string" then error("bad argument #1 (string expected, got " .. type(type_) .. ")", 2) end
+    timeout = timeout or 30
+    local rid = uniqueId("r")
+    os.queueEvent(E.host_request, rid, type_, json.encode(payload or {}), timeout * 1000)
+    local timer = os.startTimer(timeout)
+    while true do
+        local ev, a, b, c = os.pullEvent()
+        if ev == E.host_response and a == rid then
+            os.cancelTimer(timer)
+            local ok, value = pcall(json.decode, c)
+            if not ok then return false, { code = "internal", message = value } end
+            return b == true, value
+        elseif ev == "timer" and a == timer then
+            return false, { code = "timeout", message = "no answer within " .. timeout .. " s" }
+        end
+    end
+end
+
+--- Serve request types, running each request in its own coroutine.
+--
+-- Blocks until another instance with the same `opts.name` starts (or the
+-- daemon asks it to stop). The scheduler passes every event (except
+-- `terminate`) to each running handler whose yield filter matches it, so
+-- handlers may `sleep`, pull events and use `parallel`; several run at once.
+--
+-- `handler(req)` gets `{id, type, payload, timeout_ms, output = function(stream, text)}`
+-- and returns `true, payload` or `false, {code, message}`. A handler that
+-- raises is answered `internal`. On `cancel` the handler is abandoned at its
+-- next yield and answered `cancelled`, with the fields `opts.onCancel(req)`
+-- returns merged into the error.
+-- @tparam string|table types One type or a list.
+-- @tparam function handler The handler.
+-- @tparam[opt] table opts `name` (one instance per name), `onCancel`.
+function sandbox.serve(types, handler, opts)
+    if type(types) == "string" then types = { types } end
+    if type(types) ~= "table" then error("bad argument #1 (string or table expected)", 2) end
+    if type(handler) ~= "function" then error("bad argument #2 (function expected)", 2) end
+    opts = opts or {}
+    local owner = uniqueId("s")
+    local name = opts.name or owner
+    local jobs, order = {}, {} -- id -> job; order keeps start order for fairness
+    local serving = {}
+    for _, t in ipairs(types) do serving[t] = true end
+
+    local function announce() os.queueEvent(E.serve, owner, types) end
+
+    local function flush(job)
+        local buf = job.out
+        if #buf == 0 then return end
+        job.out = {}
+        local stream, parts = buf[1][1], {}
+        for _, piece in ipairs(buf) do
+            if piece[1] ~= stream then
+                sandbox.output(job.req.id, stream, table.concat(parts))
+                stream, parts = piece[1], {}
+            end
+            parts[#parts + 1] = piece[2]
+        end
+        sandbox.output(job.req.id, stream, table.concat(parts))
+    end
+
+    local function remove(id)
+        jobs[id] = nil
+        for i = #order, 1, -1 do if order[i] == id then table.remove(order, i) end end
+    end
+
+    local function step(job, ...)
+        local res = table.pack(coroutine.resume(job.co, ...))
+        flush(job)
+        if coroutine.status(job.co) == "dead" then
+            remove(job.req.id)
+            if not res[1] then
+                sandbox.respond(job.req.id, false, { code = "internal", message = tostring(res[2]) })
+            elseif res[2] then
+                sandbox.respond(job.req.id, true, res[3])
+            else
+                local err = res[3]
+                if type(err) ~= "table" then err = { code = "internal", message = tostring(err) } end
+                sandbox.respond(job.req.id, false, err)
+            end
+        else
+            job.filter = res[2]
+        end
+    end
+
+    local function start(id, type_, payloadJson, timeout_ms)
+        local ok, payload = pcall(json.decode, payloadJson or "{}")
+        if not ok then
+            sandbox.respond(id, false, { code = "bad_request", message = "payload is not JSON: " .. tostring(payload) })
+            return
+        end
+        local job = { out = {} }
+        job.req = {
+            id = id, type = type_, payload = payload, timeout_ms = timeout_ms,
+            output = function(stream, text) job.out[#job.out + 1] = { stream, text } end,
+        }
+        job.co = coroutine.create(handler)
+        jobs[id] = job
+        order[#order + 1] = id
+        step(job, job.req)
+    end
+
+    local function cancel(id)
+        local job = jobs[id]
+        if not job then return end
+        remove(id)
+        flush(job)
+        local err = { code = "cancelled", message = "cancelled by the host" }
+        if opts.onCancel then
+            local ok, extra = pcall(opts.onCancel, job.req)
+            if ok and type(extra) == "table" then for k, v in pairs(extra) do err[k] = v end end
+        end
+        sandbox.respond(id, false, err)
+    end
+
+    os.queueEvent(E.stop, name, owner)
+    announce()
+    local ok, err = pcall(function()
+        while true do
+            local ev = table.pack(os.pullEventRaw())
+            local kind = ev[1]
+            -- Snapshot first: a handler started by this very event must not see it.
+            local ids = { table.unpack(order) }
+            if kind == E.request and ev[2] == owner then
+                start(ev[3], ev[4], ev[5], ev[6])
+            elseif kind == E.cancel then
+                cancel(ev[2])
+            elseif kind == E.daemon_up then
+                announce()
+            elseif kind == E.stop and ev[2] == name and ev[3] ~= owner then
+                return
+            end
+            if kind ~= "terminate" then
+                for _, id in ipairs(ids) do
+                    local job = jobs[id] -- nil when it finished or was cancelled meanwhile
+                    if job and (job.filter == nil or job.filter == kind) then
+                        step(job, table.unpack(ev, 1, ev.n))
+                    end
+                end
+            end
+        end
+    end)
+    -- Whatever ended the loop, tell the daemon, and fail what was running.
+    for _, id in ipairs({ table.unpack(order) }) do
+        remove(id)
+        sandbox.respond(id, false, { code = "internal", message = "server stopped" })
+    end
+    os.queueEvent(E.serve, owner, {})
+    if not ok then error(err, 0) end
+end
+
+return sandbox

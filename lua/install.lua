@@ -1,0 +1,100 @@
+--- trapdesk installer: `wget run http://HOST:4444/install.lua [SECRET]`.
+--
+-- The gateway serves this file with `__TRAPDESK_HOST__` replaced by its
+-- `host:port` and `__TRAPDESK_FILES__` by the list of client files. It
+-- downloads every file into /trapdesk/ (atomically, so re-running upgrades in
+-- place), installs /startup/trapdesk.lua (the player's own /startup.lua is
+-- left alone), sets `sandbox.url` and `sandbox.password`, and starts the client.
+
+local HOST = "__TRAPDESK_HOST__"
+local FILES = __TRAPDESK_FILES__
+local ROOT = "/trapdesk/"
+local args = { ... }
+
+local function allowAdvice(err)
+    local host = HOST:match("^%[?([^%]]-)%]?:%d+$") or HOST:match("^[^:]+") or HOST
+    printError("CC: Tweaked refused to contact " .. HOST .. " (" .. tostring(err) .. ").")
+    print("Private and loopback addresses are blocked by default. In the world folder, edit")
+    print("serverconfig/computercraft-server.toml and add, BEFORE the")
+    print('rule with host = "$private":')
+    print("")
+    print("  [[http.rules]]")
+    print('  host = "' .. host .. '"')
+    print('  action = "allow"')
+    print("")
+    print("then restart the world (or /reload) and run the installer again.")
+end
+
+local function blocked(err)
+    err = tostring(err)
+    return err:find("not permitted") or err:find("blocked") or err:find("Domain")
+end
+
+if not http then
+    printError("The http API is disabled on this server (http.enabled in computercraft-server.toml).")
+    return
+end
+
+local function download(path)
+    local url = "http://" .. HOST .. "/lua/" .. path
+    local ok, why = http.checkURL and http.checkURL(url)
+    if http.checkURL and not ok then return nil, why end
+    local res, err = http.get({ url = url, binary = true })
+    if not res then return nil, err end
+    local body = res.readAll() or ""
+    local code = res.getResponseCode and res.getResponseCode() or 200
+    res.close()
+    if code ~= 200 then return nil, "HTTP " .. code .. " for " .. url end
+    return body
+end
+
+local function writeAtomic(path, bytes)
+    local tmp = path .. ".new"
+    local h, err = fs.open(tmp, "wb")
+    if not h then error("cannot write " .. tmp .. ": " .. tostring(err), 0) end
+    h.write(bytes)
+    h.close()
+    if fs.exists(path) then fs.delete(path) end
+    fs.move(tmp, path)
+end
+
+print("Installing trapdesk from " .. HOST)
+local fetched = {}
+for _, path in ipairs(FILES) do
+    local body, err = download(path)
+    if not body then
+        if blocked(err) then allowAdvice(err) else printError("Download failed: " .. tostring(err)) end
+        return
+    end
+    fetched[path] = body
+end
+-- Only write once everything arrived, so a failed run leaves the old install intact.
+for _, path in ipairs(FILES) do
+    writeAtomic(ROOT .. path, fetched[path])
+end
+fs.makeDir("/startup")
+if fs.exists("/startup") and not fs.isDir("/startup") then
+    printError("/startup is a file; add this line to it yourself: shell.run(\"/trapdesk/startup.lua\")")
+else
+    writeAtomic("/startup/trapdesk.lua", fetched["startup.lua"] or "shell.run(\"/trapdesk/startup.lua\")\n")
+end
+print(("Wrote %d files to %s"):format(#FILES, ROOT))
+
+local secret = args[1]
+if not secret or secret == "" then
+    secret = settings.get("sandbox.password")
+    if secret then
+        print("Keeping the secret already set.")
+    else
+        write("Secret (shown by trapdesk): ")
+        secret = read("*")
+    end
+end
+settings.set("sandbox.url", "ws://" .. HOST .. "/gateway")
+settings.set("sandbox.password", secret)
+settings.save()
+print("Linking to ws://" .. HOST .. "/gateway")
+print("Uninstall with: " .. ROOT .. "uninstall.lua")
+
+-- Start now (a running older client is replaced: new instances stop old ones).
+shell.run("/startup/trapdesk.lua")

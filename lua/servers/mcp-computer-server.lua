@@ -1,0 +1,112 @@
+--- The mcp-computer-server: serves exec-lua, run-file, write-file, read-file
+-- and list-files through the daemon (see apis/libsandbox.lua).
+--
+-- Each request runs in its own coroutine under libsandbox's scheduler, so
+-- two chunks that each `sleep(1)` finish together after about a second, and
+-- live output streams while a chunk runs. A chunk that errors is answered
+-- with a Result whose `ok` is false; the server carries on.
+--
+-- "Too long without yielding": CC: Tweaked raises it as an ordinary error
+-- inside the running chunk after about 7 s without a yield; executeLua's
+-- xpcall catches it like any error, so the chunk is answered and the server
+-- keeps going. If the code still does not yield (say it catches that error in
+-- a loop), CC shuts the whole computer down 1.5 s later; with the startup
+-- file installed it relinks after the reboot. Cancel cannot stop such a
+-- chunk: it takes effect at the chunk's next yield.
+--
+-- Usage: mcp-computer-server.lua (normally started by startup.lua).
+
+local function clientRoot()
+    if shell and shell.getRunningProgram then
+        local prog = shell.getRunningProgram()
+        if type(prog) == "string" and prog:find("servers/[^/]*$") then
+            local dir = fs.getDir(fs.getDir(prog))
+            return dir == "" and "/" or "/" .. dir .. "/"
+        end
+    end
+    return "/trapdesk/"
+end
+
+local root = clientRoot()
+local sandbox = dofile(root .. "apis/libsandbox.lua")
+local lib = dofile(root .. "apis/libmcpcomputer.lua")
+local base64 = dofile(root .. "apis/base64.lua")
+
+local function badRequest(message) return false, { code = "bad_request", message = message } end
+
+-- Chunks see this program's environment (shell, require, ...) behind
+-- their own print/write/printError.
+local chunkEnv = _ENV
+
+local handlers = {}
+
+handlers["exec-lua"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.code) ~= "string" then return badRequest("exec-lua needs a string code") end
+    if p.name ~= nil and type(p.name) ~= "string" then return badRequest("name must be a string") end
+    req.capture = lib.newCapture(req.output)
+    return true, lib.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv })
+end
+
+handlers["run-file"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("run-file needs a string path") end
+    local args = {}
+    if type(p.args) == "table" then
+        for i, a in ipairs(p.args) do
+            if type(a) ~= "string" and type(a) ~= "number" then return badRequest("args must be strings") end
+            args[i] = tostring(a)
+        end
+    elseif p.args ~= nil and p.args ~= sandbox.json.null then
+        return badRequest("args must be an array of strings")
+    end
+    req.capture = lib.newCapture(req.output)
+    return true, lib.runFile(p.path, args, { capture = req.capture, env = chunkEnv })
+end
+
+handlers["write-file"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.path) ~= "string" or type(p.content) ~= "string" then
+        return badRequest("write-file needs a string path and content")
+    end
+    local bytes = p.content
+    local encoding = p.encoding
+    if encoding == nil or encoding == sandbox.json.null or encoding == "base64" then
+        local err
+        bytes, err = base64.decode(p.content)
+        if not bytes then return true, { ok = false, bytes = 0, error = "content is not base64: " .. err } end
+    elseif encoding ~= "text" then
+        return badRequest("encoding must be base64 or text")
+    end
+    return true, lib.writeFile(p.path, bytes, p.append == true)
+end
+
+handlers["read-file"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("read-file needs a string path") end
+    local r = lib.readFile(p.path)
+    r.content = base64.encode(r.content or "")
+    r.encoding = "base64"
+    return true, r
+end
+
+handlers["list-files"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("list-files needs a string path") end
+    return true, lib.listFiles(p.path)
+end
+
+local types = {}
+for name in pairs(handlers) do types[#types + 1] = name end
+table.sort(types)
+
+sandbox.serve(types, function(req)
+    local h = handlers[req.type]
+    if not h then return false, { code = "unknown_type", message = "not served here: " .. tostring(req.type) } end
+    return h(req)
+end, {
+    name = "mcp-computer-server",
+    onCancel = function(req)
+        if req.capture then return { output = (req.capture.text()) } end
+    end,
+})

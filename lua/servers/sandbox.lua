@@ -1,0 +1,430 @@
+--- The trapdesk daemon: owns the one WebSocket to the host (PROTOCOL.md).
+--
+-- It links with `hello`/`welcome`, answers `ping` frames and `ping`
+-- requests itself, routes `gateway_request`s to the programs serving them
+-- (through the events of apis/libsandbox.lua), coalesces their output,
+-- forwards `cancel`, fragments and reassembles large messages, and
+-- reconnects after any drop with backoff (1 s doubling to 30 s, +-25 %
+-- jitter), forever. Close 4001 (wrong secret) prints a clear message and
+-- retries every 60 s, re-reading the settings each time so that
+-- `set sandbox.password ...` takes effect without a reboot. 4003 (protocol)
+-- retries every 5 min; 4002 (replaced by another link with our id) waits 30 s.
+--
+-- Gated on the setting `sandbox.url`; the secret is `sandbox.password`.
+
+local CLIENT = "trapdesk-lua/0.1.0"
+local LIMIT = 131072 -- CC's max_websocket_message: never send a frame above it
+local OUTPUT_PIECE = 4096 -- bytes of output per frame
+local OUTPUT_EVERY = 0.05 -- seconds between output flushes
+
+local function clientRoot()
+    if shell and shell.getRunningProgram then
+        local prog = shell.getRunningProgram()
+        if type(prog) == "string" and prog:find("servers/[^/]*$") then
+            local dir = fs.getDir(fs.getDir(prog))
+            return dir == "" and "/" or "/" .. dir .. "/"
+        end
+    end
+    return "/trapdesk/"
+end
+
+local root = clientRoot()
+local json = dofile(root .. "apis/json.lua")
+
+if not settings.get("sandbox.url") then
+    print("trapdesk: sandbox.url is not set; not linking")
+    return
+end
+
+local instance = ("d%d-%d"):format(os.epoch("utc"), math.random(1, 0x7fffffff))
+
+-- Logging: rare, important lines go to the screen; everything to a small log file.
+local logPath = root .. "daemon.log"
+local function log(msg)
+    local ok = pcall(function()
+        if fs.exists(logPath) and fs.getSize(logPath) > 16384 then fs.delete(logPath) end
+        local h = fs.open(logPath, "a")
+        if h then h.writeLine(("[%d] %s"):format(os.epoch("utc"), msg)) h.close() end
+    end)
+    return ok
+end
+local function say(msg)
+    log(msg)
+    print("trapdesk: " .. msg)
+end
+
+-- State -----------------------------------------------------------------------
+
+local ws, wsUrl          -- the socket and the exact URL it was opened with
+local phase = "idle"     -- idle | connecting | hello | linked
+local phaseSince = 0     -- os.clock() when the phase began
+local conn = 0           -- connection counter (unique URLs and local ids)
+local backoff = 1
+local retryTimer, tickTimer, flushTimer
+local heartbeat = 15     -- seconds, from welcome
+local lastPing = 0
+local hostMax = LIMIT
+local owners, ownerOrder = {}, {} -- owner -> list of types
+local inflight = {}      -- local id -> { wire = host id, owner = owner }
+local hostRequests = {}  -- wire id we sent -> libsandbox rid
+local hostCounter = 0
+local fragments = {}     -- mid -> { parts, next }
+local midCounter = 0
+local outQueue = {}      -- { {id=local id, stream, text}... } in order
+local linkedOnce = false
+
+local function setPhase(p) phase, phaseSince = p, os.clock() end
+
+-- Sending ---------------------------------------------------------------------
+
+local drop -- forward
+
+local function sendRaw(text)
+    if not ws then return false end
+    local ok, err = pcall(ws.send, text)
+    if not ok then
+        log("send failed: " .. tostring(err))
+        drop(nil, "send failed: " .. tostring(err))
+        return false
+    end
+    return true
+end
+
+--- Send one message's JSON text, fragmenting it to the host's limit.
+local function sendText(text)
+    local limit = math.min(hostMax, LIMIT)
+    if #text <= limit then return sendRaw(text) end
+    midCounter = midCounter + 1
+    local mid = "c" .. conn .. "-m" .. midCounter
+    -- The text is ASCII JSON; in `data` only '"' and '\' grow (to 2 bytes).
+    local piece = math.floor((limit - 256) / 2)
+    local seq, pos = 0, 1
+    while pos <= #text do
+        local last = pos + piece > #text
+        local ok = sendRaw(json.encode({ type = "fragment", mid = mid, seq = seq, last = last,
+            data = text:sub(pos, pos + piece - 1) }))
+        if not ok then return false end
+        seq, pos = seq + 1, pos + piece
+    end
+    return true
+end
+
+local function send(msg)
+    local ok, text = pcall(json.encode, msg)
+    if not ok then log("cannot encode " .. tostring(msg.type) .. ": " .. text) return false end
+    return sendText(text)
+end
+
+local function flushOutput()
+    local queue = outQueue
+    outQueue = {}
+    for _, o in ipairs(queue) do
+        local entry = inflight[o.id]
+        if entry then
+            for pos = 1, #o.text, OUTPUT_PIECE do
+                send({ type = "output", id = entry.wire, stream = o.stream, text = o.text:sub(pos, pos + OUTPUT_PIECE - 1) })
+            end
+        end
+    end
+end
+
+local function respondRaw(wireId, ok, jsonText)
+    local head = '{"type":"computer_response","id":' .. json.encodeString(wireId)
+    if ok then
+        sendText(head .. ',"ok":true,"payload":' .. jsonText .. "}")
+    else
+        sendText(head .. ',"ok":false,"error":' .. jsonText .. "}")
+    end
+end
+
+local function respondError(wireId, code, message)
+    respondRaw(wireId, false, json.encode({ code = code, message = message }))
+end
+
+-- Serving ---------------------------------------------------------------------
+
+local function servedTypes()
+    local set, list = {}, json.array()
+    for _, owner in ipairs(ownerOrder) do
+        for _, t in ipairs(owners[owner]) do
+            if not set[t] then set[t] = true list[#list + 1] = t end
+        end
+    end
+    table.sort(list)
+    return list
+end
+
+local function ownerFor(type_)
+    for _, owner in ipairs(ownerOrder) do
+        for _, t in ipairs(owners[owner]) do if t == type_ then return owner end end
+    end
+end
+
+local function setServe(owner, types)
+    local before = table.concat(servedTypes(), ",")
+    if type(types) ~= "table" or #types == 0 then
+        if owners[owner] then
+            owners[owner] = nil
+            for i = #ownerOrder, 1, -1 do if ownerOrder[i] == owner then table.remove(ownerOrder, i) end end
+        end
+        -- Whatever it was still running will never be answered.
+        for id, entry in pairs(inflight) do
+            if entry.owner == owner then
+                inflight[id] = nil
+                respondError(entry.wire, "internal", "the serving program stopped")
+            end
+        end
+    else
+        local clean = {}
+        for _, t in ipairs(types) do if type(t) == "string" then clean[#clean + 1] = t end end
+        if not owners[owner] then ownerOrder[#ownerOrder + 1] = owner end
+        owners[owner] = clean
+    end
+    local after = servedTypes()
+    if phase == "linked" and table.concat(after, ",") ~= before then
+        send({ type = "serve", types = after })
+    end
+end
+
+-- Incoming messages -------------------------------------------------------------
+
+local function handleRequest(msg)
+    if type(msg.id) ~= "string" then log("gateway_request without a string id") return end
+    if type(msg.request) ~= "string" then
+        return respondError(msg.id, "bad_request", "request must be a string")
+    end
+    if msg.request == "ping" then
+        return respondRaw(msg.id, true, json.encode({ pong = true, epoch_ms = os.epoch("utc"), uptime_s = os.clock() }))
+    end
+    local owner = ownerFor(msg.request)
+    if not owner then
+        return respondError(msg.id, "unknown_type", "no program on this computer serves " .. msg.request)
+    end
+    local localId = conn .. "/" .. msg.id
+    local ok, payload = pcall(json.encode, msg.payload == nil and {} or msg.payload)
+    if not ok then return respondError(msg.id, "bad_request", "payload: " .. payload) end
+    inflight[localId] = { wire = msg.id, owner = owner }
+    os.queueEvent("trapdesk_request", owner, localId, msg.request, payload, msg.timeout_ms)
+end
+
+local handleMessage
+
+local function handleFragment(msg)
+    if type(msg.mid) ~= "string" or type(msg.data) ~= "string" or type(msg.seq) ~= "number" then return end
+    local f = fragments[msg.mid]
+    if msg.seq == 0 then f = { parts = {}, next = 0, size = 0 } fragments[msg.mid] = f end
+    if not f or f.next ~= msg.seq then
+        log("fragment " .. msg.mid .. " out of order")
+        fragments[msg.mid] = nil
+        return
+    end
+    f.parts[#f.parts + 1] = msg.data
+    f.next, f.size = f.next + 1, f.size + #msg.data
+    if f.size > 32 * 1024 * 1024 then fragments[msg.mid] = nil log("fragmented message too large") return end
+    if msg.last == true then
+        fragments[msg.mid] = nil
+        local ok, whole = pcall(json.decode, table.concat(f.parts))
+        if ok and type(whole) == "table" then handleMessage(whole) else log("bad reassembled message") end
+    end
+end
+
+handleMessage = function(msg)
+    local kind = msg.type
+    if kind == "ping" then
+        lastPing = os.clock()
+        send({ type = "pong", t = msg.t })
+    elseif kind == "gateway_request" then
+        handleRequest(msg)
+    elseif kind == "cancel" then
+        local localId = conn .. "/" .. tostring(msg.id)
+        if inflight[localId] then os.queueEvent("trapdesk_cancel", localId) end
+    elseif kind == "fragment" then
+        handleFragment(msg)
+    elseif kind == "gateway_response" then
+        local rid = hostRequests[msg.id]
+        if rid then
+            hostRequests[msg.id] = nil
+            local body = msg.ok and (msg.payload == nil and {} or msg.payload) or (msg.error or { code = "internal" })
+            os.queueEvent("trapdesk_host_response", rid, msg.ok == true, json.encode(body))
+        end
+    elseif kind == "welcome" and phase == "hello" then
+        setPhase("linked")
+        backoff = 1
+        lastPing = os.clock()
+        if type(msg.heartbeat_ms) == "number" and msg.heartbeat_ms > 0 then heartbeat = msg.heartbeat_ms / 1000 end
+        if type(msg.max_message) == "number" and msg.max_message >= 1024 then hostMax = msg.max_message end
+        send({ type = "serve", types = servedTypes() })
+        os.queueEvent("trapdesk_daemon_up")
+        if not linkedOnce then say("linked as " .. tostring(msg.trapos_id)) end
+        linkedOnce = true
+        log("linked as " .. tostring(msg.trapos_id))
+    elseif kind == "error" then
+        log("host error " .. tostring(msg.code) .. ": " .. tostring(msg.message))
+    end
+end
+
+-- Connection life -----------------------------------------------------------------
+
+local function scheduleRetry(delay)
+    delay = delay * (0.75 + math.random() * 0.5)
+    retryTimer = os.startTimer(delay)
+    log(("retrying in %.1f s"):format(delay))
+end
+
+drop = function(code, reason)
+    if ws then pcall(ws.close) end
+    ws, wsUrl = nil, nil
+    setPhase("idle")
+    -- Requests of the old link: stop them; their ids mean nothing on the next one.
+    for id in pairs(inflight) do os.queueEvent("trapdesk_cancel", id) end
+    inflight, outQueue, fragments = {}, {}, {}
+    for wire, rid in pairs(hostRequests) do
+        os.queueEvent("trapdesk_host_response", rid, false,
+            json.encode({ code = "disconnected", message = "the link to the host dropped" }))
+        hostRequests[wire] = nil
+    end
+    log(("link down (%s): %s"):format(tostring(code), tostring(reason)))
+    if code == 4001 then
+        say("the host refused the secret. Set it with: set sandbox.password <secret> (retrying every minute)")
+        scheduleRetry(60)
+    elseif code == 4003 then
+        say("the host does not speak protocol 1; retrying every 5 minutes")
+        scheduleRetry(300)
+    elseif code == 4002 then
+        scheduleRetry(30)
+    else
+        scheduleRetry(backoff)
+        backoff = math.min(backoff * 2, 30)
+    end
+end
+
+local function opened(handle)
+    ws = handle
+    setPhase("hello")
+    local label = os.getComputerLabel()
+    send({
+        type = "hello", protocol = 1, computer_id = os.getComputerID(),
+        label = label == nil and json.null or label,
+        secret = tostring(settings.get("sandbox.password") or ""),
+        serves = servedTypes(), client = CLIENT, host = _HOST or "ComputerCraft",
+        max_message = LIMIT,
+    })
+end
+
+local function failed(err)
+    setPhase("idle")
+    err = tostring(err)
+    log("connect failed: " .. err)
+    if err:find("not permitted") or err:find("blocked") then
+        say("CC refused " .. tostring(settings.get("sandbox.url")) .. " (" .. err .. "): allow the host in the world's serverconfig/computercraft-server.toml (see /trapdesk docs)")
+    end
+    scheduleRetry(backoff)
+    backoff = math.min(backoff * 2, 30)
+end
+
+local function connect()
+    local base = settings.get("sandbox.url")
+    if type(base) ~= "string" or base == "" then scheduleRetry(30) return end
+    conn = conn + 1
+    hostMax = LIMIT
+    wsUrl = base .. (base:find("?", 1, true) and "&" or "?") .. "c=" .. conn
+    setPhase("connecting")
+    if http.websocketAsync then
+        local ok, res, err = pcall(http.websocketAsync, wsUrl)
+        if not ok then failed(res) elseif res == false then failed(err) end
+    else
+        -- Blocking variant: it discards other events while it waits; servers
+        -- announce again on trapdesk_daemon_up, so nothing is lost for good.
+        local ok, handle, err = pcall(http.websocket, wsUrl)
+        if not ok then failed(handle) elseif not handle then failed(err) else opened(handle) end
+    end
+end
+
+-- Main loop -------------------------------------------------------------------------
+
+local function tick()
+    local now = os.clock()
+    if phase == "linked" and now - lastPing > 3 * heartbeat then
+        drop(nil, "no ping for " .. 3 * heartbeat .. " s")
+    elseif phase == "hello" and now - phaseSince > 10 then
+        drop(nil, "no welcome")
+    elseif phase == "connecting" and now - phaseSince > 30 then
+        wsUrl = nil
+        failed("connect timed out")
+    end
+end
+
+os.queueEvent("trapdesk_stop", "daemon", instance)
+os.queueEvent("trapdesk_daemon_up")
+tickTimer = os.startTimer(1)
+connect()
+
+while true do
+    local ev, a, b, c, d, e = os.pullEventRaw()
+    if ev == "websocket_message" and a == wsUrl and ws then
+        if c then
+            log("binary frame ignored")
+        else
+            local ok, msg = pcall(json.decode, b)
+            if ok and type(msg) == "table" and type(msg.type) == "string" then
+                handleMessage(msg)
+            else
+                log("bad frame: " .. tostring(msg))
+            end
+        end
+    elseif ev == "websocket_closed" and a == wsUrl then
+        ws = nil
+        drop(c, b)
+    elseif ev == "websocket_success" and a == wsUrl and phase == "connecting" then
+        opened(b)
+    elseif ev == "websocket_failure" and a == wsUrl and phase == "connecting" then
+        failed(b)
+    elseif ev == "timer" then
+        if a == tickTimer then
+            tick()
+            tickTimer = os.startTimer(1)
+        elseif a == retryTimer then
+            retryTimer = nil
+            if phase == "idle" then connect() end
+        elseif a == flushTimer then
+            flushTimer = nil
+            flushOutput()
+        end
+    elseif ev == "trapdesk_serve" then
+        setServe(a, b)
+    elseif ev == "trapdesk_output" then
+        if inflight[a] and type(c) == "string" then
+            local last = outQueue[#outQueue]
+            if last and last.id == a and last.stream == b then
+                last.text = last.text .. c
+            else
+                outQueue[#outQueue + 1] = { id = a, stream = b == "err" and "err" or "out", text = c }
+            end
+            if not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
+        end
+    elseif ev == "trapdesk_respond" then
+        local entry = inflight[a]
+        if entry then
+            flushOutput() -- output goes before the answer
+            inflight[a] = nil
+            if type(c) ~= "string" then c = json.encode({ code = "internal", message = "no payload" }) b = false end
+            respondRaw(entry.wire, b == true, c)
+        end
+    elseif ev == "trapdesk_host_request" then
+        if phase ~= "linked" then
+            os.queueEvent("trapdesk_host_response", a, false,
+                json.encode({ code = "disconnected", message = "not linked to the host" }))
+        else
+            hostCounter = hostCounter + 1
+            local wire = "c-" .. hostCounter
+            hostRequests[wire] = a
+            local ok, payload = pcall(json.decode, c or "{}")
+            send({ type = "computer_request", id = wire, request = b, payload = ok and payload or {},
+                timeout_ms = type(d) == "number" and d or nil })
+        end
+    elseif ev == "trapdesk_stop" and a == "daemon" and b ~= instance then
+        log("stopped by " .. tostring(b))
+        if ws then pcall(ws.close) end
+        return
+    end
+end

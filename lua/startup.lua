@@ -1,0 +1,66 @@
+--- trapdesk startup, installed as /startup/trapdesk.lua.
+--
+-- Starts the daemon (servers/sandbox.lua) and the mcp-computer-server in the
+-- background while the player keeps a working shell. On an advanced computer
+-- (multishell with shell.openTab) each gets its own tab and this file returns
+-- at once. Otherwise it runs them beside a nested shell with
+-- parallel.waitForAny, and never returns while that shell is open (CC runs the
+-- remaining startup files first only if they come before this one). Does
+-- nothing when the setting `sandbox.url` is unset.
+
+local ROOT = "/trapdesk/"
+do
+    -- Run from somewhere else (tests, a disk): use the directory this file is in,
+    -- unless it is the installed copy in /startup.
+    local prog = shell and shell.getRunningProgram and shell.getRunningProgram()
+    if type(prog) == "string" and fs.getName(prog) == "startup.lua" then
+        local dir = fs.getDir(prog)
+        if fs.exists(fs.combine(dir, "servers/sandbox.lua")) then ROOT = dir == "" and "/" or "/" .. dir .. "/" end
+    end
+end
+
+if not settings.get("sandbox.url") then return end
+
+local DAEMON = ROOT .. "servers/sandbox.lua"
+local SERVER = ROOT .. "servers/mcp-computer-server.lua"
+
+if multishell and shell.openTab then
+    local d = shell.openTab(DAEMON)
+    local s = shell.openTab(SERVER)
+    if d and multishell.setTitle then multishell.setTitle(d, "trapdesk") end
+    if s and multishell.setTitle then multishell.setTitle(s, "mcp") end
+    return
+end
+
+-- Keep a program that ends (stopped by a newer instance, or crashed) from
+-- ending the waitForAny below, which would take the player's shell with it.
+local function background()
+    local ok, err = pcall(parallel.waitForAll,
+        function() shell.run(DAEMON) end,
+        function() shell.run(SERVER) end)
+    if not ok then printError("trapdesk: " .. tostring(err)) end
+    while true do coroutine.yield("trapdesk_never") end
+end
+
+local function playerShell()
+    shell.run("shell")
+end
+
+if parallel and parallel.waitForAny then
+    parallel.waitForAny(playerShell, background)
+else
+    -- No parallel API: a minimal round robin with the same semantics.
+    local cos = { coroutine.create(playerShell), coroutine.create(background) }
+    local filters, ev = {}, { n = 0 }
+    while true do
+        for i, co in ipairs(cos) do
+            if filters[i] == nil or filters[i] == ev[1] or ev[1] == "terminate" then
+                local ok, f = coroutine.resume(co, table.unpack(ev, 1, ev.n))
+                if not ok then error(f, 0) end
+                if coroutine.status(co) == "dead" then return end
+                filters[i] = f
+            end
+        end
+        ev = table.pack(os.pullEventRaw())
+    end
+end

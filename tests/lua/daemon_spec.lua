@@ -1,0 +1,80 @@
+-- daemon_spec: servers/sandbox.lua against stubbed CC APIs (http, os events, settings).
+local json = dofile(ROOT .. "apis/json.lua")
+local sent, queued, timers = {}, {}, 0
+local realOs = os
+local function eq(a, b, msg)
+    if a ~= b then error((msg or "mismatch") .. ": expected " .. tostring(b) .. ", got " .. tostring(a), 2) end
+end
+local env = setmetatable({
+    shell = { getRunningProgram = function() return ROOT .. "servers/sandbox.lua" end },
+    fs = { getDir = function(p) return (p:match("^(.*)/[^/]*$") or "") end,
+        exists = function() return false end, open = function() return nil end, getSize = function() return 0 end,
+        delete = function() end },
+    settings = { get = function(k) return ({ ["sandbox.url"] = "ws://127.0.0.1:4444/gateway",
+        ["sandbox.password"] = "s3cret" })[k] end },
+    http = { websocketAsync = function() return true end },
+    os = setmetatable({
+        queueEvent = function(...) queued[#queued + 1] = table.pack(...) end,
+        pullEventRaw = function(f) return coroutine.yield(f) end,
+        startTimer = function() timers = timers + 1 return timers end,
+        epoch = function() return 1733000000000 end, getComputerID = function() return 7 end,
+        getComputerLabel = function() end, clock = realOs.clock,
+    }, { __index = realOs }),
+    print = function() end, _HOST = "ComputerCraft 1.113.0 (test)",
+}, { __index = _G })
+-- The daemon computes its root as "/" .. dir: run it from an absolute ROOT.
+local abs = ROOT:sub(1, 1) == "/" and ROOT or (io.popen("pwd"):read("*l") .. "/" .. ROOT)
+env.shell.getRunningProgram = function() return abs:sub(2) .. "servers/sandbox.lua" end
+local fn = assert(loadfile(ROOT .. "servers/sandbox.lua", "t", env))
+local co = coroutine.create(fn)
+local handle = { send = function(t) sent[#sent + 1] = t end, close = function() end }
+local function feed(...) local ok, e = coroutine.resume(co, ...) assert(ok, tostring(e)) end
+local function last() return json.decode(table.remove(sent, 1)) end
+
+feed()
+local url = "ws://127.0.0.1:4444/gateway?c=1"
+feed("websocket_success", url, handle)
+local hello = last()
+eq(hello.type, "hello") eq(hello.protocol, 1) eq(hello.computer_id, 7) eq(hello.label, json.null)
+eq(hello.secret, "s3cret") eq(hello.max_message, 131072) eq(hello.client, "trapdesk-lua/0.1.0")
+eq(json.encode(hello.serves), "[]")
+feed("trapdesk_serve", "owner1", { "exec-lua" })
+feed("websocket_message", url, '{"type":"welcome","protocol":1,"trapos_id":"7:","heartbeat_ms":15000,"max_message":2048}')
+local serve = last()
+eq(serve.type, "serve") eq(serve.types[1], "exec-lua")
+feed("websocket_message", url, '{"type":"ping","t":1733000000123}')
+local pong = last() eq(pong.type, "pong") eq(pong.t, 1733000000123)
+feed("websocket_message", url, '{"type":"gateway_request","id":"h-1","request":"ping","payload":{}}')
+local r = last() eq(r.id, "h-1") eq(r.ok, true) eq(r.payload.pong, true)
+feed("websocket_message", url, '{"type":"gateway_request","id":"h-2","request":"nope","payload":{}}')
+r = last() eq(r.ok, false) eq(r.error.code, "unknown_type")
+-- Routed request, output then a large answer fragmented to the host's 2048.
+queued = {}
+feed("websocket_message", url, '{"type":"gateway_request","id":"h-3","request":"exec-lua","payload":{"code":"x"}}')
+local req
+for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" then req = ev end end
+eq(req[2], "owner1") eq(req[4], "exec-lua") eq(json.decode(req[5]).code, "x")
+feed("trapdesk_output", req[3], "out", "hi\n")
+local big = string.rep("\255\"ab", 2000)
+feed("trapdesk_respond", req[3], true, json.encode({ ok = true, output = big }))
+local out = last() eq(out.type, "output") eq(out.id, "h-3") eq(out.text, "hi\n")
+local parts = {}
+while #sent > 0 do
+    local raw = table.remove(sent, 1)
+    assert(#raw <= 2048, "fragment frame within the host's limit: " .. #raw)
+    local f = json.decode(raw)
+    eq(f.type, "fragment") eq(f.seq, #parts)
+    parts[#parts + 1] = f.data
+    if f.last then break end
+end
+local whole = json.decode(table.concat(parts))
+eq(whole.type, "computer_response") eq(whole.id, "h-3") eq(whole.payload.output, big)
+-- Incoming fragments are reassembled.
+local msg = json.encode({ type = "gateway_request", id = "h-4", request = "ping", payload = {} })
+feed("websocket_message", url, json.encode({ type = "fragment", mid = "m1", seq = 0, last = false, data = msg:sub(1, 20) }))
+feed("websocket_message", url, json.encode({ type = "fragment", mid = "m1", seq = 1, last = true, data = msg:sub(21) }))
+r = last() eq(r.id, "h-4") eq(r.payload.pong, true)
+-- Close: reconnect scheduled with a new URL.
+queued = {}
+feed("websocket_closed", url, "bye", 1006)
+print("daemon_spec: ok")

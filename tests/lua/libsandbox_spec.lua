@@ -1,0 +1,101 @@
+-- libsandbox_spec: the serve scheduler (concurrency, output, cancel, stop) with
+-- os.queueEvent/os.pullEventRaw stubbed; no CC needed.
+local queued = {}
+local realOs = os
+os = setmetatable({
+    queueEvent = function(...) queued[#queued + 1] = table.pack(...) end,
+    pullEventRaw = function(filter) return coroutine.yield(filter) end,
+    epoch = function() return 1733000000000 end,
+    getComputerID = function() return 7 end,
+}, { __index = realOs })
+
+local sandbox = dofile(ROOT .. "apis/libsandbox.lua")
+local json = sandbox.json
+
+local function eq(a, b, msg)
+    if a ~= b then error((msg or "mismatch") .. ": expected " .. tostring(b) .. ", got " .. tostring(a), 2) end
+end
+local function take(name)
+    for i, ev in ipairs(queued) do
+        if ev[1] == name then table.remove(queued, i) return ev end
+    end
+end
+
+local function handler(req)
+    req.output("out", "start " .. req.payload.n .. "\n")
+    req.output("out", "more\n")
+    local _, id = coroutine.yield("timer")
+    req.output("err", "woke " .. tostring(id) .. "\n")
+    if req.payload.fail then error("boom") end
+    return true, { n = req.payload.n, returns = json.array() }
+end
+
+local co = coroutine.create(function()
+    sandbox.serve({ "exec-lua" }, handler, { name = "test", onCancel = function() return { output = "so far" } end })
+    return "stopped"
+end)
+local function feed(...)
+    local ok, res = coroutine.resume(co, ...)
+    assert(ok, tostring(res))
+    return res
+end
+
+feed()
+local stop = take("trapdesk_stop")
+eq(stop[2], "test")
+local serve = take("trapdesk_serve")
+local owner = serve[2]
+eq(serve[3][1], "exec-lua")
+
+-- Two requests run at once; one timer wakes both (each waits for "timer").
+feed("trapdesk_request", owner, "1/h-1", "exec-lua", '{"n":1}', 30000)
+feed("trapdesk_request", owner, "1/h-2", "exec-lua", '{"n":2}', 30000)
+feed("trapdesk_request", "someone-else", "1/h-9", "exec-lua", '{"n":9}', 30000)
+local out1 = take("trapdesk_output")
+eq(out1[2], "1/h-1") eq(out1[3], "out") eq(out1[4], "start 1\nmore\n", "output coalesced per resume")
+eq(take("trapdesk_output")[2], "1/h-2")
+eq(take("trapdesk_output"), nil, "requests for another owner are ignored")
+feed("key", 28) -- not a timer: nobody wakes
+eq(take("trapdesk_respond"), nil)
+feed("timer", 5)
+local e1, r1 = take("trapdesk_output"), take("trapdesk_respond")
+eq(e1[3], "err") eq(e1[4], "woke 5\n")
+eq(r1[2], "1/h-1") eq(r1[3], true) eq(r1[4], '{"n":1,"returns":[]}', "empty array survives as JSON text")
+local r2 = take("trapdesk_respond")
+eq(r2[2], "1/h-2") eq(r2[3], true)
+
+-- A handler that raises is answered internal; the server goes on.
+feed("trapdesk_request", owner, "1/h-3", "exec-lua", '{"n":3,"fail":true}', 30000)
+feed("timer", 6)
+local r3 = take("trapdesk_respond")
+eq(r3[3], false) assert(json.decode(r3[4]).code == "internal", "internal error")
+assert(json.decode(r3[4]).message:find("boom"), "message kept")
+
+-- Bad payload JSON is bad_request.
+feed("trapdesk_request", owner, "1/h-4", "exec-lua", "{nope", 30000)
+eq(json.decode(take("trapdesk_respond")[4]).code, "bad_request")
+
+-- Cancel abandons the handler at its yield, with onCancel's fields.
+queued = {}
+feed("trapdesk_request", owner, "1/h-5", "exec-lua", '{"n":5}', 30000)
+feed("trapdesk_cancel", "1/h-5")
+local r5 = take("trapdesk_respond")
+eq(r5[2], "1/h-5") eq(r5[3], false)
+local err = json.decode(r5[4])
+eq(err.code, "cancelled") eq(err.output, "so far")
+feed("timer", 7)
+eq(take("trapdesk_respond"), nil, "a cancelled handler never answers")
+
+-- Daemon restart: announce again. Another instance of "test": stop, unserve.
+feed("trapdesk_daemon_up")
+eq(take("trapdesk_serve")[2], owner)
+feed("trapdesk_request", owner, "1/h-6", "exec-lua", '{"n":6}', 30000)
+local res = feed("trapdesk_stop", "test", "newer")
+eq(res, "stopped")
+local r6 = take("trapdesk_respond")
+eq(r6[2], "1/h-6") eq(json.decode(r6[4]).code, "internal")
+local unserve = take("trapdesk_serve")
+eq(unserve[2], owner) eq(#unserve[3], 0)
+
+os = realOs
+print("libsandbox_spec: ok")
