@@ -169,6 +169,7 @@ impl WriteHandle {
         let mut bytes = match v {
             Value::String(s) => s.as_bytes().to_vec(),
             Value::Number(n) if self.binary && !newline => vec![n as i64 as u8],
+            Value::Integer(n) if self.binary && !newline => vec![n as u8],
             Value::Number(n) => super::os_api::number_text(n).into_bytes(),
             Value::Integer(n) => n.to_string().into_bytes(),
             other => {
@@ -207,44 +208,44 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let disk = std::sync::Arc::new(Disk { root: ctx.root.clone() });
     macro_rules! f {
-        ($name:expr, |$lua:ident, $d:ident, $args:pat_param : $ty:ty| $body:expr) => {{
+        ($name:expr, |$lua:ident, $d:ident, $args:tt : $ty:ty| $body:expr) => {{
             let $d = disk.clone();
             t.set($name, lua.create_function(move |$lua, $args: $ty| $body)?)?;
         }};
     }
-    f!("combine", |lua, _d, parts: mlua::Variadic<mlua::String>| {
+    f!("combine", |lua, _d, parts: mlua::Variadic<mlua::LuaString>| {
         let joined: Vec<String> = parts.iter().map(|p| p.to_string_lossy()).collect();
         match normalize(&joined.join("/"), true) {
             Ok(p) => ok(lua, p),
             Err(e) => fail(lua, e),
         }
     });
-    f!("getName", |lua, _d, p: mlua::String| {
+    f!("getName", |lua, _d, p: mlua::LuaString| {
         let p = normalize(&p.to_string_lossy(), true).unwrap_or_default();
         ok(lua, if p.is_empty() { "root".to_owned() } else { p.rsplit('/').next().unwrap_or("").to_owned() })
     });
-    f!("getDir", |lua, _d, p: mlua::String| {
+    f!("getDir", |lua, _d, p: mlua::LuaString| {
         let p = normalize(&p.to_string_lossy(), true).unwrap_or_default();
         ok(lua, if p.is_empty() { "..".to_owned() } else { p.rsplit_once('/').map(|(d, _)| d.to_owned()).unwrap_or_default() })
     });
-    f!("exists", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("exists", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, h)) => ok(lua, p == "rom" || h.exists()),
         Err(_) => ok(lua, false),
     });
-    f!("isDir", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("isDir", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, h)) => ok(lua, p == "rom" || h.is_dir()),
         Err(_) => ok(lua, false),
     });
-    f!("isReadOnly", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("isReadOnly", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, _)) => ok(lua, Disk::is_rom(&p)),
         Err(_) => ok(lua, false),
     });
-    f!("getDrive", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("getDrive", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, _)) if Disk::is_rom(&p) => ok(lua, "rom"),
         Ok((_, h)) if h.exists() => ok(lua, "hdd"),
         _ => ok(lua, Value::Nil),
     });
-    f!("getSize", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("getSize", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, h)) => match fs::metadata(&h) {
             Ok(m) => ok(lua, if m.is_dir() { 0.0 } else { m.len() as f64 }),
             Err(_) if p == "rom" => ok(lua, 0.0),
@@ -254,7 +255,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     });
     f!("getFreeSpace", |lua, d, _p: Value| ok(lua, CAPACITY.saturating_sub(Disk::used(&d.root)) as f64));
     f!("getCapacity", |lua, _d, _p: Value| ok(lua, CAPACITY as f64));
-    f!("list", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("list", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, _)) if p == "rom" => ok(lua, lua.create_table()?),
         Ok((p, h)) => match fs::read_dir(&h) {
             Ok(rd) => {
@@ -270,7 +271,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         },
         Err(e) => fail(lua, e),
     });
-    f!("makeDir", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("makeDir", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, _)) if Disk::is_rom(&p) => fail(lua, format!("/{p}: Access denied")),
         Ok((p, h)) => match fs::create_dir_all(&h) {
             Ok(()) => ok(lua, ()),
@@ -278,7 +279,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         },
         Err(e) => fail(lua, e),
     });
-    f!("delete", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("delete", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, _)) if Disk::is_rom(&p) || p.is_empty() => fail(lua, format!("/{p}: Access denied")),
         Ok((p, h)) => {
             let r = if h.is_dir() { fs::remove_dir_all(&h) } else if h.exists() { fs::remove_file(&h) } else { Ok(()) };
@@ -290,7 +291,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         Err(e) => fail(lua, e),
     });
     for (name, is_move) in [("move", true), ("copy", false)] {
-        f!(name, |lua, d, (from, to): (mlua::String, mlua::String)| {
+        f!(name, |lua, d, (from, to): (mlua::LuaString, mlua::LuaString)| {
             let ((fp, fh), (tp, th)) = match (d.host(&from.to_string_lossy()), d.host(&to.to_string_lossy())) {
                 (Ok(a), Ok(b)) => (a, b),
                 (Err(e), _) | (_, Err(e)) => return fail(lua, e),
@@ -317,7 +318,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             }
         });
     }
-    f!("attributes", |lua, d, p: mlua::String| match d.host(&p.to_string_lossy()) {
+    f!("attributes", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
         Ok((p, h)) => match fs::metadata(&h) {
             Ok(m) => {
                 let a = lua.create_table()?;
@@ -339,7 +340,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         },
         Err(e) => fail(lua, e),
     });
-    f!("open", |lua, d, (p, mode): (mlua::String, String)| {
+    f!("open", |lua, d, (p, mode): (mlua::LuaString, String)| {
         let (p, h) = match d.host(&p.to_string_lossy()) {
             Ok(x) => x,
             Err(e) => return fail(lua, e),

@@ -15,7 +15,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, ThreadStatus, Value};
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
+use mlua::thread::ThreadStatus;
 use tokio_util::sync::CancellationToken;
 
 use super::ComputerSpec;
@@ -83,11 +84,12 @@ pub(crate) struct Watchdog {
     pub resumed_at: Instant,
     pub warned_at: Option<Instant>,
     pub timeout: Duration,
+    /// Set once the program ignored the error for `HARD_ABORT_AFTER`: from then on the hook
+    /// raises at every instruction, so the error escapes any `pcall` loop, and the machine turns
+    /// the computer off as soon as the resume returns.
+    pub killed: bool,
 }
 
-/// A payload for the unwind that kills a computer that ignored "Too long without yielding":
-/// mlua's `pcall` rethrows Rust panics, so this is the one error Lua cannot catch.
-pub(crate) struct HardAbort;
 
 /// Everything a native function may need, cloned into each closure.
 #[derive(Clone)]
@@ -188,6 +190,7 @@ impl Machine {
                 resumed_at: Instant::now(),
                 warned_at: None,
                 timeout: self.spec.yield_timeout,
+                killed: false,
             })),
             root: self.spec.root.clone(),
             rt: self.rt.clone(),
@@ -346,7 +349,7 @@ impl Machine {
                     let f = lua
                         .load(code.as_str())
                         .set_name("=run_lua")
-                        .set_mode(mlua::ChunkMode::Text)
+                        .set_mode(mlua::chunk::ChunkMode::Text)
                         .set_environment(env)
                         .into_function()?;
                     spawn.call::<Thread>(f)
@@ -388,7 +391,9 @@ impl Machine {
         lock(&ctx.screen).capture = p.capture.take();
         let result = catch_unwind(AssertUnwindSafe(|| p.co.resume::<MultiValue>(args)));
         p.capture = lock(&ctx.screen).capture.take();
+        let killed = lock(&ctx.watchdog).killed;
         let step = match result {
+            _ if killed => Step::Killed,
             Err(_) => Step::Killed,
             Ok(Err(e)) => Step::Failed(error_text(&e)),
             Ok(Ok(values)) => {
@@ -431,7 +436,9 @@ fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
     // SAFETY: `unsafe_new_with` is needed only to load the `debug` library, which CC offers and
     // which the bios uses to install the yield watchdog; no C modules are ever loaded (the
     // bios removes `package.loadlib` and `require`'s C searchers).
-    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new().catch_rust_panics(false)) };
+    // `catch_rust_panics` stays on: mlua's replacement `pcall` cannot be yielded across, and
+    // CC programs yield inside `pcall` all the time.
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::new()) };
     let natives = lua.create_table()?;
     natives.set("term", super::term::native(&lua, ctx)?)?;
     natives.set("fs", super::fs::native(&lua, ctx)?)?;
@@ -444,16 +451,16 @@ fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
             let mut w = lock(&wd);
             let now = Instant::now();
             match w.warned_at {
-                Some(at) if now.duration_since(at) > HARD_ABORT_AFTER => {
-                    drop(w);
-                    std::panic::resume_unwind(Box::new(HardAbort));
+                Some(at) if w.killed || now.duration_since(at) > HARD_ABORT_AFTER => {
+                    w.killed = true;
+                    Ok(2)
                 }
-                Some(_) => Ok(false),
+                Some(_) => Ok(0),
                 None if now.duration_since(w.resumed_at) > w.timeout => {
                     w.warned_at = Some(now);
-                    Ok(true)
+                    Ok(1)
                 }
-                None => Ok(false),
+                None => Ok(0),
             }
         })?,
     )?;

@@ -40,7 +40,7 @@ pub(crate) struct WsUser(pub Arc<WsHandle>);
 
 impl UserData for WsUser {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("send", |lua, h, (msg, binary): (mlua::String, Option<bool>)| {
+        m.add_method("send", |lua, h, (msg, binary): (mlua::LuaString, Option<bool>)| {
             let bytes = msg.as_bytes().to_vec();
             if bytes.len() > MAX_MESSAGE {
                 return (false, "Message is too large").into_lua_multi(lua);

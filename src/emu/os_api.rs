@@ -67,7 +67,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let k = ctx.kernel.clone();
     t.set(
         "setComputerLabel",
-        lua.create_function(move |_, label: Option<mlua::String>| {
+        lua.create_function(move |_, label: Option<mlua::LuaString>| {
             lock(&k).label = label.map(|l| l.to_string_lossy()).filter(|l| !l.is_empty());
             Ok(())
         })?,
@@ -96,7 +96,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let k = ctx.kernel.clone();
     t.set(
         "queueEvent",
-        lua.create_function(move |lua, (name, rest): (mlua::String, MultiValue)| {
+        lua.create_function(move |lua, (name, rest): (mlua::LuaString, MultiValue)| {
             let args = rest.into_iter().map(|v| to_val(lua, v)).collect::<mlua::Result<Vec<_>>>()?;
             lock(&k).push(Event { name: name.as_bytes().to_vec(), args });
             Ok(())

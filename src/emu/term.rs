@@ -122,11 +122,12 @@ fn digit_colour(d: u8) -> f64 {
 pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     macro_rules! f {
-        ($name:expr, |$s:ident, $args:pat_param : $ty:ty| $body:expr) => {{
+        ($name:expr, |$s:ident, $args:tt : $ty:ty| $body:expr) => {{
             let screen = ctx.screen.clone();
             t.set(
                 $name,
                 lua.create_function(move |_, $args: $ty| {
+                    #[allow(unused_mut)]
                     let mut $s = lock(&screen);
                     $body
                 })?,
@@ -143,7 +144,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         s.put(&bytes, None, None);
         Ok(())
     });
-    f!("blit", |s, (text, fg, bg): (mlua::String, mlua::String, mlua::String)| {
+    f!("blit", |s, (text, fg, bg): (mlua::LuaString, mlua::LuaString, mlua::LuaString)| {
         let (text, fg, bg) = (text.as_bytes().to_vec(), fg.as_bytes().to_vec(), bg.as_bytes().to_vec());
         if fg.len() != text.len() || bg.len() != text.len() {
             return Err(mlua::Error::RuntimeError("Arguments must be the same length".into()));

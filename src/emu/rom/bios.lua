@@ -13,9 +13,14 @@ _CC_DEFAULT_SETTINGS = ""
 
 -- "Too long without yielding": every coroutine gets a count hook that asks the machine whether
 -- the current resume has run too long. The error is an ordinary Lua error, so pcall catches it
--- (as on CC); a computer that still does not yield is killed from Rust.
-local function watchdog_hook()
-    if watchdog() then error("Too long without yielding", 0) end
+-- (as on CC); a computer that still does not yield 1.5 s later is turned off.
+local watchdog_hook
+function watchdog_hook()
+    local state = watchdog()
+    if state == 0 then return end
+    -- Killed: raise at every instruction from now on, so no pcall loop can hold on.
+    if state == 2 then sethook(watchdog_hook, "", 1) end
+    error("Too long without yielding", 0)
 end
 
 local function spawn(f)
