@@ -29,7 +29,11 @@ fn main() -> std::io::Result<()> {
     let mut src = String::from("&[\n");
     for (rel, abs) in &files {
         // Debug formatting quotes and escapes both strings for us.
-        let _ = writeln!(src, "    ({rel:?}, include_bytes!({:?})),", abs.to_string_lossy());
+        let _ = writeln!(
+            src,
+            "    ({rel:?}, include_bytes!({:?})),",
+            abs.to_string_lossy()
+        );
     }
     src.push(']');
     let out = PathBuf::from(std::env::var("OUT_DIR").map_err(std::io::Error::other)?);

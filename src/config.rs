@@ -12,7 +12,11 @@ use serde::Deserialize;
 
 /// Command line of the `trapdesk` binary.
 #[derive(Debug, Parser)]
-#[command(name = "trapdesk", version, about = "Operate ComputerCraft computers from a terminal and from AI agents")]
+#[command(
+    name = "trapdesk",
+    version,
+    about = "Operate ComputerCraft computers from a terminal and from AI agents"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub host: HostArgs,
@@ -264,7 +268,10 @@ pub fn resolve_with_env(
     };
 
     // gateway_bind: the env var is read by clap into the flag already.
-    s.gateway_bind = args.gateway_bind.or(file.gateway_bind).unwrap_or(s.gateway_bind);
+    s.gateway_bind = args
+        .gateway_bind
+        .or(file.gateway_bind)
+        .unwrap_or(s.gateway_bind);
     s.mcp_bind = match args.mcp_bind {
         Some(a) => a,
         None => {
@@ -283,7 +290,10 @@ pub fn resolve_with_env(
     if !s.mcp_bind.ip().is_loopback() && s.mcp_token.is_none() {
         return Err(ConfigError::McpWithoutToken(s.mcp_bind));
     }
-    s.max_message = args.max_message.or(file.max_message).unwrap_or(s.max_message);
+    s.max_message = args
+        .max_message
+        .or(file.max_message)
+        .unwrap_or(s.max_message);
     if s.max_message < 4096 {
         return Err(ConfigError::Invalid(format!(
             "--max-message {} is too small (at least 4096 bytes)",
@@ -398,7 +408,9 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join("secret"))?.permissions().mode();
+            let mode = std::fs::metadata(dir.path().join("secret"))?
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         let b = resolve_with_env(&args(dir.path()), &none)?;
@@ -430,7 +442,10 @@ mod tests {
         assert_eq!(s.secret, "from-flag");
         assert_eq!(s.mcp_bind.port(), 7000);
         let no_env = |_: &'static str| None;
-        assert_eq!(resolve_with_env(&args(dir.path()), &no_env)?.secret, "from-file");
+        assert_eq!(
+            resolve_with_env(&args(dir.path()), &no_env)?.secret,
+            "from-file"
+        );
         Ok(())
     }
 

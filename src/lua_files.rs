@@ -8,7 +8,10 @@ pub static FILES: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/lua_fil
 
 /// The bytes of one client file, by its path relative to `lua/` (for example `apis/json.lua`).
 pub fn get(path: &str) -> Option<&'static [u8]> {
-    FILES.iter().find(|(p, _)| *p == path).map(|(_, bytes)| *bytes)
+    FILES
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, bytes)| *bytes)
 }
 
 #[cfg(test)]
@@ -21,6 +24,10 @@ mod tests {
         let mut sorted = names.clone();
         sorted.sort();
         assert_eq!(names, sorted);
-        assert!(names.iter().all(|n| !n.starts_with('/') && !n.contains('\\')));
+        assert!(
+            names
+                .iter()
+                .all(|n| !n.starts_with('/') && !n.contains('\\'))
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The emulated computer keeps CC's execution model: events and timers in order, coroutines
 //! with filters, the 256-event queue, "Too long without yielding", a sandboxed disk, settings
 //! that persist, and reboots that rerun startup.
+#![allow(clippy::panic)] // test helpers fail the test by panicking
 
 use std::time::Duration;
 
@@ -24,7 +25,9 @@ async fn run(c: &Computer, code: &str) -> String {
 async fn events_timers_and_identity() {
     let dir = tempfile::tempdir().expect("tmp");
     let c = boot(&dir);
-    let out = run(&c, r##"
+    let out = run(
+        &c,
+        r##"
         print(os.getComputerID(), select("#", os.getComputerLabel()), os.version(), _HOST ~= nil)
         os.queueEvent("a", 1, "x")
         os.queueEvent("b", true)
@@ -39,8 +42,13 @@ async fn events_timers_and_identity() {
         print(os.clock() - c0 >= 0.15)
         os.setComputerLabel("miner")
         print(os.getComputerLabel(), os.epoch("utc") > 1.6e12, type(os.time()), type(os.day()))
-    "##).await;
-    assert_eq!(out, "7\t0\tCraftOS 1.9\ttrue\na\t1\tx\ntrue\ntrue\nminer\ttrue\tnumber\tnumber\n");
+    "##,
+    )
+    .await;
+    assert_eq!(
+        out,
+        "7\t0\tCraftOS 1.9\ttrue\na\t1\tx\ntrue\ntrue\nminer\ttrue\tnumber\tnumber\n"
+    );
     c.shutdown();
     c.wait_stopped().await;
 }
@@ -49,7 +57,9 @@ async fn events_timers_and_identity() {
 async fn parallel_with_sleeping_coroutines() {
     let dir = tempfile::tempdir().expect("tmp");
     let c = boot(&dir);
-    let out = run(&c, r##"
+    let out = run(
+        &c,
+        r##"
         local log = {}
         parallel.waitForAll(
             function() sleep(0.15) log[#log + 1] = "slow" end,
@@ -59,7 +69,9 @@ async fn parallel_with_sleeping_coroutines() {
         )
         print(table.concat(log, ","))
         print(parallel.waitForAny(function() sleep(1) end, function() sleep(0.05) end))
-    "##).await;
+    "##,
+    )
+    .await;
     assert_eq!(out, "fast,poke1,slow\n2\n");
 }
 
@@ -67,7 +79,9 @@ async fn parallel_with_sleeping_coroutines() {
 async fn queue_drops_past_256() {
     let dir = tempfile::tempdir().expect("tmp");
     let c = boot(&dir);
-    let out = run(&c, r##"
+    let out = run(
+        &c,
+        r##"
         for i = 1, 300 do os.queueEvent("e", i) end
         local n, last = 0, nil
         for _ = 1, 256 do
@@ -80,7 +94,9 @@ async fn queue_drops_past_256() {
             if ev == "e" then n = n + 1 elseif ev == "end" then break end
         end
         print(n, last)
-    "##).await;
+    "##,
+    )
+    .await;
     assert_eq!(out, "256\t256\n");
 }
 
@@ -88,12 +104,16 @@ async fn queue_drops_past_256() {
 async fn yield_timeout_is_catchable() {
     let dir = tempfile::tempdir().expect("tmp");
     let c = boot(&dir);
-    let out = run(&c, r##"
+    let out = run(
+        &c,
+        r##"
         local ok, err = pcall(function() while true do end end)
         print(ok, err)
         sleep(0)
         print("alive")
-    "##).await;
+    "##,
+    )
+    .await;
     assert_eq!(out, "false\tToo long without yielding\nalive\n");
     assert_eq!(run(&c, "print(1 + 1)").await, "2\n");
 }
@@ -102,9 +122,13 @@ async fn yield_timeout_is_catchable() {
 async fn ignoring_the_timeout_shuts_down() {
     let dir = tempfile::tempdir().expect("tmp");
     let c = boot(&dir);
-    let r = c.run_lua("while true do pcall(function() while true do end end) end").await;
+    let r = c
+        .run_lua("while true do pcall(function() while true do end end) end")
+        .await;
     assert!(r.is_err());
-    tokio::time::timeout(Duration::from_secs(5), c.wait_stopped()).await.expect("stopped");
+    tokio::time::timeout(Duration::from_secs(5), c.wait_stopped())
+        .await
+        .expect("stopped");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -133,7 +157,10 @@ async fn fs_is_a_sandbox() {
         print(dofile ~= nil, loadfile("/nope"))
     "##).await;
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].starts_with("nil\t") && lines[0].contains("Invalid Path"), "{out}");
+    assert!(
+        lines[0].starts_with("nil\t") && lines[0].contains("Invalid Path"),
+        "{out}"
+    );
     assert_eq!(lines[1], "nil\t/x: No such file");
     assert_eq!(lines[2], "true\ttrue\t8");
     assert_eq!(lines[3], "hello\t42");
@@ -172,8 +199,16 @@ async fn settings_persist_and_startup_reruns_on_reboot() {
         }
     }
     assert_eq!(n, 2.0);
-    assert!(c.screen_text().iter().any(|l| l.starts_with("boot 2")), "{:?}", c.screen_text());
-    let out = run(&c, "print(textutils.serialize({1, 'two', x = true}, {compact = true}))").await;
+    assert!(
+        c.screen_text().iter().any(|l| l.starts_with("boot 2")),
+        "{:?}",
+        c.screen_text()
+    );
+    let out = run(
+        &c,
+        "print(textutils.serialize({1, 'two', x = true}, {compact = true}))",
+    )
+    .await;
     assert_eq!(out, "{1,\"two\",x=true,}\n");
 }
 

@@ -1,6 +1,7 @@
 //! The emulated computer's `http` API follows CC: Tweaked's byte rules against real sockets:
 //! received text frames are raw UTF-8 bytes, sent strings are UTF-8 with invalid bytes replaced,
 //! size limits hold, failures read as CC's, and `http.get` reads a local server byte for byte.
+#![allow(clippy::panic)] // test helpers fail the test by panicking
 
 use std::time::Duration;
 
@@ -10,8 +11,11 @@ use tokio_tungstenite::tungstenite::Message;
 use trapdesk::emu::{Computer, ComputerSpec};
 
 fn boot(dir: &tempfile::TempDir) -> Computer {
-    Computer::spawn(ComputerSpec::new(3, Some("lab".into()), dir.path().to_path_buf()), tokio::runtime::Handle::current())
-        .expect("spawn")
+    Computer::spawn(
+        ComputerSpec::new(3, Some("lab".into()), dir.path().to_path_buf()),
+        tokio::runtime::Handle::current(),
+    )
+    .expect("spawn")
 }
 
 async fn run(c: &Computer, code: &str) -> String {
@@ -25,15 +29,21 @@ async fn run(c: &Computer, code: &str) -> String {
 /// A websocket server that echoes frames as they came, and answers "big" with a frame above
 /// CC's limit and "utf8" with a text frame holding "é".
 async fn ws_server() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let port = listener.local_addr().expect("addr").port();
     tokio::spawn(async move {
         while let Ok((tcp, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else { return };
+                let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+                    return;
+                };
                 while let Some(Ok(msg)) = ws.next().await {
                     let reply = match &msg {
-                        Message::Text(t) if t.as_str() == "big" => Message::Text("x".repeat(131_073).into()),
+                        Message::Text(t) if t.as_str() == "big" => {
+                            Message::Text("x".repeat(131_073).into())
+                        }
                         Message::Text(t) if t.as_str() == "utf8" => Message::Text("é".into()),
                         Message::Text(_) | Message::Binary(_) => msg.clone(),
                         _ => continue,
@@ -88,7 +98,9 @@ async fn websocket_byte_rules() {
 
 /// An HTTP server answering `/bytes` with all 256 bytes and anything else with a 404.
 async fn http_server() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let port = listener.local_addr().expect("addr").port();
     tokio::spawn(async move {
         while let Ok((mut tcp, _)) = listener.accept().await {
@@ -106,7 +118,10 @@ async fn http_server() -> u16 {
                 } else {
                     ("404 Not Found", b"nope".to_vec())
                 };
-                let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nX-Test: yes\r\n\r\n", body.len());
+                let head = format!(
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nX-Test: yes\r\n\r\n",
+                    body.len()
+                );
                 let _ = tcp.write_all(head.as_bytes()).await;
                 let _ = tcp.write_all(&body).await;
             });
@@ -135,5 +150,8 @@ async fn http_get_reads_bytes() {
         "##
     );
     let out = run(&c, &code).await;
-    assert_eq!(out, "200\tyes\ttrue\n0\t1\nnil\tHTTP 404\t404\tnope\ntrue\tfalse\tInvalid protocol 'ftp'\n");
+    assert_eq!(
+        out,
+        "200\tyes\ttrue\n0\t1\nnil\tHTTP 404\t404\tnope\ntrue\tfalse\tInvalid protocol 'ftp'\n"
+    );
 }

@@ -57,7 +57,11 @@ impl Disk {
     /// The host path of a CC path, or the CC error text.
     fn host(&self, path: &str) -> Result<(String, PathBuf), String> {
         let p = normalize(path, false)?;
-        let host = if p.is_empty() { self.root.clone() } else { self.root.join(&p) };
+        let host = if p.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(&p)
+        };
         Ok((p, host))
     }
 
@@ -86,12 +90,19 @@ pub(crate) struct ReadHandle {
 
 impl ReadHandle {
     pub(crate) fn new(data: Vec<u8>, binary: bool) -> Self {
-        Self { data, pos: 0, binary, closed: false }
+        Self {
+            data,
+            pos: 0,
+            binary,
+            closed: false,
+        }
     }
 
     fn check(&self) -> mlua::Result<()> {
         if self.closed {
-            return Err(mlua::Error::RuntimeError("attempt to use a closed file".into()));
+            return Err(mlua::Error::RuntimeError(
+                "attempt to use a closed file".into(),
+            ));
         }
         Ok(())
     }
@@ -137,16 +148,19 @@ impl UserData for ReadHandle {
             h.pos = end;
             Ok(Value::String(s))
         });
-        m.add_method_mut("seek", |_, h, (whence, off): (Option<String>, Option<f64>)| {
-            h.check()?;
-            let base = match whence.as_deref().unwrap_or("cur") {
-                "set" => 0,
-                "end" => h.data.len() as i64,
-                _ => h.pos as i64,
-            };
-            h.pos = (base + off.unwrap_or(0.0) as i64).max(0) as usize;
-            Ok(h.pos as f64)
-        });
+        m.add_method_mut(
+            "seek",
+            |_, h, (whence, off): (Option<String>, Option<f64>)| {
+                h.check()?;
+                let base = match whence.as_deref().unwrap_or("cur") {
+                    "set" => 0,
+                    "end" => h.data.len() as i64,
+                    _ => h.pos as i64,
+                };
+                h.pos = (base + off.unwrap_or(0.0) as i64).max(0) as usize;
+                Ok(h.pos as f64)
+            },
+        );
         m.add_method_mut("close", |_, h, ()| {
             h.check()?;
             h.closed = true;
@@ -164,7 +178,9 @@ struct WriteHandle {
 impl WriteHandle {
     fn write_value(&mut self, v: Value, newline: bool) -> mlua::Result<()> {
         let Some(f) = self.file.as_mut() else {
-            return Err(mlua::Error::RuntimeError("attempt to use a closed file".into()));
+            return Err(mlua::Error::RuntimeError(
+                "attempt to use a closed file".into(),
+            ));
         };
         let mut bytes = match v {
             Value::String(s) => s.as_bytes().to_vec(),
@@ -182,7 +198,8 @@ impl WriteHandle {
         if newline {
             bytes.push(b'\n');
         }
-        f.write_all(&bytes).map_err(|e| mlua::Error::RuntimeError(e.to_string()))
+        f.write_all(&bytes)
+            .map_err(|e| mlua::Error::RuntimeError(e.to_string()))
     }
 }
 
@@ -192,13 +209,16 @@ impl UserData for WriteHandle {
         m.add_method_mut("writeLine", |_, h, v: Value| h.write_value(v, true));
         m.add_method_mut("flush", |_, h, ()| {
             if let Some(f) = h.file.as_mut() {
-                f.flush().map_err(|e| mlua::Error::RuntimeError(e.to_string()))?;
+                f.flush()
+                    .map_err(|e| mlua::Error::RuntimeError(e.to_string()))?;
             }
             Ok(())
         });
         m.add_method_mut("close", |_, h, ()| match h.file.take() {
             Some(_) => Ok(()),
-            None => Err(mlua::Error::RuntimeError("attempt to use a closed file".into())),
+            None => Err(mlua::Error::RuntimeError(
+                "attempt to use a closed file".into(),
+            )),
         });
     }
 }
@@ -206,140 +226,210 @@ impl UserData for WriteHandle {
 /// The native `fs` table.
 pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    let disk = std::sync::Arc::new(Disk { root: ctx.root.clone() });
+    let disk = std::sync::Arc::new(Disk {
+        root: ctx.root.clone(),
+    });
     macro_rules! f {
         ($name:expr, |$lua:ident, $d:ident, $args:tt : $ty:ty| $body:expr) => {{
             let $d = disk.clone();
             t.set($name, lua.create_function(move |$lua, $args: $ty| $body)?)?;
         }};
     }
-    f!("combine", |lua, _d, parts: mlua::Variadic<mlua::LuaString>| {
-        let joined: Vec<String> = parts.iter().map(|p| p.to_string_lossy()).collect();
-        match normalize(&joined.join("/"), true) {
-            Ok(p) => ok(lua, p),
-            Err(e) => fail(lua, e),
+    f!(
+        "combine",
+        |lua, _d, parts: mlua::Variadic<mlua::LuaString>| {
+            let joined: Vec<String> = parts.iter().map(|p| p.to_string_lossy()).collect();
+            match normalize(&joined.join("/"), true) {
+                Ok(p) => ok(lua, p),
+                Err(e) => fail(lua, e),
+            }
         }
-    });
+    );
     f!("getName", |lua, _d, p: mlua::LuaString| {
         let p = normalize(&p.to_string_lossy(), true).unwrap_or_default();
-        ok(lua, if p.is_empty() { "root".to_owned() } else { p.rsplit('/').next().unwrap_or("").to_owned() })
+        ok(
+            lua,
+            if p.is_empty() {
+                "root".to_owned()
+            } else {
+                p.rsplit('/').next().unwrap_or("").to_owned()
+            },
+        )
     });
     f!("getDir", |lua, _d, p: mlua::LuaString| {
         let p = normalize(&p.to_string_lossy(), true).unwrap_or_default();
-        ok(lua, if p.is_empty() { "..".to_owned() } else { p.rsplit_once('/').map(|(d, _)| d.to_owned()).unwrap_or_default() })
+        ok(
+            lua,
+            if p.is_empty() {
+                "..".to_owned()
+            } else {
+                p.rsplit_once('/')
+                    .map(|(d, _)| d.to_owned())
+                    .unwrap_or_default()
+            },
+        )
     });
-    f!("exists", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, h)) => ok(lua, p == "rom" || h.exists()),
-        Err(_) => ok(lua, false),
-    });
-    f!("isDir", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, h)) => ok(lua, p == "rom" || h.is_dir()),
-        Err(_) => ok(lua, false),
-    });
-    f!("isReadOnly", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, _)) => ok(lua, Disk::is_rom(&p)),
-        Err(_) => ok(lua, false),
-    });
-    f!("getDrive", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, _)) if Disk::is_rom(&p) => ok(lua, "rom"),
-        Ok((_, h)) if h.exists() => ok(lua, "hdd"),
-        _ => ok(lua, Value::Nil),
-    });
-    f!("getSize", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, h)) => match fs::metadata(&h) {
-            Ok(m) => ok(lua, if m.is_dir() { 0.0 } else { m.len() as f64 }),
-            Err(_) if p == "rom" => ok(lua, 0.0),
-            Err(_) => fail(lua, format!("/{p}: No such file")),
-        },
-        Err(e) => fail(lua, e),
-    });
-    f!("getFreeSpace", |lua, d, _p: Value| ok(lua, CAPACITY.saturating_sub(Disk::used(&d.root)) as f64));
-    f!("getCapacity", |lua, _d, _p: Value| ok(lua, CAPACITY as f64));
-    f!("list", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, _)) if p == "rom" => ok(lua, lua.create_table()?),
-        Ok((p, h)) => match fs::read_dir(&h) {
-            Ok(rd) => {
-                let mut names: Vec<String> =
-                    rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-                if p.is_empty() && !names.iter().any(|n| n == "rom") {
-                    names.push("rom".into());
-                }
-                names.sort();
-                ok(lua, names)
-            }
-            Err(_) => fail(lua, format!("/{p}: Not a directory")),
-        },
-        Err(e) => fail(lua, e),
-    });
-    f!("makeDir", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, _)) if Disk::is_rom(&p) => fail(lua, format!("/{p}: Access denied")),
-        Ok((p, h)) => match fs::create_dir_all(&h) {
-            Ok(()) => ok(lua, ()),
-            Err(_) => fail(lua, format!("/{p}: File exists")),
-        },
-        Err(e) => fail(lua, e),
-    });
-    f!("delete", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, _)) if Disk::is_rom(&p) || p.is_empty() => fail(lua, format!("/{p}: Access denied")),
-        Ok((p, h)) => {
-            let r = if h.is_dir() { fs::remove_dir_all(&h) } else if h.exists() { fs::remove_file(&h) } else { Ok(()) };
-            match r {
-                Ok(()) => ok(lua, ()),
-                Err(e) => fail(lua, format!("/{p}: {e}")),
-            }
+    f!(
+        "exists",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, h)) => ok(lua, p == "rom" || h.exists()),
+            Err(_) => ok(lua, false),
         }
-        Err(e) => fail(lua, e),
-    });
-    for (name, is_move) in [("move", true), ("copy", false)] {
-        f!(name, |lua, d, (from, to): (mlua::LuaString, mlua::LuaString)| {
-            let ((fp, fh), (tp, th)) = match (d.host(&from.to_string_lossy()), d.host(&to.to_string_lossy())) {
-                (Ok(a), Ok(b)) => (a, b),
-                (Err(e), _) | (_, Err(e)) => return fail(lua, e),
-            };
-            if Disk::is_rom(&tp) || (is_move && Disk::is_rom(&fp)) {
-                return fail(lua, "Access denied");
-            }
-            if !fh.exists() {
-                return fail(lua, format!("/{fp}: No such file"));
-            }
-            if th.exists() {
-                return fail(lua, format!("/{tp}: File exists"));
-            }
-            if tp.starts_with(&format!("{fp}/")) {
-                return fail(lua, format!("/{fp}: Can't copy a directory inside itself"));
-            }
-            if let Some(parent) = th.parent() {
-                let _ = fs::create_dir_all(parent);
-            }
-            let r = if is_move { fs::rename(&fh, &th) } else { copy_tree(&fh, &th) };
-            match r {
+    );
+    f!(
+        "isDir",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, h)) => ok(lua, p == "rom" || h.is_dir()),
+            Err(_) => ok(lua, false),
+        }
+    );
+    f!(
+        "isReadOnly",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, _)) => ok(lua, Disk::is_rom(&p)),
+            Err(_) => ok(lua, false),
+        }
+    );
+    f!(
+        "getDrive",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, _)) if Disk::is_rom(&p) => ok(lua, "rom"),
+            Ok((_, h)) if h.exists() => ok(lua, "hdd"),
+            _ => ok(lua, Value::Nil),
+        }
+    );
+    f!(
+        "getSize",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, h)) => match fs::metadata(&h) {
+                Ok(m) => ok(lua, if m.is_dir() { 0.0 } else { m.len() as f64 }),
+                Err(_) if p == "rom" => ok(lua, 0.0),
+                Err(_) => fail(lua, format!("/{p}: No such file")),
+            },
+            Err(e) => fail(lua, e),
+        }
+    );
+    f!("getFreeSpace", |lua, d, _p: Value| ok(
+        lua,
+        CAPACITY.saturating_sub(Disk::used(&d.root)) as f64
+    ));
+    f!("getCapacity", |lua, _d, _p: Value| ok(lua, CAPACITY as f64));
+    f!(
+        "list",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, _)) if p == "rom" => ok(lua, lua.create_table()?),
+            Ok((p, h)) => match fs::read_dir(&h) {
+                Ok(rd) => {
+                    let mut names: Vec<String> = rd
+                        .flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect();
+                    if p.is_empty() && !names.iter().any(|n| n == "rom") {
+                        names.push("rom".into());
+                    }
+                    names.sort();
+                    ok(lua, names)
+                }
+                Err(_) => fail(lua, format!("/{p}: Not a directory")),
+            },
+            Err(e) => fail(lua, e),
+        }
+    );
+    f!(
+        "makeDir",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, _)) if Disk::is_rom(&p) => fail(lua, format!("/{p}: Access denied")),
+            Ok((p, h)) => match fs::create_dir_all(&h) {
                 Ok(()) => ok(lua, ()),
-                Err(e) => fail(lua, format!("/{fp}: {e}")),
-            }
-        });
-    }
-    f!("attributes", |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-        Ok((p, h)) => match fs::metadata(&h) {
-            Ok(m) => {
-                let a = lua.create_table()?;
-                let ms = |t: std::io::Result<std::time::SystemTime>| {
-                    t.ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map(|d| d.as_millis() as f64)
-                        .unwrap_or(0.0)
+                Err(_) => fail(lua, format!("/{p}: File exists")),
+            },
+            Err(e) => fail(lua, e),
+        }
+    );
+    f!(
+        "delete",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, _)) if Disk::is_rom(&p) || p.is_empty() =>
+                fail(lua, format!("/{p}: Access denied")),
+            Ok((p, h)) => {
+                let r = if h.is_dir() {
+                    fs::remove_dir_all(&h)
+                } else if h.exists() {
+                    fs::remove_file(&h)
+                } else {
+                    Ok(())
                 };
-                a.set("size", if m.is_dir() { 0.0 } else { m.len() as f64 })?;
-                a.set("isDir", m.is_dir())?;
-                a.set("isReadOnly", Disk::is_rom(&p))?;
-                a.set("created", ms(m.created()))?;
-                a.set("modified", ms(m.modified()))?;
-                a.set("modification", ms(m.modified()))?;
-                ok(lua, a)
+                match r {
+                    Ok(()) => ok(lua, ()),
+                    Err(e) => fail(lua, format!("/{p}: {e}")),
+                }
             }
-            Err(_) => fail(lua, format!("/{p}: No such file")),
-        },
-        Err(e) => fail(lua, e),
-    });
+            Err(e) => fail(lua, e),
+        }
+    );
+    for (name, is_move) in [("move", true), ("copy", false)] {
+        f!(
+            name,
+            |lua, d, (from, to): (mlua::LuaString, mlua::LuaString)| {
+                let ((fp, fh), (tp, th)) = match (
+                    d.host(&from.to_string_lossy()),
+                    d.host(&to.to_string_lossy()),
+                ) {
+                    (Ok(a), Ok(b)) => (a, b),
+                    (Err(e), _) | (_, Err(e)) => return fail(lua, e),
+                };
+                if Disk::is_rom(&tp) || (is_move && Disk::is_rom(&fp)) {
+                    return fail(lua, "Access denied");
+                }
+                if !fh.exists() {
+                    return fail(lua, format!("/{fp}: No such file"));
+                }
+                if th.exists() {
+                    return fail(lua, format!("/{tp}: File exists"));
+                }
+                if tp.starts_with(&format!("{fp}/")) {
+                    return fail(lua, format!("/{fp}: Can't copy a directory inside itself"));
+                }
+                if let Some(parent) = th.parent() {
+                    let _ = fs::create_dir_all(parent);
+                }
+                let r = if is_move {
+                    fs::rename(&fh, &th)
+                } else {
+                    copy_tree(&fh, &th)
+                };
+                match r {
+                    Ok(()) => ok(lua, ()),
+                    Err(e) => fail(lua, format!("/{fp}: {e}")),
+                }
+            }
+        );
+    }
+    f!(
+        "attributes",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, h)) => match fs::metadata(&h) {
+                Ok(m) => {
+                    let a = lua.create_table()?;
+                    let ms = |t: std::io::Result<std::time::SystemTime>| {
+                        t.ok()
+                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                            .map(|d| d.as_millis() as f64)
+                            .unwrap_or(0.0)
+                    };
+                    a.set("size", if m.is_dir() { 0.0 } else { m.len() as f64 })?;
+                    a.set("isDir", m.is_dir())?;
+                    a.set("isReadOnly", Disk::is_rom(&p))?;
+                    a.set("created", ms(m.created()))?;
+                    a.set("modified", ms(m.modified()))?;
+                    a.set("modification", ms(m.modified()))?;
+                    ok(lua, a)
+                }
+                Err(_) => fail(lua, format!("/{p}: No such file")),
+            },
+            Err(e) => fail(lua, e),
+        }
+    );
     f!("open", |lua, d, (p, mode): (mlua::LuaString, String)| {
         let (p, h) = match d.host(&p.to_string_lossy()) {
             Ok(x) => x,
@@ -374,7 +464,13 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                     .truncate(m == "w")
                     .open(&h);
                 match file {
-                    Ok(f) => ok(lua, lua.create_userdata(WriteHandle { file: Some(f), binary })?),
+                    Ok(f) => ok(
+                        lua,
+                        lua.create_userdata(WriteHandle {
+                            file: Some(f),
+                            binary,
+                        })?,
+                    ),
                     Err(e) => fail(lua, format!("/{p}: {e}")),
                 }
             }

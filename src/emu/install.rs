@@ -9,10 +9,15 @@ use tokio_util::sync::CancellationToken;
 use super::{Computer, ComputerSpec, EmuError};
 
 /// Labels of the demo computers, in id order (wrapping with a number after the last).
-const DEMO_LABELS: &[&str] = &["miner", "farm", "lab", "storage", "reactor", "turtle", "gate", "relay"];
+const DEMO_LABELS: &[&str] = &[
+    "miner", "farm", "lab", "storage", "reactor", "turtle", "gate", "relay",
+];
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EmuError + '_ {
-    move |source| EmuError::Io { path: path.to_path_buf(), source }
+    move |source| EmuError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), EmuError> {
@@ -83,7 +88,11 @@ pub async fn run_demo(
         let idx = (id - 1) as usize;
         let label = match DEMO_LABELS.get(idx) {
             Some(l) => (*l).to_owned(),
-            None => format!("{}{}", DEMO_LABELS[idx % DEMO_LABELS.len()], idx / DEMO_LABELS.len() + 1),
+            None => format!(
+                "{}{}",
+                DEMO_LABELS[idx % DEMO_LABELS.len()],
+                idx / DEMO_LABELS.len() + 1
+            ),
         };
         let root = data_dir.join("computers").join(id.to_string());
         install_client(&root, url, secret)?;
@@ -115,7 +124,10 @@ pub async fn run_emulate(
     shutdown: CancellationToken,
 ) -> Result<(), EmuError> {
     install_client(root, url, secret)?;
-    let computer = Computer::spawn(ComputerSpec::new(id, label, root.to_path_buf()), tokio::runtime::Handle::current())?;
+    let computer = Computer::spawn(
+        ComputerSpec::new(id, label, root.to_path_buf()),
+        tokio::runtime::Handle::current(),
+    )?;
     tokio::select! {
         () = shutdown.cancelled() => {
             computer.shutdown();

@@ -15,8 +15,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
 use mlua::thread::ThreadStatus;
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::ComputerSpec;
@@ -46,7 +46,10 @@ pub(crate) struct Event {
 
 impl Event {
     pub(crate) fn new(name: &str, args: Vec<Val>) -> Self {
-        Self { name: name.as_bytes().to_vec(), args }
+        Self {
+            name: name.as_bytes().to_vec(),
+            args,
+        }
     }
 }
 
@@ -55,7 +58,10 @@ pub(crate) enum Msg {
     /// An event; the number is the power cycle it belongs to (socket events of a previous boot
     /// must not reach the next one), `None` for events from the handle.
     Event(Event, Option<u64>),
-    RunLua { code: String, reply: tokio::sync::oneshot::Sender<Result<String, String>> },
+    RunLua {
+        code: String,
+        reply: tokio::sync::oneshot::Sender<Result<String, String>>,
+    },
     Power(Power),
 }
 
@@ -89,7 +95,6 @@ pub(crate) struct Watchdog {
     /// the computer off as soon as the resume returns.
     pub killed: bool,
 }
-
 
 /// Everything a native function may need, cloned into each closure.
 #[derive(Clone)]
@@ -154,7 +159,14 @@ impl Machine {
         rx: Receiver<Msg>,
         screen: Arc<Mutex<Screen>>,
     ) -> Self {
-        Self { spec, rt, tx, rx, screen, generation: 0 }
+        Self {
+            spec,
+            rt,
+            tx,
+            rx,
+            screen,
+            generation: 0,
+        }
     }
 
     /// Runs power cycles until shut down (or until every handle is gone).
@@ -216,27 +228,37 @@ impl Machine {
     }
 
     fn event_loop(&mut self, ctx: &Ctx, lua: &Lua, bios: &Table) -> Power {
-        let Ok(spawn) = bios.get::<Function>("spawn") else { return Power::Shutdown };
+        let Ok(spawn) = bios.get::<Function>("spawn") else {
+            return Power::Shutdown;
+        };
         let wrap = match (bios.get("wrap_ws"), bios.get("wrap_response")) {
             (Ok(ws), Ok(response)) => Wrappers { ws, response },
             _ => return Power::Shutdown,
         };
-        let Ok(boot) = bios.get::<Function>("boot") else { return Power::Shutdown };
-        let Ok(co) = spawn.call::<Thread>(boot) else { return Power::Shutdown };
-        let mut procs = vec![Proc { co, filter: None, reply: None, capture: None, done: false }];
+        let Ok(boot) = bios.get::<Function>("boot") else {
+            return Power::Shutdown;
+        };
+        let Ok(co) = spawn.call::<Thread>(boot) else {
+            return Power::Shutdown;
+        };
+        let mut procs = vec![Proc {
+            co,
+            filter: None,
+            reply: None,
+            capture: None,
+            done: false,
+        }];
         let mut first = Some(MultiValue::new());
         loop {
             // Deliver: the boot resume first, then one event at a time.
-            let event = match first.take() {
-                Some(args) => Some((None, args)),
-                None => None,
-            };
-            let event = match event {
+            let event = match first.take().map(|args| (None, args)) {
                 Some(e) => e,
                 None => match self.next_event(ctx, lua, &spawn, &mut procs) {
                     Ok(ev) => {
                         let mut args = MultiValue::new();
-                        let Ok(name) = lua.create_string(&ev.name) else { return Power::Shutdown };
+                        let Ok(name) = lua.create_string(&ev.name) else {
+                            return Power::Shutdown;
+                        };
                         args.push_back(Value::String(name));
                         for a in &ev.args {
                             match a.to_lua(lua, &wrap) {
@@ -250,16 +272,17 @@ impl Machine {
                 },
             };
             let (name, args) = event;
-            for i in 0..procs.len() {
-                let wants = match (&procs[i].filter, &name) {
+            for (i, proc) in procs.iter_mut().enumerate() {
+                let wants = match (&proc.filter, &name) {
                     (_, None) => i == 0,
                     (None, Some(_)) => true,
                     (Some(f), Some(n)) => f == n || n.as_slice() == b"terminate",
                 };
-                if !procs[i].done && wants {
-                    if let Step::Killed = self.resume(ctx, &mut procs[i], args.clone()) {
-                        return Power::Shutdown;
-                    }
+                if !proc.done
+                    && wants
+                    && matches!(self.resume(ctx, proc, args.clone()), Step::Killed)
+                {
+                    return Power::Shutdown;
                 }
                 if let Some(p) = lock(&ctx.kernel).power.take() {
                     return p;
@@ -287,7 +310,9 @@ impl Machine {
                 match self.rx.try_recv() {
                     Ok(msg) => self.handle(ctx, lua, spawn, procs, msg)?,
                     Err(std::sync::mpsc::TryRecvError::Empty) => break,
-                    Err(std::sync::mpsc::TryRecvError::Disconnected) => return Err(Power::Shutdown),
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        return Err(Power::Shutdown);
+                    }
                 }
             }
             if let Some(p) = lock(&ctx.kernel).power.take() {
@@ -296,8 +321,12 @@ impl Machine {
             let wait = {
                 let mut k = lock(&ctx.kernel);
                 let now = Instant::now();
-                let mut due: Vec<(Instant, u64)> =
-                    k.timers.iter().filter(|(_, t)| **t <= now).map(|(id, t)| (*t, *id)).collect();
+                let mut due: Vec<(Instant, u64)> = k
+                    .timers
+                    .iter()
+                    .filter(|(_, t)| **t <= now)
+                    .map(|(id, t)| (*t, *id))
+                    .collect();
                 due.sort();
                 for (_, id) in due {
                     k.timers.remove(&id);
@@ -308,7 +337,10 @@ impl Machine {
                 if let Some(ev) = k.queue.pop_front() {
                     return Ok(ev);
                 }
-                k.timers.values().min().map(|t| t.saturating_duration_since(now))
+                k.timers
+                    .values()
+                    .min()
+                    .map(|t| t.saturating_duration_since(now))
             };
             let msg = match wait {
                 Some(d) => match self.rx.recv_timeout(d) {
@@ -469,7 +501,10 @@ fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
         rom.set(*name, lua.create_string(src)?)?;
     }
     natives.set("rom", rom)?;
-    let bios = lua.load(BIOS).set_name("@bios.lua").call::<Table>(natives)?;
+    let bios = lua
+        .load(BIOS)
+        .set_name("@bios.lua")
+        .call::<Table>(natives)?;
     Ok((lua, bios))
 }
 

@@ -82,7 +82,12 @@ pub struct ComputerSpec {
 impl ComputerSpec {
     /// A spec with CC's default yield timeout of 7 s.
     pub fn new(id: u64, label: Option<String>, root: PathBuf) -> Self {
-        Self { id, label, root, yield_timeout: Duration::from_secs(7) }
+        Self {
+            id,
+            label,
+            root,
+            yield_timeout: Duration::from_secs(7),
+        }
     }
 }
 
@@ -103,8 +108,10 @@ impl Computer {
     /// `EmuError::Io` when the disk directory cannot be created, `EmuError::Setup` when the OS
     /// refuses a thread.
     pub fn spawn(spec: ComputerSpec, rt: tokio::runtime::Handle) -> Result<Computer, EmuError> {
-        std::fs::create_dir_all(&spec.root)
-            .map_err(|source| EmuError::Io { path: spec.root.clone(), source })?;
+        std::fs::create_dir_all(&spec.root).map_err(|source| EmuError::Io {
+            path: spec.root.clone(),
+            source,
+        })?;
         let (tx, rx) = std::sync::mpsc::channel();
         let screen = Arc::new(Mutex::new(term::Screen::new()));
         let (stopped_tx, stopped) = tokio::sync::watch::channel(false);
@@ -118,7 +125,12 @@ impl Computer {
                 let _ = stopped_tx.send(true);
             })
             .map_err(|e| EmuError::Setup(e.to_string()))?;
-        Ok(Computer { tx, screen, stopped, id })
+        Ok(Computer {
+            tx,
+            screen,
+            stopped,
+            id,
+        })
     }
 
     /// The computer's id.
@@ -131,7 +143,9 @@ impl Computer {
     pub fn queue_event(&self, name: &str, args: Vec<EventArg>) {
         let args = args.into_iter().map(value::Val::from).collect();
         // A computer that is off has no queue: dropping the event is what CC would do.
-        let _ = self.tx.send(machine::Msg::Event(machine::Event::new(name, args), None));
+        let _ = self
+            .tx
+            .send(machine::Msg::Event(machine::Event::new(name, args), None));
     }
 
     /// Types text as a person would: one `char` event per character, and `key` enter for each
@@ -139,10 +153,19 @@ impl Computer {
     pub fn type_text(&self, text: &str) {
         for c in text.chars() {
             if c == '\n' {
-                self.queue_event("key", vec![EventArg::Num(f64::from(machine::KEY_ENTER)), EventArg::Bool(false)]);
+                self.queue_event(
+                    "key",
+                    vec![
+                        EventArg::Num(f64::from(machine::KEY_ENTER)),
+                        EventArg::Bool(false),
+                    ],
+                );
             } else {
                 let mut buf = [0u8; 4];
-                self.queue_event("char", vec![EventArg::Str(c.encode_utf8(&mut buf).as_bytes().to_vec())]);
+                self.queue_event(
+                    "char",
+                    vec![EventArg::Str(c.encode_utf8(&mut buf).as_bytes().to_vec())],
+                );
             }
         }
     }
@@ -156,7 +179,10 @@ impl Computer {
     pub async fn run_lua(&self, code: &str) -> Result<String, EmuError> {
         let (reply, rx) = tokio::sync::oneshot::channel();
         self.tx
-            .send(machine::Msg::RunLua { code: code.to_owned(), reply })
+            .send(machine::Msg::RunLua {
+                code: code.to_owned(),
+                reply,
+            })
             .map_err(|_| EmuError::Stopped)?;
         match rx.await {
             Ok(Ok(out)) => Ok(out),

@@ -40,23 +40,26 @@ pub(crate) struct WsUser(pub Arc<WsHandle>);
 
 impl UserData for WsUser {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("send", |lua, h, (msg, binary): (mlua::LuaString, Option<bool>)| {
-            let bytes = msg.as_bytes().to_vec();
-            if bytes.len() > MAX_MESSAGE {
-                return (false, "Message is too large").into_lua_multi(lua);
-            }
-            // FACTS.md, "Text and bytes": CC: Tweaked decodes a sent string as UTF-8 with
-            // invalid bytes replaced by U+FFFD and sends it as a text frame.
-            let frame = if binary.unwrap_or(false) {
-                Message::Binary(bytes.into())
-            } else {
-                Message::Text(String::from_utf8_lossy(&bytes).into_owned().into())
-            };
-            match h.0.tx.send(WsCmd::Send(frame)) {
-                Ok(()) => true.into_lua_multi(lua),
-                Err(_) => (false, "attempt to use a closed file").into_lua_multi(lua),
-            }
-        });
+        m.add_method(
+            "send",
+            |lua, h, (msg, binary): (mlua::LuaString, Option<bool>)| {
+                let bytes = msg.as_bytes().to_vec();
+                if bytes.len() > MAX_MESSAGE {
+                    return (false, "Message is too large").into_lua_multi(lua);
+                }
+                // FACTS.md, "Text and bytes": CC: Tweaked decodes a sent string as UTF-8 with
+                // invalid bytes replaced by U+FFFD and sends it as a text frame.
+                let frame = if binary.unwrap_or(false) {
+                    Message::Binary(bytes.into())
+                } else {
+                    Message::Text(String::from_utf8_lossy(&bytes).into_owned().into())
+                };
+                match h.0.tx.send(WsCmd::Send(frame)) {
+                    Ok(()) => true.into_lua_multi(lua),
+                    Err(_) => (false, "attempt to use a closed file").into_lua_multi(lua),
+                }
+            },
+        );
         m.add_method("close", |_, h, ()| {
             // Already closed: nothing to do.
             let _ = h.0.tx.send(WsCmd::Close);
@@ -68,16 +71,21 @@ impl UserData for WsUser {
 /// Sends an event of this power cycle to the machine.
 fn post(ctx: &Ctx, name: &str, args: Vec<Val>) {
     // The computer may be off already; then nobody wants the event.
-    let _ = ctx.tx.send(Msg::Event(Event::new(name, args), Some(ctx.generation)));
+    let _ = ctx
+        .tx
+        .send(Msg::Event(Event::new(name, args), Some(ctx.generation)));
 }
 
 fn headers_of(t: Option<Table>) -> Vec<(String, String)> {
-    t.map(|t| t.pairs::<String, String>().flatten().collect()).unwrap_or_default()
+    t.map(|t| t.pairs::<String, String>().flatten().collect())
+        .unwrap_or_default()
 }
 
 /// Whether CC would accept this URL for the given schemes.
 fn check_url(url: &str, schemes: &[&str]) -> Result<(), String> {
-    let Some((scheme, rest)) = url.split_once("://") else { return Err("Must specify http or https".into()) };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err("Must specify http or https".into());
+    };
     if !schemes.contains(&scheme.to_ascii_lowercase().as_str()) {
         return Err(format!("Invalid protocol '{scheme}'"));
     }
@@ -91,10 +99,12 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set(
         "checkURL",
-        lua.create_function(|lua, url: String| match check_url(&url, &["http", "https"]) {
-            Ok(()) => true.into_lua_multi(lua),
-            Err(e) => (false, e).into_lua_multi(lua),
-        })?,
+        lua.create_function(
+            |lua, url: String| match check_url(&url, &["http", "https"]) {
+                Ok(()) => true.into_lua_multi(lua),
+                Err(e) => (false, e).into_lua_multi(lua),
+            },
+        )?,
     )?;
     let c = ctx.clone();
     t.set(
@@ -147,9 +157,14 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
 /// CC-like wording of a connection failure.
 fn ws_error_text(e: &tungstenite::Error) -> String {
     match e {
-        tungstenite::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => "Connection refused".into(),
+        tungstenite::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "Connection refused".into()
+        }
         tungstenite::Error::Io(_) => "Could not connect".into(),
-        tungstenite::Error::Http(resp) => format!("Invalid handshake response (HTTP {})", resp.status().as_u16()),
+        tungstenite::Error::Http(resp) => format!(
+            "Invalid handshake response (HTTP {})",
+            resp.status().as_u16()
+        ),
         other => other.to_string(),
     }
 }
@@ -160,7 +175,13 @@ async fn ws_task(c: Ctx, url: String, headers: Vec<(String, String)>) {
 }
 
 async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
-    let fail = |e: String| post(c, "websocket_failure", vec![Val::from(url), Val::from(e.as_str())]);
+    let fail = |e: String| {
+        post(
+            c,
+            "websocket_failure",
+            vec![Val::from(url), Val::from(e.as_str())],
+        )
+    };
     let mut req = match url.into_client_request() {
         Ok(r) => r,
         Err(e) => return fail(ws_error_text(&e)),
@@ -185,9 +206,20 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
         Err(e) => return fail(ws_error_text(&e)),
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    post(c, "websocket_success", vec![Val::from(url), Val::Ws(Arc::new(WsHandle { url: url.to_owned(), tx }))]);
+    post(
+        c,
+        "websocket_success",
+        vec![
+            Val::from(url),
+            Val::Ws(Arc::new(WsHandle {
+                url: url.to_owned(),
+                tx,
+            })),
+        ],
+    );
     let (mut sink, mut stream) = stream.split();
-    let closed = |reason: Val, code: Val| post(c, "websocket_closed", vec![Val::from(url), reason, code]);
+    let closed =
+        |reason: Val, code: Val| post(c, "websocket_closed", vec![Val::from(url), reason, code]);
     loop {
         tokio::select! {
             cmd = rx.recv() => match cmd {
@@ -242,49 +274,80 @@ async fn get(url: &str, headers: &[(String, String)], binary: bool) -> Result<Re
         Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
         None => (rest, "/".to_owned()),
     };
-    let addr = if authority.contains(':') { authority.to_owned() } else { format!("{authority}:80") };
-    let mut s = tokio::net::TcpStream::connect(&addr).await.map_err(|e| match e.kind() {
-        std::io::ErrorKind::ConnectionRefused => "Connection refused".to_owned(),
-        _ => "Could not connect".to_owned(),
-    })?;
+    let addr = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:80")
+    };
+    let mut s = tokio::net::TcpStream::connect(&addr)
+        .await
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::ConnectionRefused => "Connection refused".to_owned(),
+            _ => "Could not connect".to_owned(),
+        })?;
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("user-agent")) {
+    if !headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("user-agent"))
+    {
         req.push_str("User-Agent: computercraft/1.113.0\r\n");
     }
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes()).await.map_err(|e| e.to_string())?;
+    s.write_all(req.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).await.map_err(|e| e.to_string())?;
     parse_response(&raw, binary)
 }
 
 fn parse_response(raw: &[u8], binary: bool) -> Result<Response, String> {
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or("Malformed response")?;
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or("Malformed response")?;
     let head = String::from_utf8_lossy(&raw[..end]);
     let mut lines = head.split("\r\n");
     let status = lines.next().unwrap_or("");
-    let code: u16 = status.split(' ').nth(1).and_then(|c| c.parse().ok()).ok_or("Malformed response")?;
+    let code: u16 = status
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or("Malformed response")?;
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
         .collect();
-    let header = |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
     let mut body = raw[end + 4..].to_vec();
     if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
         body = dechunk(&body)?;
     } else if let Some(len) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
         body.truncate(len);
     }
-    Ok(Response { code, headers, body, binary })
+    Ok(Response {
+        code,
+        headers,
+        body,
+        binary,
+    })
 }
 
 fn dechunk(mut b: &[u8]) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     loop {
-        let nl = b.windows(2).position(|w| w == b"\r\n").ok_or("Malformed chunk")?;
+        let nl = b
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or("Malformed chunk")?;
         let size_text = String::from_utf8_lossy(&b[..nl]);
         let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
             .map_err(|_| "Malformed chunk".to_owned())?;

@@ -27,7 +27,10 @@ pub(crate) fn number_text(n: f64) -> String {
 
 /// Wall-clock milliseconds since the Unix epoch.
 fn wall_ms() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as f64).unwrap_or(0.0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as f64)
+        .unwrap_or(0.0)
 }
 
 /// In-game (day, hour of day) since boot: the emulator's world starts with the computer.
@@ -51,7 +54,10 @@ fn to_val(lua: &Lua, v: Value) -> mlua::Result<Val> {
 pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let k = ctx.kernel.clone();
-    t.set("getComputerID", lua.create_function(move |_, ()| Ok(lock(&k).id as f64))?)?;
+    t.set(
+        "getComputerID",
+        lua.create_function(move |_, ()| Ok(lock(&k).id as f64))?,
+    )?;
     let k = ctx.kernel.clone();
     t.set(
         "getComputerLabel",
@@ -81,7 +87,10 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             let mut k = lock(&k);
             k.next_timer += 1;
             let id = k.next_timer;
-            k.timers.insert(id, Instant::now() + Duration::from_millis((ticks * 50.0) as u64));
+            k.timers.insert(
+                id,
+                Instant::now() + Duration::from_millis((ticks * 50.0) as u64),
+            );
             Ok(id as f64)
         })?,
     )?;
@@ -97,13 +106,24 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     t.set(
         "queueEvent",
         lua.create_function(move |lua, (name, rest): (mlua::LuaString, MultiValue)| {
-            let args = rest.into_iter().map(|v| to_val(lua, v)).collect::<mlua::Result<Vec<_>>>()?;
-            lock(&k).push(Event { name: name.as_bytes().to_vec(), args });
+            let args = rest
+                .into_iter()
+                .map(|v| to_val(lua, v))
+                .collect::<mlua::Result<Vec<_>>>()?;
+            lock(&k).push(Event {
+                name: name.as_bytes().to_vec(),
+                args,
+            });
             Ok(())
         })?,
     )?;
     let k = ctx.kernel.clone();
-    t.set("clock", lua.create_function(move |_, ()| Ok((lock(&k).boot.elapsed().as_millis() / 50) as f64 * 0.05))?)?;
+    t.set(
+        "clock",
+        lua.create_function(move |_, ()| {
+            Ok((lock(&k).boot.elapsed().as_millis() / 50) as f64 * 0.05)
+        })?,
+    )?;
     let k = ctx.kernel.clone();
     t.set(
         "epoch",
@@ -114,26 +134,36 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                     let (day, hour) = ingame(lock(&k).boot);
                     Ok(((day * 24.0 + hour) * 3_600_000.0).floor())
                 }
-                other => Err(mlua::Error::RuntimeError(format!("Unsupported operation '{other}'"))),
+                other => Err(mlua::Error::RuntimeError(format!(
+                    "Unsupported operation '{other}'"
+                ))),
             }
         })?,
     )?;
     let k = ctx.kernel.clone();
     t.set(
         "time",
-        lua.create_function(move |_, kind: Option<String>| match kind.as_deref().unwrap_or("ingame") {
-            "utc" | "local" => Ok((wall_ms() / 3_600_000.0) % 24.0),
-            "ingame" => Ok(ingame(lock(&k).boot).1),
-            other => Err(mlua::Error::RuntimeError(format!("Unsupported operation '{other}'"))),
+        lua.create_function(move |_, kind: Option<String>| {
+            match kind.as_deref().unwrap_or("ingame") {
+                "utc" | "local" => Ok((wall_ms() / 3_600_000.0) % 24.0),
+                "ingame" => Ok(ingame(lock(&k).boot).1),
+                other => Err(mlua::Error::RuntimeError(format!(
+                    "Unsupported operation '{other}'"
+                ))),
+            }
         })?,
     )?;
     let k = ctx.kernel.clone();
     t.set(
         "day",
-        lua.create_function(move |_, kind: Option<String>| match kind.as_deref().unwrap_or("ingame") {
-            "utc" | "local" => Ok((wall_ms() / 86_400_000.0).floor()),
-            "ingame" => Ok(ingame(lock(&k).boot).0),
-            other => Err(mlua::Error::RuntimeError(format!("Unsupported operation '{other}'"))),
+        lua.create_function(move |_, kind: Option<String>| {
+            match kind.as_deref().unwrap_or("ingame") {
+                "utc" | "local" => Ok((wall_ms() / 86_400_000.0).floor()),
+                "ingame" => Ok(ingame(lock(&k).boot).0),
+                other => Err(mlua::Error::RuntimeError(format!(
+                    "Unsupported operation '{other}'"
+                ))),
+            }
         })?,
     )?;
     for (name, power) in [("reboot", Power::Reboot), ("shutdown", Power::Shutdown)] {

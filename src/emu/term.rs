@@ -56,7 +56,10 @@ impl Screen {
 
     /// The lines as text, trailing blanks kept (a fixed-size grid).
     pub(crate) fn lines(&self) -> Vec<String> {
-        self.text.iter().map(|row| row.iter().map(|b| char::from(*b)).collect()).collect()
+        self.text
+            .iter()
+            .map(|row| row.iter().map(|b| char::from(*b)).collect())
+            .collect()
     }
 
     fn put(&mut self, text: &[u8], fg: Option<&[u8]>, bg: Option<&[u8]>) {
@@ -68,8 +71,12 @@ impl Screen {
             if self.y >= 1 && self.y <= HEIGHT as i64 && x >= 1 && x <= WIDTH as i64 {
                 let (row, col) = ((self.y - 1) as usize, (x - 1) as usize);
                 self.text[row][col] = *ch;
-                self.fg[row][col] = fg.and_then(|f| f.get(i).copied()).unwrap_or(self.text_colour);
-                self.bg[row][col] = bg.and_then(|b| b.get(i).copied()).unwrap_or(self.back_colour);
+                self.fg[row][col] = fg
+                    .and_then(|f| f.get(i).copied())
+                    .unwrap_or(self.text_colour);
+                self.bg[row][col] = bg
+                    .and_then(|b| b.get(i).copied())
+                    .unwrap_or(self.back_colour);
             }
         }
         self.x += text.len() as i64;
@@ -108,7 +115,9 @@ impl Screen {
 fn colour_digit(c: f64) -> mlua::Result<u8> {
     let n = c as u32;
     if n == 0 || !n.is_power_of_two() || n > 0x8000 {
-        return Err(mlua::Error::RuntimeError(format!("Invalid colour (got {c})")));
+        return Err(mlua::Error::RuntimeError(format!(
+            "Invalid colour (got {c})"
+        )));
     }
     Ok(b"0123456789abcdef"[n.trailing_zeros() as usize])
 }
@@ -139,15 +148,31 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             mlua::Value::String(st) => st.as_bytes().to_vec(),
             mlua::Value::Number(n) => super::os_api::number_text(n).into_bytes(),
             mlua::Value::Integer(n) => n.to_string().into_bytes(),
-            other => return Err(mlua::Error::RuntimeError(format!("bad argument #1 (string expected, got {})", other.type_name()))),
+            other => {
+                return Err(mlua::Error::RuntimeError(format!(
+                    "bad argument #1 (string expected, got {})",
+                    other.type_name()
+                )));
+            }
         };
         s.put(&bytes, None, None);
         Ok(())
     });
-    f!("blit", |s, (text, fg, bg): (mlua::LuaString, mlua::LuaString, mlua::LuaString)| {
-        let (text, fg, bg) = (text.as_bytes().to_vec(), fg.as_bytes().to_vec(), bg.as_bytes().to_vec());
+    f!("blit", |s,
+                (text, fg, bg): (
+        mlua::LuaString,
+        mlua::LuaString,
+        mlua::LuaString
+    )| {
+        let (text, fg, bg) = (
+            text.as_bytes().to_vec(),
+            fg.as_bytes().to_vec(),
+            bg.as_bytes().to_vec(),
+        );
         if fg.len() != text.len() || bg.len() != text.len() {
-            return Err(mlua::Error::RuntimeError("Arguments must be the same length".into()));
+            return Err(mlua::Error::RuntimeError(
+                "Arguments must be the same length".into(),
+            ));
         }
         s.put(&text, Some(&fg), Some(&bg));
         Ok(())

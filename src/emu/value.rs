@@ -76,7 +76,8 @@ impl Val {
                 for (k, v) in &r.headers {
                     headers.set(k.as_str(), v.as_str())?;
                 }
-                wrap.response.call::<Value>((reader, f64::from(r.code), headers))?
+                wrap.response
+                    .call::<Value>((reader, f64::from(r.code), headers))?
             }
         })
     }

@@ -194,7 +194,11 @@ impl Hello {
 
     /// The registry key: `"<computer_id>:<label>"`, `"7:"` when unlabelled.
     pub fn trapos_id(&self) -> String {
-        format!("{}:{}", self.computer_id, self.label.as_deref().unwrap_or(""))
+        format!(
+            "{}:{}",
+            self.computer_id,
+            self.label.as_deref().unwrap_or("")
+        )
     }
 }
 
@@ -446,7 +450,8 @@ mod tests {
         assert_eq!(h.trapos_id(), "7:miner");
         assert_eq!(h.max_message, Some(131072));
 
-        let unlabelled = json!({"type":"hello","protocol":1,"computer_id":3,"label":null,"secret":"s"});
+        let unlabelled =
+            json!({"type":"hello","protocol":1,"computer_id":3,"label":null,"secret":"s"});
         assert_eq!(
             Hello::from_value(&unlabelled).map(|h| h.trapos_id()),
             Ok("3:".into())
@@ -471,8 +476,13 @@ mod tests {
 
     #[test]
     fn response_shapes_parse() {
-        let ok = Message::decode(r#"{"type":"computer_response","id":"h-1","ok":true,"payload":{"pong":true}}"#);
-        assert!(matches!(ok, Ok(Message::ComputerResponse(Response { ok: true, .. }))));
+        let ok = Message::decode(
+            r#"{"type":"computer_response","id":"h-1","ok":true,"payload":{"pong":true}}"#,
+        );
+        assert!(matches!(
+            ok,
+            Ok(Message::ComputerResponse(Response { ok: true, .. }))
+        ));
         let err = Message::decode(
             r#"{"type":"computer_response","id":"h-1","ok":false,"error":{"code":"unknown_type","message":"no"}}"#,
         );
