@@ -248,3 +248,54 @@ async fn json_quirks() {
     assert_eq!(lines[4], "true\t2\t2");
     assert_eq!(lines[5], "nil\tnil\tnil\tnil\t1:30 PM");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shell_runs_programs_and_errors_come_back() {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::create_dir_all(dir.path().join("prog")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("prog/lib.lua"),
+        "return { twice = function(x) return 2 * x end }",
+    )
+    .expect("w");
+    std::fs::write(
+        dir.path().join("prog/main.lua"),
+        "local lib = require('lib') print(shell.getRunningProgram(), lib.twice(...))",
+    )
+    .expect("w");
+    std::fs::write(dir.path().join("prog/bad.lua"), "\nerror('boom')").expect("w");
+    let c = boot(&dir);
+    let out = run(&c, "print(shell.run('prog/main', 21)) print(shell.run('/prog/bad.lua')) print(shell.run('nope'))").await;
+    assert_eq!(
+        out,
+        "prog/main.lua\t42\ntrue\n/prog/bad.lua:2: boom\nfalse\nNo such program\nfalse\n"
+    );
+    match c.run_lua("local x = nil + 1").await {
+        Err(trapdesk::emu::EmuError::Lua(msg)) => assert!(msg.contains("run_lua:1:"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(c.run_lua("this is not lua").await.is_err());
+    assert_eq!(
+        run(&c, "print(load('return 1 +', 'x'))").await,
+        "nil\t[string \"x\"]:1: unexpected symbol near <eof>\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_client_writes_settings_the_bios_loads() {
+    let dir = tempfile::tempdir().expect("tmp");
+    trapdesk::emu::install_client(dir.path(), "ws://127.0.0.1:1/gateway", "s\"ecret")
+        .expect("install");
+    let c = boot(&dir);
+    let out = run(
+        &c,
+        "print(settings.get('sandbox.url'), settings.get('sandbox.password'))",
+    )
+    .await;
+    assert_eq!(out, "ws://127.0.0.1:1/gateway\ts\"ecret\n");
+    c.shutdown();
+    tokio::time::timeout(Duration::from_secs(2), c.wait_stopped())
+        .await
+        .expect("off");
+    assert!(c.is_stopped());
+}
