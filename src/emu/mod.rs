@@ -5,17 +5,20 @@
 //! # Layout
 //!
 //! - this file: the [`Computer`] handle and the public API (spawn, events, `run_lua`, power).
+//! - `boot`: a fresh Lua state per power cycle: natives, watchdog, bios.
 //! - `machine`: the computer's own OS thread: event queue, timers, the coroutine loop, power cycles.
 //! - `value`: event arguments as they cross from Rust into Lua.
 //! - `term`: the 51x19 text screen and the native `term` table.
-//! - `fs`: the computer's disk, a host directory with CC's path rules.
+//! - `fs`: the computer's disk, a host directory with CC's path rules; `handles`: its file handles.
 //! - `os_api`: the Rust half of `os` (timers, clock, labels, power).
 //! - `net`: `http.websocket*` and `http.get`, bridged onto the tokio runtime.
 //! - `install`: writing the client onto a disk, and the `--demo` / `emulate` run modes.
 //! - `rom/*.lua`: what CC itself writes in Lua (bios, `parallel`, `textutils`, `settings`, `shell`),
 //!   in our own words.
 
+mod boot;
 mod fs;
+mod handles;
 mod install;
 mod machine;
 mod net;
@@ -91,8 +94,8 @@ impl ComputerSpec {
     }
 }
 
-/// A handle on a running emulated computer. Cheap to clone; the computer keeps running when
-/// every handle is dropped only until its thread notices the closed channel, so drop means off.
+/// A handle on a running emulated computer. Cheap to clone. Dropping every handle does not turn
+/// the computer off (its own sockets still feed it events): call [`Computer::shutdown`].
 #[derive(Clone)]
 pub struct Computer {
     tx: std::sync::mpsc::Sender<machine::Msg>,
