@@ -1,14 +1,229 @@
-//! Placeholder until the emulator lands (branch `emu`).
-use std::path::Path;
-use tokio_util::sync::CancellationToken;
+//! An emulated CC: Tweaked computer: an embedded Lua 5.2 state that offers the subset of CC's APIs
+//! the `lua/` client uses, with CC's semantics (see `FACTS.md`), so that tests and `--demo` run the
+//! real client end to end against the real gateway.
+//!
+//! # Layout
+//!
+//! - this file: the [`Computer`] handle and the public API (spawn, events, `run_lua`, power).
+//! - `boot`: a fresh Lua state per power cycle: natives, watchdog, bios.
+//! - `machine`: the computer's own OS thread: event queue, timers, the coroutine loop, power cycles.
+//! - `value`: event arguments as they cross from Rust into Lua.
+//! - `term`: the 51x19 text screen and the native `term` table.
+//! - `fs`: the computer's disk, a host directory with CC's path rules; `handles`: its file handles.
+//! - `os_api`: the Rust half of `os` (timers, clock, labels, power).
+//! - `net`: `http.websocket*` and `http.get`, bridged onto the tokio runtime.
+//! - `install`: writing the client onto a disk, and the `--demo` / `emulate` run modes.
+//! - `rom/*.lua`: what CC itself writes in Lua (bios, `parallel`, `textutils`, `settings`, `shell`),
+//!   in our own words.
 
-pub async fn run_demo(
-    _n: u32,
-    _url: &str,
-    _secret: &str,
-    _data_dir: &Path,
-    shutdown: CancellationToken,
-) -> Result<(), std::io::Error> {
-    shutdown.cancelled().await;
-    Ok(())
+mod boot;
+mod fs;
+mod handles;
+mod install;
+mod machine;
+mod net;
+mod os_api;
+mod term;
+mod value;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use install::{install_client, run_demo, run_emulate};
+
+/// Everything that can go wrong with an emulated computer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EmuError {
+    /// The Lua state could not be built (a bug in the emulator, not in the program).
+    #[error("lua setup failed: {0}")]
+    Setup(String),
+    /// A Lua program failed; the text is its error message as Lua produced it.
+    #[error("{0}")]
+    Lua(String),
+    /// The computer is off, or turned off before it could answer.
+    #[error("the computer is off")]
+    Stopped,
+    /// The host disk of the computer could not be written or read.
+    #[error("disk error at {path}: {source}")]
+    Io {
+        /// The host path involved.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}
+
+/// One argument of an event queued from Rust, as CC would pass it to Lua.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventArg {
+    /// A Lua string: bytes, not necessarily UTF-8.
+    Str(Vec<u8>),
+    /// A Lua number (CC has doubles only).
+    Num(f64),
+    /// A boolean.
+    Bool(bool),
+    /// nil.
+    Nil,
+}
+
+/// What one computer is: its identity and its disk.
+#[derive(Debug, Clone)]
+pub struct ComputerSpec {
+    /// `os.getComputerID()`.
+    pub id: u64,
+    /// `os.getComputerLabel()`; `None` when unlabelled.
+    pub label: Option<String>,
+    /// The host directory that is the computer's disk (`/` inside the computer).
+    pub root: PathBuf,
+    /// How long a coroutine may run without yielding before "Too long without yielding"
+    /// (7 s on CC: Tweaked; tests shorten it).
+    pub yield_timeout: Duration,
+}
+
+impl ComputerSpec {
+    /// A spec with CC's default yield timeout of 7 s.
+    pub fn new(id: u64, label: Option<String>, root: PathBuf) -> Self {
+        Self {
+            id,
+            label,
+            root,
+            yield_timeout: Duration::from_secs(7),
+        }
+    }
+}
+
+/// A handle on a running emulated computer. Cheap to clone. Dropping every handle does not turn
+/// the computer off (its own sockets still feed it events): call [`Computer::shutdown`].
+#[derive(Clone)]
+pub struct Computer {
+    tx: std::sync::mpsc::Sender<machine::Msg>,
+    screen: Arc<Mutex<term::Screen>>,
+    stopped: tokio::sync::watch::Receiver<bool>,
+    id: u64,
+}
+
+impl Computer {
+    /// Boots the computer on its own thread; returns at once.
+    ///
+    /// # Errors
+    /// `EmuError::Io` when the disk directory cannot be created, `EmuError::Setup` when the OS
+    /// refuses a thread.
+    pub fn spawn(spec: ComputerSpec, rt: tokio::runtime::Handle) -> Result<Computer, EmuError> {
+        std::fs::create_dir_all(&spec.root).map_err(|source| EmuError::Io {
+            path: spec.root.clone(),
+            source,
+        })?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let screen = Arc::new(Mutex::new(term::Screen::new()));
+        let (stopped_tx, stopped) = tokio::sync::watch::channel(false);
+        let id = spec.id;
+        let machine = machine::Machine::new(spec, rt, tx.clone(), rx, screen.clone());
+        std::thread::Builder::new()
+            .name(format!("emu-{id}"))
+            .spawn(move || {
+                machine.run();
+                // Nobody may be waiting any more; that is fine.
+                let _ = stopped_tx.send(true);
+            })
+            .map_err(|e| EmuError::Setup(e.to_string()))?;
+        Ok(Computer {
+            tx,
+            screen,
+            stopped,
+            id,
+        })
+    }
+
+    /// The computer's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Queue an event as if CC did (e.g. "char"/"key" for typing, "terminate"). Like CC, the
+    /// event is dropped when the queue already holds 256.
+    pub fn queue_event(&self, name: &str, args: Vec<EventArg>) {
+        let args = args.into_iter().map(value::Val::from).collect();
+        // A computer that is off has no queue: dropping the event is what CC would do.
+        let _ = self
+            .tx
+            .send(machine::Msg::Event(machine::Event::new(name, args), None));
+    }
+
+    /// Types text as a person would: one `char` event per character, and `key` enter for each
+    /// newline.
+    pub fn type_text(&self, text: &str) {
+        for c in text.chars() {
+            if c == '\n' {
+                self.queue_event(
+                    "key",
+                    vec![
+                        EventArg::Num(f64::from(machine::KEY_ENTER)),
+                        EventArg::Bool(false),
+                    ],
+                );
+            } else {
+                let mut buf = [0u8; 4];
+                self.queue_event(
+                    "char",
+                    vec![EventArg::Str(c.encode_utf8(&mut buf).as_bytes().to_vec())],
+                );
+            }
+        }
+    }
+
+    /// Loads `code` and runs it in a new coroutine beside the running programs (it gets events
+    /// like any top-level coroutine). Resolves with what it wrote to the terminal, or its error.
+    ///
+    /// # Errors
+    /// `EmuError::Lua` with the message when it fails to compile or raises, `EmuError::Stopped`
+    /// when the computer is off or turns off first.
+    pub async fn run_lua(&self, code: &str) -> Result<String, EmuError> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        self.tx
+            .send(machine::Msg::RunLua {
+                code: code.to_owned(),
+                reply,
+            })
+            .map_err(|_| EmuError::Stopped)?;
+        match rx.await {
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(msg)) => Err(EmuError::Lua(msg)),
+            Err(_) => Err(EmuError::Stopped),
+        }
+    }
+
+    /// The terminal's lines, as text (bytes above 0x7F shown as Latin-1).
+    pub fn screen_text(&self) -> Vec<String> {
+        match self.screen.lock() {
+            Ok(s) => s.lines(),
+            Err(p) => p.into_inner().lines(),
+        }
+    }
+
+    /// Restarts the computer: a fresh Lua state that runs startup again. Returns at once.
+    pub fn reboot(&self) {
+        // Off already: nothing to reboot.
+        let _ = self.tx.send(machine::Msg::Power(machine::Power::Reboot));
+    }
+
+    /// Turns the computer off. Returns at once; await [`Computer::wait_stopped`] to know it is off.
+    pub fn shutdown(&self) {
+        // Off already: nothing to do.
+        let _ = self.tx.send(machine::Msg::Power(machine::Power::Shutdown));
+    }
+
+    /// Resolves when the computer is off (shut down, or its program ended, or it was killed for
+    /// not yielding).
+    pub async fn wait_stopped(&self) {
+        let mut rx = self.stopped.clone();
+        // An error means the sender is gone, which also means off.
+        let _ = rx.wait_for(|off| *off).await;
+    }
+
+    /// Whether the computer is off.
+    pub fn is_stopped(&self) -> bool {
+        *self.stopped.borrow()
+    }
 }

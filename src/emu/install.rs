@@ -1,0 +1,149 @@
+//! Putting the client onto a computer's disk (what `install.lua` does over HTTP), and the two run
+//! modes built on it: `--demo N` and `trapdesk emulate`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Computer, ComputerSpec, EmuError};
+
+/// Labels of the demo computers, in id order (wrapping with a number after the last).
+const DEMO_LABELS: &[&str] = &[
+    "miner", "farm", "lab", "storage", "reactor", "turtle", "gate", "relay",
+];
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EmuError + '_ {
+    move |source| EmuError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), EmuError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+    }
+    std::fs::write(path, bytes).map_err(io_err(path))
+}
+
+/// A Lua string literal that holds `s` byte for byte (what `textutils.serialize` would write).
+fn lua_quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(char::from(b));
+            }
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\{b:03}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Writes the client as the installer would, without HTTP: every embedded `lua/` file except
+/// `install.lua` to `/trapdesk/<path>` in the root, `lua/startup.lua` also to
+/// `/startup/trapdesk.lua`, and settings `sandbox.url` and `sandbox.password` into `/.settings`
+/// (in `textutils.serialize` form, which the emulator's `settings.load` reads, as CC's does).
+/// Other settings already in `/.settings` are dropped.
+///
+/// # Errors
+/// `EmuError::Io` when a file cannot be written.
+pub fn install_client(root: &Path, url: &str, secret: &str) -> Result<(), EmuError> {
+    for (path, bytes) in crate::lua_files::FILES {
+        if *path == "install.lua" {
+            continue;
+        }
+        write(&root.join("trapdesk").join(path), bytes)?;
+        if *path == "startup.lua" {
+            write(&root.join("startup").join("trapdesk.lua"), bytes)?;
+        }
+    }
+    let settings = format!(
+        "{{\n  [ \"sandbox.url\" ] = {},\n  [ \"sandbox.password\" ] = {},\n}}",
+        lua_quote(url),
+        lua_quote(secret)
+    );
+    write(&root.join(".settings"), settings.as_bytes())
+}
+
+/// `--demo N`: installs and boots N labelled computers (ids 1..=N) under
+/// `data_dir/computers/<id>/`, linked to `url` with `secret`, until `shutdown` is cancelled;
+/// then turns them all off and waits for them.
+///
+/// # Errors
+/// `EmuError::Io` when a disk cannot be prepared, `EmuError::Setup` when a computer cannot start.
+pub async fn run_demo(
+    n: u32,
+    url: &str,
+    secret: &str,
+    data_dir: &Path,
+    shutdown: CancellationToken,
+) -> Result<(), EmuError> {
+    let mut computers = Vec::new();
+    for id in 1..=u64::from(n) {
+        let idx = (id - 1) as usize;
+        let label = match DEMO_LABELS.get(idx) {
+            Some(l) => (*l).to_owned(),
+            None => format!(
+                "{}{}",
+                DEMO_LABELS[idx % DEMO_LABELS.len()],
+                idx / DEMO_LABELS.len() + 1
+            ),
+        };
+        let root = data_dir.join("computers").join(id.to_string());
+        install_client(&root, url, secret)?;
+        let spec = ComputerSpec::new(id, Some(label), root);
+        computers.push(Computer::spawn(spec, tokio::runtime::Handle::current())?);
+    }
+    shutdown.cancelled().await;
+    for c in &computers {
+        c.shutdown();
+    }
+    for c in &computers {
+        // A computer stuck in Lua would hold the process: give up on it after a while.
+        let _ = tokio::time::timeout(Duration::from_secs(3), c.wait_stopped()).await;
+    }
+    Ok(())
+}
+
+/// `trapdesk emulate --url ... --id 7 --label miner [--secret S]`: one computer on `root`,
+/// until `shutdown` is cancelled or the computer turns itself off.
+///
+/// # Errors
+/// As [`run_demo`].
+pub async fn run_emulate(
+    url: &str,
+    id: u64,
+    label: Option<String>,
+    secret: &str,
+    root: &Path,
+    shutdown: CancellationToken,
+) -> Result<(), EmuError> {
+    install_client(root, url, secret)?;
+    let computer = Computer::spawn(
+        ComputerSpec::new(id, label, root.to_path_buf()),
+        tokio::runtime::Handle::current(),
+    )?;
+    tokio::select! {
+        () = shutdown.cancelled() => {
+            computer.shutdown();
+            let _ = tokio::time::timeout(Duration::from_secs(3), computer.wait_stopped()).await;
+        }
+        () = computer.wait_stopped() => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lua_quote;
+
+    #[test]
+    fn quotes_bytes_for_lua() {
+        assert_eq!(lua_quote("a\"b\\c\n"), "\"a\\\"b\\\\c\\010\"");
+    }
+}

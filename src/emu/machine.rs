@@ -1,0 +1,464 @@
+//! The computer's own OS thread: CC's execution model.
+//!
+//! Every top-level program is a coroutine. `coroutine.yield(filter)` returns here; the machine
+//! waits for the next event (a queued event, a timer coming due, a socket event from a tokio
+//! task) and resumes every top-level coroutine whose filter matches it (`terminate` matches
+//! all). The boot program is one such coroutine; each `run_lua` adds another beside it, which
+//! is how a test can run code while the client runs. One Lua state lives per power cycle: a
+//! reboot throws it away and boots a fresh one.
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use mlua::thread::ThreadStatus;
+use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::ComputerSpec;
+use super::term::Screen;
+use super::value::{Val, Wrappers};
+
+/// CC's event queue length; further events are dropped silently.
+pub(crate) const QUEUE_LIMIT: usize = 256;
+/// `keys.enter` in CC: Tweaked (GLFW key codes).
+pub(crate) const KEY_ENTER: u16 = 257;
+
+/// A request to change power state, from Lua (`os.reboot`) or from the handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Power {
+    Reboot,
+    Shutdown,
+}
+
+/// One event: a name and its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Event {
+    pub name: Vec<u8>,
+    pub args: Vec<Val>,
+}
+
+impl Event {
+    pub(crate) fn new(name: &str, args: Vec<Val>) -> Self {
+        Self {
+            name: name.as_bytes().to_vec(),
+            args,
+        }
+    }
+}
+
+/// What reaches the machine thread from elsewhere.
+pub(crate) enum Msg {
+    /// An event; the number is the power cycle it belongs to (socket events of a previous boot
+    /// must not reach the next one), `None` for events from the handle.
+    Event(Event, Option<u64>),
+    RunLua {
+        code: String,
+        reply: tokio::sync::oneshot::Sender<Result<String, String>>,
+    },
+    Power(Power),
+}
+
+/// State that the native functions share with the loop.
+pub(crate) struct Kernel {
+    pub id: u64,
+    pub label: Option<String>,
+    pub queue: VecDeque<Event>,
+    pub timers: HashMap<u64, Instant>,
+    pub next_timer: u64,
+    pub boot: Instant,
+    pub power: Option<Power>,
+}
+
+impl Kernel {
+    /// Queues an event, dropping it when the queue is full (as CC does).
+    pub(crate) fn push(&mut self, ev: Event) {
+        if self.queue.len() < QUEUE_LIMIT {
+            self.queue.push_back(ev);
+        }
+    }
+}
+
+/// When the running coroutine was last resumed, for "Too long without yielding".
+pub(crate) struct Watchdog {
+    pub resumed_at: Instant,
+    pub warned_at: Option<Instant>,
+    pub timeout: Duration,
+    /// Set once the program ignored the error for `HARD_ABORT_AFTER`: from then on the hook
+    /// raises at every instruction, so the error escapes any `pcall` loop, and the machine turns
+    /// the computer off as soon as the resume returns.
+    pub killed: bool,
+}
+
+/// Everything a native function may need, cloned into each closure.
+#[derive(Clone)]
+pub(crate) struct Ctx {
+    pub kernel: Arc<Mutex<Kernel>>,
+    pub screen: Arc<Mutex<Screen>>,
+    pub watchdog: Arc<Mutex<Watchdog>>,
+    pub root: PathBuf,
+    pub rt: tokio::runtime::Handle,
+    pub tx: Sender<Msg>,
+    pub generation: u64,
+    pub cancel: CancellationToken,
+    pub websockets: Arc<AtomicUsize>,
+}
+
+/// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The text of a Lua error, without mlua's decorations where it can.
+pub(crate) fn error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) | mlua::Error::SyntaxError { message: m, .. } => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        other => other.to_string(),
+    }
+}
+
+/// One top-level coroutine.
+struct Proc {
+    co: Thread,
+    filter: Option<Vec<u8>>,
+    /// For `run_lua`: where to send the result, and what it printed so far.
+    reply: Option<tokio::sync::oneshot::Sender<Result<String, String>>>,
+    capture: Option<Vec<u8>>,
+    done: bool,
+}
+
+/// How resuming a coroutine ended.
+enum Step {
+    Yielded,
+    Finished,
+    Failed(String),
+    Killed,
+}
+
+pub(crate) struct Machine {
+    spec: ComputerSpec,
+    rt: tokio::runtime::Handle,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    screen: Arc<Mutex<Screen>>,
+    generation: u64,
+}
+
+impl Machine {
+    pub(crate) fn new(
+        spec: ComputerSpec,
+        rt: tokio::runtime::Handle,
+        tx: Sender<Msg>,
+        rx: Receiver<Msg>,
+        screen: Arc<Mutex<Screen>>,
+    ) -> Self {
+        Self {
+            spec,
+            rt,
+            tx,
+            rx,
+            screen,
+            generation: 0,
+        }
+    }
+
+    /// Runs power cycles until shut down (or until every handle is gone).
+    pub(crate) fn run(mut self) {
+        let mut label = self.spec.label.clone();
+        loop {
+            let (power, new_label) = self.power_cycle(label);
+            label = new_label;
+            if power == Power::Shutdown {
+                break;
+            }
+        }
+    }
+
+    /// One boot: fresh Lua state, bios, event loop. Returns why it ended and the label (which
+    /// survives reboots, as it does on CC).
+    fn power_cycle(&mut self, label: Option<String>) -> (Power, Option<String>) {
+        self.generation += 1;
+        lock(&self.screen).reset();
+        let kernel = Arc::new(Mutex::new(Kernel {
+            id: self.spec.id,
+            label,
+            queue: VecDeque::new(),
+            timers: HashMap::new(),
+            next_timer: 0,
+            boot: Instant::now(),
+            power: None,
+        }));
+        let ctx = Ctx {
+            kernel: kernel.clone(),
+            screen: self.screen.clone(),
+            watchdog: Arc::new(Mutex::new(Watchdog {
+                resumed_at: Instant::now(),
+                warned_at: None,
+                timeout: self.spec.yield_timeout,
+                killed: false,
+            })),
+            root: self.spec.root.clone(),
+            rt: self.rt.clone(),
+            tx: self.tx.clone(),
+            generation: self.generation,
+            cancel: CancellationToken::new(),
+            websockets: Arc::new(AtomicUsize::new(0)),
+        };
+        let power = match super::boot::build(&ctx) {
+            Ok((lua, bios)) => {
+                let p = self.event_loop(&ctx, &lua, &bios);
+                drop(lua);
+                p
+            }
+            Err(e) => {
+                tracing::error!(id = self.spec.id, "emulator bios failed: {e}");
+                Power::Shutdown
+            }
+        };
+        ctx.cancel.cancel();
+        let label = lock(&kernel).label.clone();
+        (power, label)
+    }
+
+    fn event_loop(&mut self, ctx: &Ctx, lua: &Lua, bios: &Table) -> Power {
+        let Ok(spawn) = bios.get::<Function>("spawn") else {
+            return Power::Shutdown;
+        };
+        let wrap = match (bios.get("wrap_ws"), bios.get("wrap_response")) {
+            (Ok(ws), Ok(response)) => Wrappers { ws, response },
+            _ => return Power::Shutdown,
+        };
+        let Ok(boot) = bios.get::<Function>("boot") else {
+            return Power::Shutdown;
+        };
+        let Ok(co) = spawn.call::<Thread>(boot) else {
+            return Power::Shutdown;
+        };
+        let mut procs = vec![Proc {
+            co,
+            filter: None,
+            reply: None,
+            capture: None,
+            done: false,
+        }];
+        let mut first = Some(MultiValue::new());
+        loop {
+            // Deliver: the boot resume first, then one event at a time.
+            let event = match first.take().map(|args| (None, args)) {
+                Some(e) => e,
+                None => match self.next_event(ctx, lua, &spawn, &mut procs) {
+                    Ok(ev) => {
+                        let mut args = MultiValue::new();
+                        let Ok(name) = lua.create_string(&ev.name) else {
+                            return Power::Shutdown;
+                        };
+                        args.push_back(Value::String(name));
+                        for a in &ev.args {
+                            match a.to_lua(lua, &wrap) {
+                                Ok(v) => args.push_back(v),
+                                Err(e) => tracing::warn!("event argument: {e}"),
+                            }
+                        }
+                        (Some(ev.name), args)
+                    }
+                    Err(power) => return power,
+                },
+            };
+            let (name, args) = event;
+            for (i, proc) in procs.iter_mut().enumerate() {
+                let wants = match (&proc.filter, &name) {
+                    (_, None) => i == 0,
+                    (None, Some(_)) => true,
+                    (Some(f), Some(n)) => f == n || n.as_slice() == b"terminate",
+                };
+                if !proc.done
+                    && wants
+                    && matches!(self.resume(ctx, proc, args.clone()), Step::Killed)
+                {
+                    return Power::Shutdown;
+                }
+                if let Some(p) = lock(&ctx.kernel).power.take() {
+                    return p;
+                }
+            }
+            if procs[0].done {
+                // The bios program ended: CC turns the computer off.
+                return Power::Shutdown;
+            }
+            procs.retain(|p| !p.done);
+        }
+    }
+
+    /// Waits for the next event, handling `run_lua` and power messages meanwhile.
+    fn next_event(
+        &mut self,
+        ctx: &Ctx,
+        lua: &Lua,
+        spawn: &Function,
+        procs: &mut Vec<Proc>,
+    ) -> Result<Event, Power> {
+        loop {
+            // Handle everything that already arrived.
+            loop {
+                match self.rx.try_recv() {
+                    Ok(msg) => self.handle(ctx, lua, spawn, procs, msg)?,
+                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        return Err(Power::Shutdown);
+                    }
+                }
+            }
+            if let Some(p) = lock(&ctx.kernel).power.take() {
+                return Err(p);
+            }
+            let wait = {
+                let mut k = lock(&ctx.kernel);
+                let now = Instant::now();
+                let mut due: Vec<(Instant, u64)> = k
+                    .timers
+                    .iter()
+                    .filter(|(_, t)| **t <= now)
+                    .map(|(id, t)| (*t, *id))
+                    .collect();
+                due.sort();
+                for (_, id) in due {
+                    k.timers.remove(&id);
+                    // Timer ids are small integers: exact as doubles.
+                    #[allow(clippy::cast_precision_loss)]
+                    k.push(Event::new("timer", vec![Val::Num(id as f64)]));
+                }
+                if let Some(ev) = k.queue.pop_front() {
+                    return Ok(ev);
+                }
+                k.timers
+                    .values()
+                    .min()
+                    .map(|t| t.saturating_duration_since(now))
+            };
+            let msg = match wait {
+                Some(d) => match self.rx.recv_timeout(d) {
+                    Ok(m) => m,
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return Err(Power::Shutdown),
+                },
+                None => match self.rx.recv() {
+                    Ok(m) => m,
+                    Err(_) => return Err(Power::Shutdown),
+                },
+            };
+            self.handle(ctx, lua, spawn, procs, msg)?;
+        }
+    }
+
+    fn handle(
+        &mut self,
+        ctx: &Ctx,
+        lua: &Lua,
+        spawn: &Function,
+        procs: &mut Vec<Proc>,
+        msg: Msg,
+    ) -> Result<(), Power> {
+        match msg {
+            Msg::Event(ev, generation) => {
+                if generation.is_none_or(|g| g == self.generation) {
+                    lock(&ctx.kernel).push(ev);
+                }
+            }
+            Msg::Power(p) => return Err(p),
+            Msg::RunLua { code, reply } => {
+                let co = lua.globals().raw_get::<Table>("_G").and_then(|g| {
+                    let env = lua.create_table()?;
+                    let meta = lua.create_table()?;
+                    meta.raw_set("__index", g)?;
+                    env.set_metatable(Some(meta))?;
+                    let f = lua
+                        .load(code.as_str())
+                        .set_name("=run_lua")
+                        .set_mode(mlua::chunk::ChunkMode::Text)
+                        .set_environment(env)
+                        .into_function()?;
+                    spawn.call::<Thread>(f)
+                });
+                match co {
+                    Err(e) => {
+                        // The caller may have given up waiting.
+                        let _ = reply.send(Err(error_text(&e)));
+                    }
+                    Ok(co) => {
+                        let mut p = Proc {
+                            co,
+                            filter: None,
+                            reply: Some(reply),
+                            capture: Some(Vec::new()),
+                            done: false,
+                        };
+                        if let Step::Killed = self.resume(ctx, &mut p, MultiValue::new()) {
+                            return Err(Power::Shutdown);
+                        }
+                        procs.push(p);
+                        if let Some(p) = lock(&ctx.kernel).power.take() {
+                            return Err(p);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Resumes one top-level coroutine with the watchdog reset and its output captured.
+    fn resume(&mut self, ctx: &Ctx, p: &mut Proc, args: MultiValue) -> Step {
+        {
+            let mut w = lock(&ctx.watchdog);
+            w.resumed_at = Instant::now();
+            w.warned_at = None;
+        }
+        lock(&ctx.screen).capture = p.capture.take();
+        // mlua turns panics in callbacks into Lua errors; should one still escape, the computer
+        // dies rather than the host.
+        let result = catch_unwind(AssertUnwindSafe(|| p.co.resume::<MultiValue>(args)));
+        p.capture = lock(&ctx.screen).capture.take();
+        let killed = lock(&ctx.watchdog).killed;
+        let step = match result {
+            _ if killed => Step::Killed,
+            Err(_) => Step::Killed,
+            Ok(Err(e)) => Step::Failed(error_text(&e)),
+            Ok(Ok(values)) => {
+                if p.co.status() == ThreadStatus::Resumable {
+                    p.filter = match values.front() {
+                        Some(Value::String(s)) => Some(s.as_bytes().to_vec()),
+                        _ => None,
+                    };
+                    Step::Yielded
+                } else {
+                    Step::Finished
+                }
+            }
+        };
+        match &step {
+            Step::Yielded => {}
+            Step::Finished | Step::Killed => p.done = true,
+            Step::Failed(_) => p.done = true,
+        }
+        if p.done {
+            let out = p.capture.take().unwrap_or_default();
+            if let Some(reply) = p.reply.take() {
+                let r = match &step {
+                    Step::Failed(e) => Err(e.clone()),
+                    Step::Killed => Err("Too long without yielding".to_owned()),
+                    _ => Ok(String::from_utf8_lossy(&out).into_owned()),
+                };
+                // The caller may have given up waiting.
+                let _ = reply.send(r);
+            } else if let Step::Failed(e) = &step {
+                tracing::warn!(id = self.spec.id, "bios failed: {e}");
+            }
+        }
+        step
+    }
+}

@@ -1,0 +1,180 @@
+//! The native half of CC's `os` API: timers, the event queue, clocks, identity and power. The
+//! Lua half (`pullEvent`, `sleep`, `version`, ...) is in `rom/bios.lua`, as in CC.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mlua::{Lua, MultiValue, Table, Value};
+
+use super::machine::{Ctx, Event, Power, lock};
+use super::value::Val;
+
+/// One in-game day lasts 20 real minutes; the game starts at 6:00 on day 1.
+const DAY_SECS: f64 = 1200.0;
+
+/// A number as CC's `tostring` writes it (`5`, not `5.0`).
+pub(crate) fn number_text(n: f64) -> String {
+    if n.is_nan() {
+        "nan".into()
+    } else if n.is_infinite() {
+        if n > 0.0 { "inf".into() } else { "-inf".into() }
+    } else if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Wall-clock milliseconds since the Unix epoch.
+fn wall_ms() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as f64)
+        .unwrap_or(0.0)
+}
+
+/// In-game (day, hour of day) since boot: the emulator's world starts with the computer.
+fn ingame(boot: Instant) -> (f64, f64) {
+    let t = boot.elapsed().as_secs_f64() / DAY_SECS * 24.0 + 6.0;
+    ((t / 24.0).floor() + 1.0, t % 24.0)
+}
+
+/// A Lua value as an event argument (tables and functions kept by reference, as CC copies them).
+fn to_val(lua: &Lua, v: Value) -> mlua::Result<Val> {
+    Ok(match v {
+        Value::Nil => Val::Nil,
+        Value::Boolean(b) => Val::Bool(b),
+        Value::Number(n) => Val::Num(n),
+        Value::Integer(n) => Val::Num(n as f64),
+        Value::String(s) => Val::Str(s.as_bytes().to_vec()),
+        other => Val::Lua(Arc::new(lua.create_registry_value(other)?)),
+    })
+}
+
+pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "getComputerID",
+        lua.create_function(move |_, ()| Ok(lock(&k).id as f64))?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "getComputerLabel",
+        lua.create_function(move |lua, ()| {
+            // CC returns nothing at all (not nil) when unlabelled.
+            let mut out = MultiValue::new();
+            if let Some(l) = &lock(&k).label {
+                out.push_back(Value::String(lua.create_string(l)?));
+            }
+            Ok(out)
+        })?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "setComputerLabel",
+        lua.create_function(move |_, label: Option<mlua::LuaString>| {
+            lock(&k).label = label.map(|l| l.to_string_lossy()).filter(|l| !l.is_empty());
+            Ok(())
+        })?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "startTimer",
+        lua.create_function(move |_, secs: f64| {
+            // CC counts in 50 ms ticks, rounding up.
+            let ticks = (secs.max(0.0) / 0.05).ceil();
+            let mut k = lock(&k);
+            k.next_timer += 1;
+            let id = k.next_timer;
+            k.timers.insert(
+                id,
+                Instant::now() + Duration::from_millis((ticks * 50.0) as u64),
+            );
+            Ok(id as f64)
+        })?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "cancelTimer",
+        lua.create_function(move |_, id: f64| {
+            lock(&k).timers.remove(&(id as u64));
+            Ok(())
+        })?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "queueEvent",
+        lua.create_function(move |lua, (name, rest): (mlua::LuaString, MultiValue)| {
+            let args = rest
+                .into_iter()
+                .map(|v| to_val(lua, v))
+                .collect::<mlua::Result<Vec<_>>>()?;
+            lock(&k).push(Event {
+                name: name.as_bytes().to_vec(),
+                args,
+            });
+            Ok(())
+        })?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "clock",
+        lua.create_function(move |_, ()| {
+            Ok((lock(&k).boot.elapsed().as_millis() / 50) as f64 * 0.05)
+        })?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "epoch",
+        lua.create_function(move |_, kind: Option<String>| {
+            match kind.as_deref().unwrap_or("ingame") {
+                "utc" | "local" => Ok(wall_ms()),
+                "ingame" => {
+                    let (day, hour) = ingame(lock(&k).boot);
+                    Ok(((day * 24.0 + hour) * 3_600_000.0).floor())
+                }
+                other => Err(mlua::Error::RuntimeError(format!(
+                    "Unsupported operation '{other}'"
+                ))),
+            }
+        })?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "time",
+        lua.create_function(move |_, kind: Option<String>| {
+            match kind.as_deref().unwrap_or("ingame") {
+                "utc" | "local" => Ok((wall_ms() / 3_600_000.0) % 24.0),
+                "ingame" => Ok(ingame(lock(&k).boot).1),
+                other => Err(mlua::Error::RuntimeError(format!(
+                    "Unsupported operation '{other}'"
+                ))),
+            }
+        })?,
+    )?;
+    let k = ctx.kernel.clone();
+    t.set(
+        "day",
+        lua.create_function(move |_, kind: Option<String>| {
+            match kind.as_deref().unwrap_or("ingame") {
+                "utc" | "local" => Ok((wall_ms() / 86_400_000.0).floor()),
+                "ingame" => Ok(ingame(lock(&k).boot).0),
+                other => Err(mlua::Error::RuntimeError(format!(
+                    "Unsupported operation '{other}'"
+                ))),
+            }
+        })?,
+    )?;
+    for (name, power) in [("reboot", Power::Reboot), ("shutdown", Power::Shutdown)] {
+        let k = ctx.kernel.clone();
+        t.set(
+            name,
+            lua.create_function(move |_, ()| {
+                lock(&k).power = Some(power);
+                Ok(())
+            })?,
+        )?;
+    }
+    Ok(t)
+}

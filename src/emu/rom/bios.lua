@@ -1,0 +1,400 @@
+-- The emulator's bios: the parts of CC: Tweaked that CC itself writes in Lua (bios.lua), in our
+-- own words. It receives the native (Rust) tables, builds CC's globals from them, removes what
+-- CC does not offer, loads the ROM APIs, and returns the hooks the machine needs.
+local native = ...
+local nterm, nfs, nos, nhttp, watchdog, rom = native.term, native.fs, native.os, native.http, native.watchdog, native.rom
+
+local pack, unpack, select, type, error, tostring = table.pack, table.unpack, select, type, error, tostring
+local yield, native_create, sethook = coroutine.yield, coroutine.create, debug.sethook
+local native_load, host_os = load, os
+
+_HOST = "ComputerCraft 1.113.0 (trapdesk emulator)"
+_CC_DEFAULT_SETTINGS = ""
+
+-- "Too long without yielding": every coroutine gets a count hook that asks the machine whether
+-- the current resume has run too long. The error is an ordinary Lua error, so pcall catches it
+-- (as on CC); a computer that still does not yield 1.5 s later is turned off.
+local watchdog_hook
+function watchdog_hook()
+    local state = watchdog()
+    if state == 0 then return end
+    -- Killed: raise at every instruction from now on, so no pcall loop can hold on.
+    if state == 2 then sethook(watchdog_hook, "", 1) end
+    error("Too long without yielding", 0)
+end
+
+local function spawn(f)
+    local co = native_create(f)
+    sethook(co, watchdog_hook, "", 1000)
+    return co
+end
+coroutine.create = spawn
+function coroutine.wrap(f)
+    local co = spawn(f)
+    return function(...)
+        local r = pack(coroutine.resume(co, ...))
+        if not r[1] then error(r[2], 0) end
+        return unpack(r, 2, r.n)
+    end
+end
+
+-- What CC does not offer (and what would reach the host).
+collectgarbage, dofile, loadstring, module = nil, nil, nil, nil
+string.dump = nil
+package = nil
+
+-- Natives answer `true, ...` or `false, message`; this turns the latter into a string error
+-- pointing at the caller, as CC's Java APIs do.
+local function raising(f)
+    return function(...)
+        local r = pack(f(...))
+        if not r[1] then error(r[2], 2) end
+        return unpack(r, 2, r.n)
+    end
+end
+
+function load(x, name, mode, env)
+    -- Binary chunks are refused, as Cobalt cannot load them.
+    if env == nil then return native_load(x, name, "t") end
+    return native_load(x, name, "t", env)
+end
+
+-- Lua 5.3's table.move, which Cobalt offers.
+function table.move(a1, f, e, t, a2)
+    a2 = a2 or a1
+    if e >= f then
+        if t > e or t <= f or a1 ~= a2 then
+            for i = 0, e - f do a2[t + i] = a1[f + i] end
+        else
+            for i = e - f, 0, -1 do a2[t + i] = a1[f + i] end
+        end
+    end
+    return a2
+end
+
+-- os
+os = {}
+for k, v in pairs(nos) do os[k] = v end
+os.date, os.difftime = host_os.date, host_os.difftime
+local ntime = nos.time
+function os.time(t)
+    if type(t) == "table" then return host_os.time(t) end
+    return ntime(t)
+end
+function os.version() return "CraftOS 1.9" end
+function os.pullEventRaw(filter) return yield(filter) end
+function os.pullEvent(filter)
+    local ev = pack(yield(filter))
+    if ev[1] == "terminate" then error("Terminated", 0) end
+    return unpack(ev, 1, ev.n)
+end
+local nreboot, nshutdown = nos.reboot, nos.shutdown
+function os.reboot() nreboot() while true do yield() end end
+function os.shutdown() nshutdown() while true do yield() end end
+function os.computerID() return os.getComputerID() end
+function os.computerLabel() return os.getComputerLabel() end
+
+function sleep(t)
+    local id = os.startTimer(t or 0)
+    repeat local _, p = os.pullEvent("timer") until p == id
+end
+os.sleep = sleep
+
+-- colours and keys
+colors = {
+    white = 1, orange = 2, magenta = 4, lightBlue = 8, yellow = 16, lime = 32, pink = 64,
+    gray = 128, lightGray = 256, cyan = 512, purple = 1024, blue = 2048, brown = 4096,
+    green = 8192, red = 16384, black = 32768,
+}
+function colors.combine(...) local r = 0 for i = 1, select("#", ...) do r = bit32.bor(r, (select(i, ...))) end return r end
+function colors.subtract(c, ...) for i = 1, select("#", ...) do c = bit32.band(c, bit32.bnot((select(i, ...)))) end return c end
+function colors.test(set, c) return bit32.band(set, c) == c end
+function colors.toBlit(c) local i = math.floor(math.log(c) / math.log(2) + 0.5) return ("0123456789abcdef"):sub(i + 1, i + 1) end
+function colors.fromBlit(h) local n = tonumber(h, 16) return n and 2 ^ n end
+colours = {}
+for k, v in pairs(colors) do colours[k] = v end
+colours.grey, colours.lightGrey = colors.gray, colors.lightGray
+
+keys = {
+    space = 32, apostrophe = 39, comma = 44, minus = 45, period = 46, slash = 47,
+    zero = 48, one = 49, two = 50, three = 51, four = 52, five = 53, six = 54, seven = 55, eight = 56, nine = 57,
+    enter = 257, tab = 258, backspace = 259, delete = 261, right = 262, left = 263, down = 264, up = 265,
+    home = 268, ["end"] = 269, leftShift = 340, leftCtrl = 341, leftAlt = 342,
+}
+for i = 0, 25 do keys[string.char(97 + i)] = 65 + i end
+function keys.getName(code) for k, v in pairs(keys) do if v == code then return k end end end
+
+-- term, with redirection: the global table forwards to the current target.
+local native_newline = nterm.__newline
+nterm.__newline = nil
+local current = nterm
+term = {}
+for k in pairs(nterm) do term[k] = function(...) return current[k](...) end end
+function term.native() return nterm end
+function term.current() return current end
+function term.redirect(target)
+    if type(target) ~= "table" then error("bad argument #1 (table expected)", 2) end
+    local old = current
+    current = target
+    return old
+end
+
+local function new_line()
+    if current == nterm then return native_newline() end
+    local _, y = current.getCursorPos()
+    local _, h = current.getSize()
+    if y >= h then current.scroll(1) current.setCursorPos(1, h) else current.setCursorPos(1, y + 1) end
+end
+
+-- write: word-wraps at the screen edge, returns how many lines it moved down.
+function write(text)
+    text = tostring(text)
+    local w = term.getSize()
+    local x = term.getCursorPos()
+    local lines = 0
+    local function nl() new_line() lines = lines + 1 x = 1 end
+    while #text > 0 do
+        local space = text:match("^[ \t]+")
+        if space then
+            term.write(space)
+            x = term.getCursorPos()
+            text = text:sub(#space + 1)
+        end
+        if text:sub(1, 1) == "\n" then
+            nl()
+            text = text:sub(2)
+        end
+        local word = text:match("^[^ \t\n]+")
+        if word then
+            text = text:sub(#word + 1)
+            if #word > w then
+                -- Longer than a line: break it wherever the edge falls.
+                while #word > 0 do
+                    if x > w then nl() end
+                    local room = w - x + 1
+                    term.write(word:sub(1, room))
+                    word = word:sub(room + 1)
+                    x = term.getCursorPos()
+                end
+            else
+                if x + #word - 1 > w then nl() end
+                term.write(word)
+                x = term.getCursorPos()
+            end
+        end
+    end
+    return lines
+end
+
+function print(...)
+    local parts = {}
+    for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+    return write(table.concat(parts, "\t") .. "\n")
+end
+
+function printError(...)
+    local old
+    if term.isColour() then old = term.getTextColour() term.setTextColour(colors.red) end
+    print(...)
+    if old then term.setTextColour(old) end
+end
+
+-- read: a line typed through `char`/`paste` events, ended by `key` enter.
+function read(replace, _, _, default)
+    local line = default or ""
+    local function shown(s) return replace and string.rep(replace:sub(1, 1), #s) or s end
+    term.setCursorBlink(true)
+    if #line > 0 then term.write(shown(line)) end
+    while true do
+        local ev, p = os.pullEvent()
+        if ev == "char" or ev == "paste" then
+            line = line .. p
+            term.write(shown(p))
+        elseif ev == "key" and p == keys.enter then
+            break
+        elseif ev == "key" and p == keys.backspace and #line > 0 then
+            line = line:sub(1, -2)
+            local x, y = term.getCursorPos()
+            term.setCursorPos(x - 1, y)
+            term.write(" ")
+            term.setCursorPos(x - 1, y)
+        end
+    end
+    term.setCursorBlink(false)
+    new_line()
+    return line
+end
+
+-- fs, with CC's handle tables (callable as h.f() or h:f()).
+local READ = { "readAll", "readLine", "read", "seek", "close" }
+local WRITE = { "write", "writeLine", "flush", "close" }
+local function handle(ud, names)
+    local h = {}
+    for _, name in ipairs(names) do
+        h[name] = function(first, ...)
+            if first == h then return ud[name](ud, ...) end
+            return ud[name](ud, first, ...)
+        end
+    end
+    return h
+end
+
+fs = {}
+for k, f in pairs(nfs) do fs[k] = raising(f) end
+local nopen = nfs.open
+function fs.open(path, mode)
+    if type(path) ~= "string" then error("bad argument #1 (string expected, got " .. type(path) .. ")", 2) end
+    if type(mode) ~= "string" then error("bad argument #2 (string expected, got " .. type(mode) .. ")", 2) end
+    local ok, ud = nopen(path, mode)
+    if not ok then return nil, ud end
+    return handle(ud, mode:sub(1, 1) == "r" and READ or WRITE)
+end
+
+function loadfile(path, mode, env)
+    if type(mode) == "table" and env == nil then mode, env = nil, mode end
+    local h, err = fs.open(path, "r")
+    if not h then return nil, err end
+    local src = h.readAll()
+    h.close()
+    return load(src, "@/" .. fs.combine(path), "t", env)
+end
+
+function dofile(path)
+    local f, err = loadfile(path, nil, _G)
+    if not f then error(err, 2) end
+    return f()
+end
+
+-- io, over fs and the terminal (the host's io would reach the host's disk).
+io = {}
+function io.write(...) for i = 1, select("#", ...) do write(tostring((select(i, ...)))) end end
+function io.read() return read() end
+function io.open(path, mode)
+    local h, err = fs.open(path, (mode or "r"):gsub("[+]", ""))
+    if not h then return nil, err end
+    local f = {}
+    function f:read(fmt)
+        fmt = fmt or "l"
+        if type(fmt) == "number" then return h.read(fmt) end
+        fmt = fmt:gsub("^%*", "")
+        if fmt:sub(1, 1) == "a" then return h.readAll() or "" end
+        if fmt:sub(1, 1) == "L" then return h.readLine(true) end
+        return h.readLine()
+    end
+    function f:write(...) for i = 1, select("#", ...) do h.write((select(i, ...))) end return self end
+    function f:lines() return function() return h.readLine() end end
+    function f:flush() if h.flush then h.flush() end end
+    function f:close() h.close() return true end
+    return f
+end
+function io.lines(path)
+    local f = assert(io.open(path, "r"))
+    return f:lines()
+end
+
+-- http: the blocking forms pull events while they wait, as CC's do.
+local nws, nreq = nhttp.websocket, nhttp.request
+http = { checkURL = nhttp.checkURL }
+
+local function wrap_ws(ud, url)
+    local h = {}
+    local function args(first, ...) if first == h then return ... end return first, ... end
+    function h.send(...)
+        local msg, binary = args(...)
+        local ok, err = ud:send(msg, binary)
+        if not ok then error(err, 2) end
+    end
+    function h.receive(...)
+        local timeout = args(...)
+        local timer = timeout and os.startTimer(timeout)
+        while true do
+            local ev, u, msg, binary = os.pullEvent()
+            if ev == "websocket_message" and u == url then
+                if timer then os.cancelTimer(timer) end
+                return msg, binary
+            elseif ev == "websocket_closed" and u == url then
+                return nil
+            elseif ev == "timer" and timer and u == timer then
+                return nil
+            end
+        end
+    end
+    function h.close() ud:close() end
+    return h
+end
+
+local function wrap_response(ud, code, headers)
+    local h = handle(ud, READ)
+    function h.getResponseCode() return code end
+    function h.getResponseHeaders() return headers end
+    return h
+end
+
+function http.websocketAsync(url, headers)
+    local ok, err = nws(url, headers)
+    if not ok then os.queueEvent("websocket_failure", url, err) end
+end
+
+function http.websocket(url, headers)
+    if type(url) == "table" then url, headers = url.url, url.headers end
+    local ok, err = nws(url, headers)
+    if not ok then return false, err end
+    while true do
+        local ev, u, arg = os.pullEvent()
+        if ev == "websocket_success" and u == url then return arg end
+        if ev == "websocket_failure" and u == url then return false, arg end
+    end
+end
+
+local function unpack_request(url, headers, binary)
+    if type(url) == "table" then return url.url, url.headers, url.binary end
+    return url, headers, binary
+end
+
+function http.request(url, _, headers, binary)
+    if type(url) == "table" then url, headers, binary = unpack_request(url) end
+    local ok, err = nreq(url, headers, binary)
+    if not ok then os.queueEvent("http_failure", url, err) return false, err end
+    return true
+end
+
+function http.get(...)
+    local url, headers, binary = unpack_request(...)
+    local ok, err = nreq(url, headers, binary)
+    if not ok then return nil, err end
+    while true do
+        local ev, u, a, b = os.pullEvent()
+        if ev == "http_success" and u == url then return a end
+        if ev == "http_failure" and u == url then return nil, a, b end
+    end
+end
+
+-- The ROM APIs, each a chunk that returns its table.
+local function rom_api(name)
+    local f = assert(native_load(rom[name], "@/rom/apis/" .. name .. ".lua", "t", _G))
+    return f()
+end
+utf8 = rom_api("utf8")
+textutils = rom_api("textutils")
+settings = rom_api("settings")
+parallel = rom_api("parallel")
+shell = rom_api("shell")
+
+-- Boot as CC's shell does: settings, banner, startup files, then the prompt.
+local function boot()
+    term.clear()
+    term.setCursorPos(1, 1)
+    if fs.exists("/.settings") then settings.load("/.settings") end
+    print(os.version())
+    if fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
+        shell.run("/startup.lua")
+    elseif fs.exists("/startup") and not fs.isDir("/startup") then
+        shell.run("/startup")
+    end
+    if fs.isDir("/startup") then
+        for _, name in ipairs(fs.list("/startup")) do shell.run("/startup/" .. name) end
+    end
+    shell.run("shell")
+end
+
+return { boot = boot, spawn = spawn, wrap_ws = wrap_ws, wrap_response = wrap_response }

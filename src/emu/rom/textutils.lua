@@ -1,0 +1,284 @@
+-- textutils: Lua-literal and JSON serialisation with CC: Tweaked's quirks (FACTS.md): JSON
+-- strings get one \u00XX per byte >= 0x7F, numeric keys are dropped beside string keys, NaN and
+-- infinities are written as `nan`/`inf` (invalid JSON), and \u00XX decodes to UTF-8 bytes.
+local textutils = {}
+
+textutils.empty_json_array = setmetatable({}, { __newindex = function() error("attempt to mutate textutils.empty_json_array", 2) end })
+textutils.json_null = setmetatable({}, { __newindex = function() error("attempt to mutate textutils.json_null", 2) end })
+
+local keywords = {}
+for w in ("and break do else elseif end false for function goto if in local nil not or repeat return then true until while"):gmatch("%a+") do
+    keywords[w] = true
+end
+
+local function number_literal(n)
+    if n ~= n then return "0/0" end
+    if n == math.huge then return "1/0" end
+    if n == -math.huge then return "-1/0" end
+    return tostring(n)
+end
+
+local function serialize(v, seen, indent, compact)
+    local t = type(v)
+    if t == "string" then return ("%q"):format(v):gsub("\\\n", "\\n") end
+    if t == "number" then return number_literal(v) end
+    if t == "boolean" or t == "nil" then return tostring(v) end
+    if t ~= "table" then error("Cannot serialize type " .. t, 0) end
+    if seen[v] then error("Cannot serialize table with recursive entries", 0) end
+    if next(v) == nil then return "{}" end
+    seen[v] = true
+    local nl, inner, eq = "\n", indent .. "  ", " = "
+    if compact then nl, inner, eq = "", "", "=" end
+    local out = { "{" .. nl }
+    local done = {}
+    for i, x in ipairs(v) do
+        done[i] = true
+        out[#out + 1] = inner .. serialize(x, seen, inner, compact) .. "," .. nl
+    end
+    local rest = {}
+    for k in pairs(v) do if not done[k] then rest[#rest + 1] = k end end
+    table.sort(rest, function(a, b)
+        if type(a) == type(b) and (type(a) == "string" or type(a) == "number") then return a < b end
+        return type(a) < type(b)
+    end)
+    for _, k in ipairs(rest) do
+        local key
+        if type(k) == "string" and k:match("^[%a_][%w_]*$") and not keywords[k] then
+            key = k
+        elseif compact then
+            key = "[" .. serialize(k, seen, inner, compact) .. "]"
+        else
+            key = "[ " .. serialize(k, seen, inner, compact) .. " ]"
+        end
+        out[#out + 1] = inner .. key .. eq .. serialize(v[k], seen, inner, compact) .. "," .. nl
+    end
+    seen[v] = nil
+    out[#out + 1] = (compact and "" or indent) .. "}"
+    return table.concat(out)
+end
+
+function textutils.serialize(v, opts)
+    return (serialize(v, {}, "", type(opts) == "table" and opts.compact))
+end
+textutils.serialise = textutils.serialize
+
+function textutils.unserialize(s)
+    local f = load("return " .. s, "unserialize", "t", {})
+    if not f then return nil end
+    local ok, v = pcall(f)
+    if ok then return v end
+    return nil
+end
+textutils.unserialise = textutils.unserialize
+
+local escapes = { ['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f", ["\n"] = "\\n", ["\r"] = "\\r", ["\t"] = "\\t" }
+
+local function json_string(s, unicode)
+    if unicode and utf8.len(s) then
+        local out = {}
+        for _, c in utf8.codes(s) do
+            local ch = c < 0x80 and string.char(c)
+            if ch and escapes[ch] then out[#out + 1] = escapes[ch]
+            elseif c >= 0x20 and c < 0x7F then out[#out + 1] = ch
+            elseif c < 0x10000 then out[#out + 1] = ("\\u%04x"):format(c)
+            else
+                c = c - 0x10000
+                out[#out + 1] = ("\\u%04x\\u%04x"):format(0xD800 + math.floor(c / 0x400), 0xDC00 + c % 0x400)
+            end
+        end
+        return '"' .. table.concat(out) .. '"'
+    end
+    return '"' .. s:gsub('[%c"\\\127-\255]', function(ch)
+        return escapes[ch] or ("\\u%04x"):format(ch:byte())
+    end) .. '"'
+end
+
+local function json(v, seen, opts)
+    local t = type(v)
+    if v == textutils.json_null then return "null" end
+    if v == textutils.empty_json_array then return "[]" end
+    if t == "string" then return json_string(v, opts.unicode_strings) end
+    if t == "number" or t == "boolean" then return tostring(v) end
+    if t == "nil" then return "null" end
+    if t ~= "table" then error("Cannot serialize type " .. t, 0) end
+    if seen[v] then
+        error(opts.allow_repetitions and "Cannot serialize table with recursive entries"
+            or "Cannot serialize table with repeated entries", 0)
+    end
+    seen[v] = true
+    local obj, n, largest = {}, 0, 0
+    for k, x in pairs(v) do
+        if type(k) == "string" then
+            local key = opts.nbt_style and k or json_string(k, opts.unicode_strings)
+            obj[#obj + 1] = key .. ":" .. json(x, seen, opts)
+            n = n + 1
+        elseif type(k) == "number" and k > largest then
+            largest = k
+        end
+    end
+    local out
+    if n > 0 then
+        out = "{" .. table.concat(obj, ",") .. "}"
+    elseif largest > 0 then
+        local arr = {}
+        for i = 1, largest do arr[i] = json(v[i], seen, opts) end
+        out = "[" .. table.concat(arr, ",") .. "]"
+    else
+        out = "{}"
+    end
+    if opts.allow_repetitions then seen[v] = nil end
+    return out
+end
+
+function textutils.serializeJSON(v, opts)
+    if type(opts) ~= "table" then opts = { nbt_style = opts and true or false } end
+    return (json(v, {}, opts))
+end
+textutils.serialiseJSON = textutils.serializeJSON
+
+-- A JSON reader; errors are raised as strings and turned into `nil, message`.
+local function parser(s, opts)
+    local i = 1
+    local function fail(msg) error({ msg = ("Malformed JSON at position %d: %s"):format(i, msg) }, 0) end
+    local function ws() i = s:find("[^ \t\r\n]", i) or #s + 1 end
+    local value
+    local function str()
+        i = i + 1
+        local out = {}
+        while true do
+            local c = s:sub(i, i)
+            if c == "" then fail("unterminated string") end
+            if c == '"' then i = i + 1 break end
+            if c == "\\" then
+                local e = s:sub(i + 1, i + 1)
+                local simple = ({ b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["\\"] = "\\", ["/"] = "/" })[e]
+                if simple then
+                    out[#out + 1] = simple
+                    i = i + 2
+                elseif e == "u" then
+                    local code = tonumber(s:sub(i + 2, i + 5), 16)
+                    if not code then fail("bad unicode escape") end
+                    i = i + 6
+                    if code >= 0xD800 and code < 0xDC00 and s:sub(i, i + 1) == "\\u" then
+                        local lo = tonumber(s:sub(i + 2, i + 5), 16)
+                        if lo and lo >= 0xDC00 and lo < 0xE000 then
+                            code = 0x10000 + (code - 0xD800) * 0x400 + (lo - 0xDC00)
+                            i = i + 6
+                        end
+                    end
+                    out[#out + 1] = utf8.char(code)
+                else
+                    fail("bad escape")
+                end
+            else
+                out[#out + 1] = c
+                i = i + 1
+            end
+        end
+        return table.concat(out)
+    end
+    function value()
+        ws()
+        local c = s:sub(i, i)
+        if c == "{" then
+            i = i + 1
+            local t = {}
+            ws()
+            if s:sub(i, i) == "}" then i = i + 1 return t end
+            while true do
+                ws()
+                local k
+                if s:sub(i, i) == '"' then k = str()
+                elseif opts.nbt_style then
+                    k = s:match("^[%w_%.%-+]+", i)
+                    if not k then fail("expected key") end
+                    i = i + #k
+                else fail("expected string key") end
+                ws()
+                if s:sub(i, i) ~= ":" then fail("expected ':'") end
+                i = i + 1
+                t[k] = value()
+                ws()
+                local d = s:sub(i, i)
+                i = i + 1
+                if d == "}" then return t end
+                if d ~= "," then fail("expected ',' or '}'") end
+            end
+        elseif c == "[" then
+            i = i + 1
+            local t, n = {}, 0
+            ws()
+            if s:sub(i, i) == "]" then
+                i = i + 1
+                if opts.parse_empty_array ~= false then return textutils.empty_json_array end
+                return t
+            end
+            while true do
+                n = n + 1
+                t[n] = value()
+                ws()
+                local d = s:sub(i, i)
+                i = i + 1
+                if d == "]" then return t end
+                if d ~= "," then fail("expected ',' or ']'") end
+            end
+        elseif c == '"' then
+            return str()
+        elseif s:sub(i, i + 3) == "true" then i = i + 4 return true
+        elseif s:sub(i, i + 4) == "false" then i = i + 5 return false
+        elseif s:sub(i, i + 3) == "null" then
+            i = i + 4
+            if opts.parse_null then return textutils.json_null end
+            return nil
+        else
+            local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", i)
+            if not num or num == "" then fail("unexpected character") end
+            i = i + #num
+            if opts.nbt_style then i = i + #(s:match("^[bBsSlLfFdD]?", i)) end
+            local n = tonumber(num)
+            if not n then fail("bad number") end
+            return n
+        end
+    end
+    return function()
+        local v = value()
+        ws()
+        if i <= #s then fail("trailing characters") end
+        return v
+    end
+end
+
+function textutils.unserializeJSON(s, opts)
+    if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
+    local ok, v = pcall(parser(s, opts or {}))
+    if ok then return v end
+    if type(v) == "table" then return nil, v.msg end
+    error(v, 0)
+end
+textutils.unserialiseJSON = textutils.unserializeJSON
+
+function textutils.formatTime(t, twenty_four)
+    local hour = math.floor(t)
+    local minute = math.floor((t - hour) * 60)
+    if twenty_four then return ("%d:%02d"):format(hour, minute) end
+    local suffix = hour >= 12 and "PM" or "AM"
+    hour = hour % 12
+    if hour == 0 then hour = 12 end
+    return ("%d:%02d %s"):format(hour, minute, suffix)
+end
+
+function textutils.urlEncode(s)
+    s = s:gsub("\n", "\r\n"):gsub("[^%w %-_%.~]", function(c) return ("%%%02X"):format(c:byte()) end)
+    return (s:gsub(" ", "+"))
+end
+
+function textutils.slowWrite(text) write(text) end
+function textutils.slowPrint(text) print(text) end
+
+function textutils.tabulate(...)
+    for _, row in ipairs({ ... }) do
+        if type(row) == "table" then print(table.concat(row, "  ")) end
+    end
+end
+
+return textutils

@@ -1,0 +1,244 @@
+//! The computer's screen: a 51x19 grid of bytes with colours, drawn by the native `term` table.
+//! The handle reads it for `screen_text`; `run_lua` reads what was written through `capture`.
+
+use mlua::{Lua, Table};
+
+use super::machine::{Ctx, lock};
+
+/// CC's computer screen size.
+pub(crate) const WIDTH: usize = 51;
+pub(crate) const HEIGHT: usize = 19;
+
+/// The screen and cursor state.
+pub(crate) struct Screen {
+    text: Vec<Vec<u8>>,
+    fg: Vec<Vec<u8>>,
+    bg: Vec<Vec<u8>>,
+    /// 1-based cursor, may lie off screen (as CC allows).
+    x: i64,
+    y: i64,
+    /// Current colours as blit hex digits ('0' white .. 'f' black).
+    text_colour: u8,
+    back_colour: u8,
+    blink: bool,
+    /// While a `run_lua` coroutine runs, everything it writes is also appended here.
+    pub capture: Option<Vec<u8>>,
+}
+
+impl Screen {
+    pub(crate) fn new() -> Self {
+        let mut s = Self {
+            text: Vec::new(),
+            fg: Vec::new(),
+            bg: Vec::new(),
+            x: 1,
+            y: 1,
+            text_colour: b'0',
+            back_colour: b'f',
+            blink: false,
+            capture: None,
+        };
+        s.reset();
+        s
+    }
+
+    /// Blank screen, cursor home, default colours: the state at boot.
+    pub(crate) fn reset(&mut self) {
+        self.text = vec![vec![b' '; WIDTH]; HEIGHT];
+        self.fg = vec![vec![b'0'; WIDTH]; HEIGHT];
+        self.bg = vec![vec![b'f'; WIDTH]; HEIGHT];
+        self.x = 1;
+        self.y = 1;
+        self.text_colour = b'0';
+        self.back_colour = b'f';
+        self.capture = None;
+    }
+
+    /// The lines as text, trailing blanks kept (a fixed-size grid).
+    pub(crate) fn lines(&self) -> Vec<String> {
+        self.text
+            .iter()
+            .map(|row| row.iter().map(|b| char::from(*b)).collect())
+            .collect()
+    }
+
+    fn put(&mut self, text: &[u8], fg: Option<&[u8]>, bg: Option<&[u8]>) {
+        if let Some(c) = self.capture.as_mut() {
+            c.extend_from_slice(text);
+        }
+        for (i, ch) in text.iter().enumerate() {
+            let x = self.x + i as i64;
+            if self.y >= 1 && self.y <= HEIGHT as i64 && x >= 1 && x <= WIDTH as i64 {
+                let (row, col) = ((self.y - 1) as usize, (x - 1) as usize);
+                self.text[row][col] = *ch;
+                self.fg[row][col] = fg
+                    .and_then(|f| f.get(i).copied())
+                    .unwrap_or(self.text_colour);
+                self.bg[row][col] = bg
+                    .and_then(|b| b.get(i).copied())
+                    .unwrap_or(self.back_colour);
+            }
+        }
+        self.x += text.len() as i64;
+    }
+
+    fn scroll(&mut self, n: i64) {
+        for _ in 0..n.unsigned_abs().min(HEIGHT as u64) {
+            if n > 0 {
+                self.text.remove(0);
+                self.fg.remove(0);
+                self.bg.remove(0);
+                self.text.push(vec![b' '; WIDTH]);
+                self.fg.push(vec![self.text_colour; WIDTH]);
+                self.bg.push(vec![self.back_colour; WIDTH]);
+            } else {
+                self.text.pop();
+                self.fg.pop();
+                self.bg.pop();
+                self.text.insert(0, vec![b' '; WIDTH]);
+                self.fg.insert(0, vec![self.text_colour; WIDTH]);
+                self.bg.insert(0, vec![self.back_colour; WIDTH]);
+            }
+        }
+    }
+
+    fn clear_row(&mut self, row: usize) {
+        if row < HEIGHT {
+            self.text[row] = vec![b' '; WIDTH];
+            self.fg[row] = vec![self.text_colour; WIDTH];
+            self.bg[row] = vec![self.back_colour; WIDTH];
+        }
+    }
+}
+
+/// A colour number (1, 2, 4 .. 32768) as its blit digit.
+fn colour_digit(c: f64) -> mlua::Result<u8> {
+    let n = c as u32;
+    if n == 0 || !n.is_power_of_two() || n > 0x8000 {
+        return Err(mlua::Error::RuntimeError(format!(
+            "Invalid colour (got {c})"
+        )));
+    }
+    Ok(b"0123456789abcdef"[n.trailing_zeros() as usize])
+}
+
+fn digit_colour(d: u8) -> f64 {
+    let i = (d as char).to_digit(16).unwrap_or(0);
+    f64::from(1u32 << i)
+}
+
+/// The native `term` table (what `term.native()` returns).
+pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    macro_rules! f {
+        ($name:expr, |$s:ident, $args:tt : $ty:ty| $body:expr) => {{
+            let screen = ctx.screen.clone();
+            t.set(
+                $name,
+                lua.create_function(move |_, $args: $ty| {
+                    #[allow(unused_mut)]
+                    let mut $s = lock(&screen);
+                    $body
+                })?,
+            )?;
+        }};
+    }
+    f!("write", |s, text: mlua::Value| {
+        let bytes = match text {
+            mlua::Value::String(st) => st.as_bytes().to_vec(),
+            mlua::Value::Number(n) => super::os_api::number_text(n).into_bytes(),
+            mlua::Value::Integer(n) => n.to_string().into_bytes(),
+            other => {
+                return Err(mlua::Error::RuntimeError(format!(
+                    "bad argument #1 (string expected, got {})",
+                    other.type_name()
+                )));
+            }
+        };
+        s.put(&bytes, None, None);
+        Ok(())
+    });
+    f!("blit", |s,
+                (text, fg, bg): (
+        mlua::LuaString,
+        mlua::LuaString,
+        mlua::LuaString
+    )| {
+        let (text, fg, bg) = (
+            text.as_bytes().to_vec(),
+            fg.as_bytes().to_vec(),
+            bg.as_bytes().to_vec(),
+        );
+        if fg.len() != text.len() || bg.len() != text.len() {
+            return Err(mlua::Error::RuntimeError(
+                "Arguments must be the same length".into(),
+            ));
+        }
+        s.put(&text, Some(&fg), Some(&bg));
+        Ok(())
+    });
+    f!("__newline", |s, (): ()| {
+        if let Some(c) = s.capture.as_mut() {
+            c.push(b'\n');
+        }
+        s.x = 1;
+        if s.y >= HEIGHT as i64 {
+            s.scroll(1);
+            s.y = HEIGHT as i64;
+        } else {
+            s.y += 1;
+        }
+        Ok(())
+    });
+    f!("clear", |s, (): ()| {
+        for r in 0..HEIGHT {
+            s.clear_row(r);
+        }
+        Ok(())
+    });
+    f!("clearLine", |s, (): ()| {
+        if s.y >= 1 {
+            let row = (s.y - 1) as usize;
+            s.clear_row(row);
+        }
+        Ok(())
+    });
+    f!("setCursorPos", |s, (x, y): (f64, f64)| {
+        s.x = x.floor() as i64;
+        s.y = y.floor() as i64;
+        Ok(())
+    });
+    f!("getCursorPos", |s, (): ()| Ok((s.x as f64, s.y as f64)));
+    f!("getSize", |_s, (): ()| Ok((WIDTH as f64, HEIGHT as f64)));
+    f!("scroll", |s, n: f64| {
+        s.scroll(n as i64);
+        Ok(())
+    });
+    for name in ["setTextColour", "setTextColor"] {
+        f!(name, |s, c: f64| {
+            s.text_colour = colour_digit(c)?;
+            Ok(())
+        });
+    }
+    for name in ["setBackgroundColour", "setBackgroundColor"] {
+        f!(name, |s, c: f64| {
+            s.back_colour = colour_digit(c)?;
+            Ok(())
+        });
+    }
+    for name in ["getTextColour", "getTextColor"] {
+        f!(name, |s, (): ()| Ok(digit_colour(s.text_colour)));
+    }
+    for name in ["getBackgroundColour", "getBackgroundColor"] {
+        f!(name, |s, (): ()| Ok(digit_colour(s.back_colour)));
+    }
+    for name in ["isColour", "isColor"] {
+        f!(name, |_s, (): ()| Ok(true));
+    }
+    f!("setCursorBlink", |s, b: bool| {
+        s.blink = b;
+        Ok(())
+    });
+    f!("getCursorBlink", |s, (): ()| Ok(s.blink));
+    Ok(t)
+}
