@@ -296,7 +296,8 @@ async fn big_output_keeps_head_and_tail_and_stays_readable() {
     let size = serde_json::to_string(&r).unwrap().len();
     assert!(size < 24 * 1024, "result is {size} bytes");
     let out = data(&r)["output"].as_str().unwrap().to_owned();
-    assert!(out.starts_with("line 000000\n"));
+    assert!(out.len() > 4000, "{out}");
+    assert!(out.starts_with("line 000000\n"), "{}", &out[..200]);
     assert!(
         out.trim_end().ends_with("line 009999"),
         "{}",

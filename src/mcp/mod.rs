@@ -26,9 +26,13 @@ mod tools;
 use std::time::Instant;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::{Implementation, ProgressNotificationParam, ServerCapabilities, ServerConfig};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig,
+};
 use rmcp::service::RequestContext;
-use rmcp::{RoleServer, ServerHandler, tool_handler};
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -85,10 +89,34 @@ impl TrapdeskMcp {
     }
 }
 
+/// rmcp turns arguments that fail to deserialize into an `isError` tool result (the
+/// 2025-11-25 advice, so a model can correct itself); MCP.md wants a JSON-RPC error for them
+/// (`-32602 invalid params`). Our own error results always carry `structuredContent`, so the
+/// SDK's are told apart by its message prefix and the missing structured content.
+const ARGUMENT_ERROR_PREFIX: &str = "failed to deserialize parameters:";
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TrapdeskMcp {
     fn get_info(&self) -> ServerConfig {
         Self::server_config()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tcc = ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(tcc).await?;
+        if let CallToolResponse::Complete(r) = &response
+            && r.is_error == Some(true)
+            && r.structured_content.is_none()
+            && let Some(text) = r.content.first().and_then(|c| c.as_text())
+            && text.text.starts_with(ARGUMENT_ERROR_PREFIX)
+        {
+            return Err(ErrorData::invalid_params(text.text.clone(), None));
+        }
+        Ok(response)
     }
 }
 

@@ -56,18 +56,34 @@ impl Outcome {
 
     /// Sizes the outcome to `budget` bytes and builds the MCP result.
     pub fn into_result(self, budget: usize) -> CallToolResult {
-        let mut data = self.data;
         let line = crate::session::summary::one_line(&self.line, 200);
-        fit(&mut data, json_budget(budget, &line));
-        let text = format!("{line}\n\n{data}");
-        let mut result = if self.is_error {
-            CallToolResult::structured_error(data)
-        } else {
-            CallToolResult::structured(data)
-        };
-        result.content = vec![ContentBlock::text(text)];
-        result
+        let mut max = json_budget(budget, &line);
+        let mut data = self.data;
+        // The text repeats the JSON, escaped once more inside the envelope, so the first
+        // estimate can be a little high: measure, and shrink in proportion until it fits.
+        for _ in 0..6 {
+            fit(&mut data, max);
+            let result = build(&line, data.clone(), self.is_error);
+            let total = serde_json::to_string(&result).map_or(0, |s| s.len());
+            if total <= budget || max < 256 {
+                return result;
+            }
+            max = (max as u128 * budget as u128 / total as u128) as usize;
+            max = max.saturating_sub(128);
+        }
+        build(&line, data, self.is_error)
     }
+}
+
+fn build(line: &str, data: Value, is_error: bool) -> CallToolResult {
+    let text = format!("{line}\n\n{data}");
+    let mut result = if is_error {
+        CallToolResult::structured_error(data)
+    } else {
+        CallToolResult::structured(data)
+    };
+    result.content = vec![ContentBlock::text(text)];
+    result
 }
 
 /// Bytes the structured content may take: the text block repeats it, so half of what is left
@@ -133,8 +149,11 @@ pub fn fit(data: &mut Value, max: usize) {
             return;
         }
         if let Some(Value::String(text)) = data.get_mut(key) {
-            // Escaping can make the JSON longer than the text: aim a bit lower.
-            let target = text.len().saturating_sub(excess + excess / 8 + 16);
+            // Escaping makes the JSON of the text longer than the text (`\n` is two bytes):
+            // scale the room left for it by that ratio, and aim a little lower.
+            let json_len = size(&Value::String(text.clone())).max(1);
+            let room = json_len.saturating_sub(excess + 64);
+            let target = (room as u128 * text.len() as u128 / json_len as u128) as usize;
             *text = head_tail(text, target, |cut| {
                 output_marker(cut, &trapos_id, &request_id)
             });
