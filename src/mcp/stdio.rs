@@ -239,8 +239,7 @@ fn upstream_error(e: rmcp::ServiceError) -> ErrorData {
 
 impl ServerHandler for Proxy {
     fn get_info(&self) -> ServerConfig {
-        let info = super::TrapdeskMcp::server_config();
-        info
+        super::TrapdeskMcp::server_config()
     }
 
     async fn list_tools(
