@@ -10,11 +10,13 @@
 //!
 //! - [`params`]: tool arguments (their docs become the input schemas).
 //! - [`schemas`]: the output schemas.
-//! - `tools`: the `#[tool_router]` with the nine tools.
+//! - `tools`: the `#[tool_router]` with the nine tools; `convert`: outcomes → tool outcomes.
+//! - `files`: read-file pieces and computer-output pages.
 //! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.
 //! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
 //! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk.
 
+mod convert;
 mod files;
 pub mod http;
 pub mod params;
