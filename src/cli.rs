@@ -79,7 +79,7 @@ pub async fn mcp_stdio(
 /// `trapdesk emulate`: one emulated computer against any gateway, until Ctrl-C.
 ///
 /// # Errors
-/// When the data directory cannot be used or the computer fails to boot.
+/// When no secret is given, the data directory cannot be used or the computer fails to boot.
 pub async fn emulate(
     args: HostArgs,
     url: String,
@@ -88,14 +88,24 @@ pub async fn emulate(
     secret: Option<String>,
     root: Option<PathBuf>,
 ) -> anyhow::Result<()> {
-    let _ = (
-        args,
-        url,
-        id,
-        label,
-        secret,
-        root,
-        config::default_data_dir(),
-    );
-    anyhow::bail!("emulate is not wired yet")
+    let secret = secret
+        .or(args.secret)
+        .ok_or_else(|| anyhow::anyhow!("emulate needs --secret (or env SANDBOX_PASSWORD)"))?;
+    let data_dir = match args.data_dir.or_else(config::default_data_dir) {
+        Some(d) => d,
+        None => anyhow::bail!("no home directory to keep data in; pass --data-dir"),
+    };
+    let root = root.unwrap_or_else(|| data_dir.join("computers").join(id.to_string()));
+    std::fs::create_dir_all(&root)
+        .map_err(|e| anyhow::anyhow!("cannot use {}: {e}", root.display()))?;
+    init_logging(&data_dir, true)?;
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        termination().await;
+        stop.cancel();
+    });
+    eprintln!("emulated computer {id} linking to {url} (disk: {})", root.display());
+    crate::emu::run_emulate(&url, id, label, &secret, &root, shutdown).await?;
+    Ok(())
 }

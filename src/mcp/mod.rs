@@ -1,14 +1,258 @@
-//! Placeholder until the MCP endpoint lands (branch `mcp`).
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
+//! The MCP endpoint: the session's actions offered to AI agents (docs/mcp.md).
+//!
+//! Every tool is a thin adapter over [`Session`]: it resolves the computer, starts a request,
+//! waits for it (forwarding live output as progress when asked, cancelling the request when
+//! the client cancels), and turns the outcome into a sized tool result. Nothing here keeps
+//! state of its own: the shared session is the application's state, so the server struct is
+//! a cheap clone that rmcp's factory makes per legacy session and per stateless request.
+//!
+//! # Layout
+//!
+//! - [`params`]: tool arguments (their docs become the input schemas).
+//! - [`schemas`]: the output schemas.
+//! - `tools`: the `#[tool_router]` with the nine tools; `convert`: outcomes → tool outcomes.
+//! - `files`: read-file pieces and computer-output pages.
+//! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.
+//! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
+//! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk.
 
-use crate::session::Session;
+mod convert;
+mod files;
+pub mod http;
+pub mod params;
+pub mod results;
+pub mod schemas;
+pub mod stdio;
+mod tools;
 
-pub async fn serve_http(
-    _session: Session,
-    _listener: TcpListener,
-    shutdown: CancellationToken,
-) -> Result<(), std::io::Error> {
-    shutdown.cancelled().await;
-    Ok(())
+use std::time::Instant;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::session::{Origin, RequestError, RequestSpec, Session, Status};
+
+pub use http::{McpError, serve_http};
+pub use results::Outcome;
+pub use stdio::{StdioError, run_stdio, serve_stdio_session};
+
+/// What `initialize` and `server/discover` tell an agent, in three lines.
+const INSTRUCTIONS: &str = "trapdesk links ComputerCraft computers; a person at the console shares them with you, live.\n\
+probe-computers lists them (traposId like \"7:miner\"); exec-lua, run-file and the file tools act on one.\n\
+Long output is cut in results: read it with computer-output; session-log shows who did what, cancel-request stops a request.";
+
+/// Client name used when an agent does not say who it is.
+const FALLBACK_CLIENT: &str = "agent";
+
+/// The MCP server: a handle on the shared session plus the tool table.
+#[derive(Clone)]
+pub struct TrapdeskMcp {
+    session: Session,
+    /// Result budget, read once: settings do not change while the host runs.
+    max_result_bytes: usize,
+    tool_router: ToolRouter<TrapdeskMcp>,
+}
+
+impl TrapdeskMcp {
+    /// A server over `session`. Build it once and clone it per connection: cloning is cheap,
+    /// building the tool table is not free.
+    pub fn new(session: Session) -> Self {
+        let max_result_bytes = session.settings().max_result_bytes;
+        TrapdeskMcp {
+            session,
+            max_result_bytes,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The session this server acts on.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl TrapdeskMcp {
+    /// Server info, instructions and capabilities, shared with the stdio front.
+    pub fn server_config() -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// rmcp turns arguments that fail to deserialize into an `isError` tool result (the
+/// 2025-11-25 advice, so a model can correct itself); MCP.md wants a JSON-RPC error for them
+/// (`-32602 invalid params`). Our own error results always carry `structuredContent`, so the
+/// SDK's are told apart by its message prefix and the missing structured content.
+const ARGUMENT_ERROR_PREFIX: &str = "failed to deserialize parameters:";
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for TrapdeskMcp {
+    fn get_info(&self) -> ServerConfig {
+        Self::server_config()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tcc = ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(tcc).await?;
+        if let CallToolResponse::Complete(r) = &response
+            && r.is_error == Some(true)
+            && r.structured_content.is_none()
+            && let Some(text) = r.content.first().and_then(|c| c.as_text())
+            && text.text.starts_with(ARGUMENT_ERROR_PREFIX)
+        {
+            return Err(ErrorData::invalid_params(text.text.clone(), None));
+        }
+        Ok(response)
+    }
+}
+
+/// Who is calling: the clientInfo name from `initialize` (handshake era) or from
+/// `_meta["io.modelcontextprotocol/clientInfo"]` (stateless era).
+///
+/// rmcp fills a stateless request that carries no clientInfo with its own build
+/// identity; that is not the agent's name, so it counts as unknown.
+pub fn client_name(ctx: &RequestContext<RoleServer>) -> String {
+    let sdk = Implementation::from_build_env();
+    ctx.client_info()
+        .filter(|i| !i.name.trim().is_empty())
+        .filter(|i| !(i.name == sdk.name && i.version == sdk.version))
+        .map(|i| i.name)
+        .unwrap_or_else(|| FALLBACK_CLIENT.to_owned())
+}
+
+/// A tool call being recorded in the session, so the console shows it from its start.
+pub(crate) struct Recorded {
+    call_id: u64,
+    pub origin: Origin,
+    started: Instant,
+}
+
+/// How a request-backed call went: where it ran and what came back.
+pub(crate) struct Ran {
+    pub trapos_id: Option<String>,
+    pub request_id: Option<String>,
+    pub result: Result<Value, RequestError>,
+}
+
+impl TrapdeskMcp {
+    /// Records the start of a tool call.
+    pub(crate) fn begin(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        tool: &str,
+        target: Option<&str>,
+        args: Value,
+    ) -> Recorded {
+        let client = client_name(ctx);
+        let call_id = self.session.tool_call_started(&client, tool, target, args);
+        Recorded {
+            call_id,
+            origin: Origin::Agent(client),
+            started: Instant::now(),
+        }
+    }
+
+    /// Sizes the outcome, records the end of the call and returns the MCP result.
+    pub(crate) fn end(
+        &self,
+        rec: Recorded,
+        status: Status,
+        outcome: Outcome,
+    ) -> rmcp::model::CallToolResult {
+        let summary = crate::session::summary::one_line(&outcome.line, 120);
+        let result = outcome.into_result(self.max_result_bytes);
+        let data = result.structured_content.clone().unwrap_or(Value::Null);
+        self.session
+            .tool_call_finished(rec.call_id, status, &summary, data);
+        tracing::debug!(
+            call = rec.call_id,
+            elapsed_ms = rec.started.elapsed().as_millis() as u64,
+            "tool call finished"
+        );
+        result
+    }
+
+    /// Runs one request on a computer for a tool call: live output goes out as progress when
+    /// the client gave a progress token, and the client's cancellation cancels the request.
+    pub(crate) async fn run(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        rec: &Recorded,
+        target: &str,
+        spec: RequestSpec,
+    ) -> Ran {
+        let token = ctx.meta.get_progress_token();
+        let spec = if token.is_some() {
+            spec.streaming()
+        } else {
+            spec
+        };
+        let ticket = match self.session.start(target, spec, rec.origin.clone()) {
+            Ok(t) => t,
+            Err(e) => {
+                return Ran {
+                    trapos_id: None,
+                    request_id: None,
+                    result: Err(e),
+                };
+            }
+        };
+        self.session.tool_call_request(rec.call_id, &ticket.id);
+        let (trapos_id, request_id) = (ticket.trapos_id.clone(), ticket.id.clone());
+        let wait = async move {
+            let Some(token) = token else {
+                return ticket.wait().await;
+            };
+            // Notifications are async and the output callback is not: a small task sends
+            // them in order, numbering them so that progress strictly increases.
+            let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+            let peer = ctx.peer.clone();
+            let forward = tokio::spawn(async move {
+                let mut n = 0.0;
+                while let Some(text) = rx.recv().await {
+                    n += 1.0;
+                    let note = ProgressNotificationParam::new(token.clone(), n).with_message(text);
+                    // A client that went away needs no progress; the outcome still matters.
+                    let _ = peer.notify_progress(note).await;
+                }
+            });
+            let result = ticket
+                .wait_with_output(|chunk| {
+                    // The forwarder only stops when this sender is dropped.
+                    let _ = tx.send(chunk.text);
+                })
+                .await;
+            drop(tx);
+            // Progress before the result, never after it.
+            let _ = forward.await;
+            result
+        };
+        let result = tokio::select! {
+            r = wait => r,
+            // Leaving `select!` drops `wait` and with it the ticket, and dropping an unfinished
+            // ticket cancels the request on the computer (PROTOCOL.md `cancel`).
+            () = ctx.ct.cancelled() => Err(RequestError::Cancelled { output: None }),
+        };
+        Ran {
+            trapos_id: Some(trapos_id),
+            request_id: Some(request_id),
+            result,
+        }
+    }
 }

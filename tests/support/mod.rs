@@ -208,3 +208,17 @@ pub async fn wait_until(mut cond: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Boots an emulated computer with the real client installed (as the installer would) and
+/// waits until it is linked.
+pub async fn emulated(host: &TestHost, id: u64, label: Option<&str>) -> trapdesk::emu::Computer {
+    use trapdesk::emu::{Computer, ComputerSpec, install_client};
+    let root = host.dir.path().join("computers").join(id.to_string());
+    std::fs::create_dir_all(&root).unwrap();
+    install_client(&root, &host.gateway_url(), SECRET).unwrap();
+    let spec = ComputerSpec::new(id, label.map(str::to_owned), root);
+    let computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
+    let trapos = format!("{id}:{}", label.unwrap_or(""));
+    wait_until(|| host.session.computer(&trapos).is_some_and(|c| c.online && !c.serves.is_empty() && c.serves.iter().any(|s| s == "exec-lua"))).await;
+    computer
+}

@@ -1,0 +1,158 @@
+//! The tools' `outputSchema`s, written by hand.
+//!
+//! They are deliberately permissive (few required fields, extra properties allowed): the same
+//! schema has to describe a success, a failure that carries a computer's payload (a Lua error),
+//! and a failure without one (`{ok:false, error:{code, message}}`), and a client that
+//! validates `structuredContent` against it must never reject a real answer.
+
+use std::sync::Arc;
+
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+fn object(properties: Value, required: &[&str]) -> Arc<JsonObject> {
+    let schema = json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": true,
+    });
+    match schema {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// Fields every request-backed result may carry.
+fn common() -> serde_json::Map<String, Value> {
+    let v = json!({
+        "ok": {"type": "boolean", "description": "false when the call failed"},
+        "error": {"description": "why it failed: the computer's message (string), or {code, message} when no answer came (timeout, disconnected, cancelled, busy, unknown_computer, ambiguous_computer, ...)"},
+        "traposId": {"type": "string", "description": "the computer the request ran on"},
+        "requestId": {"type": "string", "description": "the request's id, for cancel-request and computer-output"},
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn with_common(extra: Value) -> Value {
+    let mut props = common();
+    if let Value::Object(m) = extra {
+        props.extend(m);
+    }
+    Value::Object(props)
+}
+
+/// `exec-lua` and `run-file`: the Result of PROTOCOL.md plus ids.
+pub fn run_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "returns": {"type": "array", "items": {"type": "object"}, "description": "one descriptor per returned value: {type, value} or {type, repr}"},
+            "n": {"type": "integer", "description": "number of returned values"},
+            "output": {"type": "string", "description": "captured print/write output (head and tail when cut)"},
+            "output_truncated": {"type": "boolean"},
+            "traceback": {"type": "string"},
+            "duration_ms": {"type": "number"},
+        })),
+        &["ok"],
+    )
+}
+
+/// `write-file`.
+pub fn write_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "path": {"type": "string"},
+            "bytes": {"type": "integer", "description": "bytes written"},
+        })),
+        &["ok"],
+    )
+}
+
+/// `read-file`.
+pub fn read_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "path": {"type": "string"},
+            "content": {"type": "string", "description": "UTF-8 text, or base64 when encoding is base64"},
+            "encoding": {"type": "string", "enum": ["utf8", "base64"]},
+            "offset": {"type": "integer", "description": "first byte of this piece"},
+            "bytes": {"type": "integer", "description": "bytes in this piece"},
+            "total": {"type": "integer", "description": "size of the whole file"},
+            "nextOffset": {"type": ["integer", "null"], "description": "offset of the next piece, null at the end"},
+        })),
+        &["ok"],
+    )
+}
+
+/// `list-files`.
+pub fn list_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "path": {"type": "string"},
+            "entries": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "dir": {"type": "boolean"}, "size": {"type": "number"}}}},
+        })),
+        &["ok"],
+    )
+}
+
+/// `probe-computers`.
+pub fn probe_result() -> Arc<JsonObject> {
+    object(
+        json!({
+            "computers": {"type": "array", "items": {"type": "object", "properties": {
+                "traposId": {"type": "string"},
+                "id": {"type": "integer"},
+                "label": {"type": ["string", "null"]},
+                "online": {"type": "boolean"},
+                "connectedAt": {"type": "integer", "description": "epoch milliseconds"},
+                "serves": {"type": "array", "items": {"type": "string"}},
+                "pending": {"type": "integer"},
+                "pendingRequests": {"type": "array", "items": {"type": "object"}},
+                "lastRttMs": {"type": ["integer", "null"]},
+                "ping": {"type": "object", "description": "this probe's ping: {ok, rttMs} or {ok:false, error}"},
+            }}},
+        }),
+        &["computers"],
+    )
+}
+
+/// `computer-output`.
+pub fn output_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "lines": {"type": "array", "items": {"type": "object", "properties": {
+                "seq": {"type": "integer"},
+                "requestId": {"type": ["string", "null"]},
+                "stream": {"type": "string", "enum": ["out", "err"]},
+                "text": {"type": "string"},
+                "complete": {"type": "boolean"},
+            }}},
+            "before": {"type": ["integer", "null"], "description": "cursor for the page before this one; null when nothing older is kept"},
+        })),
+        &["ok"],
+    )
+}
+
+/// `session-log`.
+pub fn log_result() -> Arc<JsonObject> {
+    object(
+        json!({
+            "events": {"type": "array", "items": {"type": "object"}, "description": "oldest first"},
+        }),
+        &["events"],
+    )
+}
+
+/// `cancel-request`.
+pub fn cancel_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "message": {"type": "string"},
+        })),
+        &["ok"],
+    )
+}

@@ -1,0 +1,296 @@
+//! `trapdesk mcp-stdio`: MCP on stdin/stdout for agents that launch servers as child processes.
+//!
+//! It joins the running trapdesk's session instead of starting its own: every `tools/list`
+//! and `tools/call` is forwarded to that process's HTTP endpoint with rmcp's client, so the
+//! person at the console and the agent still share one session. The upstream client is
+//! opened on the first forwarded request, under the downstream agent's clientInfo name, so
+//! the console shows the right agent. Progress and cancellation are forwarded too.
+//!
+//! stdout carries MCP only: logs go to stderr.
+//!
+//! With no trapdesk reachable, [`run_stdio`] says so on stderr and returns
+//! [`StdioError::Unreachable`] (exit non-zero); with `standalone` it returns
+//! [`StdioError::NoHost`] instead, and the caller (`app.rs`) starts a headless host of its own
+//! and serves that session with [`serve_stdio_session`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientCapabilities,
+    ClientConfig, ClientRequest, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, Request, ServerConfig, ServerResult,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use tokio::sync::OnceCell;
+
+use crate::session::Session;
+
+/// Where `mcp-stdio` looks for a running trapdesk without `--connect`.
+pub const DEFAULT_CONNECT: &str = "http://127.0.0.1:4445/mcp";
+
+/// Why `mcp-stdio` stopped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StdioError {
+    /// Nothing answers at the URL; the message is the one printed on stderr.
+    #[error(
+        "no trapdesk is running at {url} ({reason}); start `trapdesk` or `trapdesk --mcp-only` first, or pass --standalone"
+    )]
+    Unreachable { url: String, reason: String },
+    /// Nothing answers at the URL and `--standalone` was given: the caller should start a
+    /// headless host and serve its session with [`serve_stdio_session`].
+    #[error("no trapdesk is running at {url}; starting a headless one")]
+    NoHost { url: String },
+    #[error("the --connect URL {0:?} is not an http:// or https:// URL")]
+    BadUrl(String),
+    #[error("MCP on stdio failed: {0}")]
+    Serve(String),
+}
+
+/// Serves MCP on stdio, forwarding to the trapdesk at `connect` (see the module docs).
+///
+/// # Errors
+/// [`StdioError::Unreachable`] (already reported on stderr) or [`StdioError::NoHost`] when
+/// nothing answers at `connect`; [`StdioError::Serve`] when stdio itself fails.
+pub async fn run_stdio(connect: &str, standalone: bool) -> Result<(), StdioError> {
+    let token = std::env::var("TRAPDESK_MCP_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    run_stdio_with(connect, token, standalone).await
+}
+
+/// [`run_stdio`] with an explicit bearer token for the upstream endpoint.
+///
+/// # Errors
+/// As [`run_stdio`].
+pub async fn run_stdio_with(
+    connect: &str,
+    token: Option<String>,
+    standalone: bool,
+) -> Result<(), StdioError> {
+    if let Err(reason) = reachable(connect).await {
+        if standalone {
+            return Err(StdioError::NoHost {
+                url: connect.to_owned(),
+            });
+        }
+        let err = match reason {
+            Reach::BadUrl => StdioError::BadUrl(connect.to_owned()),
+            Reach::Down(reason) => StdioError::Unreachable {
+                url: connect.to_owned(),
+                reason,
+            },
+        };
+        eprintln!("trapdesk mcp-stdio: {err}");
+        return Err(err);
+    }
+    let proxy = Proxy {
+        url: connect.to_owned(),
+        token,
+        upstream: Arc::new(OnceCell::new()),
+        routes: Arc::default(),
+    };
+    let service = proxy
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| StdioError::Serve(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| StdioError::Serve(e.to_string()))
+}
+
+/// Serves MCP on stdio directly over an in-process session (the `--standalone` fallback).
+///
+/// # Errors
+/// [`StdioError::Serve`] when stdio fails.
+pub async fn serve_stdio_session(session: Session) -> Result<(), StdioError> {
+    let service = super::TrapdeskMcp::new(session)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| StdioError::Serve(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| StdioError::Serve(e.to_string()))
+}
+
+enum Reach {
+    BadUrl,
+    Down(String),
+}
+
+/// Whether something listens at the URL's host and port (a TCP connect, nothing more: the
+/// first forwarded request says the rest).
+async fn reachable(url: &str) -> Result<(), Reach> {
+    let (rest, default_port) = if let Some(r) = url.strip_prefix("http://") {
+        (r, 80)
+    } else if let Some(r) = url.strip_prefix("https://") {
+        (r, 443)
+    } else {
+        return Err(Reach::BadUrl);
+    };
+    let authority = rest.split('/').next().unwrap_or_default();
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.contains(']'));
+    let addr = if has_port {
+        authority.to_owned()
+    } else {
+        format!("{authority}:{default_port}")
+    };
+    let addr = addr.replace(['[', ']'], "");
+    let connect = tokio::net::TcpStream::connect(addr.as_str());
+    match tokio::time::timeout(std::time::Duration::from_secs(3), connect).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(Reach::Down(e.to_string())),
+        Err(_) => Err(Reach::Down("no answer within 3 s".into())),
+    }
+}
+
+/// Upstream progress token → the downstream token and peer it belongs to.
+type Routes = Arc<Mutex<HashMap<ProgressToken, (ProgressToken, Peer<RoleServer>)>>>;
+
+/// The upstream side: identifies as the downstream agent and routes progress back to it.
+struct Upstream {
+    name: String,
+    routes: Routes,
+}
+
+impl ClientHandler for Upstream {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        let route = self
+            .routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&params.progress_token)
+            .cloned();
+        if let Some((token, peer)) = route {
+            let mut note = params;
+            note.progress_token = token;
+            // The agent may have gone; progress is best effort.
+            let _ = peer.notify_progress(note).await;
+        }
+    }
+}
+
+/// The downstream side: an MCP server on stdio whose tools are the upstream's.
+#[derive(Clone)]
+struct Proxy {
+    url: String,
+    token: Option<String>,
+    upstream: Arc<OnceCell<RunningService<RoleClient, Upstream>>>,
+    routes: Routes,
+}
+
+impl Proxy {
+    async fn upstream(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Peer<RoleClient>, ErrorData> {
+        let name = super::client_name(ctx);
+        let service = self
+            .upstream
+            .get_or_try_init(|| async {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
+                if let Some(t) = &self.token {
+                    config = config.auth_header(t.clone());
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let handler = Upstream {
+                    name,
+                    routes: self.routes.clone(),
+                };
+                handler.serve(transport).await.map_err(|e| {
+                    ErrorData::internal_error(
+                        format!("cannot reach trapdesk at {}: {e}", self.url),
+                        None,
+                    )
+                })
+            })
+            .await?;
+        Ok(service.peer().clone())
+    }
+}
+
+fn upstream_error(e: rmcp::ServiceError) -> ErrorData {
+    match e {
+        rmcp::ServiceError::McpError(data) => data,
+        other => ErrorData::internal_error(format!("trapdesk did not answer: {other}"), None),
+    }
+}
+
+impl ServerHandler for Proxy {
+    fn get_info(&self) -> ServerConfig {
+        super::TrapdeskMcp::server_config()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let peer = self.upstream(&ctx).await?;
+        peer.list_tools(request).await.map_err(upstream_error)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let peer = self.upstream(&ctx).await?;
+        let handle = peer
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(Request::new(request)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .map_err(upstream_error)?;
+        let up_token = handle.progress_token.clone();
+        let up_id = handle.id.clone();
+        if let Some(token) = ctx.meta.get_progress_token() {
+            self.routes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(up_token.clone(), (token, ctx.peer.clone()));
+        }
+        let result = tokio::select! {
+            r = handle.await_response() => r.map_err(upstream_error),
+            () = ctx.ct.cancelled() => {
+                let note = CancelledNotificationParam::new(Some(up_id), Some("cancelled by the agent".into()));
+                // The upstream may be gone already; then nothing is running there.
+                let _ = peer.notify_cancelled(note).await;
+                Err(ErrorData::internal_error("cancelled", None))
+            }
+        };
+        self.routes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&up_token);
+        match result? {
+            ServerResult::CallToolResult(r) => Ok(CallToolResponse::Complete(r)),
+            other => Err(ErrorData::internal_error(
+                format!("unexpected answer from trapdesk: {other:?}"),
+                None,
+            )),
+        }
+    }
+}

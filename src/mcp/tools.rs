@@ -1,0 +1,365 @@
+//! The nine tools (MCP.md "Tools"): each maps its arguments to one session call and its
+//! outcome to a sized result. Failures of the work (a Lua error, a timeout, an unknown
+//! computer, ...) are tool results with `isError: true`; only schema-invalid arguments and
+//! unknown tools are JSON-RPC errors, and rmcp produces those before we are called.
+
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use serde_json::{Map, Value, json};
+
+use super::convert::*;
+use super::params::*;
+use super::results::Outcome;
+use super::{TrapdeskMcp, schemas};
+use crate::session::{OutputEntry, RequestError, RequestSpec, Status};
+
+/// How long a probe waits for each computer's `ping`.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest `computer-output` page, whatever the caller asks.
+const MAX_LINES: u64 = 2000;
+/// Largest `session-log` answer, whatever the caller asks.
+const MAX_EVENTS: u64 = 1000;
+
+type ToolResult = Result<CallToolResult, ErrorData>;
+
+#[tool_router(vis = "pub(crate)")]
+impl TrapdeskMcp {
+    #[tool(
+        name = "probe-computers",
+        title = "Probe linked computers",
+        description = "List the linked ComputerCraft computers: traposId, id, label, connectedAt, the request types each serves, its pending requests (with their requestIds) and the last round trip. With ping (default true) each computer is pinged now.",
+        annotations(title = "Probe linked computers", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::probe_result()
+    )]
+    async fn probe_computers(
+        &self,
+        Parameters(p): Parameters<ProbeComputers>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let rec = self.begin(&ctx, "probe-computers", None, json!({"ping": p.ping}));
+        let computers: Vec<_> = self
+            .session
+            .computers()
+            .into_iter()
+            .filter(|c| c.online)
+            .collect();
+        let pings = futures_util::future::join_all(computers.iter().map(|c| {
+            let spec = RequestSpec::new("ping", json!({})).timeout(Some(PING_TIMEOUT));
+            let (session, origin, target) = (
+                self.session.clone(),
+                rec.origin.clone(),
+                c.trapos_id.clone(),
+            );
+            async move {
+                if p.ping == Some(false) {
+                    return None;
+                }
+                let started = tokio::time::Instant::now();
+                let r = session.request(&target, spec, origin).await;
+                let ms = started.elapsed().as_millis() as u64;
+                Some(match r {
+                    Ok(_) => json!({"ok": true, "rttMs": ms}),
+                    Err(e) => {
+                        json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
+                    }
+                })
+            }
+        }))
+        .await;
+        let pending = self.session.pending();
+        let list: Vec<Value> = computers
+            .iter()
+            .zip(pings)
+            .map(|(c, ping)| {
+                let mine: Vec<Value> = pending
+                    .iter()
+                    .filter(|r| r.trapos_id == c.trapos_id && r.kind != "ping")
+                    .map(|r| json!({"requestId": r.request_id, "kind": r.kind, "summary": r.summary,
+                        "origin": r.origin.label(), "sent": r.sent}))
+                    .collect();
+                let rtt = ping
+                    .as_ref()
+                    .and_then(|p| p.get("rttMs").and_then(Value::as_u64))
+                    .or(c.last_rtt_ms);
+                let mut v = json!({"traposId": c.trapos_id, "id": c.id, "label": c.label,
+                    "online": c.online, "connectedAt": crate::session::model::epoch_ms(c.connected_at),
+                    "serves": c.serves, "pending": mine.len(), "pendingRequests": mine,
+                    "lastRttMs": rtt});
+                if let (Some(ping), Some(obj)) = (ping, v.as_object_mut()) {
+                    obj.insert("ping".into(), ping);
+                }
+                v
+            })
+            .collect();
+        let names: Vec<&str> = computers.iter().map(|c| c.trapos_id.as_str()).collect();
+        let line = match names.len() {
+            0 => "no computers linked".to_owned(),
+            n => format!("{n} linked: {}", names.join(", ")),
+        };
+        let outcome = Outcome::ok(line, json!({"computers": list}));
+        Ok(self.end(rec, Status::Ok, outcome))
+    }
+
+    #[tool(
+        name = "exec-lua",
+        title = "Run Lua on a computer",
+        description = "Run Lua source as one chunk on a linked computer. Returns the chunk's returned values as descriptors, its captured print/write output, and the requestId. A Lua error, a timeout or a disconnect is an error result that still carries the output so far. Live output arrives as progress notifications when a progressToken is given.",
+        annotations(title = "Run Lua on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schemas::run_result()
+    )]
+    async fn exec_lua(
+        &self,
+        Parameters(p): Parameters<ExecLua>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "code": p.code, "timeoutMs": p.timeout_ms});
+        let rec = self.begin(&ctx, "exec-lua", Some(&p.trapos_id), args);
+        let spec = RequestSpec::new("exec-lua", json!({"code": p.code, "name": "=exec"}))
+            .timeout(timeout(p.timeout_ms));
+        let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
+        let (status, outcome) = outcome_of(ran, "Lua", run_line);
+        Ok(self.end(rec, status, outcome))
+    }
+
+    #[tool(
+        name = "run-file",
+        title = "Run a program on a computer",
+        description = "Run an existing Lua program on a linked computer with arguments (as varargs and the global arg). Same result as exec-lua.",
+        annotations(title = "Run a program on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schemas::run_result()
+    )]
+    async fn run_file(
+        &self,
+        Parameters(p): Parameters<RunFile>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "path": p.path, "args": p.args, "timeoutMs": p.timeout_ms});
+        let rec = self.begin(&ctx, "run-file", Some(&p.trapos_id), args);
+        let payload = json!({"path": p.path, "args": p.args.unwrap_or_default()});
+        let spec = RequestSpec::new("run-file", payload).timeout(timeout(p.timeout_ms));
+        let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
+        let (status, outcome) = outcome_of(ran, &p.path, run_line);
+        Ok(self.end(rec, status, outcome))
+    }
+
+    #[tool(
+        name = "write-file",
+        title = "Write a file on a computer",
+        description = "Write a file on a linked computer atomically (missing directories are created). content is text (encoding utf8, the default) or base64 of exact bytes; append adds to the end instead.",
+        annotations(title = "Write a file on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::write_result()
+    )]
+    async fn write_file(
+        &self,
+        Parameters(p): Parameters<WriteFile>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let encoding = p.encoding.unwrap_or_default();
+        let args = json!({"traposId": p.trapos_id, "path": p.path, "encoding": encoding_name(encoding),
+            "append": p.append, "content": format!("<{} chars>", p.content.len())});
+        let rec = self.begin(&ctx, "write-file", Some(&p.trapos_id), args);
+        let bytes = match decode_content(&p.content, encoding) {
+            Ok(b) => b,
+            Err(e) => {
+                let mut extra = Map::new();
+                extra.insert("path".into(), json!(p.path));
+                let outcome = Outcome::failure("bad_content", &e, extra);
+                return Ok(self.end(rec, Status::Failed, outcome));
+            }
+        };
+        let mut payload = json!({"path": p.path, "content": b64(&bytes), "encoding": "base64"});
+        if p.append == Some(true)
+            && let Some(obj) = payload.as_object_mut()
+        {
+            obj.insert("append".into(), Value::Bool(true));
+        }
+        let ran = self
+            .run(
+                &ctx,
+                &rec,
+                &p.trapos_id,
+                RequestSpec::new("write-file", payload),
+            )
+            .await;
+        let path = p.path.clone();
+        let (status, mut outcome) = outcome_of(ran, &format!("write {}", p.path), |d| {
+            let n = d
+                .get("bytes")
+                .and_then(Value::as_u64)
+                .unwrap_or(bytes.len() as u64);
+            format!("wrote {n} bytes to {path}")
+        });
+        if let Some(obj) = outcome.data.as_object_mut() {
+            obj.entry("path").or_insert(json!(p.path));
+        }
+        Ok(self.end(rec, status, outcome))
+    }
+
+    #[tool(
+        name = "read-file",
+        title = "Read a file on a computer",
+        description = "Read a file on a linked computer. content is UTF-8 text when the file is valid UTF-8, else base64 (encoding says which). A file larger than one result comes back in pieces: pass offset (and length) to read on; offset, bytes, total and nextOffset say where this piece is.",
+        annotations(title = "Read a file on a computer", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::read_result()
+    )]
+    async fn read_file(
+        &self,
+        Parameters(p): Parameters<ReadFile>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "path": p.path, "offset": p.offset, "length": p.length});
+        let rec = self.begin(&ctx, "read-file", Some(&p.trapos_id), args);
+        let spec = RequestSpec::new("read-file", json!({"path": p.path}));
+        let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
+        let (status, mut outcome) = outcome_of(ran, &format!("read {}", p.path), |_| String::new());
+        if !outcome.is_error {
+            let budget = super::results::json_budget(self.max_result_bytes, &p.path);
+            outcome = super::files::piece(outcome.data, &p.path, p.offset, p.length, budget);
+        }
+        Ok(self.end(rec, status, outcome))
+    }
+
+    #[tool(
+        name = "list-files",
+        title = "List a directory on a computer",
+        description = "List a directory on a linked computer: name, dir and size of each entry.",
+        annotations(title = "List a directory on a computer", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::list_result()
+    )]
+    async fn list_files(
+        &self,
+        Parameters(p): Parameters<ListFiles>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let path = p.path.unwrap_or_else(|| "/".to_owned());
+        let args = json!({"traposId": p.trapos_id, "path": path});
+        let rec = self.begin(&ctx, "list-files", Some(&p.trapos_id), args);
+        let spec = RequestSpec::new("list-files", json!({"path": path}));
+        let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
+        let (status, mut outcome) = outcome_of(ran, &format!("list {path}"), |d| {
+            let n = d
+                .get("entries")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            format!("{n} entries in {path}")
+        });
+        if let Some(obj) = outcome.data.as_object_mut() {
+            obj.entry("path").or_insert(json!(path));
+        }
+        Ok(self.end(rec, status, outcome))
+    }
+
+    #[tool(
+        name = "computer-output",
+        title = "Read a computer's output",
+        description = "Captured output of a computer from any origin (the person's and agents' requests alike), newest page first: returns up to `lines` lines and a `before` cursor for the page before them. requestId narrows it to one request, for example to read output cut from a result.",
+        annotations(title = "Read a computer's output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schemas::output_result()
+    )]
+    async fn computer_output(
+        &self,
+        Parameters(p): Parameters<ComputerOutput>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "lines": p.lines, "before": p.before, "requestId": p.request_id});
+        let rec = self.begin(&ctx, "computer-output", Some(&p.trapos_id), args);
+        let Some(trapos_id) = self.session.known_computer(&p.trapos_id) else {
+            let e = match self.session.resolve(&p.trapos_id) {
+                Err(e) => e,
+                Ok(_) => RequestError::Disconnected,
+            };
+            return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
+        };
+        let lines = p.lines.unwrap_or(200).clamp(1, MAX_LINES) as usize;
+        let (items, before) =
+            self.session
+                .output_page(&trapos_id, lines, p.before, p.request_id.as_deref());
+        let rows: Vec<(u64, Value)> = items
+            .into_iter()
+            .filter_map(|item| match item.entry {
+                OutputEntry::Line { request_id, stream, text, complete } => Some((
+                    item.seq,
+                    json!({"seq": item.seq, "requestId": request_id, "stream": stream, "text": text, "complete": complete}),
+                )),
+                _ => None,
+            })
+            .collect();
+        let outcome =
+            super::files::output_page(trapos_id, p.request_id, rows, before, self.max_result_bytes);
+        Ok(self.end(rec, Status::Ok, outcome))
+    }
+
+    #[tool(
+        name = "session-log",
+        title = "Read the session log",
+        description = "The shared session's recent events, oldest first: who (the person, or an agent by its client name) ran what on which computer and how it ended, tool calls, links and unlinks.",
+        annotations(title = "Read the session log", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schemas::log_result()
+    )]
+    async fn session_log(
+        &self,
+        Parameters(p): Parameters<SessionLog>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        // Read before recording this call, so the answer is not about itself.
+        let limit = p.limit.unwrap_or(100).clamp(1, MAX_EVENTS) as usize;
+        let events = self.session.recent(limit);
+        let rec = self.begin(&ctx, "session-log", None, json!({"limit": p.limit}));
+        let line = format!("{} events", events.len());
+        let outcome = Outcome::ok(line, json!({"events": events}));
+        Ok(self.end(rec, Status::Ok, outcome))
+    }
+
+    #[tool(
+        name = "cancel-request",
+        title = "Cancel a pending request",
+        description = "Cancel a pending request by its requestId, whoever started it (you, another agent or the person). A running chunk stops at its next yield and its requester gets a cancelled result with the output so far.",
+        annotations(title = "Cancel a pending request", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::cancel_result()
+    )]
+    async fn cancel_request(
+        &self,
+        Parameters(p): Parameters<CancelRequest>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let target = self
+            .session
+            .pending()
+            .into_iter()
+            .find(|r| r.request_id == p.request_id)
+            .map(|r| r.trapos_id);
+        let rec = self.begin(
+            &ctx,
+            "cancel-request",
+            target.as_deref(),
+            json!({"requestId": p.request_id}),
+        );
+        let mut extra = Map::new();
+        extra.insert("requestId".into(), json!(p.request_id));
+        if let Some(t) = target {
+            extra.insert("traposId".into(), json!(t));
+        }
+        let (status, outcome) = match self.session.cancel(&p.request_id) {
+            Ok(()) => {
+                extra.insert("ok".into(), Value::Bool(true));
+                extra.insert("message".into(), json!("cancel sent"));
+                (
+                    Status::Ok,
+                    Outcome::ok(
+                        format!("cancel sent for {}", p.request_id),
+                        Value::Object(extra),
+                    ),
+                )
+            }
+            Err(e) => (
+                Status::Failed,
+                Outcome::failure("not_pending", &e.to_string(), extra),
+            ),
+        };
+        Ok(self.end(rec, status, outcome))
+    }
+}

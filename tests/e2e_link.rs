@@ -1,0 +1,68 @@
+//! Linking as a real computer does it: the installer served by the gateway, run inside an
+//! emulated computer, links it; a linked computer comes back after the host restarts.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+use serde_json::json;
+use support::{SECRET, emulated, start_host, start_host_with, wait_until};
+use trapdesk::emu::{Computer, ComputerSpec};
+use trapdesk::session::{Origin, RequestSpec};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_installer_links_a_fresh_computer() {
+    let host = start_host().await;
+    let root = host.dir.path().join("fresh");
+    std::fs::create_dir_all(&root).unwrap();
+    let computer = Computer::spawn(
+        ComputerSpec::new(5, Some("fresh".into()), root.clone()),
+        tokio::runtime::Handle::current(),
+    )
+    .unwrap();
+    // What `wget run http://HOST/install.lua SECRET` does: fetch, load, run with the argument.
+    let code = format!(
+        r#"local h = assert(http.get("http://{}/install.lua"))
+           local src = h.readAll() h.close()
+           local f = assert(load(src, "install.lua", "t", _ENV))
+           f("{SECRET}")"#,
+        host.gateway_addr
+    );
+    let c = computer.clone();
+    // The installer starts the client and then keeps the player's shell running, so it does
+    // not return; watch the session instead.
+    let run = tokio::spawn(async move { c.run_lua(&code).await });
+    wait_until(|| host.session.computer("5:fresh").is_some_and(|c| c.online)).await;
+    assert!(root.join("startup/trapdesk.lua").is_file());
+    assert!(root.join("trapdesk/servers/sandbox.lua").is_file());
+    let r = host
+        .session
+        .request("fresh", RequestSpec::new("exec-lua", json!({"code": "return settings.get('sandbox.url')"})), Origin::Person)
+        .await
+        .unwrap();
+    assert_eq!(r["returns"][0]["value"], format!("ws://{}/gateway", host.gateway_addr));
+    // Reboot: the installed startup links it again.
+    computer.reboot();
+    wait_until(|| host.session.computer("5:fresh").is_some_and(|c| !c.online)).await;
+    wait_until(|| host.session.computer("5:fresh").is_some_and(|c| c.online)).await;
+    run.abort();
+    computer.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_computer_relinks_after_the_host_restarts() {
+    let first = start_host().await;
+    let computer = emulated(&first, 1, Some("miner")).await;
+    let addr = first.gateway_addr;
+    let support::TestHost { host, dir } = first;
+    host.stop().await;
+    let second = start_host_with(|s| s.gateway_bind = addr).await;
+    wait_until(|| second.session.computer("1:miner").is_some_and(|c| c.online && !c.serves.is_empty())).await;
+    let r = second
+        .session
+        .request("miner", RequestSpec::new("exec-lua", json!({"code": "return 42"})), Origin::Person)
+        .await
+        .unwrap();
+    assert_eq!(r["returns"][0]["value"], 42);
+    computer.shutdown();
+    drop(dir);
+}

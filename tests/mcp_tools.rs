@@ -1,0 +1,496 @@
+//! The MCP tools, driven by rmcp's own client over Streamable HTTP against a session with
+//! scripted fake computers: names, schemas and annotations, each tool's success and error
+//! results, traposId forms, progress, cancellation, result sizing, and both MCP eras.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+#[path = "support/mcp_fake.rs"]
+mod fake;
+
+use std::time::Duration;
+
+use fake::{call, connect, connect_stateless, data, host, text};
+use rmcp::model::{
+    CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
+use serde_json::{Value, json};
+
+const TOOLS: [&str; 9] = [
+    "probe-computers",
+    "exec-lua",
+    "run-file",
+    "write-file",
+    "read-file",
+    "list-files",
+    "computer-output",
+    "session-log",
+    "cancel-request",
+];
+
+#[tokio::test]
+async fn tools_are_listed_with_schemas_annotations_and_titles() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    let info = client.peer_info().unwrap();
+    let server = info.server_info.clone().unwrap();
+    assert_eq!(server.name, "trapdesk");
+    assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(info.instructions.as_deref().unwrap().lines().count(), 3);
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    let mut want = TOOLS.to_vec();
+    want.sort();
+    assert_eq!(names, want);
+    for t in &tools {
+        assert!(t.title.is_some(), "{} has no title", t.name);
+        assert!(t.output_schema.is_some(), "{} has no outputSchema", t.name);
+        let a = t.annotations.as_ref().unwrap();
+        assert!(a.read_only_hint.is_some() && a.destructive_hint.is_some());
+        assert!(a.idempotent_hint.is_some() && a.open_world_hint.is_some());
+    }
+    let exec = tools.iter().find(|t| t.name == "exec-lua").unwrap();
+    let props = exec.input_schema.get("properties").unwrap();
+    assert!(props.get("traposId").is_some() && props.get("timeoutMs").is_some());
+    let req = exec
+        .input_schema
+        .get("required")
+        .unwrap()
+        .as_array()
+        .unwrap();
+    assert!(req.contains(&json!("code")) && req.contains(&json!("traposId")));
+    let ro = tools.iter().find(|t| t.name == "read-file").unwrap();
+    assert_eq!(ro.annotations.as_ref().unwrap().read_only_hint, Some(true));
+}
+
+#[tokio::test]
+async fn exec_lua_resolves_every_trapos_id_form() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    for id in ["7:miner", "7", "miner"] {
+        let r = call(
+            &client,
+            "exec-lua",
+            json!({"traposId": id, "code": "return 3"}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(false), "{id}: {}", text(&r));
+        let d = data(&r);
+        assert_eq!(d["traposId"], "7:miner");
+        assert_eq!(d["returns"][0]["value"], 3);
+        assert_eq!(d["output"], "hi\n");
+        assert!(d["requestId"].as_str().unwrap().starts_with("h-"));
+        assert!(text(&r).starts_with("returned 3"), "{}", text(&r));
+    }
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "nope", "code": "x"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).starts_with("unknown_computer"), "{}", text(&r));
+    assert!(text(&r).contains("7:miner"));
+    assert_eq!(data(&r)["error"]["code"], "unknown_computer");
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "farm", "code": "x"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(data(&r)["error"]["code"], "ambiguous_computer");
+    assert!(text(&r).contains("8:farm") && text(&r).contains("9:farm"));
+}
+
+#[tokio::test]
+async fn failures_are_tool_errors_with_output() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "7", "code": "error"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        text(&r).starts_with("Lua failed: exec:1: boom"),
+        "{}",
+        text(&r)
+    );
+    let d = data(&r);
+    assert_eq!(
+        (d["ok"].clone(), d["output"].clone()),
+        (json!(false), json!("before\n"))
+    );
+    assert!(d["requestId"].is_string());
+
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "7", "code": "hang", "timeoutMs": 200}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(data(&r)["error"]["code"], "timeout", "{}", text(&r));
+    let rid = data(&r)["requestId"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(h.seen.lock().unwrap().cancels.contains(&rid));
+
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "8:farm", "code": "drop"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(data(&r)["error"]["code"], "disconnected");
+}
+
+#[tokio::test]
+async fn arguments_that_fail_the_schema_are_protocol_errors() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    let bad = CallToolRequestParams::new("exec-lua")
+        .with_arguments(json!({"traposId": 7}).as_object().unwrap().clone());
+    assert!(client.call_tool(bad).await.is_err());
+    assert!(
+        client
+            .call_tool(CallToolRequestParams::new("no-such-tool"))
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test]
+async fn file_tools_round_trip_text_and_bytes() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    let r = call(
+        &client,
+        "write-file",
+        json!({"traposId": "miner", "path": "/a.txt", "content": "héllo\n"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(data(&r)["bytes"], 7);
+    let r = call(
+        &client,
+        "write-file",
+        json!({"traposId": "miner", "path": "/a.txt", "content": "more", "append": true}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false));
+    let r = call(
+        &client,
+        "read-file",
+        json!({"traposId": "miner", "path": "/a.txt"}),
+    )
+    .await;
+    let d = data(&r);
+    assert_eq!(
+        (d["content"].clone(), d["encoding"].clone()),
+        (json!("héllo\nmore"), json!("utf8"))
+    );
+    assert_eq!(
+        (d["total"].clone(), d["nextOffset"].clone()),
+        (json!(11), Value::Null)
+    );
+    let r = call(
+        &client,
+        "read-file",
+        json!({"traposId": "miner", "path": "/a.txt", "offset": 7, "length": 2}),
+    )
+    .await;
+    assert_eq!(data(&r)["content"], "mo");
+    assert_eq!(data(&r)["nextOffset"], 9);
+
+    let r = call(
+        &client,
+        "write-file",
+        json!({"traposId": "miner", "path": "/b.bin", "content": "AP+A", "encoding": "base64"}),
+    )
+    .await;
+    assert_eq!(data(&r)["bytes"], 3);
+    let r = call(
+        &client,
+        "read-file",
+        json!({"traposId": "miner", "path": "/b.bin"}),
+    )
+    .await;
+    assert_eq!(
+        (data(&r)["content"].clone(), data(&r)["encoding"].clone()),
+        (json!("AP+A"), json!("base64"))
+    );
+
+    let r = call(
+        &client,
+        "write-file",
+        json!({"traposId": "miner", "path": "/rom/x", "content": "x"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("Access denied"), "{}", text(&r));
+    let r = call(
+        &client,
+        "read-file",
+        json!({"traposId": "miner", "path": "/none"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    let r = call(&client, "list-files", json!({"traposId": "miner"})).await;
+    assert_eq!(data(&r)["entries"].as_array().unwrap().len(), 2);
+    assert_eq!(data(&r)["path"], "/");
+
+    let r = call(
+        &client,
+        "run-file",
+        json!({"traposId": "miner", "path": "/a.lua", "args": ["1", "two"]}),
+    )
+    .await;
+    assert_eq!(data(&r)["returns"][0]["value"], json!(["1", "two"]));
+}
+
+#[tokio::test]
+async fn large_reads_come_in_pieces() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    let big = "x".repeat(100_000);
+    call(
+        &client,
+        "write-file",
+        json!({"traposId": "miner", "path": "/big", "content": big}),
+    )
+    .await;
+    let mut offset = 0;
+    let mut got = String::new();
+    for _ in 0..40 {
+        let r = call(
+            &client,
+            "read-file",
+            json!({"traposId": "miner", "path": "/big", "offset": offset}),
+        )
+        .await;
+        let size = serde_json::to_string(&r).unwrap().len();
+        assert!(size < 24 * 1024, "{size}");
+        got.push_str(data(&r)["content"].as_str().unwrap());
+        match data(&r)["nextOffset"].as_u64() {
+            Some(n) => offset = n,
+            None => break,
+        }
+    }
+    assert_eq!(got.len(), 100_000);
+}
+
+#[tokio::test]
+async fn big_output_keeps_head_and_tail_and_stays_readable() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "big:120000"}),
+    )
+    .await;
+    let size = serde_json::to_string(&r).unwrap().len();
+    assert!(size < 24 * 1024, "result is {size} bytes");
+    let out = data(&r)["output"].as_str().unwrap().to_owned();
+    assert!(out.len() > 4000, "{out}");
+    assert!(out.starts_with("line 000000\n"), "{}", &out[..200]);
+    assert!(
+        out.trim_end().ends_with("line 009999"),
+        "{}",
+        &out[out.len() - 40..]
+    );
+    assert!(out.contains("bytes of output cut here") && out.contains("computer-output"));
+    let rid = data(&r)["requestId"].as_str().unwrap().to_owned();
+
+    let r = call(
+        &client,
+        "computer-output",
+        json!({"traposId": "miner", "requestId": rid, "lines": 50}),
+    )
+    .await;
+    let d = data(&r);
+    let lines = d["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 50);
+    assert_eq!(lines[49]["text"], "line 009999");
+    let before = d["before"].as_u64().unwrap();
+    let r = call(
+        &client,
+        "computer-output",
+        json!({"traposId": "miner", "requestId": rid, "lines": 50, "before": before}),
+    )
+    .await;
+    assert_eq!(data(&r)["lines"][49]["text"], "line 009949");
+    let r = call(
+        &client,
+        "computer-output",
+        json!({"traposId": "miner", "lines": 5000}),
+    )
+    .await;
+    assert!(serde_json::to_string(&r).unwrap().len() < 24 * 1024);
+    assert!(data(&r)["before"].is_u64());
+}
+
+#[tokio::test]
+async fn live_output_arrives_as_increasing_progress() {
+    let h = host().await;
+    let (client, mut progress) = connect(&h.url).await;
+    let params = CallToolRequestParams::new("exec-lua").with_arguments(
+        json!({"traposId": "miner", "code": "slow"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), progress.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.message.as_deref(), Some("chunk 0\n"));
+    let ServerResult::CallToolResult(r) = handle.await_response().await.unwrap() else {
+        panic!("not a tool result")
+    };
+    assert_eq!(r.is_error, Some(false));
+    let mut all = vec![first];
+    while let Ok(p) = progress.try_recv() {
+        all.push(p);
+    }
+    assert_eq!(all.len(), 3);
+    assert!(all.windows(2).all(|w| w[1].progress > w[0].progress));
+}
+
+#[tokio::test]
+async fn client_cancellation_cancels_on_the_computer() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    let params = CallToolRequestParams::new("exec-lua").with_arguments(
+        json!({"traposId": "miner", "code": "hang"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(params)),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let mut rid = None;
+    for _ in 0..100 {
+        if let Some(p) = h.session.pending().into_iter().find(|p| p.sent) {
+            rid = Some(p.request_id);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let rid = rid.unwrap();
+    client
+        .notify_cancelled(CancelledNotificationParam::new(
+            Some(handle.id.clone()),
+            Some("stop".into()),
+        ))
+        .await
+        .unwrap();
+    for _ in 0..100 {
+        if h.seen.lock().unwrap().cancels.contains(&rid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(h.seen.lock().unwrap().cancels.contains(&rid));
+    drop(handle);
+}
+
+#[tokio::test]
+async fn probe_log_and_cancel_request_share_the_session() {
+    let h = host().await;
+    let (client, _) = connect(&h.url).await;
+    let busy = tokio::spawn({
+        let url = h.url.clone();
+        async move {
+            let (other, _) = connect(&url).await;
+            call(
+                &other,
+                "exec-lua",
+                json!({"traposId": "miner", "code": "hang"}),
+            )
+            .await
+        }
+    });
+    let mut pending = None;
+    for _ in 0..100 {
+        let r = call(&client, "probe-computers", json!({})).await;
+        let d = data(&r);
+        assert_eq!(d["computers"].as_array().unwrap().len(), 3);
+        let miner = d["computers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["traposId"] == "7:miner")
+            .unwrap()
+            .clone();
+        assert_eq!(miner["ping"]["ok"], true);
+        assert!(miner["lastRttMs"].is_u64());
+        if miner["pending"] == 1 {
+            pending = miner["pendingRequests"][0]["requestId"]
+                .as_str()
+                .map(str::to_owned);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let rid = pending.unwrap();
+    let r = call(&client, "cancel-request", json!({"requestId": rid})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let other = busy.await.unwrap();
+    assert_eq!(other.is_error, Some(true));
+    assert_eq!(data(&other)["error"]["code"], "cancelled");
+    assert_eq!(data(&other)["output"], "partial\n");
+    let r = call(&client, "cancel-request", json!({"requestId": rid})).await;
+    assert_eq!(r.is_error, Some(true));
+
+    let r = call(&client, "session-log", json!({"limit": 200})).await;
+    let events = data(&r)["events"].as_array().unwrap().clone();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["who"] == "test-agent" && e["what"] == "cancel-request")
+    );
+    assert!(events.iter().any(|e| e["event"] == "linked"));
+    let calls = h.session.tool_calls();
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.tool == "exec-lua" && c.request_id.as_deref() == Some(rid.as_str()))
+    );
+}
+
+#[tokio::test]
+async fn stateless_era_client_works_and_is_named_from_meta() {
+    let h = host().await;
+    let (client, _) = connect_stateless(&h.url).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 9);
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "return 3"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let calls = h.session.tool_calls();
+    assert!(
+        calls.iter().any(|c| c.client == "stateless-agent"),
+        "{calls:?}"
+    );
+}
