@@ -64,16 +64,47 @@ pub async fn termination() {
     }
 }
 
-/// `trapdesk mcp-stdio`.
+/// An error already explained on stderr; `main` only sets the exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("already reported")]
+pub struct AlreadyReported;
+
+/// `trapdesk mcp-stdio`: MCP on stdin/stdout, forwarded to the running trapdesk so the agent
+/// joins its session. With `--standalone` and no trapdesk running, runs a headless host of its
+/// own (gateway + HTTP MCP, plus `--demo` computers if asked) and serves its session.
 ///
 /// # Errors
-/// When no trapdesk answers at the URL (and `--standalone` was not given).
+/// When no trapdesk answers at the URL (and `--standalone` was not given), or serving fails.
 pub async fn mcp_stdio(
-    _args: HostArgs,
-    _connect: Option<String>,
-    _standalone: bool,
+    args: HostArgs,
+    connect: Option<String>,
+    standalone: bool,
 ) -> anyhow::Result<()> {
-    anyhow::bail!("mcp-stdio is not wired yet")
+    let url = connect.unwrap_or_else(|| match args.mcp_bind {
+        Some(addr) => format!("http://{addr}/mcp"),
+        None => crate::mcp::stdio::DEFAULT_CONNECT.to_owned(),
+    });
+    match crate::mcp::run_stdio(&url, standalone).await {
+        Ok(()) => Ok(()),
+        Err(crate::mcp::stdio::StdioError::NoHost { .. }) => {
+            let settings = config::resolve(&args)?;
+            // stdout is the MCP channel: logs go to stderr and the file only.
+            init_logging(&settings.data_dir, true)?;
+            let mut host = crate::app::Host::start(settings, true).await?;
+            eprintln!(
+                "trapdesk: no console running at {url}; serving a headless host (gateway ws://{}/gateway)",
+                host.gateway_addr
+            );
+            if let Some(n) = args.demo {
+                host.start_demo(n);
+            }
+            let served = crate::mcp::serve_stdio_session(host.session.clone()).await;
+            host.stop().await;
+            served.map_err(Into::into)
+        }
+        Err(crate::mcp::stdio::StdioError::Unreachable { .. }) => Err(AlreadyReported.into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `trapdesk emulate`: one emulated computer against any gateway, until Ctrl-C.
@@ -105,7 +136,10 @@ pub async fn emulate(
         termination().await;
         stop.cancel();
     });
-    eprintln!("emulated computer {id} linking to {url} (disk: {})", root.display());
+    eprintln!(
+        "emulated computer {id} linking to {url} (disk: {})",
+        root.display()
+    );
     crate::emu::run_emulate(&url, id, label, &secret, &root, shutdown).await?;
     Ok(())
 }

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<trapdesk::cli::AlreadyReported>() => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("trapdesk: {e:#}");
             ExitCode::FAILURE

@@ -14,7 +14,13 @@ fn trapdesk() -> Command {
 fn mcp_only_serves_health_and_exits_zero_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = trapdesk()
-        .args(["--mcp-only", "--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0"])
+        .args([
+            "--mcp-only",
+            "--gateway-bind",
+            "127.0.0.1:0",
+            "--mcp-bind",
+            "127.0.0.1:0",
+        ])
         .arg("--data-dir")
         .arg(dir.path())
         .args(["--secret", "s3cret"])
@@ -68,7 +74,10 @@ fn http_get(addr: &str, path: &str) -> String {
 
 #[test]
 fn a_bad_flag_is_one_clear_error() {
-    let out = trapdesk().args(["--gateway-bind", "nowhere"]).output().unwrap();
+    let out = trapdesk()
+        .args(["--gateway-bind", "nowhere"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--gateway-bind"), "{err}");
@@ -81,13 +90,22 @@ fn a_busy_port_is_one_clear_error() {
     let addr = busy.local_addr().unwrap().to_string();
     let dir = tempfile::tempdir().unwrap();
     let out = trapdesk()
-        .args(["--mcp-only", "--gateway-bind", &addr, "--mcp-bind", "127.0.0.1:0"])
+        .args([
+            "--mcp-only",
+            "--gateway-bind",
+            &addr,
+            "--mcp-bind",
+            "127.0.0.1:0",
+        ])
         .arg("--data-dir")
         .arg(dir.path())
         .output()
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("cannot listen for computers on {addr}")), "{err}");
+    assert!(
+        err.contains(&format!("cannot listen for computers on {addr}")),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }

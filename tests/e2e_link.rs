@@ -36,14 +36,31 @@ async fn the_installer_links_a_fresh_computer() {
     assert!(root.join("trapdesk/servers/sandbox.lua").is_file());
     let r = host
         .session
-        .request("fresh", RequestSpec::new("exec-lua", json!({"code": "return settings.get('sandbox.url')"})), Origin::Person)
+        .request(
+            "fresh",
+            RequestSpec::new(
+                "exec-lua",
+                json!({"code": "return settings.get('sandbox.url')"}),
+            ),
+            Origin::Person,
+        )
         .await
         .unwrap();
-    assert_eq!(r["returns"][0]["value"], format!("ws://{}/gateway", host.gateway_addr));
+    assert_eq!(
+        r["returns"][0]["value"],
+        format!("ws://{}/gateway", host.gateway_addr)
+    );
     // Reboot: the installed startup links it again.
+    let before = host.session.computer("5:fresh").unwrap().connected_at;
     computer.reboot();
-    wait_until(|| host.session.computer("5:fresh").is_some_and(|c| !c.online)).await;
-    wait_until(|| host.session.computer("5:fresh").is_some_and(|c| c.online)).await;
+    // The new link may replace the old one before the old socket's close is seen, so wait
+    // for a newer connection rather than for an offline moment.
+    wait_until(|| {
+        host.session
+            .computer("5:fresh")
+            .is_some_and(|c| c.online && c.connected_at > before)
+    })
+    .await;
     run.abort();
     computer.shutdown();
 }
@@ -56,10 +73,20 @@ async fn a_computer_relinks_after_the_host_restarts() {
     let support::TestHost { host, dir } = first;
     host.stop().await;
     let second = start_host_with(|s| s.gateway_bind = addr).await;
-    wait_until(|| second.session.computer("1:miner").is_some_and(|c| c.online && !c.serves.is_empty())).await;
+    wait_until(|| {
+        second
+            .session
+            .computer("1:miner")
+            .is_some_and(|c| c.online && !c.serves.is_empty())
+    })
+    .await;
     let r = second
         .session
-        .request("miner", RequestSpec::new("exec-lua", json!({"code": "return 42"})), Origin::Person)
+        .request(
+            "miner",
+            RequestSpec::new("exec-lua", json!({"code": "return 42"})),
+            Origin::Person,
+        )
         .await
         .unwrap();
     assert_eq!(r["returns"][0]["value"], 42);

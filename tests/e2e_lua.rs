@@ -16,7 +16,11 @@ const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STA
 
 async fn exec(host: &support::TestHost, target: &str, code: &str) -> Value {
     host.session
-        .request(target, RequestSpec::new("exec-lua", json!({ "code": code })), Origin::Person)
+        .request(
+            target,
+            RequestSpec::new("exec-lua", json!({ "code": code })),
+            Origin::Person,
+        )
         .await
         .unwrap()
 }
@@ -32,7 +36,12 @@ async fn call(host: &support::TestHost, kind: &str, payload: Value) -> Value {
 async fn print_and_write_are_captured_and_returns_described() {
     let host = start_host().await;
     let _c = emulated(&host, 1, Some("miner")).await;
-    let r = exec(&host, "miner", "print('a', 1, nil) write('b') write('c\\n') return 1, nil, 'x', true, 2.5").await;
+    let r = exec(
+        &host,
+        "miner",
+        "print('a', 1, nil) write('b') write('c\\n') return 1, nil, 'x', true, 2.5",
+    )
+    .await;
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(r["output"], "a\t1\tnil\nbc\n");
     assert_eq!(r["n"], 5);
@@ -60,7 +69,10 @@ async fn every_descriptor_kind() {
     assert_eq!(r["ok"], true, "{r}");
     let ret = r["returns"].as_array().unwrap();
     assert_eq!(r["n"], 11);
-    assert_eq!(ret[0], json!({"type":"table","value":[1,2,3],"truncated":false}));
+    assert_eq!(
+        ret[0],
+        json!({"type":"table","value":[1,2,3],"truncated":false})
+    );
     assert_eq!(ret[1]["value"], json!({"a":1,"b":{"c":"d"}}));
     assert_eq!(ret[2]["type"], "function");
     assert!(ret[2]["repr"].as_str().unwrap().starts_with("function: "));
@@ -97,12 +109,28 @@ async fn run_file_gets_args_and_errors_name_the_path() {
     let host = start_host().await;
     let _c = emulated(&host, 1, None).await;
     let prog = "print(...)\nprint(arg[0], arg[1], #arg)\nerror('bad ' .. select('#', ...))\n";
-    let w = call(&host, "write-file", json!({"path": "programs/x.lua", "content": prog, "encoding": "text"})).await;
+    let w = call(
+        &host,
+        "write-file",
+        json!({"path": "programs/x.lua", "content": prog, "encoding": "text"}),
+    )
+    .await;
     assert_eq!(w["ok"], true, "{w}");
-    let r = call(&host, "run-file", json!({"path": "programs/x.lua", "args": ["3", "deep shaft"]})).await;
+    let r = call(
+        &host,
+        "run-file",
+        json!({"path": "programs/x.lua", "args": ["3", "deep shaft"]}),
+    )
+    .await;
     assert_eq!(r["ok"], false, "{r}");
     assert_eq!(r["output"], "3\tdeep shaft\nprograms/x.lua\t3\t2\n");
-    assert!(r["error"].as_str().unwrap().contains("programs/x.lua:3: bad 2"), "{r}");
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("programs/x.lua:3: bad 2"),
+        "{r}"
+    );
     let missing = call(&host, "run-file", json!({"path": "nope.lua"})).await;
     assert_eq!(missing["ok"], false);
 }
@@ -112,18 +140,45 @@ async fn files_are_byte_exact() {
     let host = start_host().await;
     let _c = emulated(&host, 1, None).await;
     let all: Vec<u8> = (0..=255u8).collect();
-    let w = call(&host, "write-file", json!({"path": "bin/all", "content": B64.encode(&all), "encoding": "base64"})).await;
-    assert_eq!((w["ok"].as_bool(), w["bytes"].as_u64()), (Some(true), Some(256)), "{w}");
+    let w = call(
+        &host,
+        "write-file",
+        json!({"path": "bin/all", "content": B64.encode(&all), "encoding": "base64"}),
+    )
+    .await;
+    assert_eq!(
+        (w["ok"].as_bool(), w["bytes"].as_u64()),
+        (Some(true), Some(256)),
+        "{w}"
+    );
     let r = call(&host, "read-file", json!({"path": "bin/all"})).await;
     assert_eq!(r["encoding"], "base64");
     assert_eq!(B64.decode(r["content"].as_str().unwrap()).unwrap(), all);
     let text = "héllo ☃\n";
-    call(&host, "write-file", json!({"path": "t.txt", "content": text, "encoding": "text"})).await;
-    call(&host, "write-file", json!({"path": "t.txt", "content": "more", "encoding": "text", "append": true})).await;
+    call(
+        &host,
+        "write-file",
+        json!({"path": "t.txt", "content": text, "encoding": "text"}),
+    )
+    .await;
+    call(
+        &host,
+        "write-file",
+        json!({"path": "t.txt", "content": "more", "encoding": "text", "append": true}),
+    )
+    .await;
     let r = call(&host, "read-file", json!({"path": "t.txt"})).await;
-    assert_eq!(B64.decode(r["content"].as_str().unwrap()).unwrap(), format!("{text}more").as_bytes());
+    assert_eq!(
+        B64.decode(r["content"].as_str().unwrap()).unwrap(),
+        format!("{text}more").as_bytes()
+    );
     let l = call(&host, "list-files", json!({"path": "/"})).await;
-    let names: Vec<&str> = l["entries"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = l["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
     assert!(names.contains(&"bin") && names.contains(&"t.txt"), "{l}");
     let missing = call(&host, "read-file", json!({"path": "nope"})).await;
     assert_eq!(missing["ok"], false);
@@ -134,7 +189,12 @@ async fn files_are_byte_exact() {
 async fn an_interrupted_write_leaves_the_old_file() {
     let host = start_host().await;
     let _c = emulated(&host, 1, None).await;
-    call(&host, "write-file", json!({"path": "keep.txt", "content": "old", "encoding": "text"})).await;
+    call(
+        &host,
+        "write-file",
+        json!({"path": "keep.txt", "content": "old", "encoding": "text"}),
+    )
+    .await;
     // Make the disk fail halfway through the next write, then write through the real server.
     let r = exec(
         &host,
@@ -153,14 +213,27 @@ async fn an_interrupted_write_leaves_the_old_file() {
     )
     .await;
     assert_eq!(r["ok"], true, "{r}");
-    let w = call(&host, "write-file", json!({"path": "keep.txt", "content": "new content", "encoding": "text"})).await;
+    let w = call(
+        &host,
+        "write-file",
+        json!({"path": "keep.txt", "content": "new content", "encoding": "text"}),
+    )
+    .await;
     exec(&host, "1", "fs.open = _G.__real_open").await;
     assert_eq!(w["ok"], false, "{w}");
     let r = call(&host, "read-file", json!({"path": "keep.txt"})).await;
     assert_eq!(B64.decode(r["content"].as_str().unwrap()).unwrap(), b"old");
     let l = call(&host, "list-files", json!({"path": "/"})).await;
-    let names: Vec<&str> = l["entries"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
-    assert!(names.iter().filter(|n| n.contains("keep")).count() == 1, "temp file left: {names:?}");
+    let names: Vec<&str> = l["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.iter().filter(|n| n.contains("keep")).count() == 1,
+        "temp file left: {names:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,9 +242,20 @@ async fn output_streams_while_the_chunk_runs() {
     let _c = emulated(&host, 1, None).await;
     let mut t = host
         .session
-        .start("1", RequestSpec::new("exec-lua", json!({"code": "print('first') sleep(0.5) print('second')"})).streaming(), Origin::Person)
+        .start(
+            "1",
+            RequestSpec::new(
+                "exec-lua",
+                json!({"code": "print('first') sleep(0.5) print('second')"}),
+            )
+            .streaming(),
+            Origin::Person,
+        )
         .unwrap();
-    let first = tokio::time::timeout(Duration::from_secs(5), t.output().unwrap().recv()).await.unwrap().unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), t.output().unwrap().recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(first.text, "first\n");
     // The chunk is still running when its first line arrives.
     assert_eq!(host.session.pending().len(), 1);
@@ -185,26 +269,65 @@ async fn timeout_and_cancel_stop_a_sleeping_chunk_and_the_computer_stays_usable(
     let _c = emulated(&host, 1, None).await;
     let r = host
         .session
-        .request("1", RequestSpec::new("exec-lua", json!({"code": "print('zz') sleep(30)"})).timeout(Some(Duration::from_millis(500))), Origin::Person)
+        .request(
+            "1",
+            RequestSpec::new("exec-lua", json!({"code": "print('zz') sleep(30)"}))
+                .timeout(Some(Duration::from_millis(500))),
+            Origin::Person,
+        )
         .await;
     assert!(matches!(r, Err(RequestError::Timeout { .. })), "{r:?}");
     let t = host
         .session
-        .start("1", RequestSpec::new("exec-lua", json!({"code": "print('so far') sleep(30)"})), Origin::Person)
+        .start(
+            "1",
+            RequestSpec::new("exec-lua", json!({"code": "print('so far') sleep(30)"})),
+            Origin::Person,
+        )
         .unwrap();
     support::wait_until(|| host.session.output_since("1:", 0).iter().any(|i| matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text == "so far"))).await;
     host.session.cancel(&t.id).unwrap();
-    let r = tokio::time::timeout(Duration::from_secs(5), t.wait()).await.unwrap();
-    assert_eq!(r, Err(RequestError::Cancelled { output: Some("so far\n".into()) }));
-    assert_eq!(exec(&host, "1", "return 'alive'").await["returns"][0]["value"], "alive");
+    let r = tokio::time::timeout(Duration::from_secs(5), t.wait())
+        .await
+        .unwrap();
+    assert_eq!(
+        r,
+        Err(RequestError::Cancelled {
+            output: Some("so far\n".into())
+        })
+    );
+    assert_eq!(
+        exec(&host, "1", "return 'alive'").await["returns"][0]["value"],
+        "alive"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_chunks_run_at_once_on_one_computer() {
     let host = start_host().await;
     let _c = emulated(&host, 1, None).await;
-    let a = host.session.start("1", RequestSpec::new("exec-lua", json!({"code": "print('a1') sleep(0.5) print('a2')"})), Origin::Person).unwrap();
-    let b = host.session.start("1", RequestSpec::new("exec-lua", json!({"code": "print('b1') sleep(0.5) print('b2')"})), Origin::Person).unwrap();
+    let a = host
+        .session
+        .start(
+            "1",
+            RequestSpec::new(
+                "exec-lua",
+                json!({"code": "print('a1') sleep(0.5) print('a2')"}),
+            ),
+            Origin::Person,
+        )
+        .unwrap();
+    let b = host
+        .session
+        .start(
+            "1",
+            RequestSpec::new(
+                "exec-lua",
+                json!({"code": "print('b1') sleep(0.5) print('b2')"}),
+            ),
+            Origin::Person,
+        )
+        .unwrap();
     let (ra, rb) = tokio::join!(a.wait(), b.wait());
     assert_eq!(ra.unwrap()["ok"], true);
     assert_eq!(rb.unwrap()["ok"], true);
@@ -228,15 +351,28 @@ async fn ping_is_answered_by_the_daemon_and_unknown_types_at_once() {
     let _c = emulated(&host, 1, None).await;
     let p = call(&host, "ping", json!({})).await;
     assert_eq!(p["pong"], true);
-    let r = host.session.request("1", RequestSpec::new("teleport", json!({})), Origin::Person).await;
-    assert!(matches!(r, Err(RequestError::Remote { ref code, .. }) if code == "unknown_type"), "{r:?}");
+    let r = host
+        .session
+        .request("1", RequestSpec::new("teleport", json!({})), Origin::Person)
+        .await;
+    assert!(
+        matches!(r, Err(RequestError::Remote { ref code, .. }) if code == "unknown_type"),
+        "{r:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reboot_relinks() {
     let host = start_host().await;
     let _c = emulated(&host, 1, None).await;
-    let r = host.session.request("1", RequestSpec::new("exec-lua", json!({"code": "os.reboot()"})), Origin::Person).await;
+    let r = host
+        .session
+        .request(
+            "1",
+            RequestSpec::new("exec-lua", json!({"code": "os.reboot()"})),
+            Origin::Person,
+        )
+        .await;
     assert_eq!(r, Err(RequestError::Disconnected));
     support::wait_until(|| host.session.computer("1:").is_some_and(|c| c.online)).await;
     assert_eq!(exec(&host, "1", "return 1").await["returns"][0]["value"], 1);

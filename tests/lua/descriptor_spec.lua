@@ -21,8 +21,12 @@ local d = lib.describe(f)
 eq(d.type, "function") eq(d.repr, tostring(f)) eq(d.value, nil)
 d = lib.describe(coroutine.create(f))
 eq(d.type, "thread") assert(d.repr:find("^thread"), "thread repr")
-d = lib.describe(io.stdout) -- a userdata under plain Lua
-eq(d.type, "userdata") assert(type(d.repr) == "string")
+-- A userdata, where the runtime offers one (plain Lua's io.stdout; CC and the emulator have none
+-- reachable from pure code).
+if type(io) == "table" and type(io.stdout) == "userdata" then
+    d = lib.describe(io.stdout)
+    eq(d.type, "userdata") assert(type(d.repr) == "string")
+end
 
 -- Tables: arrays, objects, empty, mixed keys.
 eq(enc(lib.describe({ 1, 2, "x" })), '{"truncated":false,"type":"table","value":[1,2,"x"]}')

@@ -219,6 +219,11 @@ pub async fn emulated(host: &TestHost, id: u64, label: Option<&str>) -> trapdesk
     let spec = ComputerSpec::new(id, label.map(str::to_owned), root);
     let computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
     let trapos = format!("{id}:{}", label.unwrap_or(""));
-    wait_until(|| host.session.computer(&trapos).is_some_and(|c| c.online && !c.serves.is_empty() && c.serves.iter().any(|s| s == "exec-lua"))).await;
+    wait_until(|| {
+        host.session.computer(&trapos).is_some_and(|c| {
+            c.online && !c.serves.is_empty() && c.serves.iter().any(|s| s == "exec-lua")
+        })
+    })
+    .await;
     computer
 }
