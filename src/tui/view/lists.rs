@@ -43,22 +43,29 @@ pub fn render_requests(app: &App, area: Rect, buf: &mut Buffer) {
             } else {
                 ""
             };
+            let timing = format!("{} ⏱{left:>2}s ", spinner(app.ticks));
             let head = format!(
                 "{} {} {} ",
-                spinner(app.ticks),
                 cut(p.origin.label(), 10),
-                cut(&name_of(&p.trapos_id), 12)
+                cut(&name_of(&p.trapos_id), 12),
+                millis(elapsed)
             );
-            let timing = format!("{} ⏱{left}s {state} ", millis(elapsed));
+            let state = if state.is_empty() {
+                String::new()
+            } else {
+                format!("{state} ")
+            };
             let rest = w.saturating_sub(head.chars().count() + timing.chars().count());
             let base = if i == app.request_sel && app.focus == Focus::Requests {
                 app.theme.selection
             } else {
                 Style::default()
             };
+            let rest = rest.saturating_sub(state.chars().count());
             Line::from(vec![
-                Span::styled(head, base.patch(who_style)),
                 Span::styled(timing, base.patch(app.theme.warn)),
+                Span::styled(head, base.patch(who_style)),
+                Span::styled(state, base.patch(app.theme.warn)),
                 Span::styled(
                     cut(&format!("{} {}", p.kind, p.summary), rest),
                     base.patch(app.theme.text),

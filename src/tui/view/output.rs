@@ -76,8 +76,7 @@ fn who_style(app: &App, who: &Origin) -> Style {
 fn ending_words(e: &Ending) -> String {
     match e.status {
         Status::Ok => format!("ok {}", millis(e.duration_ms)),
-        Status::Timeout => format!("timeout after {}", millis(e.duration_ms)),
-        s => format!("{} after {}", s.as_str(), millis(e.duration_ms)),
+        s => s.as_str().to_owned(),
     }
 }
 
@@ -134,8 +133,11 @@ fn row_line<'a>(app: &App, r: &'a Row, prefix: bool, width: usize) -> Line<'a> {
             let (mark, text) = match ending.status {
                 Status::Ok if ending.summary.is_empty() => ("└ ", "ok".to_owned()),
                 Status::Ok => ("└ → ", ending.summary.clone()),
-                Status::Error => ("└ ✗ error: ", ending.summary.clone()),
-                s => ("└ ✗ ", format!("{}: {}", s.as_str(), ending.summary)),
+                Status::Error | Status::Failed => ("└ ✗ error: ", ending.summary.clone()),
+                s => (
+                    "└ ✗ ",
+                    format!("{} after {}", s.as_str(), millis(ending.duration_ms)),
+                ),
             };
             let style = app.theme.status(ending.status);
             spans.push(Span::styled(mark, style));

@@ -60,7 +60,7 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
     let t = &app.theme;
     match popup {
         Popup::Help => {
-            let r = centred(area, 76, HELP.len() as u16 + 3);
+            let r = centred(area, 92, HELP.len() as u16 + 3);
             Clear.render(r, buf);
             let lines: Vec<Line> = HELP
                 .iter()
