@@ -205,7 +205,7 @@ impl OutputModel {
 }
 
 /// Scroll position of the output pane: rows from the bottom, and whether new rows follow.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Scroll {
     /// Rows between the bottom of the view and the newest row.
     pub from_bottom: usize,
@@ -214,17 +214,6 @@ pub struct Scroll {
     /// The current search, and the row (index from the bottom) of the current match.
     pub search: Option<String>,
     pub hit: Option<usize>,
-}
-
-impl Default for Scroll {
-    fn default() -> Self {
-        Scroll {
-            from_bottom: 0,
-            anchor: 0,
-            search: None,
-            hit: None,
-        }
-    }
 }
 
 impl Scroll {
