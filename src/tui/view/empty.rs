@@ -22,14 +22,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         SecretSource::Stored(p) => format!("stored in {}", p.display()),
     };
     let t = &app.theme;
+    // A wildcard bind is no address a computer can use; the person must put the LAN one in.
+    let addr = if s.gateway_bind.ip().is_unspecified() {
+        format!("<this host's address>:{}", s.gateway_bind.port())
+    } else {
+        s.gateway_bind.to_string()
+    };
     let lines = vec![
         Line::from(Span::styled("Link a ComputerCraft computer:", t.title)),
         Line::from("On the computer, run:"),
         Line::from(Span::styled(
-            format!(
-                "  wget run http://{}/install.lua {}",
-                s.gateway_bind, s.secret
-            ),
+            format!("  wget run http://{addr}/install.lua {}", s.secret),
             t.accent,
         )),
         Line::from(Span::styled(
