@@ -45,7 +45,7 @@ fn main() -> ExitCode {
 async fn run_host(args: HostArgs) -> anyhow::Result<()> {
     let settings = config::resolve(&args)?;
     let headless = args.mcp_only;
-    let _log = trapdesk::cli::init_logging(&settings.data_dir, headless)?;
+    trapdesk::cli::init_logging(&settings.data_dir, headless)?;
     let mut host = Host::start(settings, true).await?;
     if headless {
         eprintln!(

@@ -1,13 +1,168 @@
-//! See the crate docs.
-use crate::config::Settings;
-use crate::session::Session;
+//! The console: a ratatui client of the session, like the MCP endpoint is.
+//!
+//! One [`Event`] enum comes in (terminal input, session notifications, ticks, results of work
+//! done for the app); key handlers change [`App`] and return [`Intent`]s that the loop carries
+//! out against the session; drawing is an immutable pass over the app.
+//!
+//! Session events are only notifications ("notify, then pull"): the loop drains them, marks
+//! what changed, and pulls fresh snapshots once per frame, so a flood of output costs one pull
+//! per frame, never one redraw per line, and a lagged broadcast just means pulling everything.
+
+pub mod app;
+mod exec;
+pub mod highlight;
+pub mod history;
+mod keys;
+pub mod layout;
+pub mod output;
+pub mod prompt;
+mod terminal;
+pub mod theme;
+pub mod view;
+
+use std::time::Duration;
+
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+pub use app::{App, AppMsg, Focus, Intent, Popup};
+pub use exec::execute;
+pub use view::clock;
+
+use crate::config::Settings;
+use crate::session::{self, Session};
+
+/// Everything the loop reacts to.
+#[derive(Debug)]
+pub enum Event {
+    /// Countdowns and spinners moved (only while something is pending).
+    Tick,
+    Crossterm(ratatui::crossterm::event::Event),
+    Session(session::Event),
+    App(AppMsg),
+}
+
+/// Why the console stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal error: {0}")]
+    Terminal(#[from] std::io::Error),
+}
+
+/// Shortest time between two frames (at most 60 per second).
+const FRAME: Duration = Duration::from_millis(16);
+/// Spinner and countdown rate while something is pending.
+const TICK: Duration = Duration::from_millis(250);
+
+/// Runs the console until the person quits (which cancels `shutdown`) or `shutdown` is
+/// cancelled elsewhere. The terminal is restored on every path, panics included.
+///
+/// # Errors
+/// When the terminal cannot be set up or written.
 pub async fn run(
-    _session: Session,
-    _settings: Settings,
+    session: Session,
+    settings: Settings,
     shutdown: CancellationToken,
-) -> Result<(), std::io::Error> {
-    shutdown.cancelled().await;
-    Ok(())
+) -> Result<(), TuiError> {
+    let mut term = terminal::Guard::enter()?;
+    let mut app = App::new(settings, theme::Theme::from_env(), true);
+    let size = term.terminal.size()?;
+    app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+    let input = terminal::spawn_input();
+    let result = event_loop(&mut term, &mut app, &session, input, &shutdown).await;
+    if let Err(e) = app.save() {
+        tracing::warn!("could not save the editor history: {e}");
+    }
+    drop(term);
+    if app.quit {
+        shutdown.cancel();
+    }
+    result
+}
+
+async fn event_loop(
+    term: &mut terminal::Guard,
+    app: &mut App,
+    session: &Session,
+    mut input: terminal::Input,
+    shutdown: &CancellationToken,
+) -> Result<(), TuiError> {
+    let mut events = session.subscribe();
+    let (msg_tx, mut msg_rx) = mpsc::unbounded_channel::<AppMsg>();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut dirty = true;
+    let mut last_draw = tokio::time::Instant::now() - FRAME;
+    loop {
+        if dirty && last_draw.elapsed() >= FRAME {
+            app.now = std::time::SystemTime::now();
+            app.now_i = tokio::time::Instant::now();
+            app.pull(session);
+            term.terminal.draw(|f| app.draw(f))?;
+            dirty = false;
+            last_draw = tokio::time::Instant::now();
+        }
+        let wait = FRAME.saturating_sub(last_draw.elapsed());
+        let ev = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            ev = input.rx.recv() => match ev {
+                Some(Ok(e)) => Event::Crossterm(e),
+                Some(Err(e)) => return Err(TuiError::Terminal(e)),
+                None => return Ok(()),
+            },
+            ev = events.recv() => match ev {
+                Ok(e) => Event::Session(e),
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    app.mark_all_dirty();
+                    dirty = true;
+                    continue;
+                }
+                Err(broadcast::error::RecvError::Closed) => return Ok(()),
+            },
+            Some(msg) = msg_rx.recv() => Event::App(msg),
+            _ = tick.tick(), if app.needs_tick() => Event::Tick,
+            _ = tokio::time::sleep(wait), if dirty => continue,
+        };
+        dirty = true;
+        handle(app, session, &msg_tx, ev);
+        // Drain whatever else is already waiting, so a flood becomes one frame.
+        for _ in 0..4096 {
+            match events.try_recv() {
+                Ok(e) => app.note(&e),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => app.mark_all_dirty(),
+                Err(_) => break,
+            }
+        }
+        while let Ok(e) = input.rx.try_recv() {
+            match e {
+                Ok(e) => handle(app, session, &msg_tx, Event::Crossterm(e)),
+                Err(e) => return Err(TuiError::Terminal(e)),
+            }
+        }
+        if app.quit {
+            return Ok(());
+        }
+    }
+}
+
+/// One event: update the app, carry out the intents.
+pub fn handle(app: &mut App, session: &Session, msg_tx: &mpsc::UnboundedSender<AppMsg>, ev: Event) {
+    let intents = match ev {
+        Event::Tick => {
+            app.ticks += 1;
+            Vec::new()
+        }
+        Event::Crossterm(e) => app.on_terminal(e),
+        Event::Session(e) => {
+            app.note(&e);
+            Vec::new()
+        }
+        Event::App(m) => {
+            app.on_msg(m);
+            Vec::new()
+        }
+    };
+    for intent in intents {
+        execute(session, intent, msg_tx);
+    }
 }

@@ -1,0 +1,184 @@
+//! Console frame time and key-to-screen latency, printed as a table.
+//!
+//! `cargo bench --bench tui` (release). Two cases:
+//! 1. drawing a 120x40 screen whose output pane holds 10,000 lines of scrollback;
+//! 2. 50 fake computers printing as fast as they can through a real session while keys are
+//!    typed into the app: each sample is one loop turn (drain events, handle a key, pull what
+//!    changed, draw), which is what stands between a key press and the screen showing it.
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tokio::sync::mpsc;
+use trapdesk::config::Settings;
+use trapdesk::gateway::protocol::Hello;
+use trapdesk::session::{OutputEntry, OutputItem, Session, Stream};
+use trapdesk::tui::App;
+use trapdesk::tui::theme::Theme;
+
+fn stats(name: &str, mut samples: Vec<Duration>, extra: &str) {
+    samples.sort();
+    let n = samples.len().max(1);
+    let pct = |p: f64| samples[((n as f64 * p) as usize).min(n - 1)];
+    let mean = samples.iter().sum::<Duration>() / n as u32;
+    println!(
+        "| {name:<34} | {n:>6} | {:>8.2} | {:>8.2} | {:>8.2} | {:>8.2} | {extra}",
+        mean.as_secs_f64() * 1e3,
+        pct(0.5).as_secs_f64() * 1e3,
+        pct(0.99).as_secs_f64() * 1e3,
+        pct(1.0).as_secs_f64() * 1e3,
+    );
+}
+
+fn settings() -> Settings {
+    Settings {
+        secret: "x".into(),
+        data_dir: std::env::temp_dir(),
+        ..Settings::default()
+    }
+}
+
+fn hello(id: u64) -> Hello {
+    Hello {
+        protocol: 1,
+        computer_id: id,
+        label: Some(format!("c{id}")),
+        secret: "x".into(),
+        serves: vec!["exec-lua".into()],
+        client: None,
+        host: None,
+        max_message: None,
+    }
+}
+
+fn frame_time() {
+    let mut app = App::new(settings(), Theme::default(), false);
+    let session = Session::new(settings(), false);
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let _link = session.link(&hello(1), tx);
+    app.pull(&session);
+    let items: Vec<OutputItem> = (1..=10_000)
+        .map(|i| OutputItem {
+            seq: i,
+            entry: OutputEntry::Line {
+                request_id: None,
+                stream: if i % 7 == 0 { Stream::Err } else { Stream::Out },
+                text: format!(
+                    "line {i}: the quick brown fox jumps over the lazy dog {}",
+                    i * 31
+                ),
+                complete: true,
+            },
+        })
+        .collect();
+    app.output.ingest("1:c1", items);
+    app.set_editor_text(&"local x = turtle.getFuelLevel() -- comment\nprint(x)\n".repeat(50));
+    let mut term = match Terminal::new(TestBackend::new(120, 40)) {
+        Ok(t) => t,
+        Err(e) => return eprintln!("{e}"),
+    };
+    app.size = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let mut samples = Vec::new();
+    for i in 0..500 {
+        // Alternate following and scrolled far up, so both ends of the ring are drawn.
+        if let Some(rows) = app.rows() {
+            let mut s = app.scroll.clone();
+            if i % 2 == 0 {
+                s.to_end(rows)
+            } else {
+                s.by(5_000, rows)
+            }
+            app.scroll = s;
+        }
+        let t = Instant::now();
+        let _ = term.draw(|f| app.draw(f));
+        samples.push(t.elapsed());
+    }
+    stats("frame, 10k-line scrollback, 120x40", samples, "");
+}
+
+async fn flood() {
+    let session = Session::new(settings(), false);
+    let mut links = Vec::new();
+    for id in 0..50 {
+        let (tx, rx) = mpsc::unbounded_channel();
+        links.push((session.link(&hello(id), tx), rx));
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut producers = Vec::new();
+    for (link, rx) in links {
+        let stop = stop.clone();
+        producers.push(tokio::spawn(async move {
+            let _rx = rx;
+            let mut n = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                for _ in 0..20 {
+                    n += 1;
+                    link.output(
+                        "none",
+                        Stream::Out,
+                        &format!("line {n} of a busy computer\n"),
+                    );
+                }
+                // 20 lines per 2 ms per computer: far beyond what CC's gateway coalescing
+                // delivers, yet it leaves the runtime room to run the console.
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            n
+        }));
+    }
+    let mut app = App::new(settings(), Theme::default(), false);
+    app.size = ratatui::layout::Rect::new(0, 0, 120, 40);
+    let mut events = session.subscribe();
+    let mut term = match Terminal::new(TestBackend::new(120, 40)) {
+        Ok(t) => t,
+        Err(e) => return eprintln!("{e}"),
+    };
+    app.pull(&session);
+    app.select_index(0); // "All computers": the busiest view
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    let mut frames = 0;
+    while start.elapsed() < Duration::from_secs(3) {
+        let t = Instant::now();
+        // As the console's loop: drain at most a bounded batch of notifications per turn.
+        for _ in 0..4096 {
+            match events.try_recv() {
+                Ok(e) => app.note(&e),
+                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => app.mark_all_dirty(),
+                Err(_) => break,
+            }
+        }
+        app.on_key(KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE));
+        app.pull(&session);
+        let _ = term.draw(|f| app.draw(f));
+        samples.push(t.elapsed());
+        frames += 1;
+        tokio::time::sleep(Duration::from_millis(16)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut lines = 0;
+    for p in producers {
+        lines += p.await.unwrap_or(0);
+    }
+    let secs = start.elapsed().as_secs_f64();
+    stats(
+        "key→screen, 50 computers flooding",
+        samples,
+        &format!("{:.0} lines/s pushed, {frames} frames", lines as f64 / secs),
+    );
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    println!(
+        "| case                               | frames |  mean ms |   p50 ms |   p99 ms |   max ms |"
+    );
+    println!(
+        "|------------------------------------|--------|----------|----------|----------|----------|"
+    );
+    frame_time();
+    flood().await;
+}

@@ -1,0 +1,375 @@
+//! The console's state: snapshots pulled from the session, what is selected, focused and
+//! scrolled, the editor, and open popups. Key handlers (`keys.rs`) change it and return
+//! [`Intent`]s; views (`view/`) only read it.
+
+use std::cell::Cell;
+use std::collections::{BTreeSet, HashSet};
+use std::time::SystemTime;
+
+use ratatui::layout::Rect;
+use ratatui_textarea::TextArea;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::highlight::Highlight;
+use super::history::History;
+use super::output::{OutputModel, Rows, Scroll};
+use super::theme::Theme;
+use crate::config::Settings;
+use crate::session::{self, ComputerInfo, PendingInfo, Session, ToolCall};
+
+/// Which pane takes keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Editor,
+    Computers,
+    Output,
+    Requests,
+    Activity,
+}
+
+impl Focus {
+    /// Tab order: the editor first, then the panes left to right, top to bottom.
+    pub const ORDER: [Focus; 5] = [
+        Focus::Editor,
+        Focus::Computers,
+        Focus::Requests,
+        Focus::Activity,
+        Focus::Output,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Focus::Editor => "editor",
+            Focus::Computers => "computers",
+            Focus::Output => "output",
+            Focus::Requests => "requests",
+            Focus::Activity => "activity",
+        }
+    }
+}
+
+/// A one-line prompt over the screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub kind: PromptKind,
+    pub text: String,
+    /// Completion candidates or a parse error, shown under the prompt.
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptKind {
+    /// F6: `path args...` to run with `run-file`.
+    RunFile,
+    /// `/` in the output pane.
+    Search,
+}
+
+/// What covers part of the screen and takes keys first.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Popup {
+    Help,
+    /// Quit while this many requests are pending?
+    ConfirmQuit(usize),
+    /// Full arguments and result of a tool call.
+    Detail(u64),
+    Prompt(Prompt),
+}
+
+/// What the person asked for that needs the session; the event loop carries these out, tests
+/// inspect them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    /// Start one request of `kind` with `payload` on each target.
+    Start {
+        targets: Vec<String>,
+        kind: String,
+        payload: Value,
+    },
+    /// List `dir` on `target` to complete the last word of the run-file prompt.
+    Complete {
+        target: String,
+        dir: String,
+    },
+    Cancel(String),
+    Quit,
+}
+
+/// Results of work the loop did for the app, delivered back as events.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AppMsg {
+    /// A message for the status line (an error when `error`).
+    Notice { text: String, error: bool },
+    /// `list-files` of `dir` answered with these entries (`name`, is a directory).
+    Completion {
+        dir: String,
+        entries: Vec<(String, bool)>,
+    },
+}
+
+/// The whole console state.
+pub struct App {
+    pub settings: Settings,
+    pub theme: Theme,
+    pub computers: Vec<ComputerInfo>,
+    pub pending: Vec<PendingInfo>,
+    pub calls: Vec<ToolCall>,
+    pub output: OutputModel,
+    /// The computer the screen is about; `None` is "All computers".
+    pub selected: Option<String>,
+    /// Until the person picks, the first computer to link gets selected.
+    pub auto_select: bool,
+    /// Computers marked with Space: F5 sends to each of them.
+    pub marked: BTreeSet<String>,
+    pub scroll: Scroll,
+    pub focus: Focus,
+    pub popup: Option<Popup>,
+    pub editor: TextArea<'static>,
+    pub history: History,
+    pub highlight: Highlight,
+    /// First editor line on screen, kept by drawing so the cursor stays visible.
+    pub editor_top: Cell<usize>,
+    pub request_sel: usize,
+    pub call_sel: usize,
+    pub notice: Option<(String, bool)>,
+    /// Clocks the views use, set by the loop (fixed in tests).
+    pub now: SystemTime,
+    pub now_i: Instant,
+    /// Last terminal size, for mouse hit testing.
+    pub size: Rect,
+    pub quit: bool,
+    /// Increments per tick, for the spinner.
+    pub ticks: u64,
+    dirty_computers: bool,
+    dirty_pending: bool,
+    dirty_calls: bool,
+    dirty_output: HashSet<String>,
+}
+
+impl App {
+    /// A fresh console; the editor gets the saved draft and history from the data directory
+    /// when `persist`.
+    pub fn new(settings: Settings, theme: Theme, persist: bool) -> App {
+        let (history, draft) = History::load(persist.then_some(settings.data_dir.as_path()));
+        let output = OutputModel::new(settings.scrollback_lines);
+        App {
+            theme,
+            computers: Vec::new(),
+            pending: Vec::new(),
+            calls: Vec::new(),
+            output,
+            selected: None,
+            auto_select: true,
+            marked: BTreeSet::new(),
+            scroll: Scroll::default(),
+            focus: Focus::Editor,
+            popup: None,
+            editor: editor_with(&draft),
+            history,
+            highlight: Highlight::new(),
+            editor_top: Cell::new(0),
+            request_sel: 0,
+            call_sel: 0,
+            notice: None,
+            now: SystemTime::now(),
+            now_i: Instant::now(),
+            size: Rect::new(0, 0, 80, 24),
+            quit: false,
+            ticks: 0,
+            dirty_computers: true,
+            dirty_pending: true,
+            dirty_calls: true,
+            dirty_output: HashSet::new(),
+            settings,
+        }
+    }
+
+    /// The editor's text.
+    pub fn editor_text(&self) -> String {
+        self.editor.lines().join("\n")
+    }
+
+    /// Replaces the editor's text (history browsing), cursor at the end.
+    pub fn set_editor_text(&mut self, text: &str) {
+        self.editor = editor_with(text);
+    }
+
+    /// Saves history and draft.
+    ///
+    /// # Errors
+    /// When the history file cannot be written.
+    pub fn save(&self) -> std::io::Result<()> {
+        self.history.save(&self.editor_text())
+    }
+
+    /// Notes a session event: marks what to pull before the next frame.
+    pub fn note(&mut self, ev: &session::Event) {
+        use session::Event as E;
+        match ev {
+            E::Linked { .. } | E::Unlinked { .. } | E::ComputerChanged { .. } => {
+                self.dirty_computers = true;
+            }
+            E::RequestStarted { info } => {
+                self.dirty_pending = true;
+                self.dirty_computers = true;
+                self.dirty_output.insert(info.trapos_id.clone());
+            }
+            E::Output { trapos_id, .. } => {
+                self.dirty_output.insert(trapos_id.clone());
+            }
+            E::RequestFinished { trapos_id, .. } => {
+                self.dirty_pending = true;
+                self.dirty_computers = true;
+                self.dirty_output.insert(trapos_id.clone());
+            }
+            E::ToolCallStarted { .. } | E::ToolCallFinished { .. } => self.dirty_calls = true,
+            E::Logged { .. } => {}
+        }
+    }
+
+    /// After a lagged broadcast: pull everything again.
+    pub fn mark_all_dirty(&mut self) {
+        self.dirty_computers = true;
+        self.dirty_pending = true;
+        self.dirty_calls = true;
+        let ids: Vec<String> = self.computers.iter().map(|c| c.trapos_id.clone()).collect();
+        self.dirty_output.extend(ids);
+    }
+
+    /// Pulls the snapshots that changed since the last frame.
+    pub fn pull(&mut self, session: &Session) {
+        if self.dirty_computers {
+            self.dirty_computers = false;
+            let list = session.computers();
+            for c in &list {
+                // A computer seen for the first time may have output from before we looked.
+                if self.output.rows(Some(&c.trapos_id)).is_none() {
+                    self.dirty_output.insert(c.trapos_id.clone());
+                }
+            }
+            self.set_computers(list);
+        }
+        if self.dirty_pending {
+            self.dirty_pending = false;
+            self.set_pending(session.pending());
+        }
+        if self.dirty_calls {
+            self.dirty_calls = false;
+            self.set_calls(session.tool_calls());
+        }
+        for id in std::mem::take(&mut self.dirty_output) {
+            let items = session.output_since(&id, self.output.cursor(&id));
+            if !items.is_empty() {
+                self.output.ingest(&id, items);
+            }
+        }
+        if let Some(rows) = self.output.rows(self.selected.as_deref()) {
+            self.scroll.settle(rows);
+        }
+    }
+
+    fn rows_ptr(&self) -> Option<&Rows> {
+        self.output.rows(self.selected.as_deref())
+    }
+
+    /// The rows of the selected view.
+    pub fn rows(&self) -> Option<&Rows> {
+        self.rows_ptr()
+    }
+
+    pub fn set_computers(&mut self, list: Vec<ComputerInfo>) {
+        if self.auto_select
+            && self.selected.is_none()
+            && let Some(first) = list.iter().find(|c| c.online)
+        {
+            self.selected = Some(first.trapos_id.clone());
+            self.auto_select = false;
+        }
+        self.marked
+            .retain(|m| list.iter().any(|c| &c.trapos_id == m && c.online));
+        self.computers = list;
+    }
+
+    pub fn set_pending(&mut self, list: Vec<PendingInfo>) {
+        self.pending = list;
+        self.request_sel = self.request_sel.min(self.pending.len().saturating_sub(1));
+    }
+
+    pub fn set_calls(&mut self, list: Vec<ToolCall>) {
+        let at_end = self.call_sel + 1 >= self.calls.len();
+        self.calls = list;
+        if at_end {
+            // Follow new calls unless the person moved up to look at an older one.
+            self.call_sel = self.calls.len().saturating_sub(1);
+        }
+    }
+
+    /// Whether anything on screen moves by itself (countdowns, spinners).
+    pub fn needs_tick(&self) -> bool {
+        !self.pending.is_empty() || self.computers.iter().any(|c| c.running > 0)
+    }
+
+    /// Index of the selection in the computers pane (0 is "All computers").
+    pub fn selected_index(&self) -> usize {
+        match &self.selected {
+            None => 0,
+            Some(id) => self
+                .computers
+                .iter()
+                .position(|c| &c.trapos_id == id)
+                .map_or(0, |i| i + 1),
+        }
+    }
+
+    /// Selects the computers pane row `index` (0 is "All computers").
+    pub fn select_index(&mut self, index: usize) {
+        let new = match index {
+            0 => None,
+            i => self.computers.get(i - 1).map(|c| c.trapos_id.clone()),
+        };
+        self.auto_select = false;
+        if new != self.selected {
+            self.selected = new;
+            self.scroll = Scroll::default();
+            if let Some(rows) = self.rows_ptr() {
+                let appended = rows.appended;
+                self.scroll.anchor = appended;
+            }
+        }
+    }
+
+    /// Where F5 sends: the marked computers, else the selected one.
+    pub fn targets(&self) -> Vec<String> {
+        if !self.marked.is_empty() {
+            return self.marked.iter().cloned().collect();
+        }
+        self.selected.iter().cloned().collect()
+    }
+
+    pub fn notify(&mut self, text: impl Into<String>, error: bool) {
+        self.notice = Some((text.into(), error));
+    }
+
+    /// Applies a result the loop delivered.
+    pub fn on_msg(&mut self, msg: AppMsg) {
+        match msg {
+            AppMsg::Notice { text, error } => self.notify(text, error),
+            AppMsg::Completion { dir, entries } => super::prompt::complete(self, &dir, &entries),
+        }
+    }
+}
+
+fn editor_with(text: &str) -> TextArea<'static> {
+    let lines: Vec<String> = if text.is_empty() {
+        vec![String::new()]
+    } else {
+        text.split('\n').map(str::to_owned).collect()
+    };
+    let mut ta = TextArea::new(lines);
+    ta.set_max_histories(200);
+    ta.set_tab_length(2);
+    ta.move_cursor(ratatui_textarea::CursorMove::Bottom);
+    ta.move_cursor(ratatui_textarea::CursorMove::End);
+    ta
+}

@@ -1,0 +1,366 @@
+//! Keys and mouse → state changes and [`Intent`]s. No terminal and no session here, so every
+//! binding is unit-testable.
+
+use ratatui::crossterm::event::{
+    Event as CtEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent,
+    MouseEventKind,
+};
+use serde_json::json;
+
+use super::app::{App, Focus, Intent, Popup, PromptKind};
+use super::layout::{areas, hit};
+use super::prompt;
+
+impl App {
+    /// Any terminal event.
+    pub fn on_terminal(&mut self, ev: CtEvent) -> Vec<Intent> {
+        match ev {
+            CtEvent::Key(k) => self.on_key(k),
+            CtEvent::Mouse(m) => self.on_mouse(m),
+            CtEvent::Resize(w, h) => {
+                self.size = ratatui::layout::Rect::new(0, 0, w, h);
+                Vec::new()
+            }
+            CtEvent::Paste(text) if self.focus == Focus::Editor && self.popup.is_none() => {
+                self.editor.insert_str(text);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A key press.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Intent> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        self.notice = None;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(popup) = self.popup.clone() {
+            return self.popup_key(popup, key);
+        }
+        match key.code {
+            KeyCode::Char('c') if ctrl => return self.ask_quit(),
+            KeyCode::F(5) => return self.send_editor(),
+            KeyCode::F(6) => {
+                prompt::open(self, PromptKind::RunFile);
+                return Vec::new();
+            }
+            KeyCode::F(1) => {
+                self.popup = Some(Popup::Help);
+                return Vec::new();
+            }
+            KeyCode::Tab => {
+                self.cycle_focus(1);
+                return Vec::new();
+            }
+            KeyCode::BackTab => {
+                self.cycle_focus(-1);
+                return Vec::new();
+            }
+            _ => {}
+        }
+        if self.focus != Focus::Editor {
+            match key.code {
+                KeyCode::Char('q') => return self.ask_quit(),
+                KeyCode::Char('?') => {
+                    self.popup = Some(Popup::Help);
+                    return Vec::new();
+                }
+                KeyCode::Esc => {
+                    self.focus = Focus::Editor;
+                    return Vec::new();
+                }
+                _ => {}
+            }
+        }
+        match self.focus {
+            Focus::Editor => self.editor_key(key),
+            Focus::Computers => self.computers_key(key),
+            Focus::Output => self.output_key(key),
+            Focus::Requests => self.requests_key(key),
+            Focus::Activity => self.activity_key(key),
+        }
+    }
+
+    fn cycle_focus(&mut self, step: isize) {
+        let n = Focus::ORDER.len() as isize;
+        let i = Focus::ORDER
+            .iter()
+            .position(|f| *f == self.focus)
+            .unwrap_or(0) as isize;
+        let next = (i + step).rem_euclid(n) as usize;
+        self.focus = Focus::ORDER.get(next).copied().unwrap_or(Focus::Editor);
+    }
+
+    /// `q` or Ctrl-C: quit at once, or ask first while requests are pending.
+    fn ask_quit(&mut self) -> Vec<Intent> {
+        if self.pending.is_empty() {
+            self.quit = true;
+            vec![Intent::Quit]
+        } else {
+            self.popup = Some(Popup::ConfirmQuit(self.pending.len()));
+            Vec::new()
+        }
+    }
+
+    /// F5: the editor's text as `exec-lua` to the marked computers, else the selected one.
+    pub fn send_editor(&mut self) -> Vec<Intent> {
+        let code = self.editor_text();
+        if code.trim().is_empty() {
+            self.notify("the editor is empty: type some Lua first", true);
+            return Vec::new();
+        }
+        let targets = self.targets();
+        if targets.is_empty() {
+            self.notify(
+                "no computer selected: select one in Computers, or mark several with Space",
+                true,
+            );
+            return Vec::new();
+        }
+        self.history.push(&code);
+        vec![Intent::Start {
+            targets,
+            kind: "exec-lua".into(),
+            payload: json!({ "code": code }),
+        }]
+    }
+
+    fn popup_key(&mut self, popup: Popup, key: KeyEvent) -> Vec<Intent> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match popup {
+            Popup::Prompt(p) => return prompt::key(self, p, key),
+            Popup::ConfirmQuit(_) => match key.code {
+                KeyCode::Char('y' | 'Y') | KeyCode::Enter => {
+                    self.popup = None;
+                    self.quit = true;
+                    return vec![Intent::Quit];
+                }
+                KeyCode::Char('c') if ctrl => {
+                    self.popup = None;
+                    self.quit = true;
+                    return vec![Intent::Quit];
+                }
+                KeyCode::Char('n' | 'N' | 'q') | KeyCode::Esc => self.popup = None,
+                _ => {}
+            },
+            Popup::Help | Popup::Detail(_) => match key.code {
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q' | '?') | KeyCode::F(1) => {
+                    self.popup = None;
+                }
+                _ => {}
+            },
+        }
+        Vec::new()
+    }
+
+    fn editor_key(&mut self, key: KeyEvent) -> Vec<Intent> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Up if ctrl => {
+                let current = self.editor_text();
+                if let Some(text) = self.history.older(&current) {
+                    self.set_editor_text(&text);
+                }
+            }
+            KeyCode::Down if ctrl => {
+                if let Some(text) = self.history.newer() {
+                    self.set_editor_text(&text);
+                }
+            }
+            KeyCode::Char('z') if ctrl => {
+                self.editor.undo();
+            }
+            KeyCode::Char('y') if ctrl => {
+                self.editor.redo();
+            }
+            KeyCode::Esc => {}
+            _ => {
+                self.editor.input(key);
+            }
+        }
+        Vec::new()
+    }
+
+    fn computers_key(&mut self, key: KeyEvent) -> Vec<Intent> {
+        let i = self.selected_index();
+        let last = self.computers.len();
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.select_index(i.saturating_sub(1)),
+            KeyCode::Down | KeyCode::Char('j') => self.select_index((i + 1).min(last)),
+            KeyCode::Home | KeyCode::Char('g') => self.select_index(0),
+            KeyCode::End | KeyCode::Char('G') => self.select_index(last),
+            KeyCode::Char(' ') => {
+                if let Some(id) = self.selected.clone() {
+                    if !self.marked.remove(&id) {
+                        self.marked.insert(id);
+                    }
+                    self.select_index((i + 1).min(last));
+                }
+            }
+            KeyCode::Enter => self.focus = Focus::Editor,
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn output_key(&mut self, key: KeyEvent) -> Vec<Intent> {
+        let page = self.output_height().max(2) as isize - 1;
+        let Some(rows) = self.output.rows(self.selected.as_deref()) else {
+            if key.code == KeyCode::Char('/') {
+                prompt::open(self, PromptKind::Search);
+            }
+            return Vec::new();
+        };
+        let scroll = &mut self.scroll;
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => scroll.by(1, rows),
+            KeyCode::Down | KeyCode::Char('j') => scroll.by(-1, rows),
+            KeyCode::PageUp => scroll.by(page, rows),
+            KeyCode::PageDown => scroll.by(-page, rows),
+            KeyCode::Home | KeyCode::Char('g') => scroll.to_top(rows),
+            KeyCode::End | KeyCode::Char('G') | KeyCode::Char('f') => scroll.to_end(rows),
+            KeyCode::Char('n') => {
+                scroll.find(rows, true);
+            }
+            KeyCode::Char('N') => {
+                scroll.find(rows, false);
+            }
+            KeyCode::Char('/') => prompt::open(self, PromptKind::Search),
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn requests_key(&mut self, key: KeyEvent) -> Vec<Intent> {
+        let last = self.pending.len().saturating_sub(1);
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => {
+                self.request_sel = self.request_sel.saturating_sub(1)
+            }
+            KeyCode::Down | KeyCode::Char('j') => {
+                self.request_sel = (self.request_sel + 1).min(last)
+            }
+            KeyCode::Char('c') | KeyCode::Delete => {
+                if let Some(p) = self.pending.get(self.request_sel) {
+                    return vec![Intent::Cancel(p.request_id.clone())];
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn activity_key(&mut self, key: KeyEvent) -> Vec<Intent> {
+        let last = self.calls.len().saturating_sub(1);
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.call_sel = self.call_sel.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.call_sel = (self.call_sel + 1).min(last),
+            KeyCode::Enter => {
+                if let Some(c) = self.calls.get(self.call_sel) {
+                    self.popup = Some(Popup::Detail(c.call_id));
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// Rows of output on screen (inside the border).
+    pub fn output_height(&self) -> usize {
+        areas(self.size).map_or(10, |a| a.output.height.saturating_sub(2) as usize)
+    }
+
+    /// Mouse: a click focuses the pane under it and selects the row; the wheel scrolls.
+    pub fn on_mouse(&mut self, m: MouseEvent) -> Vec<Intent> {
+        let Some(a) = areas(self.size) else {
+            return Vec::new();
+        };
+        if self.popup.is_some() {
+            if matches!(m.kind, MouseEventKind::Down(_))
+                && !matches!(self.popup, Some(Popup::Prompt(_)))
+            {
+                self.popup = None;
+            }
+            return Vec::new();
+        }
+        let (col, row) = (m.column, m.row);
+        let pane = [
+            (a.computers, Focus::Computers),
+            (a.requests, Focus::Requests),
+            (a.activity, Focus::Activity),
+            (a.output, Focus::Output),
+            (a.editor, Focus::Editor),
+        ]
+        .into_iter()
+        .find(|(r, _)| hit(*r, col, row));
+        let Some((rect, focus)) = pane else {
+            return Vec::new();
+        };
+        let line = row.saturating_sub(rect.y + 1) as usize;
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = focus;
+                match focus {
+                    Focus::Computers if line <= self.computers.len() && row > rect.y => {
+                        self.select_index(line);
+                    }
+                    Focus::Requests if row > rect.y => {
+                        self.request_sel = line.min(self.pending.len().saturating_sub(1));
+                    }
+                    Focus::Activity if row > rect.y => {
+                        let first = self.calls.len().saturating_sub(rect.height as usize - 2);
+                        self.call_sel = (first + line).min(self.calls.len().saturating_sub(1));
+                    }
+                    _ => {}
+                }
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = m.kind == MouseEventKind::ScrollUp;
+                match focus {
+                    Focus::Output => {
+                        if let Some(rows) = self.output.rows(self.selected.as_deref()) {
+                            self.scroll.by(if up { 3 } else { -3 }, rows);
+                        }
+                    }
+                    Focus::Computers => {
+                        let i = self.selected_index();
+                        let n = if up {
+                            i.saturating_sub(1)
+                        } else {
+                            (i + 1).min(self.computers.len())
+                        };
+                        self.select_index(n);
+                    }
+                    Focus::Requests => {
+                        let last = self.pending.len().saturating_sub(1);
+                        self.request_sel = if up {
+                            self.request_sel.saturating_sub(1)
+                        } else {
+                            (self.request_sel + 1).min(last)
+                        };
+                    }
+                    Focus::Activity => {
+                        let last = self.calls.len().saturating_sub(1);
+                        self.call_sel = if up {
+                            self.call_sel.saturating_sub(1)
+                        } else {
+                            (self.call_sel + 1).min(last)
+                        };
+                    }
+                    Focus::Editor => {
+                        let mv = if up {
+                            ratatui_textarea::CursorMove::Up
+                        } else {
+                            ratatui_textarea::CursorMove::Down
+                        };
+                        self.editor.move_cursor(mv);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+}

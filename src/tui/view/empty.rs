@@ -1,0 +1,60 @@
+//! The centre with no computer linked yet: how to link one.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+
+use super::pane;
+use crate::config::SecretSource;
+use crate::tui::app::{App, Focus};
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let block = pane(app, " No computer linked yet ", Focus::Output);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let s = &app.settings;
+    let where_secret = match &s.secret_source {
+        SecretSource::Flag => "given with --secret".to_owned(),
+        SecretSource::Env => "from the SANDBOX_PASSWORD environment variable".to_owned(),
+        SecretSource::ConfigFile => "from config.toml".to_owned(),
+        SecretSource::Generated(p) => format!("generated and stored in {}", p.display()),
+        SecretSource::Stored(p) => format!("stored in {}", p.display()),
+    };
+    let t = &app.theme;
+    // A wildcard bind is no address a computer can use; the person must put the LAN one in.
+    let addr = if s.gateway_bind.ip().is_unspecified() {
+        format!("<this host's address>:{}", s.gateway_bind.port())
+    } else {
+        s.gateway_bind.to_string()
+    };
+    let lines = vec![
+        Line::from(Span::styled("Link a ComputerCraft computer:", t.title)),
+        Line::from("On the computer, run:"),
+        Line::from(Span::styled(
+            format!("  wget run http://{addr}/install.lua {}", s.secret),
+            t.accent,
+        )),
+        Line::from(Span::styled(
+            format!("The secret is {where_secret}."),
+            t.dim,
+        )),
+        Line::from(""),
+        Line::from(vec![
+            Span::styled("Blocked? ", t.warn),
+            Span::raw(
+                "CC blocks private addresses by default: in serverconfig/computercraft-server.toml \
+                 add an allow rule for this host before the $private deny rule.",
+            ),
+        ]),
+        Line::from(""),
+        Line::from(vec![
+            Span::raw("No computer at hand? Start with "),
+            Span::styled("--demo", t.key),
+            Span::raw(" to link emulated ones."),
+        ]),
+    ];
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
+}

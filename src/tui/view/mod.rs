@@ -1,0 +1,148 @@
+//! Drawing: an immutable pass over [`App`]. Each pane has its own file; this one lays them out,
+//! handles the too-small case, and holds the small formatting helpers they share.
+
+mod computers;
+mod editor;
+mod empty;
+mod lists;
+mod output;
+mod popup;
+mod statusbar;
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget, Wrap};
+
+use super::app::{App, Focus};
+use super::layout::{MIN_HEIGHT, MIN_WIDTH, areas};
+
+impl App {
+    /// Draws a frame and places the terminal cursor in the editor or prompt.
+    pub fn draw(&self, frame: &mut Frame) {
+        let area = frame.area();
+        let cursor = self.render_all(area, frame.buffer_mut());
+        if let Some(pos) = cursor {
+            frame.set_cursor_position(pos);
+        }
+    }
+
+    /// Renders everything; returns where the cursor goes.
+    fn render_all(&self, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
+        let Some(a) = areas(area) else {
+            too_small(self, area, buf);
+            return None;
+        };
+        computers::render(self, a.computers, buf);
+        lists::render_requests(self, a.requests, buf);
+        lists::render_activity(self, a.activity, buf);
+        if self.computers.is_empty() {
+            empty::render(self, a.output, buf);
+        } else {
+            output::render(self, a.output, buf);
+        }
+        let mut cursor = editor::render(self, a.editor, buf);
+        statusbar::render(self, a.status, buf);
+        if let Some(p) = &self.popup {
+            let c = popup::render(self, p, area, buf);
+            cursor = c;
+        }
+        cursor
+    }
+}
+
+impl Widget for &App {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        self.render_all(area, buf);
+    }
+}
+
+fn too_small(app: &App, area: Rect, buf: &mut Buffer) {
+    let text = vec![
+        Line::from("Terminal too small"),
+        Line::from(format!(
+            "{}x{} here; trapdesk needs at least {MIN_WIDTH}x{MIN_HEIGHT}.",
+            area.width, area.height
+        )),
+        Line::from("Enlarge the window, or press Ctrl-C to quit."),
+    ];
+    let top = area.height.saturating_sub(3) / 2;
+    let inner = Rect::new(area.x, area.y + top, area.width, area.height - top);
+    Paragraph::new(text)
+        .style(app.theme.warn)
+        .alignment(Alignment::Center)
+        .wrap(Wrap { trim: true })
+        .render(inner, buf);
+}
+
+/// A pane's frame, highlighted when focused.
+fn pane<'a>(app: &App, title: impl Into<Line<'a>>, focus: Focus) -> Block<'a> {
+    let focused = app.focus == focus && app.popup.is_none();
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Plain
+        })
+        .border_style(if focused {
+            app.theme.border_focus
+        } else {
+            app.theme.border
+        })
+        .title(title.into().style(app.theme.title))
+}
+
+/// `HH:MM:SS` (UTC) of a time.
+pub fn clock(t: SystemTime) -> String {
+    let s = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
+}
+
+/// A short age: `4s`, `3m`, `2h`, `5d`.
+pub fn age(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+/// A duration in milliseconds, compactly: `12 ms`, `1.4 s`, `2m05s`.
+pub fn millis(ms: u64) -> String {
+    match ms {
+        0..1000 => format!("{ms} ms"),
+        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
+    }
+}
+
+/// Cuts to `max` chars with `…`.
+pub fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// A computer's display name: its label and id, or just the id.
+pub fn name_of(trapos_id: &str) -> String {
+    match trapos_id.split_once(':') {
+        Some((id, label)) if !label.is_empty() => format!("{label} #{id}"),
+        Some((id, _)) => format!("#{id}"),
+        None => trapos_id.to_owned(),
+    }
+}
+
+/// The spinner frame for tick `n`.
+pub fn spinner(n: u64) -> &'static str {
+    const FRAMES: [&str; 4] = ["◐", "◓", "◑", "◒"];
+    FRAMES[(n % 4) as usize]
+}

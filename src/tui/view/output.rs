@@ -1,0 +1,148 @@
+//! The output pane: the selected computer's rows (or everyone's, prefixed by name), only the
+//! visible ones, each request under a header saying who ran what, when and how it ended.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::{clock, cut, millis, name_of, pane};
+use crate::session::{Origin, Status, Stream};
+use crate::tui::app::{App, Focus};
+use crate::tui::output::{Ending, Row, RowKind};
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let name = app
+        .selected
+        .as_deref()
+        .map_or_else(|| "all computers".to_owned(), name_of);
+    let mut title = vec![Span::raw(format!(" Output · {name} "))];
+    if !app.scroll.following() {
+        title.push(Span::styled(
+            format!("↑{} (End follows) ", app.scroll.from_bottom),
+            app.theme.warn,
+        ));
+    }
+    if let Some(q) = &app.scroll.search {
+        title.push(Span::styled(format!("/{q} "), app.theme.accent));
+    }
+    let block = pane(app, Line::from(title), Focus::Output);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let Some(rows) = app.rows().filter(|r| !r.rows.is_empty()) else {
+        let hint = if app.selected.is_some() {
+            "No output yet. Type Lua in the editor below and press F5."
+        } else {
+            "No output yet from any computer."
+        };
+        Paragraph::new(Line::from(Span::styled(hint, app.theme.dim))).render(inner, buf);
+        return;
+    };
+    let h = inner.height as usize;
+    let n = rows.rows.len();
+    let end = n.saturating_sub(app.scroll.from_bottom.min(n.saturating_sub(1)));
+    let start = end.saturating_sub(h);
+    let prefix = app.selected.is_none();
+    let query = app.scroll.search.as_ref().map(|q| q.to_lowercase());
+    let hit_index = app.scroll.hit.and_then(|h| n.checked_sub(h + 1));
+    let width = inner.width as usize;
+    let lines: Vec<Line> = (start..end)
+        .filter_map(|i| rows.rows.get(i).map(|r| (i, r)))
+        .map(|(i, r)| {
+            let mut line = row_line(app, r, prefix, width);
+            let is_match = query
+                .as_ref()
+                .is_some_and(|q| r.text().to_lowercase().contains(q));
+            if hit_index == Some(i) {
+                line = line.style(app.theme.selection);
+            } else if is_match {
+                line = line.style(Style::default().add_modifier(Modifier::UNDERLINED));
+            }
+            line
+        })
+        .collect();
+    Paragraph::new(lines).render(inner, buf);
+}
+
+fn who_style(app: &App, who: &Origin) -> Style {
+    match who {
+        Origin::Person => app.theme.person,
+        Origin::Agent(_) => app.theme.agent,
+    }
+}
+
+/// The outcome words of an ending: `ok 12 ms`, `timeout after 30.0 s`, ...
+fn ending_words(e: &Ending) -> String {
+    match e.status {
+        Status::Ok => format!("ok {}", millis(e.duration_ms)),
+        s => s.as_str().to_owned(),
+    }
+}
+
+fn row_line<'a>(app: &App, r: &'a Row, prefix: bool, width: usize) -> Line<'a> {
+    let mut spans = Vec::new();
+    if prefix {
+        spans.push(Span::styled(
+            format!("{} ", cut(&name_of(&r.trapos_id), 12)),
+            app.theme.dim,
+        ));
+    }
+    match &r.kind {
+        RowKind::Header {
+            request_id,
+            who,
+            kind,
+            summary,
+            at,
+        } => {
+            spans.push(Span::styled("▶ ", app.theme.accent));
+            spans.push(Span::styled(clock(*at), app.theme.dim));
+            spans.push(Span::raw(" "));
+            spans.push(Span::styled(
+                who.label().to_owned(),
+                who_style(app, who).add_modifier(Modifier::BOLD),
+            ));
+            spans.push(Span::styled(format!(" {kind} "), app.theme.dim));
+            let status = match app.output.ending(request_id) {
+                Some(e) => Span::styled(
+                    format!(" · {}", ending_words(e)),
+                    app.theme.status(e.status),
+                ),
+                None => Span::styled(" · running…", app.theme.accent),
+            };
+            let used: usize = spans
+                .iter()
+                .map(|s| s.content.chars().count())
+                .sum::<usize>()
+                + status.content.chars().count();
+            spans.push(Span::styled(
+                cut(summary, width.saturating_sub(used).max(8)),
+                app.theme.text.add_modifier(Modifier::BOLD),
+            ));
+            spans.push(status);
+        }
+        RowKind::Line { stream, text } => {
+            let style = match stream {
+                Stream::Err => app.theme.error,
+                Stream::Out => app.theme.text,
+            };
+            spans.push(Span::styled(text.as_str(), style));
+        }
+        RowKind::End { ending, .. } => {
+            let (mark, text) = match ending.status {
+                Status::Ok if ending.summary.is_empty() => ("└ ", "ok".to_owned()),
+                Status::Ok => ("└ → ", ending.summary.clone()),
+                Status::Error | Status::Failed => ("└ ✗ error: ", ending.summary.clone()),
+                s => (
+                    "└ ✗ ",
+                    format!("{} after {}", s.as_str(), millis(ending.duration_ms)),
+                ),
+            };
+            let style = app.theme.status(ending.status);
+            spans.push(Span::styled(mark, style));
+            spans.push(Span::styled(text, style));
+        }
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,174 @@
+//! What opens over the panes: help, the quit question, a tool call's details, the prompts.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+
+use super::{cut, millis, name_of};
+use crate::tui::app::{App, Popup, Prompt, PromptKind};
+
+/// Every key, for `?` / F1.
+pub const HELP: &[(&str, &str)] = &[
+    (
+        "F5",
+        "run the editor's Lua on the selected (or every marked) computer",
+    ),
+    (
+        "F6",
+        "run a file: path then arguments, \"quotes\" group; Tab completes",
+    ),
+    ("Tab / Shift-Tab", "move focus between panes"),
+    ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk"),
+    ("Ctrl-Z / Ctrl-Y", "editor: undo / redo"),
+    ("↑ ↓ j k", "move the selection, scroll the output"),
+    ("Space", "computers: mark / unmark for F5"),
+    (
+        "PgUp PgDn Home End",
+        "output: scroll; End follows new output again",
+    ),
+    ("/  n  N", "output: search, next older, next newer match"),
+    ("c / Delete", "requests: cancel the selected request"),
+    ("Enter", "activity: full arguments and result"),
+    ("Esc", "close a popup; leave a pane for the editor"),
+    ("? / F1", "this help"),
+    ("q / Ctrl-C", "quit (asks while requests are pending)"),
+    ("mouse", "click selects and focuses, wheel scrolls"),
+];
+
+/// A centred rectangle of at most `w`x`h`.
+fn centred(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+fn frame<'a>(app: &App, title: &'a str) -> Block<'a> {
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(app.theme.border_focus)
+        .title(Span::styled(title, app.theme.title))
+}
+
+/// Draws a popup; returns the cursor position for prompts.
+pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
+    let t = &app.theme;
+    match popup {
+        Popup::Help => {
+            let r = centred(area, 92, HELP.len() as u16 + 3);
+            Clear.render(r, buf);
+            let lines: Vec<Line> = HELP
+                .iter()
+                .map(|(k, what)| {
+                    Line::from(vec![
+                        Span::styled(format!("{k:>19}  "), t.key),
+                        Span::raw(*what),
+                    ])
+                })
+                .chain(std::iter::once(Line::from(Span::styled(
+                    "times are UTC · Esc closes",
+                    t.dim,
+                ))))
+                .collect();
+            Paragraph::new(lines)
+                .block(frame(app, " Keys "))
+                .render(r, buf);
+            None
+        }
+        Popup::ConfirmQuit(n) => {
+            let r = centred(area, 50, 5);
+            Clear.render(r, buf);
+            let lines = vec![
+                Line::from(format!(
+                    "{n} request(s) still pending; they will be cancelled."
+                )),
+                Line::from(vec![
+                    Span::raw("Quit? "),
+                    Span::styled("y", t.key),
+                    Span::raw(" / "),
+                    Span::styled("n", t.key),
+                ]),
+            ];
+            Paragraph::new(lines)
+                .block(frame(app, " Quit "))
+                .wrap(Wrap { trim: true })
+                .render(r, buf);
+            None
+        }
+        Popup::Detail(id) => {
+            let r = centred(
+                area,
+                area.width.saturating_sub(8),
+                area.height.saturating_sub(4),
+            );
+            Clear.render(r, buf);
+            let mut lines = Vec::new();
+            if let Some(c) = app.calls.iter().find(|c| c.call_id == *id) {
+                lines.push(Line::from(vec![
+                    Span::styled(c.client.clone(), t.agent),
+                    Span::raw(format!(
+                        " {} {} · {} {}",
+                        c.tool,
+                        c.target.as_deref().map(name_of).unwrap_or_default(),
+                        c.status.as_str(),
+                        c.duration_ms.map(millis).unwrap_or_default()
+                    )),
+                ]));
+                lines.push(Line::from(Span::styled("arguments", t.title)));
+                let pretty = |v: &serde_json::Value| {
+                    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+                };
+                lines.extend(pretty(&c.args).lines().map(|l| Line::from(l.to_owned())));
+                lines.push(Line::from(Span::styled("result", t.title)));
+                match &c.result {
+                    Some(v) => lines.extend(pretty(v).lines().map(|l| Line::from(l.to_owned()))),
+                    None => lines.push(Line::from(Span::styled("(still running)", t.dim))),
+                }
+            }
+            Paragraph::new(lines)
+                .block(frame(app, " Tool call (Esc closes) "))
+                .wrap(Wrap { trim: false })
+                .render(r, buf);
+            None
+        }
+        Popup::Prompt(p) => Some(prompt(app, p, area, buf)),
+    }
+}
+
+fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
+    let t = &app.theme;
+    let (title, label) = match p.kind {
+        PromptKind::RunFile => (" Run file (Enter runs, Tab completes, Esc) ", "run "),
+        PromptKind::Search => (" Search output (Enter, Esc) ", "/"),
+    };
+    let r = centred(area, area.width.saturating_sub(10).min(90), 4);
+    Clear.render(r, buf);
+    let inner_w = r.width.saturating_sub(2) as usize;
+    let shown = cut_left(&p.text, inner_w.saturating_sub(label.len() + 1));
+    let hint = p.hint.clone().unwrap_or_else(|| match p.kind {
+        PromptKind::RunFile => "e.g. programs/dig.lua 3 \"deep shaft\"".into(),
+        PromptKind::Search => "case-insensitive; n / N for more".into(),
+    });
+    let lines = vec![
+        Line::from(vec![Span::styled(label, t.key), Span::raw(shown.clone())]),
+        Line::from(Span::styled(cut(&hint, inner_w), t.dim)),
+    ];
+    Paragraph::new(lines)
+        .block(frame(app, title))
+        .render(r, buf);
+    (
+        r.x + 1 + (label.len() + shown.chars().count()) as u16,
+        r.y + 1,
+    )
+}
+
+/// The last `max` chars of `s`, so the end of a long prompt line stays visible.
+fn cut_left(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    s.chars().skip(n.saturating_sub(max)).collect()
+}

@@ -1,0 +1,229 @@
+//! Key handling without a terminal: what each key changes and which intents it emits, and one
+//! round trip through a real session with a fake computer.
+#![allow(clippy::panic)] // a failed test panics
+
+mod tui_common;
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use trapdesk::session::Origin;
+use trapdesk::tui::{App, Focus, Intent, Popup};
+use tui_common::*;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+fn ctrl(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::CONTROL)
+}
+fn typ(app: &mut App, text: &str) {
+    for c in text.chars() {
+        let k = if c == '\n' {
+            KeyCode::Enter
+        } else {
+            KeyCode::Char(c)
+        };
+        app.on_key(key(k));
+    }
+}
+
+#[tokio::test]
+async fn first_computer_is_selected_and_editor_has_focus() {
+    let mut app = app();
+    assert_eq!(app.focus, Focus::Editor);
+    app.set_computers(three_computers());
+    assert_eq!(app.selected.as_deref(), Some("7:miner"));
+}
+
+#[tokio::test]
+async fn f5_sends_exec_lua_to_the_selected_computer() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    typ(&mut app, "print('hi')\nreturn 1");
+    let out = app.on_key(key(KeyCode::F(5)));
+    assert_eq!(
+        out,
+        vec![Intent::Start {
+            targets: vec!["7:miner".into()],
+            kind: "exec-lua".into(),
+            payload: json!({"code": "print('hi')\nreturn 1"}),
+        }]
+    );
+}
+
+#[tokio::test]
+async fn space_marks_several_and_f5_sends_to_each() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.focus, Focus::Computers);
+    app.on_key(key(KeyCode::Char(' '))); // marks 7:miner, moves to 12:farm
+    app.on_key(key(KeyCode::Char(' '))); // marks 12:farm
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.focus, Focus::Editor);
+    typ(&mut app, "x");
+    let out = app.on_key(key(KeyCode::F(5)));
+    let Some(Intent::Start { targets, .. }) = out.first() else {
+        panic!("no start: {out:?}");
+    };
+    assert_eq!(targets, &vec!["12:farm".to_owned(), "7:miner".to_owned()]);
+}
+
+#[tokio::test]
+async fn f5_with_nothing_selected_says_why() {
+    let mut app = app();
+    typ(&mut app, "x");
+    assert!(app.on_key(key(KeyCode::F(5))).is_empty());
+    assert!(app.notice.is_some());
+}
+
+#[tokio::test]
+async fn f6_parses_quoted_arguments() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.on_key(key(KeyCode::F(6)));
+    typ(&mut app, r#"programs/dig.lua 3 "deep shaft""#);
+    let out = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        out,
+        vec![Intent::Start {
+            targets: vec!["7:miner".into()],
+            kind: "run-file".into(),
+            payload: json!({"path": "programs/dig.lua", "args": ["3", "deep shaft"]}),
+        }]
+    );
+    assert_eq!(app.popup, None);
+}
+
+#[tokio::test]
+async fn f6_tab_completes_from_list_files() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.on_key(key(KeyCode::F(6)));
+    typ(&mut app, "programs/di");
+    let out = app.on_key(key(KeyCode::Tab));
+    assert_eq!(
+        out,
+        vec![Intent::Complete {
+            target: "7:miner".into(),
+            dir: "programs/".into()
+        }]
+    );
+    app.on_msg(trapdesk::tui::AppMsg::Completion {
+        dir: "programs/".into(),
+        entries: vec![("dig.lua".into(), false), ("farm.lua".into(), false)],
+    });
+    let Some(Popup::Prompt(p)) = &app.popup else {
+        panic!("prompt closed");
+    };
+    assert_eq!(p.text, "programs/dig.lua ");
+}
+
+#[tokio::test]
+async fn tab_cycles_focus_both_ways() {
+    let mut app = app();
+    let mut seen = vec![app.focus];
+    for _ in 0..5 {
+        app.on_key(key(KeyCode::Tab));
+        seen.push(app.focus);
+    }
+    assert_eq!(
+        seen,
+        vec![
+            Focus::Editor,
+            Focus::Computers,
+            Focus::Requests,
+            Focus::Activity,
+            Focus::Output,
+            Focus::Editor
+        ]
+    );
+    app.on_key(key(KeyCode::BackTab));
+    assert_eq!(app.focus, Focus::Output);
+}
+
+#[tokio::test]
+async fn c_cancels_the_selected_request() {
+    let mut app = app();
+    let a = pending(&app, "h-1", "7:miner", Origin::Person, 1);
+    let b = pending(&app, "h-2", "7:miner", Origin::Person, 1);
+    app.set_pending(vec![a, b]);
+    app.focus = Focus::Requests;
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('c'))),
+        vec![Intent::Cancel("h-2".into())]
+    );
+    assert_eq!(
+        app.on_key(key(KeyCode::Delete)),
+        vec![Intent::Cancel("h-2".into())]
+    );
+}
+
+#[tokio::test]
+async fn q_quits_at_once_or_asks_when_pending() {
+    let mut app = app();
+    app.focus = Focus::Output;
+    assert_eq!(app.on_key(key(KeyCode::Char('q'))), vec![Intent::Quit]);
+
+    let mut app = tui_common::app();
+    // In the editor, q is just a letter.
+    assert!(app.on_key(key(KeyCode::Char('q'))).is_empty());
+    assert_eq!(app.editor_text(), "q");
+    let p = pending(&app, "h-1", "7:miner", Origin::Person, 1);
+    app.set_pending(vec![p]);
+    assert!(app.on_key(ctrl(KeyCode::Char('c'))).is_empty());
+    assert_eq!(app.popup, Some(Popup::ConfirmQuit(1)));
+    assert!(app.on_key(key(KeyCode::Char('n'))).is_empty());
+    assert_eq!(app.popup, None);
+    app.on_key(ctrl(KeyCode::Char('c')));
+    assert_eq!(app.on_key(key(KeyCode::Char('y'))), vec![Intent::Quit]);
+}
+
+#[tokio::test]
+async fn ctrl_up_and_down_browse_history() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    typ(&mut app, "print(1)");
+    app.on_key(key(KeyCode::F(5)));
+    app.set_editor_text("");
+    typ(&mut app, "print(2)");
+    app.on_key(key(KeyCode::F(5)));
+    app.set_editor_text("");
+    typ(&mut app, "draft");
+    app.on_key(ctrl(KeyCode::Up));
+    assert_eq!(app.editor_text(), "print(2)");
+    app.on_key(ctrl(KeyCode::Up));
+    assert_eq!(app.editor_text(), "print(1)");
+    app.on_key(ctrl(KeyCode::Down));
+    app.on_key(ctrl(KeyCode::Down));
+    assert_eq!(app.editor_text(), "draft");
+}
+
+#[tokio::test]
+async fn undo_and_redo_in_the_editor() {
+    let mut app = app();
+    typ(&mut app, "abc");
+    app.on_key(ctrl(KeyCode::Char('z')));
+    assert_ne!(app.editor_text(), "abc");
+    app.on_key(ctrl(KeyCode::Char('y')));
+    assert_eq!(app.editor_text(), "abc");
+}
+
+#[tokio::test]
+async fn output_scrolls_stop_following_and_search() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.output.ingest("7:miner", every_outcome());
+    app.focus = Focus::Output;
+    assert!(app.scroll.following());
+    app.on_key(key(KeyCode::Up));
+    assert!(!app.scroll.following());
+    app.on_key(key(KeyCode::End));
+    assert!(app.scroll.following());
+    app.on_key(key(KeyCode::Char('/')));
+    typ(&mut app, "fuel");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.scroll.search.as_deref(), Some("fuel"));
+    assert!(app.scroll.hit.is_some(), "found 'warning: fuel low'");
+}
