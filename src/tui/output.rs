@@ -10,6 +10,35 @@ use std::time::SystemTime;
 
 use crate::session::{OutputEntry, OutputItem, Status, Stream};
 
+/// Text from a computer made safe and readable for the terminal: tabs expand to the next
+/// 4-column stop (`print(a, b)` joins with tabs), and other control characters, which could
+/// otherwise drive the person's terminal, become U+FFFD.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(char::is_control) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut col = 0usize;
+    for c in text.chars() {
+        match c {
+            '\t' => {
+                let n = 4 - col % 4;
+                out.extend(std::iter::repeat_n(' ', n));
+                col += n;
+            }
+            c if c.is_control() => {
+                out.push('\u{fffd}');
+                col += 1;
+            }
+            c => {
+                out.push(c);
+                col += 1;
+            }
+        }
+    }
+    out
+}
+
 /// How a request ended, kept to finish its header line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ending {
@@ -140,7 +169,7 @@ impl OutputModel {
                     request_id,
                     who: origin,
                     kind,
-                    summary,
+                    summary: printable(&summary),
                     at,
                 },
                 OutputEntry::Line {
@@ -152,7 +181,10 @@ impl OutputModel {
                     if !complete && open_from.is_none() {
                         open_from = Some(item.seq);
                     }
-                    RowKind::Line { stream, text }
+                    RowKind::Line {
+                        stream,
+                        text: printable(&text),
+                    }
                 }
                 OutputEntry::End {
                     request_id,
@@ -162,7 +194,7 @@ impl OutputModel {
                 } => {
                     let ending = Ending {
                         status,
-                        summary,
+                        summary: printable(&summary),
                         duration_ms,
                     };
                     self.endings.insert(request_id.clone(), ending.clone());
@@ -294,6 +326,14 @@ mod tests {
                 complete,
             },
         }
+    }
+
+    #[test]
+    fn computer_text_is_made_printable() {
+        assert_eq!(printable("a\t1\tnil"), "a   1   nil");
+        assert_eq!(printable("abcd\te"), "abcd    e");
+        assert_eq!(printable("\u{1b}[2Jx"), "\u{fffd}[2Jx");
+        assert_eq!(printable("plain"), "plain");
     }
 
     #[test]
