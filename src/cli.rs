@@ -1,12 +1,97 @@
-//! The run modes other than the host itself, and what every mode shares: logging and signals.
+//! The command line: its flags and subcommands, the run modes other than the host itself, and
+//! what every mode shares (logging, signals).
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
 
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::config::{self, HostArgs};
+use crate::config;
+
+/// Command line of the `trapdesk` binary.
+#[derive(Debug, Parser)]
+#[command(
+    name = "trapdesk",
+    version,
+    about = "Operate ComputerCraft computers from a terminal and from AI agents"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Flags of the host itself (console, headless, demo).
+#[derive(Debug, Args, Default, Clone)]
+pub struct HostArgs {
+    /// Run the gateway and the MCP endpoint without the console (logs go to stderr).
+    #[arg(long)]
+    pub mcp_only: bool,
+    /// Also link N emulated computers that run the real Lua client.
+    #[arg(long, num_args = 0..=1, default_missing_value = "3", value_name = "N")]
+    pub demo: Option<u32>,
+    /// Address of the gateway computers link to [default: 127.0.0.1:4444].
+    #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR")]
+    pub gateway_bind: Option<SocketAddr>,
+    /// Address of the MCP endpoint [default: 127.0.0.1:4445].
+    #[arg(long, value_name = "ADDR")]
+    pub mcp_bind: Option<SocketAddr>,
+    /// Bearer token the MCP endpoint requires; needed to bind it to a non-loopback address.
+    #[arg(long, env = "TRAPDESK_MCP_TOKEN", value_name = "TOKEN")]
+    pub mcp_token: Option<String>,
+    /// Secret computers present in hello [default: env SANDBOX_PASSWORD, else generated].
+    #[arg(long, value_name = "S")]
+    pub secret: Option<String>,
+    /// Directory for everything trapdesk writes (secret, transcript, history, logs).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Configuration file [default: config.toml in the data dir, else the platform config dir].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Largest frame the gateway accepts, in bytes [default: 1048576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_message: Option<u64>,
+    /// Largest MCP tool result, text and structured content together [default: 24576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_result_bytes: Option<usize>,
+}
+
+/// Modes other than the host.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP on stdio, forwarding to a running trapdesk so the agent joins its session.
+    McpStdio {
+        /// MCP endpoint of the running trapdesk [default: http://127.0.0.1:4445/mcp].
+        #[arg(long, value_name = "URL")]
+        connect: Option<String>,
+        /// With no trapdesk running, run a headless gateway of our own instead of failing.
+        #[arg(long)]
+        standalone: bool,
+    },
+    /// Run one emulated computer against any gateway.
+    Emulate {
+        /// Gateway WebSocket URL, for example ws://127.0.0.1:4444/gateway.
+        #[arg(long)]
+        url: String,
+        /// Computer id.
+        #[arg(long, default_value_t = 0)]
+        id: u64,
+        /// Computer label.
+        #[arg(long)]
+        label: Option<String>,
+        /// Secret [default: env SANDBOX_PASSWORD].
+        #[arg(long, env = "SANDBOX_PASSWORD", hide_env_values = true)]
+        secret: Option<String>,
+        /// Directory that holds the computer's files [default: under the data dir].
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
+}
 
 /// Sends logs to `<data_dir>/trapdesk.log`, and also to stderr when `to_stderr` (never while
 /// the console owns the terminal). `RUST_LOG` sets the filter; the default is `info`.

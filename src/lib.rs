@@ -6,7 +6,7 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: settings from defaults, `config.toml`, environment and flags; the CLI.
+//! - [`config`]: settings from defaults, `config.toml`, environment and flags.
 //! - [`session`]: the hub. Registry of computers, pending requests with their deadlines, the
 //!   event broadcast, the recent log and transcript, per-computer output rings. Every other
 //!   part is a client of it.
@@ -19,7 +19,8 @@
 //! - [`lua_files`]: the `lua/` client, embedded at build time.
 //! - [`app`]: the running host (gateway + MCP + demo around one session), shared by `main` and
 //!   the tests.
-//! - [`cli`]: the other run modes (`mcp-stdio`, `emulate`), logging and signals.
+//! - [`cli`]: the command line (flags, subcommands), the other run modes (`mcp-stdio`,
+//!   `emulate`), logging and signals.
 
 pub mod app;
 pub mod cli;

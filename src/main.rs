@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use trapdesk::app::Host;
-use trapdesk::config::{self, Cli, Command, HostArgs, SecretSource};
+use trapdesk::cli::{Cli, Command, HostArgs};
+use trapdesk::config::{self, SecretSource};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -5,6 +5,7 @@
 //! [`Event`]s on a broadcast; a subscriber that lags re-reads snapshots, and outcomes never
 //! depend on the broadcast because they go to each request's waiter.
 
+mod activity;
 pub mod link;
 pub mod model;
 pub mod output;
@@ -12,6 +13,7 @@ mod state;
 pub mod summary;
 #[cfg(test)]
 mod tests;
+mod ticket;
 mod transcript;
 
 use std::collections::{HashMap, VecDeque};
@@ -25,6 +27,7 @@ use tokio::time::Instant;
 pub use link::Link;
 pub use model::*;
 pub use state::{Outbound, OutputChunk};
+pub use ticket::Ticket;
 
 use state::{Pending, State};
 use transcript::Transcript;
@@ -347,80 +350,6 @@ impl Session {
         st.resolve(query).ok()
     }
 
-    /// Records the start of an agent's tool call, for the activity pane and the log.
-    pub fn tool_call_started(
-        &self,
-        client: &str,
-        tool: &str,
-        target: Option<&str>,
-        args: Value,
-    ) -> u64 {
-        let mut st = self.lock();
-        let call_id = st.next_call;
-        st.next_call += 1;
-        let call = ToolCall {
-            call_id,
-            client: client.to_owned(),
-            tool: tool.to_owned(),
-            target: target.map(str::to_owned),
-            args: args.clone(),
-            started_at: SystemTime::now(),
-            status: Status::Running,
-            summary: String::new(),
-            result: None,
-            duration_ms: None,
-            request_id: None,
-        };
-        st.record_call(call.clone());
-        let mut entry = State::entry("tool_call", summary::one_line(&args.to_string(), 120));
-        entry.who = Some(client.to_owned());
-        entry.trapos_id = target.map(str::to_owned);
-        entry.what = Some(tool.to_owned());
-        entry.status = Some(Status::Running);
-        st.log(entry);
-        st.emit(Event::ToolCallStarted { call });
-        call_id
-    }
-
-    /// Links a tool call to the gateway request it started.
-    pub fn tool_call_request(&self, call_id: u64, request_id: &str) {
-        let mut st = self.lock();
-        if let Some(c) = st.tool_calls.iter_mut().find(|c| c.call_id == call_id) {
-            c.request_id = Some(request_id.to_owned());
-        }
-    }
-
-    /// Records the end of an agent's tool call.
-    pub fn tool_call_finished(&self, call_id: u64, status: Status, summary: &str, result: Value) {
-        let mut st = self.lock();
-        let Some(mut call) = st.tool_calls.iter().find(|c| c.call_id == call_id).cloned() else {
-            return;
-        };
-        let duration_ms = SystemTime::now()
-            .duration_since(call.started_at)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
-        call.status = status;
-        call.summary = summary.to_owned();
-        call.result = Some(result);
-        call.duration_ms = Some(duration_ms);
-        st.record_call(call.clone());
-        let mut entry = State::entry("tool_result", summary.to_owned());
-        entry.who = Some(call.client.clone());
-        entry.trapos_id = call.target.clone();
-        entry.request_id = call.request_id.clone();
-        entry.what = Some(call.tool.clone());
-        entry.status = Some(status);
-        entry.duration_ms = Some(duration_ms);
-        st.log(entry);
-        st.emit(Event::ToolCallFinished { call });
-    }
-
-    /// Agents' tool calls, oldest first.
-    pub fn tool_calls(&self) -> Vec<ToolCall> {
-        self.lock().tool_calls.iter().cloned().collect()
-    }
-
     /// Refuses new requests and fails the pending ones; connections are closed by the gateway.
     pub fn shutdown(&self) {
         let mut st = self.lock();
@@ -437,83 +366,4 @@ impl Session {
 pub enum CancelError {
     #[error("no pending request {0:?} (it may have finished already)")]
     NotPending(String),
-}
-
-/// A started request. Dropping it before the outcome arrives cancels the request, so a caller
-/// that goes away (an agent closing its stream) does not leave work running for nobody.
-pub struct Ticket {
-    /// The request's id on the wire and everywhere else.
-    pub id: String,
-    /// The computer it runs on.
-    pub trapos_id: String,
-    outcome: Option<oneshot::Receiver<Result<Value, RequestError>>>,
-    output: Option<mpsc::UnboundedReceiver<OutputChunk>>,
-    session: Session,
-}
-
-impl Ticket {
-    /// Live output, when the request was started with [`RequestSpec::streaming`].
-    pub fn output(&mut self) -> Option<&mut mpsc::UnboundedReceiver<OutputChunk>> {
-        self.output.as_mut()
-    }
-
-    /// Waits for the outcome: the computer's answer payload, or why there is none.
-    ///
-    /// # Errors
-    /// A [`RequestError`]: timeout, disconnect, cancellation, or a dispatch failure.
-    pub async fn wait(mut self) -> Result<Value, RequestError> {
-        let result = match self.outcome.as_mut() {
-            Some(rx) => rx.await.unwrap_or(Err(RequestError::ShuttingDown)),
-            None => Err(RequestError::ShuttingDown),
-        };
-        // Only now is the request over; dropped mid-wait, `Drop` cancels it.
-        self.outcome = None;
-        result
-    }
-
-    /// Waits for the outcome while forwarding live output to `on_output`.
-    ///
-    /// # Errors
-    /// As [`Ticket::wait`].
-    pub async fn wait_with_output(
-        mut self,
-        mut on_output: impl FnMut(OutputChunk),
-    ) -> Result<Value, RequestError> {
-        let mut out = self.output.take();
-        let result = {
-            let Some(rx) = self.outcome.as_mut() else {
-                return Err(RequestError::ShuttingDown);
-            };
-            loop {
-                let Some(chunks) = out.as_mut() else {
-                    break rx.await.unwrap_or(Err(RequestError::ShuttingDown));
-                };
-                tokio::select! {
-                    biased;
-                    chunk = chunks.recv() => match chunk {
-                        Some(c) => on_output(c),
-                        None => out = None,
-                    },
-                    result = &mut *rx => {
-                        // Output sent before the outcome is still queued: deliver it first.
-                        while let Ok(c) = chunks.try_recv() {
-                            on_output(c);
-                        }
-                        break result.unwrap_or(Err(RequestError::ShuttingDown));
-                    }
-                }
-            }
-        };
-        self.outcome = None;
-        result
-    }
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        if self.outcome.is_some() {
-            // Already finished is fine: then there is nothing to cancel.
-            let _ = self.session.cancel(&self.id);
-        }
-    }
 }

@@ -1,0 +1,87 @@
+//! Agents' tool calls as the console's activity pane and the log show them. The MCP endpoint
+//! records each call's start and end here; the session only keeps and broadcasts them.
+
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::Session;
+use super::model::{Event, Status, ToolCall};
+use super::state::State;
+use super::summary;
+
+impl Session {
+    /// Records the start of an agent's tool call, for the activity pane and the log.
+    pub fn tool_call_started(
+        &self,
+        client: &str,
+        tool: &str,
+        target: Option<&str>,
+        args: Value,
+    ) -> u64 {
+        let mut st = self.lock();
+        let call_id = st.next_call;
+        st.next_call += 1;
+        let call = ToolCall {
+            call_id,
+            client: client.to_owned(),
+            tool: tool.to_owned(),
+            target: target.map(str::to_owned),
+            args: args.clone(),
+            started_at: SystemTime::now(),
+            status: Status::Running,
+            summary: String::new(),
+            result: None,
+            duration_ms: None,
+            request_id: None,
+        };
+        st.record_call(call.clone());
+        let mut entry = State::entry("tool_call", summary::one_line(&args.to_string(), 120));
+        entry.who = Some(client.to_owned());
+        entry.trapos_id = target.map(str::to_owned);
+        entry.what = Some(tool.to_owned());
+        entry.status = Some(Status::Running);
+        st.log(entry);
+        st.emit(Event::ToolCallStarted { call });
+        call_id
+    }
+
+    /// Links a tool call to the gateway request it started.
+    pub fn tool_call_request(&self, call_id: u64, request_id: &str) {
+        let mut st = self.lock();
+        if let Some(c) = st.tool_calls.iter_mut().find(|c| c.call_id == call_id) {
+            c.request_id = Some(request_id.to_owned());
+        }
+    }
+
+    /// Records the end of an agent's tool call.
+    pub fn tool_call_finished(&self, call_id: u64, status: Status, summary: &str, result: Value) {
+        let mut st = self.lock();
+        let Some(mut call) = st.tool_calls.iter().find(|c| c.call_id == call_id).cloned() else {
+            return;
+        };
+        let duration_ms = SystemTime::now()
+            .duration_since(call.started_at)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        call.status = status;
+        call.summary = summary.to_owned();
+        call.result = Some(result);
+        call.duration_ms = Some(duration_ms);
+        st.record_call(call.clone());
+        let mut entry = State::entry("tool_result", summary.to_owned());
+        entry.who = Some(call.client.clone());
+        entry.trapos_id = call.target.clone();
+        entry.request_id = call.request_id.clone();
+        entry.what = Some(call.tool.clone());
+        entry.status = Some(status);
+        entry.duration_ms = Some(duration_ms);
+        st.log(entry);
+        st.emit(Event::ToolCallFinished { call });
+    }
+
+    /// Agents' tool calls, oldest first.
+    pub fn tool_calls(&self) -> Vec<ToolCall> {
+        self.lock().tool_calls.iter().cloned().collect()
+    }
+}
