@@ -69,9 +69,12 @@ pub enum Command {
         /// MCP endpoint of the running trapdesk [default: http://127.0.0.1:4445/mcp].
         #[arg(long, value_name = "URL")]
         connect: Option<String>,
-        /// With no trapdesk running, run a headless gateway of our own instead of failing.
+        /// With no trapdesk running, run a headless gateway of our own instead of failing
+        /// (the host flags below then apply to it).
         #[arg(long)]
         standalone: bool,
+        #[command(flatten)]
+        host: HostArgs,
     },
     /// Run one emulated computer against any gateway.
     Emulate {
@@ -85,11 +88,14 @@ pub enum Command {
         #[arg(long)]
         label: Option<String>,
         /// Secret [default: env SANDBOX_PASSWORD].
-        #[arg(long, env = "SANDBOX_PASSWORD", hide_env_values = true)]
+        #[arg(long, value_name = "S")]
         secret: Option<String>,
-        /// Directory that holds the computer's files [default: under the data dir].
+        /// Directory for the log, and for the disk unless --disk is given.
         #[arg(long, value_name = "DIR")]
         data_dir: Option<PathBuf>,
+        /// Directory that is the computer's disk [default: computers/<id> in the data dir].
+        #[arg(long, value_name = "DIR")]
+        disk: Option<PathBuf>,
     },
 }
 
@@ -99,6 +105,8 @@ pub enum Command {
 /// # Errors
 /// When the log file cannot be opened.
 pub fn init_logging(data_dir: &Path, to_stderr: bool) -> anyhow::Result<()> {
+    std::fs::create_dir_all(data_dir)
+        .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", data_dir.display()))?;
     let path = data_dir.join("trapdesk.log");
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -197,17 +205,21 @@ pub async fn mcp_stdio(
 /// # Errors
 /// When no secret is given, the data directory cannot be used or the computer fails to boot.
 pub async fn emulate(
-    args: HostArgs,
     url: String,
     id: u64,
     label: Option<String>,
     secret: Option<String>,
+    data_dir: Option<PathBuf>,
     root: Option<PathBuf>,
 ) -> anyhow::Result<()> {
     let secret = secret
-        .or(args.secret)
+        .or_else(|| {
+            std::env::var("SANDBOX_PASSWORD")
+                .ok()
+                .filter(|s| !s.is_empty())
+        })
         .ok_or_else(|| anyhow::anyhow!("emulate needs --secret (or env SANDBOX_PASSWORD)"))?;
-    let data_dir = match args.data_dir.or_else(config::default_data_dir) {
+    let data_dir = match data_dir.or_else(config::default_data_dir) {
         Some(d) => d,
         None => anyhow::bail!("no home directory to keep data in; pass --data-dir"),
     };

@@ -23,14 +23,16 @@ fn main() -> ExitCode {
             Some(Command::McpStdio {
                 connect,
                 standalone,
-            }) => trapdesk::cli::mcp_stdio(cli.host, connect, standalone).await,
+                host,
+            }) => trapdesk::cli::mcp_stdio(host, connect, standalone).await,
             Some(Command::Emulate {
                 url,
                 id,
                 label,
                 secret,
                 data_dir,
-            }) => trapdesk::cli::emulate(cli.host, url, id, label, secret, data_dir).await,
+                disk,
+            }) => trapdesk::cli::emulate(url, id, label, secret, data_dir, disk).await,
         }
     });
     match result {

@@ -388,3 +388,37 @@ async fn bytes_survive_both_ways() {
     // A lone byte that is not UTF-8 shows as the replacement character.
     assert_eq!(r["returns"][1]["value"], "\u{fffd}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chunk_that_never_yields_fails_without_taking_the_server_down() {
+    use trapdesk::emu::{Computer, ComputerSpec, install_client};
+    let host = start_host().await;
+    let root = host.dir.path().join("busy");
+    std::fs::create_dir_all(&root).unwrap();
+    install_client(&root, &host.gateway_url(), support::SECRET).unwrap();
+    let mut spec = ComputerSpec::new(4, None, root);
+    // CC's limit is 7 s; a short one keeps the test fast and means the same thing.
+    spec.yield_timeout = Duration::from_millis(300);
+    let computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
+    support::wait_until(|| {
+        host.session
+            .computer("4:")
+            .is_some_and(|c| c.serves.iter().any(|s| s == "exec-lua"))
+    })
+    .await;
+    let r = exec(&host, "4", "print('spinning') while true do end").await;
+    assert_eq!(r["ok"], false, "{r}");
+    assert!(
+        r["error"]
+            .as_str()
+            .unwrap()
+            .contains("Too long without yielding"),
+        "{r}"
+    );
+    assert_eq!(r["output"], "spinning\n");
+    assert_eq!(
+        exec(&host, "4", "return 'still here'").await["returns"][0]["value"],
+        "still here"
+    );
+    computer.shutdown();
+}
