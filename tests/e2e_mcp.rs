@@ -529,3 +529,134 @@ async fn computer_output_pages_backwards() {
     assert_eq!(lines.last().unwrap()["text"], "other", "{lines:?}");
     assert!(data(&r)["before"].is_u64());
 }
+
+/// `trapdesk mcp-stdio` as a child process, spoken to line by line (JSON-RPC over stdio).
+struct StdioProxy {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl StdioProxy {
+    fn spawn(url: &str) -> StdioProxy {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+            .args(["mcp-stdio", "--connect", url])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        use tokio::io::AsyncBufReadExt;
+        let lines = tokio::io::BufReader::new(stdout).lines();
+        StdioProxy {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    async fn send(&mut self, v: Value) {
+        use tokio::io::AsyncWriteExt;
+        self.stdin
+            .write_all(format!("{v}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    /// The response to request `id`, skipping notifications.
+    async fn response(&mut self, id: u64) -> Value {
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+                .await
+                .expect("no answer from mcp-stdio in time")
+                .unwrap()
+                .expect("mcp-stdio closed stdout");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_proxy_serves_both_eras_under_the_agents_name() {
+    let host = start_host().await;
+    let _c = emulated(&host, 1, Some("miner")).await;
+
+    // The stateless 2026-07-28 revision: results must say `resultType: "complete"` (the
+    // upstream hop is handshake-era, whose results do not carry it).
+    let mut p = StdioProxy::spawn(&host.mcp_url());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stdio-modern", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    p.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+    )
+    .await;
+    let r = p.response(1).await;
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "trapdesk",
+        "{r}"
+    );
+    p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}))
+        .await;
+    let r = p.response(2).await;
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 9, "{r}");
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    p.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "exec-lua", "arguments": {"traposId": "miner", "code": "print('via stdio') return 1"},
+        "_meta": meta}}))
+    .await;
+    let r = p.response(3).await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert_eq!(
+        r["result"]["structuredContent"]["output"], "via stdio\n",
+        "{r}"
+    );
+    drop(p.stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(5), p.child.wait()).await;
+
+    // The initialize handshake: no `resultType` for these older revisions.
+    let mut p = StdioProxy::spawn(&host.mcp_url());
+    p.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "stdio-legacy", "version": "1"}}}),
+    )
+    .await;
+    let r = p.response(1).await;
+    assert_eq!(r["result"]["serverInfo"]["name"], "trapdesk", "{r}");
+    p.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    p.send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "exec-lua", "arguments": {"traposId": "1", "code": "return 2"}}}),
+    )
+    .await;
+    let r = p.response(2).await;
+    assert_eq!(
+        r["result"]["structuredContent"]["returns"][0]["value"], 2,
+        "{r}"
+    );
+    assert!(r["result"].get("resultType").is_none(), "{r}");
+    drop(p.stdin);
+    let _ = tokio::time::timeout(Duration::from_secs(5), p.child.wait()).await;
+
+    // The console sees each agent by its own name, not the proxy's.
+    let calls = host.session.tool_calls();
+    for name in ["stdio-modern", "stdio-legacy"] {
+        assert!(
+            calls
+                .iter()
+                .any(|c| c.client == name && c.tool == "exec-lua"),
+            "{name}: {calls:?}"
+        );
+    }
+}
