@@ -291,6 +291,36 @@ async def test_stdio_proxy_joins_the_session_under_the_agents_name(host: HostPro
         assert any(e.get("who") == "acceptance-stdio-agent" and e.get("what") == "exec-lua" for e in events)
 
 
+async def _pending(url: str) -> int:
+    async with client(url, "acceptance-watch") as c:
+        r = await c.call_tool("probe-computers", {"ping": False})
+        return sum(x["pending"] for x in data(r)["computers"])
+
+
+@pytest.mark.parametrize("via", ["http", "stdio"])
+async def test_abandoning_a_call_cancels_it_on_the_computer(host: HostProcess, via: str) -> None:
+    """The SDK sends notifications/cancelled when a call's scope is cancelled; the chunk stops."""
+    server: Any = host.url
+    if via == "stdio":
+        server = StdioServerParameters(command=str(BIN), args=["mcp-stdio", "--connect", host.url])
+    async with client(server, f"acceptance-cancel-{via}") as c:
+        with anyio.move_on_after(1.0) as scope:
+            await c.call_tool("exec-lua", {"traposId": "farm", "code": "print('zz') sleep(30)"})
+        assert scope.cancelled_caught
+        deadline = time.monotonic() + 5
+        while await _pending(host.url) and time.monotonic() < deadline:
+            await anyio.sleep(0.1)
+        assert await _pending(host.url) == 0
+        r = await c.call_tool("exec-lua", {"traposId": "farm", "code": "return 'free'"})
+        assert data(r)["returns"][0]["value"] == "free"
+    async with client(host.url, "acceptance-log-reader") as c:
+        r = await c.call_tool("session-log", {"limit": 40})
+        assert any(
+            e.get("event") == "finished" and e.get("who") == f"acceptance-cancel-{via}" and e.get("status") == "cancelled"
+            for e in data(r)["events"]
+        ), data(r)["events"]
+
+
 def test_stdio_without_a_host_fails_with_one_clear_line() -> None:
     p = subprocess.run(
         [str(_binary()), "mcp-stdio", "--connect", "http://127.0.0.1:9/mcp"],
