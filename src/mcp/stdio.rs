@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientCapabilities,
     ClientConfig, ClientRequest, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, Request, ServerConfig, ServerResult,
+    ProgressNotificationParam, ProgressToken, Request, ResultType, ServerConfig, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -230,6 +230,14 @@ impl Proxy {
     }
 }
 
+/// The upstream connection is handshake-era, whose results carry no `resultType`; a
+/// downstream agent on the 2026-07-28 revision needs `resultType: "complete"` (the Python SDK
+/// refuses results without it), and rmcp fills only the cache hints. Legacy peers have it
+/// stripped again by rmcp, so setting it is right for both eras.
+fn complete(t: Option<ResultType>) -> Option<ResultType> {
+    Some(t.unwrap_or(ResultType::COMPLETE))
+}
+
 fn upstream_error(e: rmcp::ServiceError) -> ErrorData {
     match e {
         rmcp::ServiceError::McpError(data) => data,
@@ -248,7 +256,9 @@ impl ServerHandler for Proxy {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let peer = self.upstream(&ctx).await?;
-        peer.list_tools(request).await.map_err(upstream_error)
+        let mut result = peer.list_tools(request).await.map_err(upstream_error)?;
+        result.result_type = complete(result.result_type);
+        Ok(result)
     }
 
     async fn call_tool(
@@ -286,7 +296,10 @@ impl ServerHandler for Proxy {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&up_token);
         match result? {
-            ServerResult::CallToolResult(r) => Ok(CallToolResponse::Complete(r)),
+            ServerResult::CallToolResult(mut r) => {
+                r.result_type = complete(r.result_type);
+                Ok(CallToolResponse::Complete(r))
+            }
             other => Err(ErrorData::internal_error(
                 format!("unexpected answer from trapdesk: {other:?}"),
                 None,

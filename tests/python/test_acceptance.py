@@ -1,0 +1,376 @@
+"""Acceptance from outside: the official MCP Python SDK drives the real `trapdesk` binary.
+
+The host runs headless with two emulated demo computers (the real Lua client); this file
+talks to it as a stranger's agent would, over Streamable HTTP (both MCP eras) and over
+stdio through `trapdesk mcp-stdio`, and ends by stopping the host with SIGTERM.
+
+Run from the repository root after `cargo build` (or `cargo test`):
+    python -m pytest tests/python -q
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_types import Implementation
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = REPO / "target" / "debug" / "trapdesk"
+
+TOOLS = {
+    "probe-computers",
+    "exec-lua",
+    "run-file",
+    "write-file",
+    "read-file",
+    "list-files",
+    "computer-output",
+    "session-log",
+    "cancel-request",
+}
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _binary() -> Path:
+    if not BIN.exists():
+        subprocess.run(["cargo", "build", "--bin", "trapdesk"], cwd=REPO, check=True)
+    assert BIN.exists(), f"{BIN} was not built"
+    return BIN
+
+
+class HostProcess:
+    """`trapdesk --mcp-only --demo 2` on ephemeral ports; its stderr is collected."""
+
+    def __init__(self) -> None:
+        self.dir = tempfile.mkdtemp(prefix="trapdesk-accept-")
+        self.proc = subprocess.Popen(
+            [
+                str(_binary()),
+                "--mcp-only",
+                "--demo",
+                "2",
+                "--gateway-bind",
+                "127.0.0.1:0",
+                "--mcp-bind",
+                "127.0.0.1:0",
+                "--data-dir",
+                self.dir,
+                "--secret",
+                "s",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "RUST_LOG": "info"},
+        )
+        self.lines: list[str] = []
+        self.url = self._read_start_line()
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _read_start_line(self) -> str:
+        assert self.proc.stderr is not None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            line = self.proc.stderr.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            m = re.search(r"\bMCP (http://\S+/mcp)", line)
+            if m:
+                return m.group(1)
+        self.proc.kill()
+        raise AssertionError("no start line with the MCP address:\n" + "".join(self.lines))
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def data(r: Any) -> dict[str, Any]:
+    assert r.structured_content is not None, r
+    return r.structured_content
+
+
+def text(r: Any) -> str:
+    return r.content[0].text if r.content else ""
+
+
+def client(url: str, name: str, mode: str = "auto") -> Client:
+    return Client(url, client_info=Implementation(name=name, version="0.1"), mode=mode)
+
+
+async def _wait_for_two(url: str) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + 60
+    last: Any = None
+    async with client(url, "acceptance-setup") as c:
+        while time.monotonic() < deadline:
+            r = await c.call_tool("probe-computers", {"ping": False})
+            last = data(r)["computers"]
+            if len(last) == 2 and all("exec-lua" in x["serves"] for x in last):
+                return last
+            await anyio.sleep(0.1)
+    raise AssertionError(f"the two demo computers did not link: {last}")
+
+
+@pytest.fixture(scope="module")
+def host():
+    h = HostProcess()
+    try:
+        anyio.run(_wait_for_two, h.url)
+        yield h
+    finally:
+        h.stop()
+
+
+async def test_tools_are_the_nine_with_schemas_annotations_and_titles(host: HostProcess) -> None:
+    async with client(host.url, "acceptance-http") as c:
+        assert c.server_info is not None and c.server_info.name == "trapdesk"
+        tools = (await c.list_tools()).tools
+        assert {t.name for t in tools} == TOOLS
+        assert len(tools) == 9
+        for t in tools:
+            assert t.title, t.name
+            assert t.input_schema.get("type") == "object", t.name
+            assert t.output_schema and t.output_schema.get("type") == "object", t.name
+            a = t.annotations
+            assert a is not None, t.name
+            for hint in ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"):
+                assert getattr(a, hint) is not None, (t.name, hint)
+        exec_lua = next(t for t in tools if t.name == "exec-lua")
+        assert {"traposId", "code"} <= set(exec_lua.input_schema["required"])
+        assert next(t for t in tools if t.name == "read-file").annotations.read_only_hint is True
+
+
+async def test_probe_pings_both_computers(host: HostProcess) -> None:
+    async with client(host.url, "acceptance-http") as c:
+        r = await c.call_tool("probe-computers", {})
+        assert not r.is_error, text(r)
+        computers = data(r)["computers"]
+        assert [x["traposId"] for x in computers] == ["1:miner", "2:farm"]
+        for x in computers:
+            assert x["ping"]["ok"] is True and isinstance(x["ping"]["rttMs"], int), x
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_exec_lua_on_both_computers(host: HostProcess, mode: str) -> None:
+    """`auto` ends up on the stateless 2026-07-28 era, `legacy` on the initialize handshake."""
+    async with client(host.url, f"acceptance-{mode}", mode) as c:
+        code = "print('id', os.getComputerID()) return os.getComputerLabel(), 6 * 7"
+        for target, label in (("1", "miner"), ("farm", "farm")):
+            r = await c.call_tool("exec-lua", {"traposId": target, "code": code})
+            assert not r.is_error, text(r)
+            d = data(r)
+            assert d["ok"] is True
+            assert d["returns"] == [{"type": "string", "value": label}, {"type": "number", "value": 42}]
+            assert d["output"] == f"id\t{d['traposId'].split(':')[0]}\n"
+            assert d["traposId"].endswith(":" + label)
+            assert d["requestId"].startswith("h-")
+            # The text block carries a one-line summary and the same data as JSON.
+            assert text(r).splitlines()[0]
+        # The session log names this agent by its clientInfo name, in either era.
+        r = await c.call_tool("session-log", {"limit": 20})
+        assert any(e.get("who") == f"acceptance-{mode}" and e.get("what") == "exec-lua" for e in data(r)["events"])
+
+
+async def test_run_file_with_args_and_files_round_trip(host: HostProcess) -> None:
+    async with client(host.url, "acceptance-files") as c:
+        prog = "local a, b = ...\nprint(a .. '+' .. b)\nreturn tonumber(a) + tonumber(b), #arg\n"
+        r = await c.call_tool("write-file", {"traposId": "2:farm", "path": "prog/add.lua", "content": prog})
+        assert not r.is_error, text(r)
+        r = await c.call_tool("run-file", {"traposId": "farm", "path": "prog/add.lua", "args": ["2", "40"]})
+        assert not r.is_error, text(r)
+        assert data(r)["returns"][:2] == [{"type": "number", "value": 42}, {"type": "number", "value": 2}]
+        assert data(r)["output"] == "2+40\n"
+
+        blob = bytes(range(256)) * 3
+        r = await c.call_tool(
+            "write-file",
+            {"traposId": "miner", "path": "blob.bin", "content": base64.b64encode(blob).decode(), "encoding": "base64"},
+        )
+        assert not r.is_error and data(r)["bytes"] == len(blob), text(r)
+        r = await c.call_tool("read-file", {"traposId": "miner", "path": "blob.bin"})
+        assert data(r)["encoding"] == "base64"
+        assert base64.b64decode(data(r)["content"]) == blob
+
+        words = "grüße, ☃ and 𝄞\n"
+        await c.call_tool("write-file", {"traposId": "miner", "path": "words.txt", "content": words})
+        r = await c.call_tool("read-file", {"traposId": "miner", "path": "words.txt"})
+        assert (data(r)["content"], data(r)["encoding"]) == (words, "utf8")
+
+        r = await c.call_tool("list-files", {"traposId": "miner"})
+        names = {e["name"] for e in data(r)["entries"]}
+        assert {"blob.bin", "words.txt"} <= names, names
+
+
+async def test_failures_are_error_results(host: HostProcess) -> None:
+    async with client(host.url, "acceptance-errors") as c:
+        r = await c.call_tool("exec-lua", {"traposId": "miner", "code": "print('so far') error('kaput')"})
+        assert r.is_error is True
+        assert "kaput" in text(r).splitlines()[0]
+        assert data(r)["output"] == "so far\n" and data(r)["ok"] is False
+
+        r = await c.call_tool("run-file", {"traposId": "miner", "path": "nope.lua"})
+        assert r.is_error is True
+
+        r = await c.call_tool("exec-lua", {"traposId": "nowhere", "code": "return 1"})
+        assert r.is_error is True
+        assert data(r)["error"]["code"] == "unknown_computer"
+        assert "1:miner" in text(r) and "2:farm" in text(r)
+        assert set(data(r)["linked"]) == {"1:miner", "2:farm"}
+
+        r = await c.call_tool("exec-lua", {"traposId": "miner", "code": "sleep(30)", "timeoutMs": 300})
+        assert r.is_error is True and data(r)["error"]["code"] == "timeout"
+
+
+async def test_live_output_arrives_as_progress(host: HostProcess) -> None:
+    seen: list[tuple[float, str | None, float]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, message, time.monotonic()))
+
+    async with client(host.url, "acceptance-progress") as c:
+        started = time.monotonic()
+        r = await c.call_tool(
+            "exec-lua",
+            {"traposId": "miner", "code": "for i=1,3 do print(i) sleep(0.3) end"},
+            progress_callback=on_progress,
+        )
+        done = time.monotonic()
+        assert not r.is_error, text(r)
+        assert "".join(m or "" for _, m, _ in seen) == "1\n2\n3\n"
+        assert [p for p, _, _ in seen] == sorted({p for p, _, _ in seen})
+        # The first line arrived while the chunk was still sleeping.
+        assert seen[0][2] - started < done - started - 0.4, (seen, done - started)
+
+
+async def test_stdio_proxy_joins_the_session_under_the_agents_name(host: HostProcess) -> None:
+    params = StdioServerParameters(command=str(BIN), args=["mcp-stdio", "--connect", host.url])
+    async with client(params, "acceptance-stdio-agent") as c:  # type: ignore[arg-type]
+        tools = (await c.list_tools()).tools
+        assert {t.name for t in tools} == TOOLS
+        r = await c.call_tool("exec-lua", {"traposId": "farm", "code": "print('via stdio') return 1"})
+        assert not r.is_error, text(r)
+        assert data(r)["output"] == "via stdio\n"
+        assert data(r)["traposId"] == "2:farm"
+    async with client(host.url, "acceptance-log-reader") as c:
+        # A long log is cut from its oldest end to fit one result: ask for the recent part.
+        r = await c.call_tool("session-log", {"limit": 30})
+        events = data(r)["events"]
+        who = {e.get("who") for e in events}
+        assert "acceptance-stdio-agent" in who, sorted(w for w in who if w)
+        assert any(e.get("who") == "acceptance-stdio-agent" and e.get("what") == "exec-lua" for e in events)
+
+
+async def _pending(url: str) -> int:
+    async with client(url, "acceptance-watch") as c:
+        r = await c.call_tool("probe-computers", {"ping": False})
+        return sum(x["pending"] for x in data(r)["computers"])
+
+
+@pytest.mark.parametrize("via", ["http", "stdio"])
+async def test_abandoning_a_call_cancels_it_on_the_computer(host: HostProcess, via: str) -> None:
+    """The SDK sends notifications/cancelled when a call's scope is cancelled; the chunk stops."""
+    server: Any = host.url
+    if via == "stdio":
+        server = StdioServerParameters(command=str(BIN), args=["mcp-stdio", "--connect", host.url])
+    async with client(server, f"acceptance-cancel-{via}") as c:
+        with anyio.move_on_after(1.0) as scope:
+            await c.call_tool("exec-lua", {"traposId": "farm", "code": "print('zz') sleep(30)"})
+        assert scope.cancelled_caught
+        deadline = time.monotonic() + 5
+        while await _pending(host.url) and time.monotonic() < deadline:
+            await anyio.sleep(0.1)
+        assert await _pending(host.url) == 0
+        r = await c.call_tool("exec-lua", {"traposId": "farm", "code": "return 'free'"})
+        assert data(r)["returns"][0]["value"] == "free"
+    async with client(host.url, "acceptance-log-reader") as c:
+        r = await c.call_tool("session-log", {"limit": 40})
+        assert any(
+            e.get("event") == "finished" and e.get("who") == f"acceptance-cancel-{via}" and e.get("status") == "cancelled"
+            for e in data(r)["events"]
+        ), data(r)["events"]
+
+
+def test_stdio_without_a_host_fails_with_one_clear_line() -> None:
+    p = subprocess.run(
+        [str(_binary()), "mcp-stdio", "--connect", "http://127.0.0.1:9/mcp"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert p.returncode != 0
+    assert p.stdout == ""
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, p.stderr
+    assert "127.0.0.1:9" in lines[0] and "no trapdesk" in lines[0], lines[0]
+
+
+def test_foreign_origin_is_refused(host: HostProcess) -> None:
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "evil", "version": "1"},
+            },
+        }
+    ).encode()
+
+    def post(origin: str | None) -> int:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if origin:
+            headers["Origin"] = origin
+        req = urllib.request.Request(host.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status
+        except urllib.error.HTTPError as e:
+            return e.code
+
+    assert post("http://evil.example") == 403
+    assert post("http://localhost:3000") == 200
+    assert post(None) == 200
+
+
+def test_zz_sigterm_stops_the_host_cleanly(host: HostProcess) -> None:
+    host.proc.send_signal(signal.SIGTERM)
+    try:
+        code = host.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        host.proc.kill()
+        raise AssertionError("host did not stop within 20 s of SIGTERM:\n" + "".join(host.lines[-20:]))
+    assert code == 0, "".join(host.lines[-20:])
