@@ -75,7 +75,9 @@ fn hello(id: u64) -> Value {
 
 /// A WebSocket computer that answers every request at once.
 async fn echo_computer(url: String, id: u64) {
-    let Ok((mut ws, _)) = tokio_tungstenite::connect_async(url).await else {
+    // Like CC: Tweaked's Netty client, disable Nagle on the computer's side too.
+    let Ok((mut ws, _)) = tokio_tungstenite::connect_async_with_config(url, None, true).await
+    else {
         return;
     };
     let _ = ws.send(Ws::Text(hello(id).to_string().into())).await;

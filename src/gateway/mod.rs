@@ -16,6 +16,7 @@ use axum::Router;
 use axum::extract::{State, WebSocketUpgrade};
 use axum::response::Response;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -65,6 +66,13 @@ pub async fn serve(
         settings,
         shutdown: shutdown.clone(),
     };
+    // Requests are small frames sent back to back; without TCP_NODELAY, Nagle's algorithm and
+    // the peer's delayed ACK hold the second of two frames for ~40 ms (see BENCHMARKS.md).
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!("TCP_NODELAY not set: {e}");
+        }
+    });
     axum::serve(listener, router(state))
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
