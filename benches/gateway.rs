@@ -150,7 +150,7 @@ async fn main() {
     answerer.abort();
 
     // 2 and 3. A real host.
-    let mut host = Host::start(settings, false).await.expect("host");
+    let host = Host::start(settings, false).await.expect("host");
     tokio::spawn(echo_computer(host.gateway_url(), 2));
     wait_linked(&host.session, "2:bench").await;
     row(
