@@ -53,6 +53,9 @@ pub enum FragmentError {
 #[derive(Debug)]
 pub struct Reassembler {
     partial: HashMap<String, (u64, String)>,
+    /// Bytes held across every partial message, bounded by `max_total` as a whole so that
+    /// many half-sent messages cannot add up to more than one large one.
+    held: usize,
     max_total: usize,
 }
 
@@ -63,6 +66,7 @@ impl Reassembler {
     pub fn new(max_total: usize) -> Self {
         Reassembler {
             partial: HashMap::new(),
+            held: 0,
             max_total,
         }
     }
@@ -88,7 +92,7 @@ impl Reassembler {
             .or_insert_with(|| (0, String::new()));
         if seq != *expected {
             let expected = *expected;
-            self.partial.remove(mid);
+            self.drop_partial(mid);
             return Err(FragmentError::OutOfOrder {
                 mid: mid.to_owned(),
                 expected,
@@ -96,20 +100,29 @@ impl Reassembler {
             });
         }
         // The data was decoded as text; bring it back to the wire form it was cut from.
-        buf.push_str(&wire::text_to_bytes(data));
-        *expected += 1;
-        if buf.len() > self.max_total {
-            self.partial.remove(mid);
+        let piece = wire::text_to_bytes(data);
+        if self.held + piece.len() > self.max_total {
+            self.drop_partial(mid);
             return Err(FragmentError::TooLarge {
                 mid: mid.to_owned(),
                 limit: self.max_total,
             });
         }
+        buf.push_str(&piece);
+        *expected += 1;
+        self.held += piece.len();
         if last {
-            Ok(self.partial.remove(mid).map(|(_, text)| text))
+            Ok(self.drop_partial(mid))
         } else {
             Ok(None)
         }
+    }
+
+    /// Removes a partial message, returning its text.
+    fn drop_partial(&mut self, mid: &str) -> Option<String> {
+        let (_, text) = self.partial.remove(mid)?;
+        self.held -= text.len();
+        Some(text)
     }
 }
 
@@ -148,6 +161,21 @@ mod tests {
     #[test]
     fn small_frames_are_not_split() {
         assert_eq!(split("{}".into(), "g", 100), vec!["{}".to_owned()]);
+    }
+
+    #[test]
+    fn the_limit_holds_across_messages_in_progress() {
+        let mut r = Reassembler::new(10);
+        assert_eq!(r.push("a", 0, false, "123456"), Ok(None));
+        assert!(matches!(
+            r.push("b", 0, false, "123456"),
+            Err(FragmentError::TooLarge { .. })
+        ));
+        assert_eq!(r.push("a", 1, true, "78"), Ok(Some("12345678".into())));
+        assert_eq!(
+            r.push("c", 0, true, "1234567890"),
+            Ok(Some("1234567890".into()))
+        );
     }
 
     #[test]
