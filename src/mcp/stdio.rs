@@ -94,15 +94,7 @@ pub async fn run_stdio_with(
         upstream: Arc::new(OnceCell::new()),
         routes: Arc::default(),
     };
-    let service = proxy
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| StdioError::Serve(e.to_string()))?;
-    service
-        .waiting()
-        .await
-        .map(|_| ())
-        .map_err(|e| StdioError::Serve(e.to_string()))
+    serve_on_stdio(proxy).await
 }
 
 /// Serves MCP on stdio directly over an in-process session (the `--standalone` fallback).
@@ -110,7 +102,12 @@ pub async fn run_stdio_with(
 /// # Errors
 /// [`StdioError::Serve`] when stdio fails.
 pub async fn serve_stdio_session(session: Session) -> Result<(), StdioError> {
-    let service = super::TrapdeskMcp::new(session)
+    serve_on_stdio(super::TrapdeskMcp::new(session)).await
+}
+
+/// Serves one MCP server on stdin/stdout until the agent closes it.
+async fn serve_on_stdio(server: impl ServerHandler) -> Result<(), StdioError> {
+    let service = server
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| StdioError::Serve(e.to_string()))?;
