@@ -177,7 +177,12 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        // tmux leaves its socket file behind when the server is killed; remove it too.
+        let socket = self.format("#{socket_path}");
         let _ = self.tmux(&["kill-server"]);
+        if !socket.is_empty() {
+            let _ = std::fs::remove_file(socket);
+        }
     }
 }
 
