@@ -4,9 +4,12 @@
 
 mod tui_common;
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 use serde_json::json;
-use trapdesk::session::Origin;
+use trapdesk::session::{Origin, Status, Stream};
+use trapdesk::tui::layout::areas;
 use trapdesk::tui::{App, Focus, Intent, Popup};
 use tui_common::*;
 
@@ -226,4 +229,109 @@ async fn output_scrolls_stop_following_and_search() {
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.scroll.search.as_deref(), Some("fuel"));
     assert!(app.scroll.hit.is_some(), "found 'warning: fuel low'");
+}
+
+fn mouse(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
+    MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    }
+}
+
+#[tokio::test]
+async fn a_click_selects_a_computer_and_focuses_the_pane_under_it() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    let a = areas(app.size).unwrap_or_else(|| panic!("80x24 has a layout"));
+    let left = MouseEventKind::Down(MouseButton::Left);
+    // Rows inside the border: "All computers", then one row per computer.
+    app.on_mouse(mouse(left, a.computers.x + 3, a.computers.y + 3));
+    assert_eq!(app.focus, Focus::Computers);
+    assert_eq!(app.selected.as_deref(), Some("12:farm"));
+    app.on_mouse(mouse(left, a.computers.x + 3, a.computers.y + 1));
+    assert_eq!(app.selected, None, "the first row is All computers");
+    app.on_mouse(mouse(left, a.output.x + 5, a.output.y + 5));
+    assert_eq!(app.focus, Focus::Output);
+    app.on_mouse(mouse(left, a.requests.x + 2, a.requests.y + 1));
+    assert_eq!(app.focus, Focus::Requests);
+    app.on_mouse(mouse(left, a.editor.x + 5, a.editor.y + 2));
+    assert_eq!(app.focus, Focus::Editor);
+}
+
+#[tokio::test]
+async fn the_wheel_scrolls_the_output_and_end_follows_again() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    let lines: Vec<_> = (1..=100)
+        .map(|i| line(i, "h-1", Stream::Out, &format!("line {i}")))
+        .collect();
+    app.output.ingest("7:miner", lines);
+    let a = areas(app.size).unwrap_or_else(|| panic!("80x24 has a layout"));
+    let (x, y) = (a.output.x + 4, a.output.y + 4);
+    app.on_mouse(mouse(MouseEventKind::ScrollUp, x, y));
+    app.on_mouse(mouse(MouseEventKind::ScrollUp, x, y));
+    assert_eq!(app.scroll.from_bottom, 6);
+    assert!(screen(&app, 80, 24).contains("(End follows)"));
+    app.on_mouse(mouse(MouseEventKind::ScrollDown, x, y));
+    assert_eq!(app.scroll.from_bottom, 3);
+    app.on_mouse(mouse(MouseEventKind::ScrollDown, x, y));
+    assert!(app.scroll.following());
+    assert!(screen(&app, 80, 24).contains("line 100"));
+}
+
+#[tokio::test]
+async fn the_tool_call_popup_scrolls_with_keys_and_wheel() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    let mut call = tool_call(1, Status::Ok);
+    let many: Vec<String> = (1..=60).map(|i| format!("entry-{i}")).collect();
+    call.result = Some(json!({ "files": many }));
+    app.set_calls(vec![call]);
+    app.focus = Focus::Activity;
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.popup, Some(Popup::Detail(1)));
+    assert!(!screen(&app, 80, 24).contains("entry-60"));
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(app.popup_scroll, 1);
+    app.on_key(key(KeyCode::End));
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("entry-60"), "{s}");
+    assert!(!s.contains("entry-1\""), "{s}");
+    let bottom = app.popup_scroll;
+    app.on_key(key(KeyCode::Down));
+    assert_eq!(app.popup_scroll, bottom, "stops at the end of the text");
+    app.on_mouse(mouse(MouseEventKind::ScrollUp, 40, 10));
+    assert_eq!(app.popup_scroll, bottom - 3);
+    app.on_key(key(KeyCode::Home));
+    assert_eq!(app.popup_scroll, 0);
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.popup, None);
+}
+
+#[tokio::test]
+async fn text_from_agents_cannot_drive_the_terminal() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    let mut call = tool_call(1, Status::Ok);
+    call.client = "evil\u{1b}[2J".into();
+    call.args = json!({"computer": "7:miner", "code": "print(1)\u{1b}]0;pwned\u{7}"});
+    app.set_calls(vec![call]);
+    let s = screen(&app, 120, 30);
+    assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{s:?}");
+    assert!(s.contains("evil\u{fffd}[2J"), "{s}");
+    app.focus = Focus::Activity;
+    app.on_key(key(KeyCode::Enter));
+    let s = screen(&app, 120, 30);
+    assert!(!s.contains('\u{1b}') && !s.contains('\u{7}'), "{s:?}");
+}
+
+#[tokio::test]
+async fn an_offline_computer_keeps_the_clock_ticking() {
+    let mut app = app();
+    app.set_computers(vec![computer(7, "miner")]);
+    assert!(!app.needs_tick(), "nothing moves on an idle screen");
+    app.set_computers(three_computers());
+    assert!(app.needs_tick(), "'off 90s' must count up");
 }

@@ -125,6 +125,8 @@ pub struct App {
     pub scroll: Scroll,
     pub focus: Focus,
     pub popup: Option<Popup>,
+    /// First line of a scrollable popup (the tool call details) on screen.
+    pub popup_scroll: u16,
     pub editor: TextArea<'static>,
     pub history: History,
     pub highlight: Highlight,
@@ -165,6 +167,7 @@ impl App {
             scroll: Scroll::default(),
             focus: Focus::Editor,
             popup: None,
+            popup_scroll: 0,
             editor: editor_with(&draft),
             history,
             highlight: Highlight::new(),
@@ -307,7 +310,8 @@ impl App {
 
     /// Whether anything on screen moves by itself (countdowns, spinners).
     pub fn needs_tick(&self) -> bool {
-        !self.pending.is_empty() || self.computers.iter().any(|c| c.running > 0)
+        // An offline computer shows how long it has been gone, so its age moves too.
+        !self.pending.is_empty() || self.computers.iter().any(|c| c.running > 0 || !c.online)
     }
 
     /// Index of the selection in the computers pane (0 is "All computers").

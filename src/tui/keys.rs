@@ -149,10 +149,28 @@ impl App {
                 KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q' | '?') | KeyCode::F(1) => {
                     self.popup = None;
                 }
+                KeyCode::Up | KeyCode::Char('k') => self.scroll_popup(-1),
+                KeyCode::Down | KeyCode::Char('j') => self.scroll_popup(1),
+                KeyCode::PageUp => self.scroll_popup(-self.page()),
+                KeyCode::PageDown | KeyCode::Char(' ') => self.scroll_popup(self.page()),
+                KeyCode::Home | KeyCode::Char('g') => self.popup_scroll = 0,
+                KeyCode::End | KeyCode::Char('G') => self.scroll_popup(i32::MAX),
                 _ => {}
             },
         }
         Vec::new()
+    }
+
+    /// Rows a page key moves a popup.
+    fn page(&self) -> i32 {
+        i32::from(self.size.height.saturating_sub(8).max(2)) - 1
+    }
+
+    /// Scrolls the open popup by `delta` lines, within its text.
+    fn scroll_popup(&mut self, delta: i32) {
+        let max = i32::from(super::view::popup_max_scroll(self, self.size));
+        let top = (i32::from(self.popup_scroll).saturating_add(delta)).clamp(0, max);
+        self.popup_scroll = u16::try_from(top).unwrap_or(0);
     }
 
     fn editor_key(&mut self, key: KeyEvent) -> Vec<Intent> {
@@ -260,6 +278,7 @@ impl App {
             KeyCode::Enter => {
                 if let Some(c) = self.calls.get(self.call_sel) {
                     self.popup = Some(Popup::Detail(c.call_id));
+                    self.popup_scroll = 0;
                 }
             }
             _ => {}
@@ -278,6 +297,11 @@ impl App {
             return Vec::new();
         };
         if self.popup.is_some() {
+            match m.kind {
+                MouseEventKind::ScrollUp => self.scroll_popup(-3),
+                MouseEventKind::ScrollDown => self.scroll_popup(3),
+                _ => {}
+            }
             if matches!(m.kind, MouseEventKind::Down(_))
                 && !matches!(self.popup, Some(Popup::Prompt(_)))
             {

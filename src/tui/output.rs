@@ -97,14 +97,18 @@ pub struct Rows {
 }
 
 impl Rows {
-    fn upsert(&mut self, row: Row, cap: usize) {
+    /// Adds `row`, or replaces the row it extends when `replaces` (a sequence number already
+    /// held: a partial line that grew). Only then is there a row to look for, so a flood of new
+    /// lines costs one push each.
+    fn upsert(&mut self, row: Row, replaces: bool, cap: usize) {
         // An extended partial line is within the last few rows; look no further.
-        if let Some(old) = self
-            .rows
-            .iter_mut()
-            .rev()
-            .take(256)
-            .find(|r| r.seq == row.seq && r.trapos_id == row.trapos_id)
+        if replaces
+            && let Some(old) = self
+                .rows
+                .iter_mut()
+                .rev()
+                .take(256)
+                .find(|r| r.seq == row.seq && r.trapos_id == row.trapos_id)
         {
             *old = row;
             return;
@@ -121,6 +125,8 @@ impl Rows {
 struct Source {
     /// Items with a sequence number up to this are final.
     cursor: u64,
+    /// The highest sequence number ingested: an item at or below it replaces a row.
+    seen: u64,
 }
 
 /// All output the console holds.
@@ -155,6 +161,7 @@ impl OutputModel {
         let src = self.sources.entry(trapos_id.to_owned()).or_default();
         let mut open_from: Option<u64> = None;
         let mut last = src.cursor;
+        let seen = src.seen;
         let mut rows = Vec::with_capacity(items.len());
         for item in items {
             last = last.max(item.seq);
@@ -201,20 +208,24 @@ impl OutputModel {
                     RowKind::End { request_id, ending }
                 }
             };
-            rows.push(Row {
-                trapos_id: trapos_id.to_owned(),
-                seq: item.seq,
-                kind,
-            });
+            rows.push((
+                item.seq <= seen,
+                Row {
+                    trapos_id: trapos_id.to_owned(),
+                    seq: item.seq,
+                    kind,
+                },
+            ));
         }
+        src.seen = src.seen.max(last);
         src.cursor = match open_from {
             Some(seq) => seq.saturating_sub(1),
             None => last,
         };
         let per = self.per.entry(trapos_id.to_owned()).or_default();
-        for row in rows {
-            per.upsert(row.clone(), self.cap);
-            self.all.upsert(row, self.cap);
+        for (replaces, row) in rows {
+            per.upsert(row.clone(), replaces, self.cap);
+            self.all.upsert(row, replaces, self.cap);
         }
         if self.endings.len() > self.cap * 2 {
             // Forget endings of requests whose rows have scrolled away long ago.

@@ -42,7 +42,7 @@ pub struct Theme {
 }
 
 impl Theme {
-    /// The embedded theme, or a colourless one when the `NO_COLOR` variable is set (any value).
+    /// The embedded theme, or a colourless one when the `NO_COLOR` variable is set to any non-empty value.
     pub fn from_env() -> Theme {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         if no_color {

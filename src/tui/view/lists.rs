@@ -10,6 +10,7 @@ use ratatui::widgets::{Paragraph, Widget};
 use super::{cut, millis, name_of, pane, spinner};
 use crate::session::{Origin, Status};
 use crate::tui::app::{App, Focus};
+use crate::tui::output::printable;
 
 pub fn render_requests(app: &App, area: Rect, buf: &mut Buffer) {
     let title = format!(" Requests {} ", app.pending.len());
@@ -46,7 +47,7 @@ pub fn render_requests(app: &App, area: Rect, buf: &mut Buffer) {
             let timing = format!("{} ⏱{left:>2}s ", spinner(app.ticks));
             let head = format!(
                 "{} {} {} ",
-                cut(p.origin.label(), 10),
+                cut(&printable(p.origin.label()), 10),
                 cut(&name_of(&p.trapos_id), 12),
                 millis(elapsed)
             );
@@ -67,7 +68,7 @@ pub fn render_requests(app: &App, area: Rect, buf: &mut Buffer) {
                 Span::styled(head, base.patch(who_style)),
                 Span::styled(state, base.patch(app.theme.warn)),
                 Span::styled(
-                    cut(&format!("{} {}", p.kind, p.summary), rest),
+                    cut(&printable(&format!("{} {}", p.kind, p.summary)), rest),
                     base.patch(app.theme.text),
                 ),
             ])
@@ -101,7 +102,12 @@ pub fn render_activity(app: &App, area: Rect, buf: &mut Buffer) {
                 s => ("✗", app.theme.status(s)),
             };
             let dur = c.duration_ms.map(millis).unwrap_or_default();
-            let head = format!("{mark} {} {} ", cut(&c.client, 10), c.tool);
+            // Everything an agent sends is shown only after `printable`, like computers' output.
+            let head = format!(
+                "{mark} {} {} ",
+                cut(&printable(&c.client), 10),
+                printable(&c.tool)
+            );
             let target = c.target.as_deref().map(name_of).unwrap_or_default();
             let tail = format!(" {dur}");
             let args = crate::session::summary::one_line(&compact_args(&c.args), 60);
@@ -114,7 +120,7 @@ pub fn render_activity(app: &App, area: Rect, buf: &mut Buffer) {
             Line::from(vec![
                 Span::styled(head, base.patch(st)),
                 Span::styled(
-                    cut(&format!("{target} {args}"), rest),
+                    cut(&printable(&format!("{target} {args}")), rest),
                     base.patch(app.theme.text),
                 ),
                 Span::styled(tail, base.patch(app.theme.dim)),

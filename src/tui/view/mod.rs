@@ -17,6 +17,8 @@ use ratatui::layout::{Alignment, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget, Wrap};
 
+pub use popup::popup_max_scroll;
+
 use super::app::{App, Focus};
 use super::layout::{MIN_HEIGHT, MIN_WIDTH, areas};
 
@@ -132,13 +134,15 @@ pub fn cut(s: &str, max: usize) -> String {
     out
 }
 
-/// A computer's display name: its label and id, or just the id.
+/// A computer's display name: its label and id, or just the id. The label is the computer's
+/// text, so it goes through [`printable`](crate::tui::output::printable) like its output.
 pub fn name_of(trapos_id: &str) -> String {
-    match trapos_id.split_once(':') {
+    let name = match trapos_id.split_once(':') {
         Some((id, label)) if !label.is_empty() => format!("{label} #{id}"),
         Some((id, _)) => format!("#{id}"),
         None => trapos_id.to_owned(),
-    }
+    };
+    crate::tui::output::printable(&name)
 }
 
 /// The spinner frame for tick `n`.

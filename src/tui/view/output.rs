@@ -5,7 +5,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use super::{clock, cut, millis, name_of, pane};
 use crate::session::{Origin, Status, Stream};
@@ -36,7 +36,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         } else {
             "No output yet from any computer."
         };
-        Paragraph::new(Line::from(Span::styled(hint, app.theme.dim))).render(inner, buf);
+        Paragraph::new(Line::from(Span::styled(hint, app.theme.dim)))
+            .wrap(Wrap { trim: true })
+            .render(inner, buf);
         return;
     };
     let h = inner.height as usize;

@@ -7,32 +7,39 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use super::{cut, millis, name_of};
 use crate::tui::app::{App, Popup, Prompt, PromptKind};
+use crate::tui::output::printable;
 
 /// Every key, for `?` / F1.
 pub const HELP: &[(&str, &str)] = &[
     (
         "F5",
-        "run the editor's Lua on the selected (or every marked) computer",
+        "run the editor's Lua on the selected (or marked) computers",
     ),
     (
         "F6",
-        "run a file: path then arguments, \"quotes\" group; Tab completes",
+        "run a file with arguments (\"a b\" is one); Tab completes",
     ),
     ("Tab / Shift-Tab", "move focus between panes"),
     ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk"),
     ("Ctrl-Z / Ctrl-Y", "editor: undo / redo"),
-    ("↑ ↓ j k", "move the selection, scroll the output"),
+    (
+        "↑ ↓ j k",
+        "move the selection; scroll output and tool call details",
+    ),
     ("Space", "computers: mark / unmark for F5"),
     (
         "PgUp PgDn Home End",
-        "output: scroll; End follows new output again",
+        "output: scroll; End (or f) follows new output again",
     ),
     ("/  n  N", "output: search, next older, next newer match"),
     ("c / Delete", "requests: cancel the selected request"),
-    ("Enter", "activity: full arguments and result"),
+    ("Enter", "activity: a tool call's full arguments and result"),
     ("Esc", "close a popup; leave a pane for the editor"),
-    ("? / F1", "this help"),
-    ("q / Ctrl-C", "quit (asks while requests are pending)"),
+    ("F1 / ?", "this help (? outside the editor)"),
+    (
+        "Ctrl-C / q",
+        "quit (q outside the editor); asks if requests pending",
+    ),
     ("mouse", "click selects and focuses, wheel scrolls"),
 ];
 
@@ -55,28 +62,99 @@ fn frame<'a>(app: &App, title: &'a str) -> Block<'a> {
         .title(Span::styled(title, app.theme.title))
 }
 
+/// Where the tool call popup goes on a screen of `area`.
+fn detail_rect(area: Rect) -> Rect {
+    centred(
+        area,
+        area.width.saturating_sub(8),
+        area.height.saturating_sub(4),
+    )
+}
+
+/// The tool call popup's text: who called what, its arguments and its result. Strings inside
+/// the JSON are escaped by the pretty printer; the rest goes through [`printable`] like output.
+fn detail_lines(app: &App, id: u64) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let mut lines = Vec::new();
+    let Some(c) = app.calls.iter().find(|c| c.call_id == id) else {
+        return lines;
+    };
+    lines.push(Line::from(vec![
+        Span::styled(printable(&c.client), t.agent),
+        Span::raw(format!(
+            " {} {} · {} {}",
+            printable(&c.tool),
+            c.target.as_deref().map(name_of).unwrap_or_default(),
+            c.status.as_str(),
+            c.duration_ms.map(millis).unwrap_or_default()
+        )),
+    ]));
+    lines.push(Line::from(Span::styled("arguments", t.title)));
+    let pretty = |v: &serde_json::Value| -> Vec<Line<'static>> {
+        let text = serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string());
+        text.lines().map(|l| Line::from(printable(l))).collect()
+    };
+    lines.extend(pretty(&c.args));
+    lines.push(Line::from(Span::styled("result", t.title)));
+    match &c.result {
+        Some(v) => lines.extend(pretty(v)),
+        None => lines.push(Line::from(Span::styled("(still running)", t.dim))),
+    }
+    lines
+}
+
+/// How far text of `lines` wrapped at `width` can scroll in `height` rows (an estimate by
+/// characters, which is exact for the ASCII of pretty-printed JSON).
+fn max_scroll(lines: &[Line], width: u16, height: u16) -> u16 {
+    let w = usize::from(width.max(1));
+    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(w)).sum();
+    u16::try_from(rows.saturating_sub(usize::from(height))).unwrap_or(u16::MAX)
+}
+
+/// How far the open popup can scroll on a screen of `area` (0 when it all fits).
+pub fn popup_max_scroll(app: &App, area: Rect) -> u16 {
+    match app.popup {
+        Some(Popup::Detail(id)) => {
+            let r = detail_rect(area);
+            max_scroll(
+                &detail_lines(app, id),
+                r.width.saturating_sub(2),
+                r.height.saturating_sub(2),
+            )
+        }
+        _ => 0,
+    }
+}
+
 /// Draws a popup; returns the cursor position for prompts.
 pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
     let t = &app.theme;
     match popup {
         Popup::Help => {
-            let r = centred(area, 92, HELP.len() as u16 + 3);
+            let r = centred(area, 92, HELP.len() as u16 + 4);
             Clear.render(r, buf);
             let lines: Vec<Line> = HELP
                 .iter()
                 .map(|(k, what)| {
                     Line::from(vec![
-                        Span::styled(format!("{k:>19}  "), t.key),
+                        Span::styled(format!("{k:>18}  "), t.key),
                         Span::raw(*what),
                     ])
                 })
-                .chain(std::iter::once(Line::from(Span::styled(
-                    "times are UTC · Esc closes",
-                    t.dim,
-                ))))
+                .chain([
+                    Line::from(Span::styled(
+                        format!(
+                            "gateway ws://{}/gateway · MCP http://{}/mcp",
+                            app.settings.gateway_bind, app.settings.mcp_bind
+                        ),
+                        t.dim,
+                    )),
+                    Line::from(Span::styled("times are UTC · Esc closes", t.dim)),
+                ])
                 .collect();
             Paragraph::new(lines)
                 .block(frame(app, " Keys "))
+                .wrap(Wrap { trim: false })
                 .render(r, buf);
             None
         }
@@ -101,38 +179,24 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
             None
         }
         Popup::Detail(id) => {
-            let r = centred(
-                area,
-                area.width.saturating_sub(8),
-                area.height.saturating_sub(4),
-            );
+            let r = detail_rect(area);
             Clear.render(r, buf);
-            let mut lines = Vec::new();
-            if let Some(c) = app.calls.iter().find(|c| c.call_id == *id) {
-                lines.push(Line::from(vec![
-                    Span::styled(c.client.clone(), t.agent),
-                    Span::raw(format!(
-                        " {} {} · {} {}",
-                        c.tool,
-                        c.target.as_deref().map(name_of).unwrap_or_default(),
-                        c.status.as_str(),
-                        c.duration_ms.map(millis).unwrap_or_default()
-                    )),
-                ]));
-                lines.push(Line::from(Span::styled("arguments", t.title)));
-                let pretty = |v: &serde_json::Value| {
-                    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
-                };
-                lines.extend(pretty(&c.args).lines().map(|l| Line::from(l.to_owned())));
-                lines.push(Line::from(Span::styled("result", t.title)));
-                match &c.result {
-                    Some(v) => lines.extend(pretty(v).lines().map(|l| Line::from(l.to_owned()))),
-                    None => lines.push(Line::from(Span::styled("(still running)", t.dim))),
-                }
-            }
+            let lines = detail_lines(app, *id);
+            let inner = r.width.saturating_sub(2);
+            let max = max_scroll(&lines, inner, r.height.saturating_sub(2));
+            let top = app.popup_scroll.min(max);
+            let title = if max == 0 {
+                " Tool call (Esc closes) ".to_owned()
+            } else {
+                format!(
+                    " Tool call ({}/{} ↑↓ PgUp PgDn scroll, Esc closes) ",
+                    top, max
+                )
+            };
             Paragraph::new(lines)
-                .block(frame(app, " Tool call (Esc closes) "))
+                .block(frame(app, &title))
                 .wrap(Wrap { trim: false })
+                .scroll((top, 0))
                 .render(r, buf);
             None
         }

@@ -17,6 +17,7 @@ fn hints(focus: Focus) -> &'static [(&'static str, &'static str)] {
             ("^↑↓", "history"),
             ("Tab", "panes"),
             ("F1", "help"),
+            ("^C", "quit"),
         ],
         Focus::Computers => &[
             ("↑↓", "select"),
@@ -50,10 +51,7 @@ fn hints(focus: Focus) -> &'static [(&'static str, &'static str)] {
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let linked = app.computers.iter().filter(|c| c.online).count();
-    let mut spans = vec![Span::raw(format!(
-        " gw {} · mcp {} · {linked} linked │ ",
-        app.settings.gateway_bind, app.settings.mcp_bind
-    ))];
+    let mut spans = vec![Span::raw(" ")];
     match &app.notice {
         Some((text, error)) => spans.push(Span::styled(
             text.clone(),
@@ -65,6 +63,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 spans.push(Span::raw(format!(" {what}  ")));
             }
         }
+    }
+    // The keys come first so that they show on a narrow terminal; the addresses follow on the
+    // right when there is room (the help popup always has them).
+    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let room = usize::from(area.width).saturating_sub(used);
+    let full = format!(
+        "{linked} linked · gw {} · mcp {} ",
+        app.settings.gateway_bind, app.settings.mcp_bind
+    );
+    let short = format!("{linked} linked ");
+    if let Some(right) = [full, short]
+        .into_iter()
+        .find(|r| r.chars().count() <= room)
+    {
+        spans.push(Span::raw(" ".repeat(room - right.chars().count())));
+        spans.push(Span::styled(right, t.dim));
     }
     Paragraph::new(Line::from(spans))
         .style(t.status)

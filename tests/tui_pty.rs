@@ -1,0 +1,244 @@
+//! The real binary in a real terminal: `trapdesk --demo 1` runs under tmux, keys go in with
+//! `send-keys`, and the screen comes back with `capture-pane`. It checks what no `TestBackend`
+//! can: F5 and F6 reach a linked (emulated) computer and its output comes back on screen, a
+//! long chunk can be cancelled from the Requests pane, and quitting ends the process with the
+//! terminal restored (no alternate screen, no mouse capture, cooked mode) and the editor
+//! history saved in the data directory.
+//!
+//! tmux is required: CI installs it (`.ci/run`); without it these tests fail and say so.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long the screen may take to show what a test waits for.
+const PATIENCE: Duration = Duration::from_secs(15);
+
+/// One tmux server of its own (own socket) with one session running trapdesk; killed on drop,
+/// failed test or not.
+struct Tmux {
+    socket: String,
+    session: String,
+    _data: tempfile::TempDir,
+    data_dir: std::path::PathBuf,
+}
+
+impl Tmux {
+    /// Starts `trapdesk --demo 1` in a 100x30 terminal. After trapdesk exits the shell prints
+    /// its exit status and the terminal's mode, then idles so the pane can still be read.
+    fn start(name: &str) -> Tmux {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let unique = format!(
+            "trapdesk-pty-{}-{}-{name}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        match Command::new("tmux").arg("-V").output() {
+            Ok(o) if o.status.success() => {}
+            _ => panic!(
+                "tmux is not installed: the terminal tests need it (apt-get install tmux; \
+                 .ci/run installs it in CI)"
+            ),
+        }
+        let data = tempfile::tempdir().unwrap();
+        let data_dir = data.path().to_path_buf();
+        let bin = env!("CARGO_BIN_EXE_trapdesk");
+        let cmd = format!(
+            "'{bin}' --demo 1 --data-dir '{}' --gateway-bind 127.0.0.1:0 \
+             --mcp-bind 127.0.0.1:0 --secret s; \
+             echo \"trapdesk exited: $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; \
+             sleep 600",
+            data_dir.display()
+        );
+        let t = Tmux {
+            socket: unique.clone(),
+            session: unique,
+            _data: data,
+            data_dir,
+        };
+        let out = t.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            &t.session,
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &cmd,
+        ]);
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        t
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .unwrap()
+    }
+
+    /// The screen as text.
+    fn screen(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", &self.session]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A tmux format value of the pane, e.g. `alternate_on`.
+    fn format(&self, var: &str) -> String {
+        let out = self.tmux(&["display-message", "-p", "-t", &self.session, var]);
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    /// Types text literally.
+    fn text(&self, s: &str) {
+        self.tmux(&["send-keys", "-t", &self.session, "-l", s]);
+    }
+
+    /// Presses named keys (`F5`, `Enter`, `C-c`, ...).
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.session];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Polls the screen until `pred` holds; fails with the last screen after [`PATIENCE`].
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            if start.elapsed() > PATIENCE {
+                panic!("waited {PATIENCE:?} for {what}; the screen is:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn wait_text(&self, needle: &str) -> String {
+        self.wait_for(&format!("{needle:?}"), |s| s.contains(needle))
+    }
+
+    /// Waits until the demo computer is linked and idle.
+    fn wait_linked(&self) {
+        self.wait_for("the demo computer to link", |s| {
+            s.contains("Computers 1") && s.contains("idle")
+        });
+    }
+
+    /// Ctrl-C, then checks the process ended cleanly with the terminal given back.
+    fn quit_and_check(&self) {
+        self.keys(&["C-c"]);
+        let screen = self.wait_text("trapdesk exited:");
+        assert!(
+            screen.contains("trapdesk exited: 0"),
+            "trapdesk did not exit with 0:\n{screen}"
+        );
+        // The shell's `stty -a` ran after trapdesk: raw mode must be off again.
+        let screen = self.wait_text("icanon");
+        assert!(
+            !screen.contains("-icanon"),
+            "the terminal was left in raw mode:\n{screen}"
+        );
+        assert_eq!(
+            self.format("#{alternate_on}"),
+            "0",
+            "still on the alternate screen"
+        );
+        assert_eq!(
+            self.format("#{mouse_any_flag}"),
+            "0",
+            "mouse capture left on"
+        );
+        assert_eq!(
+            self.format("#{mouse_standard_flag}"),
+            "0",
+            "mouse capture left on"
+        );
+        assert_eq!(self.format("#{cursor_flag}"), "1", "cursor left hidden");
+    }
+
+    fn history(&self) -> serde_json::Value {
+        let path: &Path = &self.data_dir.join("history.json");
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("no editor history at {}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        // tmux leaves its socket file behind when the server is killed; remove it too.
+        let socket = self.format("#{socket_path}");
+        let _ = self.tmux(&["kill-server"]);
+        if !socket.is_empty() {
+            let _ = std::fs::remove_file(socket);
+        }
+    }
+}
+
+#[test]
+fn f5_runs_lua_and_quitting_restores_the_terminal() {
+    let t = Tmux::start("f5");
+    t.wait_linked();
+    t.text(r#"print("hello from the test")"#);
+    t.keys(&["F5"]);
+    // The header repeats the code, so wait for the output line itself and the ending.
+    t.wait_for("the printed line", |s| {
+        s.lines()
+            .any(|l| l.contains("│hello from the test") || l.contains("┃hello from the test"))
+            && s.contains("└ ok")
+    });
+    t.quit_and_check();
+    let history = t.history();
+    assert_eq!(
+        history["entries"],
+        serde_json::json!([r#"print("hello from the test")"#]),
+        "{history}"
+    );
+}
+
+#[test]
+fn f6_runs_a_file_with_quoted_arguments() {
+    let t = Tmux::start("f6");
+    t.wait_linked();
+    t.text(r#"local f = fs.open("dig.lua","w") f.write("print(...)") f.close() print("written")"#);
+    t.keys(&["F5"]);
+    t.wait_for("the file to be written", |s| {
+        s.lines().any(|l| l.contains("│written")) && s.contains("└ ok")
+    });
+    t.keys(&["F6"]);
+    t.wait_text("Run file");
+    t.text(r#"dig.lua 3 "deep shaft""#);
+    t.keys(&["Enter"]);
+    // `print(...)` joins its two arguments with a tab, which shows as spaces to column 4.
+    let screen = t.wait_text("│3   deep shaft");
+    assert!(screen.contains("run-file"), "{screen}");
+    t.quit_and_check();
+}
+
+#[test]
+fn a_long_chunk_is_cancelled_from_the_requests_pane() {
+    let t = Tmux::start("cancel");
+    t.wait_linked();
+    t.text("sleep(30)");
+    t.keys(&["F5"]);
+    t.wait_text("Requests 1");
+    // Tab order: editor, computers, requests.
+    t.keys(&["Tab", "Tab"]);
+    t.wait_text("┏ Requests"); // a focused pane has a thick border
+    t.keys(&["c"]);
+    let screen = t.wait_text("└ ✗ cancelled");
+    assert!(!screen.contains("Requests 1"), "{screen}");
+    t.wait_text("Requests 0");
+    t.quit_and_check();
+}
