@@ -18,7 +18,7 @@ use trapdesk::session::{OutputEntry, OutputItem, Session, Stream};
 use trapdesk::tui::App;
 use trapdesk::tui::theme::Theme;
 
-fn stats(name: &str, mut samples: Vec<Duration>, extra: &str) {
+fn stats(name: &str, mut samples: Vec<Duration>, extra: &str) -> f64 {
     samples.sort();
     let n = samples.len().max(1);
     let pct = |p: f64| samples[((n as f64 * p) as usize).min(n - 1)];
@@ -30,6 +30,7 @@ fn stats(name: &str, mut samples: Vec<Duration>, extra: &str) {
         pct(0.99).as_secs_f64() * 1e3,
         pct(1.0).as_secs_f64() * 1e3,
     );
+    mean.as_secs_f64()
 }
 
 fn settings() -> Settings {
@@ -53,13 +54,14 @@ fn hello(id: u64) -> Hello {
     }
 }
 
-fn frame_time() {
+/// Mean frame time with `lines` of scrollback.
+fn frame_time(lines: u64) -> f64 {
     let mut app = App::new(settings(), Theme::default(), false);
     let session = Session::new(settings(), false);
     let (tx, _rx) = mpsc::unbounded_channel();
     let _link = session.link(&hello(1), tx);
     app.pull(&session);
-    let items: Vec<OutputItem> = (1..=10_000)
+    let items: Vec<OutputItem> = (1..=lines)
         .map(|i| OutputItem {
             seq: i,
             entry: OutputEntry::Line {
@@ -77,7 +79,10 @@ fn frame_time() {
     app.set_editor_text(&"local x = turtle.getFuelLevel() -- comment\nprint(x)\n".repeat(50));
     let mut term = match Terminal::new(TestBackend::new(120, 40)) {
         Ok(t) => t,
-        Err(e) => return eprintln!("{e}"),
+        Err(e) => {
+            eprintln!("{e}");
+            return 0.0;
+        }
     };
     app.size = ratatui::layout::Rect::new(0, 0, 120, 40);
     let mut samples = Vec::new();
@@ -88,7 +93,7 @@ fn frame_time() {
             if i % 2 == 0 {
                 s.to_end(rows)
             } else {
-                s.by(5_000, rows)
+                s.by((lines / 2) as isize, rows)
             }
             app.scroll = s;
         }
@@ -96,7 +101,11 @@ fn frame_time() {
         let _ = term.draw(|f| app.draw(f));
         samples.push(t.elapsed());
     }
-    stats("frame, 10k-line scrollback, 120x40", samples, "");
+    stats(
+        &format!("frame, {lines}-line scrollback, 120x40"),
+        samples,
+        "",
+    )
 }
 
 async fn flood() {
@@ -134,7 +143,10 @@ async fn flood() {
     let mut events = session.subscribe();
     let mut term = match Terminal::new(TestBackend::new(120, 40)) {
         Ok(t) => t,
-        Err(e) => return eprintln!("{e}"),
+        Err(e) => {
+            eprintln!("{e}");
+            return;
+        }
     };
     app.pull(&session);
     app.select_index(0); // "All computers": the busiest view
@@ -179,6 +191,12 @@ async fn main() {
     println!(
         "|------------------------------------|--------|----------|----------|----------|----------|"
     );
-    frame_time();
+    let small = frame_time(100);
+    let large = frame_time(10_000);
     flood().await;
+    println!();
+    println!(
+        "frame time, 10,000 vs 100 lines of scrollback: {:.2}x (1.0 = independent of scrollback)",
+        large / small.max(f64::MIN_POSITIVE)
+    );
 }
