@@ -94,12 +94,13 @@ async fn runtime_and_syntax_errors_keep_the_output() {
     let _c = emulated(&host, 1, None).await;
     let r = exec(&host, "1", "print('before') error('boom')").await;
     assert_eq!(r["ok"], false);
-    assert!(r["error"].as_str().unwrap().contains("boom"), "{r}");
+    // Errors name the chunk `exec` whoever sent it (console or agent).
+    assert!(r["error"].as_str().unwrap().starts_with("exec:1: boom"), "{r}");
     assert_eq!(r["output"], "before\n");
     assert_eq!(r["n"], 0);
     let r = exec(&host, "1", "return +").await;
     assert_eq!(r["ok"], false);
-    assert!(!r["error"].as_str().unwrap().is_empty());
+    assert!(r["error"].as_str().unwrap().starts_with("exec:1:"), "{r}");
     // The computer is still fine.
     assert_eq!(exec(&host, "1", "return 2").await["returns"][0]["value"], 2);
 }

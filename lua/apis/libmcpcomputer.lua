@@ -269,7 +269,8 @@ end
 
 --- Run a Lua chunk with captured output.
 -- @tparam string code The source.
--- @tparam[opt] string name Chunk name (default "exec", so errors read `[string "exec"]:1:`).
+-- @tparam[opt] string name Chunk name (default "=exec", so errors read `exec:1:` whoever sent
+-- the chunk; a name without "=" or "@" reads `[string "name"]:1:`).
 -- @tparam[opt] table opts `capture` (from @{newCapture}), `onOutput`, `env` (the base environment).
 -- @treturn table The Result.
 function lib.executeLua(code, name, opts)
@@ -279,7 +280,7 @@ function lib.executeLua(code, name, opts)
     local started = now_ms()
     local cap = opts.capture or lib.newCapture(opts.onOutput)
     local env = makeEnv(cap, opts.env or _ENV)
-    local fn, err = load(code, name or "exec", "t", env)
+    local fn, err = load(code, name or "=exec", "t", env)
     if not fn then return errorResult(cap, started, err) end
     return run(fn, { n = 0 }, cap, started)
 end
