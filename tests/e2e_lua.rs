@@ -95,7 +95,10 @@ async fn runtime_and_syntax_errors_keep_the_output() {
     let r = exec(&host, "1", "print('before') error('boom')").await;
     assert_eq!(r["ok"], false);
     // Errors name the chunk `exec` whoever sent it (console or agent).
-    assert!(r["error"].as_str().unwrap().starts_with("exec:1: boom"), "{r}");
+    assert!(
+        r["error"].as_str().unwrap().starts_with("exec:1: boom"),
+        "{r}"
+    );
     assert_eq!(r["output"], "before\n");
     assert_eq!(r["n"], 0);
     let r = exec(&host, "1", "return +").await;

@@ -180,6 +180,9 @@ impl Link {
                         text: text.to_owned(),
                     });
                 }
+                if p.quiet {
+                    return;
+                }
                 true
             }
             _ => false,

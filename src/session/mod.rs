@@ -181,16 +181,19 @@ impl Session {
                 timer: Some(timer),
                 sent_at: None,
                 live_bytes: 0,
+                quiet: spec.quiet,
             },
         );
         if let Some(c) = st.computers.get_mut(&trapos_id) {
-            c.output.push(OutputEntry::Start {
-                request_id: id.clone(),
-                origin: origin.clone(),
-                kind: spec.kind.clone(),
-                summary: summary.clone(),
-                at: SystemTime::now(),
-            });
+            if !spec.quiet {
+                c.output.push(OutputEntry::Start {
+                    request_id: id.clone(),
+                    origin: origin.clone(),
+                    kind: spec.kind.clone(),
+                    summary: summary.clone(),
+                    at: SystemTime::now(),
+                });
+            }
             if let Some(conn) = c.conn.as_mut() {
                 conn.queue.push_back(id.clone());
             }

@@ -42,6 +42,9 @@ pub struct RequestSpec {
     pub timeout: Option<Duration>,
     /// Deliver live output of this request on [`super::Ticket::output`].
     pub stream_output: bool,
+    /// Housekeeping the console does for itself (path completion): logged like any request,
+    /// but it leaves no header, output or ending in the computer's scrollback.
+    pub quiet: bool,
 }
 
 impl RequestSpec {
@@ -51,6 +54,7 @@ impl RequestSpec {
             payload,
             timeout: None,
             stream_output: false,
+            quiet: false,
         }
     }
 
@@ -61,6 +65,11 @@ impl RequestSpec {
 
     pub fn streaming(mut self) -> Self {
         self.stream_output = true;
+        self
+    }
+
+    pub fn quiet(mut self) -> Self {
+        self.quiet = true;
         self
     }
 }

@@ -64,6 +64,8 @@ pub(crate) struct Pending {
     pub sent_at: Option<Instant>,
     /// Bytes of live output received, to add what the final answer has beyond it.
     pub live_bytes: usize,
+    /// Leaves no trace in the computer's scrollback (see [`super::RequestSpec::quiet`]).
+    pub quiet: bool,
 }
 
 pub(crate) struct State {
@@ -256,6 +258,7 @@ impl State {
             Err(e) => e.output().map(str::to_owned),
         };
         if let Some(out) = final_output
+            && !p.quiet
             && out.len() > p.live_bytes
             && let Some(rest) = out.get(p.live_bytes..)
         {
@@ -270,7 +273,9 @@ impl State {
         {
             c.info.last_rtt_ms = Some(sent.elapsed().as_millis() as u64);
         }
-        if let Some(c) = self.computers.get_mut(&trapos_id) {
+        if let Some(c) = self.computers.get_mut(&trapos_id)
+            && !p.quiet
+        {
             c.output.push(OutputEntry::End {
                 request_id: id.to_owned(),
                 status,

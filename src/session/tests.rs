@@ -185,3 +185,31 @@ async fn output_is_attributed_and_the_final_answer_fills_gaps() {
         .collect();
     assert_eq!(lines, vec!["one", "two"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn quiet_requests_are_logged_but_leave_the_scrollback_alone() {
+    let s = session();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let link = s.link(&hello(7, None), tx);
+    let t = s
+        .start(
+            "7",
+            RequestSpec::new("list-files", json!({"path": "/"})).quiet(),
+            Origin::Person,
+        )
+        .unwrap();
+    rx.recv().await;
+    link.response(Response {
+        id: t.id.clone(),
+        ok: true,
+        payload: Some(json!({"ok": true, "entries": []})),
+        error: None,
+    });
+    t.wait().await.unwrap();
+    assert!(s.output_since("7:", 0).is_empty());
+    assert!(
+        s.recent(10)
+            .iter()
+            .any(|e| e.event == "finished" && e.what.as_deref() == Some("list-files"))
+    );
+}

@@ -46,7 +46,8 @@ pub fn execute(session: &Session, intent: Intent, msg_tx: &mpsc::UnboundedSender
             let session = session.clone();
             let tx = msg_tx.clone();
             tokio::spawn(async move {
-                let spec = RequestSpec::new("list-files", serde_json::json!({ "path": dir }));
+                let spec =
+                    RequestSpec::new("list-files", serde_json::json!({ "path": dir })).quiet();
                 let msg = match session.request(&target, spec, Origin::Person).await {
                     Ok(v) if v.get("ok").and_then(Value::as_bool) != Some(false) => {
                         let entries = v
