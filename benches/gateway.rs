@@ -107,6 +107,38 @@ async fn wait_linked(session: &Session, trapos: &str) {
     }
 }
 
+/// Resident memory of this process, from `/proc/self/status` (Linux), in KiB.
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// What full scrollback costs: 50 computers, each with its output ring filled to the default
+/// 10,000 lines of 60 bytes.
+fn scrollback_memory(settings: &Settings) {
+    let session = Session::new(settings.clone(), false);
+    let before = rss_kib();
+    let mut links = Vec::new();
+    for id in 0..50u64 {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let link = session.link(&Hello::from_value(&hello(100 + id)).expect("hello"), tx);
+        for i in 0..10_000u64 {
+            link.output("none", trapdesk::session::Stream::Out, &format!("{i:>8} {}\n", "x".repeat(50)));
+        }
+        links.push(link);
+    }
+    let after = rss_kib();
+    if let (Some(a), Some(b)) = (before, after) {
+        let lines = 50.0 * 10_000.0;
+        println!(
+            "memory: 50 computers x 10,000 lines of scrollback = {:.1} MiB resident ({:.0} bytes per 60-byte line)",
+            (b.saturating_sub(a)) as f64 / 1024.0,
+            (b.saturating_sub(a)) as f64 * 1024.0 / lines
+        );
+    }
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let dir = std::env::temp_dir().join(format!("trapdesk-bench-{}", std::process::id()));
@@ -181,5 +213,9 @@ async fn main() {
     );
     computer.shutdown();
     host.stop().await;
+    scrollback_memory(&Settings {
+        data_dir: dir.clone(),
+        ..Settings::default()
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -48,7 +48,11 @@ impl TrapdeskMcp {
             .filter(|c| c.online)
             .collect();
         let pings = futures_util::future::join_all(computers.iter().map(|c| {
-            let spec = RequestSpec::new("ping", json!({})).timeout(Some(PING_TIMEOUT));
+            // Quiet: a probe is the agent looking, not acting; it stays in the session log but
+            // adds nothing to the computers' scrollback.
+            let spec = RequestSpec::new("ping", json!({}))
+                .timeout(Some(PING_TIMEOUT))
+                .quiet();
             let (session, origin, target) = (
                 self.session.clone(),
                 rec.origin.clone(),
