@@ -124,7 +124,11 @@ fn scrollback_memory(settings: &Settings) {
         let (tx, _rx) = mpsc::unbounded_channel();
         let link = session.link(&Hello::from_value(&hello(100 + id)).expect("hello"), tx);
         for i in 0..10_000u64 {
-            link.output("none", trapdesk::session::Stream::Out, &format!("{i:>8} {}\n", "x".repeat(50)));
+            link.output(
+                "none",
+                trapdesk::session::Stream::Out,
+                &format!("{i:>8} {}\n", "x".repeat(50)),
+            );
         }
         links.push(link);
     }

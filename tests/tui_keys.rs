@@ -335,3 +335,36 @@ async fn an_offline_computer_keeps_the_clock_ticking() {
     app.set_computers(three_computers());
     assert!(app.needs_tick(), "'off 90s' must count up");
 }
+
+#[tokio::test]
+async fn clicking_a_key_hint_presses_that_key() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    typ(&mut app, "return 1");
+    let a = areas(app.size).unwrap_or_else(|| panic!("80x24 has a layout"));
+    let left = MouseEventKind::Down(MouseButton::Left);
+    // The status line starts " F5 run  F6 file  …": column 2 is on "F5".
+    let out = app.on_mouse(mouse(left, a.status.x + 2, a.status.y));
+    assert_eq!(
+        out,
+        vec![Intent::Start {
+            targets: vec!["7:miner".into()],
+            kind: "exec-lua".into(),
+            payload: json!({"code": "return 1"}),
+        }]
+    );
+    // "F6 file" opens the run-file prompt.
+    app.on_mouse(mouse(left, a.status.x + 10, a.status.y));
+    assert!(
+        matches!(app.popup, Some(Popup::Prompt(_))),
+        "{:?}",
+        app.popup.is_some()
+    );
+    // The gap between hints presses nothing.
+    app.popup = None;
+    assert!(
+        app.on_mouse(mouse(left, a.status.x + 8, a.status.y))
+            .is_empty()
+    );
+    assert!(app.popup.is_none());
+}

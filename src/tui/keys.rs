@@ -310,6 +310,14 @@ impl App {
             return Vec::new();
         }
         let (col, row) = (m.column, m.row);
+        // A click on a key hint in the status line presses that key.
+        if matches!(m.kind, MouseEventKind::Down(MouseButton::Left))
+            && hit(a.status, col, row)
+            && let Some(h) = super::view::statusbar::hint_at(self, col - a.status.x)
+        {
+            let (code, mods) = h.press;
+            return self.on_key(KeyEvent::new(code, mods));
+        }
         let pane = [
             (a.computers, Focus::Computers),
             (a.requests, Focus::Requests),

@@ -7,7 +7,7 @@ mod empty;
 mod lists;
 mod output;
 mod popup;
-mod statusbar;
+pub mod statusbar;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

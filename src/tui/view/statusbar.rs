@@ -2,50 +2,94 @@
 //! latest notice).
 
 use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::tui::app::{App, Focus};
 
-/// Key hints per focus: (key, what).
-fn hints(focus: Focus) -> &'static [(&'static str, &'static str)] {
-    match focus {
-        Focus::Editor => &[
-            ("F5", "run"),
-            ("F6", "file"),
-            ("^↑↓", "history"),
-            ("Tab", "panes"),
-            ("F1", "help"),
-            ("^C", "quit"),
-        ],
-        Focus::Computers => &[
-            ("↑↓", "select"),
-            ("Space", "mark"),
-            ("Enter", "edit"),
-            ("?", "help"),
-            ("q", "quit"),
-        ],
-        Focus::Output => &[
-            ("↑↓ PgUp", "scroll"),
-            ("End", "follow"),
-            ("/", "search"),
-            ("n N", "next"),
-            ("q", "quit"),
-        ],
-        Focus::Requests => &[
-            ("↑↓", "select"),
-            ("c Del", "cancel"),
-            ("?", "help"),
-            ("q", "quit"),
-        ],
-        Focus::Activity => &[
-            ("↑↓", "select"),
-            ("Enter", "details"),
-            ("?", "help"),
-            ("q", "quit"),
-        ],
+/// One key hint. `press` is the key a click on the hint stands for, so that everything the
+/// hints name can be done with the mouse too.
+pub struct Hint {
+    pub key: &'static str,
+    pub what: &'static str,
+    pub press: (KeyCode, KeyModifiers),
+}
+
+const fn hint(key: &'static str, what: &'static str, code: KeyCode, mods: KeyModifiers) -> Hint {
+    Hint {
+        key,
+        what,
+        press: (code, mods),
     }
+}
+
+const NONE: KeyModifiers = KeyModifiers::NONE;
+const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+
+/// Key hints per focus.
+static EDITOR: [Hint; 6] = [
+    hint("F5", "run", KeyCode::F(5), NONE),
+    hint("F6", "file", KeyCode::F(6), NONE),
+    hint("^↑↓", "history", KeyCode::Up, CTRL),
+    hint("Tab", "panes", KeyCode::Tab, NONE),
+    hint("F1", "help", KeyCode::F(1), NONE),
+    hint("^C", "quit", KeyCode::Char('c'), CTRL),
+];
+static COMPUTERS: [Hint; 5] = [
+    hint("↑↓", "select", KeyCode::Down, NONE),
+    hint("Space", "mark", KeyCode::Char(' '), NONE),
+    hint("Enter", "edit", KeyCode::Enter, NONE),
+    hint("?", "help", KeyCode::Char('?'), NONE),
+    hint("q", "quit", KeyCode::Char('q'), NONE),
+];
+static OUTPUT: [Hint; 5] = [
+    hint("↑↓ PgUp", "scroll", KeyCode::PageUp, NONE),
+    hint("End", "follow", KeyCode::End, NONE),
+    hint("/", "search", KeyCode::Char('/'), NONE),
+    hint("n N", "next", KeyCode::Char('n'), NONE),
+    hint("q", "quit", KeyCode::Char('q'), NONE),
+];
+static REQUESTS: [Hint; 4] = [
+    hint("↑↓", "select", KeyCode::Down, NONE),
+    hint("c Del", "cancel", KeyCode::Char('c'), NONE),
+    hint("?", "help", KeyCode::Char('?'), NONE),
+    hint("q", "quit", KeyCode::Char('q'), NONE),
+];
+static ACTIVITY: [Hint; 4] = [
+    hint("↑↓", "select", KeyCode::Down, NONE),
+    hint("Enter", "details", KeyCode::Enter, NONE),
+    hint("?", "help", KeyCode::Char('?'), NONE),
+    hint("q", "quit", KeyCode::Char('q'), NONE),
+];
+
+/// Key hints of the focused pane.
+pub fn hints(focus: Focus) -> &'static [Hint] {
+    match focus {
+        Focus::Editor => &EDITOR,
+        Focus::Computers => &COMPUTERS,
+        Focus::Output => &OUTPUT,
+        Focus::Requests => &REQUESTS,
+        Focus::Activity => &ACTIVITY,
+    }
+}
+
+/// The hint drawn at column `col` of the status line (the line starts with one space, then
+/// each hint as `KEY what` followed by two spaces), when the hints are showing.
+pub fn hint_at(app: &App, col: u16) -> Option<&'static Hint> {
+    if app.notice.is_some() {
+        return None;
+    }
+    let mut x = 1usize;
+    for h in hints(app.focus) {
+        let width = h.key.chars().count() + 1 + h.what.chars().count();
+        if (x..x + width).contains(&usize::from(col)) {
+            return Some(h);
+        }
+        x += width + 2;
+    }
+    None
 }
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
@@ -58,9 +102,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             if *error { t.error } else { t.ok },
         )),
         None => {
-            for (key, what) in hints(app.focus) {
-                spans.push(Span::styled(*key, t.key));
-                spans.push(Span::raw(format!(" {what}  ")));
+            for h in hints(app.focus) {
+                spans.push(Span::styled(h.key, t.key));
+                spans.push(Span::raw(format!(" {}  ", h.what)));
             }
         }
     }
