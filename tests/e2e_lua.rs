@@ -14,13 +14,13 @@ use trapdesk::session::{Origin, RequestError, RequestSpec};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
+fn lua(code: &str) -> RequestSpec {
+    RequestSpec::new("exec-lua", json!({ "code": code }))
+}
+
 async fn exec(host: &support::TestHost, target: &str, code: &str) -> Value {
     host.session
-        .request(
-            target,
-            RequestSpec::new("exec-lua", json!({ "code": code })),
-            Origin::Person,
-        )
+        .request(target, lua(code), Origin::Person)
         .await
         .unwrap()
 }
@@ -248,11 +248,7 @@ async fn output_streams_while_the_chunk_runs() {
         .session
         .start(
             "1",
-            RequestSpec::new(
-                "exec-lua",
-                json!({"code": "print('first') sleep(0.5) print('second')"}),
-            )
-            .streaming(),
+            lua("print('first') sleep(0.5) print('second')").streaming(),
             Origin::Person,
         )
         .unwrap();
@@ -275,19 +271,14 @@ async fn timeout_and_cancel_stop_a_sleeping_chunk_and_the_computer_stays_usable(
         .session
         .request(
             "1",
-            RequestSpec::new("exec-lua", json!({"code": "print('zz') sleep(30)"}))
-                .timeout(Some(Duration::from_millis(500))),
+            lua("print('zz') sleep(30)").timeout(Some(Duration::from_millis(500))),
             Origin::Person,
         )
         .await;
     assert!(matches!(r, Err(RequestError::Timeout { .. })), "{r:?}");
     let t = host
         .session
-        .start(
-            "1",
-            RequestSpec::new("exec-lua", json!({"code": "print('so far') sleep(30)"})),
-            Origin::Person,
-        )
+        .start("1", lua("print('so far') sleep(30)"), Origin::Person)
         .unwrap();
     support::wait_until(|| host.session.output_since("1:", 0).iter().any(|i| matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text == "so far"))).await;
     host.session.cancel(&t.id).unwrap();
@@ -314,10 +305,7 @@ async fn two_chunks_run_at_once_on_one_computer() {
         .session
         .start(
             "1",
-            RequestSpec::new(
-                "exec-lua",
-                json!({"code": "print('a1') sleep(0.5) print('a2')"}),
-            ),
+            lua("print('a1') sleep(0.5) print('a2')"),
             Origin::Person,
         )
         .unwrap();
@@ -325,10 +313,7 @@ async fn two_chunks_run_at_once_on_one_computer() {
         .session
         .start(
             "1",
-            RequestSpec::new(
-                "exec-lua",
-                json!({"code": "print('b1') sleep(0.5) print('b2')"}),
-            ),
+            lua("print('b1') sleep(0.5) print('b2')"),
             Origin::Person,
         )
         .unwrap();
@@ -371,11 +356,7 @@ async fn reboot_relinks() {
     let _c = emulated(&host, 1, None).await;
     let r = host
         .session
-        .request(
-            "1",
-            RequestSpec::new("exec-lua", json!({"code": "os.reboot()"})),
-            Origin::Person,
-        )
+        .request("1", lua("os.reboot()"), Origin::Person)
         .await;
     assert_eq!(r, Err(RequestError::Disconnected));
     support::wait_until(|| host.session.computer("1:").is_some_and(|c| c.online)).await;

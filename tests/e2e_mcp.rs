@@ -12,13 +12,12 @@ mod fake;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use fake::{Agent, Client, call, data, text};
+use fake::{Agent, Client, call, data, start_call, text};
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest,
-    ProgressNotificationParam, Request, ServerResult,
+    CallToolRequestParams, CallToolResult, CancelledNotificationParam, ProgressNotificationParam,
+    ServerResult,
 };
-use rmcp::service::PeerRequestOptions;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 use support::{TestHost, emulated, start_host, wait_until};
@@ -351,17 +350,12 @@ async fn timeouts_progress_and_both_kinds_of_cancel() {
     // rmcp's client puts a progressToken in `_meta` of every request it sends, so the calls
     // above sent progress too: start from an empty queue.
     while progress.try_recv().is_ok() {}
-    let p = params(
+    let handle = start_call(
+        &first,
         "exec-lua",
         json!({"traposId": "miner", "code": "for i=1,3 do print(i) sleep(0.3) end return 'done'"}),
-    );
-    let handle = first
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(p)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
+    )
+    .await;
     let one = tokio::time::timeout(Duration::from_secs(5), progress.recv())
         .await
         .unwrap()
@@ -381,16 +375,12 @@ async fn timeouts_progress_and_both_kinds_of_cancel() {
     assert!(all.windows(2).all(|w| w[1].progress > w[0].progress));
 
     // The client cancels its own call: the chunk is cancelled on the computer.
-    let handle = first
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(params(
-                "exec-lua",
-                json!({"traposId": "miner", "code": "print('waiting') sleep(30)"}),
-            ))),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
+    let handle = start_call(
+        &first,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "print('waiting') sleep(30)"}),
+    )
+    .await;
     let rid = sent_request(&host, "exec-lua").await;
     first
         .notify_cancelled(CancelledNotificationParam::new(

@@ -8,11 +8,8 @@ mod fake;
 
 use std::time::Duration;
 
-use fake::{call, connect, connect_stateless, data, host, text};
-use rmcp::model::{
-    CallToolRequestParams, CancelledNotificationParam, ClientRequest, Request, ServerResult,
-};
-use rmcp::service::PeerRequestOptions;
+use fake::{call, connect, connect_stateless, data, host, start_call, text};
+use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
 const TOOLS: [&str; 9] = [
@@ -338,19 +335,12 @@ async fn big_output_keeps_head_and_tail_and_stays_readable() {
 async fn live_output_arrives_as_increasing_progress() {
     let h = host().await;
     let (client, mut progress) = connect(&h.url).await;
-    let params = CallToolRequestParams::new("exec-lua").with_arguments(
-        json!({"traposId": "miner", "code": "slow"})
-            .as_object()
-            .unwrap()
-            .clone(),
-    );
-    let handle = client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
+    let handle = start_call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "slow"}),
+    )
+    .await;
     let first = tokio::time::timeout(Duration::from_secs(5), progress.recv())
         .await
         .unwrap()
@@ -372,19 +362,12 @@ async fn live_output_arrives_as_increasing_progress() {
 async fn client_cancellation_cancels_on_the_computer() {
     let h = host().await;
     let (client, _) = connect(&h.url).await;
-    let params = CallToolRequestParams::new("exec-lua").with_arguments(
-        json!({"traposId": "miner", "code": "hang"})
-            .as_object()
-            .unwrap()
-            .clone(),
-    );
-    let handle = client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
+    let handle = start_call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "hang"}),
+    )
+    .await;
     let mut rid = None;
     for _ in 0..100 {
         if let Some(p) = h.session.pending().into_iter().find(|p| p.sent) {

@@ -308,6 +308,25 @@ pub async fn call(client: &Client, tool: &'static str, args: Value) -> CallToolR
         .unwrap()
 }
 
+/// Starts a tool call the test can cancel or await later.
+pub async fn start_call(
+    client: &Client,
+    tool: &'static str,
+    args: Value,
+) -> rmcp::service::RequestHandle<RoleClient> {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let params = CallToolRequestParams::new(tool).with_arguments(args);
+    client
+        .send_cancellable_request(
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap()
+}
+
 /// The structured content of a result.
 pub fn data(r: &CallToolResult) -> Value {
     r.structured_content.clone().unwrap_or(Value::Null)
