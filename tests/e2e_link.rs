@@ -93,3 +93,38 @@ async fn a_computer_relinks_after_the_host_restarts() {
     computer.shutdown();
     drop(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_computers_link_with_sample_programs() {
+    let mut host = start_host().await;
+    host.start_demo(2);
+    wait_until(|| {
+        ["1:miner", "2:farm"].iter().all(|id| {
+            host.session
+                .computer(id)
+                .is_some_and(|c| c.online && c.serves.iter().any(|s| s == "run-file"))
+        })
+    })
+    .await;
+    let r = host
+        .session
+        .request(
+            "farm",
+            RequestSpec::new(
+                "run-file",
+                json!({"path": "programs/dig.lua", "args": ["2", "deep shaft"]}),
+            ),
+            Origin::Person,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("Digging \"deep shaft\" down 2 layers\nlayer 1: "),
+        "{r}"
+    );
+    assert_eq!(r["returns"][0]["value"], 2);
+}

@@ -70,6 +70,14 @@ pub fn install_client(root: &Path, url: &str, secret: &str) -> Result<(), EmuErr
     write(&root.join(".settings"), settings.as_bytes())
 }
 
+/// Sample programs on every demo computer, so that F6 (run a file with arguments), live output
+/// and cancel have something to run on a first try. Written only where the file is missing, so
+/// edits made on a demo disk survive a restart.
+const DEMO_PROGRAMS: &[(&str, &[u8])] = &[
+    ("programs/dig.lua", include_bytes!("demo/dig.lua")),
+    ("programs/hello.lua", include_bytes!("demo/hello.lua")),
+];
+
 /// `--demo N`: installs and boots N labelled computers (ids 1..=N) under
 /// `data_dir/computers/<id>/`, linked to `url` with `secret`, until `shutdown` is cancelled;
 /// then turns them all off and waits for them.
@@ -96,6 +104,12 @@ pub async fn run_demo(
         };
         let root = data_dir.join("computers").join(id.to_string());
         install_client(&root, url, secret)?;
+        for (path, bytes) in DEMO_PROGRAMS {
+            let dest = root.join(path);
+            if !dest.exists() {
+                write(&dest, bytes)?;
+            }
+        }
         let spec = ComputerSpec::new(id, Some(label), root);
         computers.push(Computer::spawn(spec, tokio::runtime::Handle::current())?);
     }
