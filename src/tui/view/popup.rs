@@ -40,7 +40,7 @@ pub const HELP: &[(&str, &str)] = &[
         "Ctrl-C / q",
         "quit (q outside the editor); asks if requests pending",
     ),
-    ("mouse", "click selects and focuses, wheel scrolls"),
+    ("mouse", "click: select, focus, press a key hint; wheel scrolls"),
 ];
 
 /// A centred rectangle of at most `w`x`h`.
