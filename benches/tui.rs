@@ -183,6 +183,42 @@ async fn flood() {
     );
 }
 
+/// Resident memory of this process, from `/proc/self/status` (Linux), in KiB.
+fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// What the console's own display rows cost on top of the session's rings: 50 computers with
+/// 10,000 lines of 60 bytes each, in each computer's view and in "All computers".
+fn display_memory() {
+    let before = rss_kib();
+    let mut model = trapdesk::tui::output::OutputModel::new(10_000);
+    for c in 0..50u64 {
+        let items: Vec<OutputItem> = (1..=10_000u64)
+            .map(|i| OutputItem {
+                seq: i,
+                entry: OutputEntry::Line {
+                    request_id: None,
+                    stream: Stream::Out,
+                    text: format!("{i:>8} {}", "x".repeat(51)),
+                    complete: true,
+                },
+            })
+            .collect();
+        model.ingest(&format!("{c}:c"), items);
+    }
+    if let (Some(a), Some(b)) = (before, rss_kib()) {
+        println!(
+            "console rows: 50 computers x 10,000 lines = {:.1} MiB resident ({:.0} bytes per line, both views)",
+            b.saturating_sub(a) as f64 / 1024.0,
+            b.saturating_sub(a) as f64 * 1024.0 / 500_000.0
+        );
+    }
+    drop(model);
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     println!(
@@ -191,6 +227,7 @@ async fn main() {
     println!(
         "|------------------------------------|--------|----------|----------|----------|----------|"
     );
+    display_memory();
     let small = frame_time(100);
     let large = frame_time(10_000);
     flood().await;

@@ -6,6 +6,7 @@
 //! the cursor never moves past an incomplete line.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::session::{OutputEntry, OutputItem, Status, Stream};
@@ -51,29 +52,33 @@ pub struct Ending {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     /// The computer it came from (shown as a prefix in "All computers").
-    pub trapos_id: String,
+    /// Shared by every row of the computer and by the "All computers" copy of the row.
+    pub trapos_id: Arc<str>,
     pub seq: u64,
     pub kind: RowKind,
 }
 
+/// Header of a request: who ran what, when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    pub request_id: String,
+    pub who: crate::session::Origin,
+    pub kind: String,
+    pub summary: String,
+    pub at: SystemTime,
+}
+
+/// What a row shows. Everything but the stream is behind an `Arc`: rows are held twice (the
+/// computer's view and "All computers") and there are up to scrollback × computers of them, so
+/// a row stays two words of payload however rich its variant.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowKind {
-    /// Header of a request: who ran what, when.
-    Header {
-        request_id: String,
-        who: crate::session::Origin,
-        kind: String,
-        summary: String,
-        at: SystemTime,
-    },
-    Line {
-        stream: Stream,
-        text: String,
-    },
+    Header(Arc<Header>),
+    Line { stream: Stream, text: Arc<str> },
     /// The end of a request.
     End {
-        request_id: String,
-        ending: Ending,
+        request_id: Arc<str>,
+        ending: Arc<Ending>,
     },
 }
 
@@ -81,7 +86,7 @@ impl Row {
     /// The row's text for search.
     pub fn text(&self) -> &str {
         match &self.kind {
-            RowKind::Header { summary, .. } => summary,
+            RowKind::Header(h) => &h.summary,
             RowKind::Line { text, .. } => text,
             RowKind::End { ending, .. } => &ending.summary,
         }
@@ -163,6 +168,7 @@ impl OutputModel {
         let mut last = src.cursor;
         let seen = src.seen;
         let mut rows = Vec::with_capacity(items.len());
+        let shared_id: Arc<str> = Arc::from(trapos_id);
         for item in items {
             last = last.max(item.seq);
             let kind = match item.entry {
@@ -172,13 +178,13 @@ impl OutputModel {
                     kind,
                     summary,
                     at,
-                } => RowKind::Header {
+                } => RowKind::Header(Arc::new(Header {
                     request_id,
                     who: origin,
                     kind,
                     summary: printable(&summary),
                     at,
-                },
+                })),
                 OutputEntry::Line {
                     stream,
                     text,
@@ -190,7 +196,7 @@ impl OutputModel {
                     }
                     RowKind::Line {
                         stream,
-                        text: printable(&text),
+                        text: Arc::from(printable(&text)),
                     }
                 }
                 OutputEntry::End {
@@ -205,13 +211,16 @@ impl OutputModel {
                         duration_ms,
                     };
                     self.endings.insert(request_id.clone(), ending.clone());
-                    RowKind::End { request_id, ending }
+                    RowKind::End {
+                        request_id: Arc::from(request_id),
+                        ending: Arc::new(ending),
+                    }
                 }
             };
             rows.push((
                 item.seq <= seen,
                 Row {
-                    trapos_id: trapos_id.to_owned(),
+                    trapos_id: shared_id.clone(),
                     seq: item.seq,
                     kind,
                 },

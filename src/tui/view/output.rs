@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use super::{clock, cut, millis, name_of, pane};
 use crate::session::{Origin, Status, Stream};
 use crate::tui::app::{App, Focus};
-use crate::tui::output::{Ending, Row, RowKind};
+use crate::tui::output::{Ending, Header, Row, RowKind};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let name = app
@@ -91,13 +91,14 @@ fn row_line<'a>(app: &App, r: &'a Row, prefix: bool, width: usize) -> Line<'a> {
         ));
     }
     match &r.kind {
-        RowKind::Header {
-            request_id,
-            who,
-            kind,
-            summary,
-            at,
-        } => {
+        RowKind::Header(h) => {
+            let Header {
+                request_id,
+                who,
+                kind,
+                summary,
+                at,
+            } = &**h;
             spans.push(Span::styled("▶ ", app.theme.accent));
             spans.push(Span::styled(clock(*at), app.theme.dim));
             spans.push(Span::raw(" "));
@@ -129,7 +130,7 @@ fn row_line<'a>(app: &App, r: &'a Row, prefix: bool, width: usize) -> Line<'a> {
                 Stream::Err => app.theme.error,
                 Stream::Out => app.theme.text,
             };
-            spans.push(Span::styled(text.as_str(), style));
+            spans.push(Span::styled(&**text, style));
         }
         RowKind::End { ending, .. } => {
             let (mark, text) = match ending.status {
