@@ -186,13 +186,13 @@ impl Session {
         );
         if let Some(c) = st.computers.get_mut(&trapos_id) {
             if !spec.quiet {
-                c.output.push(OutputEntry::Start {
+                c.output.push(OutputEntry::Start(Box::new(StartEntry {
                     request_id: id.clone(),
                     origin: origin.clone(),
                     kind: spec.kind.clone(),
                     summary: summary.clone(),
                     at: SystemTime::now(),
-                });
+                })));
             }
             if let Some(conn) = c.conn.as_mut() {
                 conn.queue.push_back(id.clone());

@@ -231,15 +231,9 @@ impl Stream {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "entry", rename_all = "snake_case")]
 pub enum OutputEntry {
-    /// A request began on this computer.
-    Start {
-        request_id: String,
-        origin: Origin,
-        kind: String,
-        summary: String,
-        #[serde(serialize_with = "ser_time")]
-        at: SystemTime,
-    },
+    /// A request began on this computer. Boxed: every entry of a ring is as large as the
+    /// largest variant, and lines, which are nearly all of them, need far less than this.
+    Start(Box<StartEntry>),
     /// A line of output (`complete` false while the line has no newline yet).
     Line {
         request_id: Option<String>,
@@ -254,6 +248,17 @@ pub enum OutputEntry {
         summary: String,
         duration_ms: u64,
     },
+}
+
+/// The start of a request in a computer's output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StartEntry {
+    pub request_id: String,
+    pub origin: Origin,
+    pub kind: String,
+    pub summary: String,
+    #[serde(serialize_with = "ser_time")]
+    pub at: SystemTime,
 }
 
 /// An output entry with its position, the cursor for paging.

@@ -9,7 +9,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::session::{OutputEntry, OutputItem, Status, Stream};
+use crate::session::{OutputEntry, OutputItem, StartEntry, Status, Stream};
 
 /// Text from a computer made safe and readable for the terminal: tabs expand to the next
 /// 4-column stop (`print(a, b)` joins with tabs), and other control characters, which could
@@ -74,7 +74,10 @@ pub struct Header {
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowKind {
     Header(Arc<Header>),
-    Line { stream: Stream, text: Arc<str> },
+    Line {
+        stream: Stream,
+        text: Arc<str>,
+    },
     /// The end of a request.
     End {
         request_id: Arc<str>,
@@ -172,19 +175,22 @@ impl OutputModel {
         for item in items {
             last = last.max(item.seq);
             let kind = match item.entry {
-                OutputEntry::Start {
-                    request_id,
-                    origin,
-                    kind,
-                    summary,
-                    at,
-                } => RowKind::Header(Arc::new(Header {
-                    request_id,
-                    who: origin,
-                    kind,
-                    summary: printable(&summary),
-                    at,
-                })),
+                OutputEntry::Start(start) => {
+                    let StartEntry {
+                        request_id,
+                        origin,
+                        kind,
+                        summary,
+                        at,
+                    } = *start;
+                    RowKind::Header(Arc::new(Header {
+                        request_id,
+                        who: origin,
+                        kind,
+                        summary: printable(&summary),
+                        at,
+                    }))
+                }
                 OutputEntry::Line {
                     stream,
                     text,

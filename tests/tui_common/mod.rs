@@ -9,7 +9,8 @@ use ratatui::backend::TestBackend;
 use serde_json::json;
 use trapdesk::config::Settings;
 use trapdesk::session::{
-    ComputerInfo, Origin, OutputEntry, OutputItem, PendingInfo, Status, Stream, ToolCall,
+    ComputerInfo, Origin, OutputEntry, OutputItem, PendingInfo, StartEntry, Status, Stream,
+    ToolCall,
 };
 use trapdesk::tui::App;
 use trapdesk::tui::theme::Theme;
@@ -70,13 +71,13 @@ pub fn three_computers() -> Vec<ComputerInfo> {
 pub fn start(seq: u64, id: &str, origin: Origin, kind: &str, summary: &str) -> OutputItem {
     OutputItem {
         seq,
-        entry: OutputEntry::Start {
+        entry: OutputEntry::Start(Box::new(StartEntry {
             request_id: id.into(),
             origin,
             kind: kind.into(),
             summary: summary.into(),
             at: t0() + Duration::from_secs(seq),
-        },
+        })),
     }
 }
 

@@ -40,7 +40,10 @@ pub const HELP: &[(&str, &str)] = &[
         "Ctrl-C / q",
         "quit (q outside the editor); asks if requests pending",
     ),
-    ("mouse", "click: select, focus, press a key hint; wheel scrolls"),
+    (
+        "mouse",
+        "click: select, focus, press a key hint; wheel scrolls",
+    ),
 ];
 
 /// A centred rectangle of at most `w`x`h`.
