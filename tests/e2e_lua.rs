@@ -407,3 +407,21 @@ async fn a_chunk_that_never_yields_fails_without_taking_the_server_down() {
     );
     computer.shutdown();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_over_the_computers_frame_limit_travel_as_fragments_both_ways() {
+    let host = start_host().await;
+    let _c = emulated(&host, 1, None).await;
+    // 300 KB of source (over CC's 131072-byte frame limit) in, and the same string back out.
+    let big = "é-x".repeat(75_000);
+    let code = format!("local s = [[{big}]] return #s, s");
+    let r = exec(&host, "1", &code).await;
+    assert_eq!(
+        r["ok"],
+        true,
+        "{}",
+        &r.to_string()[..200.min(r.to_string().len())]
+    );
+    assert_eq!(r["returns"][0]["value"], big.len());
+    assert_eq!(r["returns"][1]["value"].as_str(), Some(big.as_str()));
+}
