@@ -83,7 +83,7 @@ impl TrapdeskMcp {
                     .iter()
                     .filter(|r| r.trapos_id == c.trapos_id && r.kind != "ping")
                     .map(|r| json!({"requestId": r.request_id, "kind": r.kind, "summary": r.summary,
-                        "origin": r.origin.label(), "sent": r.sent}))
+                        "origin": r.origin.name(), "sent": r.sent}))
                     .collect();
                 let rtt = ping
                     .as_ref()

@@ -199,7 +199,7 @@ impl Session {
             }
         }
         let mut entry = State::entry("request", summary);
-        entry.who = Some(origin.label().to_owned());
+        entry.who = Some(origin.name().to_owned());
         entry.trapos_id = Some(trapos_id.clone());
         entry.request_id = Some(id.clone());
         entry.what = Some(spec.kind);

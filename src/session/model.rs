@@ -17,10 +17,19 @@ pub enum Origin {
 }
 
 impl Origin {
-    /// Short display form: `you` for the person, the client name for an agent.
+    /// Short display form for the person at the console: `you`, or the agent's client name.
     pub fn label(&self) -> &str {
         match self {
             Origin::Person => "you",
+            Origin::Agent(name) => name,
+        }
+    }
+
+    /// The name in the log and in what agents read: `person`, or the agent's client name.
+    /// ("you" would tell an agent reading `session-log` that it did what the person did.)
+    pub fn name(&self) -> &str {
+        match self {
+            Origin::Person => "person",
             Origin::Agent(name) => name,
         }
     }

@@ -284,7 +284,7 @@ impl State {
             });
         }
         let mut entry = State::entry("finished", summary.clone());
-        entry.who = Some(p.info.origin.label().to_owned());
+        entry.who = Some(p.info.origin.name().to_owned());
         entry.trapos_id = Some(trapos_id.clone());
         entry.request_id = Some(id.to_owned());
         entry.what = Some(p.info.kind.clone());
