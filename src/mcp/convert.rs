@@ -88,11 +88,12 @@ pub(crate) fn run_line(d: &Value) -> String {
         .get("output")
         .and_then(Value::as_str)
         .map_or(0, |o| o.lines().count());
+    let lines = if printed == 1 { "line" } else { "lines" };
     match (returns.is_empty(), printed) {
         (true, 0) => "ok (no values, no output)".to_owned(),
-        (true, n) => format!("ok, {n} lines of output"),
+        (true, n) => format!("ok, {n} {lines} of output"),
         (false, 0) => format!("returned {returns}"),
-        (false, n) => format!("returned {returns}; {n} lines of output"),
+        (false, n) => format!("returned {returns}; {n} {lines} of output"),
     }
 }
 
