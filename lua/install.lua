@@ -72,11 +72,14 @@ end
 for _, path in ipairs(FILES) do
     writeAtomic(ROOT .. path, fetched[path])
 end
-fs.makeDir("/startup")
+-- A /startup *file* (an old-style startup program) cannot hold /startup/trapdesk.lua, and
+-- CC's fs.makeDir raises "File exists" on it (MountWrapper.makeDirectory): test first.
+local startFile = "/startup/trapdesk.lua"
 if fs.exists("/startup") and not fs.isDir("/startup") then
-    printError("/startup is a file; add this line to it yourself: shell.run(\"/trapdesk/startup.lua\")")
+    printError("/startup is a file; add this line to it yourself: shell.run(\"" .. ROOT .. "startup.lua\")")
+    startFile = ROOT .. "startup.lua"
 else
-    writeAtomic("/startup/trapdesk.lua", fetched["startup.lua"] or "shell.run(\"/trapdesk/startup.lua\")\n")
+    writeAtomic(startFile, fetched["startup.lua"] or "shell.run(\"" .. ROOT .. "startup.lua\")\n")
 end
 print(("Wrote %d files to %s"):format(#FILES, ROOT))
 
@@ -97,4 +100,4 @@ print("Linking to ws://" .. HOST .. "/gateway")
 print("Uninstall with: " .. ROOT .. "uninstall.lua")
 
 -- Start now (a running older client is replaced: new instances stop old ones).
-shell.run("/startup/trapdesk.lua")
+shell.run(startFile)

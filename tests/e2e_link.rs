@@ -65,6 +65,43 @@ async fn the_installer_links_a_fresh_computer() {
     computer.shutdown();
 }
 
+/// An old-style `/startup` *file*: CC: Tweaked's `fs.makeDir("/startup")` raises "File exists" on
+/// it (MountWrapper.makeDirectory), so the installer must leave it alone and still link.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_installer_leaves_a_startup_file_alone_and_still_links() {
+    let host = start_host().await;
+    let root = host.dir.path().join("oldstyle");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("startup"), "print('mine')\n").unwrap();
+    let computer = Computer::spawn(
+        ComputerSpec::new(6, Some("oldstyle".into()), root.clone()),
+        tokio::runtime::Handle::current(),
+    )
+    .unwrap();
+    let code = format!(
+        r#"local h = assert(http.get("http://{}/install.lua"))
+           local src = h.readAll() h.close()
+           local f = assert(load(src, "install.lua", "t", _ENV))
+           f("{SECRET}")"#,
+        host.gateway_addr
+    );
+    let c = computer.clone();
+    let run = tokio::spawn(async move { c.run_lua(&code).await });
+    wait_until(|| {
+        host.session
+            .computer("6:oldstyle")
+            .is_some_and(|c| c.online)
+    })
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("startup")).unwrap(),
+        "print('mine')\n"
+    );
+    assert!(root.join("trapdesk/startup.lua").is_file());
+    run.abort();
+    computer.shutdown();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_computer_relinks_after_the_host_restarts() {
     let first = start_host().await;

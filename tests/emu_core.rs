@@ -21,6 +21,26 @@ async fn run(c: &Computer, code: &str) -> String {
     }
 }
 
+/// CC: Tweaked's `http.websocketAsync` (rom/apis/http/http.lua) returns `false, err` for a
+/// URL it refuses at once, and queues `websocket_failure` as well; `true` when it starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket_async_returns_like_cc() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = boot(&dir);
+    let out = run(
+        &c,
+        r##"
+        local ok, err = http.websocketAsync("nope://x")
+        print(ok, type(err))
+        local ev, url, why = os.pullEvent("websocket_failure")
+        print(url, why == err)
+        print(http.websocketAsync("ws://127.0.0.1:1/x"))
+        "##,
+    )
+    .await;
+    assert_eq!(out, "false\tstring\nnope://x\ttrue\ntrue\tnil\n");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_timers_and_identity() {
     let dir = tempfile::tempdir().expect("tmp");

@@ -330,9 +330,12 @@ local function wrap_response(ud, code, headers)
     return h
 end
 
+-- As CC: Tweaked's rom/apis/http/http.lua: a refused URL both queues websocket_failure and
+-- returns `false, err` ("true/false for legacy reasons"); success returns true.
 function http.websocketAsync(url, headers)
     local ok, err = nws(url, headers)
     if not ok then os.queueEvent("websocket_failure", url, err) end
+    return ok, err
 end
 
 function http.websocket(url, headers)
