@@ -327,6 +327,9 @@ local function connect()
     if type(base) ~= "string" or base == "" then scheduleRetry(30) return end
     conn = conn + 1
     hostMax = LIMIT
+    -- CraftOS-PC drops the path of a ws://localhost:PORT/path URL (FACTS.md); 127.0.0.1 is the
+    -- same host everywhere else, so use it.
+    base = base:gsub("^(wss?://)localhost([:/])", "%1127.0.0.1%2")
     wsUrl = base .. (base:find("?", 1, true) and "&" or "?") .. "c=" .. conn
     setPhase("connecting")
     if http.websocketAsync then

@@ -1,6 +1,6 @@
 -- daemon_spec: servers/sandbox.lua against stubbed CC APIs (http, os events, settings).
 local json = dofile(ROOT .. "apis/json.lua")
-local sent, queued, timers = {}, {}, 0
+local sent, queued, timers, opened = {}, {}, 0, nil
 local realOs = os
 local function eq(a, b, msg)
     if a ~= b then error((msg or "mismatch") .. ": expected " .. tostring(b) .. ", got " .. tostring(a), 2) end
@@ -10,9 +10,10 @@ local env = setmetatable({
     fs = { getDir = function(p) return (p:match("^(.*)/[^/]*$") or "") end,
         exists = function() return false end, open = function() return nil end, getSize = function() return 0 end,
         delete = function() end },
-    settings = { get = function(k) return ({ ["sandbox.url"] = "ws://127.0.0.1:4444/gateway",
+    -- localhost: the daemon must connect to 127.0.0.1 (CraftOS-PC drops a localhost URL's path).
+    settings = { get = function(k) return ({ ["sandbox.url"] = "ws://localhost:4444/gateway",
         ["sandbox.password"] = "s3cret" })[k] end },
-    http = { websocketAsync = function() return true end },
+    http = { websocketAsync = function(u) opened = u return true end },
     os = setmetatable({
         queueEvent = function(...) queued[#queued + 1] = table.pack(...) end,
         pullEventRaw = function(f) return coroutine.yield(f) end,
@@ -33,6 +34,7 @@ local function last() return json.decode(table.remove(sent, 1)) end
 
 feed()
 local url = "ws://127.0.0.1:4444/gateway?c=1"
+eq(opened, url, "connects to 127.0.0.1 with a unique query")
 feed("websocket_success", url, handle)
 local hello = last()
 eq(hello.type, "hello") eq(hello.protocol, 1) eq(hello.computer_id, 7) eq(hello.label, json.null)
