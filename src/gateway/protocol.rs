@@ -136,7 +136,8 @@ impl Hello {
                 Some(p) if p == PROTOCOL_VERSION as f64 => PROTOCOL_VERSION,
                 _ => return Err(HelloError::Unsupported(n.to_string())),
             },
-            Some(other) => return Err(HelloError::Unsupported(other.to_string())),
+            // A string or anything else is an ill-typed field, not another version.
+            Some(_) => return Err(HelloError::Bad("protocol must be a number".into())),
             None => return Err(HelloError::Bad("missing field protocol".into())),
         };
         let computer_id = match obj.get("computer_id").and_then(Value::as_f64) {
@@ -353,6 +354,11 @@ mod tests {
         assert!(matches!(
             Hello::from_value(&v2),
             Err(HelloError::Unsupported(_))
+        ));
+        let text_protocol = json!({"type":"hello","protocol":"1","computer_id":7,"secret":"s"});
+        assert!(matches!(
+            Hello::from_value(&text_protocol),
+            Err(HelloError::Bad(_))
         ));
         let no_secret = json!({"type":"hello","protocol":1,"computer_id":7});
         assert!(matches!(
