@@ -425,3 +425,37 @@ async fn messages_over_the_computers_frame_limit_travel_as_fragments_both_ways()
     assert_eq!(r["returns"][0]["value"], big.len());
     assert_eq!(r["returns"][1]["value"].as_str(), Some(big.as_str()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_output_arrives_whole_and_before_the_answer() {
+    let host = start_host().await;
+    let _c = emulated(&host, 1, None).await;
+    // 8,000 lines of 51 bytes in one go: more than one flush of the daemon's frame budget.
+    let r = exec(
+        &host,
+        "1",
+        "for i = 1, 8000 do print(('%05d'):format(i) .. string.rep('x', 45)) end",
+    )
+    .await;
+    assert_eq!(r["ok"], true);
+    assert_eq!(
+        r["output_truncated"], true,
+        "the Result keeps 64 KiB; live output has the rest"
+    );
+    let lines: Vec<String> = host
+        .session
+        .output_since("1:", 0)
+        .into_iter()
+        .filter_map(|i| match i.entry {
+            trapdesk::session::OutputEntry::Line { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lines.len(), 8000);
+    assert!(
+        lines
+            .iter()
+            .enumerate()
+            .all(|(i, l)| l.starts_with(&format!("{:05}", i + 1)))
+    );
+}

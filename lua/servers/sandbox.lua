@@ -16,6 +16,7 @@ local CLIENT = "trapdesk-lua/0.1.0"
 local LIMIT = 131072 -- CC's max_websocket_message: never send a frame above it
 local OUTPUT_PIECE = 4096 -- bytes of output per frame
 local OUTPUT_EVERY = 0.05 -- seconds between output flushes
+local FRAME_BUDGET = 64 -- frames per flush, well under CC's 512 unsent messages per socket
 
 local function clientRoot()
     if shell and shell.getRunningProgram then
@@ -70,7 +71,7 @@ local hostRequests = {}  -- wire id we sent -> libsandbox rid
 local hostCounter = 0
 local fragments = {}     -- mid -> { parts, next }
 local midCounter = 0
-local outQueue = {}      -- { {id=local id, stream, text}... } in order
+local outQueue = {}      -- in order: output { id, wire, stream, text, pos } and answers { respond, wire, ok, json }
 local linkedOnce = false
 
 local function setPhase(p) phase, phaseSince = p, os.clock() end
@@ -115,19 +116,6 @@ local function send(msg)
     return sendText(text)
 end
 
-local function flushOutput()
-    local queue = outQueue
-    outQueue = {}
-    for _, o in ipairs(queue) do
-        local entry = inflight[o.id]
-        if entry then
-            for pos = 1, #o.text, OUTPUT_PIECE do
-                send({ type = "output", id = entry.wire, stream = o.stream, text = o.text:sub(pos, pos + OUTPUT_PIECE - 1) })
-            end
-        end
-    end
-end
-
 local function respondRaw(wireId, ok, jsonText)
     local head = '{"type":"computer_response","id":' .. json.encodeString(wireId)
     if ok then
@@ -135,6 +123,32 @@ local function respondRaw(wireId, ok, jsonText)
     else
         sendText(head .. ',"ok":false,"error":' .. jsonText .. "}")
     end
+end
+
+--- Send queued output, and answers queued behind their output, in order, at most
+-- FRAME_BUDGET frames per call; what is left waits for the next flush. CC: Tweaked refuses a
+-- send once 512 messages wait to be written on a socket ("Too many ongoing websocket
+-- messages"), so a chunk printing megabytes must not be written out in one burst.
+local function flushOutput()
+    local budget = FRAME_BUDGET
+    -- Small enough that an output frame never needs fragments (a byte escapes to 6 at most).
+    local piece = math.min(OUTPUT_PIECE, math.floor((math.min(hostMax, LIMIT) - 256) / 6))
+    while budget > 0 and outQueue[1] do
+        local o = outQueue[1]
+        if o.respond then
+            table.remove(outQueue, 1)
+            respondRaw(o.wire, o.ok, o.json)
+            budget = budget - 1
+        else
+            while budget > 0 and o.pos <= #o.text do
+                send({ type = "output", id = o.wire, stream = o.stream, text = o.text:sub(o.pos, o.pos + piece - 1) })
+                o.pos = o.pos + piece
+                budget = budget - 1
+            end
+            if o.pos > #o.text then table.remove(outQueue, 1) end
+        end
+    end
+    if outQueue[1] and not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
 end
 
 local function respondError(wireId, code, message)
@@ -397,21 +411,23 @@ while true do
         setServe(a, b)
     elseif ev == "trapdesk_output" then
         if inflight[a] and type(c) == "string" then
+            local stream = b == "err" and "err" or "out"
             local last = outQueue[#outQueue]
-            if last and last.id == a and last.stream == b then
+            if last and not last.respond and last.id == a and last.stream == stream then
                 last.text = last.text .. c
             else
-                outQueue[#outQueue + 1] = { id = a, stream = b == "err" and "err" or "out", text = c }
+                outQueue[#outQueue + 1] = { id = a, wire = inflight[a].wire, stream = stream, text = c, pos = 1 }
             end
             if not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
         end
     elseif ev == "trapdesk_respond" then
         local entry = inflight[a]
         if entry then
-            flushOutput() -- output goes before the answer
             inflight[a] = nil
             if type(c) ~= "string" then c = json.encode({ code = "internal", message = "no payload" }) b = false end
-            respondRaw(entry.wire, b == true, c)
+            -- The answer queues behind the request's output, so output always arrives first.
+            outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c }
+            flushOutput()
         end
     elseif ev == "trapdesk_host_request" then
         if phase ~= "linked" then

@@ -76,6 +76,32 @@ local msg = json.encode({ type = "gateway_request", id = "h-4", request = "ping"
 feed("websocket_message", url, json.encode({ type = "fragment", mid = "m1", seq = 0, last = false, data = msg:sub(1, 20) }))
 feed("websocket_message", url, json.encode({ type = "fragment", mid = "m1", seq = 1, last = true, data = msg:sub(21) }))
 r = last() eq(r.id, "h-4") eq(r.payload.pong, true)
+-- A flood of output goes out at most 64 frames per flush, the answer queued behind it.
+queued = {}
+feed("websocket_message", url, '{"type":"gateway_request","id":"h-5","request":"exec-lua","payload":{"code":"y"}}')
+for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" then req = ev end end
+local flood = string.rep("z", 64 * 4096 + 10)
+feed("trapdesk_output", req[3], "out", flood)
+feed("trapdesk_respond", req[3], true, json.encode({ ok = true }))
+local texts, batches, answer = {}, 0, nil
+while not answer do
+    batches = batches + 1
+    assert(#sent <= 64, "one flush sends at most 64 frames, sent " .. #sent)
+    while #sent > 0 do
+        local m = last()
+        assert(#json.encode(m) <= 2048, "output frames never need fragments")
+        if m.type == "output" then
+            assert(not answer, "output after the answer")
+            texts[#texts + 1] = m.text
+        else
+            eq(m.type, "computer_response") eq(m.id, "h-5") answer = m
+        end
+    end
+    if not answer then feed("timer", timers) end -- the flush timer the daemon started
+    assert(batches < 100, "the answer never came")
+end
+eq(table.concat(texts), flood, "all output, in order, before the answer")
+assert(batches > 1, "a flood is spread over several flushes")
 -- Close: reconnect scheduled with a new URL.
 queued = {}
 feed("websocket_closed", url, "bye", 1006)
