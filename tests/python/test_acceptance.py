@@ -336,6 +336,29 @@ def test_stdio_without_a_host_fails_with_one_clear_line() -> None:
     assert "127.0.0.1:9" in lines[0] and "no trapdesk" in lines[0], lines[0]
 
 
+async def test_stdio_standalone_runs_its_own_host(tmp_path: Path) -> None:
+    """With no trapdesk running, `mcp-stdio --standalone` serves a headless host of its own."""
+    params = StdioServerParameters(
+        command=str(_binary()),
+        args=[
+            "mcp-stdio", "--standalone", "--connect", "http://127.0.0.1:9/mcp",
+            "--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0",
+            "--data-dir", str(tmp_path), "--secret", "s", "--demo", "1",
+        ],
+    )
+    async with client(params, "acceptance-standalone") as c:  # type: ignore[arg-type]
+        deadline = time.monotonic() + 20
+        computers: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            computers = data(await c.call_tool("probe-computers", {"ping": False}))["computers"]
+            if computers:
+                break
+            await anyio.sleep(0.2)
+        assert [x["traposId"] for x in computers] == ["1:miner"]
+        r = await c.call_tool("exec-lua", {"traposId": "miner", "code": "return 6 * 7"})
+        assert data(r)["returns"][0]["value"] == 42
+
+
 def test_foreign_origin_is_refused(host: HostProcess) -> None:
     body = json.dumps(
         {
