@@ -111,6 +111,9 @@ pub enum AppMsg {
 /// The whole console state.
 pub struct App {
     pub settings: Settings,
+    /// Seconds east of UTC for the clock times shown. The console sets the local offset at
+    /// start; tests keep 0 so that snapshots do not depend on the machine's time zone.
+    pub utc_offset: i32,
     pub theme: Theme,
     pub computers: Vec<ComputerInfo>,
     pub pending: Vec<PendingInfo>,
@@ -184,6 +187,7 @@ impl App {
             dirty_pending: true,
             dirty_calls: true,
             dirty_output: HashSet::new(),
+            utc_offset: 0,
             settings,
         }
     }

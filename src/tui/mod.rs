@@ -66,6 +66,8 @@ pub async fn run(
 ) -> Result<(), TuiError> {
     let mut term = terminal::Guard::enter()?;
     let mut app = App::new(settings, theme::Theme::from_env(), true);
+    // Taken once: a daylight-saving change during a session shifts shown times by an hour.
+    app.utc_offset = chrono::Local::now().offset().local_minus_utc();
     let size = term.terminal.size()?;
     app.size = ratatui::layout::Rect::new(0, 0, size.width, size.height);
     let input = terminal::spawn_input();

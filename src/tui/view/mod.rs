@@ -98,10 +98,21 @@ fn pane<'a>(app: &App, title: impl Into<Line<'a>>, focus: Focus) -> Block<'a> {
         .title(title.into().style(app.theme.title))
 }
 
-/// `HH:MM:SS` (UTC) of a time.
-pub fn clock(t: SystemTime) -> String {
-    let s = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
+/// `HH:MM:SS` of a time, `utc_offset` seconds east of UTC.
+pub fn clock(t: SystemTime, utc_offset: i32) -> String {
+    let s = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) + i64::from(utc_offset);
+    let s = s.rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+}
+
+/// How the help names the time zone of the clock times: `UTC` or `UTC+02:00`.
+pub fn zone(utc_offset: i32) -> String {
+    if utc_offset == 0 {
+        return "UTC".to_owned();
+    }
+    let sign = if utc_offset < 0 { '-' } else { '+' };
+    let m = utc_offset.unsigned_abs() / 60;
+    format!("UTC{sign}{:02}:{:02}", m / 60, m % 60)
 }
 
 /// A short age: `4s`, `3m`, `2h`, `5d`.
@@ -149,4 +160,20 @@ pub fn name_of(trapos_id: &str) -> String {
 pub fn spinner(n: u64) -> &'static str {
     const FRAMES: [&str; 4] = ["◐", "◓", "◑", "◒"];
     FRAMES[(n % 4) as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_times_follow_the_offset() {
+        let t = UNIX_EPOCH + Duration::from_secs(23 * 3600 + 30 * 60);
+        assert_eq!(clock(t, 0), "23:30:00");
+        assert_eq!(clock(t, 2 * 3600), "01:30:00");
+        assert_eq!(clock(t, -(5 * 3600 + 1800)), "18:00:00");
+        assert_eq!(zone(0), "UTC");
+        assert_eq!(zone(5 * 3600 + 1800), "UTC+05:30");
+        assert_eq!(zone(-3 * 3600), "UTC-03:00");
+    }
 }

@@ -100,7 +100,7 @@ fn row_line<'a>(app: &App, r: &'a Row, prefix: bool, width: usize) -> Line<'a> {
                 at,
             } = &**h;
             spans.push(Span::styled("▶ ", app.theme.accent));
-            spans.push(Span::styled(clock(*at), app.theme.dim));
+            spans.push(Span::styled(clock(*at, app.utc_offset), app.theme.dim));
             spans.push(Span::raw(" "));
             spans.push(Span::styled(
                 who.label().to_owned(),

@@ -152,7 +152,10 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
                         ),
                         t.dim,
                     )),
-                    Line::from(Span::styled("times are UTC · Esc closes", t.dim)),
+                    Line::from(Span::styled(
+                        format!("times are {} · Esc closes", super::zone(app.utc_offset)),
+                        t.dim,
+                    )),
                 ])
                 .collect();
             Paragraph::new(lines)
