@@ -42,9 +42,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         let mark_col = if marked { "•" } else { " " };
         let rtt = c.last_rtt_ms.map(|r| format!(" {r}ms")).unwrap_or_default();
         let right = format!("{state}{rtt}");
-        let name_w = width.saturating_sub(3 + right.chars().count() + 1);
+        let name_w = width.saturating_sub(3 + super::width(&right) + 1);
         let name = cut(&name_of(&c.trapos_id), name_w);
-        let pad = width.saturating_sub(3 + name.chars().count() + right.chars().count());
+        let pad = width.saturating_sub(3 + super::width(&name) + super::width(&right));
         lines.push(Line::from(vec![
             Span::styled(mark_col, base.patch(app.theme.marked)),
             Span::styled(format!("{mark} "), base.patch(style)),

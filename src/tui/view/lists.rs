@@ -56,13 +56,13 @@ pub fn render_requests(app: &App, area: Rect, buf: &mut Buffer) {
             } else {
                 format!("{state} ")
             };
-            let rest = w.saturating_sub(head.chars().count() + timing.chars().count());
+            let rest = w.saturating_sub(super::width(&head) + super::width(&timing));
             let base = if i == app.request_sel && app.focus == Focus::Requests {
                 app.theme.selection
             } else {
                 Style::default()
             };
-            let rest = rest.saturating_sub(state.chars().count());
+            let rest = rest.saturating_sub(super::width(&state));
             Line::from(vec![
                 Span::styled(timing, base.patch(app.theme.warn)),
                 Span::styled(head, base.patch(who_style)),
@@ -111,7 +111,7 @@ pub fn render_activity(app: &App, area: Rect, buf: &mut Buffer) {
             let target = c.target.as_deref().map(name_of).unwrap_or_default();
             let tail = format!(" {dur}");
             let args = crate::session::summary::one_line(&compact_args(&c.args), 60);
-            let rest = w.saturating_sub(head.chars().count() + tail.chars().count());
+            let rest = w.saturating_sub(super::width(&head) + super::width(&tail));
             let base = if i == app.call_sel && app.focus == Focus::Activity {
                 app.theme.selection
             } else {

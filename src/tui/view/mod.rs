@@ -100,7 +100,10 @@ fn pane<'a>(app: &App, title: impl Into<Line<'a>>, focus: Focus) -> Block<'a> {
 
 /// `HH:MM:SS` of a time, `utc_offset` seconds east of UTC.
 pub fn clock(t: SystemTime, utc_offset: i32) -> String {
-    let s = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64) + i64::from(utc_offset);
+    let s = t
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+        + i64::from(utc_offset);
     let s = s.rem_euclid(86_400);
     format!("{:02}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
@@ -137,12 +140,27 @@ pub fn millis(ms: u64) -> String {
 
 /// Cuts to `max` chars with `…`.
 pub fn cut(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    if width(s) <= max {
         return s.to_owned();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > max.saturating_sub(1) {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
     out.push('…');
     out
+}
+
+/// Columns a string takes on the terminal (a CJK character takes two), which is what layout
+/// must count, not chars.
+pub fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
 }
 
 /// A computer's display name: its label and id, or just the id. The label is the computer's
@@ -175,5 +193,15 @@ mod tests {
         assert_eq!(zone(0), "UTC");
         assert_eq!(zone(5 * 3600 + 1800), "UTC+05:30");
         assert_eq!(zone(-3 * 3600), "UTC-03:00");
+    }
+
+    #[test]
+    fn cut_counts_terminal_columns() {
+        assert_eq!(cut("hello", 5), "hello");
+        assert_eq!(cut("hello world", 6), "hello…");
+        // Each of these takes two columns: four of them fill 8, so 7 holds three and the mark.
+        assert_eq!(cut("採掘採掘", 8), "採掘採掘");
+        assert_eq!(cut("採掘採掘", 7), "採掘採…");
+        assert_eq!(width("採掘"), 4);
     }
 }

@@ -114,11 +114,7 @@ fn row_line<'a>(app: &App, r: &'a Row, prefix: bool, width: usize) -> Line<'a> {
                 ),
                 None => Span::styled(" · running…", app.theme.accent),
             };
-            let used: usize = spans
-                .iter()
-                .map(|s| s.content.chars().count())
-                .sum::<usize>()
-                + status.content.chars().count();
+            let used: usize = spans.iter().map(|s| s.width()).sum::<usize>() + status.width();
             spans.push(Span::styled(
                 cut(summary, width.saturating_sub(used).max(8)),
                 app.theme.text.add_modifier(Modifier::BOLD),

@@ -232,7 +232,7 @@ fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
         .block(frame(app, title))
         .render(r, buf);
     (
-        r.x + 1 + (label.len() + shown.chars().count()) as u16,
+        r.x + 1 + (label.len() + super::width(&shown)) as u16,
         r.y + 1,
     )
 }

@@ -83,7 +83,7 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Hint> {
     }
     let mut x = 1usize;
     for h in hints(app.focus) {
-        let width = h.key.chars().count() + 1 + h.what.chars().count();
+        let width = super::width(h.key) + 1 + super::width(h.what);
         if (x..x + width).contains(&usize::from(col)) {
             return Some(h);
         }
@@ -110,18 +110,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     // The keys come first so that they show on a narrow terminal; the addresses follow on the
     // right when there is room (the help popup always has them).
-    let used: usize = spans.iter().map(|s| s.content.chars().count()).sum();
+    let used: usize = spans.iter().map(|s| s.width()).sum();
     let room = usize::from(area.width).saturating_sub(used);
     let full = format!(
         "{linked} linked · gw {} · mcp {} ",
         app.settings.gateway_bind, app.settings.mcp_bind
     );
     let short = format!("{linked} linked ");
-    if let Some(right) = [full, short]
-        .into_iter()
-        .find(|r| r.chars().count() <= room)
-    {
-        spans.push(Span::raw(" ".repeat(room - right.chars().count())));
+    if let Some(right) = [full, short].into_iter().find(|r| super::width(r) <= room) {
+        spans.push(Span::raw(" ".repeat(room - super::width(&right))));
         spans.push(Span::styled(right, t.dim));
     }
     Paragraph::new(Line::from(spans))
