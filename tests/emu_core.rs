@@ -62,12 +62,14 @@ async fn events_timers_and_identity() {
         print(os.clock() - c0 >= 0.15)
         os.setComputerLabel("miner")
         print(os.getComputerLabel(), os.epoch("utc") > 1.6e12, type(os.time()), type(os.day()))
+        local t, d = os.time("utc"), os.day("utc")
+        print(t >= 0 and t < 24, d > 19000, os.epoch() >= 0, (pcall(os.epoch, "martian")))
     "##,
     )
     .await;
     assert_eq!(
         out,
-        "7\t0\tCraftOS 1.9\ttrue\na\t1\tx\ntrue\ntrue\nminer\ttrue\tnumber\tnumber\n"
+        "7\t0\tCraftOS 1.9\ttrue\na\t1\tx\ntrue\ntrue\nminer\ttrue\tnumber\tnumber\ntrue\ttrue\ttrue\tfalse\n"
     );
     c.shutdown();
     c.wait_stopped().await;

@@ -124,48 +124,34 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             Ok((lock(&k).boot.elapsed().as_millis() / 50) as f64 * 0.05)
         })?,
     )?;
-    let k = ctx.kernel.clone();
-    t.set(
-        "epoch",
-        lua.create_function(move |_, kind: Option<String>| {
-            match kind.as_deref().unwrap_or("ingame") {
-                "utc" | "local" => Ok(wall_ms()),
-                "ingame" => {
-                    let (day, hour) = ingame(lock(&k).boot);
-                    Ok(((day * 24.0 + hour) * 3_600_000.0).floor())
+    // os.epoch, os.time and os.day each take a clock name ("ingame" by default, "utc" or
+    // "local" for wall time) and read it in their own unit.
+    // (name, reading of wall milliseconds, reading of the in-game (day, hour))
+    type Clock = (&'static str, fn(f64) -> f64, fn((f64, f64)) -> f64);
+    let clocks: [Clock; 3] = [
+        (
+            "epoch",
+            |ms| ms,
+            |(day, hour)| ((day * 24.0 + hour) * 3_600_000.0).floor(),
+        ),
+        ("time", |ms| (ms / 3_600_000.0) % 24.0, |(_, hour)| hour),
+        ("day", |ms| (ms / 86_400_000.0).floor(), |(day, _)| day),
+    ];
+    for (name, wall_reading, game_reading) in clocks {
+        let k = ctx.kernel.clone();
+        t.set(
+            name,
+            lua.create_function(move |_, kind: Option<String>| {
+                match kind.as_deref().unwrap_or("ingame") {
+                    "utc" | "local" => Ok(wall_reading(wall_ms())),
+                    "ingame" => Ok(game_reading(ingame(lock(&k).boot))),
+                    other => Err(mlua::Error::RuntimeError(format!(
+                        "Unsupported operation '{other}'"
+                    ))),
                 }
-                other => Err(mlua::Error::RuntimeError(format!(
-                    "Unsupported operation '{other}'"
-                ))),
-            }
-        })?,
-    )?;
-    let k = ctx.kernel.clone();
-    t.set(
-        "time",
-        lua.create_function(move |_, kind: Option<String>| {
-            match kind.as_deref().unwrap_or("ingame") {
-                "utc" | "local" => Ok((wall_ms() / 3_600_000.0) % 24.0),
-                "ingame" => Ok(ingame(lock(&k).boot).1),
-                other => Err(mlua::Error::RuntimeError(format!(
-                    "Unsupported operation '{other}'"
-                ))),
-            }
-        })?,
-    )?;
-    let k = ctx.kernel.clone();
-    t.set(
-        "day",
-        lua.create_function(move |_, kind: Option<String>| {
-            match kind.as_deref().unwrap_or("ingame") {
-                "utc" | "local" => Ok((wall_ms() / 86_400_000.0).floor()),
-                "ingame" => Ok(ingame(lock(&k).boot).0),
-                other => Err(mlua::Error::RuntimeError(format!(
-                    "Unsupported operation '{other}'"
-                ))),
-            }
-        })?,
-    )?;
+            })?,
+        )?;
+    }
     for (name, power) in [("reboot", Power::Reboot), ("shutdown", Power::Shutdown)] {
         let k = ctx.kernel.clone();
         t.set(
