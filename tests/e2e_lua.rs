@@ -14,6 +14,18 @@ use trapdesk::session::{Origin, RequestError, RequestSpec};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
+/// The text of every output line in a computer's scrollback, oldest first.
+fn output_lines(host: &support::TestHost, trapos_id: &str) -> Vec<String> {
+    host.session
+        .output_since(trapos_id, 0)
+        .into_iter()
+        .filter_map(|i| match i.entry {
+            trapdesk::session::OutputEntry::Line { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
 fn lua(code: &str) -> RequestSpec {
     RequestSpec::new("exec-lua", json!({ "code": code }))
 }
@@ -280,7 +292,7 @@ async fn timeout_and_cancel_stop_a_sleeping_chunk_and_the_computer_stays_usable(
         .session
         .start("1", lua("print('so far') sleep(30)"), Origin::Person)
         .unwrap();
-    support::wait_until(|| host.session.output_since("1:", 0).iter().any(|i| matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text == "so far"))).await;
+    support::wait_until(|| output_lines(&host, "1:").iter().any(|l| l == "so far")).await;
     host.session.cancel(&t.id).unwrap();
     let r = tokio::time::timeout(Duration::from_secs(5), t.wait())
         .await
@@ -320,15 +332,7 @@ async fn two_chunks_run_at_once_on_one_computer() {
     let (ra, rb) = tokio::join!(a.wait(), b.wait());
     assert_eq!(ra.unwrap()["ok"], true);
     assert_eq!(rb.unwrap()["ok"], true);
-    let lines: Vec<String> = host
-        .session
-        .output_since("1:", 0)
-        .into_iter()
-        .filter_map(|i| match i.entry {
-            trapdesk::session::OutputEntry::Line { text, .. } => Some(text),
-            _ => None,
-        })
-        .collect();
+    let lines = output_lines(&host, "1:");
     // Both started before either finished: the chunks overlapped.
     let pos = |s: &str| lines.iter().position(|l| l == s).unwrap();
     assert!(pos("b1") < pos("a2") && pos("a1") < pos("b2"), "{lines:?}");
@@ -442,15 +446,7 @@ async fn a_burst_of_output_arrives_whole_and_before_the_answer() {
         r["output_truncated"], true,
         "the Result keeps 64 KiB; live output has the rest"
     );
-    let lines: Vec<String> = host
-        .session
-        .output_since("1:", 0)
-        .into_iter()
-        .filter_map(|i| match i.entry {
-            trapdesk::session::OutputEntry::Line { text, .. } => Some(text),
-            _ => None,
-        })
-        .collect();
+    let lines = output_lines(&host, "1:");
     assert_eq!(lines.len(), 8000);
     assert!(
         lines
