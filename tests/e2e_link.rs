@@ -9,17 +9,31 @@ use support::{SECRET, emulated, start_host, start_host_with, wait_until};
 use trapdesk::emu::{Computer, ComputerSpec};
 use trapdesk::session::{Origin, RequestSpec};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_installer_links_a_fresh_computer() {
-    let host = start_host().await;
-    let root = host.dir.path().join("fresh");
+/// Boots a computer without the client, its disk prepared by `prepare`.
+fn bare_computer(
+    host: &support::TestHost,
+    id: u64,
+    label: &str,
+    prepare: impl FnOnce(&std::path::Path),
+) -> (Computer, std::path::PathBuf) {
+    let root = host.dir.path().join(label);
     std::fs::create_dir_all(&root).unwrap();
+    prepare(&root);
     let computer = Computer::spawn(
-        ComputerSpec::new(5, Some("fresh".into()), root.clone()),
+        ComputerSpec::new(id, Some(label.into()), root.clone()),
         tokio::runtime::Handle::current(),
     )
     .unwrap();
-    // What `wget run http://HOST/install.lua SECRET` does: fetch, load, run with the argument.
+    (computer, root)
+}
+
+/// Does on `computer` what `wget run http://HOST/install.lua SECRET` does: fetch, load, run
+/// with the argument. The installer starts the client and then keeps the player's shell
+/// running, so it does not return: tests watch the session and abort the task.
+fn run_installer(
+    host: &support::TestHost,
+    computer: &Computer,
+) -> tokio::task::JoinHandle<Result<String, trapdesk::emu::EmuError>> {
     let code = format!(
         r#"local h = assert(http.get("http://{}/install.lua"))
            local src = h.readAll() h.close()
@@ -28,9 +42,14 @@ async fn the_installer_links_a_fresh_computer() {
         host.gateway_addr
     );
     let c = computer.clone();
-    // The installer starts the client and then keeps the player's shell running, so it does
-    // not return; watch the session instead.
-    let run = tokio::spawn(async move { c.run_lua(&code).await });
+    tokio::spawn(async move { c.run_lua(&code).await })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_installer_links_a_fresh_computer() {
+    let host = start_host().await;
+    let (computer, root) = bare_computer(&host, 5, "fresh", |_| {});
+    let run = run_installer(&host, &computer);
     wait_until(|| host.session.computer("5:fresh").is_some_and(|c| c.online)).await;
     assert!(root.join("startup/trapdesk.lua").is_file());
     assert!(root.join("trapdesk/servers/sandbox.lua").is_file());
@@ -70,23 +89,10 @@ async fn the_installer_links_a_fresh_computer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_installer_leaves_a_startup_file_alone_and_still_links() {
     let host = start_host().await;
-    let root = host.dir.path().join("oldstyle");
-    std::fs::create_dir_all(&root).unwrap();
-    std::fs::write(root.join("startup"), "print('mine')\n").unwrap();
-    let computer = Computer::spawn(
-        ComputerSpec::new(6, Some("oldstyle".into()), root.clone()),
-        tokio::runtime::Handle::current(),
-    )
-    .unwrap();
-    let code = format!(
-        r#"local h = assert(http.get("http://{}/install.lua"))
-           local src = h.readAll() h.close()
-           local f = assert(load(src, "install.lua", "t", _ENV))
-           f("{SECRET}")"#,
-        host.gateway_addr
-    );
-    let c = computer.clone();
-    let run = tokio::spawn(async move { c.run_lua(&code).await });
+    let (computer, root) = bare_computer(&host, 6, "oldstyle", |root| {
+        std::fs::write(root.join("startup"), "print('mine')\n").unwrap();
+    });
+    let run = run_installer(&host, &computer);
     wait_until(|| {
         host.session
             .computer("6:oldstyle")
