@@ -11,7 +11,10 @@
 //!   event broadcast, the recent log and transcript, per-computer output rings. Every other
 //!   part is a client of it.
 //! - [`gateway`]: the axum server computers link to: `/gateway` WebSocket, `/install.lua`,
-//!   `/lua/*`, `/health`. `gateway::protocol` holds the wire types and the byte-string rule.
+//!   `/lua/*`, `/health`.
+//! - [`protocol`]: the wire types of `docs/protocol.md` and the byte-string rule, beneath the
+//!   session so that the hub and the gateway (and the emulator) share them without the hub
+//!   depending on the gateway.
 //! - [`mcp`]: the rmcp server that offers the session's actions to agents over Streamable HTTP
 //!   and stdio.
 //! - [`tui`]: the ratatui console.
@@ -29,5 +32,6 @@ pub mod emu;
 pub mod gateway;
 pub mod lua_files;
 pub mod mcp;
+pub mod protocol;
 pub mod session;
 pub mod tui;

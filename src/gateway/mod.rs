@@ -8,7 +8,9 @@
 pub mod connection;
 pub mod fragment;
 pub mod install;
-pub mod protocol;
+/// The wire types live beneath the session (`crate::protocol`), which both sides use; this
+/// name stays so the gateway reads as it always has.
+pub use crate::protocol;
 
 use std::sync::Arc;
 

@@ -13,7 +13,7 @@ use super::Session;
 use super::model::{ComputerInfo, Event, RequestError, Stream};
 use super::output::OutputRing;
 use super::state::{Computer, Conn, Outbound, OutputChunk, State};
-use crate::gateway::protocol::{CLOSE_REPLACED, Hello, Response};
+use crate::protocol::{CLOSE_REPLACED, Hello, Response};
 
 /// One linked connection. Reports go to the computer it linked, as long as it is the current
 /// connection for that traposId.
@@ -146,7 +146,7 @@ impl Link {
         } else {
             let err = resp
                 .error
-                .unwrap_or_else(|| crate::gateway::protocol::ErrorBody {
+                .unwrap_or_else(|| crate::protocol::ErrorBody {
                     code: "internal".into(),
                     message: "the computer answered ok:false without an error".into(),
                     output: None,

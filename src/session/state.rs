@@ -20,7 +20,7 @@ use super::output::OutputRing;
 use super::summary;
 use super::transcript::Transcript;
 use crate::config::Settings;
-use crate::gateway::protocol::Request;
+use crate::protocol::Request;
 
 /// What the session asks a connection task to do. The socket belongs to that task alone.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
-use crate::gateway::protocol::{Hello, Response};
+use crate::protocol::{Hello, Response};
 
 fn hello(id: u64, label: Option<&str>) -> Hello {
     Hello {
@@ -107,7 +107,7 @@ async fn cancel_ends_queued_at_once_and_asks_the_computer_for_running() {
         id: running.id.clone(),
         ok: false,
         payload: None,
-        error: Some(crate::gateway::protocol::ErrorBody {
+        error: Some(crate::protocol::ErrorBody {
             code: "cancelled".into(),
             message: "cancelled".into(),
             output: Some("partial\n".into()),
