@@ -144,13 +144,11 @@ impl Link {
                 .payload
                 .unwrap_or_else(|| Value::Object(Default::default())))
         } else {
-            let err = resp
-                .error
-                .unwrap_or_else(|| crate::protocol::ErrorBody {
-                    code: "internal".into(),
-                    message: "the computer answered ok:false without an error".into(),
-                    output: None,
-                });
+            let err = resp.error.unwrap_or_else(|| crate::protocol::ErrorBody {
+                code: "internal".into(),
+                message: "the computer answered ok:false without an error".into(),
+                output: None,
+            });
             if err.code == "cancelled" {
                 Err(RequestError::Cancelled { output: err.output })
             } else {
