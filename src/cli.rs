@@ -17,7 +17,8 @@ use crate::config;
 #[command(
     name = "trapdesk",
     version,
-    about = "Operate ComputerCraft computers from a terminal and from AI agents"
+    about = "Operate ComputerCraft computers from a terminal and from AI agents",
+    after_help = "Example: trapdesk --demo 3   (console with three emulated computers)\nA computer will not link? Run `trapdesk doctor`."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -64,7 +65,38 @@ pub struct HostArgs {
 /// Modes other than the host.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run Lua on a linked computer: output streams as it comes, returned values follow.
+    #[command(after_help = "Example: trapdesk exec miner 'print(turtle.getFuelLevel()) return os.time()'\nExit codes: 0 ok, 1 Lua error, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C (cancelled on the computer).")]
+    Exec(crate::client::ExecArgs),
+    /// Run a program on a linked computer with arguments.
+    #[command(after_help = "Example: trapdesk run miner dig.lua 3 north\nExit codes: 0 ok, 1 the program failed, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C.")]
+    Run(crate::client::RunArgs),
+    /// List the linked computers.
+    #[command(after_help = "Example: trapdesk computers --match 'miner*'")]
+    Computers(crate::client::ComputersArgs),
+    /// List a directory on a computer.
+    #[command(after_help = "Example: trapdesk ls miner:/programs")]
+    Ls(crate::client::LsArgs),
+    /// Copy a file from a computer (byte-exact).
+    #[command(after_help = "Example: trapdesk get miner:/startup.lua ./startup.lua")]
+    Get(crate::client::GetArgs),
+    /// Copy a file to a computer (byte-exact, any size the host supports).
+    #[command(after_help = "Example: trapdesk put ./dig.lua miner:/dig.lua")]
+    Put(crate::client::PutArgs),
+    /// Mirror a local folder onto a computer: push what differs, then each save (run-on-save).
+    #[command(after_help = "Example: trapdesk sync ./src miner:/prog --run \"prog/main.lua --verbose\" --ignore '*.md'")]
+    Sync(crate::sync::SyncArgs),
+    /// Check why a computer will not link: addresses, port, http rules, secret, refused links.
+    #[command(after_help = "Example: trapdesk doctor --gateway-bind 0.0.0.0:4444")]
+    Doctor(crate::doctor::DoctorArgs),
+    /// Print shell completions (from these definitions) for bash, zsh or fish.
+    #[command(after_help = "Example: trapdesk completions bash > ~/.local/share/bash-completion/completions/trapdesk")]
+    Completions {
+        /// bash, zsh, fish (also elvish, powershell).
+        shell: clap_complete::Shell,
+    },
     /// Serve MCP on stdio, forwarding to a running trapdesk so the agent joins its session.
+    #[command(after_help = "Example: claude mcp add trapdesk -- trapdesk mcp-stdio")]
     McpStdio {
         /// MCP endpoint of the running trapdesk [default: http://127.0.0.1:4445/mcp].
         #[arg(long, value_name = "URL")]
@@ -77,6 +109,9 @@ pub enum Command {
         host: HostArgs,
     },
     /// Run one emulated computer against any gateway.
+    #[command(
+        after_help = "Example: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 7 --label miner --secret S"
+    )]
     Emulate {
         /// Gateway WebSocket URL, for example ws://127.0.0.1:4444/gateway.
         #[arg(long)]
@@ -97,6 +132,16 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         disk: Option<PathBuf>,
     },
+}
+
+/// `trapdesk completions SHELL`: the completion script, generated from the clap definitions.
+pub fn completions(shell: clap_complete::Shell) {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "trapdesk", &mut script);
+    // A closed pipe (`| head`) is the reader's choice, not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), &script);
 }
 
 /// Sends logs to `<data_dir>/trapdesk.log`, and also to stderr when `to_stderr` (never while

@@ -22,16 +22,24 @@
 //! - [`lua_files`]: the `lua/` client, embedded at build time.
 //! - [`app`]: the running host (gateway + MCP + demo around one session), shared by `main` and
 //!   the tests.
+//! - [`client`]: the one-shot commands (`exec`, `run`, `computers`, `ls`, `get`, `put`), MCP
+//!   clients of the running trapdesk under the origin `cli`.
+//! - [`sync`]: `trapdesk sync`, a local folder mirrored onto a computer (run-on-save), an MCP
+//!   client under the origin `sync`.
+//! - [`doctor`]: `trapdesk doctor`, why a computer will not link.
 //! - [`cli`]: the command line (flags, subcommands), the other run modes (`mcp-stdio`,
 //!   `emulate`), logging and signals.
 
 pub mod app;
 pub mod cli;
+pub mod client;
 pub mod config;
+pub mod doctor;
 pub mod emu;
 pub mod gateway;
 pub mod lua_files;
 pub mod mcp;
 pub mod protocol;
 pub mod session;
+pub mod sync;
 pub mod tui;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use trapdesk::app::Host;
 use trapdesk::cli::{Cli, Command, HostArgs};
+use trapdesk::client::Failure;
 use trapdesk::config::{self, SecretSource};
 
 fn main() -> ExitCode {
@@ -33,16 +34,42 @@ fn main() -> ExitCode {
                 data_dir,
                 disk,
             }) => trapdesk::cli::emulate(url, id, label, secret, data_dir, disk).await,
+            Some(Command::Exec(a)) => client(trapdesk::client::exec(a).await),
+            Some(Command::Run(a)) => client(trapdesk::client::run(a).await),
+            Some(Command::Computers(a)) => client(trapdesk::client::computers(a).await),
+            Some(Command::Ls(a)) => client(trapdesk::client::ls(a).await),
+            Some(Command::Get(a)) => client(trapdesk::client::get(a).await),
+            Some(Command::Put(a)) => client(trapdesk::client::put(a).await),
+            Some(Command::Sync(a)) => client(trapdesk::sync::sync(a).await),
+            Some(Command::Doctor(a)) => client(trapdesk::doctor::doctor(a).await),
+            Some(Command::Completions { shell }) => {
+                trapdesk::cli::completions(shell);
+                Ok(())
+            }
         }
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<Failure>() => match e.downcast::<Failure>() {
+            Ok(f) => {
+                if !f.message.is_empty() {
+                    eprintln!("trapdesk: {}", f.message);
+                }
+                ExitCode::from(f.code)
+            }
+            Err(_) => ExitCode::FAILURE,
+        },
         Err(e) if e.is::<trapdesk::cli::AlreadyReported>() => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("trapdesk: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// A client command's outcome as the `main` result (its exit code travels in the error).
+fn client(r: Result<(), Failure>) -> anyhow::Result<()> {
+    r.map_err(anyhow::Error::new)
 }
 
 async fn run_host(args: HostArgs) -> anyhow::Result<()> {

@@ -159,11 +159,13 @@ impl TrapdeskMcp {
         target: Option<&str>,
         args: Value,
     ) -> Recorded {
-        let client = client_name(ctx);
-        let call_id = self.session.tool_call_started(&client, tool, target, args);
+        let origin = Origin::from_client(&client_name(ctx));
+        let call_id = self
+            .session
+            .tool_call_started(origin.name(), tool, target, args);
         Recorded {
             call_id,
-            origin: Origin::Agent(client),
+            origin,
             started: Instant::now(),
         }
     }

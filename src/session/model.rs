@@ -8,20 +8,43 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde_json::Value;
 
-/// Who started a request: the person at the console, or an agent by its MCP client name.
+/// Who started a request: the person at the console, an agent by its MCP client name, or the
+/// person's own shell through `trapdesk`'s one-shot commands (`cli`) or `trapdesk sync`
+/// (`sync`). The host learns the last two from the MCP clientInfo name the commands send
+/// ([`Origin::CLI_CLIENT`], [`Origin::SYNC_CLIENT`]); see [`Origin::from_client`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "kind", content = "name", rename_all = "snake_case")]
 pub enum Origin {
     Person,
     Agent(String),
+    Cli,
+    Sync,
 }
 
 impl Origin {
-    /// Short display form for the person at the console: `you`, or the agent's client name.
+    /// clientInfo name of `trapdesk exec/run/computers/ls/get/put`.
+    pub const CLI_CLIENT: &str = "trapdesk-cli";
+    /// clientInfo name of `trapdesk sync`.
+    pub const SYNC_CLIENT: &str = "trapdesk-sync";
+
+    /// The origin of an MCP client by its clientInfo name: trapdesk's own commands are `cli`
+    /// and `sync`, every other name is an agent.
+    pub fn from_client(name: &str) -> Origin {
+        match name {
+            Self::CLI_CLIENT => Origin::Cli,
+            Self::SYNC_CLIENT => Origin::Sync,
+            other => Origin::Agent(other.to_owned()),
+        }
+    }
+
+    /// Short display form for the person at the console: `you`, the agent's client name,
+    /// `cli` or `sync`.
     pub fn label(&self) -> &str {
         match self {
             Origin::Person => "you",
             Origin::Agent(name) => name,
+            Origin::Cli => "cli",
+            Origin::Sync => "sync",
         }
     }
 
@@ -31,6 +54,8 @@ impl Origin {
         match self {
             Origin::Person => "person",
             Origin::Agent(name) => name,
+            Origin::Cli => "cli",
+            Origin::Sync => "sync",
         }
     }
 }

@@ -34,7 +34,7 @@ pub fn render_requests(app: &App, area: Rect, buf: &mut Buffer) {
             let elapsed = app.now_i.saturating_duration_since(p.started).as_millis() as u64;
             let left = p.deadline.saturating_duration_since(app.now_i).as_secs();
             let who_style = match p.origin {
-                Origin::Person => app.theme.person,
+                Origin::Person | Origin::Cli | Origin::Sync => app.theme.person,
                 Origin::Agent(_) => app.theme.agent,
             };
             let state = if p.cancel_requested {

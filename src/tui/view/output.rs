@@ -69,7 +69,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 
 fn who_style(app: &App, who: &Origin) -> Style {
     match who {
-        Origin::Person => app.theme.person,
+        Origin::Person | Origin::Cli | Origin::Sync => app.theme.person,
         Origin::Agent(_) => app.theme.agent,
     }
 }

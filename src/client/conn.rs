@@ -1,0 +1,419 @@
+//! One MCP connection to the running trapdesk, under a clientInfo name that tells the host who
+//! calls (`trapdesk-cli` → origin `cli`, `trapdesk-sync` → origin `sync`), and tool calls on it
+//! with live output, cancellation on Ctrl-C and exit codes for what went wrong.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
+    ProgressNotificationParam, ProgressToken, Request, ServerResult,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use super::{Failure, exit};
+
+/// Progress routes: a call's token → where its output goes. Progress that arrives before
+/// the call registered its token (the token is only known once the request is sent) waits in
+/// `early`.
+#[derive(Default)]
+struct Routes {
+    live: HashMap<ProgressToken, mpsc::UnboundedSender<String>>,
+    early: HashMap<ProgressToken, Vec<String>>,
+}
+
+type SharedRoutes = Arc<Mutex<Routes>>;
+
+struct Handler {
+    name: &'static str,
+    routes: SharedRoutes,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new(self.name, env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        let Some(text) = params.message else { return };
+        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        match routes.live.get(&params.progress_token) {
+            Some(tx) => {
+                // The call may have ended already; late output is then dropped.
+                let _ = tx.send(text);
+            }
+            None => routes
+                .early
+                .entry(params.progress_token)
+                .or_default()
+                .push(text),
+        }
+    }
+}
+
+/// What a tool call returned.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The tool's `isError`.
+    pub is_error: bool,
+    /// `structuredContent` (an empty object when there was none).
+    pub data: Value,
+    /// The first text block: a one-line summary first.
+    pub text: String,
+}
+
+impl Reply {
+    /// Exit code and one-line message for a failed reply: 3 when the host could not get the
+    /// work done (not linked, timed out, refused, busy, cancelled), 1 when the work itself
+    /// failed (a Lua error, a failed file operation).
+    pub fn failure(&self, what: &str) -> Failure {
+        let (code, message) = match self.data.get("error") {
+            Some(Value::Object(e)) => (
+                e.get("code").and_then(Value::as_str).unwrap_or_default(),
+                e.get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or(self.text.as_str()),
+            ),
+            Some(Value::String(s)) => ("", s.as_str()),
+            _ => ("", self.text.as_str()),
+        };
+        let message = message.lines().next().unwrap_or_default();
+        let unreachable = matches!(
+            code,
+            "timeout"
+                | "disconnected"
+                | "unknown_computer"
+                | "ambiguous_computer"
+                | "busy"
+                | "shutting_down"
+                | "cancelled"
+                | "unknown_type"
+        ) || code.contains("refus")
+            || code.contains("denied")
+            || code.contains("policy");
+        if unreachable {
+            let hint = match code {
+                "unknown_computer" | "ambiguous_computer" => {
+                    "; `trapdesk computers` lists the linked ones"
+                }
+                "timeout" => "; pass a longer --timeout",
+                "disconnected" => "; it unlinked, run it again once it is back",
+                "unknown_type" => "; the computer does not serve that request",
+                _ => "",
+            };
+            Failure::new(exit::UNREACHABLE, format!("{what}: {message}{hint}"))
+        } else {
+            Failure::new(exit::FAILED, format!("{what}: {message}"))
+        }
+    }
+}
+
+/// A connection to the trapdesk MCP endpoint.
+pub struct Conn {
+    service: RunningService<RoleClient, Handler>,
+    routes: SharedRoutes,
+    url: String,
+}
+
+impl Conn {
+    /// Connects to `url` with the bearer `token`, as `name` ([`crate::session::Origin`]).
+    ///
+    /// # Errors
+    /// Exit code 3 with what to do when nothing answers or the token is refused.
+    pub async fn open(url: &str, token: Option<&str>, name: &'static str) -> Result<Conn, Failure> {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(Failure::new(
+                exit::USAGE,
+                format!("--connect {url:?} is not an http:// or https:// URL"),
+            ));
+        }
+        // A plain TCP connect first: its error says what is wrong in words a person reads
+        // ("connection refused"), where the transport's is a paragraph.
+        if let Some(addr) = authority(url) {
+            let connect = tokio::net::TcpStream::connect(addr);
+            match tokio::time::timeout(Duration::from_secs(5), connect).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(connect_failure(url, &e.to_string(), false)),
+                Err(_) => return Err(connect_failure(url, "no answer within 5 s", false)),
+            }
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(t) = token {
+            config = config.auth_header(t.to_owned());
+        }
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let routes = SharedRoutes::default();
+        let handler = Handler {
+            name,
+            routes: routes.clone(),
+        };
+        let serve = handler.serve(transport);
+        let service = match tokio::time::timeout(Duration::from_secs(10), serve).await {
+            Ok(Ok(s)) => s,
+            Ok(Err(e)) => return Err(connect_failure(url, &e.to_string(), token.is_some())),
+            Err(_) => {
+                return Err(connect_failure(
+                    url,
+                    "no answer within 10 s",
+                    token.is_some(),
+                ));
+            }
+        };
+        Ok(Conn {
+            service,
+            routes,
+            url: url.to_owned(),
+        })
+    }
+
+    /// The endpoint this connection talks to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Calls `tool` with `args` and no live output.
+    ///
+    /// # Errors
+    /// As [`Conn::call_streaming`].
+    pub async fn call(&self, tool: &str, args: Value) -> Result<Reply, Failure> {
+        self.call_streaming(tool, args, None, |_| {}).await
+    }
+
+    /// Calls `tool` with `args`; each live output chunk goes to `on_output` as it arrives.
+    /// Gives up after `deadline` (exit 3). Ctrl-C cancels the call on the host, which cancels
+    /// the request on the computer, and fails with exit code 130.
+    ///
+    /// # Errors
+    /// Exit code 3 when the host stops answering or the deadline passes; 130 on Ctrl-C.
+    pub async fn call_streaming(
+        &self,
+        tool: &str,
+        args: Value,
+        deadline: Option<Duration>,
+        mut on_output: impl FnMut(&str),
+    ) -> Result<Reply, Failure> {
+        self.call_until(tool, args, deadline, &mut on_output, ctrl_c())
+            .await
+    }
+
+    /// [`Conn::call_streaming`] that is cancelled when `stop` resolves (instead of on
+    /// Ctrl-C): `sync` cancels a run when a new save arrives.
+    ///
+    /// # Errors
+    /// As [`Conn::call_streaming`]; a stop is exit code 130 with the message "cancelled".
+    pub async fn call_until(
+        &self,
+        tool: &str,
+        args: Value,
+        deadline: Option<Duration>,
+        on_output: &mut impl FnMut(&str),
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<Reply, Failure> {
+        let arguments = match args {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let peer = self.service.peer();
+        let handle = peer
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(Request::new(params)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .map_err(|e| self.lost(&e.to_string()))?;
+        let token = handle.progress_token.clone();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        {
+            let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+            for text in routes.early.remove(&token).unwrap_or_default() {
+                let _ = tx.send(text);
+            }
+            routes.live.insert(token.clone(), tx);
+        }
+        let id = handle.id.clone();
+        let response = handle.await_response();
+        let mut response = std::pin::pin!(response);
+        let mut stop = std::pin::pin!(stop);
+        let sleep = async {
+            match deadline {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        let mut sleep = std::pin::pin!(sleep);
+        let mut streamed = String::new();
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                Some(text) = rx.recv() => {
+                    on_output(&text);
+                    streamed.push_str(&text);
+                }
+                r = &mut response => break Ok(r),
+                () = &mut stop => break Err(exit::INTERRUPTED),
+                () = &mut sleep => break Err(exit::UNREACHABLE),
+            }
+        };
+        let result = match outcome {
+            Ok(r) => r,
+            Err(code) => {
+                let note = rmcp::model::CancelledNotificationParam::new(
+                    Some(id),
+                    Some("cancelled from the command line".into()),
+                );
+                // If the host is gone, nothing runs there any more.
+                let _ = peer.notify_cancelled(note).await;
+                self.forget(&token);
+                return Err(if code == exit::INTERRUPTED {
+                    Failure::new(code, "cancelled")
+                } else {
+                    Failure::new(
+                        code,
+                        format!("{tool}: no answer in time; pass a longer --timeout"),
+                    )
+                });
+            }
+        };
+        // Output still queued behind the answer: the answer's own captured output says how
+        // much is missing when it holds all of it; otherwise wait briefly for the rest.
+        while let Ok(text) = rx.try_recv() {
+            on_output(&text);
+            streamed.push_str(&text);
+        }
+        let reply = match result {
+            Ok(ServerResult::CallToolResult(r)) => Reply {
+                is_error: r.is_error == Some(true),
+                data: r
+                    .structured_content
+                    .clone()
+                    .unwrap_or(Value::Object(Map::new())),
+                text: r
+                    .content
+                    .first()
+                    .and_then(|c| c.as_text())
+                    .map(|t| t.text.clone())
+                    .unwrap_or_default(),
+            },
+            Ok(other) => {
+                self.forget(&token);
+                return Err(self.lost(&format!("unexpected answer {other:?}")));
+            }
+            Err(rmcp::ServiceError::McpError(e)) => {
+                self.forget(&token);
+                return Err(Failure::new(
+                    exit::USAGE,
+                    format!("{tool}: the host refused the call: {}", e.message),
+                ));
+            }
+            Err(e) => {
+                self.forget(&token);
+                return Err(self.lost(&e.to_string()));
+            }
+        };
+        let full = reply.data.get("output").and_then(Value::as_str);
+        let truncated = reply.data.get("output_truncated").and_then(Value::as_bool) == Some(true);
+        match full.and_then(|f| f.strip_prefix(streamed.as_str())) {
+            Some(rest) if !truncated && !streamed.is_empty() => {
+                if !rest.is_empty() {
+                    on_output(rest);
+                }
+            }
+            _ if !streamed.is_empty() => {
+                while let Ok(Some(text)) =
+                    tokio::time::timeout(Duration::from_millis(200), rx.recv()).await
+                {
+                    on_output(&text);
+                }
+            }
+            // Nothing streamed (the host does not stream this call): the captured output is
+            // all there is.
+            _ => {
+                if let Some(f) = full
+                    && !f.is_empty()
+                {
+                    on_output(f);
+                }
+            }
+        }
+        self.forget(&token);
+        Ok(reply)
+    }
+
+    fn forget(&self, token: &ProgressToken) {
+        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        routes.live.remove(token);
+        routes.early.remove(token);
+    }
+
+    fn lost(&self, why: &str) -> Failure {
+        Failure::new(
+            exit::UNREACHABLE,
+            format!(
+                "lost the trapdesk at {} ({why}); check that it is still running",
+                self.url
+            ),
+        )
+    }
+
+    /// Closes the connection (ends the MCP session on the host).
+    pub async fn close(self) {
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.service.cancel()).await;
+    }
+}
+
+/// `host:port` of an http(s) URL.
+fn authority(url: &str) -> Option<String> {
+    let (rest, port) = url
+        .strip_prefix("http://")
+        .map(|r| (r, 80))
+        .or_else(|| url.strip_prefix("https://").map(|r| (r, 443)))?;
+    let auth = rest.split('/').next()?;
+    let has_port = auth.rsplit_once(':').is_some_and(|(_, p)| !p.contains(']'));
+    let a = if has_port {
+        auth.to_owned()
+    } else {
+        format!("{auth}:{port}")
+    };
+    Some(a.replace(['[', ']'], ""))
+}
+
+/// Resolves on Ctrl-C (never, when the signal cannot be watched).
+pub async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+fn connect_failure(url: &str, why: &str, had_token: bool) -> Failure {
+    let lower = why.to_ascii_lowercase();
+    let message = if lower.contains("401") || lower.contains("auth") || lower.contains("403") {
+        if had_token {
+            format!(
+                "the trapdesk at {url} refused the token in TRAPDESK_TOKEN; set it to that host's --mcp-token"
+            )
+        } else {
+            format!(
+                "the trapdesk at {url} needs a token; set TRAPDESK_TOKEN to its --mcp-token"
+            )
+        }
+    } else {
+        format!(
+            "no trapdesk is running at {url} ({why}); start `trapdesk` or `trapdesk --mcp-only`, or pass --connect URL"
+        )
+    };
+    Failure::new(exit::UNREACHABLE, message)
+}

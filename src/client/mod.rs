@@ -1,0 +1,162 @@
+//! The one-shot commands (`trapdesk exec/run/computers/ls/get/put`): clients of the running
+//! trapdesk's MCP endpoint, like `mcp-stdio`, so what they do is part of the shared session.
+//!
+//! They connect with rmcp's Streamable HTTP client under the clientInfo name
+//! [`Origin::CLI_CLIENT`](crate::session::Origin::CLI_CLIENT) (`sync` uses
+//! [`Origin::SYNC_CLIENT`](crate::session::Origin::SYNC_CLIENT)), which the host turns into
+//! the origin `cli` (`sync`) in the console and the session log. That is the only door into
+//! the session: nothing here touches [`crate::session`] directly.
+//!
+//! # Layout
+//!
+//! - `conn`: the connection, tool calls with live output, Ctrl-C, exit codes of failures.
+//! - `commands`: the commands themselves and how they print.
+//! - [`transfer`]: files in pieces both ways (shared with `sync`).
+
+mod commands;
+pub mod conn;
+pub mod transfer;
+
+use std::time::Duration;
+
+use clap::Args;
+
+pub use commands::{
+    ComputersArgs, ExecArgs, GetArgs, LsArgs, PutArgs, RunArgs, computers, exec, get, ls, put,
+    run, write_atomically,
+};
+pub use conn::{Conn, Reply};
+
+/// Exit codes scripts can rely on.
+pub mod exit {
+    /// The Lua code or the file operation failed.
+    pub const FAILED: u8 = 1;
+    /// The command line is wrong.
+    pub const USAGE: u8 = 2;
+    /// No trapdesk reachable, computer not linked, timed out, or refused.
+    pub const UNREACHABLE: u8 = 3;
+    /// Ctrl-C: the request was cancelled on the computer.
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// A command that did not succeed: its exit code and the one line for stderr (empty when
+/// there is nothing left to say).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(code: u8, message: impl Into<String>) -> Failure {
+        Failure {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Where the default connection goes: the local MCP endpoint.
+pub const DEFAULT_CONNECT: &str = "http://127.0.0.1:4445/mcp";
+
+/// Flags every client command shares.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ClientArgs {
+    /// MCP endpoint of the running trapdesk (token from env TRAPDESK_TOKEN when it needs one).
+    #[arg(long, value_name = "URL", default_value = DEFAULT_CONNECT)]
+    pub connect: String,
+    /// Give up after this long: 30, 30s, 500ms or 2m [default: the host's, 30 s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
+    /// Print the structured result as one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl ClientArgs {
+    /// The bearer token: `TRAPDESK_TOKEN`, else `TRAPDESK_MCP_TOKEN` (the host's own flag's
+    /// variable, so one `export` serves both on one machine).
+    pub fn token() -> Option<String> {
+        ["TRAPDESK_TOKEN", "TRAPDESK_MCP_TOKEN"]
+            .iter()
+            .filter_map(|k| std::env::var(k).ok())
+            .find(|t| !t.is_empty())
+    }
+
+    /// Opens the connection as `name`.
+    ///
+    /// # Errors
+    /// Exit code 3 when no trapdesk answers.
+    pub async fn open(&self, name: &'static str) -> Result<Conn, Failure> {
+        Conn::open(&self.connect, Self::token().as_deref(), name).await
+    }
+
+    /// `timeoutMs` for the host, when one was given.
+    pub fn timeout_ms(&self) -> Option<u64> {
+        self.timeout.map(|t| t.as_millis() as u64)
+    }
+
+    /// How long to wait for the host's answer: a little past the host's own deadline, so
+    /// the host's timeout (with the output so far) normally wins.
+    pub fn deadline(&self) -> Option<Duration> {
+        self.timeout.map(|t| t + Duration::from_secs(5))
+    }
+}
+
+/// Parses `30`, `30s`, `500ms`, `2m`.
+///
+/// # Errors
+/// When it is none of those.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (s, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(Duration::from_secs_f64(v * scale)),
+        _ => Err(format!(
+            "{s:?} is not a duration; write for example 30, 30s, 500ms or 2m"
+        )),
+    }
+}
+
+/// Splits `COMPUTER:PATH`. The computer is everything before the last `:` when there are
+/// two or more (so a full traposId works: `7:miner:/startup.lua`), else before the only
+/// one (`miner:/startup.lua`, `7:startup.lua`). Without a `:` there is no path.
+pub fn split_target(s: &str) -> (&str, Option<&str>) {
+    match s.matches(':').count() {
+        0 => (s, None),
+        1 => s.split_once(':').map_or((s, None), |(c, p)| (c, Some(p))),
+        _ => s.rsplit_once(':').map_or((s, None), |(c, p)| (c, Some(p))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_people_write_them() {
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("0").is_err());
+    }
+
+    #[test]
+    fn targets_split_at_the_path_colon() {
+        assert_eq!(split_target("miner"), ("miner", None));
+        assert_eq!(split_target("miner:/a.lua"), ("miner", Some("/a.lua")));
+        assert_eq!(split_target("7:miner:/a.lua"), ("7:miner", Some("/a.lua")));
+        assert_eq!(split_target("7:"), ("7", Some("")));
+    }
+}

@@ -1,0 +1,316 @@
+//! `trapdesk doctor`: what a newcomer needs when a real computer will not link. Which
+//! addresses the gateway listens on and which a Minecraft server here or elsewhere could use,
+//! whether the port answers, the `[[http.rules]]` lines for `computercraft-server.toml`, where
+//! the secret is and the installer line, and the last refused links with their reasons.
+//!
+//! It reads the settings the host would (flags, config file, environment) and asks the running
+//! trapdesk through its MCP endpoint (origin `cli`), so it works the same whether or not a
+//! computer is linked, and says what to do when no trapdesk runs.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use crate::client::{ClientArgs, Failure, exit};
+use crate::config::{self, SecretSource};
+use crate::session::Origin;
+
+/// `trapdesk doctor`.
+#[derive(Debug, Args, Clone)]
+pub struct DoctorArgs {
+    /// Address the gateway was started with [default: as the host resolves it].
+    #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR")]
+    pub gateway_bind: Option<SocketAddr>,
+    /// Data directory of the host (where the secret is kept).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Configuration file of the host.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// One address a Minecraft server could use, and from where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reach {
+    pub addr: SocketAddr,
+    /// `this machine` or `other machines`.
+    pub from: &'static str,
+}
+
+/// Which addresses of a gateway bound to `bind` a Minecraft server could use. `lan` is this
+/// machine's address towards the network, when known.
+pub fn reachable_addresses(bind: SocketAddr, lan: Option<IpAddr>) -> Vec<Reach> {
+    let port = bind.port();
+    let ip = bind.ip();
+    if ip.is_loopback() {
+        return vec![Reach {
+            addr: bind,
+            from: "this machine",
+        }];
+    }
+    if ip.is_unspecified() {
+        let mut v = vec![Reach {
+            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+            from: "this machine",
+        }];
+        if let Some(lan) = lan.filter(|l| !l.is_loopback()) {
+            v.push(Reach {
+                addr: SocketAddr::new(lan, port),
+                from: "other machines",
+            });
+        }
+        return v;
+    }
+    vec![Reach {
+        addr: bind,
+        from: "this machine and other machines",
+    }]
+}
+
+/// This machine's address towards the network: the source address the system would use for
+/// a route outwards (a UDP "connect" sends nothing).
+fn lan_address() -> Option<IpAddr> {
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    s.connect("192.0.2.1:9").ok()?;
+    s.local_addr().ok().map(|a| a.ip())
+}
+
+/// The `[[http.rules]]` lines that let CC: Tweaked reach `host`.
+pub fn http_rule(host: IpAddr) -> String {
+    format!("[[http.rules]]\nhost = \"{host}\"\naction = \"allow\"")
+}
+
+/// Whether the gateway answers `/health` at `addr` (plain HTTP over a TCP socket).
+fn health(addr: SocketAddr) -> Result<(), String> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| e.to_string())?;
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    write!(s, "GET /health HTTP/1.0\r\nHost: {addr}\r\n\r\n").map_err(|e| e.to_string())?;
+    let mut buf = String::new();
+    let _ = s.take(4096).read_to_string(&mut buf);
+    match buf.split_whitespace().nth(1) {
+        Some("200") => Ok(()),
+        Some(code) => Err(format!("it answered HTTP {code}: something else holds the port")),
+        None => Err("it accepted the connection but said nothing".into()),
+    }
+}
+
+/// Refused links from the session log, newest last.
+fn refused(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| {
+            e.get("event")
+                .and_then(Value::as_str)
+                .is_some_and(|k| k.contains("refus"))
+        })
+        .map(|e| {
+            let detail = e.get("detail").and_then(Value::as_str).unwrap_or_default();
+            let reason = e
+                .get("status")
+                .and_then(Value::as_str)
+                .or_else(|| e.get("what").and_then(Value::as_str))
+                .unwrap_or_default();
+            let who = e.get("trapos_id").or_else(|| e.get("traposId")).and_then(Value::as_str);
+            let when = e
+                .get("time_ms")
+                .and_then(Value::as_i64)
+                .and_then(chrono::DateTime::from_timestamp_millis)
+                .map(|t| t.format("%H:%M:%S UTC ").to_string())
+                .unwrap_or_default();
+            let mut line = when;
+            if let Some(w) = who {
+                line.push_str(w);
+                line.push_str(": ");
+            }
+            if !reason.is_empty() && !detail.contains(reason) {
+                line.push_str(reason);
+                line.push_str(": ");
+            }
+            line.push_str(detail);
+            line
+        })
+        .collect()
+}
+
+/// `trapdesk doctor`.
+///
+/// # Errors
+/// A [`Failure`] with exit code 3 when no trapdesk runs or its gateway does not answer
+/// (after printing everything it could check); 2 for a bad configuration.
+pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
+    let host_args = crate::cli::HostArgs {
+        gateway_bind: a.gateway_bind,
+        data_dir: a.data_dir.clone(),
+        config: a.config.clone(),
+        ..Default::default()
+    };
+    let settings = config::resolve(&host_args)
+        .map_err(|e| Failure::new(exit::USAGE, format!("cannot read the settings: {e}")))?;
+    let bind = settings.gateway_bind;
+    let reach = reachable_addresses(bind, lan_address());
+    let mut report = Report::new(a.client.json);
+    let mut problems = 0;
+
+    report.head("Gateway");
+    report.line(&format!("listens on {bind}"));
+    for r in &reach {
+        report.line(&format!("  ws://{}/gateway  reachable from {}", r.addr, r.from));
+    }
+    if bind.ip().is_loopback() {
+        report.line("  a Minecraft server on another machine cannot reach it: start trapdesk with --gateway-bind 0.0.0.0:4444");
+    }
+    let probe = reach.first().map_or(bind, |r| r.addr);
+    let answers = tokio::task::spawn_blocking(move || health(probe))
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+    match &answers {
+        Ok(()) => report.line(&format!("port {} answers (/health ok)", bind.port())),
+        Err(e) => {
+            problems += 1;
+            report.line(&format!(
+                "port {} does not answer at {probe} ({e}): start `trapdesk` (or `trapdesk --mcp-only`) with these settings",
+                bind.port()
+            ));
+        }
+    }
+    report.data("gateway", json!({"bind": bind.to_string(), "reachable": reach.iter().map(|r| json!({"address": r.addr.to_string(), "from": r.from})).collect::<Vec<_>>(), "answers": answers.is_ok()}));
+
+    report.head("computercraft-server.toml");
+    report.line("in <world>/serverconfig/computercraft-server.toml, put these lines ABOVE the rule with host = \"$private\" (the first matching rule wins), then restart the server:");
+    let mut rules = Vec::new();
+    for r in &reach {
+        rules.push(http_rule(r.addr.ip()));
+    }
+    rules.dedup();
+    for r in &rules {
+        report.line("");
+        for l in r.lines() {
+            report.line(&format!("  {l}"));
+        }
+    }
+    report.data("httpRules", json!(rules));
+
+    report.head("Secret and installer");
+    let secret_at = match &settings.secret_source {
+        SecretSource::Generated(p) | SecretSource::Stored(p) => format!("stored in {}", p.display()),
+        SecretSource::Flag => "given with --secret".into(),
+        SecretSource::Env => "from the environment variable SANDBOX_PASSWORD".into(),
+        SecretSource::ConfigFile => "from the config file".into(),
+    };
+    report.line(&format!("secret: {secret_at}"));
+    let install_addr = reach.last().map_or(bind, |r| r.addr);
+    let one_liner = format!("wget run http://{install_addr}/install.lua {}", settings.secret);
+    report.line("type this on the computer:");
+    report.line(&format!("  {one_liner}"));
+    report.data("secret", json!({"where": secret_at, "installer": one_liner}));
+
+    report.head("Session");
+    match a.client.open(Origin::CLI_CLIENT).await {
+        Err(f) => {
+            problems += 1;
+            report.line(&f.message);
+            report.data("session", json!({"reachable": false, "error": f.message}));
+        }
+        Ok(conn) => {
+            let computers = conn
+                .call("probe-computers", json!({"ping": false}))
+                .await
+                .map(|r| r.data.get("computers").cloned().unwrap_or(json!([])))
+                .unwrap_or(json!([]));
+            let events = conn
+                .call("session-log", json!({"limit": 1000}))
+                .await
+                .map(|r| r.data.get("events").cloned().unwrap_or(json!([])))
+                .unwrap_or(json!([]));
+            conn.close().await;
+            let names: Vec<&str> = computers
+                .as_array()
+                .map(|a| a.iter().filter_map(|c| c.get("traposId").and_then(Value::as_str)).collect())
+                .unwrap_or_default();
+            if names.is_empty() {
+                report.line(&format!("trapdesk answers at {}; no computer linked yet", a.client.connect));
+            } else {
+                report.line(&format!("trapdesk answers at {}; linked: {}", a.client.connect, names.join(", ")));
+            }
+            let refused = refused(events.as_array().map_or(&[][..], Vec::as_slice));
+            let last: Vec<&String> = refused.iter().rev().take(10).rev().collect();
+            if last.is_empty() {
+                report.line("no refused links");
+            } else {
+                report.line("last refused links (wrong secret: copy it again; bad hello or version: reinstall with the line above):");
+                for r in &last {
+                    report.line(&format!("  {r}"));
+                }
+            }
+            report.data("session", json!({"reachable": true, "linked": names, "refused": last}));
+        }
+    }
+    report.finish();
+    if problems > 0 {
+        Err(Failure::new(exit::UNREACHABLE, ""))
+    } else {
+        Ok(())
+    }
+}
+
+/// Text for a person, or one JSON object with `--json`.
+struct Report {
+    json: bool,
+    data: serde_json::Map<String, Value>,
+}
+
+impl Report {
+    fn new(json: bool) -> Report {
+        Report {
+            json,
+            data: serde_json::Map::new(),
+        }
+    }
+    fn head(&self, title: &str) {
+        if !self.json {
+            println!("\n== {title}");
+        }
+    }
+    fn line(&self, text: &str) {
+        if !self.json {
+            println!("{text}");
+        }
+    }
+    fn data(&mut self, key: &str, v: Value) {
+        self.data.insert(key.into(), v);
+    }
+    fn finish(self) {
+        if self.json {
+            println!("{}", Value::Object(self.data));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_is_this_machine_only_and_any_adds_the_lan() {
+        let lo: SocketAddr = "127.0.0.1:4444".parse().unwrap_or_else(|_| unreachable!());
+        assert_eq!(reachable_addresses(lo, None).len(), 1);
+        let any: SocketAddr = "0.0.0.0:4444".parse().unwrap_or_else(|_| unreachable!());
+        let lan: IpAddr = "192.168.1.20".parse().unwrap_or_else(|_| unreachable!());
+        let r = reachable_addresses(any, Some(lan));
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1].addr.to_string(), "192.168.1.20:4444");
+        assert_eq!(r[1].from, "other machines");
+    }
+
+    #[test]
+    fn the_rule_is_toml_for_cc() {
+        let ip: IpAddr = "10.0.0.5".parse().unwrap_or_else(|_| unreachable!());
+        assert_eq!(http_rule(ip), "[[http.rules]]\nhost = \"10.0.0.5\"\naction = \"allow\"");
+    }
+}

@@ -1,0 +1,385 @@
+//! `trapdesk sync LOCAL_DIR COMPUTER[:REMOTE_DIR]`: a folder in the person's editor mirrored
+//! onto a computer, through the running trapdesk's MCP endpoint under the origin `sync`.
+//!
+//! It first compares the folder with the computer (size and a checksum the computer computes
+//! in one `exec-lua`, so nothing unchanged is re-sent), pushes what differs, then watches the
+//! folder (file events debounced for [`DEBOUNCE`]) and pushes each saved file, keeping the
+//! content hash of what the computer has so that an unchanged save sends nothing. `--run`
+//! runs a program after each push, streaming its output to stdout and cancelling a run still
+//! going when a new save arrives. Pushes that fail because the computer is away (unlinked,
+//! timed out) stay pending and go out when it is back; a file the computer refuses is
+//! reported and the others go on. Status lines go to stderr, the program's output to stdout.
+//!
+//! # Layout
+//!
+//! - [`scan`]: which local files belong to the sync, their names and hashes.
+//! - `remote`: what the computer has (sizes and checksums), `--pull`.
+
+mod remote;
+pub mod scan;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{ClientArgs, Conn, Failure, exit, split_target, transfer};
+use crate::session::Origin;
+use scan::{Hash, Tree};
+
+/// How long file events settle before the changed files are pushed: editors save in several
+/// steps (write a temp file, rename, touch), and one push per save is the point.
+pub const DEBOUNCE: Duration = Duration::from_millis(60);
+/// How often pushes waiting for an absent computer are retried.
+const RETRY: Duration = Duration::from_millis(500);
+
+/// `trapdesk sync`.
+#[derive(Debug, Args, Clone)]
+pub struct SyncArgs {
+    /// Local folder to mirror.
+    pub local: PathBuf,
+    /// COMPUTER or COMPUTER:REMOTE_DIR [default dir: the computer's root].
+    pub target: String,
+    /// After each push run this program on the computer: "PATH ARGS" (shell-quoted).
+    #[arg(long, value_name = "\"PATH ARGS\"")]
+    pub run: Option<String>,
+    /// Push what differs (and run once with --run), then exit.
+    #[arg(long)]
+    pub once: bool,
+    /// Delete files on the computer that were deleted locally.
+    #[arg(long)]
+    pub delete: bool,
+    /// Leave out files matching this glob (repeatable); .gitignore is respected too.
+    #[arg(long, value_name = "GLOB")]
+    pub ignore: Vec<String>,
+    /// First copy the computer's folder down (files that differ), then sync.
+    #[arg(long)]
+    pub pull: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+fn say(line: &str) {
+    eprintln!("sync: {line}");
+}
+
+/// What the sync knows.
+struct State {
+    conn: Arc<Conn>,
+    computer: String,
+    remote_dir: String,
+    tree: Tree,
+    /// Hash of what the computer has, per relative name.
+    sent: BTreeMap<String, Hash>,
+    /// Names waiting for the computer to come back (a push or a delete).
+    pending: BTreeSet<String>,
+    delete: bool,
+    timeout: Option<Duration>,
+}
+
+/// How one push went.
+enum Pushed {
+    Sent,
+    Unchanged,
+    Away,
+    Failed,
+}
+
+impl State {
+    fn remote(&self, rel: &str) -> String {
+        transfer::join(&self.remote_dir, rel)
+    }
+
+    /// Pushes (or deletes) one name; remembers it when the computer is away.
+    async fn push(&mut self, rel: &str) -> Pushed {
+        let Some(path) = self.tree.local(rel) else {
+            return Pushed::Failed;
+        };
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                say(&format!("cannot read {rel}: {e}; skipped"));
+                return Pushed::Failed;
+            }
+        };
+        let result = match &bytes {
+            Some(b) => {
+                let h = scan::hash(b);
+                if self.sent.get(rel) == Some(&h) {
+                    self.pending.remove(rel);
+                    return Pushed::Unchanged;
+                }
+                let remote = self.remote(rel);
+                transfer::put(&self.conn, &self.computer, &remote, b, self.timeout)
+                    .await
+                    .map(|_| {
+                        self.sent.insert(rel.to_owned(), h);
+                        say(&format!("pushed {rel} ({} bytes)", b.len()));
+                    })
+            }
+            None if self.delete && self.sent.contains_key(rel) => {
+                let remote = self.remote(rel);
+                transfer::delete(&self.conn, &self.computer, &remote, self.timeout)
+                    .await
+                    .map(|()| {
+                        self.sent.remove(rel);
+                        say(&format!("deleted {rel}"));
+                    })
+            }
+            None => {
+                self.pending.remove(rel);
+                return Pushed::Unchanged;
+            }
+        };
+        match result {
+            Ok(()) => {
+                self.pending.remove(rel);
+                Pushed::Sent
+            }
+            Err(f) if f.code == exit::UNREACHABLE => {
+                if self.pending.insert(rel.to_owned()) {
+                    say(&format!(
+                        "{rel} waits for {} to be back ({})",
+                        self.computer, f.message
+                    ));
+                }
+                Pushed::Away
+            }
+            Err(f) => {
+                self.pending.remove(rel);
+                say(&format!("{rel} not pushed: {}", f.message));
+                Pushed::Failed
+            }
+        }
+    }
+
+    /// Pushes a set of names; true when anything reached the computer.
+    async fn push_all(&mut self, names: impl IntoIterator<Item = String>) -> bool {
+        let mut any = false;
+        for rel in names {
+            match self.push(&rel).await {
+                Pushed::Sent => any = true,
+                Pushed::Away => {
+                    // The rest would wait too; keep them for the retry.
+                    self.pending.insert(rel);
+                }
+                Pushed::Unchanged | Pushed::Failed => {}
+            }
+        }
+        any
+    }
+}
+
+/// A `--run` going on the computer.
+struct Running {
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+fn start_run(conn: Arc<Conn>, computer: String, program: Vec<String>, timeout: Option<Duration>) -> Running {
+    let stop = CancellationToken::new();
+    let token = stop.clone();
+    let task = tokio::spawn(async move {
+        let (path, args) = match program.split_first() {
+            Some((p, a)) => (p.clone(), a.to_vec()),
+            None => return,
+        };
+        let mut call = serde_json::json!({"traposId": computer, "path": path, "args": args});
+        if let (Some(t), Some(o)) = (timeout, call.as_object_mut()) {
+            o.insert("timeoutMs".into(), serde_json::json!(t.as_millis() as u64));
+        }
+        let mut out = |t: &str| {
+            use std::io::Write;
+            let mut o = std::io::stdout().lock();
+            let _ = o.write_all(t.as_bytes());
+            let _ = o.flush();
+        };
+        let deadline = timeout.map(|t| t + Duration::from_secs(5));
+        let r = conn
+            .call_until("run-file", call, deadline, &mut out, token.cancelled_owned())
+            .await;
+        match r {
+            Ok(reply) if !reply.is_error => say(&format!("ran {path}: {}", reply.text)),
+            Ok(reply) => say(&reply.failure(&format!("{path} failed")).message),
+            Err(f) if f.code == exit::INTERRUPTED => {
+                say(&format!("{path} cancelled (a new save arrived)"))
+            }
+            Err(f) => say(&f.message),
+        }
+    });
+    Running { stop, task }
+}
+
+async fn stop_run(run: &mut Option<Running>) {
+    if let Some(r) = run.take() {
+        r.stop.cancel();
+        let _ = r.task.await;
+    }
+}
+
+/// `trapdesk sync`.
+///
+/// # Errors
+/// A [`Failure`]: 2 for a bad folder or flag, 3 when no trapdesk answers, 130 on Ctrl-C.
+pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
+    let (computer, dir) = split_target(&a.target);
+    let remote_dir = dir.unwrap_or("").trim_end_matches('/').to_owned();
+    let tree = Tree::new(&a.local, &a.ignore).map_err(|e| Failure::new(exit::USAGE, e))?;
+    let program = match &a.run {
+        Some(r) => {
+            let words = shell_words::split(r)
+                .map_err(|e| Failure::new(exit::USAGE, format!("--run {r:?}: {e}")))?;
+            if words.is_empty() {
+                return Err(Failure::new(exit::USAGE, "--run needs a program path"));
+            }
+            Some(words)
+        }
+        None => None,
+    };
+    let conn = Arc::new(a.client.open(Origin::SYNC_CLIENT).await?);
+    let mut st = State {
+        conn: conn.clone(),
+        computer: computer.to_owned(),
+        remote_dir,
+        tree,
+        sent: BTreeMap::new(),
+        pending: BTreeSet::new(),
+        delete: a.delete,
+        timeout: a.client.timeout,
+    };
+    if a.pull {
+        remote::pull(&mut st).await?;
+    }
+    let local = st.tree.files();
+    let remote = remote::sums(&st).await?;
+    let mut differ = Vec::new();
+    for (rel, h) in &local {
+        let same = match (remote.get(rel), st.tree.local(rel)) {
+            (Some(r), Some(p)) => std::fs::read(p).is_ok_and(|b| remote::sum_of(&b) == *r),
+            _ => false,
+        };
+        if same {
+            st.sent.insert(rel.clone(), *h);
+        } else {
+            differ.push(rel.clone());
+        }
+    }
+    if a.delete {
+        for rel in remote.keys().filter(|r| !local.contains_key(*r)) {
+            // Deletes go through `push` of a missing file, which needs the name known.
+            st.sent.insert(rel.clone(), [0; 32]);
+            differ.push(rel.clone());
+        }
+    }
+    let unchanged = local.len().saturating_sub(differ.len());
+    st.push_all(differ).await;
+    say(&format!(
+        "{} up to date with {}:{} ({unchanged} unchanged, {} pending)",
+        st.tree.root.display(),
+        st.computer,
+        if st.remote_dir.is_empty() { "/" } else { &st.remote_dir },
+        st.pending.len()
+    ));
+    let mut run = None;
+    if let Some(p) = &program {
+        run = Some(start_run(conn.clone(), st.computer.clone(), p.clone(), a.client.timeout));
+    }
+    if a.once {
+        if let Some(r) = run.take() {
+            tokio::select! {
+                _ = r.task => {}
+                () = crate::client::conn::ctrl_c() => {
+                    r.stop.cancel();
+                    return Err(Failure::new(exit::INTERRUPTED, ""));
+                }
+            }
+        }
+        let failed = !st.pending.is_empty();
+        drop(st);
+        if let Ok(c) = Arc::try_unwrap(conn) {
+            c.close().await;
+        }
+        return if failed {
+            Err(Failure::new(exit::UNREACHABLE, "some files are still pending: the computer is not linked"))
+        } else {
+            Ok(())
+        };
+    }
+    watch(st, program, run, a.client.timeout).await
+}
+
+/// Watches the folder until Ctrl-C.
+async fn watch(
+    mut st: State,
+    program: Option<Vec<String>>,
+    mut run: Option<Running>,
+    timeout: Option<Duration>,
+) -> Result<(), Failure> {
+    use notify::Watcher;
+    let (tx, mut rx) = mpsc::unbounded_channel::<PathBuf>();
+    let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        if let Ok(ev) = ev {
+            for p in ev.paths {
+                let _ = tx.send(p);
+            }
+        }
+    })
+    .map_err(|e| Failure::new(exit::FAILED, format!("cannot watch the folder: {e}")))?;
+    watcher
+        .watch(&st.tree.root, notify::RecursiveMode::Recursive)
+        .map_err(|e| Failure::new(exit::FAILED, format!("cannot watch the folder: {e}")))?;
+    say(&format!("watching {} (Ctrl-C stops)", st.tree.root.display()));
+    let mut retry = tokio::time::interval(RETRY);
+    retry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let mut changed = BTreeSet::new();
+        tokio::select! {
+            Some(p) = rx.recv() => { changed.extend(names(&st, &p)); }
+            _ = retry.tick(), if !st.pending.is_empty() => {}
+            () = crate::client::conn::ctrl_c() => {
+                stop_run(&mut run).await;
+                return Err(Failure::new(exit::INTERRUPTED, ""));
+            }
+        }
+        // Let the editor finish its save, then take everything that arrived meanwhile.
+        tokio::time::sleep(DEBOUNCE).await;
+        while let Ok(p) = rx.try_recv() {
+            changed.extend(names(&st, &p));
+        }
+        changed.extend(st.pending.iter().cloned());
+        if changed.is_empty() {
+            continue;
+        }
+        // A run still going is stopped before its files change under it.
+        let will_send = changed.iter().any(|rel| would_send(&st, rel));
+        if will_send && program.is_some() {
+            stop_run(&mut run).await;
+        }
+        let sent = st.push_all(changed).await;
+        if sent && let Some(p) = &program {
+            stop_run(&mut run).await;
+            run = Some(start_run(st.conn.clone(), st.computer.clone(), p.clone(), timeout));
+        }
+    }
+}
+
+/// Relative names an event touches (files only; a directory event pushes nothing).
+fn names(st: &State, p: &std::path::Path) -> Option<String> {
+    if p.is_dir() {
+        return None;
+    }
+    st.tree.rel(p)
+}
+
+/// Whether pushing `rel` would send or delete something.
+fn would_send(st: &State, rel: &str) -> bool {
+    match st.tree.local(rel).map(std::fs::read) {
+        Some(Ok(b)) => st.sent.get(rel) != Some(&scan::hash(&b)),
+        _ => st.delete && st.sent.contains_key(rel),
+    }
+}
