@@ -66,10 +66,14 @@ pub struct HostArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run Lua on a linked computer: output streams as it comes, returned values follow.
-    #[command(after_help = "Example: trapdesk exec miner 'print(turtle.getFuelLevel()) return os.time()'\nExit codes: 0 ok, 1 Lua error, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C (cancelled on the computer).")]
+    #[command(
+        after_help = "Example: trapdesk exec miner 'print(turtle.getFuelLevel()) return os.time()'\nExit codes: 0 ok, 1 Lua error, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C (cancelled on the computer)."
+    )]
     Exec(crate::client::ExecArgs),
     /// Run a program on a linked computer with arguments.
-    #[command(after_help = "Example: trapdesk run miner dig.lua 3 north\nExit codes: 0 ok, 1 the program failed, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C.")]
+    #[command(
+        after_help = "Example: trapdesk run miner dig.lua 3 north\nExit codes: 0 ok, 1 the program failed, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C."
+    )]
     Run(crate::client::RunArgs),
     /// List the linked computers.
     #[command(after_help = "Example: trapdesk computers --match 'miner*'")]
@@ -84,13 +88,17 @@ pub enum Command {
     #[command(after_help = "Example: trapdesk put ./dig.lua miner:/dig.lua")]
     Put(crate::client::PutArgs),
     /// Mirror a local folder onto a computer: push what differs, then each save (run-on-save).
-    #[command(after_help = "Example: trapdesk sync ./src miner:/prog --run \"prog/main.lua --verbose\" --ignore '*.md'")]
+    #[command(
+        after_help = "Example: trapdesk sync ./src miner:/prog --run \"prog/main.lua --verbose\" --ignore '*.md'"
+    )]
     Sync(crate::sync::SyncArgs),
     /// Check why a computer will not link: addresses, port, http rules, secret, refused links.
     #[command(after_help = "Example: trapdesk doctor --gateway-bind 0.0.0.0:4444")]
     Doctor(crate::doctor::DoctorArgs),
     /// Print shell completions (from these definitions) for bash, zsh or fish.
-    #[command(after_help = "Example: trapdesk completions bash > ~/.local/share/bash-completion/completions/trapdesk")]
+    #[command(
+        after_help = "Example: trapdesk completions bash > ~/.local/share/bash-completion/completions/trapdesk"
+    )]
     Completions {
         /// bash, zsh, fish (also elvish, powershell).
         shell: clap_complete::Shell,

@@ -88,14 +88,17 @@ pub fn http_rule(host: IpAddr) -> String {
 
 /// Whether the gateway answers `/health` at `addr` (plain HTTP over a TCP socket).
 fn health(addr: SocketAddr) -> Result<(), String> {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| e.to_string())?;
+    let mut s =
+        TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| e.to_string())?;
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
     write!(s, "GET /health HTTP/1.0\r\nHost: {addr}\r\n\r\n").map_err(|e| e.to_string())?;
     let mut buf = String::new();
     let _ = s.take(4096).read_to_string(&mut buf);
     match buf.split_whitespace().nth(1) {
         Some("200") => Ok(()),
-        Some(code) => Err(format!("it answered HTTP {code}: something else holds the port")),
+        Some(code) => Err(format!(
+            "it answered HTTP {code}: something else holds the port"
+        )),
         None => Err("it accepted the connection but said nothing".into()),
     }
 }
@@ -116,7 +119,10 @@ fn refused(events: &[Value]) -> Vec<String> {
                 .and_then(Value::as_str)
                 .or_else(|| e.get("what").and_then(Value::as_str))
                 .unwrap_or_default();
-            let who = e.get("trapos_id").or_else(|| e.get("traposId")).and_then(Value::as_str);
+            let who = e
+                .get("trapos_id")
+                .or_else(|| e.get("traposId"))
+                .and_then(Value::as_str);
             let when = e
                 .get("time_ms")
                 .and_then(Value::as_i64)
@@ -160,7 +166,10 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     report.head("Gateway");
     report.line(&format!("listens on {bind}"));
     for r in &reach {
-        report.line(&format!("  ws://{}/gateway  reachable from {}", r.addr, r.from));
+        report.line(&format!(
+            "  ws://{}/gateway  reachable from {}",
+            r.addr, r.from
+        ));
     }
     if bind.ip().is_loopback() {
         report.line("  a Minecraft server on another machine cannot reach it: start trapdesk with --gateway-bind 0.0.0.0:4444");
@@ -198,17 +207,25 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
 
     report.head("Secret and installer");
     let secret_at = match &settings.secret_source {
-        SecretSource::Generated(p) | SecretSource::Stored(p) => format!("stored in {}", p.display()),
+        SecretSource::Generated(p) | SecretSource::Stored(p) => {
+            format!("stored in {}", p.display())
+        }
         SecretSource::Flag => "given with --secret".into(),
         SecretSource::Env => "from the environment variable SANDBOX_PASSWORD".into(),
         SecretSource::ConfigFile => "from the config file".into(),
     };
     report.line(&format!("secret: {secret_at}"));
     let install_addr = reach.last().map_or(bind, |r| r.addr);
-    let one_liner = format!("wget run http://{install_addr}/install.lua {}", settings.secret);
+    let one_liner = format!(
+        "wget run http://{install_addr}/install.lua {}",
+        settings.secret
+    );
     report.line("type this on the computer:");
     report.line(&format!("  {one_liner}"));
-    report.data("secret", json!({"where": secret_at, "installer": one_liner}));
+    report.data(
+        "secret",
+        json!({"where": secret_at, "installer": one_liner}),
+    );
 
     report.head("Session");
     match a.client.open(Origin::CLI_CLIENT).await {
@@ -231,12 +248,23 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
             conn.close().await;
             let names: Vec<&str> = computers
                 .as_array()
-                .map(|a| a.iter().filter_map(|c| c.get("traposId").and_then(Value::as_str)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|c| c.get("traposId").and_then(Value::as_str))
+                        .collect()
+                })
                 .unwrap_or_default();
             if names.is_empty() {
-                report.line(&format!("trapdesk answers at {}; no computer linked yet", a.client.connect));
+                report.line(&format!(
+                    "trapdesk answers at {}; no computer linked yet",
+                    a.client.connect
+                ));
             } else {
-                report.line(&format!("trapdesk answers at {}; linked: {}", a.client.connect, names.join(", ")));
+                report.line(&format!(
+                    "trapdesk answers at {}; linked: {}",
+                    a.client.connect,
+                    names.join(", ")
+                ));
             }
             let refused = refused(events.as_array().map_or(&[][..], Vec::as_slice));
             let last: Vec<&String> = refused.iter().rev().take(10).rev().collect();
@@ -248,7 +276,10 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
                     report.line(&format!("  {r}"));
                 }
             }
-            report.data("session", json!({"reachable": true, "linked": names, "refused": last}));
+            report.data(
+                "session",
+                json!({"reachable": true, "linked": names, "refused": last}),
+            );
         }
     }
     report.finish();
@@ -311,6 +342,9 @@ mod tests {
     #[test]
     fn the_rule_is_toml_for_cc() {
         let ip: IpAddr = "10.0.0.5".parse().unwrap_or_else(|_| unreachable!());
-        assert_eq!(http_rule(ip), "[[http.rules]]\nhost = \"10.0.0.5\"\naction = \"allow\"");
+        assert_eq!(
+            http_rule(ip),
+            "[[http.rules]]\nhost = \"10.0.0.5\"\naction = \"allow\""
+        );
     }
 }

@@ -15,7 +15,8 @@ fn trapdesk(url: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trapdesk"));
     // Flags before the positionals: `run` hands everything after PATH to the program.
     c.arg(args[0]).args(["--connect", url]).args(&args[1..]);
-    c.env_remove("TRAPDESK_TOKEN").env_remove("TRAPDESK_MCP_TOKEN");
+    c.env_remove("TRAPDESK_TOKEN")
+        .env_remove("TRAPDESK_MCP_TOKEN");
     c
 }
 
@@ -38,14 +39,22 @@ async fn exec_prints_output_then_returns_and_exits_by_outcome() {
 
     let ok = output(trapdesk(
         &url,
-        &["exec", "miner", "print('hello') write('no newline') return 42, 'x'"],
+        &[
+            "exec",
+            "miner",
+            "print('hello') write('no newline') return 42, 'x'",
+        ],
     ))
     .await;
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
     assert_eq!(text(&ok.stdout), "hello\nno newline\n42, \"x\"\n");
     assert_eq!(text(&ok.stderr), "");
 
-    let lua_error = output(trapdesk(&url, &["exec", "7", "print('before') error('boom')"])).await;
+    let lua_error = output(trapdesk(
+        &url,
+        &["exec", "7", "print('before') error('boom')"],
+    ))
+    .await;
     assert_eq!(lua_error.status.code(), Some(1));
     assert_eq!(text(&lua_error.stdout), "before\n");
     let err = text(&lua_error.stderr);
@@ -64,7 +73,12 @@ async fn exec_prints_output_then_returns_and_exits_by_outcome() {
         &["exec", "miner", "sleep(30)", "--timeout", "300ms"],
     ))
     .await;
-    assert_eq!(timed_out.status.code(), Some(3), "{}", text(&timed_out.stderr));
+    assert_eq!(
+        timed_out.status.code(),
+        Some(3),
+        "{}",
+        text(&timed_out.stderr)
+    );
     assert!(text(&timed_out.stderr).contains("timeout"));
 
     // The session shows who did it: the origin `cli`.
@@ -83,7 +97,11 @@ async fn exec_json_stdin_run_and_usage() {
     let _c = emulated(&host, 3, Some("farm")).await;
     let url = host.mcp_url();
 
-    let json = output(trapdesk(&url, &["exec", "farm", "print('p') return {a=1}", "--json"])).await;
+    let json = output(trapdesk(
+        &url,
+        &["exec", "farm", "print('p') return {a=1}", "--json"],
+    ))
+    .await;
     assert_eq!(json.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v["ok"], true);
@@ -134,7 +152,11 @@ async fn exec_json_stdin_run_and_usage() {
 
     let listed = output(trapdesk(&url, &["computers", "--match", "f*"])).await;
     assert_eq!(listed.status.code(), Some(0));
-    assert!(text(&listed.stdout).starts_with("3:farm\t"), "{}", text(&listed.stdout));
+    assert!(
+        text(&listed.stdout).starts_with("3:farm\t"),
+        "{}",
+        text(&listed.stdout)
+    );
     let none = output(trapdesk(&url, &["computers", "--match", "zzz*", "--json"])).await;
     let v: serde_json::Value = serde_json::from_slice(&none.stdout).unwrap();
     assert_eq!(v["computers"], serde_json::json!([]));
@@ -163,7 +185,11 @@ async fn ctrl_c_cancels_on_the_computer_and_exits_130() {
     let _c = emulated(&host, 5, Some("slow")).await;
     let mut cmd = trapdesk(
         &host.mcp_url(),
-        &["exec", "slow", "for i = 1, 600 do print('tick ' .. i) sleep(0.05) end"],
+        &[
+            "exec",
+            "slow",
+            "for i = 1, 600 do print('tick ' .. i) sleep(0.05) end",
+        ],
     );
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();

@@ -120,12 +120,7 @@ async fn open(client: &ClientArgs) -> Result<Conn, Failure> {
 }
 
 /// Runs a streaming tool and prints as [`finish_run`] does.
-async fn run_tool(
-    client: &ClientArgs,
-    tool: &str,
-    args: Value,
-    what: &str,
-) -> Result<(), Failure> {
+async fn run_tool(client: &ClientArgs, tool: &str, args: Value, what: &str) -> Result<(), Failure> {
     let conn = open(client).await?;
     let mut out = live(client.json);
     let mut ends_in_newline = true;
@@ -149,7 +144,10 @@ pub async fn exec(a: ExecArgs) -> Result<(), Failure> {
     let code = if a.code == "-" {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s).map_err(|e| {
-            Failure::new(exit::USAGE, format!("cannot read the chunk from stdin: {e}"))
+            Failure::new(
+                exit::USAGE,
+                format!("cannot read the chunk from stdin: {e}"),
+            )
         })?;
         s
     } else {
@@ -317,7 +315,10 @@ pub async fn get(a: GetArgs) -> Result<(), Failure> {
     write_atomically(&local, &bytes).map_err(|e| {
         Failure::new(
             exit::FAILED,
-            format!("cannot write {}: {e}; pick another LOCAL path", local.display()),
+            format!(
+                "cannot write {}: {e}; pick another LOCAL path",
+                local.display()
+            ),
         )
     })?;
     if a.client.json {
@@ -361,7 +362,10 @@ pub async fn put(a: PutArgs) -> Result<(), Failure> {
         std::fs::read(&a.local).map_err(|e| {
             Failure::new(
                 exit::USAGE,
-                format!("cannot read {}: {e}; check the LOCAL path", a.local.display()),
+                format!(
+                    "cannot read {}: {e}; check the LOCAL path",
+                    a.local.display()
+                ),
             )
         })?
     };

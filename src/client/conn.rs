@@ -406,9 +406,7 @@ fn connect_failure(url: &str, why: &str, had_token: bool) -> Failure {
                 "the trapdesk at {url} refused the token in TRAPDESK_TOKEN; set it to that host's --mcp-token"
             )
         } else {
-            format!(
-                "the trapdesk at {url} needs a token; set TRAPDESK_TOKEN to its --mcp-token"
-            )
+            format!("the trapdesk at {url} needs a token; set TRAPDESK_TOKEN to its --mcp-token")
         }
     } else {
         format!(

@@ -22,8 +22,8 @@ use std::time::Duration;
 use clap::Args;
 
 pub use commands::{
-    ComputersArgs, ExecArgs, GetArgs, LsArgs, PutArgs, RunArgs, computers, exec, get, ls, put,
-    run, write_atomically,
+    ComputersArgs, ExecArgs, GetArgs, LsArgs, PutArgs, RunArgs, computers, exec, get, ls, put, run,
+    write_atomically,
 };
 pub use conn::{Conn, Reply};
 

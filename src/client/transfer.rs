@@ -57,7 +57,8 @@ async fn write(
     deadline: Option<Duration>,
 ) -> Result<Reply, Failure> {
     let content = base64::engine::general_purpose::STANDARD.encode(piece);
-    let mut args = json!({"traposId": computer, "path": path, "content": content, "encoding": "base64"});
+    let mut args =
+        json!({"traposId": computer, "path": path, "content": content, "encoding": "base64"});
     if append && let Some(o) = args.as_object_mut() {
         o.insert("append".into(), Value::Bool(true));
     }

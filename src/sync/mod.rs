@@ -181,7 +181,12 @@ struct Running {
     task: tokio::task::JoinHandle<()>,
 }
 
-fn start_run(conn: Arc<Conn>, computer: String, program: Vec<String>, timeout: Option<Duration>) -> Running {
+fn start_run(
+    conn: Arc<Conn>,
+    computer: String,
+    program: Vec<String>,
+    timeout: Option<Duration>,
+) -> Running {
     let stop = CancellationToken::new();
     let token = stop.clone();
     let task = tokio::spawn(async move {
@@ -201,7 +206,13 @@ fn start_run(conn: Arc<Conn>, computer: String, program: Vec<String>, timeout: O
         };
         let deadline = timeout.map(|t| t + Duration::from_secs(5));
         let r = conn
-            .call_until("run-file", call, deadline, &mut out, token.cancelled_owned())
+            .call_until(
+                "run-file",
+                call,
+                deadline,
+                &mut out,
+                token.cancelled_owned(),
+            )
             .await;
         match r {
             Ok(reply) if !reply.is_error => say(&format!("ran {path}: {}", reply.text)),
@@ -241,6 +252,16 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
         }
         None => None,
     };
+    // One watcher for the whole sync: a Ctrl-C that arrives while a push is going (no
+    // `ctrl_c()` future waiting) would otherwise be lost.
+    let interrupted = CancellationToken::new();
+    {
+        let t = interrupted.clone();
+        tokio::spawn(async move {
+            crate::client::conn::ctrl_c().await;
+            t.cancel();
+        });
+    }
     let conn = Arc::new(a.client.open(Origin::SYNC_CLIENT).await?);
     let mut st = State {
         conn: conn.clone(),
@@ -282,18 +303,27 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
         "{} up to date with {}:{} ({unchanged} unchanged, {} pending)",
         st.tree.root.display(),
         st.computer,
-        if st.remote_dir.is_empty() { "/" } else { &st.remote_dir },
+        if st.remote_dir.is_empty() {
+            "/"
+        } else {
+            &st.remote_dir
+        },
         st.pending.len()
     ));
     let mut run = None;
     if let Some(p) = &program {
-        run = Some(start_run(conn.clone(), st.computer.clone(), p.clone(), a.client.timeout));
+        run = Some(start_run(
+            conn.clone(),
+            st.computer.clone(),
+            p.clone(),
+            a.client.timeout,
+        ));
     }
     if a.once {
         if let Some(r) = run.take() {
             tokio::select! {
                 _ = r.task => {}
-                () = crate::client::conn::ctrl_c() => {
+                () = interrupted.cancelled() => {
                     r.stop.cancel();
                     return Err(Failure::new(exit::INTERRUPTED, ""));
                 }
@@ -305,12 +335,15 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
             c.close().await;
         }
         return if failed {
-            Err(Failure::new(exit::UNREACHABLE, "some files are still pending: the computer is not linked"))
+            Err(Failure::new(
+                exit::UNREACHABLE,
+                "some files are still pending: the computer is not linked",
+            ))
         } else {
             Ok(())
         };
     }
-    watch(st, program, run, a.client.timeout).await
+    watch(st, program, run, a.client.timeout, interrupted).await
 }
 
 /// Watches the folder until Ctrl-C.
@@ -319,6 +352,7 @@ async fn watch(
     program: Option<Vec<String>>,
     mut run: Option<Running>,
     timeout: Option<Duration>,
+    interrupted: CancellationToken,
 ) -> Result<(), Failure> {
     use notify::Watcher;
     let (tx, mut rx) = mpsc::unbounded_channel::<PathBuf>();
@@ -333,7 +367,10 @@ async fn watch(
     watcher
         .watch(&st.tree.root, notify::RecursiveMode::Recursive)
         .map_err(|e| Failure::new(exit::FAILED, format!("cannot watch the folder: {e}")))?;
-    say(&format!("watching {} (Ctrl-C stops)", st.tree.root.display()));
+    say(&format!(
+        "watching {} (Ctrl-C stops)",
+        st.tree.root.display()
+    ));
     let mut retry = tokio::time::interval(RETRY);
     retry.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -341,7 +378,7 @@ async fn watch(
         tokio::select! {
             Some(p) = rx.recv() => { changed.extend(names(&st, &p)); }
             _ = retry.tick(), if !st.pending.is_empty() => {}
-            () = crate::client::conn::ctrl_c() => {
+            () = interrupted.cancelled() => {
                 stop_run(&mut run).await;
                 return Err(Failure::new(exit::INTERRUPTED, ""));
             }
@@ -363,7 +400,12 @@ async fn watch(
         let sent = st.push_all(changed).await;
         if sent && let Some(p) = &program {
             stop_run(&mut run).await;
-            run = Some(start_run(st.conn.clone(), st.computer.clone(), p.clone(), timeout));
+            run = Some(start_run(
+                st.conn.clone(),
+                st.computer.clone(),
+                p.clone(),
+                timeout,
+            ));
         }
     }
 }

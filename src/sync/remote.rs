@@ -81,7 +81,10 @@ pub async fn sums(st: &State) -> Result<BTreeMap<String, Sum>, Failure> {
         Ok(r) => r,
         Err(f) if f.code == exit::INTERRUPTED => return Err(f),
         Err(f) => {
-            super::say(&format!("cannot compare with the computer ({}); pushing everything", f.message));
+            super::say(&format!(
+                "cannot compare with the computer ({}); pushing everything",
+                f.message
+            ));
             return Ok(BTreeMap::new());
         }
     };
@@ -151,7 +154,10 @@ pub async fn pull(st: &mut State) -> Result<(), Failure> {
         }
         let bytes = transfer::get(&st.conn, &st.computer, &st.remote(&rel), st.timeout).await?;
         crate::client::write_atomically(&local, &bytes).map_err(|e| {
-            Failure::new(exit::FAILED, format!("cannot write {}: {e}", local.display()))
+            Failure::new(
+                exit::FAILED,
+                format!("cannot write {}: {e}", local.display()),
+            )
         })?;
         st.sent.insert(rel.clone(), super::scan::hash(&bytes));
         n += 1;

@@ -44,7 +44,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled("Blocked? ", t.warn),
             Span::raw(
                 "CC blocks private addresses by default: in serverconfig/computercraft-server.toml \
-                 add an allow rule for this host before the $private deny rule.",
+                 add an allow rule for this host before the $private deny rule. \
+                 `trapdesk doctor` in a shell prints the exact lines and checks the rest.",
             ),
         ]),
         Line::from(""),

@@ -1,0 +1,326 @@
+//! `trapdesk sync` through a real running host with an emulated computer: the first push,
+//! only changed files re-sent, a save pushed and run, `--delete`, ignore rules, a computer
+//! that unlinks and relinks in the middle, and the origin `sync` in the session.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use support::{TestHost, emulated, start_host};
+
+fn trapdesk(url: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trapdesk"));
+    c.arg(args[0]).args(["--connect", url]).args(&args[1..]);
+    c.env_remove("TRAPDESK_TOKEN")
+        .env_remove("TRAPDESK_MCP_TOKEN");
+    c
+}
+
+/// A running `trapdesk sync` with its stdout and stderr lines as they come.
+struct Sync {
+    child: Child,
+    out: mpsc::Receiver<String>,
+    err: mpsc::Receiver<String>,
+    seen_err: Vec<String>,
+}
+
+impl Sync {
+    fn start(url: &str, args: &[&str]) -> Sync {
+        let mut cmd = trapdesk(url, args);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let lines = |r: Box<dyn std::io::Read + Send>| {
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                for l in BufReader::new(r).lines().map_while(Result::ok) {
+                    if tx.send(l).is_err() {
+                        break;
+                    }
+                }
+            });
+            rx
+        };
+        let out = lines(Box::new(child.stdout.take().unwrap()));
+        let err = lines(Box::new(child.stderr.take().unwrap()));
+        Sync {
+            child,
+            out,
+            err,
+            seen_err: Vec::new(),
+        }
+    }
+
+    /// Waits for a stderr line containing `needle`.
+    async fn err_line(&mut self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            while let Ok(l) = self.err.try_recv() {
+                self.seen_err.push(l.clone());
+                if l.contains(needle) {
+                    return l;
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "no {needle:?} on stderr; saw {:?}",
+                self.seen_err
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Waits for a stdout line equal to `want`.
+    async fn out_line(&mut self, want: &str) {
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        loop {
+            while let Ok(l) = self.out.try_recv() {
+                if l == want {
+                    return;
+                }
+                seen.push(l);
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "no {want:?} on stdout; saw {seen:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Ctrl-C: the sync stops with 130.
+    async fn stop(mut self) {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > Duration::from_secs(10) {
+                let _ = self.child.kill();
+                panic!("sync did not stop on Ctrl-C; stderr {:?}", self.seen_err);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(status.code(), Some(130));
+    }
+}
+
+async fn output(mut cmd: Command) -> std::process::Output {
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+async fn wait_for(mut cond: impl FnMut() -> bool, what: &str) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < Duration::from_secs(15), "{what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn writes_by_sync(host: &TestHost) -> usize {
+    host.session
+        .recent(1000)
+        .iter()
+        .filter(|e| {
+            e.event == "tool_call"
+                && e.who.as_deref() == Some("sync")
+                && e.what.as_deref() == Some("write-file")
+        })
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_pushes_what_differs_and_respects_ignores() {
+    let host = start_host().await;
+    let _c = emulated(&host, 2, Some("dev")).await;
+    let url = host.mcp_url();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("lib")).unwrap();
+    std::fs::write(d.join("main.lua"), "print('main')").unwrap();
+    std::fs::write(d.join("lib/util.lua"), "return {}").unwrap();
+    std::fs::write(d.join("notes.md"), "private notes").unwrap();
+    std::fs::write(d.join("secret.txt"), "hunter2").unwrap();
+    std::fs::write(d.join(".gitignore"), "secret.txt\n").unwrap();
+    let remote = host.dir.path().join("computers/2/proj");
+    let local = d.to_str().unwrap();
+
+    let first = output(trapdesk(
+        &url,
+        &["sync", local, "dev:/proj", "--once", "--ignore", "*.md"],
+    ))
+    .await;
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(remote.join("main.lua")).unwrap(),
+        "print('main')"
+    );
+    assert_eq!(
+        std::fs::read_to_string(remote.join("lib/util.lua")).unwrap(),
+        "return {}"
+    );
+    assert!(
+        !remote.join("notes.md").exists(),
+        "--ignore was not respected"
+    );
+    assert!(
+        !remote.join("secret.txt").exists(),
+        ".gitignore was not respected"
+    );
+    let after_first = writes_by_sync(&host);
+    assert_eq!(after_first, 3, "main.lua, lib/util.lua and .gitignore");
+
+    // Nothing changed: nothing is sent again.
+    let again = output(trapdesk(
+        &url,
+        &["sync", local, "dev:/proj", "--once", "--ignore", "*.md"],
+    ))
+    .await;
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(writes_by_sync(&host), after_first);
+
+    // One file changed: only it is sent. One deleted with --delete: it goes remotely too.
+    std::fs::write(d.join("main.lua"), "print('main v2')").unwrap();
+    std::fs::remove_file(d.join("lib/util.lua")).unwrap();
+    let third = output(trapdesk(
+        &url,
+        &[
+            "sync",
+            local,
+            "dev:/proj",
+            "--once",
+            "--delete",
+            "--ignore",
+            "*.md",
+        ],
+    ))
+    .await;
+    assert_eq!(
+        third.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&third.stderr)
+    );
+    assert_eq!(writes_by_sync(&host), after_first + 1);
+    assert_eq!(
+        std::fs::read_to_string(remote.join("main.lua")).unwrap(),
+        "print('main v2')"
+    );
+    assert!(
+        !remote.join("lib/util.lua").exists(),
+        "--delete did not delete"
+    );
+
+    // --pull brings the computer's files down into an empty folder.
+    std::fs::write(remote.join("made-there.lua"), "x").unwrap();
+    let down = tempfile::tempdir().unwrap();
+    let pulled = output(trapdesk(
+        &url,
+        &[
+            "sync",
+            down.path().to_str().unwrap(),
+            "dev:/proj",
+            "--once",
+            "--pull",
+        ],
+    ))
+    .await;
+    assert_eq!(
+        pulled.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&pulled.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(down.path().join("made-there.lua")).unwrap(),
+        "x"
+    );
+    assert_eq!(
+        std::fs::read_to_string(down.path().join("main.lua")).unwrap(),
+        "print('main v2')"
+    );
+    host.host.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_save_is_pushed_and_run_and_a_relinked_computer_gets_pending_pushes() {
+    let host = start_host().await;
+    let c = emulated(&host, 6, Some("bot")).await;
+    let url = host.mcp_url();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("show.lua"), "print('version 1')").unwrap();
+    let remote = host.dir.path().join("computers/6/app");
+
+    let mut sync = Sync::start(
+        &url,
+        &[
+            "sync",
+            d.to_str().unwrap(),
+            "bot:/app",
+            "--delete",
+            "--run",
+            "app/show.lua",
+        ],
+    );
+    sync.err_line("watching").await;
+    sync.out_line("version 1").await;
+
+    // A save: pushed, then run, its output streamed.
+    std::fs::write(d.join("show.lua"), "print('version 2')").unwrap();
+    sync.out_line("version 2").await;
+    assert_eq!(
+        std::fs::read_to_string(remote.join("show.lua")).unwrap(),
+        "print('version 2')"
+    );
+
+    // A save while a run is still going cancels that run.
+    std::fs::write(d.join("show.lua"), "print('long') sleep(60)").unwrap();
+    sync.out_line("long").await;
+    std::fs::write(d.join("show.lua"), "print('version 3')").unwrap();
+    sync.err_line("cancelled").await;
+    sync.out_line("version 3").await;
+
+    // A local delete deletes remotely.
+    std::fs::write(d.join("tmp.lua"), "x").unwrap();
+    wait_for(|| remote.join("tmp.lua").exists(), "tmp.lua not pushed").await;
+    std::fs::remove_file(d.join("tmp.lua")).unwrap();
+    wait_for(|| !remote.join("tmp.lua").exists(), "tmp.lua not deleted").await;
+
+    // The computer goes away; a save waits for it and goes out once it is back.
+    c.shutdown();
+    c.wait_stopped().await;
+    wait_for(
+        || host.session.computer("6:bot").is_none_or(|c| !c.online),
+        "computer still online",
+    )
+    .await;
+    std::fs::write(d.join("show.lua"), "print('while away')").unwrap();
+    sync.err_line("waits for").await;
+    let _back = emulated(&host, 6, Some("bot")).await;
+    wait_for(
+        || {
+            std::fs::read_to_string(remote.join("show.lua"))
+                .is_ok_and(|s| s == "print('while away')")
+        },
+        "the pending push did not reach the relinked computer",
+    )
+    .await;
+    sync.out_line("while away").await;
+    sync.stop().await;
+    host.host.stop().await;
+}
