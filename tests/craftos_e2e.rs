@@ -17,7 +17,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use craftos::Fleet;
 use fake::{data, text};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 

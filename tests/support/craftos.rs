@@ -263,9 +263,10 @@ impl Fleet {
 
     /// Whether the session lists `c` online and serving exec-lua.
     pub fn linked(&self, c: &CraftComputer) -> bool {
-        self.host.session.computer(&c.trapos_id).is_some_and(|s| {
-            s.online && s.serves.iter().any(|x| x == "exec-lua")
-        })
+        self.host
+            .session
+            .computer(&c.trapos_id)
+            .is_some_and(|s| s.online && s.serves.iter().any(|x| x == "exec-lua"))
     }
 
     /// Waits until `c` is linked; panics with its screen after `limit`.
