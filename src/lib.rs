@@ -9,7 +9,8 @@
 //! - [`admin`]: the `agent`, `secret` and `transcript` subcommands.
 //! - [`agents`]: named agents, whose bearer tokens (stored hashed) give them a name they cannot
 //!   forge.
-//! - [`config`]: settings from defaults, `config.toml`, environment and flags.
+//! - [`config`]: settings from defaults, `config.toml`, environment and flags (it owns the
+//!   host flags, `HostArgs`, so it depends on nothing above it; `cli` re-exports them).
 //! - [`secrets`]: the computers' secrets: rotating the shared one, per-computer ones (hashed).
 //! - [`session`]: the hub. Registry of computers, pending requests with their deadlines, the
 //!   event broadcast, the recent log and transcript, per-computer output rings. Every other
