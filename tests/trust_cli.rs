@@ -21,7 +21,13 @@ fn a_bad_policy_is_refused_at_start_with_its_line_and_what_is_allowed() {
     )
     .unwrap();
     let out = trapdesk()
-        .args(["--mcp-only", "--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0"])
+        .args([
+            "--mcp-only",
+            "--gateway-bind",
+            "127.0.0.1:0",
+            "--mcp-bind",
+            "127.0.0.1:0",
+        ])
         .arg("--data-dir")
         .arg(dir.path())
         .arg("--config")
@@ -31,7 +37,10 @@ fn a_bad_policy_is_refused_at_start_with_its_line_and_what_is_allowed() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 6"), "{err}");
-    assert!(err.contains("never") && err.contains("`allow`, `ask`, `deny`"), "{err}");
+    assert!(
+        err.contains("never") && err.contains("`allow`, `ask`, `deny`"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
 
     std::fs::write(&config, "[policy.default]\nrobot = { exec = \"allow\" }\n").unwrap();
@@ -45,7 +54,10 @@ fn a_bad_policy_is_refused_at_start_with_its_line_and_what_is_allowed() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 2") && err.contains("robot"), "{err}");
-    assert!(err.contains("agent") && err.contains("person"), "lists what is allowed: {err}");
+    assert!(
+        err.contains("agent") && err.contains("person"),
+        "lists what is allowed: {err}"
+    );
 }
 
 #[test]
@@ -54,7 +66,13 @@ fn sighup_reloads_the_policy() {
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "[policy.default]\nagent = { exec = \"deny\" }\n").unwrap();
     let mut child = trapdesk()
-        .args(["--mcp-only", "--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0"])
+        .args([
+            "--mcp-only",
+            "--gateway-bind",
+            "127.0.0.1:0",
+            "--mcp-bind",
+            "127.0.0.1:0",
+        ])
         .args(["--secret", "s3cret"])
         .arg("--data-dir")
         .arg(dir.path())
@@ -66,7 +84,12 @@ fn sighup_reloads_the_policy() {
     let started = Instant::now();
     loop {
         assert!(started.elapsed() < Duration::from_secs(30), "no start line");
-        if lines.next().expect("stderr ended").unwrap().contains("gateway ws://") {
+        if lines
+            .next()
+            .expect("stderr ended")
+            .unwrap()
+            .contains("gateway ws://")
+        {
             break;
         }
     }
@@ -122,7 +145,10 @@ fn agent_secret_and_transcript_commands() {
         .unwrap()
         .to_owned();
     let (ok, out, _) = run(&["agent", "list"]);
-    assert!(ok && out.contains("claude-code") && !out.contains(&token), "{out}");
+    assert!(
+        ok && out.contains("claude-code") && !out.contains(&token),
+        "{out}"
+    );
     let (ok, _, err) = run(&["agent", "add", "claude-code"]);
     assert!(!ok && err.contains("exists"), "{err}");
     let (ok, _, _) = run(&["agent", "remove", "claude-code"]);
@@ -143,7 +169,10 @@ fn agent_secret_and_transcript_commands() {
     )
     .unwrap();
     let (ok, out, _) = run(&["transcript", "--computer", "miner"]);
-    assert!(ok && out.contains("print(1)") && !out.contains("8:farm"), "{out}");
+    assert!(
+        ok && out.contains("print(1)") && !out.contains("8:farm"),
+        "{out}"
+    );
     let (ok, out, _) = run(&["transcript", "--json", "--origin", "bot"]);
     assert!(ok, "{out}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
