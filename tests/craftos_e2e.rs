@@ -228,8 +228,7 @@ async fn read_back(f: &Fleet, trapos: &str, path: &str) -> (Vec<u8>, usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_up_to_a_megabyte_one_after_another() {
-    let Some(f) = Fleet::boot("files_up_to_a_megabyte_one_after_another", &["miner"]).await
-    else {
+    let Some(f) = Fleet::boot("files_up_to_a_megabyte_one_after_another", &["miner"]).await else {
         return;
     };
     for (i, size) in [1024usize, 100 * 1024, 500 * 1024, 1024 * 1024]

@@ -170,7 +170,8 @@ mod tests {
     #[test]
     fn a_page_answer_keeps_file_offsets_and_the_files_total() {
         // The computer read bytes 100..105 of a 200-byte file.
-        let data = json!({"ok": true, "content": b64(b"abcde"), "bytes": 5, "offset": 100, "total": 200});
+        let data =
+            json!({"ok": true, "content": b64(b"abcde"), "bytes": 5, "offset": 100, "total": 200});
         let o = piece(data, "f", Some(100), Some(5), 24 * 1024);
         assert_eq!(o.data["content"], "abcde");
         assert_eq!(o.data["offset"], 100);
@@ -189,7 +190,8 @@ mod tests {
         assert_eq!(o.data["content"], "héllo ");
         assert_eq!(o.data["nextOffset"], "héllo ".len());
         // Starting on those two bytes gives them as base64, and the cursor still moves.
-        let data = json!({"ok": true, "content": b64(&page[7..]), "bytes": 2, "offset": 7, "total": 50});
+        let data =
+            json!({"ok": true, "content": b64(&page[7..]), "bytes": 2, "offset": 7, "total": 50});
         let o = piece(data, "f", Some(7), None, 24 * 1024);
         assert_eq!(o.data["encoding"], "base64");
         assert_eq!(o.data["nextOffset"], 9);
