@@ -152,7 +152,10 @@ async fn removing_an_agent_cancels_its_pending_calls() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     assert!(h.session.pending().is_empty());
-    assert!(h.seen.lock().unwrap().cancels.len() == 1, "the computer was told to stop");
+    assert!(
+        h.seen.lock().unwrap().cancels.len() == 1,
+        "the computer was told to stop"
+    );
 }
 
 #[tokio::test]
