@@ -78,7 +78,9 @@ pub fn piece(
     }
     let asked = offset.unwrap_or(0);
     let line = if asked > total as u64 {
-        format!("{path}: offset {asked} is past the end of the file ({total} bytes); nothing to read")
+        format!(
+            "{path}: offset {asked} is past the end of the file ({total} bytes); nothing to read"
+        )
     } else if start == 0 && next >= total {
         format!("{path}: {total} bytes ({encoding})")
     } else if next >= total {
@@ -102,15 +104,17 @@ pub fn output_page(
     let page = |rows: &[(u64, Value)], before: Option<u64>| {
         let lines: Vec<Value> = rows.iter().map(|(_, v)| v.clone()).collect();
         let what = match &request_id {
-            Some(r) => format!("{} of {trapos_id} ({r})", plural(lines.len(), "line", "lines")),
+            Some(r) => format!(
+                "{} of {trapos_id} ({r})",
+                plural(lines.len(), "line", "lines")
+            ),
             None => format!("{} of {trapos_id}", plural(lines.len(), "line", "lines")),
         };
         let line = match before {
             Some(b) => format!("{what}; older lines with before={b}"),
             None => format!("{what}; nothing older is kept"),
         };
-        let mut data =
-            json!({"ok": true, "traposId": trapos_id, "lines": lines, "before": before});
+        let mut data = json!({"ok": true, "traposId": trapos_id, "lines": lines, "before": before});
         if let (Some(r), Some(obj)) = (&request_id, data.as_object_mut()) {
             obj.insert("requestId".into(), json!(r));
         }
@@ -135,12 +139,19 @@ pub fn output_page(
         if fits(mid) { lo = mid } else { hi = mid - 1 }
     }
     let mut kept: Vec<(u64, Value)> = rows[rows.len() - lo.max(1)..].to_vec();
-    let cursor = kept.first().map(|(seq, _)| *seq).filter(|_| kept.len() < rows.len());
+    let cursor = kept
+        .first()
+        .map(|(seq, _)| *seq)
+        .filter(|_| kept.len() < rows.len());
     let cursor = cursor.or(before);
     if lo == 0 {
         // One line larger than a whole result: it keeps its head and tail, marked as cut.
         if let Some((_, v)) = kept.first_mut() {
-            let text = v.get("text").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let text = v
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
             let room = json_budget(max_result_bytes, "").saturating_sub(ENVELOPE) / 2;
             let cut = super::results::head_tail(&text, room, |n| format!("[… {n} bytes cut …]"));
             if let Some(obj) = v.as_object_mut() {
@@ -160,7 +171,11 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// A `session-log` page that fits the budget: the newest events that fit, a count equal to
 /// what is returned, and a `before` cursor just before the oldest event returned.
-pub fn log_page(events: Vec<crate::session::LogEntry>, before: Option<u64>, max_result_bytes: usize) -> Outcome {
+pub fn log_page(
+    events: Vec<crate::session::LogEntry>,
+    before: Option<u64>,
+    max_result_bytes: usize,
+) -> Outcome {
     let page = |events: &[crate::session::LogEntry], before: Option<u64>| {
         let what = plural(events.len(), "event", "events");
         let line = match before {
@@ -171,7 +186,11 @@ pub fn log_page(events: Vec<crate::session::LogEntry>, before: Option<u64>, max_
     };
     let fits = |k: usize| {
         let kept = &events[events.len() - k..];
-        let cursor = if k < events.len() { kept.first().map(|e| e.seq) } else { before };
+        let cursor = if k < events.len() {
+            kept.first().map(|e| e.seq)
+        } else {
+            before
+        };
         page(kept, cursor).unfitted_size() <= max_result_bytes
     };
     if events.is_empty() || fits(events.len()) {

@@ -123,12 +123,9 @@ impl ServerHandler for TrapdeskMcp {
             let schema = self.tool_router.get(&name).map(|t| t.input_schema.clone());
             let outcome = params::invalid_arguments(&name, schema.as_deref(), &args, &detail);
             let summary = crate::session::summary::one_line(&outcome.line, 120);
-            let call_id = self.session.tool_call_started(
-                &client,
-                &name,
-                None,
-                Value::Object(args),
-            );
+            let call_id = self
+                .session
+                .tool_call_started(&client, &name, None, Value::Object(args));
             let result = outcome.into_result(self.max_result_bytes);
             let data = result.structured_content.clone().unwrap_or(Value::Null);
             self.session

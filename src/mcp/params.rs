@@ -230,7 +230,10 @@ fn schema_problem(
         if let (Some(min), Some(n)) = (prop.get("minimum").and_then(Value::as_f64), value.as_f64())
             && n < min
         {
-            return Some((name.clone(), format!("expected at least {min}, got {value}")));
+            return Some((
+                name.clone(),
+                format!("expected at least {min}, got {value}"),
+            ));
         }
     }
     None

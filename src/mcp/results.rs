@@ -148,17 +148,27 @@ fn size(v: &Value) -> usize {
 
 /// The marker the computer (and the host, for live output) puts where output was left out.
 const CUT_PREFIX: &str = "\n[… trapdesk cut ";
+/// The rest of the computer's marker after its count.
 const CUT_SUFFIX: &str = " bytes of output here …]\n";
 
-/// Splits output at the computer's own cut marker: head, tail and the bytes left out there.
+/// Splits output at a cut marker, the computer's own or one the host put there: head, tail
+/// and the bytes left out there.
 fn split_cut(text: &str) -> (&str, &str, usize) {
-    if let Some(at) = text.find(CUT_PREFIX) {
-        let rest = &text[at + CUT_PREFIX.len()..];
-        if let Some(end) = rest.find(CUT_SUFFIX)
-            && let Ok(n) = rest[..end].parse::<usize>()
+    let mut from = 0;
+    while let Some(found) = text[from..].find("\n[… ") {
+        let at = from + found;
+        let rest = &text[at + "\n[… ".len()..];
+        let rest = rest.strip_prefix("trapdesk cut ").unwrap_or(rest);
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let after = &rest[digits..];
+        if digits > 0
+            && (after.starts_with(CUT_SUFFIX) || after.starts_with(" bytes of output cut here;"))
+            && let (Ok(n), Some(end)) = (rest[..digits].parse::<usize>(), after.find(" …]\n"))
         {
-            return (&text[..at], &rest[end + CUT_SUFFIX.len()..], n);
+            let tail_start = text.len() - after.len() + end + " …]\n".len();
+            return (&text[..at], &text[tail_start..], n);
         }
+        from = at + 1;
     }
     (text, "", 0)
 }
@@ -318,7 +328,6 @@ fn cut_returns(data: &mut Value, max: usize) {
         let Some((idx, len)) = returns
             .iter()
             .enumerate()
-            .filter(|(_, d)| d.get("cut").is_none())
             .filter_map(|(i, d)| d.get("value").map(|v| (i, value_text(v).len())))
             .filter(|(_, len)| *len > MIN_HEAD)
             .max_by_key(|(_, len)| *len)
@@ -339,9 +348,14 @@ fn cut_returns(data: &mut Value, max: usize) {
         while !text.is_char_boundary(keep) {
             keep -= 1;
         }
+        // Cut again (a later, tighter fit): the length stays the full value's.
+        let full = d
+            .get("length")
+            .and_then(Value::as_u64)
+            .unwrap_or(len as u64);
         if let Some(obj) = d.as_object_mut() {
             obj.insert("value".into(), Value::String(text[..keep].to_owned()));
-            obj.insert("length".into(), json!(len));
+            obj.insert("length".into(), json!(full));
             obj.insert("cut".into(), Value::Bool(true));
         }
     }
@@ -382,6 +396,30 @@ mod tests {
         assert!(cut.starts_with("line 0\n"));
         assert!(cut.ends_with("line 999\n"));
         assert!(cut.contains(" cut]"));
+    }
+
+    #[test]
+    fn cutting_twice_counts_every_byte_left_out() {
+        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let client = format!(
+            "{}{}{}",
+            &text[..1000],
+            crate::session::captured::cut_marker(text.len() - 2000),
+            &text[text.len() - 1000..]
+        );
+        let (once, kept1, cut1) = cut_output(&client, usize::MAX, "7:m", "h-1");
+        assert!(cut1 && kept1 == 2000, "{kept1}");
+        assert!(once.contains(&format!(
+            "[… {} bytes of output cut here",
+            text.len() - 2000
+        )));
+        let (twice, kept2, _) = cut_output(&once, 900, "7:m", "h-1");
+        assert!(twice.contains(&format!(
+            "[… {} bytes of output cut here",
+            text.len() - kept2
+        )));
+        assert!(twice.starts_with("line 0\n") && twice.ends_with("line 4999\n"));
+        assert_eq!(twice.matches("[…").count(), 1, "{twice}");
     }
 
     #[test]

@@ -64,7 +64,10 @@ pub fn outcome(result: &Result<Value, RequestError>) -> (Status, String) {
                 (Status::Ok, format!("{bytes} bytes"))
             } else if let Some(entries) = payload.get("entries").and_then(Value::as_array) {
                 let n = entries.len();
-                (Status::Ok, format!("{n} {}", if n == 1 { "entry" } else { "entries" }))
+                (
+                    Status::Ok,
+                    format!("{n} {}", if n == 1 { "entry" } else { "entries" }),
+                )
             } else if let Some(rtt) = payload.get("pong") {
                 (Status::Ok, format!("pong {rtt}"))
             } else {

@@ -69,7 +69,10 @@ impl Ticket {
     }
 
     /// [`Ticket::wait_ending`] while forwarding live output to `on_output`.
-    pub async fn wait_ending_with_output(mut self, mut on_output: impl FnMut(OutputChunk)) -> Ending {
+    pub async fn wait_ending_with_output(
+        mut self,
+        mut on_output: impl FnMut(OutputChunk),
+    ) -> Ending {
         let mut out = self.output.take();
         let ending = {
             let Some(rx) = self.outcome.as_mut() else {
