@@ -34,7 +34,14 @@ async fn client_side_truths_on_craftos_pc() {
     assert!(!screen.contains("p complains"), "{screen}");
     // The player's terminal is the player's again: the prompt still answers.
     let r = f
-        .call("exec-lua", json!({"traposId": "truth", "code": "return term.current() == term.native()"}))
+        .call(
+            "exec-lua",
+            json!({"traposId": "truth", "code": "return term.current() == term.native()"}),
+        )
         .await;
-    assert_eq!(fake::data(&r)["returns"][0]["value"], false, "a chunk sees its own terminal");
+    assert_eq!(
+        fake::data(&r)["returns"][0]["value"],
+        false,
+        "a chunk sees its own terminal"
+    );
 }
