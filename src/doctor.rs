@@ -103,43 +103,27 @@ fn health(addr: SocketAddr) -> Result<(), String> {
     }
 }
 
-/// Refused links from the session log, newest last.
+/// Refused links from the session log, newest last: `refused` events without a request
+/// kind (those with one are policy refusals of a request, not of a link).
 fn refused(events: &[Value]) -> Vec<String> {
     events
         .iter()
-        .filter(|e| {
-            e.get("event")
-                .and_then(Value::as_str)
-                .is_some_and(|k| k.contains("refus"))
-        })
+        .filter(|e| e.get("event").and_then(Value::as_str) == Some("refused"))
+        .filter(|e| e.get("what").is_none_or(Value::is_null))
         .map(|e| {
             let detail = e.get("detail").and_then(Value::as_str).unwrap_or_default();
-            let reason = e
-                .get("status")
-                .and_then(Value::as_str)
-                .or_else(|| e.get("what").and_then(Value::as_str))
-                .unwrap_or_default();
             let who = e
-                .get("trapos_id")
-                .or_else(|| e.get("traposId"))
-                .and_then(Value::as_str);
+                .get("who")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown computer");
             let when = e
                 .get("time_ms")
+                .or_else(|| e.get("timeMs"))
                 .and_then(Value::as_i64)
                 .and_then(chrono::DateTime::from_timestamp_millis)
                 .map(|t| t.format("%H:%M:%S UTC ").to_string())
                 .unwrap_or_default();
-            let mut line = when;
-            if let Some(w) = who {
-                line.push_str(w);
-                line.push_str(": ");
-            }
-            if !reason.is_empty() && !detail.contains(reason) {
-                line.push_str(reason);
-                line.push_str(": ");
-            }
-            line.push_str(detail);
-            line
+            format!("{when}{who} {detail}")
         })
         .collect()
 }
