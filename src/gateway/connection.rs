@@ -116,9 +116,13 @@ pub async fn run(socket: WebSocket, state: GatewayState) {
         link.set_reason(format!("welcome not sent: {e}"));
         return;
     }
-    tracing::info!(computer = %link.trapos_id(), "linked");
+    // DEBUG, with a periodic INFO summary (stats.rs): a line each would flood the log of a
+    // large base.
+    tracing::debug!(computer = %link.trapos_id(), "linked");
+    state.stats.joined();
     let quit = serve(&mut rx, &mut out, orx, &link, &state).await;
-    tracing::info!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
+    tracing::debug!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
+    state.stats.left();
     match quit {
         Quit::Heartbeat => out.close(CLOSE_HEARTBEAT, "heartbeat_timeout").await,
         Quit::TooBig(_) => out.close(CLOSE_TOO_BIG, "message too big").await,
@@ -161,11 +165,13 @@ async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Optio
     let hello = match hello {
         Ok(h) => h,
         Err(HelloError::Bad(msg)) => {
+            state.stats.refused();
             out.error("bad_hello", msg, None).await;
             out.close(CLOSE_BAD_HELLO, "bad_hello").await;
             return None;
         }
         Err(e @ HelloError::Unsupported(_)) => {
+            state.stats.refused();
             out.error("unsupported_protocol", e.to_string(), None).await;
             out.close(CLOSE_UNSUPPORTED_PROTOCOL, "unsupported_protocol")
                 .await;
@@ -175,6 +181,7 @@ async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Optio
     let expected = state.settings.secret.as_bytes();
     if !bool::from(hello.secret.as_bytes().ct_eq(expected)) {
         tracing::warn!(computer = %hello.trapos_id(), "refused: wrong secret");
+        state.stats.refused();
         out.error("auth_failed", "wrong secret", None).await;
         out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
         return None;

@@ -6,6 +6,7 @@
 //! depend on the broadcast because they go to each request's waiter.
 
 mod activity;
+pub mod fleet;
 pub mod link;
 pub mod model;
 pub mod output;
