@@ -120,7 +120,7 @@ async fn probe_pages_return_each_computer_once_while_others_come_and_go() {
     .await;
     let d = data(&r);
     let matched = d["matched"].as_u64().unwrap();
-    assert!(matched >= 8 && matched <= 10, "{d}");
+    assert!((8..=10).contains(&matched), "{d}");
     assert!(
         text(&r).starts_with(&format!("{matched} of ")),
         "{}",

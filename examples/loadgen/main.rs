@@ -105,7 +105,7 @@ fn main() {
         return;
     }
     match rt.block_on(run(args)) {
-        Ok(errors) if errors == 0 => {}
+        Ok(0) => {}
         Ok(errors) => {
             eprintln!("loadgen: {errors} errors");
             std::process::exit(1);

@@ -344,23 +344,24 @@ impl TrapdeskMcp {
         let spec = RequestSpec::new("exec-lua", json!({"code": p.code, "name": "=exec"}))
             .timeout(timeout(p.timeout_ms));
         let origin = rec.origin.clone();
-        let runs = futures_util::stream::iter(targets.into_iter().map(|t| {
-            let (session, spec, origin) = (self.session.clone(), spec.clone(), origin.clone());
-            async move {
-                let started = tokio::time::Instant::now();
-                match session.start(&t, spec, origin) {
-                    Ok(ticket) => {
-                        let id = ticket.id.clone();
-                        let r = ticket.wait().await;
-                        let ms = started.elapsed().as_millis() as u64;
-                        ManyEntry::new(t, Some(id), r, ms)
+        let mut runs = Box::pin(
+            futures_util::stream::iter(targets.into_iter().map(|t| {
+                let (session, spec, origin) = (self.session.clone(), spec.clone(), origin.clone());
+                async move {
+                    let started = tokio::time::Instant::now();
+                    match session.start(&t, spec, origin) {
+                        Ok(ticket) => {
+                            let id = ticket.id.clone();
+                            let r = ticket.wait().await;
+                            let ms = started.elapsed().as_millis() as u64;
+                            ManyEntry::new(t, Some(id), r, ms)
+                        }
+                        Err(e) => ManyEntry::new(t, None, Err(e), 0),
                     }
-                    Err(e) => ManyEntry::new(t, None, Err(e), 0),
                 }
-            }
-        }))
-        .buffer_unordered(concurrency);
-        tokio::pin!(runs);
+            }))
+            .buffer_unordered(concurrency),
+        );
         let mut done: Vec<ManyEntry> = early;
         let mut n = 0.0;
         for e in &done {
