@@ -49,6 +49,8 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
     let settings = config::resolve(&args)?;
     let headless = args.mcp_only;
     trapdesk::cli::init_logging(&settings.data_dir, headless)?;
+    // Before the start line, so that a signal right after it still stops the host cleanly.
+    let stop = trapdesk::cli::termination();
     let mut host = Host::start(settings, true).await?;
     if headless {
         eprintln!(
@@ -87,7 +89,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
     if headless {
         let shutdown = host.shutdown.clone();
         tokio::select! {
-            _ = trapdesk::cli::termination() => tracing::info!("signal received, stopping"),
+            _ = stop => tracing::info!("signal received, stopping"),
             _ = shutdown.cancelled() => {}
         }
     } else {
@@ -103,7 +105,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
                 Ok(Err(e)) => { host.stop().await; return Err(e.into()); }
                 Err(e) => { host.stop().await; anyhow::bail!("console failed: {e}"); }
             },
-            _ = trapdesk::cli::termination() => {}
+            _ = stop => {}
         }
     }
     host.stop().await;
