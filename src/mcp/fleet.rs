@@ -57,10 +57,12 @@ pub(crate) struct ProbeEntry {
     /// This probe's ping: `{ok, rttMs}` or `{ok:false, error}`; absent with `ping:false`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ping: Option<Value>,
+    /// What the policy lets the caller do there: `{exec, write, read}` = allow, ask or deny.
+    pub policy: Value,
 }
 
 impl ProbeEntry {
-    fn new(c: &ComputerInfo, pending: &[PendingInfo], ping: Option<Value>) -> Self {
+    fn new(c: &ComputerInfo, pending: &[PendingInfo], ping: Option<Value>, policy: Value) -> Self {
         let pending_requests: Vec<Value> = pending
             .iter()
             .filter(|r| r.trapos_id == c.trapos_id && r.kind != "ping")
@@ -83,6 +85,7 @@ impl ProbeEntry {
             pending_requests,
             last_rtt_ms: rtt,
             ping,
+            policy,
         }
     }
 }
@@ -197,7 +200,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "probe-computers",
         title = "Probe linked computers",
-        description = "List linked ComputerCraft computers, one page at a time: traposId, id, label, connectedAt, the request types each serves, its pending requests and the last round trip. match narrows by a glob on traposId or label (\"miner-*\"); limit sets the page size; pass the returned nextCursor as cursor for the next page (nextCursor is null on the last page). The first line says how many matched. With ping (default true) each computer of the page is pinged now.",
+        description = "List linked ComputerCraft computers, one page at a time: traposId, id, label, connectedAt, the request types each serves, its pending requests, the last round trip, and what the policy lets you do there (policy: exec/write/read = allow, ask or deny). match narrows by a glob on traposId or label (\"miner-*\"); limit sets the page size; pass the returned nextCursor as cursor for the next page (nextCursor is null on the last page). The first line says how many matched. With ping (default true) each computer of the page is pinged now.",
         annotations(title = "Probe linked computers", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
         output_schema = schemas::probe_result()
     )]
@@ -249,7 +252,12 @@ impl TrapdeskMcp {
             .computers
             .iter()
             .zip(pings)
-            .map(|(c, ping)| ProbeEntry::new(c, &pending, ping))
+            .map(|(c, ping)| {
+                let [exec, write, read] = self.session.effective_policy(&rec.origin, &c.trapos_id);
+                let policy =
+                    json!({"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()});
+                ProbeEntry::new(c, &pending, ping, policy)
+            })
             .collect();
         // Fit the page to the result budget by ending it early: what does not fit is on the
         // next page, never cut from this one.

@@ -113,6 +113,12 @@ pub fn probe_result() -> Arc<JsonObject> {
                 "pendingRequests": {"type": "array", "items": {"type": "object"}, "description": "present only when pending > 0"},
                 "lastRttMs": {"type": ["integer", "null"]},
                 "ping": {"type": "object", "description": "this probe's ping: {ok, rttMs} or {ok:false, error}"},
+                "policy": {"type": "object", "description": "what the policy lets you (the calling agent) do here: allow, ask (a person must approve each call) or deny",
+                    "properties": {
+                        "exec": {"type": "string", "enum": ["allow", "ask", "deny"]},
+                        "write": {"type": "string", "enum": ["allow", "ask", "deny"]},
+                        "read": {"type": "string", "enum": ["allow", "ask", "deny"]},
+                    }},
             }}},
             "matched": {"type": "integer", "description": "computers matching, over all pages"},
             "linked": {"type": "integer", "description": "computers linked, matching or not"},
