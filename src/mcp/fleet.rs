@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::convert::timeout;
 use super::params::{ExecLuaMany, ProbeComputers};
-use super::results::{Outcome, json_budget};
+use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
 use crate::session::fleet::{Glob, PageQuery};
 use crate::session::{ComputerInfo, PendingInfo, RequestError, RequestSpec, Status, summary};
@@ -195,6 +195,50 @@ fn size<T: Serialize>(v: &T) -> usize {
     serde_json::to_string(v).map_or(0, |s| s.len())
 }
 
+/// What an entry costs in a result: its JSON in `structuredContent`, and the same JSON again,
+/// escaped as a string, in the text block.
+fn cost<T: Serialize>(v: &T) -> usize {
+    let json = serde_json::to_string(v).unwrap_or_default();
+    json.len() + size(&json) + 2
+}
+
+/// The size of the MCP result an outcome becomes, unsized.
+fn result_size(o: &Outcome) -> usize {
+    size(&o.clone().into_result(usize::MAX))
+}
+
+/// The first line of a probe page: how many are linked and matched, what this page holds and
+/// how to go on.
+fn probe_line(
+    linked: usize,
+    matched: usize,
+    pattern: Option<&str>,
+    shown: &[ProbeEntry],
+    next_cursor: Option<&str>,
+) -> String {
+    let mut line = match (linked, pattern) {
+        (0, _) => "no computers linked".to_owned(),
+        (l, None) => format!("{l} linked"),
+        (l, Some(g)) => format!("{matched} of {l} linked match {g:?}"),
+    };
+    if matched > 0 {
+        match (shown.first(), shown.last()) {
+            (Some(a), Some(b)) => line.push_str(&format!(
+                "; this page: {} ({} … {})",
+                shown.len(),
+                a.trapos_id,
+                b.trapos_id
+            )),
+            _ => line.push_str("; this page: none (the cursor is past the last one)"),
+        }
+        match next_cursor {
+            Some(c) => line.push_str(&format!("; more with cursor {c:?}")),
+            None => line.push_str("; last page"),
+        }
+    }
+    line
+}
+
 #[tool_router(router = fleet_router, vis = "pub(crate)")]
 impl TrapdeskMcp {
     #[tool(
@@ -260,46 +304,47 @@ impl TrapdeskMcp {
             })
             .collect();
         // Fit the page to the result budget by ending it early: what does not fit is on the
-        // next page, never cut from this one.
-        let mut next_cursor = page.next_cursor.clone();
-        let room = json_budget(self.max_result_bytes, "").saturating_sub(ENVELOPE + 200);
+        // next page, never cut from this one. Each entry costs its JSON twice (the text block
+        // repeats it, escaped once more).
+        let room = self.max_result_bytes.saturating_sub(ENVELOPE * 2);
         let mut used = 0;
         let mut shown = Vec::with_capacity(entries.len());
-        let total = entries.len();
         for e in entries {
-            let n = size(&e) + 1;
+            let n = cost(&e);
             if used + n > room && !shown.is_empty() {
                 break;
             }
             used += n;
             shown.push(e);
         }
-        if shown.len() < total {
-            next_cursor = shown.last().map(|e| e.trapos_id.clone());
-        }
-        let mut line = match (page.linked, &p.pattern) {
-            (0, _) => "no computers linked".to_owned(),
-            (l, None) => format!("{l} linked"),
-            (l, Some(g)) => format!("{} of {l} linked match {g:?}", page.matched),
+        let (linked, matched) = (page.linked, page.matched);
+        let build = |shown: &[ProbeEntry], cut: bool| {
+            let next_cursor = if cut {
+                shown.last().map(|e| e.trapos_id.clone())
+            } else {
+                page.next_cursor.clone()
+            };
+            let line = probe_line(
+                linked,
+                matched,
+                p.pattern.as_deref(),
+                shown,
+                next_cursor.as_deref(),
+            );
+            let data = json!({"computers": shown, "matched": matched, "linked": linked,
+                "nextCursor": next_cursor});
+            Outcome::ok(line, data)
         };
-        if page.matched > 0 {
-            match (shown.first(), shown.last()) {
-                (Some(a), Some(b)) => line.push_str(&format!(
-                    "; this page: {} ({} … {})",
-                    shown.len(),
-                    a.trapos_id,
-                    b.trapos_id
-                )),
-                _ => line.push_str("; this page: none (the cursor is past the last one)"),
-            }
-            match &next_cursor {
-                Some(c) => line.push_str(&format!("; more with cursor {c:?}")),
-                None => line.push_str("; last page"),
-            }
+        let total = page.computers.len();
+        let mut outcome = build(&shown, shown.len() < total);
+        // The estimate is close; the measure is exact. Shorten until the whole result fits,
+        // so that the sizing in `end` never has to drop entries from the list.
+        while shown.len() > 1 && result_size(&outcome) > self.max_result_bytes {
+            let drop = (shown.len() / 10).max(1);
+            shown.truncate(shown.len() - drop);
+            outcome = build(&shown, true);
         }
-        let data = json!({"computers": shown, "matched": page.matched, "linked": page.linked,
-            "nextCursor": next_cursor});
-        Ok(self.end(rec, Status::Ok, Outcome::ok(line, data)))
+        Ok(self.end(rec, Status::Ok, outcome))
     }
 
     #[tool(
@@ -451,13 +496,15 @@ fn many_outcome(mut done: Vec<ManyEntry>, budget: usize, glob: Option<&str>) -> 
     if let Some(first) = done.first().filter(|e| !e.ok) {
         line.push_str(&format!("; first failure: {}", first.line()));
     }
-    let room = json_budget(budget, &line).saturating_sub(ENVELOPE);
-    // Each computer's output head gets an equal share of what is left after the entries.
+    // Every entry counts twice (structured and in the text), so does the line.
+    let room = budget.saturating_sub(ENVELOPE * 2 + line.len() * 2 + 256);
+    // Each computer's output head gets an equal share of what is left after the entries
+    // (output escapes to about twice its bytes in the text copy, hence the 3).
     let bare: usize = done
         .iter()
-        .map(|e| size(e) - size(&e.output) + 2)
+        .map(|e| cost(e).saturating_sub(3 * e.output.len()))
         .sum::<usize>();
-    let share = room.saturating_sub(bare) / total.max(1);
+    let share = room.saturating_sub(bare) / 3 / total.max(1);
     for e in &mut done {
         e.cut_output(share.max(64));
     }
@@ -465,7 +512,7 @@ fn many_outcome(mut done: Vec<ManyEntry>, budget: usize, glob: Option<&str>) -> 
     let mut shown = Vec::with_capacity(total);
     let mut omitted = 0;
     for e in done {
-        let n = size(&e) + 1;
+        let n = cost(&e);
         if used + n > room && !shown.is_empty() {
             omitted += 1;
             continue;
@@ -473,26 +520,44 @@ fn many_outcome(mut done: Vec<ManyEntry>, budget: usize, glob: Option<&str>) -> 
         used += n;
         shown.push(e);
     }
-    if omitted > 0 {
-        line.push_str(&format!(
-            "; {omitted} results not shown for room (their runs are in session-log)"
-        ));
-    }
-    let mut data = json!({"ok": failed == 0, "computers": total, "failed": failed,
-        "results": shown});
-    if let Some(obj) = data.as_object_mut() {
-        for (s, n) in counts {
-            obj.insert(format!("{s}Count"), json!(n));
-        }
+    let head = line;
+    let build = |shown: &[ManyEntry], omitted: usize| {
+        let mut line = head.clone();
         if omitted > 0 {
-            obj.insert("omitted".into(), json!(omitted));
+            line.push_str(&format!(
+                "; {omitted} results not shown for room (their runs are in session-log)"
+            ));
         }
+        let mut data = json!({"ok": failed == 0, "computers": total, "failed": failed,
+            "results": shown});
+        if let Some(obj) = data.as_object_mut() {
+            for (s, n) in &counts {
+                obj.insert(format!("{s}Count"), json!(n));
+            }
+            if omitted > 0 {
+                obj.insert("omitted".into(), json!(omitted));
+            }
+        }
+        if failed == 0 {
+            Outcome::ok(line, data)
+        } else {
+            Outcome::error(line, data)
+        }
+    };
+    let mut outcome = build(&shown, omitted);
+    // The estimate is close; the measure is exact: leave out more until the whole fits.
+    while shown.len() > 1 && result_size(&outcome) > budget {
+        let drop = (shown.len() / 10).max(1);
+        shown.truncate(shown.len() - drop);
+        omitted += drop;
+        outcome = build(&shown, omitted);
     }
-    if failed == 0 {
-        (Status::Ok, Outcome::ok(line, data))
+    let status = if failed == 0 {
+        Status::Ok
     } else {
-        (Status::Error, Outcome::error(line, data))
-    }
+        Status::Error
+    };
+    (status, outcome)
 }
 
 #[cfg(test)]
