@@ -23,6 +23,7 @@ pub mod params;
 pub mod results;
 pub mod schemas;
 pub mod stdio;
+mod screen;
 mod tools;
 
 use std::time::Instant;
@@ -69,7 +70,7 @@ impl TrapdeskMcp {
         TrapdeskMcp {
             session,
             max_result_bytes,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::screen_router(),
         }
     }
 

@@ -14,6 +14,7 @@ pub mod summary;
 #[cfg(test)]
 mod tests;
 mod ticket;
+pub mod screen;
 mod transcript;
 
 use std::collections::{HashMap, VecDeque};
@@ -43,6 +44,8 @@ pub struct Session {
 struct Shared {
     state: Mutex<State>,
     events: broadcast::Sender<Event>,
+    /// Terminal mirrors, apart from `state` so that screen updates never wait on it.
+    screens: Mutex<screen::Screens>,
 }
 
 impl Session {
@@ -70,6 +73,7 @@ impl Session {
             shared: Arc::new(Shared {
                 state: Mutex::new(state),
                 events,
+                screens: Mutex::new(screen::Screens::default()),
             }),
         }
     }

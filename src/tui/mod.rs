@@ -13,6 +13,7 @@ mod exec;
 pub mod highlight;
 pub mod history;
 mod keys;
+pub mod screen;
 pub mod layout;
 pub mod output;
 pub mod prompt;
@@ -66,6 +67,7 @@ pub async fn run(
 ) -> Result<(), TuiError> {
     let mut term = terminal::Guard::enter()?;
     let mut app = App::new(settings, theme::Theme::from_env(), true);
+    app.truecolor = screen::terminal_truecolor();
     // Taken once: a daylight-saving change during a session shifts shown times by an hour.
     app.utc_offset = chrono::Local::now().offset().local_minus_utc();
     let size = term.terminal.size()?;
