@@ -21,9 +21,9 @@ async fn screen_computer(host: &TestHost, id: u64, label: &str) -> trapdesk::emu
     let c = emulated(host, id, Some(label)).await;
     let tid = format!("{id}:{label}");
     wait_until(|| {
-        host.session
-            .computer(&tid)
-            .is_some_and(|c| c.serves.iter().any(|s| s == "screen") && c.serves.iter().any(|s| s == "input"))
+        host.session.computer(&tid).is_some_and(|c| {
+            c.serves.iter().any(|s| s == "screen") && c.serves.iter().any(|s| s == "input")
+        })
     })
     .await;
     c
@@ -39,10 +39,19 @@ fn rows(v: &Value) -> Vec<String> {
 }
 
 /// Reads the screen until `cond` holds on its rows (the shell answers asynchronously).
-async fn screen_until(client: &fake::Client, target: &str, cond: impl Fn(&[String]) -> bool) -> Value {
+async fn screen_until(
+    client: &fake::Client,
+    target: &str,
+    cond: impl Fn(&[String]) -> bool,
+) -> Value {
     let start = Instant::now();
     loop {
-        let r = call(client, "read-screen", json!({"traposId": target, "colors": true})).await;
+        let r = call(
+            client,
+            "read-screen",
+            json!({"traposId": target, "colors": true}),
+        )
+        .await;
         assert_ne!(r.is_error, Some(true), "{}", text(&r));
         let d = data(&r);
         if cond(&rows(&d)) {
@@ -65,7 +74,12 @@ fn prompt_ready(rows: &[String]) -> bool {
 /// line is printed where the first prompt was).
 async fn fresh_prompt(client: &fake::Client, target: &str) -> Value {
     screen_until(client, target, prompt_ready).await;
-    let r = call(client, "send-input", json!({"traposId": target, "keys": ["enter"]})).await;
+    let r = call(
+        client,
+        "send-input",
+        json!({"traposId": target, "keys": ["enter"]}),
+    )
+    .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     screen_until(client, target, |rows| rows.iter().any(|r| r == ">")).await
 }
@@ -76,20 +90,32 @@ async fn read_screen_shows_the_prompt_and_send_input_runs_ls() {
     let _c = screen_computer(&host, 31, "scr").await;
     let (client, _) = fake::connect(&host.mcp_url()).await;
     let d = fresh_prompt(&client, "scr").await;
-    assert_eq!((d["width"].as_u64(), d["height"].as_u64()), (Some(51), Some(19)));
+    assert_eq!(
+        (d["width"].as_u64(), d["height"].as_u64()),
+        (Some(51), Some(19))
+    );
     assert_eq!(d["traposId"], "31:scr");
     assert_eq!(d["fg"].as_array().unwrap().len(), 19);
     assert_eq!(d["palette"][0], "#f0f0f0");
-    assert_eq!(d["cursor"]["x"], 3, "the cursor waits after the prompt: {d}");
+    assert_eq!(
+        d["cursor"]["x"], 3,
+        "the cursor waits after the prompt: {d}"
+    );
     assert_eq!(d["cursor"]["blink"], true);
 
-    let r = call(&client, "send-input", json!({"traposId": "scr", "text": "ls", "keys": ["enter"], "waitMs": 500})).await;
+    let r = call(
+        &client,
+        "send-input",
+        json!({"traposId": "scr", "text": "ls", "keys": ["enter"], "waitMs": 500}),
+    )
+    .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     let d = data(&r);
     assert!(d["events"].as_u64().unwrap() >= 4, "{d}");
     let shown = rows(&d);
     let listing = screen_until(&client, "scr", |rows| {
-        rows.iter().any(|r| r.contains("trapdesk") && r.contains("startup"))
+        rows.iter()
+            .any(|r| r.contains("trapdesk") && r.contains("startup"))
     })
     .await;
     assert!(
@@ -107,7 +133,10 @@ async fn read_screen_shows_the_prompt_and_send_input_runs_ls() {
         .iter()
         .filter_map(|e| e["what"].as_str())
         .collect();
-    assert!(tools.contains(&"send-input") && tools.contains(&"read-screen"), "{tools:?}");
+    assert!(
+        tools.contains(&"send-input") && tools.contains(&"read-screen"),
+        "{tools:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,30 +159,75 @@ async fn colours_keys_and_edit_work_as_a_players() {
     fresh_prompt(&client, "paint").await;
 
     // A program painting coloured text: its colours are in the blit rows.
-    call(&client, "send-input", json!({"traposId": "paint", "text": "paint\n"})).await;
-    let d = screen_until(&client, "paint", |rows| rows.iter().any(|r| r.starts_with("REDBLUE"))).await;
-    let y = rows(&d).iter().position(|r| r.starts_with("REDBLUE")).unwrap();
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "paint", "text": "paint\n"}),
+    )
+    .await;
+    let d = screen_until(&client, "paint", |rows| {
+        rows.iter().any(|r| r.starts_with("REDBLUE"))
+    })
+    .await;
+    let y = rows(&d)
+        .iter()
+        .position(|r| r.starts_with("REDBLUE"))
+        .unwrap();
     let fg = d["fg"][y].as_str().unwrap();
     let bg = d["bg"][y].as_str().unwrap();
     assert_eq!(&fg[..7], "eeeeeee", "red text: {fg}");
     assert_eq!(&bg[..7], "fffbbbb", "blue behind BLUE: {bg}");
 
     // A program waiting on os.pullEvent("key") gets the key sent.
-    call(&client, "send-input", json!({"traposId": "paint", "text": "keywait", "keys": ["enter"]})).await;
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "paint", "text": "keywait", "keys": ["enter"]}),
+    )
+    .await;
     screen_until(&client, "paint", |rows| rows.iter().any(|r| r == "waiting")).await;
-    let r = call(&client, "send-input", json!({"traposId": "paint", "keys": ["up"]})).await;
+    let r = call(
+        &client,
+        "send-input",
+        json!({"traposId": "paint", "keys": ["up"]}),
+    )
+    .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     screen_until(&client, "paint", |rows| rows.iter().any(|r| r == "got up")).await;
 
     // edit: type, then ctrl and enter saves.
-    call(&client, "send-input", json!({"traposId": "paint", "text": "edit hello.txt\n"})).await;
-    screen_until(&client, "paint", |rows| rows.iter().any(|r| r.contains("Press Ctrl"))).await;
-    call(&client, "send-input", json!({"traposId": "paint", "text": "hi there"})).await;
-    let r = call(&client, "send-input", json!({"traposId": "paint", "keys": ["ctrl", "enter"], "waitMs": 500})).await;
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "paint", "text": "edit hello.txt\n"}),
+    )
+    .await;
+    screen_until(&client, "paint", |rows| {
+        rows.iter().any(|r| r.contains("Press Ctrl"))
+    })
+    .await;
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "paint", "text": "hi there"}),
+    )
+    .await;
+    let r = call(
+        &client,
+        "send-input",
+        json!({"traposId": "paint", "keys": ["ctrl", "enter"], "waitMs": 500}),
+    )
+    .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
-    wait_until(|| std::fs::read_to_string(root.join("hello.txt")).is_ok_and(|s| s == "hi there\n")).await;
+    wait_until(|| std::fs::read_to_string(root.join("hello.txt")).is_ok_and(|s| s == "hi there\n"))
+        .await;
     // ctrl, left (wraps to Exit), enter leaves the editor for the prompt.
-    call(&client, "send-input", json!({"traposId": "paint", "keys": ["ctrl", "left", "enter"]})).await;
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "paint", "keys": ["ctrl", "left", "enter"]}),
+    )
+    .await;
     screen_until(&client, "paint", |rows| rows.iter().any(|r| r == ">")).await;
     c.shutdown();
 }
@@ -163,13 +237,27 @@ async fn bad_input_is_refused_naming_the_field() {
     let host = start_host().await;
     let _c = screen_computer(&host, 33, "bad").await;
     let (client, _) = fake::connect(&host.mcp_url()).await;
-    let r = call(&client, "send-input", json!({"traposId": "bad", "keys": ["enter", "entr"]})).await;
+    let r = call(
+        &client,
+        "send-input",
+        json!({"traposId": "bad", "keys": ["enter", "entr"]}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(true));
     let d = data(&r);
     assert_eq!(d["field"], "keys[1]");
     assert_eq!(d["error"]["code"], "bad_request");
-    assert!(text(&r).contains("unknown key name \"entr\""), "{}", text(&r));
-    let r = call(&client, "send-input", json!({"traposId": "bad", "paste": "x".repeat(513)})).await;
+    assert!(
+        text(&r).contains("unknown key name \"entr\""),
+        "{}",
+        text(&r)
+    );
+    let r = call(
+        &client,
+        "send-input",
+        json!({"traposId": "bad", "paste": "x".repeat(513)}),
+    )
+    .await;
     assert_eq!(data(&r)["field"], "paste");
     let r = call(&client, "send-input", json!({"traposId": "bad"})).await;
     assert_eq!(r.is_error, Some(true));
@@ -194,7 +282,12 @@ async fn input_for_a_computer_without_the_mirror_is_refused() {
     fake_computer
         .send(&json!({"type": "serve", "types": ["exec-lua"]}))
         .await;
-    wait_until(|| host.session.computer("34:old").is_some_and(|c| !c.serves.is_empty())).await;
+    wait_until(|| {
+        host.session
+            .computer("34:old")
+            .is_some_and(|c| !c.serves.is_empty())
+    })
+    .await;
     let (client, _) = fake::connect(&host.mcp_url()).await;
     for (tool, args) in [
         ("send-input", json!({"traposId": "old", "text": "ls"})),

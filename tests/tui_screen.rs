@@ -18,13 +18,13 @@ fn key(code: KeyCode) -> KeyEvent {
 /// The prompt of a CC shell after `ls`, as the mirror sends it.
 fn shell_frame() -> ScreenFrame {
     let v = json!({"full": true, "seq": 1, "width": 51, "height": 19, "colour": true,
-        "cursor": {"x": 3, "y": 4, "blink": true},
-        "rows": [
-            {"y": 1, "text": "CraftOS 1.9", "fg": "44444444444", "bg": "fffffffffff"},
-            {"y": 2, "text": "> ls", "fg": "4000", "bg": "ffff"},
-            {"y": 3, "text": "rom       startup   trapdesk", "fg": "dddddddddddddddddddddddddddd", "bg": "ffffffffffffffffffffffffffff"},
-            {"y": 4, "text": "> ", "fg": "44", "bg": "ff"},
-        ]});
+    "cursor": {"x": 3, "y": 4, "blink": true},
+    "rows": [
+        {"y": 1, "text": "CraftOS 1.9", "fg": "44444444444", "bg": "fffffffffff"},
+        {"y": 2, "text": "> ls", "fg": "4000", "bg": "ffff"},
+        {"y": 3, "text": "rom       startup   trapdesk", "fg": "dddddddddddddddddddddddddddd", "bg": "ffffffffffffffffffffffffffff"},
+        {"y": 4, "text": "> ", "fg": "44", "bg": "ff"},
+    ]});
     ScreenFrame::apply(None, &v).unwrap()
 }
 
@@ -47,7 +47,10 @@ async fn screen_view_beside_the_output() {
     assert!(app.screen_on);
     app.screen = Some(shell_frame());
     let shown = screen(&app, 170, 34);
-    assert!(shown.contains("Output") || shown.contains("output"), "the output pane stays: {shown}");
+    assert!(
+        shown.contains("Output") || shown.contains("output"),
+        "the output pane stays: {shown}"
+    );
     assert!(shown.contains("> ls"), "{shown}");
     assert_snapshot!(shown);
 }
@@ -97,12 +100,34 @@ async fn attached_keys_go_to_the_computer_until_f8() {
         "ctrl-c goes to the computer too"
     );
     let intents = app.on_key(key(KeyCode::Enter));
-    assert_eq!(intents[0], Intent::Input { target: "7:miner".into(), steps: vec![json!({"key": "enter"})] });
+    assert_eq!(
+        intents[0],
+        Intent::Input {
+            target: "7:miner".into(),
+            steps: vec![json!({"key": "enter"})]
+        }
+    );
     let intents = app.on_key(key(KeyCode::Tab));
-    assert_eq!(intents[0], Intent::Input { target: "7:miner".into(), steps: vec![json!({"key": "tab"})] });
-    assert_eq!(app.focus, Focus::Editor, "tab does not move focus while attached");
+    assert_eq!(
+        intents[0],
+        Intent::Input {
+            target: "7:miner".into(),
+            steps: vec![json!({"key": "tab"})]
+        }
+    );
+    assert_eq!(
+        app.focus,
+        Focus::Editor,
+        "tab does not move focus while attached"
+    );
     let intents = app.on_terminal(Event::Paste("print('hi')".into()));
-    assert_eq!(intents[0], Intent::Input { target: "7:miner".into(), steps: vec![json!({"paste": "print('hi')"})] });
+    assert_eq!(
+        intents[0],
+        Intent::Input {
+            target: "7:miner".into(),
+            steps: vec![json!({"paste": "print('hi')"})]
+        }
+    );
     // F8 detaches; keys are the console's again.
     assert!(app.on_key(key(KeyCode::F(8))).is_empty());
     assert!(!app.attached);
@@ -119,7 +144,11 @@ async fn attach_needs_a_computer_and_help_lists_the_keys() {
     let mut app = app();
     app.on_key(key(KeyCode::F(8)));
     assert!(!app.attached);
-    assert!(app.notice.as_ref().is_some_and(|(t, err)| *err && t.contains("no computer")));
+    assert!(
+        app.notice
+            .as_ref()
+            .is_some_and(|(t, err)| *err && t.contains("no computer"))
+    );
     app.focus = Focus::Computers;
     app.on_key(key(KeyCode::Char('?')));
     assert_eq!(app.popup, Some(Popup::Help));

@@ -207,7 +207,13 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         Ok(())
     });
     for name in ["setPaletteColour", "setPaletteColor"] {
-        f!(name, |s, (c, r, g, b): (f64, f64, Option<f64>, Option<f64>)| {
+        f!(name, |s,
+                  (c, r, g, b): (
+            f64,
+            f64,
+            Option<f64>,
+            Option<f64>
+        )| {
             let i = palette_index(c)?;
             let v = match (g, b) {
                 (Some(g), Some(b)) => {
@@ -224,7 +230,9 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         f!(name, |s, c: f64| Ok(rgb(s.palette[palette_index(c)?])));
     }
     for name in ["nativePaletteColour", "nativePaletteColor"] {
-        f!(name, |_s, c: f64| Ok(rgb(DEFAULT_PALETTE[palette_index(c)?])));
+        f!(name, |_s, c: f64| Ok(rgb(
+            DEFAULT_PALETTE[palette_index(c)?]
+        )));
     }
     f!("clear", |s, (): ()| {
         for r in 0..HEIGHT {

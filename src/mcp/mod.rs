@@ -22,8 +22,8 @@ pub mod http;
 pub mod params;
 pub mod results;
 pub mod schemas;
-pub mod stdio;
 mod screen;
+pub mod stdio;
 mod tools;
 
 use std::time::Instant;

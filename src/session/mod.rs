@@ -9,12 +9,12 @@ mod activity;
 pub mod link;
 pub mod model;
 pub mod output;
+pub mod screen;
 mod state;
 pub mod summary;
 #[cfg(test)]
 mod tests;
 mod ticket;
-pub mod screen;
 mod transcript;
 
 use std::collections::{HashMap, VecDeque};

@@ -170,9 +170,7 @@ fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
     const STEPS: [i32; 6] = [0, 95, 135, 175, 215, 255];
     let idx = |v: u8| -> usize {
         let v = i32::from(v);
-        (0..6)
-            .min_by_key(|i| (STEPS[*i] - v).abs())
-            .unwrap_or(0)
+        (0..6).min_by_key(|i| (STEPS[*i] - v).abs()).unwrap_or(0)
     };
     let (ri, gi, bi) = (idx(r), idx(g), idx(b));
     let cube = (STEPS[ri], STEPS[gi], STEPS[bi]);
@@ -213,18 +211,45 @@ mod tests {
 
     #[test]
     fn keys_become_cc_input() {
-        assert_eq!(key_step(k(KeyCode::Char('a'), KeyModifiers::NONE)), Some(json!({"text": "a"})));
-        assert_eq!(key_step(k(KeyCode::Char('s'), KeyModifiers::CONTROL)), Some(json!({"key": "ctrl+s"})));
-        assert_eq!(key_step(k(KeyCode::Enter, KeyModifiers::NONE)), Some(json!({"key": "enter"})));
-        assert_eq!(key_step(k(KeyCode::Up, KeyModifiers::SHIFT)), Some(json!({"key": "shift+up"})));
-        assert_eq!(key_step(k(KeyCode::F(5), KeyModifiers::NONE)), Some(json!({"key": "f5"})));
+        assert_eq!(
+            key_step(k(KeyCode::Char('a'), KeyModifiers::NONE)),
+            Some(json!({"text": "a"}))
+        );
+        assert_eq!(
+            key_step(k(KeyCode::Char('s'), KeyModifiers::CONTROL)),
+            Some(json!({"key": "ctrl+s"}))
+        );
+        assert_eq!(
+            key_step(k(KeyCode::Enter, KeyModifiers::NONE)),
+            Some(json!({"key": "enter"}))
+        );
+        assert_eq!(
+            key_step(k(KeyCode::Up, KeyModifiers::SHIFT)),
+            Some(json!({"key": "shift+up"}))
+        );
+        assert_eq!(
+            key_step(k(KeyCode::F(5), KeyModifiers::NONE)),
+            Some(json!({"key": "f5"}))
+        );
         assert_eq!(key_step(k(KeyCode::Esc, KeyModifiers::NONE)), None);
         // Every key name produced here is one the host accepts.
-        for code in [KeyCode::Backspace, KeyCode::Tab, KeyCode::Home, KeyCode::End, KeyCode::PageUp,
-            KeyCode::Delete, KeyCode::Insert, KeyCode::F(12), KeyCode::BackTab] {
+        for code in [
+            KeyCode::Backspace,
+            KeyCode::Tab,
+            KeyCode::Home,
+            KeyCode::End,
+            KeyCode::PageUp,
+            KeyCode::Delete,
+            KeyCode::Insert,
+            KeyCode::F(12),
+            KeyCode::BackTab,
+        ] {
             let step = key_step(k(code, KeyModifiers::CONTROL)).expect("named");
             let name = step["key"].as_str().expect("a key");
-            assert!(crate::session::screen::input::key_name(name, "k").is_ok(), "{name}");
+            assert!(
+                crate::session::screen::input::key_name(name, "k").is_ok(),
+                "{name}"
+            );
         }
     }
 

@@ -242,7 +242,13 @@ mod tests {
         assert!(ScreenFrame::apply(Some(&f), &other).is_err());
         let off = json!({"width": 5, "height": 2, "rows": [{"y": 3, "text": ""}]});
         assert!(ScreenFrame::apply(Some(&f), &off).is_err());
-        assert!(ScreenFrame::apply(None, &json!({"full": true, "width": 0, "height": 2, "rows": []})).is_err());
+        assert!(
+            ScreenFrame::apply(
+                None,
+                &json!({"full": true, "width": 0, "height": 2, "rows": []})
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -13,12 +13,56 @@ pub const MAX_KEYS: usize = 256;
 /// Key names every CC runtime knows (CC: Tweaked's GLFW table and the older LWJGL one that
 /// CraftOS-PC still uses share these; the computer turns a name into its own code).
 const KEYS: &[&str] = &[
-    "space", "apostrophe", "comma", "minus", "period", "slash", "semicolon", "equals",
-    "leftBracket", "backslash", "rightBracket", "grave", "enter", "tab", "backspace", "insert",
-    "delete", "right", "left", "down", "up", "pageUp", "pageDown", "home", "end", "capsLock",
-    "scrollLock", "numLock", "pause", "numPadDecimal", "numPadDivide", "numPadSubtract",
-    "numPadAdd", "numPadEnter", "leftShift", "leftCtrl", "leftAlt", "rightShift", "rightCtrl",
-    "rightAlt", "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+    "space",
+    "apostrophe",
+    "comma",
+    "minus",
+    "period",
+    "slash",
+    "semicolon",
+    "equals",
+    "leftBracket",
+    "backslash",
+    "rightBracket",
+    "grave",
+    "enter",
+    "tab",
+    "backspace",
+    "insert",
+    "delete",
+    "right",
+    "left",
+    "down",
+    "up",
+    "pageUp",
+    "pageDown",
+    "home",
+    "end",
+    "capsLock",
+    "scrollLock",
+    "numLock",
+    "pause",
+    "numPadDecimal",
+    "numPadDivide",
+    "numPadSubtract",
+    "numPadAdd",
+    "numPadEnter",
+    "leftShift",
+    "leftCtrl",
+    "leftAlt",
+    "rightShift",
+    "rightCtrl",
+    "rightAlt",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
 ];
 
 /// Other spellings accepted for a key.
@@ -72,7 +116,9 @@ fn base_key(name: &str) -> Option<String> {
     {
         return Some(format!("f{n}"));
     }
-    if let Some(n) = lower.strip_prefix("numpad").and_then(|n| n.parse::<u8>().ok())
+    if let Some(n) = lower
+        .strip_prefix("numpad")
+        .and_then(|n| n.parse::<u8>().ok())
         && n <= 9
     {
         return Some(format!("numPad{n}"));
@@ -102,7 +148,9 @@ pub fn key_name(spec: &str, field: &str) -> Result<String, InputError> {
         if !matches!(m.as_str(), "ctrl" | "alt" | "shift") {
             return Err(refuse(
                 field,
-                format!("unknown modifier {m:?} in {spec:?} (ctrl, alt and shift combine with a key, as in ctrl+s)"),
+                format!(
+                    "unknown modifier {m:?} in {spec:?} (ctrl, alt and shift combine with a key, as in ctrl+s)"
+                ),
             ));
         }
         out.push(m);
@@ -110,7 +158,10 @@ pub fn key_name(spec: &str, field: &str) -> Result<String, InputError> {
     let Some(base) = base_key(base.trim()) else {
         return Err(refuse(
             field,
-            format!("unknown key name {:?}: use CC key names such as enter, backspace, tab, up, down, left, right, home, end, delete, pageUp, f1..f12, a..z, zero..nine, space, ctrl, alt, shift, combinations such as ctrl+s, or terminate, reboot, shutdown", base.trim()),
+            format!(
+                "unknown key name {:?}: use CC key names such as enter, backspace, tab, up, down, left, right, home, end, delete, pageUp, f1..f12, a..z, zero..nine, space, ctrl, alt, shift, combinations such as ctrl+s, or terminate, reboot, shutdown",
+                base.trim()
+            ),
         ));
     };
     out.push(base);
@@ -146,7 +197,9 @@ pub fn steps(
         if n > MAX_TEXT {
             return Err(refuse(
                 "text",
-                format!("{n} characters; at most {MAX_TEXT} per call (write a file with write-file for more)"),
+                format!(
+                    "{n} characters; at most {MAX_TEXT} per call (write a file with write-file for more)"
+                ),
             ));
         }
         latin1(t, "text")?;
@@ -205,9 +258,15 @@ mod tests {
         let s = steps(Some("ls"), &["enter".into()], None).expect("steps");
         assert_eq!(s, vec![json!({"text": "ls"}), json!({"key": "enter"})]);
         let long = "x".repeat(MAX_PASTE + 1);
-        assert_eq!(steps(None, &[], Some(&long)).expect_err("paste").field, "paste");
+        assert_eq!(
+            steps(None, &[], Some(&long)).expect_err("paste").field,
+            "paste"
+        );
         let huge = "x".repeat(MAX_TEXT + 1);
-        assert_eq!(steps(Some(&huge), &[], None).expect_err("text").field, "text");
+        assert_eq!(
+            steps(Some(&huge), &[], None).expect_err("text").field,
+            "text"
+        );
         assert!(steps(None, &[], None).is_err());
         let euro = steps(Some("5 \u{20ac}"), &[], None).expect_err("not latin-1");
         assert!(euro.message.contains("U+20AC"), "{euro}");

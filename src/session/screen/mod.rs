@@ -17,9 +17,9 @@ use serde_json::{Value, json};
 pub use frame::{ScreenFrame, ScreenRow};
 pub use input::InputError;
 
+use super::Session;
 use super::link::Link;
 use super::model::{Event, Origin, RequestError, RequestSpec};
-use super::Session;
 
 /// The request types a computer serves when it has the mirror.
 pub const SCREEN_TYPE: &str = "screen";
@@ -174,12 +174,12 @@ impl Session {
     /// # Errors
     /// When the target matches no computer.
     pub fn watch_screen(&self, target: &str) -> Result<ScreenWatch, ScreenError> {
-        let trapos_id = self
-            .known_computer(target)
-            .ok_or_else(|| ScreenError::Request(RequestError::UnknownComputer {
+        let trapos_id = self.known_computer(target).ok_or_else(|| {
+            ScreenError::Request(RequestError::UnknownComputer {
                 query: target.to_owned(),
                 linked: self.computers().into_iter().map(|c| c.trapos_id).collect(),
-            }))?;
+            })
+        })?;
         let first = {
             let mut screens = self.screens();
             let e = screens.map.entry(trapos_id.clone()).or_default();

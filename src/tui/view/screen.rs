@@ -27,7 +27,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let who = app.selected.as_deref().map(name_of).unwrap_or_default();
     let title = if app.attached {
         Line::from(vec![
-            Span::styled(" ATTACHED ", app.theme.warn.add_modifier(Modifier::REVERSED)),
+            Span::styled(
+                " ATTACHED ",
+                app.theme.warn.add_modifier(Modifier::REVERSED),
+            ),
             Span::raw(format!(" {who} · F8 detaches ")),
         ])
     } else {
@@ -59,13 +62,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 break;
             }
             let digit = |d: Option<&u8>| {
-                d.and_then(|d| (char::from(*d)).to_digit(16))
-                    .unwrap_or(0) as usize
+                d.and_then(|d| (char::from(*d)).to_digit(16)).unwrap_or(0) as usize
             };
             let fg = f.palette[digit(row.fg.get(x))];
-            let bg = f.palette[row.bg.get(x).map_or(15, |d| {
-                (char::from(*d)).to_digit(16).unwrap_or(15) as usize
-            })];
+            let bg = f.palette[row
+                .bg
+                .get(x)
+                .map_or(15, |d| (char::from(*d)).to_digit(16).unwrap_or(15) as usize)];
             let mut style = Style::default()
                 .fg(colour(fg, app.truecolor))
                 .bg(colour(bg, app.truecolor));

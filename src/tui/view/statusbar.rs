@@ -98,7 +98,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let mut spans = vec![Span::raw(" ")];
     if app.attached {
         // Attach mode must be impossible to miss: every key goes to the computer.
-        let who = app.selected.as_deref().map(super::name_of).unwrap_or_default();
+        let who = app
+            .selected
+            .as_deref()
+            .map(super::name_of)
+            .unwrap_or_default();
         spans.push(Span::styled(
             format!(" ATTACHED to {who} "),
             t.warn.add_modifier(ratatui::style::Modifier::REVERSED),
@@ -107,18 +111,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled("F8", t.key));
         spans.push(Span::raw(" detach  "));
     } else {
-    match &app.notice {
-        Some((text, error)) => spans.push(Span::styled(
-            text.clone(),
-            if *error { t.error } else { t.ok },
-        )),
-        None => {
-            for h in hints(app.focus) {
-                spans.push(Span::styled(h.key, t.key));
-                spans.push(Span::raw(format!(" {}  ", h.what)));
+        match &app.notice {
+            Some((text, error)) => spans.push(Span::styled(
+                text.clone(),
+                if *error { t.error } else { t.ok },
+            )),
+            None => {
+                for h in hints(app.focus) {
+                    spans.push(Span::styled(h.key, t.key));
+                    spans.push(Span::raw(format!(" {}  ", h.what)));
+                }
             }
         }
-    }
     }
     // The keys come first so that they show on a narrow terminal; the addresses follow on the
     // right when there is room (the help popup always has them).
