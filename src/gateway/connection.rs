@@ -7,7 +7,6 @@ use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use subtle::ConstantTimeEq;
 use tokio::sync::mpsc;
 
 use super::GatewayState;
@@ -172,8 +171,13 @@ async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Optio
             return None;
         }
     };
-    let expected = state.settings.secret.as_bytes();
-    if !bool::from(hello.secret.as_bytes().ct_eq(expected)) {
+    if !crate::secrets::accepts(
+        &state.settings,
+        hello.computer_id,
+        hello.label.as_deref(),
+        &hello.secret,
+    ) {
+        // Never the secret itself: logs are not a safe place for it.
         tracing::warn!(computer = %hello.trapos_id(), "refused: wrong secret");
         out.error("auth_failed", "wrong secret", None).await;
         out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
