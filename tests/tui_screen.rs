@@ -43,7 +43,7 @@ fn with_screen() -> App {
 async fn screen_view_beside_the_output() {
     let mut app = with_screen();
     app.output.ingest("7:miner", every_outcome());
-    app.on_key(key(KeyCode::F(7)));
+    app.on_key(key(KeyCode::F(9)));
     assert!(app.screen_on);
     app.screen = Some(shell_frame());
     let shown = screen(&app, 170, 34);
@@ -71,7 +71,7 @@ async fn attach_mode_is_marked() {
 async fn screen_view_of_a_client_without_the_mirror() {
     let mut app = app();
     app.set_computers(three_computers());
-    app.on_key(key(KeyCode::F(7)));
+    app.on_key(key(KeyCode::F(9)));
     let shown = screen(&app, 120, 32);
     assert!(shown.contains("has no terminal mirror"), "{shown}");
 }
@@ -134,8 +134,8 @@ async fn attached_keys_go_to_the_computer_until_f8() {
     assert!(app.screen_on, "the Screen view stays after detaching");
     app.on_key(key(KeyCode::Char('x')));
     assert_eq!(app.editor_text(), "x");
-    // F7 hides the view.
-    app.on_key(key(KeyCode::F(7)));
+    // F9 hides the view.
+    app.on_key(key(KeyCode::F(9)));
     assert!(!app.screen_on);
 }
 
@@ -153,6 +153,6 @@ async fn attach_needs_a_computer_and_help_lists_the_keys() {
     app.on_key(key(KeyCode::Char('?')));
     assert_eq!(app.popup, Some(Popup::Help));
     let shown = screen(&app, 120, 60);
-    assert!(shown.contains("F7"), "{shown}");
+    assert!(shown.contains("F9"), "{shown}");
     assert!(shown.contains("F8"), "{shown}");
 }

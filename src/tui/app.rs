@@ -165,7 +165,7 @@ pub struct App {
     pub quit: bool,
     /// Increments per tick, for the spinner.
     pub ticks: u64,
-    /// The Screen view is shown (F7).
+    /// The Screen view is shown (F9).
     pub screen_on: bool,
     /// Attach mode: keys go to the selected computer (F8 toggles).
     pub attached: bool,

@@ -10,12 +10,12 @@ use crate::session::Session;
 use crate::session::screen::input::MAX_PASTE;
 
 /// The key that toggles the Screen view.
-pub const TOGGLE_KEY: KeyCode = KeyCode::F(7);
+pub const TOGGLE_KEY: KeyCode = KeyCode::F(9);
 /// The key that attaches to the selected computer's terminal, and the one key that detaches.
 pub const ATTACH_KEY: KeyCode = KeyCode::F(8);
 
 impl App {
-    /// F7: shows or hides the Screen view (leaving attach mode with it).
+    /// F9: shows or hides the Screen view (leaving attach mode with it).
     pub fn toggle_screen(&mut self) {
         self.screen_on = !self.screen_on;
         if !self.screen_on {

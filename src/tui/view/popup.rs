@@ -20,7 +20,7 @@ pub const HELP: &[(&str, &str)] = &[
         "run a file with arguments (\"a b\" is one); Tab completes",
     ),
     (
-        "F7",
+        "F9",
         "Screen view: the selected computer's own terminal, live",
     ),
     (

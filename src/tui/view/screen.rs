@@ -34,7 +34,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::raw(format!(" {who} · F8 detaches ")),
         ])
     } else {
-        Line::from(format!(" Screen {who} · F8 attach · F7 hide "))
+        Line::from(format!(" Screen {who} · F8 attach · F9 hide "))
     };
     let block = pane(app, title, Focus::Output);
     let inner = block.inner(area);
