@@ -137,6 +137,11 @@ impl Host {
                 }
             });
         }
+        tasks.spawn(crate::agents::watch_removals(
+            session.clone(),
+            settings.data_dir.clone(),
+            shutdown.clone(),
+        ));
         Ok(Host {
             session,
             settings,
