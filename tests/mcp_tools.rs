@@ -12,8 +12,9 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 12] = [
     "probe-computers",
+    "exec-lua-many",
     "exec-lua",
     "run-file",
     "write-file",
