@@ -453,7 +453,7 @@ impl Session {
             return true;
         }
         st.computers.get(trapos_id).is_some_and(|c| {
-            c.output.since(0).iter().any(|item| match &item.entry {
+            c.output.any(|item| match &item.entry {
                 OutputEntry::Start(s) => s.request_id == request_id,
                 OutputEntry::Line { request_id: r, .. } => r.as_deref() == Some(request_id),
                 OutputEntry::End { request_id: r, .. } => r == request_id,
