@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
@@ -11,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Settings;
 use crate::gateway;
-use crate::session::Session;
+use crate::session::{Session, Status};
 
 /// Why the host could not start.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +28,9 @@ pub enum StartError {
         source: std::io::Error,
     },
 }
+
+/// Longest wait, on stop, for agents' tool calls to deliver their `shutting_down` results.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// A running host: gateway + MCP endpoint around one session.
 pub struct Host {
@@ -128,6 +132,21 @@ impl Host {
     /// Stops everything and waits for the parts to finish.
     pub async fn stop(mut self) {
         self.session.shutdown();
+        // Every pending request has just ended as `shutting_down`; give the agents' tool calls
+        // a moment to turn that into their results and write them out before the listeners
+        // close, or an agent would see its connection drop instead of an outcome.
+        let grace = tokio::time::Instant::now() + STOP_GRACE;
+        while self
+            .session
+            .tool_calls()
+            .iter()
+            .any(|c| c.status == Status::Running)
+            && tokio::time::Instant::now() < grace
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // The result is recorded just before rmcp writes it; let the write go out.
+        tokio::time::sleep(Duration::from_millis(100)).await;
         self.shutdown.cancel();
         while self.tasks.join_next().await.is_some() {}
     }

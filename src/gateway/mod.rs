@@ -8,14 +8,16 @@
 pub mod connection;
 pub mod fragment;
 pub mod install;
+pub mod throttle;
 /// The wire types live beneath the session (`crate::protocol`), which both sides use; this
 /// name stays so the gateway reads as it always has.
 pub use crate::protocol;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{State, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, State, WebSocketUpgrade};
 use axum::response::Response;
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -31,6 +33,8 @@ pub struct GatewayState {
     pub session: Session,
     pub settings: Arc<Settings>,
     pub shutdown: CancellationToken,
+    /// Wrong-secret strikes per address.
+    pub throttle: Arc<throttle::Throttle>,
 }
 
 /// The gateway's routes.
@@ -43,13 +47,21 @@ pub fn router(state: GatewayState) -> Router {
         .with_state(state)
 }
 
-async fn upgrade(State(state): State<GatewayState>, ws: WebSocketUpgrade) -> Response {
+async fn upgrade(
+    State(state): State<GatewayState>,
+    extensions: axum::http::Extensions,
+    ws: WebSocketUpgrade,
+) -> Response {
+    // Present when served by `serve` below; a router mounted elsewhere may not know the peer.
+    let peer = extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
     // Let frames a little over our limit through the WebSocket layer so that we can answer
     // them with the protocol's close code 1009 ourselves; far larger ones are cut off there.
     let limit = (state.settings.max_message as usize).saturating_add(1);
     ws.max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| connection::run(socket, state))
+        .on_upgrade(move |socket| connection::run(socket, state, peer))
 }
 
 /// Serves the gateway on `listener` until `shutdown` is cancelled; open connections are closed
@@ -67,6 +79,7 @@ pub async fn serve(
         session,
         settings,
         shutdown: shutdown.clone(),
+        throttle: Arc::default(),
     };
     // Requests are small frames sent back to back; without TCP_NODELAY, Nagle's algorithm and
     // the peer's delayed ACK hold the second of two frames for ~40 ms (see BENCHMARKS.md).
@@ -75,7 +88,10 @@ pub async fn serve(
             tracing::debug!("TCP_NODELAY not set: {e}");
         }
     });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { shutdown.cancelled().await })
+    .await
 }

@@ -30,17 +30,19 @@ impl Transcript {
         Transcript { file }
     }
 
-    pub fn append(&mut self, entry: &LogEntry) {
-        let Some(file) = self.file.as_mut() else {
-            return;
-        };
-        let line = match serde_json::to_string(entry) {
-            Ok(l) => l,
-            Err(_) => return,
-        };
-        if let Err(e) = writeln!(file, "{line}").and_then(|_| file.flush()) {
-            tracing::warn!("transcript off: write failed: {e}");
+    /// Appends one entry. Returns why, the one time a write fails (a full disk, a file-size
+    /// limit): the transcript is off after that, so the caller reports it exactly once.
+    pub fn append(&mut self, entry: &LogEntry) -> Option<String> {
+        let file = self.file.as_mut()?;
+        let line = serde_json::to_string(entry).ok()?;
+        // One write per line, so a failure cannot leave half a line followed by more lines.
+        let mut buf = line.into_bytes();
+        buf.push(b'\n');
+        if let Err(e) = file.write_all(&buf).and_then(|_| file.flush()) {
+            tracing::error!("transcript off: write failed: {e}");
             self.file = None;
+            return Some(e.to_string());
         }
+        None
     }
 }
