@@ -188,7 +188,7 @@ async fn dns_rebinding_forms_are_refused_on_the_mcp_port() {
         format!("attacker.example:{port}"),
         format!("localhost.attacker.example:{port}"),
         format!("127.0.0.1.nip.io:{port}"),
-        format!("attacker.example"),
+        "attacker.example".to_owned(),
         format!("localhostx:{port}"),
         format!("127.0.0.2:{port}"),
         format!("0.0.0.0:{port}"),

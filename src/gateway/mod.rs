@@ -2,7 +2,7 @@
 //!
 //! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
 //! [`connection`]); `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same port
-//! (in [`install`]). The gateway knows nothing of who asked for a request: it moves frames
+//! (in [`install`]). Wrong secrets are slowed per address in [`throttle`]. The gateway knows nothing of who asked for a request: it moves frames
 //! between a socket and the [`Session`].
 
 pub mod connection;
