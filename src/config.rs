@@ -7,9 +7,46 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use clap::Args;
 use serde::Deserialize;
 
-use crate::cli::HostArgs;
+/// Flags of the host itself (console, headless, demo): the top layer of the settings.
+///
+/// It lives here rather than in `cli` so that `config` (beneath the hub) depends on nothing
+/// above it; `cli` flattens it into its parser and re-exports it as `cli::HostArgs`.
+#[derive(Debug, Args, Default, Clone)]
+pub struct HostArgs {
+    /// Run the gateway and the MCP endpoint without the console (logs go to stderr).
+    #[arg(long)]
+    pub mcp_only: bool,
+    /// Also link N emulated computers that run the real Lua client.
+    #[arg(long, num_args = 0..=1, default_missing_value = "3", value_name = "N")]
+    pub demo: Option<u32>,
+    /// Address of the gateway computers link to [default: 127.0.0.1:4444].
+    #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR")]
+    pub gateway_bind: Option<SocketAddr>,
+    /// Address of the MCP endpoint [default: 127.0.0.1:4445].
+    #[arg(long, value_name = "ADDR")]
+    pub mcp_bind: Option<SocketAddr>,
+    /// Bearer token the MCP endpoint requires; needed to bind it to a non-loopback address.
+    #[arg(long, env = "TRAPDESK_MCP_TOKEN", value_name = "TOKEN")]
+    pub mcp_token: Option<String>,
+    /// Secret computers present in hello [default: env SANDBOX_PASSWORD, else generated].
+    #[arg(long, value_name = "S")]
+    pub secret: Option<String>,
+    /// Directory for everything trapdesk writes (secret, transcript, history, logs).
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Configuration file [default: config.toml in the data dir, else the platform config dir].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Largest frame the gateway accepts, in bytes [default: 1048576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_message: Option<u64>,
+    /// Largest MCP tool result, text and structured content together [default: 24576].
+    #[arg(long, value_name = "BYTES")]
+    pub max_result_bytes: Option<usize>,
+}
 
 /// `config.toml`: every key optional; flags and environment beat it.
 #[derive(Debug, Default, Deserialize)]

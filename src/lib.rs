@@ -6,7 +6,8 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: settings from defaults, `config.toml`, environment and flags.
+//! - [`config`]: settings from defaults, `config.toml`, environment and flags (it owns the
+//!   host flags, `HostArgs`, so it depends on nothing above it; `cli` re-exports them).
 //! - [`session`]: the hub. Registry of computers, pending requests with their deadlines, the
 //!   event broadcast, the recent log and transcript, per-computer output rings. Every other
 //!   part is a client of it.

@@ -1,0 +1,196 @@
+//! The Lua client on a real CC runtime: headless CraftOS-PC computers that install the client
+//! with the player's one-liner, driven through the MCP endpoint by an rmcp client. Skipped
+//! (with one printed line) unless `CRAFTOS_PC` names a CraftOS-PC launcher; see
+//! `tests/support/craftos.rs`.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+#[path = "support/mcp_fake.rs"]
+mod fake;
+
+#[path = "support/craftos.rs"]
+mod craftos;
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use craftos::Fleet;
+use fake::{data, text};
+use serde_json::json;
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_lua_returns_errors_and_the_players_prompt() {
+    let Some(f) = Fleet::boot("exec_lua_returns_errors_and_the_players_prompt", &["miner"]).await
+    else {
+        return;
+    };
+    let code = "print('hi from', os.getComputerID()) write('x') return os.getComputerID(), os.getComputerLabel(), {a = 1}, _HOST ~= nil";
+    let r = f
+        .call("exec-lua", json!({"traposId": "miner", "code": code}))
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let d = data(&r);
+    assert_eq!(d["output"], "hi from\t1\nx");
+    assert_eq!(
+        d["returns"],
+        json!([{"type": "number", "value": 1}, {"type": "string", "value": "miner"},
+               {"type": "table", "value": {"a": 1}, "truncated": false},
+               {"type": "boolean", "value": true}])
+    );
+    assert_eq!(d["traposId"], "1:miner");
+
+    // A runtime error keeps the output printed before it.
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "1", "code": "print('before') error('boom')"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(data(&r)["output"], "before\n");
+    assert!(
+        data(&r)["error"].as_str().unwrap().contains("exec:1: boom"),
+        "{}",
+        text(&r)
+    );
+    // A syntax error names the chunk.
+    let r = f
+        .call("exec-lua", json!({"traposId": "miner", "code": "return +"}))
+        .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert!(
+        data(&r)["error"].as_str().unwrap().contains("exec:1"),
+        "{}",
+        text(&r)
+    );
+
+    // The player still has a shell: the prompt is on the screen and the shell runs commands.
+    let c = f.computer("miner");
+    c.wait_screen(Duration::from_secs(10), |s| {
+        s.lines().any(|l| l == ">" || l.starts_with("> "))
+    })
+    .await;
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "return multishell ~= nil and multishell.getCount() or 0"}),
+        )
+        .await;
+    assert!(
+        data(&r)["returns"][0]["value"].as_u64().unwrap() >= 2,
+        "{}",
+        text(&r)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_byte_exact_list_and_run_file_with_args() {
+    let Some(f) = Fleet::boot("files_byte_exact_list_and_run_file_with_args", &["miner"]).await
+    else {
+        return;
+    };
+    let all: Vec<u8> = (0..=255u8).rev().collect();
+    let r = f
+        .call(
+            "write-file",
+            json!({"traposId": "miner", "path": "data/all.bin", "content": B64.encode(&all), "encoding": "base64"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(data(&r)["bytes"], 256);
+    // The bytes on the computer's disk are the bytes sent.
+    let on_disk = std::fs::read(f.computer("miner").files().join("data/all.bin")).unwrap();
+    assert_eq!(on_disk, all);
+    let r = f
+        .call(
+            "read-file",
+            json!({"traposId": "miner", "path": "data/all.bin"}),
+        )
+        .await;
+    let d = data(&r);
+    assert_eq!(d["encoding"], "base64", "{d}");
+    assert_eq!(B64.decode(d["content"].as_str().unwrap()).unwrap(), all);
+
+    let txt = "héllo ☃ — ünïcode\nline two\r\n\ttabbed\n";
+    f.call(
+        "write-file",
+        json!({"traposId": "miner", "path": "notes.txt", "content": txt}),
+    )
+    .await;
+    let r = f
+        .call(
+            "write-file",
+            json!({"traposId": "miner", "path": "notes.txt", "content": "more", "append": true}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let r = f
+        .call(
+            "read-file",
+            json!({"traposId": "miner", "path": "notes.txt"}),
+        )
+        .await;
+    assert_eq!(data(&r)["encoding"], "utf8");
+    assert_eq!(data(&r)["content"], format!("{txt}more"));
+    assert_eq!(
+        std::fs::read(f.computer("miner").files().join("notes.txt")).unwrap(),
+        format!("{txt}more").into_bytes()
+    );
+
+    let r = f.call("list-files", json!({"traposId": "miner"})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let entries = data(&r)["entries"].as_array().unwrap().clone();
+    let find = |n: &str| entries.iter().find(|e| e["name"] == n).cloned();
+    assert_eq!(find("data").unwrap()["dir"], true, "{entries:?}");
+    assert_eq!(find("trapdesk").unwrap()["dir"], true, "{entries:?}");
+    assert_eq!(find("rom").unwrap()["dir"], true, "{entries:?}");
+    let r = f
+        .call("list-files", json!({"traposId": "miner", "path": "data"}))
+        .await;
+    assert_eq!(
+        data(&r)["entries"],
+        json!([{"name": "all.bin", "dir": false, "size": 256}])
+    );
+    let r = f
+        .call(
+            "read-file",
+            json!({"traposId": "miner", "path": "nope.txt"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+
+    let prog = "print(...)\nprint(arg[0], #arg)\nif arg[1] == 'fail' then error('bad arg') end\nreturn select('#', ...)\n";
+    f.call(
+        "write-file",
+        json!({"traposId": "miner", "path": "programs/p.lua", "content": prog}),
+    )
+    .await;
+    let r = f
+        .call(
+            "run-file",
+            json!({"traposId": "miner", "path": "programs/p.lua", "args": ["a b", "2"]}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(data(&r)["output"], "a b\t2\nprograms/p.lua\t2\n");
+    assert_eq!(data(&r)["returns"][0]["value"], 2);
+    let r = f
+        .call(
+            "run-file",
+            json!({"traposId": "miner", "path": "programs/p.lua", "args": ["fail"]}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        data(&r)["error"]
+            .as_str()
+            .unwrap()
+            .contains("programs/p.lua:3: bad arg"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(data(&r)["output"], "fail\nprograms/p.lua\t1\n");
+}

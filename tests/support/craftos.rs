@@ -1,0 +1,290 @@
+//! CraftOS-PC harness: real ComputerCraft computers (CraftOS-PC, headless) linked to a host
+//! started in-process on port 0, driven through the MCP endpoint with a real rmcp client.
+//!
+//! Each computer gets its own data directory (`config/global.json` as
+//! `../shared/craftos/README.md` gives it, `abortTimeout` 7000 so the watchdog fires as in a
+//! world, a label) and a `startup.lua` that types the installer one-liner exactly as a player
+//! would: `wget run http://127.0.0.1:PORT/install.lua SECRET`. The startup file deletes itself
+//! first, so a reboot comes back through what the installer left (`/startup/trapdesk.lua`),
+//! not through a second install.
+//!
+//! The suite runs only when `CRAFTOS_PC` names a CraftOS-PC launcher that accepts
+//! `--headless -d DATA_DIR --id N` (this repo's CI: `../shared/craftos/craftos`). Without it
+//! [`Fleet::boot`] prints one line saying the test was skipped and how to enable it, and
+//! returns `None`; the test then returns (and passes).
+//!
+//! Use from a test file:
+//!
+//! ```ignore
+//! mod support;
+//! #[path = "support/mcp_fake.rs"] mod fake;
+//! #[path = "support/craftos.rs"] mod craftos;
+//!
+//! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+//! async fn my_case() {
+//!     let Some(f) = craftos::Fleet::boot("my_case", &["miner"]).await else { return };
+//!     let r = f.call("exec-lua", json!({"traposId": "miner", "code": "return 1"})).await;
+//!     // f.computers[0].screen() is what the computer's screen showed.
+//! }
+//! ```
+//!
+//! Call [`Fleet::boot`] from the test body (not from `spawn_blocking`): each CraftOS-PC process
+//! is told to die with the thread that started it, so a killed test binary leaves none behind.
+//! Dropping the [`Fleet`] (also while a test panics) kills and reaps every process.
+#![allow(dead_code, clippy::unwrap_used, clippy::panic)]
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use rmcp::model::{CallToolResult, ProgressNotificationParam};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::fake::{Client, call, connect};
+use crate::support::{SECRET, TestHost, start_host};
+
+/// The environment variable naming the CraftOS-PC launcher.
+pub const ENV: &str = "CRAFTOS_PC";
+
+/// How long booting and linking may take. CraftOS-PC boots in well under a second alone; ten
+/// of them installing at once on two busy cores take longer.
+pub const LINK_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Raw screen bytes kept per computer (the newest ones): a chunk that prints a megabyte
+/// redraws the screen thousands of times.
+const SCREEN_KEEP: usize = 256 * 1024;
+
+/// The launcher named by `CRAFTOS_PC`, or `None` after printing that `test` was skipped.
+pub fn launcher(test: &str) -> Option<PathBuf> {
+    match std::env::var_os(ENV) {
+        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
+        _ => {
+            eprintln!(
+                "{test}: skipped (CraftOS-PC suite): set {ENV} to a CraftOS-PC launcher to run it, \
+                 e.g. {ENV}=$PWD/../shared/craftos/craftos after ../shared/craftos/install-deps.sh"
+            );
+            None
+        }
+    }
+}
+
+/// One headless CraftOS-PC computer. Killed and reaped on drop.
+pub struct CraftComputer {
+    pub id: u64,
+    pub label: String,
+    /// `id:label`, as the session and MCP name it.
+    pub trapos_id: String,
+    /// The CraftOS-PC data directory (`config/`, `computer/<id>/`).
+    pub data: tempfile::TempDir,
+    child: Child,
+    screen: Arc<Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CraftComputer {
+    /// Writes the data directory and starts CraftOS-PC; the computer installs the client from
+    /// `gateway_port` at boot.
+    pub fn spawn(launcher: &Path, id: u64, label: &str, gateway_port: u16) -> CraftComputer {
+        let data = tempfile::tempdir().unwrap();
+        let root = data.path();
+        std::fs::create_dir_all(root.join("config")).unwrap();
+        let files = root.join("computer").join(id.to_string());
+        std::fs::create_dir_all(&files).unwrap();
+        std::fs::write(
+            root.join("config/global.json"),
+            r#"{ "http_enable": true, "http_websocket_enabled": true, "http_whitelist": ["*"],
+  "http_blacklist": [], "checkUpdates": false, "keepOpenOnShutdown": false,
+  "abortTimeout": 7000, "default_computer_settings": "motd.enable=false" }
+"#,
+        )
+        .unwrap();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(label);
+        std::fs::write(
+            root.join(format!("config/{id}.json")),
+            format!("{{ \"base64\": true, \"isColor\": true, \"label\": \"{b64}\" }}\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            files.join("startup.lua"),
+            format!(
+                "-- Once, as a player would type it at the prompt.\n\
+                 fs.delete(shell.getRunningProgram())\n\
+                 shell.run(\"wget run http://127.0.0.1:{gateway_port}/install.lua {SECRET}\")\n"
+            ),
+        )
+        .unwrap();
+
+        let mut cmd = Command::new(launcher);
+        cmd.arg("-d")
+            .arg(root)
+            .args(["--id", &id.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
+        #[cfg(target_os = "linux")]
+        unsafe {
+            use std::os::unix::process::CommandExt as _;
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
+        let screen = Arc::new(Mutex::new(Vec::new()));
+        let mut out = child.stdout.take().unwrap();
+        let sink = screen.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut s = sink.lock().unwrap();
+                s.extend_from_slice(&buf[..n]);
+                if s.len() > 2 * SCREEN_KEEP {
+                    let cut = s.len() - SCREEN_KEEP;
+                    s.drain(..cut);
+                }
+            }
+        });
+        CraftComputer {
+            id,
+            label: label.to_owned(),
+            trapos_id: format!("{id}:{label}"),
+            data,
+            child,
+            screen,
+            reader: Some(reader),
+        }
+    }
+
+    /// The computer's own files (`computer/<id>/` of its data directory).
+    pub fn files(&self) -> PathBuf {
+        self.data.path().join("computer").join(self.id.to_string())
+    }
+
+    /// What the screen showed: headless CraftOS-PC writes a row whenever it changes, so this
+    /// is every drawn row in drawing order, trailing blanks trimmed and empty rows dropped.
+    pub fn screen(&self) -> String {
+        let raw = self.screen.lock().unwrap().clone();
+        String::from_utf8_lossy(&raw)
+            .split(['\r', '\n'])
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Whether the CraftOS-PC process is still running.
+    pub fn running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits until the screen satisfies `cond`; panics with the screen after `limit`.
+    pub async fn wait_screen(&self, limit: Duration, cond: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if cond(&s) {
+                return;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "screen of {} did not show it in {limit:?}:\n{s}",
+                self.trapos_id
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for CraftComputer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+}
+
+/// A host, its CraftOS-PC computers (linked) and an MCP client named `test-agent`.
+pub struct Fleet {
+    pub client: Client,
+    /// Progress notifications (live output) the client received.
+    pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
+    pub computers: Vec<CraftComputer>,
+    // Dropped after the computers, so they never see their host vanish first.
+    pub host: TestHost,
+}
+
+impl Fleet {
+    /// Starts a host and one CraftOS-PC computer per label (ids 1, 2, ...), waits until every
+    /// one has linked and serves exec-lua, and connects the MCP client. `None` (after printing
+    /// a line) when `CRAFTOS_PC` is unset.
+    pub async fn boot(test: &str, labels: &[&str]) -> Option<Fleet> {
+        let launcher = launcher(test)?;
+        let host = start_host().await;
+        let port = host.gateway_addr.port();
+        let computers: Vec<CraftComputer> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| CraftComputer::spawn(&launcher, i as u64 + 1, l, port))
+            .collect();
+        let (client, progress) = connect(&host.mcp_url()).await;
+        let fleet = Fleet {
+            client,
+            progress,
+            computers,
+            host,
+        };
+        for c in &fleet.computers {
+            fleet.wait_linked(c, LINK_TIMEOUT).await;
+        }
+        Some(fleet)
+    }
+
+    /// The computer labelled `label`.
+    pub fn computer(&self, label: &str) -> &CraftComputer {
+        self.computers
+            .iter()
+            .find(|c| c.label == label)
+            .unwrap_or_else(|| panic!("no computer labelled {label}"))
+    }
+
+    /// Whether the session lists `c` online and serving exec-lua.
+    pub fn linked(&self, c: &CraftComputer) -> bool {
+        self.host
+            .session
+            .computer(&c.trapos_id)
+            .is_some_and(|s| s.online && s.serves.iter().any(|x| x == "exec-lua"))
+    }
+
+    /// Waits until `c` is linked; panics with its screen after `limit`.
+    pub async fn wait_linked(&self, c: &CraftComputer, limit: Duration) {
+        let start = Instant::now();
+        while !self.linked(c) {
+            assert!(
+                start.elapsed() < limit,
+                "{} did not link in {limit:?}; its screen:\n{}",
+                c.trapos_id,
+                c.screen()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Calls an MCP tool with JSON arguments through the client.
+    pub async fn call(&self, tool: &'static str, args: Value) -> CallToolResult {
+        call(&self.client, tool, args).await
+    }
+}
