@@ -43,6 +43,30 @@ pub enum Command {
         #[command(flatten)]
         host: HostArgs,
     },
+    /// Named agents: bearer tokens that name MCP clients (docs/security.md).
+    Agent {
+        #[command(subcommand)]
+        action: crate::admin::AgentCmd,
+        /// Data directory [default: the platform's].
+        #[arg(long, value_name = "DIR", global = true)]
+        data_dir: Option<PathBuf>,
+    },
+    /// The computers' secrets: rotate the shared one, or give one computer its own.
+    Secret {
+        #[command(subcommand)]
+        action: crate::admin::SecretCmd,
+        /// Data directory [default: the platform's].
+        #[arg(long, value_name = "DIR", global = true)]
+        data_dir: Option<PathBuf>,
+    },
+    /// Print (or follow) the audit trail: every request, who made it, how it ended.
+    Transcript {
+        #[command(flatten)]
+        filter: crate::admin::TranscriptArgs,
+        /// Data directory [default: the platform's].
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
     /// Run one emulated computer against any gateway.
     Emulate {
         /// Gateway WebSocket URL, for example ws://127.0.0.1:4444/gateway.
@@ -122,6 +146,27 @@ pub async fn termination() {
         _ = ctrl_c => {}
         _ = term => {}
     }
+}
+
+/// Reloads the policy from the config file on every SIGHUP, until the process ends. A file
+/// that fails to parse leaves the running policy in place (the session logs why).
+pub fn reload_on_hangup(session: crate::session::Session) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+        else {
+            tracing::warn!("cannot listen for SIGHUP; reload the policy from the console");
+            return;
+        };
+        while hup.recv().await.is_some() {
+            match session.reload_policy() {
+                Ok(()) => tracing::info!("SIGHUP: policy reloaded"),
+                Err(e) => tracing::warn!("SIGHUP: policy not reloaded: {e}"),
+            }
+        }
+    });
+    #[cfg(not(unix))]
+    let _ = session;
 }
 
 /// An error already explained on stderr; `main` only sets the exit code.

@@ -63,6 +63,12 @@ pub struct FileConfig {
     pub max_in_flight: Option<usize>,
     pub max_queued: Option<usize>,
     pub scrollback_lines: Option<usize>,
+    /// Who may do what where (docs/security.md).
+    pub policy: Option<crate::policy::PolicyConfig>,
+    /// `transcript.jsonl` is rotated past this many bytes.
+    pub transcript_max_bytes: Option<u64>,
+    /// Rotated transcripts kept (`transcript.1.jsonl` …).
+    pub transcript_keep: Option<usize>,
 }
 
 /// Why the settings could not be built. Each is one line for stderr.
@@ -129,6 +135,13 @@ pub struct Settings {
     pub scrollback_lines: usize,
     /// Events kept in the recent log.
     pub recent_events: usize,
+    /// The config file that was read, if any: the console and SIGHUP reload the policy from it.
+    pub config_file: Option<PathBuf>,
+    pub policy: crate::policy::Policy,
+    /// `transcript.jsonl` is rotated past this many bytes.
+    pub transcript_max_bytes: u64,
+    /// Rotated transcripts kept.
+    pub transcript_keep: usize,
 }
 
 impl Default for Settings {
@@ -150,6 +163,10 @@ impl Default for Settings {
             max_queued: 64,
             scrollback_lines: 10_000,
             recent_events: 1_000,
+            config_file: None,
+            policy: crate::policy::Policy::default(),
+            transcript_max_bytes: 16 << 20,
+            transcript_keep: 5,
         }
     }
 }
@@ -164,20 +181,51 @@ fn default_config_file() -> Option<PathBuf> {
 }
 
 /// Reads the config file; a missing file at the default place is simply empty.
-fn read_file_config(path: &Path, explicit: bool) -> Result<FileConfig, ConfigError> {
+fn read_file_config(
+    path: &Path,
+    explicit: bool,
+) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
     match std::fs::read_to_string(path) {
-        Ok(text) => toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path: path.to_owned(),
-            message: e.message().to_owned(),
-        }),
+        Ok(text) => parse_file_config(&text)
+            .map(|f| (f, Some(path.to_owned())))
+            .map_err(|message| ConfigError::Parse {
+                path: path.to_owned(),
+                message,
+            }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
-            Ok(FileConfig::default())
+            Ok((FileConfig::default(), None))
         }
         Err(source) => Err(ConfigError::Read {
             path: path.to_owned(),
             source,
         }),
     }
+}
+
+/// Parses `config.toml` text; an error names its line and what is allowed there.
+fn parse_file_config(text: &str) -> Result<FileConfig, String> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        match line {
+            Some(n) => format!("line {n}: {}", e.message()),
+            None => e.message().to_owned(),
+        }
+    })
+}
+
+/// Reads the policy again from the file the settings came from (the console's reload key and
+/// SIGHUP). With no file, the policy is the default.
+///
+/// # Errors
+/// When the file cannot be read or is not valid; the running policy is then kept.
+pub fn reload_policy(settings: &Settings) -> Result<crate::policy::Policy, ConfigError> {
+    let Some(path) = &settings.config_file else {
+        return Ok(crate::policy::Policy::default());
+    };
+    let (file, _) = read_file_config(path, true)?;
+    Ok(file.policy.unwrap_or_default().build())
 }
 
 /// Builds the settings from flags, environment and file, creating the data dir and, when no
@@ -206,7 +254,7 @@ pub fn resolve_with_env(
         path: data_dir.clone(),
         source,
     })?;
-    let file = match &args.config {
+    let (file, config_file) = match &args.config {
         Some(p) => read_file_config(p, true)?,
         None => {
             let in_data = data_dir.join("config.toml");
@@ -215,14 +263,24 @@ pub fn resolve_with_env(
             } else if let Some(p) = default_config_file() {
                 read_file_config(&p, false)?
             } else {
-                FileConfig::default()
+                (FileConfig::default(), None)
             }
         }
     };
     let mut s = Settings {
         data_dir,
+        config_file,
         ..Settings::default()
     };
+    if let Some(p) = &file.policy {
+        s.policy = p.build();
+    }
+    if let Some(n) = file.transcript_max_bytes {
+        s.transcript_max_bytes = n.max(4096);
+    }
+    if let Some(n) = file.transcript_keep {
+        s.transcript_keep = n;
+    }
 
     // gateway_bind: the env var is read by clap into the flag already.
     s.gateway_bind = args
@@ -331,7 +389,7 @@ pub fn generate_secret() -> String {
 }
 
 /// Writes a file readable by its owner only.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
@@ -341,6 +399,12 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         opts.mode(0o600);
     }
     let mut f = opts.open(path)?;
+    // `mode` applies only to a new file; an existing one is made private before it is written.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
     f.write_all(bytes)?;
     f.sync_all()
 }
@@ -373,6 +437,41 @@ mod tests {
         let b = resolve_with_env(&args(dir.path()), &none)?;
         assert_eq!(a.secret, b.secret);
         assert!(matches!(b.secret_source, SecretSource::Stored(_)));
+        Ok(())
+    }
+
+    #[test]
+    fn policy_is_read_and_reloaded_from_the_same_file() -> Result<(), Box<dyn std::error::Error>> {
+        use crate::policy::{Action, Decision, Party, Target};
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("config.toml");
+        std::fs::write(&file, "[policy.default]\nagent = { write = \"deny\" }\n")?;
+        let none = |_: &'static str| None;
+        let s = resolve_with_env(&args(dir.path()), &none)?;
+        assert_eq!(s.config_file.as_deref(), Some(file.as_path()));
+        let t = Target {
+            trapos_id: "1:",
+            id: 1,
+            label: None,
+        };
+        assert_eq!(
+            s.policy
+                .decide(Party::Agent("a"), t, Action::Write)
+                .decision,
+            Decision::Deny
+        );
+        std::fs::write(&file, "[policy.default]\nagent = { write = \"ask\" }\n")?;
+        let p = reload_policy(&s)?;
+        assert_eq!(
+            p.decide(Party::Agent("a"), t, Action::Write).decision,
+            Decision::Ask
+        );
+        std::fs::write(&file, "[policy.default]\nagent = { write = \"perhaps\" }\n")?;
+        let e = reload_policy(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("line 2") && e.contains("perhaps"), "{e}");
         Ok(())
     }
 
@@ -416,6 +515,21 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("nonsense"), "{e}");
+
+        let dir = tempfile::tempdir()?;
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "max_queued = 3\n\n[policy.default]\nagent = { exec = \"allow\" }\n\n[[policy.rule]]\ncomputer = \"reactor*\"\nagent = { exec = \"nope\" }\n",
+        )?;
+        let e = resolve_with_env(&args(dir.path()), &none)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("line 8"), "{e}");
+        assert!(
+            e.contains("nope") && e.contains("`allow`, `ask`, `deny`"),
+            "{e}"
+        );
 
         let dir = tempfile::tempdir()?;
         let mut a = args(dir.path());

@@ -6,8 +6,12 @@
 //!
 //! # Layout
 //!
+//! - [`admin`]: the `agent`, `secret` and `transcript` subcommands.
+//! - [`agents`]: named agents, whose bearer tokens (stored hashed) give them a name they cannot
+//!   forge.
 //! - [`config`]: settings from defaults, `config.toml`, environment and flags (it owns the
 //!   host flags, `HostArgs`, so it depends on nothing above it; `cli` re-exports them).
+//! - [`secrets`]: the computers' secrets: rotating the shared one, per-computer ones (hashed).
 //! - [`session`]: the hub. Registry of computers, pending requests with their deadlines, the
 //!   event broadcast, the recent log and transcript, per-computer output rings. Every other
 //!   part is a client of it.
@@ -16,6 +20,8 @@
 //! - [`protocol`]: the wire types of `docs/protocol.md` and the byte-string rule, beneath the
 //!   session so that the hub and the gateway (and the emulator) share them without the hub
 //!   depending on the gateway.
+//! - [`policy`]: who may do what on which computer (`[policy]` of `config.toml`); it only
+//!   decides, and the session is its one door.
 //! - [`mcp`]: the rmcp server that offers the session's actions to agents over Streamable HTTP
 //!   and stdio.
 //! - [`tui`]: the ratatui console.
@@ -26,6 +32,8 @@
 //! - [`cli`]: the command line (flags, subcommands), the other run modes (`mcp-stdio`,
 //!   `emulate`), logging and signals.
 
+pub mod admin;
+pub mod agents;
 pub mod app;
 pub mod cli;
 pub mod config;
@@ -33,6 +41,8 @@ pub mod emu;
 pub mod gateway;
 pub mod lua_files;
 pub mod mcp;
+pub mod policy;
 pub mod protocol;
+pub mod secrets;
 pub mod session;
 pub mod tui;

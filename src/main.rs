@@ -33,6 +33,20 @@ fn main() -> ExitCode {
                 data_dir,
                 disk,
             }) => trapdesk::cli::emulate(url, id, label, secret, data_dir, disk).await,
+            Some(Command::Agent { action, data_dir }) => {
+                let dir = trapdesk::admin::data_dir(data_dir);
+                dir.and_then(|d| trapdesk::admin::agent(&d, action, &mut std::io::stdout()))
+            }
+            Some(Command::Secret { action, data_dir }) => {
+                let dir = trapdesk::admin::data_dir(data_dir);
+                dir.and_then(|d| trapdesk::admin::secret(&d, action, &mut std::io::stdout()))
+            }
+            Some(Command::Transcript { filter, data_dir }) => {
+                match trapdesk::admin::data_dir(data_dir) {
+                    Ok(d) => trapdesk::admin::transcript(&d, filter, &mut std::io::stdout()).await,
+                    Err(e) => Err(e),
+                }
+            }
         }
     });
     match result {
@@ -50,6 +64,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
     let headless = args.mcp_only;
     trapdesk::cli::init_logging(&settings.data_dir, headless)?;
     let mut host = Host::start(settings, true).await?;
+    trapdesk::cli::reload_on_hangup(host.session.clone());
     if headless {
         eprintln!(
             "trapdesk {}: gateway ws://{}/gateway, MCP {}",
@@ -64,7 +79,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
         match &host.settings.secret_source {
             SecretSource::Generated(p) => {
                 eprintln!(
-                    "secret (new, stored in {}): {}",
+                    "secret (new, stored in {} with mode 0600): {}\n  `trapdesk secret rotate` makes a new one; `trapdesk secret add COMPUTER` gives one computer its own",
                     p.display(),
                     host.settings.secret
                 )

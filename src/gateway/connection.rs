@@ -8,7 +8,6 @@ use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use subtle::ConstantTimeEq;
 use tokio::sync::mpsc;
 
 use super::GatewayState;
@@ -191,9 +190,14 @@ async fn handshake(
         out.close(CLOSE_TRY_AGAIN_LATER, "try_again_later").await;
         return None;
     }
-    let expected = state.settings.secret.as_bytes();
-    if !bool::from(hello.secret.as_bytes().ct_eq(expected)) {
+    if !crate::secrets::accepts(
+        &state.settings,
+        hello.computer_id,
+        hello.label.as_deref(),
+        &hello.secret,
+    ) {
         let wait = peer.map(|ip| state.throttle.strike(ip)).unwrap_or_default();
+        // Never the secret itself: logs are not a safe place for it.
         tracing::warn!(computer = %hello.trapos_id(), ?peer, ?wait, "refused: wrong secret");
         // Only this connection waits; the guard frees its place even if the task is dropped.
         let _waiting = peer.map(|ip| Waiting(&state.throttle, ip));

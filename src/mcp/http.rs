@@ -6,8 +6,9 @@
 //!
 //! DNS-rebinding protection (a MUST of the specification): rmcp checks `Host` against
 //! loopback names by default, but leaves `Origin` unchecked unless configured, so the
-//! loopback origins are configured here: a request with any other `Origin` gets 403. A
-//! bearer token, when set, is checked before rmcp sees the request (401 otherwise).
+//! loopback origins are configured here: a request with any other `Origin` gets 403. Bearer
+//! tokens (the host's `--mcp-token`, and named agents' tokens once any exist) are checked
+//! before rmcp sees the request (401 otherwise).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -49,7 +50,11 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// the listener is bound to: when it is not loopback (allowed only with a token), its IP is
 /// also an acceptable `Host`, or remote agents could not reach it by address.
 pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) -> Router {
-    let token = session.settings().mcp_token;
+    let settings = session.settings();
+    let guard = Arc::new(Guard {
+        token: settings.mcp_token.clone(),
+        data_dir: settings.data_dir.clone(),
+    });
     let server = TrapdeskMcp::new(session);
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     let ip = local.ip();
@@ -67,11 +72,9 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     };
     let service: StreamableHttpService<TrapdeskMcp, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
-    let router = Router::new().nest_service("/mcp", service);
-    match token {
-        Some(t) => router.layer(middleware::from_fn_with_state(Arc::new(t), bearer)),
-        None => router,
-    }
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(guard, bearer))
 }
 
 /// Serves MCP on `listener` until `shutdown` is cancelled.
@@ -105,33 +108,68 @@ fn is_loopback(ip: IpAddr) -> bool {
     ip.is_loopback()
 }
 
-/// Requires `Authorization: Bearer <token>`, compared in constant time.
-async fn bearer(State(token): State<Arc<String>>, req: Request, next: Next) -> Response {
-    if authorized(req.headers(), &token) {
+/// What the bearer check needs: the host's own token, and where the named agents are.
+struct Guard {
+    token: Option<String>,
+    data_dir: std::path::PathBuf,
+}
+
+/// The name a named agent's token proved, for the tools (see [`super::client_name`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentName(pub String);
+
+/// Checks `Authorization: Bearer <token>` on every request: a named agent's token (then the
+/// request carries its [`AgentName`]), or the host's `--mcp-token`. Neither is needed while no
+/// named agent exists and no `--mcp-token` is set. The agents file is read each time, so a
+/// removed agent is refused at its next request.
+async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    let given = presented(req.headers());
+    let host_token = match (&guard.token, given.as_deref()) {
+        (Some(t), Some(g)) => {
+            use subtle::ConstantTimeEq;
+            bool::from(g.as_bytes().ct_eq(t.as_bytes()))
+        }
+        _ => false,
+    };
+    let dir = guard.data_dir.clone();
+    let token = given.clone();
+    // A small file read; kept off the async workers all the same.
+    let verdict =
+        tokio::task::spawn_blocking(move || crate::agents::verify(&dir, token.as_deref()))
+            .await
+            .unwrap_or(crate::agents::Verdict::Refused);
+    let allowed = match verdict {
+        crate::agents::Verdict::Agent(name) => {
+            req.extensions_mut().insert(AgentName(name));
+            true
+        }
+        crate::agents::Verdict::Open => guard.token.is_none() || host_token,
+        crate::agents::Verdict::Refused => host_token,
+    };
+    if allowed {
         next.run(req).await
     } else {
+        let why = if given.is_none() {
+            "missing bearer token: send Authorization: Bearer <token> (trapdesk agent add NAME makes one)\n"
+        } else {
+            "wrong or removed bearer token (trapdesk agent list shows the named agents)\n"
+        };
         (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
-            "missing or wrong bearer token\n",
+            why,
         )
             .into_response()
     }
 }
 
-fn authorized(headers: &HeaderMap, token: &str) -> bool {
-    use subtle::ConstantTimeEq;
-    let Some(value) = headers
+/// The bearer token of a request, if it has one.
+fn presented(headers: &HeaderMap) -> Option<String> {
+    let value = headers
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let Some(given) = value
+        .and_then(|v| v.to_str().ok())?;
+    let given = value
         .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))
-    else {
-        return false;
-    };
-    bool::from(given.trim().as_bytes().ct_eq(token.as_bytes()))
+        .or_else(|| value.strip_prefix("bearer "))?;
+    Some(given.trim().to_owned())
 }

@@ -127,7 +127,16 @@ impl ServerHandler for TrapdeskMcp {
 ///
 /// rmcp fills a stateless request that carries no clientInfo with its own build
 /// identity; that is not the agent's name, so it counts as unknown.
+///
+/// A named agent's token beats both: its name is the one the token was made for.
 pub fn client_name(ctx: &RequestContext<RoleServer>) -> String {
+    if let Some(name) = ctx
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<http::AgentName>())
+    {
+        return name.0.clone();
+    }
     let sdk = Implementation::from_build_env();
     ctx.client_info()
         .filter(|i| !i.name.trim().is_empty())

@@ -114,6 +114,12 @@ pub fn probe_result() -> Arc<JsonObject> {
                 "pendingRequests": {"type": "array", "items": {"type": "object"}},
                 "lastRttMs": {"type": ["integer", "null"]},
                 "ping": {"type": "object", "description": "this probe's ping: {ok, rttMs} or {ok:false, error}"},
+                "policy": {"type": "object", "description": "what the policy lets you (the calling agent) do here: allow, ask (a person must approve each call) or deny",
+                    "properties": {
+                        "exec": {"type": "string", "enum": ["allow", "ask", "deny"]},
+                        "write": {"type": "string", "enum": ["allow", "ask", "deny"]},
+                        "read": {"type": "string", "enum": ["allow", "ask", "deny"]},
+                    }},
             }}},
         }),
         &["computers"],

@@ -31,7 +31,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "probe-computers",
         title = "Probe linked computers",
-        description = "List the linked ComputerCraft computers: traposId, id, label, connectedAt, the request types each serves, its pending requests (with their requestIds) and the last round trip. With ping (default true) each computer is pinged now.",
+        description = "List the linked ComputerCraft computers: traposId, id, label, connectedAt, the request types each serves, its pending requests (with their requestIds), the last round trip, and what the policy lets you do there (policy: exec/write/read = allow, ask or deny). With ping (default true) each computer is pinged now.",
         annotations(title = "Probe linked computers", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
         output_schema = schemas::probe_result()
     )]
@@ -89,10 +89,13 @@ impl TrapdeskMcp {
                     .as_ref()
                     .and_then(|p| p.get("rttMs").and_then(Value::as_u64))
                     .or(c.last_rtt_ms);
+                let [exec, write, read] =
+                    self.session.effective_policy(&rec.origin, &c.trapos_id);
                 let mut v = json!({"traposId": c.trapos_id, "id": c.id, "label": c.label,
                     "online": c.online, "connectedAt": crate::session::model::epoch_ms(c.connected_at),
                     "serves": c.serves, "pending": mine.len(), "pendingRequests": mine,
-                    "lastRttMs": rtt});
+                    "lastRttMs": rtt,
+                    "policy": {"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()}});
                 if let (Some(ping), Some(obj)) = (ping, v.as_object_mut()) {
                     obj.insert("ping".into(), ping);
                 }
@@ -278,6 +281,14 @@ impl TrapdeskMcp {
             };
             return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
         };
+        let wait = self.session.settings().request_timeout;
+        if let Err(e) = self
+            .session
+            .permit(&trapos_id, "computer-output", &rec.origin, wait)
+            .await
+        {
+            return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
+        }
         let lines = p.lines.unwrap_or(200).clamp(1, MAX_LINES) as usize;
         let (items, before) =
             self.session

@@ -28,6 +28,7 @@ impl Session {
             tool: tool.to_owned(),
             target: target.map(str::to_owned),
             args: args.clone(),
+
             started_at: SystemTime::now(),
             status: Status::Running,
             summary: String::new(),
@@ -41,7 +42,12 @@ impl Session {
         entry.trapos_id = target.map(str::to_owned);
         entry.what = Some(tool.to_owned());
         entry.status = Some(Status::Running);
-        st.log(entry);
+        let extra = super::transcript::Extra {
+            origin: Some(super::Origin::Agent(client.to_owned())),
+            args: Some(args),
+            ..Default::default()
+        };
+        st.log_with(entry, extra);
         st.emit(Event::ToolCallStarted { call });
         call_id
     }
@@ -76,7 +82,12 @@ impl Session {
         entry.what = Some(call.tool.clone());
         entry.status = Some(status);
         entry.duration_ms = Some(duration_ms);
-        st.log(entry);
+        let extra = super::transcript::Extra {
+            origin: Some(super::Origin::Agent(call.client.clone())),
+            output_bytes: call.result.as_ref().map(|r| r.to_string().len() as u64),
+            ..Default::default()
+        };
+        st.log_with(entry, extra);
         st.emit(Event::ToolCallFinished { call });
     }
 

@@ -6,6 +6,7 @@
 //! depend on the broadcast because they go to each request's waiter.
 
 mod activity;
+pub mod approval;
 pub mod link;
 pub mod model;
 pub mod output;
@@ -14,7 +15,7 @@ pub mod summary;
 #[cfg(test)]
 mod tests;
 mod ticket;
-mod transcript;
+pub mod transcript;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -24,6 +25,7 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 
+pub use approval::{Answer, AnswerError, Approval, ApproverGuard};
 pub use link::Link;
 pub use model::*;
 pub use state::{Outbound, OutputChunk};
@@ -50,7 +52,11 @@ impl Session {
     /// directory.
     pub fn new(settings: Settings, persist: bool) -> Session {
         let (events, _) = broadcast::channel(4096);
-        let transcript = Transcript::open(persist.then_some(settings.data_dir.as_path()));
+        let transcript = Transcript::open(
+            persist.then_some(settings.data_dir.as_path()),
+            settings.transcript_max_bytes,
+            settings.transcript_keep,
+        );
         let state = State {
             settings,
             computers: HashMap::new(),
@@ -65,6 +71,9 @@ impl Session {
             transcript,
             events: events.clone(),
             shutting_down: false,
+            approvals: HashMap::new(),
+            grants: Default::default(),
+            approvers: 0,
         };
         Session {
             shared: Arc::new(Shared {
@@ -116,6 +125,7 @@ impl Session {
             return Err(RequestError::ShuttingDown);
         }
         let trapos_id = st.resolve(target)?;
+        let gate = st.gate(&origin, &trapos_id, &spec.kind)?;
         let max_queued = st.settings.max_queued;
         let max_in_flight = st.settings.max_in_flight;
         let timeout = spec
@@ -151,7 +161,28 @@ impl Session {
             timeout_ms: timeout.as_millis() as u64,
             sent: false,
             cancel_requested: false,
+            awaiting_approval: matches!(gate, approval::Gate::Ask(_)),
         };
+        let approval = match &gate {
+            approval::Gate::Ask(d) => {
+                let (detail, size) = approval::detail(&spec.kind, &spec.payload);
+                Some(Approval {
+                    request_id: id.clone(),
+                    trapos_id: trapos_id.clone(),
+                    origin: origin.clone(),
+                    kind: spec.kind.clone(),
+                    action: crate::policy::Action::of(&spec.kind)
+                        .unwrap_or(crate::policy::Action::Exec),
+                    detail,
+                    size,
+                    because: d.because.clone(),
+                    deadline: now + timeout,
+                })
+            }
+            approval::Gate::Go => None,
+        };
+        // The transcript keeps what ran in full; the log only its one-line summary.
+        let args = spec.payload.clone();
         let (tx, rx) = oneshot::channel();
         let (out_tx, out_rx) = if spec.stream_output {
             let (a, b) = mpsc::unbounded_channel();
@@ -175,13 +206,14 @@ impl Session {
             Pending {
                 info: info.clone(),
                 conn_id,
-                payload: spec.payload,
+                payload: spec.payload.clone(),
                 waiter: Some(tx),
                 output_tx: out_tx,
                 timer: Some(timer),
                 sent_at: None,
                 live_bytes: 0,
                 quiet: spec.quiet,
+                local: spec.local,
             },
         );
         if let Some(c) = st.computers.get_mut(&trapos_id) {
@@ -194,7 +226,10 @@ impl Session {
                     at: SystemTime::now(),
                 })));
             }
-            if let Some(conn) = c.conn.as_mut() {
+            if let Some(conn) = c.conn.as_mut()
+                && approval.is_none()
+                && !spec.local
+            {
                 conn.queue.push_back(id.clone());
             }
         }
@@ -204,9 +239,20 @@ impl Session {
         entry.request_id = Some(id.clone());
         entry.what = Some(spec.kind);
         entry.status = Some(Status::Running);
-        st.log(entry);
+        let extra = transcript::Extra {
+            origin: Some(origin.clone()),
+            args: Some(args),
+            ..Default::default()
+        };
+        st.log_with(entry, extra);
         st.emit(Event::RequestStarted { info });
-        st.pump(&trapos_id);
+        match approval {
+            Some(a) => st.ask(a),
+            None if spec.local => {
+                st.finish(&id, Ok(Value::Null));
+            }
+            None => st.pump(&trapos_id),
+        }
         drop(st);
         Ok(Ticket {
             id,
@@ -242,7 +288,10 @@ impl Session {
                 .filter(|c| c.id == p.conn_id)
                 .map(|c| c.tx.clone())
         });
-        st.finish(id, Err(RequestError::Timeout { timeout }));
+        let error = st
+            .not_answered(id, timeout)
+            .unwrap_or(RequestError::Timeout { timeout });
+        st.finish(id, Err(error));
         if let Some(Some(tx)) = cancel {
             // The connection may be closing; then there is nothing left to cancel.
             let _ = tx.send(Outbound::Cancel { id: id.to_owned() });

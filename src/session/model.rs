@@ -54,6 +54,9 @@ pub struct RequestSpec {
     /// Housekeeping the console does for itself (path completion): logged like any request,
     /// but it leaves no header, output or ending in the computer's scrollback.
     pub quiet: bool,
+    /// Never sent to a computer: it only carries a policy approval for an action that reads
+    /// what the session already holds (see [`super::Session::permit`]), and ends when approved.
+    pub local: bool,
 }
 
 impl RequestSpec {
@@ -64,6 +67,7 @@ impl RequestSpec {
             timeout: None,
             stream_output: false,
             quiet: false,
+            local: false,
         }
     }
 
@@ -78,6 +82,12 @@ impl RequestSpec {
     }
 
     pub fn quiet(mut self) -> Self {
+        self.quiet = true;
+        self
+    }
+
+    pub fn local(mut self) -> Self {
+        self.local = true;
         self.quiet = true;
         self
     }
@@ -111,6 +121,10 @@ pub enum RequestError {
     },
     #[error("the host is shutting down")]
     ShuttingDown,
+    /// The policy stopped it: `denied`, `refused` (by the person), `not_answered`, or
+    /// `no_approver` (`ask` with no console to answer).
+    #[error("{message}")]
+    Policy { code: &'static str, message: String },
 }
 
 fn list(ids: &[String]) -> String {
@@ -133,6 +147,7 @@ impl RequestError {
             RequestError::Busy { .. } => "busy",
             RequestError::Remote { code, .. } => code,
             RequestError::ShuttingDown => "shutting_down",
+            RequestError::Policy { code, .. } => code,
         }
     }
 
@@ -220,6 +235,8 @@ pub struct PendingInfo {
     /// Sent to the computer (false while it waits on the host for a slot).
     pub sent: bool,
     pub cancel_requested: bool,
+    /// Held until the person answers (policy `ask`); not in the computer's queue meanwhile.
+    pub awaiting_approval: bool,
 }
 
 /// Which stream a piece of output came from.
@@ -364,6 +381,16 @@ pub enum Event {
     Logged {
         entry: LogEntry,
     },
+    /// A request waits for the person's approval (see [`super::Session::approvals`]).
+    ApprovalAsked {
+        request_id: String,
+    },
+    /// A waiting request was approved or refused.
+    ApprovalAnswered {
+        request_id: String,
+    },
+    /// The policy was reloaded.
+    PolicyChanged,
 }
 
 pub(crate) fn epoch_ms(t: SystemTime) -> u64 {

@@ -18,7 +18,7 @@ use super::model::{
 };
 use super::output::OutputRing;
 use super::summary;
-use super::transcript::Transcript;
+use super::transcript::{Extra, Transcript};
 use crate::config::Settings;
 use crate::protocol::Request;
 
@@ -66,6 +66,8 @@ pub(crate) struct Pending {
     pub live_bytes: usize,
     /// Leaves no trace in the computer's scrollback (see [`super::RequestSpec::quiet`]).
     pub quiet: bool,
+    /// Carries an approval only; never sent (see [`super::RequestSpec::local`]).
+    pub local: bool,
 }
 
 pub(crate) struct State {
@@ -83,6 +85,12 @@ pub(crate) struct State {
     pub transcript: Transcript,
     pub events: broadcast::Sender<Event>,
     pub shutting_down: bool,
+    /// Requests waiting for the person, by request id.
+    pub approvals: HashMap<String, super::approval::Approval>,
+    /// What the person allowed for the session with `a`.
+    pub grants: super::approval::Grants,
+    /// Consoles that can answer approvals.
+    pub approvers: usize,
 }
 
 /// Tool calls kept for the activity pane.
@@ -96,11 +104,16 @@ impl State {
         let _ = self.events.send(event);
     }
 
-    pub fn log(&mut self, mut entry: LogEntry) {
+    pub fn log(&mut self, entry: LogEntry) {
+        self.log_with(entry, Extra::default());
+    }
+
+    /// Logs an entry whose transcript line carries more than the log keeps (see [`Extra`]).
+    pub fn log_with(&mut self, mut entry: LogEntry, extra: Extra) {
         entry.seq = self.next_log;
         self.next_log += 1;
         entry.time_ms = epoch_ms(SystemTime::now());
-        let failed = self.transcript.append(&entry);
+        let failed = self.transcript.append(&entry, &extra);
         self.remember(entry);
         if let Some(why) = failed {
             // Said once, where the person and agents look (console log, session-log), not only
@@ -269,6 +282,11 @@ impl State {
         if let Some(timer) = p.timer.take() {
             timer.abort();
         }
+        if self.approvals.remove(id).is_some() {
+            self.emit(Event::ApprovalAnswered {
+                request_id: id.to_owned(),
+            });
+        }
         self.release(&p);
         let trapos_id = p.info.trapos_id.clone();
 
@@ -277,6 +295,7 @@ impl State {
             Ok(v) => v.get("output").and_then(Value::as_str).map(str::to_owned),
             Err(e) => e.output().map(str::to_owned),
         };
+        let output_len = final_output.as_ref().map_or(0, String::len);
         if let Some(out) = final_output
             && !p.quiet
             && out.len() > p.live_bytes
@@ -310,7 +329,13 @@ impl State {
         entry.what = Some(p.info.kind.clone());
         entry.status = Some(status);
         entry.duration_ms = Some(duration_ms);
-        self.log(entry);
+        let extra = Extra {
+            origin: Some(p.info.origin.clone()),
+            output_bytes: Some(output_len.max(p.live_bytes) as u64),
+            error: result.as_ref().err().map(ToString::to_string),
+            ..Extra::default()
+        };
+        self.log_with(entry, extra);
         self.emit(Event::RequestFinished {
             request_id: id.to_owned(),
             trapos_id: trapos_id.clone(),

@@ -74,6 +74,8 @@ pub enum Popup {
     ConfirmQuit(usize),
     /// Full arguments and result of a tool call.
     Detail(u64),
+    /// The policy in force (F7), with `r` to reload it from the config file.
+    Policy,
     Prompt(Prompt),
 }
 
@@ -93,6 +95,10 @@ pub enum Intent {
         dir: String,
     },
     Cancel(String),
+    /// Answer the approval prompt of this request.
+    Answer(String, session::Answer),
+    /// Read the policy again from the config file.
+    ReloadPolicy,
     Quit,
 }
 
@@ -118,6 +124,14 @@ pub struct App {
     pub computers: Vec<ComputerInfo>,
     pub pending: Vec<PendingInfo>,
     pub calls: Vec<ToolCall>,
+    /// Requests waiting for the person's answer; the first is the prompt on screen.
+    pub approvals: Vec<session::Approval>,
+    /// First line of the approval prompt's code on screen.
+    pub approval_scroll: u16,
+    /// Its own highlighter, so that showing an agent's code does not churn the editor's cache.
+    pub approval_highlight: Highlight,
+    /// The policy in force, as lines (F7).
+    pub policy_lines: Vec<String>,
     pub output: OutputModel,
     /// The computer the screen is about; `None` is "All computers".
     pub selected: Option<String>,
@@ -149,6 +163,7 @@ pub struct App {
     dirty_computers: bool,
     dirty_pending: bool,
     dirty_calls: bool,
+    dirty_approvals: bool,
     dirty_output: HashSet<String>,
 }
 
@@ -163,6 +178,10 @@ impl App {
             computers: Vec::new(),
             pending: Vec::new(),
             calls: Vec::new(),
+            approvals: Vec::new(),
+            approval_scroll: 0,
+            approval_highlight: Highlight::new(),
+            policy_lines: settings.policy.describe(),
             output,
             selected: None,
             auto_select: true,
@@ -186,6 +205,7 @@ impl App {
             dirty_computers: true,
             dirty_pending: true,
             dirty_calls: true,
+            dirty_approvals: true,
             dirty_output: HashSet::new(),
             utc_offset: 0,
             settings,
@@ -231,6 +251,10 @@ impl App {
                 self.dirty_output.insert(trapos_id.clone());
             }
             E::ToolCallStarted { .. } | E::ToolCallFinished { .. } => self.dirty_calls = true,
+            E::ApprovalAsked { .. } | E::ApprovalAnswered { .. } | E::PolicyChanged => {
+                self.dirty_approvals = true;
+                self.dirty_pending = true;
+            }
             E::Logged { .. } => {}
         }
     }
@@ -240,6 +264,7 @@ impl App {
         self.dirty_computers = true;
         self.dirty_pending = true;
         self.dirty_calls = true;
+        self.dirty_approvals = true;
         let ids: Vec<String> = self.computers.iter().map(|c| c.trapos_id.clone()).collect();
         self.dirty_output.extend(ids);
     }
@@ -264,6 +289,11 @@ impl App {
         if self.dirty_calls {
             self.dirty_calls = false;
             self.set_calls(session.tool_calls());
+        }
+        if self.dirty_approvals {
+            self.dirty_approvals = false;
+            self.set_approvals(session.approvals());
+            self.policy_lines = session.policy().describe();
         }
         for id in std::mem::take(&mut self.dirty_output) {
             let items = session.output_since(&id, self.output.cursor(&id));

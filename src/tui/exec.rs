@@ -42,6 +42,24 @@ pub fn execute(session: &Session, intent: Intent, msg_tx: &mpsc::UnboundedSender
                 });
             }
         }
+        Intent::Answer(request_id, answer) => {
+            if let Err(e) = session.answer(&request_id, answer) {
+                notice(e.to_string());
+            }
+        }
+        Intent::ReloadPolicy => {
+            let msg = match session.reload_policy() {
+                Ok(()) => AppMsg::Notice {
+                    text: "policy reloaded".to_owned(),
+                    error: false,
+                },
+                Err(e) => AppMsg::Notice {
+                    text: format!("policy not reloaded (the old one stays): {e}"),
+                    error: true,
+                },
+            };
+            let _ = msg_tx.send(msg);
+        }
         Intent::Complete { target, dir } => {
             let session = session.clone();
             let tx = msg_tx.clone();

@@ -36,6 +36,9 @@ impl App {
         }
         self.notice = None;
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(intents) = self.approval_key(key) {
+            return intents;
+        }
         if let Some(popup) = self.popup.clone() {
             return self.popup_key(popup, key);
         }
@@ -48,6 +51,10 @@ impl App {
             }
             KeyCode::F(1) => {
                 self.popup = Some(Popup::Help);
+                return Vec::new();
+            }
+            KeyCode::F(7) => {
+                self.open_policy();
                 return Vec::new();
             }
             KeyCode::Tab => {
@@ -131,6 +138,7 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match popup {
             Popup::Prompt(p) => return prompt::key(self, p, key),
+            Popup::Policy => return self.policy_key(key),
             Popup::ConfirmQuit(_) => match key.code {
                 KeyCode::Char('y' | 'Y') | KeyCode::Enter => {
                     self.popup = None;

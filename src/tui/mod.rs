@@ -9,6 +9,7 @@
 //! per frame, never one redraw per line, and a lagged broadcast just means pulling everything.
 
 pub mod app;
+mod approval;
 mod exec;
 pub mod highlight;
 pub mod history;
@@ -64,6 +65,8 @@ pub async fn run(
     settings: Settings,
     shutdown: CancellationToken,
 ) -> Result<(), TuiError> {
+    // While the console runs, a person can answer the policy's `ask`.
+    let _approver = session.attach_approver();
     let mut term = terminal::Guard::enter()?;
     let mut app = App::new(settings, theme::Theme::from_env(), true);
     // Taken once: a daylight-saving change during a session shifts shown times by an hour.

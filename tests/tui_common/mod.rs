@@ -169,6 +169,7 @@ pub fn pending(app: &App, id: &str, target: &str, origin: Origin, elapsed: u64) 
         timeout_ms: 30_000,
         sent: true,
         cancel_requested: false,
+        awaiting_approval: false,
     }
 }
 

@@ -39,6 +39,8 @@ pub fn render_requests(app: &App, area: Rect, buf: &mut Buffer) {
             };
             let state = if p.cancel_requested {
                 "cancelling"
+            } else if p.awaiting_approval {
+                "awaiting approval"
             } else if !p.sent {
                 "queued"
             } else {

@@ -1,6 +1,7 @@
 //! Drawing: an immutable pass over [`App`]. Each pane has its own file; this one lays them out,
 //! handles the too-small case, and holds the small formatting helpers they share.
 
+mod approval;
 mod computers;
 mod editor;
 mod empty;
@@ -51,6 +52,10 @@ impl App {
         if let Some(p) = &self.popup {
             let c = popup::render(self, p, area, buf);
             cursor = c;
+        }
+        if self.approval().is_some() {
+            approval::render(self, area, buf);
+            cursor = None;
         }
         cursor
     }

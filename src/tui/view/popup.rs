@@ -34,6 +34,11 @@ pub const HELP: &[(&str, &str)] = &[
     ("/  n  N", "output: search, next older, next newer match"),
     ("c / Delete", "requests: cancel the selected request"),
     ("Enter", "activity: a tool call's full arguments and result"),
+    ("F7", "the policy (who may do what where); r reloads it"),
+    (
+        "y / n / a",
+        "approval prompt: run, refuse, allow that agent there for the session",
+    ),
     ("Esc", "close a popup; leave a pane for the editor"),
     ("F1 / ?", "this help (? outside the editor)"),
     (
@@ -207,6 +212,32 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
             None
         }
         Popup::Prompt(p) => Some(prompt(app, p, area, buf)),
+        Popup::Policy => {
+            let mut lines: Vec<Line> = app
+                .policy_lines
+                .iter()
+                .map(|l| Line::from(printable(l)))
+                .collect();
+            lines.push(Line::from(""));
+            let file = app.settings.config_file.as_ref().map_or_else(
+                || "no config file (defaults)".to_owned(),
+                |p| p.display().to_string(),
+            );
+            lines.push(Line::from(Span::styled(format!("from {file}"), t.dim)));
+            lines.push(Line::from(vec![
+                Span::styled("r", t.key),
+                Span::raw(" reloads the file (so does SIGHUP) · "),
+                Span::styled("Esc", t.key),
+                Span::raw(" closes"),
+            ]));
+            let r = centred(area, area.width.saturating_sub(8), lines.len() as u16 + 2);
+            Clear.render(r, buf);
+            Paragraph::new(lines)
+                .block(frame(app, " Policy "))
+                .wrap(Wrap { trim: false })
+                .render(r, buf);
+            None
+        }
     }
 }
 

@@ -1,0 +1,405 @@
+//! The trust subcommands: `trapdesk agent …`, `trapdesk secret …` and `trapdesk transcript`.
+//! They work on the data directory only (no running host needed); a running host notices
+//! their changes at its next request or link, since it reads those files each time.
+
+use std::io::{BufRead, BufReader, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use serde_json::Value;
+
+use crate::session::transcript;
+
+/// `trapdesk agent …`
+#[derive(Debug, Subcommand)]
+pub enum AgentCmd {
+    /// Create a named agent and print its bearer token (once; only its hash is kept).
+    Add { name: String },
+    /// List the named agents.
+    List,
+    /// Remove a named agent; its token stops working at its next request.
+    Remove { name: String },
+}
+
+/// `trapdesk secret …`
+#[derive(Debug, Subcommand)]
+pub enum SecretCmd {
+    /// Write a new shared secret; computers must re-enter it to link again.
+    Rotate,
+    /// Give one computer (id or label) a secret of its own; the shared one stops linking it.
+    Add { computer: String },
+}
+
+/// `trapdesk transcript` filters.
+#[derive(Debug, Args, Default, Clone)]
+pub struct TranscriptArgs {
+    /// Only this computer (traposId, id or label; `*` globs).
+    #[arg(long)]
+    pub computer: Option<String>,
+    /// Only this origin: `person`, `agent`, or an agent's name.
+    #[arg(long)]
+    pub origin: Option<String>,
+    /// Only this tool or request type (exec-lua, write-file, …).
+    #[arg(long)]
+    pub tool: Option<String>,
+    /// Only this outcome: ok, error, timeout, cancelled, disconnected, failed, refused, running.
+    #[arg(long)]
+    pub outcome: Option<String>,
+    /// Keep printing new lines as they are written.
+    #[arg(long, short)]
+    pub follow: bool,
+    /// The raw JSON lines, for scripts.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The data directory a subcommand uses.
+///
+/// # Errors
+/// When there is no home and no `--data-dir`.
+pub fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    given
+        .or_else(crate::config::default_data_dir)
+        .ok_or_else(|| anyhow::anyhow!("no home directory to keep data in; pass --data-dir"))
+}
+
+/// `trapdesk agent …`.
+///
+/// # Errors
+/// As the agents file operations.
+pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<()> {
+    match cmd {
+        AgentCmd::Add { name } => {
+            let token = crate::agents::add(dir, &name)?;
+            writeln!(
+                out,
+                "agent {name} added. Its token (shown this once; only a hash is kept):"
+            )?;
+            writeln!(out)?;
+            writeln!(out, "    {token}")?;
+            writeln!(out)?;
+            writeln!(out, "Give it to the agent's MCP client as the header")?;
+            writeln!(out, "    Authorization: Bearer {token}")?;
+            writeln!(
+                out,
+                "or, for `trapdesk mcp-stdio`, as env TRAPDESK_MCP_TOKEN."
+            )?;
+            writeln!(
+                out,
+                "From now on the MCP endpoint refuses requests without a named agent's token (401); README.md shows each client's config."
+            )?;
+        }
+        AgentCmd::List => {
+            let list = crate::agents::list(dir)?;
+            if list.is_empty() {
+                writeln!(
+                    out,
+                    "no named agents: the MCP endpoint takes any local client, named by what it says it is"
+                )?;
+            }
+            for a in list {
+                let when = chrono::DateTime::from_timestamp_millis(a.created_ms as i64)
+                    .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+                    .unwrap_or_default();
+                writeln!(out, "{}  (added {when})", a.name)?;
+            }
+        }
+        AgentCmd::Remove { name } => {
+            crate::agents::remove(dir, &name)?;
+            writeln!(
+                out,
+                "agent {name} removed; its token is refused from its next request on"
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `trapdesk secret …`.
+///
+/// # Errors
+/// As the secrets file operations.
+pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result<()> {
+    match cmd {
+        SecretCmd::Rotate => {
+            let s = crate::secrets::rotate(dir)?;
+            writeln!(
+                out,
+                "new shared secret written to {} (mode 0600):",
+                dir.join("secret").display()
+            )?;
+            writeln!(out)?;
+            writeln!(out, "    {s}")?;
+            writeln!(out)?;
+            writeln!(
+                out,
+                "The old one no longer links a computer (a running trapdesk reads the file at each link; computers linked now stay linked until they reconnect)."
+            )?;
+            writeln!(
+                out,
+                "On each computer that uses the shared secret, its player runs:"
+            )?;
+            writeln!(out, "    set sandbox.password {s}")?;
+            writeln!(
+                out,
+                "then reboots it (or re-runs the installer with the new secret)."
+            )?;
+            writeln!(
+                out,
+                "A secret given by --secret, SANDBOX_PASSWORD or config.toml overrides this file: change it there instead."
+            )?;
+        }
+        SecretCmd::Add { computer } => {
+            let s = crate::secrets::add(dir, &computer)?;
+            writeln!(
+                out,
+                "computer {computer} now has a secret of its own (only a hash is kept):"
+            )?;
+            writeln!(out)?;
+            writeln!(out, "    {s}")?;
+            writeln!(out)?;
+            writeln!(
+                out,
+                "The shared secret no longer links it. Its player runs:"
+            )?;
+            writeln!(out, "    set sandbox.password {s}")?;
+            writeln!(
+                out,
+                "then reboots it. Running this again replaces the secret."
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a transcript line passes the filters.
+pub fn keep(line: &Value, f: &TranscriptArgs) -> bool {
+    let s = |k: &str| line.get(k).and_then(Value::as_str);
+    if let Some(c) = &f.computer {
+        let Some(t) = s("traposId") else {
+            return false;
+        };
+        let (id, label) = t.split_once(':').unwrap_or((t, ""));
+        let m = |x: &str| glob(c, x);
+        if !(m(t) || m(id) || (!label.is_empty() && m(label))) {
+            return false;
+        }
+    }
+    if let Some(o) = &f.origin {
+        let kind = line
+            .get("origin")
+            .and_then(|v| v.get("kind"))
+            .and_then(Value::as_str);
+        if s("who") != Some(o.as_str()) && kind != Some(o.as_str()) {
+            return false;
+        }
+    }
+    if let Some(t) = &f.tool
+        && s("what") != Some(t.as_str())
+    {
+        return false;
+    }
+    if let Some(o) = &f.outcome {
+        let status = if s("event") == Some("refused") {
+            Some("refused")
+        } else {
+            s("status")
+        };
+        let refused = matches!(
+            line.get("error").and_then(Value::as_str),
+            Some(e) if e.contains("refused") || e.contains("denies") || e.contains("nobody")
+        );
+        if status != Some(o.as_str()) && !(o == "refused" && refused) {
+            return false;
+        }
+    }
+    true
+}
+
+fn glob(pattern: &str, text: &str) -> bool {
+    crate::policy::glob_matches(pattern, text)
+}
+
+/// One line, readably: time, who, event, what, where, how it ended, and the code in full.
+pub fn readable(line: &Value) -> String {
+    let s = |k: &str| line.get(k).and_then(Value::as_str).unwrap_or("");
+    let time = line
+        .get("timeMs")
+        .and_then(Value::as_i64)
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f").to_string())
+        .unwrap_or_default();
+    let mut head = format!("{time}  {:<12} {:<14}", s("who"), s("event"));
+    for k in ["what", "traposId", "requestId", "status"] {
+        if !s(k).is_empty() {
+            head.push(' ');
+            head.push_str(s(k));
+        }
+    }
+    if let Some(ms) = line.get("durationMs").and_then(Value::as_u64) {
+        head.push_str(&format!(" {ms} ms"));
+    }
+    if let Some(n) = line.get("outputBytes").and_then(Value::as_u64) {
+        head.push_str(&format!(" output {n} B"));
+    }
+    let mut out = head;
+    let detail = s("detail");
+    if !detail.is_empty() {
+        out.push_str(&format!("\n    {detail}"));
+    }
+    if let Some(e) = line.get("error").and_then(Value::as_str) {
+        out.push_str(&format!("\n    error: {e}"));
+    }
+    if s("event") == "request"
+        && let Some(args) = line.get("args")
+    {
+        let body = match s("what") {
+            "exec-lua" => args.get("code").and_then(Value::as_str).map(str::to_owned),
+            "write-file" => args.get("content").and_then(Value::as_str).map(|c| {
+                use base64::Engine;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(c)
+                    .unwrap_or_default();
+                format!(
+                    "{} ({} bytes)\n{}",
+                    args.get("path").and_then(Value::as_str).unwrap_or(""),
+                    bytes.len(),
+                    String::from_utf8_lossy(&bytes)
+                )
+            }),
+            _ => Some(args.to_string()),
+        };
+        if let Some(body) = body {
+            for l in body.lines() {
+                out.push_str(&format!("\n    │ {l}"));
+            }
+        }
+    }
+    out
+}
+
+fn print_line(text: &str, f: &TranscriptArgs, out: &mut dyn Write) -> std::io::Result<()> {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return Ok(());
+    };
+    if !keep(&v, f) {
+        return Ok(());
+    }
+    if f.json {
+        writeln!(out, "{}", text.trim_end())
+    } else {
+        writeln!(out, "{}", readable(&v))
+    }
+}
+
+/// `trapdesk transcript`: prints the transcript (rotated files first), then follows it.
+///
+/// # Errors
+/// When a file cannot be read or stdout is closed.
+pub async fn transcript(dir: &Path, f: TranscriptArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let files = transcript::files(dir);
+    if files.is_empty() && !f.follow {
+        anyhow::bail!(
+            "no transcript in {} yet (trapdesk writes {} there as requests run)",
+            dir.display(),
+            transcript::FILE
+        );
+    }
+    for p in &files {
+        let file = std::fs::File::open(p)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", p.display()))?;
+        for line in BufReader::new(file).lines() {
+            print_line(&line?, &f, out)?;
+        }
+    }
+    out.flush()?;
+    if !f.follow {
+        return Ok(());
+    }
+    follow(dir, &f, out).await
+}
+
+/// Follows `transcript.jsonl` from its end, across rotations.
+async fn follow(dir: &Path, f: &TranscriptArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let path = dir.join(transcript::FILE);
+    let mut pos = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut partial = String::new();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.len() < pos {
+            // Rotated: the new file starts from the beginning.
+            pos = 0;
+        }
+        if meta.len() == pos {
+            continue;
+        }
+        let mut file = std::fs::File::open(&path)?;
+        file.seek(SeekFrom::Start(pos))?;
+        let mut reader = BufReader::new(file);
+        loop {
+            let mut buf = String::new();
+            let n = reader.read_line(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            pos += n as u64;
+            partial.push_str(&buf);
+            if partial.ends_with('\n') {
+                print_line(&partial, f, out)?;
+                partial.clear();
+            }
+        }
+        out.flush()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn filters_by_computer_origin_tool_and_outcome() {
+        let line = json!({"event": "finished", "who": "claude-code", "traposId": "7:miner",
+            "what": "exec-lua", "status": "ok", "origin": {"kind": "agent", "name": "claude-code"}});
+        let f =
+            |c: Option<&str>, o: Option<&str>, t: Option<&str>, s: Option<&str>| TranscriptArgs {
+                computer: c.map(Into::into),
+                origin: o.map(Into::into),
+                tool: t.map(Into::into),
+                outcome: s.map(Into::into),
+                ..TranscriptArgs::default()
+            };
+        assert!(keep(&line, &f(None, None, None, None)));
+        assert!(keep(&line, &f(Some("miner"), None, None, None)));
+        assert!(keep(&line, &f(Some("7"), None, None, None)));
+        assert!(keep(&line, &f(Some("min*"), None, None, None)));
+        assert!(!keep(&line, &f(Some("farm"), None, None, None)));
+        assert!(keep(&line, &f(None, Some("agent"), None, None)));
+        assert!(keep(&line, &f(None, Some("claude-code"), None, None)));
+        assert!(!keep(&line, &f(None, Some("person"), None, None)));
+        assert!(keep(&line, &f(None, None, Some("exec-lua"), Some("ok"))));
+        assert!(!keep(&line, &f(None, None, Some("write-file"), None)));
+        assert!(!keep(&line, &f(None, None, None, Some("error"))));
+        let refused =
+            json!({"event": "refused", "who": "x", "traposId": "5:reactor", "what": "exec-lua"});
+        assert!(keep(&refused, &f(None, None, None, Some("refused"))));
+    }
+
+    #[test]
+    fn readable_shows_the_code_in_full() {
+        let line = json!({"timeMs": 0, "event": "request", "who": "person", "traposId": "7:miner",
+            "what": "exec-lua", "requestId": "h-1", "detail": "print(1)",
+            "args": {"code": "print(1)\nprint(2)"}});
+        let text = readable(&line);
+        assert!(text.contains("│ print(1)\n    │ print(2)"), "{text}");
+        assert!(
+            text.contains("person") && text.contains("7:miner"),
+            "{text}"
+        );
+    }
+}

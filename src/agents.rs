@@ -1,0 +1,246 @@
+//! Named agents: bearer tokens that give an MCP client a name it cannot forge.
+//!
+//! A client's `clientInfo` name is whatever it says it is. `trapdesk agent add NAME` makes a
+//! random token for NAME and stores only its SHA-256 in `<data dir>/agents.json` (0600); the
+//! token itself is printed once and never kept. Once any named agent exists, the MCP endpoint
+//! requires a token from this file on every request (401 otherwise), and the name in the
+//! session, the log and the policy is the token's name.
+//!
+//! The file is read on each request, so `trapdesk agent remove NAME` (another process) stops
+//! that agent's calls at once, with no reload.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The file in the data directory.
+pub const FILE: &str = "agents.json";
+
+/// One named agent as stored: never the token, only its hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentRecord {
+    pub name: String,
+    /// Hex SHA-256 of the token.
+    pub token_sha256: String,
+    /// When it was added, epoch milliseconds.
+    pub created_ms: u64,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Store {
+    agents: Vec<AgentRecord>,
+}
+
+/// Why the agents file could not be used or changed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a valid agents file: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("agent name {0:?} is not allowed: use 1 to 64 letters, digits, '-', '_' or '.'")]
+    BadName(String),
+    #[error("an agent named {0:?} exists already; remove it first to give it a new token")]
+    Exists(String),
+    #[error("no agent named {name:?}; named agents: {}", if known.is_empty() { "none".to_owned() } else { known.join(", ") })]
+    Unknown { name: String, known: Vec<String> },
+}
+
+fn path(dir: &Path) -> PathBuf {
+    dir.join(FILE)
+}
+
+fn load(dir: &Path) -> Result<Store, AgentError> {
+    let p = path(dir);
+    match std::fs::read_to_string(&p) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| AgentError::Parse {
+            path: p,
+            message: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
+        Err(source) => Err(AgentError::Read { path: p, source }),
+    }
+}
+
+fn save(dir: &Path, store: &Store) -> Result<(), AgentError> {
+    let p = path(dir);
+    let text = serde_json::to_string_pretty(store).unwrap_or_default();
+    // Written beside and renamed over, so a reader never sees half a file.
+    let tmp = dir.join(format!("{FILE}.tmp"));
+    crate::config::write_private(&tmp, text.as_bytes())
+        .and_then(|()| std::fs::rename(&tmp, &p))
+        .map_err(|source| AgentError::Write { path: p, source })
+}
+
+/// Hex SHA-256 of a token.
+pub fn hash(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Adds a named agent and returns its new token (the only time it exists outside the client).
+///
+/// # Errors
+/// A bad or taken name, or an unreadable or unwritable file.
+pub fn add(dir: &Path, name: &str) -> Result<String, AgentError> {
+    if !valid_name(name) {
+        return Err(AgentError::BadName(name.to_owned()));
+    }
+    let mut store = load(dir)?;
+    if store.agents.iter().any(|a| a.name == name) {
+        return Err(AgentError::Exists(name.to_owned()));
+    }
+    let token = new_token();
+    store.agents.push(AgentRecord {
+        name: name.to_owned(),
+        token_sha256: hash(&token),
+        created_ms: crate::session::model::epoch_ms(std::time::SystemTime::now()),
+    });
+    std::fs::create_dir_all(dir).map_err(|source| AgentError::Write {
+        path: path(dir),
+        source,
+    })?;
+    save(dir, &store)?;
+    Ok(token)
+}
+
+/// Removes a named agent; its token stops working at the next request.
+///
+/// # Errors
+/// No such agent, or an unreadable or unwritable file.
+pub fn remove(dir: &Path, name: &str) -> Result<(), AgentError> {
+    let mut store = load(dir)?;
+    let before = store.agents.len();
+    store.agents.retain(|a| a.name != name);
+    if store.agents.len() == before {
+        return Err(AgentError::Unknown {
+            name: name.to_owned(),
+            known: store.agents.iter().map(|a| a.name.clone()).collect(),
+        });
+    }
+    save(dir, &store)
+}
+
+/// The named agents, in the order they were added.
+///
+/// # Errors
+/// An unreadable or invalid file.
+pub fn list(dir: &Path) -> Result<Vec<AgentRecord>, AgentError> {
+    Ok(load(dir)?.agents)
+}
+
+/// What a bearer token proves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// No named agents exist: tokens are not required (the `--mcp-token` check still is).
+    Open,
+    /// The token belongs to this agent.
+    Agent(String),
+    /// Named agents exist and this token is none of theirs.
+    Refused,
+}
+
+/// Checks a presented token against the file. The comparison is of hashes, in constant time.
+/// An unreadable file refuses everyone rather than letting everyone in.
+pub fn verify(dir: &Path, token: Option<&str>) -> Verdict {
+    use subtle::ConstantTimeEq;
+    let store = match load(dir) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("refusing MCP requests: {e}");
+            return Verdict::Refused;
+        }
+    };
+    if store.agents.is_empty() {
+        return Verdict::Open;
+    }
+    let Some(token) = token else {
+        return Verdict::Refused;
+    };
+    let given = hash(token);
+    store
+        .agents
+        .into_iter()
+        .find(|a| bool::from(a.token_sha256.as_bytes().ct_eq(given.as_bytes())))
+        .map_or(Verdict::Refused, |a| Verdict::Agent(a.name))
+}
+
+/// `td_` and 40 random characters (about 238 bits).
+fn new_token() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let body: String = (0..40)
+        .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
+        .collect();
+    format!("td_{body}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_verify_remove() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        assert_eq!(verify(dir.path(), None), Verdict::Open);
+        let token = add(dir.path(), "claude-code")?;
+        assert!(token.starts_with("td_") && token.len() == 43);
+        let stored = std::fs::read_to_string(dir.path().join(FILE))?;
+        assert!(!stored.contains(&token), "the token itself is never stored");
+        assert!(stored.contains(&hash(&token)));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(FILE))?
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert_eq!(
+            verify(dir.path(), Some(&token)),
+            Verdict::Agent("claude-code".into())
+        );
+        assert_eq!(verify(dir.path(), None), Verdict::Refused);
+        assert_eq!(verify(dir.path(), Some("td_wrong")), Verdict::Refused);
+        assert!(matches!(
+            add(dir.path(), "claude-code"),
+            Err(AgentError::Exists(_))
+        ));
+        assert!(matches!(
+            add(dir.path(), "bad name"),
+            Err(AgentError::BadName(_))
+        ));
+        let other = add(dir.path(), "codex")?;
+        assert_ne!(other, token);
+        assert_eq!(list(dir.path())?.len(), 2);
+        remove(dir.path(), "claude-code")?;
+        assert_eq!(verify(dir.path(), Some(&token)), Verdict::Refused);
+        assert_eq!(
+            verify(dir.path(), Some(&other)),
+            Verdict::Agent("codex".into())
+        );
+        let e = remove(dir.path(), "nobody").err().map(|e| e.to_string());
+        assert!(e.unwrap_or_default().contains("codex"));
+        Ok(())
+    }
+}
