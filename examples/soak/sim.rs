@@ -178,7 +178,8 @@ fn class(e: &RequestError) -> &'static str {
         RequestError::Busy { .. } => "busy",
         RequestError::UnknownComputer { .. }
         | RequestError::Ambiguous { .. }
-        | RequestError::ShuttingDown => "refused",
+        | RequestError::ShuttingDown
+        | RequestError::Policy { .. } => "refused",
         RequestError::Remote { .. } => "error",
     }
 }
@@ -189,7 +190,8 @@ fn mcp_class(code: &str) -> &'static str {
         "cancelled" => "cancelled",
         "disconnected" => "disconnected",
         "busy" => "busy",
-        "unknown_computer" | "ambiguous_computer" | "shutting_down" => "refused",
+        "unknown_computer" | "ambiguous_computer" | "shutting_down" | "denied" | "refused"
+        | "not_answered" | "no_approver" => "refused",
         _ => "error",
     }
 }
