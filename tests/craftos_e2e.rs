@@ -194,3 +194,111 @@ async fn files_byte_exact_list_and_run_file_with_args() {
     );
     assert_eq!(data(&r)["output"], "fail\nprograms/p.lua\t1\n");
 }
+
+/// Reads `path` back through `read-file`'s pieces; returns the bytes and how many pieces.
+async fn read_back(f: &Fleet, trapos: &str, path: &str) -> (Vec<u8>, usize) {
+    let mut got = Vec::new();
+    let mut offset = 0u64;
+    let mut pieces = 0;
+    loop {
+        let r = f
+            .call(
+                "read-file",
+                json!({"traposId": trapos, "path": path, "offset": offset}),
+            )
+            .await;
+        assert_eq!(r.is_error, Some(false), "{path}@{offset}: {}", text(&r));
+        let d = data(&r);
+        assert_eq!(d["offset"], offset, "{d}");
+        let content = d["content"].as_str().unwrap();
+        match d["encoding"].as_str().unwrap() {
+            "base64" => got.extend(B64.decode(content).unwrap()),
+            _ => got.extend(content.as_bytes()),
+        }
+        pieces += 1;
+        match d["nextOffset"].as_u64() {
+            Some(n) => {
+                assert!(n > offset, "{d}");
+                offset = n;
+            }
+            None => return (got, pieces),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_up_to_a_megabyte_one_after_another() {
+    let Some(f) = Fleet::boot("files_up_to_a_megabyte_one_after_another", &["miner"]).await else {
+        return;
+    };
+    for (i, size) in [1024usize, 100 * 1024, 500 * 1024, 1024 * 1024]
+        .into_iter()
+        .enumerate()
+    {
+        // Every byte value, in an order that is not a short cycle.
+        let bytes: Vec<u8> = (0..size)
+            .map(|k| ((k * 7919 + k / 251 + i) % 256) as u8)
+            .collect();
+        let path = format!("big/f{size}.bin");
+        let r = f
+            .call(
+                "write-file",
+                json!({"traposId": "miner", "path": path, "content": B64.encode(&bytes), "encoding": "base64"}),
+            )
+            .await;
+        assert_eq!(r.is_error, Some(false), "write {size}: {}", text(&r));
+        assert_eq!(data(&r)["bytes"], size, "{}", text(&r));
+        let on_disk = std::fs::read(f.computer("miner").files().join(&path)).unwrap();
+        assert!(on_disk == bytes, "{size} bytes on disk differ");
+        let (back, pieces) = read_back(&f, "miner", &path).await;
+        assert_eq!(back.len(), size);
+        assert!(back == bytes, "{size} bytes read back differ");
+        eprintln!("{size} bytes: read back in {pieces} pieces");
+    }
+    // The computer is still responsive and the player's shell is still there.
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "return multishell.getCount()"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_megabyte_returned_and_printed() {
+    let Some(f) = Fleet::boot("a_megabyte_returned_and_printed", &["miner"]).await else {
+        return;
+    };
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "return string.rep('x', 1048576)"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(data(&r)["ok"], true, "{}", text(&r));
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "local l = string.rep('y', 63) for i = 1, 16384 do print(l) end return 'printed'"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(data(&r)["returns"][0]["value"], "printed", "{}", text(&r));
+    // Every line reached the host's output ring.
+    let lines = f
+        .host
+        .session
+        .output_since("1:miner", 0)
+        .iter()
+        .filter(|i| {
+            matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text.len() == 63)
+        })
+        .count();
+    assert!(lines > 0, "no output lines reached the host");
+    let r = f
+        .call("exec-lua", json!({"traposId": "miner", "code": "return 1"}))
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+}

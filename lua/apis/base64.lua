@@ -11,6 +11,10 @@ local base64 = {}
 local floor, byte, char, concat = math.floor, string.byte, string.char, table.concat
 local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
+-- Groups handled between two calls of the optional `pause` argument: about 6 KB of input,
+-- a few milliseconds on a computer. The caller's `pause` decides whether to yield.
+local SLICE = 2048
+
 local enc, dec = {}, {}
 for i = 0, 63 do
     local c = alphabet:sub(i + 1, i + 1)
@@ -25,8 +29,10 @@ for i = 0, 4095 do pair[i] = enc[floor(i / 64)] .. enc[i % 64] end
 
 --- Encode bytes as base64 text.
 -- @tparam string s The bytes.
+-- @tparam[opt] function pause Called every few kilobytes, so that a caller on a computer
+-- can let it pull events (CC's "Too long without yielding" watchdog) during a large payload.
 -- @treturn string The base64 text.
-function base64.encode(s)
+function base64.encode(s, pause)
     if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
     local out, n = {}, 0
     local len = #s
@@ -36,6 +42,7 @@ function base64.encode(s)
         local v = a * 65536 + b * 256 + c
         n = n + 1
         out[n] = pair[floor(v / 4096)] .. pair[v % 4096]
+        if pause and n % SLICE == 0 then pause() end
     end
     local rest = len - full
     if rest == 1 then
@@ -54,10 +61,11 @@ end
 --- Decode base64 text (standard or URL-safe alphabet; whitespace ignored,
 -- padding optional).
 -- @tparam string s The base64 text.
+-- @tparam[opt] function pause As for `encode`.
 -- @treturn[1] string The bytes.
 -- @treturn[2] nil When the text is not base64.
 -- @treturn[2] string Why.
-function base64.decode(s)
+function base64.decode(s, pause)
     if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
     s = s:gsub("%s+", ""):gsub("=+$", "")
     if s:find("[^%w%+/%-_]") then return nil, "invalid base64 character" end
@@ -70,6 +78,7 @@ function base64.decode(s)
         local v = dec[a] * 262144 + dec[b] * 4096 + dec[c] * 64 + dec[d]
         n = n + 1
         out[n] = char(floor(v / 65536), floor(v / 256) % 256, v % 256)
+        if pause and n % SLICE == 0 then pause() end
     end
     local rest = len - full
     if rest == 2 then

@@ -361,18 +361,48 @@ function lib.writeFile(path, bytes, append)
     return { ok = true, bytes = #bytes }
 end
 
---- Read a whole file as bytes.
+--- Read a file, or one page of it, as bytes.
 -- @tparam string path The file.
--- @treturn table `{ok, content, bytes, error?}` (content is raw bytes).
-function lib.readFile(path)
+-- @tparam[opt] number offset First byte (0-based) of the page.
+-- @tparam[opt] number length Most bytes in the page.
+-- @treturn table `{ok, content, bytes, offset, total, error?}` (content is raw bytes; total is
+-- the file's size).
+function lib.readFile(path, offset, length)
     expect(1, path, "string")
+    expect(2, offset, "number", "nil")
+    expect(3, length, "number", "nil")
     if not fs.exists(path) then return { ok = false, error = "No such file: " .. path, content = "", bytes = 0 } end
     if fs.isDir(path) then return { ok = false, error = "Is a directory: " .. path, content = "", bytes = 0 } end
     local h, err = fs.open(path, "rb")
     if not h then return { ok = false, error = err or ("Cannot open " .. path), content = "", bytes = 0 } end
-    local content = h.readAll() or ""
+    if offset == nil and length == nil then
+        local content = h.readAll() or ""
+        h.close()
+        return { ok = true, content = content, bytes = #content, offset = 0, total = #content }
+    end
+    -- A page costs its own size: seek to it and read only it.
+    local total = fs.getSize(path)
+    offset = math.min(offset or 0, total)
+    length = math.min(length or (total - offset), total - offset)
+    local content = ""
+    if length > 0 then
+        if offset > 0 then
+            if h.seek then
+                h.seek("set", offset)
+            else
+                -- No seek on this runtime: skip in reads of bounded size.
+                local left = offset
+                while left > 0 do
+                    local n = math.min(left, 65536)
+                    h.read(n)
+                    left = left - n
+                end
+            end
+        end
+        content = h.read(length) or ""
+    end
     h.close()
-    return { ok = true, content = content, bytes = #content }
+    return { ok = true, content = content, bytes = #content, offset = offset, total = total }
 end
 
 --- List a directory.

@@ -32,6 +32,23 @@ local sandbox = dofile(root .. "apis/libsandbox.lua")
 local lib = dofile(root .. "apis/libmcpcomputer.lua")
 local base64 = dofile(root .. "apis/base64.lua")
 
+-- Large payloads (base64 both ways) run in slices: every ~25 ms of work the request lets the
+-- computer pull events, so it never nears CC's "Too long without yielding" watchdog and the
+-- player's programs keep running. It waits for an event of its own, so no event that belongs
+-- to another program is taken from it (every coroutine sees every event in CC).
+local SLICE_MS = 25
+local function pacer()
+    local last = os.epoch("utc")
+    return function()
+        local now = os.epoch("utc")
+        if now - last >= SLICE_MS then
+            os.queueEvent("trapdesk_slice")
+            os.pullEvent("trapdesk_slice")
+            last = os.epoch("utc")
+        end
+    end
+end
+
 local function badRequest(message) return false, { code = "bad_request", message = message } end
 
 -- Chunks see this program's environment (shell, require, ...) behind
@@ -73,7 +90,7 @@ handlers["write-file"] = function(req)
     local encoding = p.encoding
     if encoding == nil or encoding == sandbox.json.null or encoding == "base64" then
         local err
-        bytes, err = base64.decode(p.content)
+        bytes, err = base64.decode(p.content, pacer())
         if not bytes then return true, { ok = false, bytes = 0, error = "content is not base64: " .. err } end
     elseif encoding ~= "text" then
         return badRequest("encoding must be base64 or text")
@@ -84,8 +101,17 @@ end
 handlers["read-file"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("read-file needs a string path") end
-    local r = lib.readFile(p.path)
-    r.content = base64.encode(r.content or "")
+    local offset, length = p.offset, p.length
+    if offset == sandbox.json.null then offset = nil end
+    if length == sandbox.json.null then length = nil end
+    if offset ~= nil and (type(offset) ~= "number" or offset < 0 or offset % 1 ~= 0) then
+        return badRequest("offset must be a whole number of bytes")
+    end
+    if length ~= nil and (type(length) ~= "number" or length < 0 or length % 1 ~= 0) then
+        return badRequest("length must be a whole number of bytes")
+    end
+    local r = lib.readFile(p.path, offset, length)
+    r.content = base64.encode(r.content or "", pacer())
     r.encoding = "base64"
     return true, r
 end

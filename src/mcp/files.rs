@@ -8,9 +8,18 @@ use super::results::{Outcome, json_budget};
 /// Room kept for the fields around the content.
 const ENVELOPE: usize = 512;
 
-/// Cuts a `read-file` answer (`{ok, content(base64), bytes, ...}`) to the piece at `offset`
-/// of at most `length` bytes that fits `budget` bytes of JSON, decoded to UTF-8 text when
-/// the file is valid UTF-8.
+/// Raw bytes to ask the computer for in one page when a result has `budget` bytes of JSON:
+/// base64 makes 3 bytes 4, so a page of this size fits once encoded (text that escapes
+/// heavily is cut further by [`piece`], and the cursor stays exact).
+pub fn page_len(budget: usize) -> u64 {
+    (budget.saturating_sub(ENVELOPE + 8).max(64) / 4 * 3) as u64
+}
+
+/// Cuts a `read-file` answer (`{ok, content(base64), bytes, offset?, total?, ...}`) to the
+/// piece at `offset` of at most `length` bytes that fits `budget` bytes of JSON, decoded to
+/// UTF-8 text when it is valid UTF-8. The answer holds either the whole file (clients before
+/// paged reads: no `total`) or one page of it starting at its `offset`, of a file of `total`
+/// bytes (the client read only that page).
 pub fn piece(
     mut data: Value,
     path: &str,
@@ -30,10 +39,33 @@ pub fn piece(
             return Outcome::error(msg, data);
         }
     };
-    let total = bytes.len();
-    let text = std::str::from_utf8(&bytes).ok();
-    let start = (offset.unwrap_or(0) as usize).min(total);
-    let want = length.map_or(total - start, |l| (l as usize).min(total - start));
+    // Where the bytes that came back sit in the file.
+    let paged = data.get("total").and_then(Value::as_u64);
+    let base = match paged {
+        Some(_) => data.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize,
+        None => 0,
+    };
+    let total = paged.map_or(bytes.len(), |t| t as usize);
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(t) => Some(t),
+        // A page may end inside a character: its complete characters are still text.
+        Err(e) if paged.is_some() && e.error_len().is_none() && e.valid_up_to() > 0 => {
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()
+        }
+        Err(_) => None,
+    };
+    let start = (offset.unwrap_or(0) as usize)
+        .saturating_sub(base)
+        .min(bytes.len());
+    // Starting inside a page's last, incomplete character: no text to give, bytes instead.
+    let text = text.filter(|t| start < t.len() || start == bytes.len());
+    let avail = match text {
+        Some(t) => t.len(),
+        None => bytes.len(),
+    };
+    let want = length.map_or(avail.saturating_sub(start), |l| {
+        (l as usize).min(avail.saturating_sub(start))
+    });
     let room = budget.saturating_sub(ENVELOPE).max(64);
     let mut end = start + want;
     let (content, encoding) = loop {
@@ -66,7 +98,7 @@ pub fn piece(
         "utf8" => content.len(),
         _ => end - start,
     };
-    let next = start + piece_len;
+    let (start, next) = (base + start, base + start + piece_len);
     if let Some(obj) = data.as_object_mut() {
         obj.insert("content".into(), json!(content));
         obj.insert("encoding".into(), json!(encoding));
@@ -114,4 +146,61 @@ pub fn output_page(
         obj.insert("requestId".into(), json!(r));
     }
     Outcome::ok(line, data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine;
+
+    fn b64(b: &[u8]) -> String {
+        base64::engine::general_purpose::STANDARD.encode(b)
+    }
+
+    #[test]
+    fn a_whole_file_answer_is_cut_at_the_offset() {
+        let data = json!({"ok": true, "content": b64(b"hello world"), "bytes": 11});
+        let o = piece(data, "f", Some(6), None, 24 * 1024);
+        assert_eq!(o.data["content"], "world");
+        assert_eq!(o.data["offset"], 6);
+        assert_eq!(o.data["total"], 11);
+        assert_eq!(o.data["nextOffset"], Value::Null);
+    }
+
+    #[test]
+    fn a_page_answer_keeps_file_offsets_and_the_files_total() {
+        // The computer read bytes 100..105 of a 200-byte file.
+        let data =
+            json!({"ok": true, "content": b64(b"abcde"), "bytes": 5, "offset": 100, "total": 200});
+        let o = piece(data, "f", Some(100), Some(5), 24 * 1024);
+        assert_eq!(o.data["content"], "abcde");
+        assert_eq!(o.data["offset"], 100);
+        assert_eq!(o.data["bytes"], 5);
+        assert_eq!(o.data["total"], 200);
+        assert_eq!(o.data["nextOffset"], 105);
+    }
+
+    #[test]
+    fn a_page_ending_inside_a_character_is_text_up_to_it() {
+        let mut page = "héllo ".as_bytes().to_vec();
+        page.extend_from_slice(&"☃".as_bytes()[..2]);
+        let data = json!({"ok": true, "content": b64(&page), "bytes": page.len(), "offset": 0, "total": 50});
+        let o = piece(data, "f", Some(0), None, 24 * 1024);
+        assert_eq!(o.data["encoding"], "utf8");
+        assert_eq!(o.data["content"], "héllo ");
+        assert_eq!(o.data["nextOffset"], "héllo ".len());
+        // Starting on those two bytes gives them as base64, and the cursor still moves.
+        let data =
+            json!({"ok": true, "content": b64(&page[7..]), "bytes": 2, "offset": 7, "total": 50});
+        let o = piece(data, "f", Some(7), None, 24 * 1024);
+        assert_eq!(o.data["encoding"], "base64");
+        assert_eq!(o.data["nextOffset"], 9);
+    }
+
+    #[test]
+    fn page_len_fits_the_budget_once_encoded() {
+        let budget = 24 * 1024;
+        let n = page_len(budget) as usize;
+        assert!(n.div_ceil(3) * 4 + 2 <= budget - ENVELOPE);
+    }
 }

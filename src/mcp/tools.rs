@@ -220,11 +220,18 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path, "offset": p.offset, "length": p.length});
         let rec = self.begin(&ctx, "read-file", Some(&p.trapos_id), args);
-        let spec = RequestSpec::new("read-file", json!({"path": p.path}));
+        // Ask only for the page this result can carry: the computer seeks and reads that much
+        // (a client before paged reads ignores both and sends the whole file).
+        let budget = super::results::json_budget(self.max_result_bytes, &p.path);
+        let page = super::files::page_len(budget);
+        let spec = RequestSpec::new(
+            "read-file",
+            json!({"path": p.path, "offset": p.offset.unwrap_or(0),
+                   "length": p.length.map_or(page, |l| l.min(page))}),
+        );
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, mut outcome) = outcome_of(ran, &format!("read {}", p.path), |_| String::new());
         if !outcome.is_error {
-            let budget = super::results::json_budget(self.max_result_bytes, &p.path);
             outcome = super::files::piece(outcome.data, &p.path, p.offset, p.length, budget);
         }
         Ok(self.end(rec, status, outcome))

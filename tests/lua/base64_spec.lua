@@ -42,3 +42,15 @@ assert(base64.decode("Zm9v!") == nil, "invalid characters are refused")
 assert(base64.decode("Z") == nil, "a length of 1 mod 4 is refused")
 
 print("base64_spec: ok")
+
+-- A large payload calls `pause` every few kilobytes both ways, and the result is unchanged.
+do
+    local big = string.rep(all, 400) -- 102400 bytes
+    local calls = 0
+    local coded = base64.encode(big, function() calls = calls + 1 end)
+    eq(coded, base64.encode(big), "encode with pause")
+    assert(calls >= 10, "encode paused " .. calls .. " times")
+    calls = 0
+    eq(base64.decode(coded, function() calls = calls + 1 end), big, "decode with pause")
+    assert(calls >= 10, "decode paused " .. calls .. " times")
+end
