@@ -292,9 +292,17 @@ proptest! {
         if let Some(h) = heartbeat { toml.push_str(&format!("heartbeat_ms = {h}\n")); }
         if let Some(m) = max_in_flight { toml.push_str(&format!("max_in_flight = {m}\n")); }
         std::fs::write(&file, &toml).unwrap();
-        let s = resolve_with_env(&args(&file), &none).unwrap();
-        // Values below the floor are raised to it (a 0 ms heartbeat would spin).
-        if let Some(h) = heartbeat { prop_assert_eq!(s.heartbeat.as_millis() as u64, h.max(100)); }
-        if let Some(m) = max_in_flight { prop_assert_eq!(s.max_in_flight, m.max(1)); }
+        // A value is either taken (raised to its floor: a 0 ms heartbeat would spin) or refused
+        // with an error that names it.
+        match resolve_with_env(&args(&file), &none) {
+            Ok(s) => {
+                if let Some(h) = heartbeat { prop_assert_eq!(s.heartbeat.as_millis() as u64, h.max(100)); }
+                if let Some(m) = max_in_flight { prop_assert_eq!(s.max_in_flight, m.max(1)); }
+            }
+            Err(ConfigError::Invalid(msg)) => {
+                prop_assert!(msg.contains("heartbeat_ms") || msg.contains("max_in_flight"), "{msg}");
+            }
+            Err(e) => prop_assert!(false, "unexpected {e}"),
+        }
     }
 }
