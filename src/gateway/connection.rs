@@ -93,15 +93,21 @@ impl Sender {
 }
 
 /// Runs one computer's connection to its end.
-pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<IpAddr>) {
+pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::SocketAddr>) {
     let (tx, mut rx) = socket.split();
     let mut out = Sender {
         tx,
         limit: state.settings.max_message as usize,
         next_mid: 0,
     };
-    let Some(hello) = handshake(&mut rx, &mut out, &state, peer).await else {
-        return;
+    let hello = match handshake(&mut rx, &mut out, &state, peer.map(|a| a.ip())).await {
+        Ok(h) => h,
+        Err(Refused { who, why }) => {
+            if let Some(why) = why {
+                state.session.link_refused(who.as_deref(), peer, &why);
+            }
+            return;
+        }
     };
     out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
     let (otx, orx) = mpsc::unbounded_channel();
@@ -128,13 +134,36 @@ pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<IpAddr>) {
     link.set_reason(quit.reason());
 }
 
+/// A link attempt that ended before `welcome`: who it claimed to be and why it was turned
+/// away (`None` when the peer simply went away or the host is stopping: nothing to report).
+struct Refused {
+    who: Option<String>,
+    why: Option<String>,
+}
+
+impl Refused {
+    fn quiet() -> Self {
+        Refused {
+            who: None,
+            why: None,
+        }
+    }
+
+    fn because(who: Option<String>, why: impl Into<String>) -> Self {
+        Refused {
+            who,
+            why: Some(why.into()),
+        }
+    }
+}
+
 /// Waits for `hello` and checks it. On any failure the computer is told why and closed.
 async fn handshake(
     rx: &mut Rx,
     out: &mut Sender,
     state: &GatewayState,
     peer: Option<IpAddr>,
-) -> Option<Hello> {
+) -> Result<Hello, Refused> {
     let deadline = tokio::time::sleep(state.settings.hello_timeout);
     tokio::pin!(deadline);
     let text = loop {
@@ -142,19 +171,19 @@ async fn handshake(
             _ = &mut deadline => {
                 out.error("hello_timeout", "no hello within the deadline", None).await;
                 out.close(CLOSE_HELLO_TIMEOUT, "hello_timeout").await;
-                return None;
+                return Err(Refused::because(None, "no hello within the deadline (hello_timeout)"));
             }
             _ = state.shutdown.cancelled() => {
                 out.close(CLOSE_GOING_AWAY, "host shutting down").await;
-                return None;
+                return Err(Refused::quiet());
             }
             frame = rx.next() => match frame {
-                None | Some(Err(_)) | Some(Ok(WsMessage::Close(_))) => return None,
+                None | Some(Err(_)) | Some(Ok(WsMessage::Close(_))) => return Err(Refused::quiet()),
                 Some(Ok(WsMessage::Text(t))) => break t.to_string(),
                 Some(Ok(WsMessage::Binary(_))) => {
                     out.error("bad_hello", "expected a hello text frame, got binary", None).await;
                     out.close(CLOSE_BAD_HELLO, "bad_hello").await;
-                    return None;
+                    return Err(Refused::because(None, "bad_hello: a binary frame instead of hello"));
                 }
                 Some(Ok(_)) => continue,
             }
@@ -166,15 +195,15 @@ async fn handshake(
     let hello = match hello {
         Ok(h) => h,
         Err(HelloError::Bad(msg)) => {
-            out.error("bad_hello", msg, None).await;
+            out.error("bad_hello", msg.clone(), None).await;
             out.close(CLOSE_BAD_HELLO, "bad_hello").await;
-            return None;
+            return Err(Refused::because(None, format!("bad_hello: {msg}")));
         }
         Err(e @ HelloError::Unsupported(_)) => {
             out.error("unsupported_protocol", e.to_string(), None).await;
             out.close(CLOSE_UNSUPPORTED_PROTOCOL, "unsupported_protocol")
                 .await;
-            return None;
+            return Err(Refused::because(None, format!("unsupported_protocol: {e}")));
         }
     };
     if let Some(ip) = peer
@@ -188,7 +217,10 @@ async fn handshake(
         )
         .await;
         out.close(CLOSE_TRY_AGAIN_LATER, "try_again_later").await;
-        return None;
+        return Err(Refused::because(
+            Some(hello.trapos_id()),
+            "try_again_later: too many wrong secrets from this address are being refused",
+        ));
     }
     if !crate::secrets::accepts(
         &state.settings,
@@ -207,9 +239,12 @@ async fn handshake(
         }
         out.error("auth_failed", "wrong secret", None).await;
         out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
-        return None;
+        return Err(Refused::because(
+            Some(hello.trapos_id()),
+            "wrong secret (auth_failed): the computer's sandbox.password is not this host's secret",
+        ));
     }
-    Some(hello)
+    Ok(hello)
 }
 
 /// A refusal waiting on the throttle; dropping it frees the place.

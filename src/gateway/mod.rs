@@ -54,10 +54,12 @@ async fn upgrade(
     extensions: axum::http::Extensions,
     ws: WebSocketUpgrade,
 ) -> Response {
-    // Present when served by `serve` below; a router mounted elsewhere may not know the peer.
+    // Where the computer connects from: for the log of refused links and the per-address
+    // slowing of wrong secrets. Present when served by [`serve`]; a router mounted elsewhere
+    // without connect info simply does not know.
     let peer = extensions
         .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip());
+        .map(|ConnectInfo(addr)| *addr);
     // Let frames a little over our limit through the WebSocket layer so that we can answer
     // them with the protocol's close code 1009 ourselves; far larger ones are cut off there.
     let limit = (state.settings.max_message as usize).saturating_add(1);
