@@ -252,7 +252,7 @@ async fn bench_redraw_watched_vs_unwatched() {
     // Warm up once, then alternate so drift hits both sides alike.
     run(redraw_loop(200)).await;
     let (mut plain, mut watched) = (Vec::new(), Vec::new());
-    for _ in 0..5 {
+    for _ in 0..7 {
         plain.push(run(redraw_loop(frames)).await);
         let w = f.host.session.watch_screen(&id).unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -262,9 +262,13 @@ async fn bench_redraw_watched_vs_unwatched() {
     }
     plain.sort_by(f64::total_cmp);
     watched.sort_by(f64::total_cmp);
-    let (p, w) = (plain[2], watched[2]);
+    // The machine is shared: the fastest run of each side is the least disturbed one.
+    let (p, w) = (plain[3], watched[3]);
+    let (pm, wm) = (plain[0], watched[0]);
     println!(
-        "redraw {frames} frames of 51x19 on CraftOS-PC: unwatched median {p} ms {plain:?}, watched median {w} ms {watched:?}, watched/unwatched = {:.3}",
+        "redraw {frames} frames of 51x19 on CraftOS-PC: unwatched {plain:?} ms, watched {watched:?} ms; \
+         fastest {pm} vs {wm} ms = {:.3}; median {p} vs {w} ms = {:.3}",
+        wm / pm,
         w / p
     );
 }
