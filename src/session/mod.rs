@@ -8,6 +8,7 @@
 mod activity;
 pub mod approval;
 pub mod captured;
+pub mod fleet;
 pub mod link;
 pub mod model;
 pub mod output;
