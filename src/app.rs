@@ -16,16 +16,61 @@ use crate::session::Session;
 /// Why the host could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("cannot listen for computers on {addr}: {source}")]
+    #[error(
+        "cannot listen for computers on {addr}: {}{}",
+        os_text(source),
+        bind_hint(source, "--gateway-bind")
+    )]
     GatewayBind {
         addr: SocketAddr,
         source: std::io::Error,
     },
-    #[error("cannot listen for MCP clients on {addr}: {source}")]
+    #[error(
+        "cannot listen for MCP clients on {addr}: {}{}",
+        os_text(source),
+        bind_hint(source, "--mcp-bind")
+    )]
     McpBind {
         addr: SocketAddr,
         source: std::io::Error,
     },
+}
+
+/// The OS's reason once, without the "(os error 98)" suffix people do not need.
+fn os_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+/// What to do about a failed bind, naming the flag that moves it.
+fn bind_hint(e: &std::io::Error, flag: &str) -> String {
+    use std::io::ErrorKind;
+    match e.kind() {
+        ErrorKind::AddrInUse => format!(
+            " (another program, perhaps another trapdesk, listens there: stop it, or pick another port with {flag})"
+        ),
+        ErrorKind::PermissionDenied => {
+            format!(" (ports below 1024 need privileges: pick a higher port with {flag})")
+        }
+        ErrorKind::AddrNotAvailable => {
+            format!(" (that address is not on this machine: pick another with {flag})")
+        }
+        _ => String::new(),
+    }
+}
+
+/// The line a person types on a computer to install the client and link it to this gateway.
+/// A wildcard bind address is no address a computer can reach, so it becomes this machine's
+/// loopback address, which a computer on the same machine (CraftOS-PC, a local world) can.
+pub fn install_line(gateway: SocketAddr, secret: &str) -> String {
+    let mut addr = gateway;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    format!("wget run http://{addr}/install.lua {secret}")
 }
 
 /// A running host: gateway + MCP endpoint around one session.

@@ -1,6 +1,7 @@
 //! The command line: its flags and subcommands, the run modes other than the host itself, and
 //! what every mode shares (logging, signals).
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
@@ -90,8 +91,12 @@ pub enum Command {
     },
 }
 
+/// The log filter without `RUST_LOG`.
+pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
+
 /// Sends logs to `<data_dir>/trapdesk.log`, and also to stderr when `to_stderr` (never while
-/// the console owns the terminal). `RUST_LOG` sets the filter; the default is `info`.
+/// the console owns the terminal). `RUST_LOG` sets the filter; the default is
+/// [`DEFAULT_LOG_FILTER`].
 ///
 /// # Errors
 /// When the log file cannot be opened.
@@ -104,13 +109,17 @@ pub fn init_logging(data_dir: &Path, to_stderr: bool) -> anyhow::Result<()> {
         .append(true)
         .open(&path)
         .map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", path.display()))?;
-    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // rmcp logs a debug dump of every session's structs at INFO; that is noise to a person.
+    let filter =
+        || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG_FILTER));
     let file_layer = tracing_subscriber::fmt::layer()
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(file))
         .with_filter(filter());
     let stderr_layer = to_stderr.then(|| {
         tracing_subscriber::fmt::layer()
+            // Colour codes only for a person's terminal, never into a file or a pipe.
+            .with_ansi(std::io::stderr().is_terminal())
             .with_writer(std::io::stderr)
             .with_filter(filter())
     });
@@ -124,28 +133,57 @@ pub fn init_logging(data_dir: &Path, to_stderr: bool) -> anyhow::Result<()> {
 
 use tracing_subscriber::Layer as _;
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn termination() {
-    let ctrl_c = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM. The handlers are installed when this is called,
+/// not when it is first polled, so a caller that calls it before announcing itself cannot be
+/// killed by a signal that arrives in between (a supervisor that reads the start line and stops
+/// the process at once).
+pub fn termination() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
+    let (int, term) = {
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::terminate()).ok(),
+        )
     };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {}
-        _ = term => {}
+    async move {
+        #[cfg(unix)]
+        {
+            async fn recv(s: Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+            tokio::select! {
+                _ = recv(int) => {}
+                _ = recv(term) => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
     }
+}
+
+/// The one line `main` prints for an error: the error and each cause that adds something.
+/// (`{:#}` would repeat an OS error whose text the outer message already quotes.)
+pub fn report(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        let core = c.find(" (os error").map_or(c.as_str(), |i| &c[..i]);
+        if !text.contains(core) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+    }
+    text
 }
 
 /// Reloads the policy from the config file on every SIGHUP, until the process ends. A file

@@ -23,10 +23,10 @@ pub struct HostArgs {
     #[arg(long, num_args = 0..=1, default_missing_value = "3", value_name = "N")]
     pub demo: Option<u32>,
     /// Address of the gateway computers link to [default: 127.0.0.1:4444].
-    #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR")]
+    #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR", value_parser = parse_bind)]
     pub gateway_bind: Option<SocketAddr>,
     /// Address of the MCP endpoint [default: 127.0.0.1:4445].
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = parse_bind)]
     pub mcp_bind: Option<SocketAddr>,
     /// Bearer token the MCP endpoint requires; needed to bind it to a non-loopback address.
     #[arg(long, env = "TRAPDESK_MCP_TOKEN", value_name = "TOKEN")]
@@ -48,12 +48,41 @@ pub struct HostArgs {
     pub max_result_bytes: Option<usize>,
 }
 
+/// A listen address as a person types it: `127.0.0.1:4444`, `[::1]:4444`, or a host name with
+/// a port (`localhost:4444`), resolved now. IPv4 is preferred when a name has both, because
+/// computers are told the address in the installer line and IPv4 is what CC users type.
+///
+/// # Errors
+/// A sentence saying what is wrong with `text`, for clap and for the config file.
+pub fn parse_bind(text: &str) -> Result<SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = text.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if !text.contains(':') {
+        return Err(format!(
+            "{text:?} has no port: write host:port, for example 127.0.0.1:4444"
+        ));
+    }
+    let addrs: Vec<SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve {text:?}: {e}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(|| format!("{text:?} resolves to no address"))
+}
+
 /// `config.toml`: every key optional; flags and environment beat it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
-    pub gateway_bind: Option<SocketAddr>,
-    pub mcp_bind: Option<SocketAddr>,
+    /// `host:port`; a host name is resolved, as for the flag.
+    pub gateway_bind: Option<String>,
+    pub mcp_bind: Option<String>,
     pub mcp_token: Option<String>,
     pub secret: Option<String>,
     pub max_message: Option<u64>,
@@ -204,14 +233,14 @@ fn read_file_config(
 
 /// Parses `config.toml` text; an error names its line and what is allowed there.
 fn parse_file_config(text: &str) -> Result<FileConfig, String> {
-    toml::from_str(text).map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-        match line {
-            Some(n) => format!("line {n}: {}", e.message()),
-            None => e.message().to_owned(),
+    toml::from_str(text).map_err(|e| match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {column}: {}", e.message().trim_end())
         }
+        None => e.message().trim_end().to_owned(),
     })
 }
 
@@ -283,14 +312,24 @@ pub fn resolve_with_env(
     }
 
     // gateway_bind: the env var is read by clap into the flag already.
-    s.gateway_bind = args
-        .gateway_bind
-        .or(file.gateway_bind)
-        .unwrap_or(s.gateway_bind);
+    let file_bind = |key: &str,
+                     value: &Option<String>|
+     -> Result<Option<SocketAddr>, ConfigError> {
+        value
+            .as_deref()
+            .map(|v| {
+                parse_bind(v).map_err(|message| ConfigError::Invalid(format!("{key}: {message}")))
+            })
+            .transpose()
+    };
+    s.gateway_bind = match args.gateway_bind {
+        Some(a) => a,
+        None => file_bind("gateway_bind", &file.gateway_bind)?.unwrap_or(s.gateway_bind),
+    };
     s.mcp_bind = match args.mcp_bind {
         Some(a) => a,
         None => {
-            let mut a = file.mcp_bind.unwrap_or(s.mcp_bind);
+            let mut a = file_bind("mcp_bind", &file.mcp_bind)?.unwrap_or(s.mcp_bind);
             if let Some(port) = env("MCP_PORT") {
                 let port: u16 = port.parse().map_err(|_| ConfigError::Env {
                     name: "MCP_PORT",
@@ -325,20 +364,26 @@ pub fn resolve_with_env(
             s.max_result_bytes
         )));
     }
-    if let Some(ms) = file.heartbeat_ms {
-        s.heartbeat = Duration::from_millis(ms.max(100));
+    // Values outside these ranges are refused rather than quietly bent: a heartbeat of 1 ms
+    // was almost certainly meant as 1 s, and saying so beats a host that floods its computers.
+    if let Some(ms) = in_range("heartbeat_ms", file.heartbeat_ms, HEARTBEAT_MS)? {
+        s.heartbeat = Duration::from_millis(ms);
     }
-    if let Some(ms) = file.request_timeout_ms {
-        s.request_timeout = Duration::from_millis(ms.clamp(1, 600_000));
+    if let Some(ms) = in_range(
+        "request_timeout_ms",
+        file.request_timeout_ms,
+        REQUEST_TIMEOUT_MS,
+    )? {
+        s.request_timeout = Duration::from_millis(ms);
     }
-    if let Some(n) = file.max_in_flight {
-        s.max_in_flight = n.max(1);
+    if let Some(n) = in_range("max_in_flight", file.max_in_flight, MAX_IN_FLIGHT)? {
+        s.max_in_flight = n;
     }
-    if let Some(n) = file.max_queued {
+    if let Some(n) = in_range("max_queued", file.max_queued, MAX_QUEUED)? {
         s.max_queued = n;
     }
-    if let Some(n) = file.scrollback_lines {
-        s.scrollback_lines = n.max(100);
+    if let Some(n) = in_range("scrollback_lines", file.scrollback_lines, SCROLLBACK_LINES)? {
+        s.scrollback_lines = n;
     }
 
     let (secret, source) = if let Some(sec) = args.secret.clone() {
@@ -356,6 +401,32 @@ pub fn resolve_with_env(
     s.secret = secret;
     s.secret_source = source;
     Ok(s)
+}
+
+/// Allowed values of the `config.toml` knobs that have no flag.
+pub const HEARTBEAT_MS: std::ops::RangeInclusive<u64> = 1_000..=300_000;
+pub const REQUEST_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 100..=600_000;
+pub const MAX_IN_FLIGHT: std::ops::RangeInclusive<usize> = 1..=1_024;
+pub const MAX_QUEUED: std::ops::RangeInclusive<usize> = 0..=100_000;
+pub const SCROLLBACK_LINES: std::ops::RangeInclusive<usize> = 100..=10_000_000;
+
+/// `value` when it lies in `range`, else an error naming the key and the allowed range.
+fn in_range<T>(
+    key: &str,
+    value: Option<T>,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<Option<T>, ConfigError>
+where
+    T: PartialOrd + std::fmt::Display + Copy,
+{
+    match value {
+        Some(v) if !range.contains(&v) => Err(ConfigError::Invalid(format!(
+            "config {key} = {v} is out of range: allowed {}..={}",
+            range.start(),
+            range.end()
+        ))),
+        other => Ok(other),
+    }
 }
 
 /// Reads `<data_dir>/secret`, or generates a fresh one there with mode 0600.
@@ -538,6 +609,51 @@ mod tests {
             resolve_with_env(&a, &none),
             Err(ConfigError::McpWithoutToken(_))
         ));
+        Ok(())
+    }
+
+    fn error_for(toml: &str) -> Result<String, Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        std::fs::write(dir.path().join("config.toml"), toml)?;
+        let none = |_: &'static str| None;
+        Ok(resolve_with_env(&args(dir.path()), &none)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default())
+    }
+
+    #[test]
+    fn toml_syntax_errors_name_the_line() -> Result<(), Box<dyn std::error::Error>> {
+        let e = error_for("secret = \"a\"\nmax_message = = 3\n")?;
+        assert!(e.contains("line 2, column"), "{e}");
+        Ok(())
+    }
+
+    #[test]
+    fn nonsense_values_are_refused_with_the_range() -> Result<(), Box<dyn std::error::Error>> {
+        let e = error_for("heartbeat_ms = 1\n")?;
+        assert!(e.contains("heartbeat_ms = 1"), "{e}");
+        assert!(e.contains("allowed 1000..=300000"), "{e}");
+        let e = error_for("max_in_flight = 0\n")?;
+        assert!(e.contains("allowed 1..=1024"), "{e}");
+        assert_eq!(error_for("heartbeat_ms = 5000\nsecret = \"x\"\n")?, "");
+        Ok(())
+    }
+
+    #[test]
+    fn bind_addresses_take_host_names() -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(parse_bind("localhost:4444")?, "127.0.0.1:4444".parse()?);
+        assert_eq!(parse_bind("[::1]:9")?, "[::1]:9".parse()?);
+        assert!(parse_bind("localhost").is_err_and(|e| e.contains("no port")));
+        let e = error_for("gateway_bind = \"localhost\"\n")?;
+        assert!(e.contains("gateway_bind"), "{e}");
+        let dir = tempfile::tempdir()?;
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "gateway_bind = \"localhost:4999\"\nsecret = \"x\"\n",
+        )?;
+        let s = resolve_with_env(&args(dir.path()), &|_| None)?;
+        assert_eq!(s.gateway_bind, "127.0.0.1:4999".parse()?);
         Ok(())
     }
 }

@@ -53,7 +53,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is::<trapdesk::cli::AlreadyReported>() => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("trapdesk: {e:#}");
+            eprintln!("trapdesk: {}", trapdesk::cli::report(&e));
             ExitCode::FAILURE
         }
     }
@@ -64,6 +64,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
     let headless = args.mcp_only;
     trapdesk::cli::init_logging(&settings.data_dir, headless)?;
     let mut host = Host::start(settings, true).await?;
+    let stop_signal = trapdesk::cli::termination();
     trapdesk::cli::reload_on_hangup(host.session.clone());
     if headless {
         eprintln!(
@@ -72,25 +73,17 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
             host.gateway_addr,
             host.mcp_url()
         );
+        // One line a person can type on a computer as it is, secret included.
         eprintln!(
-            "link a computer: wget run http://{}/install.lua <secret>",
-            host.gateway_addr
+            "link a computer by typing on it: {}",
+            trapdesk::app::install_line(host.gateway_addr, &host.settings.secret)
         );
         match &host.settings.secret_source {
-            SecretSource::Generated(p) => {
-                eprintln!(
-                    "secret (new, stored in {} with mode 0600): {}\n  `trapdesk secret rotate` makes a new one; `trapdesk secret add COMPUTER` gives one computer its own",
-                    p.display(),
-                    host.settings.secret
-                )
-            }
-            SecretSource::Stored(p) => {
-                eprintln!(
-                    "secret (stored in {}): {}",
-                    p.display(),
-                    host.settings.secret
-                )
-            }
+            SecretSource::Generated(p) => eprintln!(
+                "secret: new, stored in {} with mode 0600\n  `trapdesk secret rotate` makes a new one; `trapdesk secret add COMPUTER` gives one computer its own",
+                p.display()
+            ),
+            SecretSource::Stored(p) => eprintln!("secret: stored in {}", p.display()),
             SecretSource::Flag => eprintln!("secret: from --secret"),
             SecretSource::Env => eprintln!("secret: from SANDBOX_PASSWORD"),
             SecretSource::ConfigFile => eprintln!("secret: from the config file"),
@@ -102,7 +95,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
     if headless {
         let shutdown = host.shutdown.clone();
         tokio::select! {
-            _ = trapdesk::cli::termination() => tracing::info!("signal received, stopping"),
+            _ = stop_signal => tracing::info!("signal received, stopping"),
             _ = shutdown.cancelled() => {}
         }
     } else {
@@ -118,7 +111,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
                 Ok(Err(e)) => { host.stop().await; return Err(e.into()); }
                 Err(e) => { host.stop().await; anyhow::bail!("console failed: {e}"); }
             },
-            _ = trapdesk::cli::termination() => {}
+            _ = stop_signal => {}
         }
     }
     host.stop().await;

@@ -108,4 +108,152 @@ fn a_busy_port_is_one_clear_error() {
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");
+    // The OS's reason once, with what to do about it.
+    assert_eq!(err.matches("in use").count(), 1, "{err}");
+    assert!(!err.contains("os error"), "{err}");
+    assert!(
+        err.contains("pick another port with --gateway-bind"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+/// Starts `trapdesk --mcp-only` with these extra flags and returns the child, the gateway's
+/// address from its start line, and every stderr line so far (the rest keeps draining).
+fn start_headless(
+    extra: &[&str],
+    dir: &std::path::Path,
+) -> (
+    std::process::Child,
+    String,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    let mut child = trapdesk()
+        .arg("--mcp-only")
+        .args(extra)
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["--secret", "s3cret"])
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let started = Instant::now();
+    let addr = loop {
+        assert!(started.elapsed() < Duration::from_secs(30), "no start line");
+        let line = lines.next().expect("stderr ended").unwrap();
+        seen.lock().unwrap().push(line.clone());
+        if let Some(rest) = line.split("gateway ws://").nth(1) {
+            break rest.split('/').next().unwrap().to_owned();
+        }
+    };
+    let sink = seen.clone();
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            sink.lock().unwrap().push(line);
+        }
+    });
+    (child, addr, seen)
+}
+
+fn stop(mut child: std::process::Child) -> std::process::ExitStatus {
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn host_names_bind_and_the_root_page_says_how_to_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, addr, seen) = start_headless(
+        &["--gateway-bind", "localhost:0", "--mcp-bind", "localhost:0"],
+        dir.path(),
+    );
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    let body = http_get(&addr, "/");
+    assert!(
+        body.starts_with("HTTP/1.0 200") || body.starts_with("HTTP/1.1 200"),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("wget run http://{addr}/install.lua <secret>")),
+        "{body}"
+    );
+    assert!(body.contains("/health"), "{body}");
+    assert!(
+        !body.contains("s3cret"),
+        "the page must not show the secret: {body}"
+    );
+    assert_eq!(stop(child).code(), Some(0));
+    // stderr is a pipe here: no colour codes in what was logged to it.
+    let seen = seen.lock().unwrap().join("\n");
+    assert!(seen.contains("signal received"), "{seen}");
+    assert!(!seen.contains('\u{1b}'), "{seen}");
+}
+
+#[test]
+fn mcp_only_prints_one_ready_to_type_install_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, addr, seen) = start_headless(
+        &["--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0"],
+        dir.path(),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let text = seen.lock().unwrap().join("\n");
+    assert!(
+        text.contains(&format!("wget run http://{addr}/install.lua s3cret")),
+        "{text}"
+    );
+    assert_eq!(stop(child).code(), Some(0));
+}
+
+#[test]
+fn an_mcp_session_leaves_no_rmcp_structs_in_the_log() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (child, _addr, seen) = start_headless(
+        &["--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0"],
+        dir.path(),
+    );
+    let mcp = {
+        let text = seen.lock().unwrap().join("\n");
+        text.split("MCP http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap()
+            .to_owned()
+    };
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}"#;
+    let mut s = std::net::TcpStream::connect(&mcp).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.0\r\nHost: {mcp}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    assert!(answer.contains("serverInfo"), "{answer}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(stop(child).code(), Some(0));
+    let log = std::fs::read_to_string(dir.path().join("trapdesk.log")).unwrap();
+    let noisy: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(" INFO ") && l.contains("rmcp"))
+        .collect();
+    assert!(noisy.is_empty(), "{noisy:#?}");
 }

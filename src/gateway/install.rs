@@ -76,6 +76,32 @@ pub async fn lua_file(Path(path): Path<String>) -> Response {
     }
 }
 
+/// `/`: what this port is and how to use it, for a person who opens it in a browser or curl.
+/// The secret is not shown: anyone who can reach the port could read it.
+pub async fn index(State(state): State<GatewayState>, headers: HeaderMap) -> Response {
+    let fallback = state.settings.gateway_bind.to_string();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .filter(|h| valid_host(h))
+        .unwrap_or(&fallback);
+    text(StatusCode::OK, index_text(host))
+}
+
+/// The body of `/` for a gateway reachable at `host`.
+pub fn index_text(host: &str) -> String {
+    format!(
+        "trapdesk {} gateway\n\n\
+         Link a ComputerCraft computer: on it, type\n\n    wget run http://{host}/install.lua <secret>\n\n\
+         (the secret is shown in the trapdesk console with the s key, or printed by trapdesk --mcp-only).\n\n\
+         GET /install.lua   the installer\n\
+         GET /lua/<path>    the client files\n\
+         GET /health        JSON status\n\
+         GET /gateway       the computers' WebSocket (docs/protocol.md)\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 pub async fn health(State(state): State<GatewayState>) -> Response {
     let linked = state
         .session

@@ -1,7 +1,7 @@
 //! The gateway: the one HTTP/WebSocket listener computers link to.
 //!
 //! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
-//! [`connection`]); `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same port
+//! [`connection`]); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same port
 //! (in [`install`]). The gateway knows nothing of who asked for a request: it moves frames
 //! between a socket and the [`Session`].
 
@@ -36,6 +36,7 @@ pub struct GatewayState {
 /// The gateway's routes.
 pub fn router(state: GatewayState) -> Router {
     Router::new()
+        .route("/", get(install::index))
         .route("/gateway", get(upgrade))
         .route("/install.lua", get(install::installer))
         .route("/lua/{*path}", get(install::lua_file))
