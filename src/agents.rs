@@ -184,6 +184,38 @@ pub fn verify(dir: &Path, token: Option<&str>) -> Verdict {
         .map_or(Verdict::Refused, |a| Verdict::Agent(a.name))
 }
 
+/// Cancels the pending calls of every named agent that is removed while the host runs, so a
+/// removed agent's calls stop at once, not only its next request. Polls the file twice a
+/// second until `shutdown`.
+pub async fn watch_removals(
+    session: crate::session::Session,
+    dir: PathBuf,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let names = |dir: &Path| -> Vec<String> {
+        list(dir)
+            .map(|l| l.into_iter().map(|a| a.name).collect())
+            .unwrap_or_default()
+    };
+    let mut known = names(&dir);
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
+        }
+        let dir2 = dir.clone();
+        let now = tokio::task::spawn_blocking(move || names(&dir2))
+            .await
+            .unwrap_or_default();
+        for gone in known.iter().filter(|n| !now.contains(n)) {
+            let origin = crate::session::Origin::Agent(gone.clone());
+            let n = session.cancel_all_of(&origin);
+            tracing::info!(agent = %gone, cancelled = n, "named agent removed");
+        }
+        known = now;
+    }
+}
+
 /// `td_` and 40 random characters (about 238 bits).
 fn new_token() -> String {
     use rand::Rng;

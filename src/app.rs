@@ -62,17 +62,6 @@ fn bind_hint(e: &std::io::Error, flag: &str) -> String {
     }
 }
 
-/// The line a person types on a computer to install the client and link it to this gateway.
-/// A wildcard bind address is no address a computer can reach, so it becomes this machine's
-/// loopback address, which a computer on the same machine (CraftOS-PC, a local world) can.
-pub fn install_line(gateway: SocketAddr, secret: &str) -> String {
-    let mut addr = gateway;
-    if addr.ip().is_unspecified() {
-        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-    }
-    format!("wget run http://{addr}/install.lua {secret}")
-}
-
 /// A running host: gateway + MCP endpoint around one session.
 pub struct Host {
     pub session: Session,
@@ -137,6 +126,11 @@ impl Host {
                 }
             });
         }
+        tasks.spawn(crate::agents::watch_removals(
+            session.clone(),
+            settings.data_dir.clone(),
+            shutdown.clone(),
+        ));
         Ok(Host {
             session,
             settings,

@@ -189,20 +189,24 @@ pub fn report(e: &anyhow::Error) -> String {
 /// Reloads the policy from the config file on every SIGHUP, until the process ends. A file
 /// that fails to parse leaves the running policy in place (the session logs why).
 pub fn reload_on_hangup(session: crate::session::Session) {
+    // Registered before returning, not in the task: SIGHUP's default action ends the process,
+    // so a signal between the start line and the task's first poll would kill it.
     #[cfg(unix)]
-    tokio::spawn(async move {
+    {
         let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
         else {
             tracing::warn!("cannot listen for SIGHUP; reload the policy from the console");
             return;
         };
-        while hup.recv().await.is_some() {
-            match session.reload_policy() {
-                Ok(()) => tracing::info!("SIGHUP: policy reloaded"),
-                Err(e) => tracing::warn!("SIGHUP: policy not reloaded: {e}"),
+        tokio::spawn(async move {
+            while hup.recv().await.is_some() {
+                match session.reload_policy() {
+                    Ok(()) => tracing::info!("SIGHUP: policy reloaded"),
+                    Err(e) => tracing::warn!("SIGHUP: policy not reloaded: {e}"),
+                }
             }
-        }
-    });
+        });
+    }
     #[cfg(not(unix))]
     let _ = session;
 }

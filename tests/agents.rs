@@ -111,6 +111,54 @@ async fn tokens_missing_wrong_and_removed_get_401_and_the_name_is_the_tokens() {
 }
 
 #[tokio::test]
+async fn removing_an_agent_cancels_its_pending_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        data_dir: dir.path().to_owned(),
+        ..Settings::default()
+    };
+    let h = host_with(settings).await;
+    link_fake(&h.session, 7, Some("miner"), h.seen.clone());
+    let token = trapdesk::agents::add(dir.path(), "builder").unwrap();
+    tokio::spawn(trapdesk::agents::watch_removals(
+        h.session.clone(),
+        dir.path().to_owned(),
+        h.shutdown.clone(),
+    ));
+    let c = client(&h.url, "x", Some(&token)).await.unwrap();
+    let call = fake::start_call(&c, "exec-lua", json!({"traposId": "miner", "code": "hang"})).await;
+    for _ in 0..500 {
+        if !h.session.pending().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(h.session.pending().len(), 1);
+    trapdesk::agents::remove(dir.path(), "builder").unwrap();
+    let started = std::time::Instant::now();
+    let r = match call.await_response().await {
+        Ok(rmcp::model::ServerResult::CallToolResult(r)) => Some(r),
+        _ => None,
+    };
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Its call ended cancelled (or its stream was cut); either way nothing is left pending.
+    if let Some(r) = r {
+        assert_eq!(r.is_error, Some(true));
+    }
+    for _ in 0..500 {
+        if h.session.pending().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(h.session.pending().is_empty());
+    assert!(
+        h.seen.lock().unwrap().cancels.len() == 1,
+        "the computer was told to stop"
+    );
+}
+
+#[tokio::test]
 async fn the_agent_command_prints_the_token_once_and_stores_a_hash() {
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();

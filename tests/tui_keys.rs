@@ -368,3 +368,26 @@ async fn clicking_a_key_hint_presses_that_key() {
     );
     assert!(app.popup.is_none());
 }
+
+#[tokio::test]
+async fn s_shows_the_secret_and_the_install_line_and_help_has_them() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.on_key(key(KeyCode::Tab));
+    assert_ne!(app.focus, Focus::Editor);
+    app.on_key(key(KeyCode::Char('s')));
+    assert_eq!(app.popup, Some(Popup::Link));
+    let line = trapdesk::config::install_line(app.settings.gateway_bind, &app.settings.secret);
+    let text = screen(&app, 120, 30);
+    assert!(text.contains(&line), "{text}");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.popup, None);
+    app.on_key(key(KeyCode::Char('?')));
+    let text = screen(&app, 120, 40);
+    assert!(text.contains(&line), "{text}");
+    // In the editor, s is a letter.
+    app.on_key(key(KeyCode::Esc));
+    app.focus = Focus::Editor;
+    app.on_key(key(KeyCode::Char('s')));
+    assert_eq!(app.popup, None);
+}

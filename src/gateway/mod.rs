@@ -44,13 +44,22 @@ pub fn router(state: GatewayState) -> Router {
         .with_state(state)
 }
 
-async fn upgrade(State(state): State<GatewayState>, ws: WebSocketUpgrade) -> Response {
+async fn upgrade(
+    State(state): State<GatewayState>,
+    extensions: axum::http::Extensions,
+    ws: WebSocketUpgrade,
+) -> Response {
+    // Where the computer connects from, for the log of refused links. Present when served by
+    // [`serve`]; a router mounted elsewhere without connect info simply does not know.
+    let peer = extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0);
     // Let frames a little over our limit through the WebSocket layer so that we can answer
     // them with the protocol's close code 1009 ourselves; far larger ones are cut off there.
     let limit = (state.settings.max_message as usize).saturating_add(1);
     ws.max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| connection::run(socket, state))
+        .on_upgrade(move |socket| connection::run(socket, state, peer))
 }
 
 /// Serves the gateway on `listener` until `shutdown` is cancelled; open connections are closed
@@ -76,7 +85,10 @@ pub async fn serve(
             tracing::debug!("TCP_NODELAY not set: {e}");
         }
     });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { shutdown.cancelled().await })
+    .await
 }

@@ -330,6 +330,18 @@ impl Session {
         Ok(())
     }
 
+    /// Cancels every pending request of `origin` (a removed named agent); returns how many.
+    pub fn cancel_all_of(&self, origin: &Origin) -> usize {
+        let ids: Vec<String> = self
+            .lock()
+            .pending
+            .values()
+            .filter(|p| &p.info.origin == origin)
+            .map(|p| p.info.request_id.clone())
+            .collect();
+        ids.iter().filter(|id| self.cancel(id).is_ok()).count()
+    }
+
     /// Linked computers, then recently unlinked ones, each group by traposId.
     pub fn computers(&self) -> Vec<ComputerInfo> {
         let st = self.lock();

@@ -320,7 +320,8 @@ pub struct ToolCall {
 pub struct LogEntry {
     pub seq: u64,
     pub time_ms: u64,
-    /// `linked`, `unlinked`, `request`, `finished`, `tool_call`, `tool_result`, `dropped`.
+    /// `linked`, `unlinked`, `refused` (a link attempt turned away), `request`, `finished`,
+    /// `tool_call`, `tool_result`, `dropped`.
     pub event: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub who: Option<String>,

@@ -70,6 +70,8 @@ pub enum PromptKind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
     Help,
+    /// `s`: the secret and the line to type on a computer to link it.
+    Link,
     /// Quit while this many requests are pending?
     ConfirmQuit(usize),
     /// Full arguments and result of a tool call.
@@ -254,6 +256,18 @@ impl App {
             E::ApprovalAsked { .. } | E::ApprovalAnswered { .. } | E::PolicyChanged => {
                 self.dirty_approvals = true;
                 self.dirty_pending = true;
+            }
+            // A computer turned away at the door: the person must see it, or a wrong secret
+            // looks like a computer that never tried.
+            E::Logged { entry } if entry.event == "refused" => {
+                let who = entry.who.as_deref().unwrap_or("a computer");
+                self.notify(
+                    format!(
+                        "link refused: {who} {}; press s for the secret and the install line",
+                        entry.detail
+                    ),
+                    true,
+                );
             }
             E::Logged { .. } => {}
         }

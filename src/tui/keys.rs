@@ -74,6 +74,10 @@ impl App {
                     self.popup = Some(Popup::Help);
                     return Vec::new();
                 }
+                KeyCode::Char('s') => {
+                    self.popup = Some(Popup::Link);
+                    return Vec::new();
+                }
                 KeyCode::Esc => {
                     self.focus = Focus::Editor;
                     return Vec::new();
@@ -153,8 +157,8 @@ impl App {
                 KeyCode::Char('n' | 'N' | 'q') | KeyCode::Esc => self.popup = None,
                 _ => {}
             },
-            Popup::Help | Popup::Detail(_) => match key.code {
-                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q' | '?') | KeyCode::F(1) => {
+            Popup::Help | Popup::Link | Popup::Detail(_) => match key.code {
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q' | '?' | 's') | KeyCode::F(1) => {
                     self.popup = None;
                 }
                 KeyCode::Up | KeyCode::Char('k') => self.scroll_popup(-1),

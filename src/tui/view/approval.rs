@@ -71,7 +71,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             a.action,
             a.trapos_id
         )),
-        Span::styled("↑↓ PgUp PgDn", t.key),
+        Span::styled("↑↓", t.key),
         Span::raw(" scroll"),
     ]);
     let block = Block::default()

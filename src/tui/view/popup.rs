@@ -39,6 +39,10 @@ pub const HELP: &[(&str, &str)] = &[
         "y / n / a",
         "approval prompt: run, refuse, allow that agent there for the session",
     ),
+    (
+        "s",
+        "the secret and the line that links a computer (outside the editor)",
+    ),
     ("Esc", "close a popup; leave a pane for the editor"),
     ("F1 / ?", "this help (? outside the editor)"),
     (
@@ -139,7 +143,7 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
     let t = &app.theme;
     match popup {
         Popup::Help => {
-            let r = centred(area, 92, HELP.len() as u16 + 4);
+            let r = centred(area, 92, HELP.len() as u16 + 5);
             Clear.render(r, buf);
             let lines: Vec<Line> = HELP
                 .iter()
@@ -150,6 +154,16 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
                     ])
                 })
                 .chain([
+                    Line::from(vec![
+                        Span::styled("link a computer: ", t.dim),
+                        Span::styled(
+                            crate::config::install_line(
+                                app.settings.gateway_bind,
+                                &app.settings.secret,
+                            ),
+                            t.accent,
+                        ),
+                    ]),
                     Line::from(Span::styled(
                         format!(
                             "gateway ws://{}/gateway · MCP http://{}/mcp",
@@ -167,6 +181,14 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
                 .block(frame(app, " Keys "))
                 .wrap(Wrap { trim: false })
                 .render(r, buf);
+            None
+        }
+        Popup::Link => {
+            let r = centred(area, 92, 10);
+            Clear.render(r, buf);
+            let inner = frame(app, " Link a computer ").inner(r);
+            frame(app, " Link a computer ").render(r, buf);
+            super::empty::link_text(app, inner, buf);
             None
         }
         Popup::ConfirmQuit(n) => {
