@@ -71,8 +71,14 @@ pub struct Host {
     /// Where the MCP endpoint actually listens.
     pub mcp_addr: SocketAddr,
     pub shutdown: CancellationToken,
+    /// Stops the gateway, the MCP endpoint and the demo: cancelled only after the session has
+    /// failed its pending requests with `shutting_down` and agents have had their results.
+    parts: CancellationToken,
     tasks: JoinSet<()>,
 }
+
+/// How long a stopping host waits for agents' tool calls to deliver their results.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Host {
     /// Binds both listeners and starts serving. The settings' bind addresses are replaced by
@@ -106,21 +112,43 @@ impl Host {
         let settings = Arc::new(settings);
         let session = Session::new((*settings).clone(), persist);
         let shutdown = CancellationToken::new();
+        let parts = CancellationToken::new();
         let mut tasks = JoinSet::new();
         {
-            let (session, settings, shutdown) =
-                (session.clone(), settings.clone(), shutdown.clone());
+            // However the host is asked to stop (the console quits, a signal, `stop`), pending
+            // requests end at once with `shutting_down` and the output so far, and the MCP
+            // endpoint stays up until agents got those results; only then do the parts stop.
+            let (session, shutdown, parts) = (session.clone(), shutdown.clone(), parts.clone());
             tasks.spawn(async move {
-                if let Err(e) = gateway::serve(gw, session, settings, shutdown.clone()).await {
+                shutdown.cancelled().await;
+                session.shutdown();
+                let deadline = tokio::time::Instant::now() + DRAIN;
+                while session.tool_calls_running() > 0 && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                // The last results are written after they are recorded.
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                parts.cancel();
+            });
+        }
+        {
+            let (session, settings, stop, shutdown) = (
+                session.clone(),
+                settings.clone(),
+                parts.clone(),
+                shutdown.clone(),
+            );
+            tasks.spawn(async move {
+                if let Err(e) = gateway::serve(gw, session, settings, stop).await {
                     tracing::error!("gateway stopped: {e}");
                     shutdown.cancel();
                 }
             });
         }
         {
-            let (session, shutdown) = (session.clone(), shutdown.clone());
+            let (session, stop, shutdown) = (session.clone(), parts.clone(), shutdown.clone());
             tasks.spawn(async move {
-                if let Err(e) = crate::mcp::serve_http(session, mcp, shutdown.clone()).await {
+                if let Err(e) = crate::mcp::serve_http(session, mcp, stop).await {
                     tracing::error!("MCP endpoint stopped: {e}");
                     shutdown.cancel();
                 }
@@ -137,6 +165,7 @@ impl Host {
             gateway_addr,
             mcp_addr,
             shutdown,
+            parts,
             tasks,
         })
     }
@@ -156,7 +185,7 @@ impl Host {
         let url = self.gateway_url();
         let secret = self.settings.secret.clone();
         let dir = self.settings.data_dir.clone();
-        let shutdown = self.shutdown.clone();
+        let shutdown = self.parts.clone();
         self.tasks.spawn(async move {
             if let Err(e) = crate::emu::run_demo(n, &url, &secret, &dir, shutdown).await {
                 tracing::error!("demo computers stopped: {e}");
@@ -166,7 +195,6 @@ impl Host {
 
     /// Stops everything and waits for the parts to finish.
     pub async fn stop(mut self) {
-        self.session.shutdown();
         self.shutdown.cancel();
         while self.tasks.join_next().await.is_some() {}
     }

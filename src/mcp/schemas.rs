@@ -49,10 +49,15 @@ fn with_common(extra: Value) -> Value {
 pub fn run_result() -> Arc<JsonObject> {
     object(
         with_common(json!({
-            "returns": {"type": "array", "items": {"type": "object"}, "description": "one descriptor per returned value: {type, value} or {type, repr}"},
+            "returns": {"type": "array", "items": {"type": "object"}, "description": "one descriptor per returned value: {type, value} or {type, repr}; a value too large for the result keeps its head in value (a table: the head of its JSON text), its full length in bytes, and cut: true"},
             "n": {"type": "integer", "description": "number of returned values"},
             "output": {"type": "string", "description": "captured print/write output (head and tail when cut)"},
-            "output_truncated": {"type": "boolean"},
+            "output_truncated": {"type": "boolean", "description": "true only when output was left out"},
+            "output_bytes": {"type": "integer", "description": "bytes of output the run produced in all"},
+            "output_lines": {"type": "integer", "description": "lines of output the run produced in all"},
+            "output_kept_bytes": {"type": "integer", "description": "bytes of output in `output` when it was cut (the marker excluded)"},
+            "cancelledBy": {"type": "string", "description": "who cancelled the request: person, or an agent's client name"},
+            "elapsedMs": {"type": "integer", "description": "how long the request ran before it failed"},
             "traceback": {"type": "string"},
             "duration_ms": {"type": "number"},
         })),
@@ -148,6 +153,7 @@ pub fn log_result() -> Arc<JsonObject> {
     object(
         json!({
             "events": {"type": "array", "items": {"type": "object"}, "description": "oldest first"},
+            "before": {"type": ["integer", "null"], "description": "cursor for the events before these; null when nothing older is kept"},
         }),
         &["events"],
     )

@@ -28,6 +28,18 @@ type ToolResult = Result<CallToolResult, ErrorData>;
 
 #[tool_router(vis = "pub(crate)")]
 impl TrapdeskMcp {
+    /// A `timeoutMs` outside the documented range, as an invalid-arguments result.
+    fn bad_timeout(&self, ms: Option<u64>) -> Option<Outcome> {
+        let max = self.session.settings().max_request_timeout.as_millis() as u64;
+        let ms = ms?;
+        (ms == 0 || ms > max).then(|| {
+            invalid_field(
+                "timeoutMs",
+                &format!("invalid argument timeoutMs: expected 1 to {max} milliseconds, got {ms}"),
+            )
+        })
+    }
+
     #[tool(
         name = "probe-computers",
         title = "Probe linked computers",
@@ -125,6 +137,9 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "code": p.code, "timeoutMs": p.timeout_ms});
         let rec = self.begin(&ctx, "exec-lua", Some(&p.trapos_id), args);
+        if let Some(bad) = self.bad_timeout(p.timeout_ms) {
+            return Ok(self.end(rec, Status::Failed, bad));
+        }
         let spec = RequestSpec::new("exec-lua", json!({"code": p.code, "name": "=exec"}))
             .timeout(timeout(p.timeout_ms));
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
@@ -146,6 +161,9 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path, "args": p.args, "timeoutMs": p.timeout_ms});
         let rec = self.begin(&ctx, "run-file", Some(&p.trapos_id), args);
+        if let Some(bad) = self.bad_timeout(p.timeout_ms) {
+            return Ok(self.end(rec, Status::Failed, bad));
+        }
         let payload = json!({"path": p.path, "args": p.args.unwrap_or_default()});
         let spec = RequestSpec::new("run-file", payload).timeout(timeout(p.timeout_ms));
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
@@ -220,6 +238,13 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path, "offset": p.offset, "length": p.length});
         let rec = self.begin(&ctx, "read-file", Some(&p.trapos_id), args);
+        if p.length == Some(0) {
+            let bad = invalid_field(
+                "length",
+                "read-file: invalid argument length: expected at least 1 (leave it out to read as much as fits in one result)",
+            );
+            return Ok(self.end(rec, Status::Failed, bad));
+        }
         // Ask only for the page this result can carry: the computer seeks and reads that much
         // (a client before paged reads ignores both and sends the whole file).
         let budget = super::results::json_budget(self.max_result_bytes, &p.path);
@@ -259,7 +284,7 @@ impl TrapdeskMcp {
                 .get("entries")
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
-            format!("{n} entries in {path}")
+            format!("{} in {path}", plural(n, "entry", "entries"))
         });
         if let Some(obj) = outcome.data.as_object_mut() {
             obj.entry("path").or_insert(json!(path));
@@ -296,6 +321,18 @@ impl TrapdeskMcp {
         {
             return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
         }
+        if let Some(rid) = p.request_id.as_deref()
+            && !self.session.knows_request(&trapos_id, rid)
+        {
+            let mut extra = Map::new();
+            extra.insert("traposId".into(), json!(trapos_id));
+            extra.insert("requestId".into(), json!(rid));
+            let message = format!(
+                "no request {rid} on {trapos_id}: unknown, or its output is no longer kept (requestIds are reported by exec-lua, run-file, probe-computers and session-log)"
+            );
+            let outcome = Outcome::failure("unknown_request", &message, extra);
+            return Ok(self.end(rec, Status::Failed, outcome));
+        }
         let lines = p.lines.unwrap_or(200).clamp(1, MAX_LINES) as usize;
         let (items, before) =
             self.session
@@ -329,10 +366,14 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         // Read before recording this call, so the answer is not about itself.
         let limit = p.limit.unwrap_or(100).clamp(1, MAX_EVENTS) as usize;
-        let events = self.session.recent(limit);
-        let rec = self.begin(&ctx, "session-log", None, json!({"limit": p.limit}));
-        let line = format!("{} events", events.len());
-        let outcome = Outcome::ok(line, json!({"events": events}));
+        let (events, before) = self.session.log_page(limit, p.before);
+        let rec = self.begin(
+            &ctx,
+            "session-log",
+            None,
+            json!({"limit": p.limit, "before": p.before}),
+        );
+        let outcome = super::files::log_page(events, before, self.max_result_bytes);
         Ok(self.end(rec, Status::Ok, outcome))
     }
 
@@ -365,7 +406,7 @@ impl TrapdeskMcp {
         if let Some(t) = target {
             extra.insert("traposId".into(), json!(t));
         }
-        let (status, outcome) = match self.session.cancel(&p.request_id) {
+        let (status, outcome) = match self.session.cancel_by(&p.request_id, &rec.origin) {
             Ok(()) => {
                 extra.insert("ok".into(), Value::Bool(true));
                 extra.insert("message".into(), json!("cancel sent"));

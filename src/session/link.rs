@@ -182,7 +182,7 @@ impl Link {
         }
         let known = match st.pending.get_mut(request_id) {
             Some(p) if p.conn_id == self.conn_id => {
-                p.live_bytes += text.len();
+                p.live.push(text);
                 if let Some(tx) = &p.output_tx {
                     // The requester may have stopped listening; the ring still has it.
                     let _ = tx.send(OutputChunk {

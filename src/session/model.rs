@@ -162,6 +162,53 @@ impl RequestError {
     }
 }
 
+/// How a request ended, with what the host knows beyond the computer's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ending {
+    /// The answer payload, or why there is none.
+    pub result: Result<Value, RequestError>,
+    /// Output the host received live before a failure that has no answer of its own to carry
+    /// it (timeout, disconnect, shutdown, a cancel the computer did not answer): head and tail
+    /// with a marker when long. `None` on success and when nothing was printed.
+    pub output: Option<String>,
+    /// Bytes of live output received in all.
+    pub output_bytes: usize,
+    /// Lines of live output received in all.
+    pub output_lines: usize,
+    /// Who cancelled it (`person`, an agent's name), when it was cancelled by someone.
+    pub cancelled_by: Option<String>,
+    /// From the start of the request to its end.
+    pub elapsed_ms: u64,
+}
+
+impl Ending {
+    /// The output so far of a failed request: the computer's own (cancel) or the host's.
+    pub fn failure_output(&self) -> Option<&str> {
+        match &self.result {
+            Ok(_) => None,
+            Err(e) => e.output().or(self.output.as_deref()),
+        }
+    }
+
+    /// One line for a cancelled request: who and after how long.
+    pub fn cancel_line(&self) -> String {
+        let after = seconds(self.elapsed_ms);
+        match &self.cancelled_by {
+            Some(by) => format!("cancelled by {by} after {after}"),
+            None => format!("cancelled after {after}"),
+        }
+    }
+}
+
+/// `850 ms`, `2.3 s`.
+pub fn seconds(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
 /// How a request ended, for display and the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

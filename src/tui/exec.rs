@@ -98,7 +98,7 @@ pub fn execute(session: &Session, intent: Intent, msg_tx: &mpsc::UnboundedSender
                 let _ = tx.send(msg);
             });
         }
-        Intent::Cancel(id) => match session.cancel(&id) {
+        Intent::Cancel(id) => match session.cancel_by(&id, &crate::session::Origin::Person) {
             Ok(()) => {
                 let _ = msg_tx.send(AppMsg::Notice {
                     text: format!("cancelling {id}"),
