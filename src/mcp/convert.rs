@@ -214,3 +214,35 @@ pub(crate) fn decode_content(content: &str, encoding: Encoding) -> Result<Vec<u8
             .map_err(|e| format!("content is not valid base64: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_says_its_code_once() {
+        let e = RequestError::Remote {
+            code: "internal".into(),
+            message: "internal: /trapdesk/apis/base64.lua:38: Too long without yielding".into(),
+            output: None,
+        };
+        let o = request_failure(&e, Map::new());
+        assert_eq!(
+            o.line,
+            "internal: /trapdesk/apis/base64.lua:38: Too long without yielding"
+        );
+        assert_eq!(
+            o.data["error"]["message"],
+            "/trapdesk/apis/base64.lua:38: Too long without yielding"
+        );
+    }
+
+    #[test]
+    fn counts_are_singular_when_one() {
+        assert_eq!(plural(1, "entry", "entries"), "1 entry");
+        assert_eq!(plural(0, "line", "lines"), "0 lines");
+        assert_eq!(line_count("a\nb"), 2);
+        assert_eq!(line_count("a\n"), 1);
+        assert_eq!(line_count(""), 0);
+    }
+}
