@@ -36,6 +36,29 @@ pub enum StartError {
     },
 }
 
+/// Connections the kernel may hold finished but not yet accepted. tokio's `bind` asks for
+/// 1,024; a base whose computers all relink at once (a server restart) fills that faster than
+/// one accept loop empties it, and every connection past it loses its SYN and waits a whole
+/// second to retry (BENCHMARKS.md, "10,000 computers linking at once"). The kernel caps it at
+/// `net.core.somaxconn` (4,096 on current Linux).
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// Binds a listener with [`LISTEN_BACKLOG`].
+///
+/// # Errors
+/// When the address cannot be bound.
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As std and tokio do: a restarted host can rebind while old connections sit in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// The OS's reason once, without the "(os error 98)" suffix people do not need.
 fn os_text(e: &std::io::Error) -> String {
     let text = e.to_string();
@@ -87,18 +110,14 @@ impl Host {
     /// # Errors
     /// When a listener cannot be bound.
     pub async fn start(mut settings: Settings, persist: bool) -> Result<Host, StartError> {
-        let gw = TcpListener::bind(settings.gateway_bind)
-            .await
-            .map_err(|source| StartError::GatewayBind {
-                addr: settings.gateway_bind,
-                source,
-            })?;
-        let mcp = TcpListener::bind(settings.mcp_bind)
-            .await
-            .map_err(|source| StartError::McpBind {
-                addr: settings.mcp_bind,
-                source,
-            })?;
+        let gw = listen(settings.gateway_bind).map_err(|source| StartError::GatewayBind {
+            addr: settings.gateway_bind,
+            source,
+        })?;
+        let mcp = listen(settings.mcp_bind).map_err(|source| StartError::McpBind {
+            addr: settings.mcp_bind,
+            source,
+        })?;
         let gateway_addr = gw.local_addr().map_err(|source| StartError::GatewayBind {
             addr: settings.gateway_bind,
             source,

@@ -12,8 +12,9 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 9] = [
+const TOOLS: [&str; 10] = [
     "probe-computers",
+    "exec-lua-many",
     "exec-lua",
     "run-file",
     "write-file",
@@ -512,7 +513,7 @@ async fn stateless_era_client_works_and_is_named_from_meta() {
     let h = host().await;
     let (client, _) = connect_stateless(&h.url).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 9);
+    assert_eq!(tools.len(), TOOLS.len());
     let r = call(
         &client,
         "exec-lua",

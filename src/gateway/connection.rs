@@ -103,6 +103,7 @@ pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::
         Ok(h) => h,
         Err(Refused { who, why }) => {
             if let Some(why) = why {
+                state.stats.refused();
                 state.session.link_refused(who.as_deref(), peer, &why);
             }
             return;
@@ -121,9 +122,13 @@ pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::
         link.set_reason(format!("welcome not sent: {e}"));
         return;
     }
-    tracing::info!(computer = %link.trapos_id(), "linked");
+    // DEBUG, with a periodic INFO summary (stats.rs): a line each would flood the log of a
+    // large base.
+    tracing::debug!(computer = %link.trapos_id(), "linked");
+    state.stats.joined();
     let quit = serve(&mut rx, &mut out, orx, &link, &state).await;
-    tracing::info!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
+    tracing::debug!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
+    state.stats.left();
     match quit {
         Quit::Heartbeat => out.close(CLOSE_HEARTBEAT, "heartbeat_timeout").await,
         Quit::TooBig(_) => out.close(CLOSE_TOO_BIG, "message too big").await,

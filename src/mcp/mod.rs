@@ -10,7 +10,9 @@
 //!
 //! - [`params`]: tool arguments (their docs become the input schemas).
 //! - [`schemas`]: the output schemas.
-//! - `tools`: the `#[tool_router]` with the nine tools; `convert`: outcomes → tool outcomes.
+//! - `tools`: the `#[tool_router]` with the single-computer and session tools; `fleet`: the
+//!   fleet tools (`probe-computers` by page, `exec-lua-many`); `convert`: outcomes → tool
+//!   outcomes.
 //! - `files`: read-file pieces and computer-output pages.
 //! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.
 //! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
@@ -18,6 +20,7 @@
 
 mod convert;
 mod files;
+mod fleet;
 pub mod http;
 pub mod params;
 pub mod results;
@@ -46,7 +49,7 @@ pub use stdio::{StdioError, run_stdio, serve_stdio_session};
 
 /// What `initialize` and `server/discover` tell an agent, in three lines.
 const INSTRUCTIONS: &str = "trapdesk links ComputerCraft computers; a person at the console shares them with you, live.\n\
-probe-computers lists them (traposId like \"7:miner\"); exec-lua, run-file and the file tools act on one.\n\
+probe-computers lists them by page (traposId like \"7:miner\"); exec-lua, run-file and the file tools act on one, exec-lua-many on many.\n\
 Long output is cut in results: read it with computer-output; session-log shows who did what, cancel-request stops a request.";
 
 /// Client name used when an agent does not say who it is.
@@ -69,7 +72,7 @@ impl TrapdeskMcp {
         TrapdeskMcp {
             session,
             max_result_bytes,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::fleet_router(),
         }
     }
 

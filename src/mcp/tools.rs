@@ -1,9 +1,8 @@
-//! The nine tools (MCP.md "Tools"): each maps its arguments to one session call and its
+//! The single-computer tools and the session's own (MCP.md "Tools"; the fleet tools are in
+//! `fleet`): each maps its arguments to one session call and its
 //! outcome to a sized result. Failures of the work (a Lua error, a timeout, an unknown
 //! computer, ...) are tool results with `isError: true`; only schema-invalid arguments and
 //! unknown tools are JSON-RPC errors, and rmcp produces those before we are called.
-
-use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -17,8 +16,6 @@ use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
 use crate::session::{OutputEntry, RequestError, RequestSpec, Status};
 
-/// How long a probe waits for each computer's `ping`.
-const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest `computer-output` page, whatever the caller asks.
 const MAX_LINES: u64 = 2000;
 /// Largest `session-log` answer, whatever the caller asks.
@@ -38,89 +35,6 @@ impl TrapdeskMcp {
                 &format!("invalid argument timeoutMs: expected 1 to {max} milliseconds, got {ms}"),
             )
         })
-    }
-
-    #[tool(
-        name = "probe-computers",
-        title = "Probe linked computers",
-        description = "List the linked ComputerCraft computers: traposId, id, label, connectedAt, the request types each serves, its pending requests (with their requestIds), the last round trip, and what the policy lets you do there (policy: exec/write/read = allow, ask or deny). With ping (default true) each computer is pinged now.",
-        annotations(title = "Probe linked computers", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
-        output_schema = schemas::probe_result()
-    )]
-    async fn probe_computers(
-        &self,
-        Parameters(p): Parameters<ProbeComputers>,
-        ctx: RequestContext<RoleServer>,
-    ) -> ToolResult {
-        let rec = self.begin(&ctx, "probe-computers", None, json!({"ping": p.ping}));
-        let computers: Vec<_> = self
-            .session
-            .computers()
-            .into_iter()
-            .filter(|c| c.online)
-            .collect();
-        let pings = futures_util::future::join_all(computers.iter().map(|c| {
-            // Quiet: a probe is the agent looking, not acting; it stays in the session log but
-            // adds nothing to the computers' scrollback.
-            let spec = RequestSpec::new("ping", json!({}))
-                .timeout(Some(PING_TIMEOUT))
-                .quiet();
-            let (session, origin, target) = (
-                self.session.clone(),
-                rec.origin.clone(),
-                c.trapos_id.clone(),
-            );
-            async move {
-                if p.ping == Some(false) {
-                    return None;
-                }
-                let started = tokio::time::Instant::now();
-                let r = session.request(&target, spec, origin).await;
-                let ms = started.elapsed().as_millis() as u64;
-                Some(match r {
-                    Ok(_) => json!({"ok": true, "rttMs": ms}),
-                    Err(e) => {
-                        json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
-                    }
-                })
-            }
-        }))
-        .await;
-        let pending = self.session.pending();
-        let list: Vec<Value> = computers
-            .iter()
-            .zip(pings)
-            .map(|(c, ping)| {
-                let mine: Vec<Value> = pending
-                    .iter()
-                    .filter(|r| r.trapos_id == c.trapos_id && r.kind != "ping")
-                    .map(|r| json!({"requestId": r.request_id, "kind": r.kind, "summary": r.summary,
-                        "origin": r.origin.name(), "sent": r.sent}))
-                    .collect();
-                let rtt = ping
-                    .as_ref()
-                    .and_then(|p| p.get("rttMs").and_then(Value::as_u64))
-                    .or(c.last_rtt_ms);
-                let [exec, write, read] =
-                    self.session.effective_policy(&rec.origin, &c.trapos_id);
-                let mut v = json!({"traposId": c.trapos_id, "id": c.id, "label": c.label,
-                    "online": c.online, "connectedAt": crate::session::model::epoch_ms(c.connected_at),
-                    "serves": c.serves, "pending": mine.len(), "pendingRequests": mine,
-                    "lastRttMs": rtt,
-                    "policy": {"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()}});
-                if let (Some(ping), Some(obj)) = (ping, v.as_object_mut()) {
-                    obj.insert("ping".into(), ping);
-                }
-                v
-            })
-            .collect();
-        let names: Vec<&str> = computers.iter().map(|c| c.trapos_id.as_str()).collect();
-        let line = match names.len() {
-            0 => "no computers linked".to_owned(),
-            n => format!("{n} linked: {}", names.join(", ")),
-        };
-        let outcome = Outcome::ok(line, json!({"computers": list}));
-        Ok(self.end(rec, Status::Ok, outcome))
     }
 
     #[tool(

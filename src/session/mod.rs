@@ -8,6 +8,7 @@
 mod activity;
 pub mod approval;
 pub mod captured;
+pub mod fleet;
 pub mod link;
 pub mod model;
 pub mod output;
@@ -36,6 +37,10 @@ use state::{Pending, State};
 use transcript::Transcript;
 
 use crate::config::Settings;
+
+/// Where a request without a deadline has its `deadline` (it is never waited for): far enough
+/// to mean never, near enough that adding it to an `Instant` cannot overflow.
+const NO_DEADLINE: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
 /// Cheap, clonable handle to the shared session.
 #[derive(Clone)]
@@ -129,11 +134,15 @@ impl Session {
         let gate = st.gate(&origin, &trapos_id, &spec.kind)?;
         let max_queued = st.settings.max_queued;
         let max_in_flight = st.settings.max_in_flight;
-        let timeout = spec
-            .timeout
-            .unwrap_or(st.settings.request_timeout)
-            .min(st.settings.max_request_timeout)
-            .max(Duration::from_millis(1));
+        let no_deadline = spec.no_deadline && spec.timeout.is_none();
+        let timeout = if no_deadline {
+            NO_DEADLINE
+        } else {
+            spec.timeout
+                .unwrap_or(st.settings.request_timeout)
+                .min(st.settings.max_request_timeout)
+                .max(Duration::from_millis(1))
+        };
         let conn_id = {
             let Some(conn) = st.computers.get(&trapos_id).and_then(|c| c.conn.as_ref()) else {
                 return Err(RequestError::Disconnected);
@@ -159,7 +168,12 @@ impl Session {
             started_at: SystemTime::now(),
             started: now,
             deadline: now + timeout,
-            timeout_ms: timeout.as_millis() as u64,
+            timeout_ms: if no_deadline {
+                0
+            } else {
+                timeout.as_millis() as u64
+            },
+            no_deadline,
             sent: false,
             cancel_requested: false,
             awaiting_approval: matches!(gate, approval::Gate::Ask(_)),
@@ -193,7 +207,9 @@ impl Session {
         };
         // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
         // a request pending forever.
-        let timer = {
+        // A run without a deadline has no timer: it ends when it ends, is cancelled, or its
+        // computer goes away.
+        let timer = (!no_deadline).then(|| {
             let session = self.clone();
             let id = id.clone();
             tokio::spawn(async move {
@@ -201,7 +217,7 @@ impl Session {
                 session.expire(&id, timeout);
             })
             .abort_handle()
-        };
+        });
         st.pending.insert(
             id.clone(),
             Pending {
@@ -210,7 +226,7 @@ impl Session {
                 payload: spec.payload.clone(),
                 waiter: Some(tx),
                 output_tx: out_tx,
-                timer: Some(timer),
+                timer,
                 sent_at: None,
                 live: Default::default(),
                 cancel_by: None,

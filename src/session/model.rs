@@ -51,6 +51,9 @@ pub struct RequestSpec {
     pub timeout: Option<Duration>,
     /// Deliver live output of this request on [`super::Ticket::output`].
     pub stream_output: bool,
+    /// No deadline at all (a person's long-running program, cancelled by hand): the session
+    /// sets no timer and the computer is sent no `timeout_ms`. Ignored when `timeout` is set.
+    pub no_deadline: bool,
     /// Housekeeping the console does for itself (path completion): logged like any request,
     /// but it leaves no header, output or ending in the computer's scrollback.
     pub quiet: bool,
@@ -66,9 +69,16 @@ impl RequestSpec {
             payload,
             timeout: None,
             stream_output: false,
+            no_deadline: false,
             quiet: false,
             local: false,
         }
+    }
+
+    /// Runs until it ends or is cancelled, unless a `timeout` is also given.
+    pub fn without_deadline(mut self) -> Self {
+        self.no_deadline = true;
+        self
     }
 
     pub fn timeout(mut self, t: Option<Duration>) -> Self {
@@ -278,7 +288,11 @@ pub struct PendingInfo {
     pub started: tokio::time::Instant,
     #[serde(skip)]
     pub deadline: tokio::time::Instant,
+    /// 0 when there is no deadline.
     pub timeout_ms: u64,
+    /// Runs until it ends or is cancelled (a person's run without a deadline); `deadline` is
+    /// then far away and means nothing.
+    pub no_deadline: bool,
     /// Sent to the computer (false while it waits on the host for a slot).
     pub sent: bool,
     pub cancel_requested: bool,

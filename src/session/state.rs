@@ -226,7 +226,7 @@ impl State {
                 id: id.clone(),
                 request: p.info.kind.clone(),
                 payload: p.payload.clone(),
-                timeout_ms: Some(remaining.as_millis().max(1) as u64),
+                timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
             };
             if conn.tx.send(Outbound::Request(req)).is_err() {
                 // The connection task is gone; its unlink will fail this request.

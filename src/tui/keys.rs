@@ -78,6 +78,10 @@ impl App {
                     self.popup = Some(Popup::Link);
                     return Vec::new();
                 }
+                KeyCode::Char('t') => {
+                    prompt::open(self, PromptKind::Deadline);
+                    return Vec::new();
+                }
                 KeyCode::Esc => {
                     self.focus = Focus::Editor;
                     return Vec::new();
@@ -135,6 +139,7 @@ impl App {
             targets,
             kind: "exec-lua".into(),
             payload: json!({ "code": code }),
+            deadline: self.run_deadline,
         }]
     }
 

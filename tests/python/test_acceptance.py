@@ -35,6 +35,7 @@ BIN = REPO / "target" / "debug" / "trapdesk"
 
 TOOLS = {
     "probe-computers",
+    "exec-lua-many",
     "exec-lua",
     "run-file",
     "write-file",

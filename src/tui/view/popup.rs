@@ -43,6 +43,10 @@ pub const HELP: &[(&str, &str)] = &[
         "s",
         "the secret and the line that links a computer (outside the editor)",
     ),
+    (
+        "t",
+        "deadline for your F5/F6 runs (default none: c cancels)",
+    ),
     ("Esc", "close a popup; leave a pane for the editor"),
     ("F1 / ?", "this help (? outside the editor)"),
     (
@@ -268,6 +272,7 @@ fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let (title, label) = match p.kind {
         PromptKind::RunFile => (" Run file (Enter runs, Tab completes, Esc) ", "run "),
         PromptKind::Search => (" Search output (Enter, Esc) ", "/"),
+        PromptKind::Deadline => (" Deadline for your runs (Enter, Esc) ", "seconds: "),
     };
     let r = centred(area, area.width.saturating_sub(10).min(90), 4);
     Clear.render(r, buf);
@@ -276,6 +281,9 @@ fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let hint = p.hint.clone().unwrap_or_else(|| match p.kind {
         PromptKind::RunFile => "e.g. programs/dig.lua 3 \"deep shaft\"".into(),
         PromptKind::Search => "case-insensitive; n / N for more".into(),
+        PromptKind::Deadline => {
+            "empty: none (cancel with c); 90, 90s or 5m: stop after that".into()
+        }
     });
     let lines = vec![
         Line::from(vec![Span::styled(label, t.key), Span::raw(shown.clone())]),
