@@ -99,5 +99,47 @@ settings.save()
 print("Linking to ws://" .. HOST .. "/gateway")
 print("Uninstall with: " .. ROOT .. "uninstall.lua")
 
--- Start now (a running older client is replaced: new instances stop old ones).
-shell.run(startFile)
+-- Waits for the client's first word from the host (the daemon queues `trapdesk_link`) and
+-- says which it was and what to do, so that a wrong secret is not a silent prompt.
+local function report()
+    local timer = os.startTimer(15)
+    local retried = false
+    while true do
+        local ev, what, detail = os.pullEvent()
+        if ev == "trapdesk_link" and what == "linked" then
+            print("Linked to trapdesk as " .. tostring(detail) .. ".")
+            return
+        elseif ev == "trapdesk_link" and what == "refused" then
+            printError("trapdesk refused this computer: " .. tostring(detail))
+            if tostring(detail):find("auth") then
+                print("The secret is wrong. In the trapdesk console press s (or read what")
+                print("trapdesk --mcp-only printed), then on this computer run:")
+                print("  set sandbox.password <secret>")
+                print("(the client retries every minute), or run the installer again:")
+                print("  wget run http://" .. HOST .. "/install.lua <secret>")
+            else
+                print("Update the client: wget run http://" .. HOST .. "/install.lua")
+            end
+            return
+        elseif ev == "trapdesk_link" and what == "retrying" and not retried then
+            retried = true
+            print("Not linked yet (" .. tostring(detail) .. "); retrying in the background.")
+        elseif ev == "timer" and what == timer then
+            print("No answer from trapdesk in 15 s; the client keeps trying.")
+            print("Its log: " .. ROOT .. "daemon.log")
+            return
+        end
+    end
+end
+
+-- Start now (a running older client is replaced: new instances stop old ones). On an
+-- advanced computer the client opens its own tabs and this returns at once; otherwise the
+-- startup file keeps a shell running and never returns, so the report runs beside it.
+if multishell and shell.openTab then
+    shell.run(startFile)
+    report()
+elseif parallel and parallel.waitForAll then
+    parallel.waitForAll(function() shell.run(startFile) end, report)
+else
+    shell.run(startFile)
+end

@@ -36,6 +36,29 @@ pub enum StartError {
     },
 }
 
+/// Connections the kernel may hold finished but not yet accepted. tokio's `bind` asks for
+/// 1,024; a base whose computers all relink at once (a server restart) fills that faster than
+/// one accept loop empties it, and every connection past it loses its SYN and waits a whole
+/// second to retry (BENCHMARKS.md, "10,000 computers linking at once"). The kernel caps it at
+/// `net.core.somaxconn` (4,096 on current Linux).
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// Binds a listener with [`LISTEN_BACKLOG`].
+///
+/// # Errors
+/// When the address cannot be bound.
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // As std and tokio do: a restarted host can rebind while old connections sit in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// The OS's reason once, without the "(os error 98)" suffix people do not need.
 fn os_text(e: &std::io::Error) -> String {
     let text = e.to_string();
@@ -62,17 +85,6 @@ fn bind_hint(e: &std::io::Error, flag: &str) -> String {
     }
 }
 
-/// The line a person types on a computer to install the client and link it to this gateway.
-/// A wildcard bind address is no address a computer can reach, so it becomes this machine's
-/// loopback address, which a computer on the same machine (CraftOS-PC, a local world) can.
-pub fn install_line(gateway: SocketAddr, secret: &str) -> String {
-    let mut addr = gateway;
-    if addr.ip().is_unspecified() {
-        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
-    }
-    format!("wget run http://{addr}/install.lua {secret}")
-}
-
 /// A running host: gateway + MCP endpoint around one session.
 pub struct Host {
     pub session: Session,
@@ -82,8 +94,14 @@ pub struct Host {
     /// Where the MCP endpoint actually listens.
     pub mcp_addr: SocketAddr,
     pub shutdown: CancellationToken,
+    /// Stops the gateway, the MCP endpoint and the demo: cancelled only after the session has
+    /// failed its pending requests with `shutting_down` and agents have had their results.
+    parts: CancellationToken,
     tasks: JoinSet<()>,
 }
+
+/// How long a stopping host waits for agents' tool calls to deliver their results.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl Host {
     /// Binds both listeners and starts serving. The settings' bind addresses are replaced by
@@ -92,18 +110,14 @@ impl Host {
     /// # Errors
     /// When a listener cannot be bound.
     pub async fn start(mut settings: Settings, persist: bool) -> Result<Host, StartError> {
-        let gw = TcpListener::bind(settings.gateway_bind)
-            .await
-            .map_err(|source| StartError::GatewayBind {
-                addr: settings.gateway_bind,
-                source,
-            })?;
-        let mcp = TcpListener::bind(settings.mcp_bind)
-            .await
-            .map_err(|source| StartError::McpBind {
-                addr: settings.mcp_bind,
-                source,
-            })?;
+        let gw = listen(settings.gateway_bind).map_err(|source| StartError::GatewayBind {
+            addr: settings.gateway_bind,
+            source,
+        })?;
+        let mcp = listen(settings.mcp_bind).map_err(|source| StartError::McpBind {
+            addr: settings.mcp_bind,
+            source,
+        })?;
         let gateway_addr = gw.local_addr().map_err(|source| StartError::GatewayBind {
             addr: settings.gateway_bind,
             source,
@@ -117,21 +131,43 @@ impl Host {
         let settings = Arc::new(settings);
         let session = Session::new((*settings).clone(), persist);
         let shutdown = CancellationToken::new();
+        let parts = CancellationToken::new();
         let mut tasks = JoinSet::new();
         {
-            let (session, settings, shutdown) =
-                (session.clone(), settings.clone(), shutdown.clone());
+            // However the host is asked to stop (the console quits, a signal, `stop`), pending
+            // requests end at once with `shutting_down` and the output so far, and the MCP
+            // endpoint stays up until agents got those results; only then do the parts stop.
+            let (session, shutdown, parts) = (session.clone(), shutdown.clone(), parts.clone());
             tasks.spawn(async move {
-                if let Err(e) = gateway::serve(gw, session, settings, shutdown.clone()).await {
+                shutdown.cancelled().await;
+                session.shutdown();
+                let deadline = tokio::time::Instant::now() + DRAIN;
+                while session.tool_calls_running() > 0 && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                // The last results are written after they are recorded.
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                parts.cancel();
+            });
+        }
+        {
+            let (session, settings, stop, shutdown) = (
+                session.clone(),
+                settings.clone(),
+                parts.clone(),
+                shutdown.clone(),
+            );
+            tasks.spawn(async move {
+                if let Err(e) = gateway::serve(gw, session, settings, stop).await {
                     tracing::error!("gateway stopped: {e}");
                     shutdown.cancel();
                 }
             });
         }
         {
-            let (session, shutdown) = (session.clone(), shutdown.clone());
+            let (session, stop, shutdown) = (session.clone(), parts.clone(), shutdown.clone());
             tasks.spawn(async move {
-                if let Err(e) = crate::mcp::serve_http(session, mcp, shutdown.clone()).await {
+                if let Err(e) = crate::mcp::serve_http(session, mcp, stop).await {
                     tracing::error!("MCP endpoint stopped: {e}");
                     shutdown.cancel();
                 }
@@ -148,6 +184,7 @@ impl Host {
             gateway_addr,
             mcp_addr,
             shutdown,
+            parts,
             tasks,
         })
     }
@@ -167,7 +204,7 @@ impl Host {
         let url = self.gateway_url();
         let secret = self.settings.secret.clone();
         let dir = self.settings.data_dir.clone();
-        let shutdown = self.shutdown.clone();
+        let shutdown = self.parts.clone();
         self.tasks.spawn(async move {
             if let Err(e) = crate::emu::run_demo(n, &url, &secret, &dir, shutdown).await {
                 tracing::error!("demo computers stopped: {e}");
@@ -177,7 +214,6 @@ impl Host {
 
     /// Stops everything and waits for the parts to finish.
     pub async fn stop(mut self) {
-        self.session.shutdown();
         self.shutdown.cancel();
         while self.tasks.join_next().await.is_some() {}
     }

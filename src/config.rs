@@ -76,6 +76,17 @@ pub fn parse_bind(text: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("{text:?} resolves to no address"))
 }
 
+/// The line a person types on a computer to install the client and link it to this gateway.
+/// A wildcard bind address is no address a computer can reach, so it becomes this machine's
+/// loopback address, which a computer on the same machine (CraftOS-PC, a local world) can.
+pub fn install_line(gateway: SocketAddr, secret: &str) -> String {
+    let mut addr = gateway;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    format!("wget run http://{addr}/install.lua {secret}")
+}
+
 /// `config.toml`: every key optional; flags and environment beat it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -76,7 +76,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
         // One line a person can type on a computer as it is, secret included.
         eprintln!(
             "link a computer by typing on it: {}",
-            trapdesk::app::install_line(host.gateway_addr, &host.settings.secret)
+            config::install_line(host.gateway_addr, &host.settings.secret)
         );
         match &host.settings.secret_source {
             SecretSource::Generated(p) => eprintln!(

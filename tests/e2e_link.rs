@@ -34,15 +34,47 @@ fn run_installer(
     host: &support::TestHost,
     computer: &Computer,
 ) -> tokio::task::JoinHandle<Result<String, trapdesk::emu::EmuError>> {
+    run_installer_with(host, computer, SECRET)
+}
+
+fn run_installer_with(
+    host: &support::TestHost,
+    computer: &Computer,
+    secret: &str,
+) -> tokio::task::JoinHandle<Result<String, trapdesk::emu::EmuError>> {
     let code = format!(
         r#"local h = assert(http.get("http://{}/install.lua"))
            local src = h.readAll() h.close()
            local f = assert(load(src, "install.lua", "t", _ENV))
-           f("{SECRET}")"#,
+           f("{secret}")"#,
         host.gateway_addr
     );
     let c = computer.clone();
     tokio::spawn(async move { c.run_lua(&code).await })
+}
+
+/// A wrong secret is said on the computer, with what to do, and shows in the session log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_installer_says_when_the_host_refuses_the_secret() {
+    let host = start_host().await;
+    let (computer, _root) = bare_computer(&host, 6, "wrong", |_| {});
+    let run = run_installer_with(&host, &computer, "not-the-secret");
+    let screen = || computer.screen_text().join("\n");
+    wait_until(|| screen().contains("trapdesk refused this computer")).await;
+    let text = screen();
+    assert!(text.contains("set sandbox.password"), "{text}");
+    assert!(!text.contains("Linked to trapdesk"), "{text}");
+    wait_until(|| host.session.recent(50).iter().any(|e| e.event == "refused")).await;
+    let e = host
+        .session
+        .recent(50)
+        .into_iter()
+        .find(|e| e.event == "refused")
+        .unwrap();
+    assert_eq!(e.who.as_deref(), Some("6:wrong"));
+    assert!(e.detail.contains("wrong secret"), "{e:?}");
+    run.abort();
+    computer.shutdown();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -51,6 +83,14 @@ async fn the_installer_links_a_fresh_computer() {
     let (computer, root) = bare_computer(&host, 5, "fresh", |_| {});
     let run = run_installer(&host, &computer);
     wait_until(|| host.session.computer("5:fresh").is_some_and(|c| c.online)).await;
+    // The installer waited for the welcome and said so.
+    wait_until(|| {
+        computer
+            .screen_text()
+            .join("\n")
+            .contains("Linked to trapdesk as 5:fresh")
+    })
+    .await;
     assert!(root.join("startup/trapdesk.lua").is_file());
     assert!(root.join("trapdesk/servers/sandbox.lua").is_file());
     let r = host

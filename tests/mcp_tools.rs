@@ -12,8 +12,9 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 9] = [
+const TOOLS: [&str; 10] = [
     "probe-computers",
+    "exec-lua-many",
     "exec-lua",
     "run-file",
     "write-file",
@@ -146,12 +147,61 @@ async fn failures_are_tool_errors_with_output() {
 }
 
 #[tokio::test]
-async fn arguments_that_fail_the_schema_are_protocol_errors() {
+async fn arguments_that_fail_the_schema_are_error_results_naming_the_field() {
     let h = host().await;
     let (client, _) = connect(&h.url).await;
+    // MCP 2025-11-25: a tool result with isError, naming the field, so the model can correct
+    // its call; not a JSON-RPC -32602.
     let bad = CallToolRequestParams::new("exec-lua")
         .with_arguments(json!({"traposId": 7}).as_object().unwrap().clone());
-    assert!(client.call_tool(bad).await.is_err());
+    let r = client.call_tool(bad).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    let d = data(&r);
+    assert_eq!(d["error"]["code"], "invalid_arguments");
+    assert_eq!(d["field"], "code", "{d}");
+    assert!(
+        text(&r).starts_with("invalid_arguments: exec-lua: invalid argument code"),
+        "{}",
+        text(&r)
+    );
+    let bad = CallToolRequestParams::new("exec-lua").with_arguments(
+        json!({"traposId": 7, "code": "return 1"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let r = client.call_tool(bad).await.unwrap();
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(data(&r)["field"], "traposId");
+    assert!(text(&r).contains("expected string, got 7"), "{}", text(&r));
+    let bad = CallToolRequestParams::new("read-file").with_arguments(
+        json!({"traposId": "miner", "path": "/a", "offset": "x"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    let r = client.call_tool(bad).await.unwrap();
+    assert_eq!(
+        (r.is_error, data(&r)["field"].clone()),
+        (Some(true), json!("offset"))
+    );
+    // Out of the documented range.
+    for ms in [0, 99_999_999] {
+        let r = call(
+            &client,
+            "exec-lua",
+            json!({"traposId": "miner", "code": "return 1", "timeoutMs": ms}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(data(&r)["field"], "timeoutMs");
+        assert!(
+            text(&r).contains("expected 1 to 600000 milliseconds"),
+            "{}",
+            text(&r)
+        );
+    }
+    // An unknown tool stays a protocol error.
     assert!(
         client
             .call_tool(CallToolRequestParams::new("no-such-tool"))
@@ -463,7 +513,7 @@ async fn stateless_era_client_works_and_is_named_from_meta() {
     let h = host().await;
     let (client, _) = connect_stateless(&h.url).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 9);
+    assert_eq!(tools.len(), TOOLS.len());
     let r = call(
         &client,
         "exec-lua",

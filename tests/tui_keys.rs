@@ -50,6 +50,7 @@ async fn f5_sends_exec_lua_to_the_selected_computer() {
             targets: vec!["7:miner".into()],
             kind: "exec-lua".into(),
             payload: json!({"code": "print('hi')\nreturn 1"}),
+            deadline: None,
         }]
     );
 }
@@ -93,6 +94,7 @@ async fn f6_parses_quoted_arguments() {
             targets: vec!["7:miner".into()],
             kind: "run-file".into(),
             payload: json!({"path": "programs/dig.lua", "args": ["3", "deep shaft"]}),
+            deadline: None,
         }]
     );
     assert_eq!(app.popup, None);
@@ -351,6 +353,7 @@ async fn clicking_a_key_hint_presses_that_key() {
             targets: vec!["7:miner".into()],
             kind: "exec-lua".into(),
             payload: json!({"code": "return 1"}),
+            deadline: None,
         }]
     );
     // "F6 file" opens the run-file prompt.
@@ -367,4 +370,81 @@ async fn clicking_a_key_hint_presses_that_key() {
             .is_empty()
     );
     assert!(app.popup.is_none());
+}
+
+#[tokio::test]
+async fn s_shows_the_secret_and_the_install_line_and_help_has_them() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.on_key(key(KeyCode::Tab));
+    assert_ne!(app.focus, Focus::Editor);
+    app.on_key(key(KeyCode::Char('s')));
+    assert_eq!(app.popup, Some(Popup::Link));
+    let line = trapdesk::config::install_line(app.settings.gateway_bind, &app.settings.secret);
+    let text = screen(&app, 120, 30);
+    assert!(text.contains(&line), "{text}");
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.popup, None);
+    app.on_key(key(KeyCode::Char('?')));
+    let text = screen(&app, 120, 40);
+    assert!(text.contains(&line), "{text}");
+    // In the editor, s is a letter.
+    app.on_key(key(KeyCode::Esc));
+    app.focus = Focus::Editor;
+    app.on_key(key(KeyCode::Char('s')));
+    assert_eq!(app.popup, None);
+}
+
+#[tokio::test]
+async fn t_sets_a_deadline_for_the_persons_runs_and_empty_clears_it() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char('t')));
+    typ(&mut app, "5m");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.run_deadline, Some(std::time::Duration::from_secs(300)));
+    app.on_key(key(KeyCode::Esc));
+    typ(&mut app, "x");
+    let out = app.on_key(key(KeyCode::F(5)));
+    let Some(Intent::Start { deadline, .. }) = out.first() else {
+        panic!("no start: {out:?}");
+    };
+    assert_eq!(*deadline, Some(std::time::Duration::from_secs(300)));
+    // Nonsense is refused in the prompt, which stays open.
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Char('t')));
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    typ(&mut app, "soon");
+    app.on_key(key(KeyCode::Enter));
+    assert!(matches!(app.popup, Some(Popup::Prompt(_))));
+    for _ in 0..4 {
+        app.on_key(key(KeyCode::Backspace));
+    }
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.run_deadline, None);
+    app.on_key(key(KeyCode::F(6)));
+    typ(&mut app, "dig.lua");
+    let out = app.on_key(key(KeyCode::Enter));
+    let Some(Intent::Start { deadline, .. }) = out.first() else {
+        panic!("no start: {out:?}");
+    };
+    assert_eq!(*deadline, None);
+}
+
+#[tokio::test]
+async fn a_second_slash_starts_a_new_search() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.focus = Focus::Output;
+    app.on_key(key(KeyCode::Char('/')));
+    typ(&mut app, "fuel");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.scroll.search.as_deref(), Some("fuel"));
+    app.on_key(key(KeyCode::Char('/')));
+    typ(&mut app, "coal");
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.scroll.search.as_deref(), Some("coal"));
 }

@@ -81,3 +81,47 @@ async fn f5_runs_on_a_linked_computer_and_the_outcome_shows() {
     assert!(text.contains("· ok"), "{text}");
     assert!(text.contains("└ → 42"), "{text}");
 }
+
+/// A refused link (here: through the real gateway, a wrong secret) reaches the status line
+/// with who, from where and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_link_shows_in_the_status_line() {
+    use futures_util::{SinkExt, StreamExt};
+    let mut s = settings();
+    s.gateway_bind = "127.0.0.1:0".parse().unwrap_or(s.gateway_bind);
+    s.mcp_bind = "127.0.0.1:0".parse().unwrap_or(s.mcp_bind);
+    let Ok(host) = trapdesk::app::Host::start(s, false).await else {
+        panic!("host did not start")
+    };
+    let mut events = host.session.subscribe();
+    let url = format!("ws://{}/gateway", host.gateway_addr);
+    let Ok((mut ws, _)) = tokio_tungstenite::connect_async(&url).await else {
+        panic!("no connection")
+    };
+    let hello = r#"{"type":"hello","protocol":1,"computer_id":4,"label":"farm","secret":"wrong","serves":[]}"#;
+    if ws
+        .send(tokio_tungstenite::tungstenite::Message::Text(hello.into()))
+        .await
+        .is_err()
+    {
+        panic!("hello not sent")
+    }
+    while ws.next().await.is_some() {}
+    let mut app = app();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let Ok(Ok(ev)) = tokio::time::timeout_at(deadline, events.recv()).await else {
+            panic!("no refused entry")
+        };
+        app.note(&ev);
+        if matches!(&ev, trapdesk::session::Event::Logged { entry } if entry.event == "refused") {
+            break;
+        }
+    }
+    let text = screen(&app, 160, 30);
+    assert!(
+        text.contains("link refused: 4:farm from 127.0.0.1:"),
+        "{text}"
+    );
+    assert!(text.contains("wrong secret"), "{text}");
+}

@@ -20,7 +20,7 @@ lib.MAX_DEPTH = 8
 lib.MAX_ENTRIES = 1000
 
 local floor, huge = math.floor, math.huge
-local select, tostring, type, pairs = select, tostring, type, pairs
+local select, tostring, type, pairs, ipairs = select, tostring, type, pairs, ipairs
 local array_mt = { __jsontype = "array" }
 local function array(t) return setmetatable(t or {}, array_mt) end
 
@@ -154,37 +154,62 @@ end
 
 -- Output capture ------------------------------------------------------------
 
+--- The marker put where output was left out (the host recognises it and replaces it with
+-- one that says how to read the rest).
+function lib.cutMarker(n)
+    return ("\n[… trapdesk cut %d bytes of output here …]\n"):format(n)
+end
+
 --- A capture of what a chunk prints.
 --
 -- `capture.print`, `capture.write` and `capture.printError` behave like CC's
 -- globals (print joins its arguments with tabs and ends with "\n";
 -- printError prints the same way on stream "err"), but append to the
 -- capture instead of drawing. `onOutput(stream, text)` sees every piece as it
--- is produced; the kept text is cut at `limit` bytes.
+-- is produced. The kept text is at most `limit` bytes: its head and its tail
+-- (the end is what a reader needs most), with a marker between them saying how
+-- many bytes were left out; the totals count everything.
 -- @tparam[opt] function onOutput Called with (stream, text) for each piece.
 -- @tparam[opt] number limit Bytes kept (default @{MAX_OUTPUT}).
 -- @treturn table The capture.
 function lib.newCapture(onOutput, limit)
     limit = limit or lib.MAX_OUTPUT
-    local parts, size, truncated = {}, 0, false
+    local headLimit = floor(limit / 2)
+    local tailLimit = limit - headLimit
+    local head, headSize = {}, 0
+    local tail, tailSize = {}, 0
+    local bytes, newlines, endsOpen = 0, 0, false
     local cap = {}
 
     local function emit(stream, text)
         if text == "" then return end
-        if size < limit then
-            local room = limit - size
-            if #text > room then
-                parts[#parts + 1] = text:sub(1, room)
-                size = limit
-                truncated = true
+        local all = text
+        bytes = bytes + #text
+        local _, n = text:gsub("\n", "")
+        newlines = newlines + n
+        endsOpen = text:sub(-1) ~= "\n"
+        if headSize < headLimit then
+            local room = headLimit - headSize
+            if #text <= room then
+                head[#head + 1] = text
+                headSize = headSize + #text
+                text = ""
             else
-                parts[#parts + 1] = text
-                size = size + #text
+                head[#head + 1] = text:sub(1, room)
+                headSize = headLimit
+                text = text:sub(room + 1)
             end
-        else
-            truncated = true
         end
-        if onOutput then onOutput(stream, text) end
+        if text ~= "" then
+            tail[#tail + 1] = text
+            tailSize = tailSize + #text
+            -- Keep at most twice the tail's share, so that a long run does not pile up.
+            if tailSize > 2 * tailLimit then
+                local t = table.concat(tail):sub(-tailLimit)
+                tail, tailSize = { t }, #t
+            end
+        end
+        if onOutput then onOutput(stream, all) end
     end
     cap.emit = emit
 
@@ -219,10 +244,100 @@ function lib.newCapture(onOutput, limit)
         return lines(text)
     end
 
-    --- The kept text and whether it was cut.
-    function cap.text() return table.concat(parts), truncated end
+    --- The kept text and whether anything was left out.
+    function cap.text()
+        local t = table.concat(tail)
+        if #t > tailLimit then t = t:sub(-tailLimit) end
+        local cut = bytes - headSize - #t
+        if cut <= 0 then return table.concat(head) .. t, false end
+        return table.concat(head) .. lib.cutMarker(cut) .. t, true
+    end
+
+    --- Totals: bytes produced, lines produced (an unfinished last line counts), bytes kept.
+    function cap.totals()
+        local t = tailSize > tailLimit and tailLimit or tailSize
+        return bytes, newlines + ((bytes > 0 and endsOpen) and 1 or 0), headSize + t
+    end
 
     return cap
+end
+
+--- The output fields of a Result: the kept text and the true totals.
+local function outputFields(cap, result)
+    local output, truncated = cap.text()
+    local bytes, lines, kept = cap.totals()
+    result.output, result.output_truncated = output, truncated
+    result.output_bytes, result.output_lines = bytes, lines
+    if truncated then result.output_kept_bytes = kept end
+    return result
+end
+lib.outputFields = outputFields
+
+--- A terminal that draws into a capture, for @{term.redirect} while a chunk runs.
+--
+-- Everything a chunk draws through any API (`term.write`, the global `print`
+-- of a program it runs with `shell.run`, `os.run` or `dofile`, `printError`,
+-- `blit`) becomes text of the capture, as CC's own multishell gives each tab
+-- its own terminal. Moving to the next row is a newline; scrolling is one per
+-- row; other cursor moves end the current line when something is on it. Text
+-- drawn in red (how `printError` draws on a colour terminal) goes to the
+-- "err" stream.
+-- @tparam table cap A capture from @{newCapture}.
+-- @tparam[opt] table parent The terminal it stands in for (its size is reported).
+-- @treturn table A terminal object.
+function lib.newTerm(cap, parent)
+    local w, h = 51, 19
+    if parent and parent.getSize then
+        local ok, a, b = pcall(parent.getSize)
+        if ok and type(a) == "number" and type(b) == "number" then w, h = a, b end
+    end
+    local RED, WHITE, BLACK = 0x4000, 0x1, 0x8000
+    local x, y, fg, bg, blink = 1, 1, WHITE, BLACK, false
+    local lineOpen = false
+    local t = {}
+    local function stream() return fg == RED and "err" or "out" end
+    local function newline()
+        cap.emit(stream(), "\n")
+        lineOpen = false
+    end
+    function t.write(text)
+        text = tostring(text)
+        if text == "" then return end
+        cap.emit(stream(), text)
+        lineOpen = true
+        x = x + #text
+    end
+    function t.blit(text, _, _) t.write(text) end
+    function t.setCursorPos(nx, ny)
+        nx, ny = floor(tonumber(nx) or x), floor(tonumber(ny) or y)
+        if ny == y + 1 or (ny ~= y and lineOpen) then newline() end
+        x, y = nx, ny
+    end
+    function t.getCursorPos() return x, y end
+    function t.scroll(n)
+        n = tonumber(n) or 0
+        -- The text moves up; the cursor stays on its row, as on a real terminal.
+        for _ = 1, n do newline() end
+    end
+    function t.clear() if lineOpen then newline() end end
+    function t.clearLine() end
+    function t.getSize() return w, h end
+    function t.setCursorBlink(b) blink = b and true or false end
+    function t.getCursorBlink() return blink end
+    function t.isColour() return true end
+    function t.setTextColour(c) fg = c end
+    function t.getTextColour() return fg end
+    function t.setBackgroundColour(c) bg = c end
+    function t.getBackgroundColour() return bg end
+    function t.setPaletteColour() end
+    function t.getPaletteColour(c)
+        if parent and parent.getPaletteColour then return parent.getPaletteColour(c) end
+        return 1, 1, 1
+    end
+    t.isColor, t.setTextColor, t.getTextColor = t.isColour, t.setTextColour, t.getTextColour
+    t.setBackgroundColor, t.getBackgroundColor = t.setBackgroundColour, t.getBackgroundColour
+    t.setPaletteColor, t.getPaletteColor = t.setPaletteColour, t.getPaletteColour
+    return t
 end
 
 -- Running code --------------------------------------------------------------
@@ -234,37 +349,99 @@ local function makeEnv(cap, base)
     return setmetatable(env, { __index = base })
 end
 
-local function errorResult(cap, started, message, traceback)
-    local output, truncated = cap.text()
-    return {
-        ok = false, error = message, traceback = traceback,
-        output = output, output_truncated = truncated,
+local function errorResult(cap, started, message, traceback, value)
+    return outputFields(cap, {
+        ok = false, error = message, traceback = traceback, error_value = value,
         returns = array(), n = 0, duration_ms = now_ms() - started,
-    }
+    })
 end
 
-local function run(fn, args, cap, started)
-    local traceback
+--- A value as the console shows it: strings quoted, tables as `{a=1, 2}`.
+function lib.render(v, depth)
+    depth = depth or 0
+    local tv = type(v)
+    if tv == "string" then return (("%q"):format(v):gsub("\\\n", "\\n")) end
+    if tv ~= "table" then return tostring(v) end
+    local mt = getmetatable(v)
+    if type(mt) == "table" and mt.__tostring then
+        local ok, s = pcall(tostring, v)
+        if ok then return s end
+    end
+    if depth >= 3 then return "{…}" end
+    local parts, count = {}, 0
+    local arr, n = isArray(v)
+    if arr then
+        for i = 1, n do
+            count = count + 1
+            if count > 8 then parts[#parts + 1] = "…" break end
+            parts[#parts + 1] = lib.render(v[i], depth + 1)
+        end
+    else
+        local keys = {}
+        for k in pairs(v) do keys[#keys + 1] = k end
+        table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+        for _, k in ipairs(keys) do
+            count = count + 1
+            if count > 8 then parts[#parts + 1] = "…" break end
+            local key = (type(k) == "string" and k:match("^[%a_][%w_]*$")) and k or ("[" .. lib.render(k, depth + 1) .. "]")
+            parts[#parts + 1] = key .. "=" .. lib.render(v[k], depth + 1)
+        end
+    end
+    return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+--- A traceback without the frames of the client that ran the chunk: everything after
+-- the chunk's own outermost frame is ours, not the caller's.
+function lib.cutTraceback(tb, label)
+    if type(tb) ~= "string" then return tb end
+    local lines = {}
+    for line in (tb .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+    local last
+    if label then
+        local pat = "^%s*" .. label:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0") .. ":"
+        for i, line in ipairs(lines) do if line:find(pat) then last = i end end
+    end
+    local out = {}
+    for i, line in ipairs(lines) do
+        if last then
+            if i > last then break end
+        elseif line:find("apis/libmcpcomputer%.lua") or line:find("apis/libsandbox%.lua")
+            or line:find("mcp%-computer%-server%.lua") or line:find("in function 'xpcall'")
+            or line:find("in function <[^>]*xpcall") then
+            break
+        end
+        out[#out + 1] = line
+    end
+    return table.concat(out, "\n")
+end
+
+local function run(fn, args, cap, started, label)
+    local traceback, value
     local function handler(err)
         if type(err) ~= "string" then
-            local ok, s = pcall(tostring, err)
+            value = lib.describe(err)
+            local ok, s = pcall(lib.render, err)
             err = ok and s or "(error object is not a string)"
         end
         traceback = debug and debug.traceback and debug.traceback(err, 2) or err
+        traceback = lib.cutTraceback(traceback, label)
         return err
     end
     -- xpcall is yieldable in Lua 5.2 / Cobalt, so a chunk may sleep, pull
     -- events or call peripherals. CC's "Too long without yielding" is an
     -- ordinary error here and is caught like any other.
     local res = table.pack(xpcall(function() return fn(table.unpack(args, 1, args.n)) end, handler))
-    if not res[1] then return errorResult(cap, started, res[2], traceback) end
+    if not res[1] then return errorResult(cap, started, res[2], traceback, value) end
     local values = table.pack(table.unpack(res, 2, res.n))
     local returns, n = lib.describeAll(values)
-    local output, truncated = cap.text()
-    return {
-        ok = true, returns = returns, n = n, output = output,
-        output_truncated = truncated, duration_ms = now_ms() - started,
-    }
+    return outputFields(cap, { ok = true, returns = returns, n = n, duration_ms = now_ms() - started })
+end
+
+--- The name a chunk's frames carry in a traceback.
+local function labelOf(name)
+    local first = name:sub(1, 1)
+    if first == "=" or first == "@" then return name:sub(2) end
+    return '[string "' .. name .. '"]'
 end
 
 --- Run a Lua chunk with captured output.
@@ -282,7 +459,7 @@ function lib.executeLua(code, name, opts)
     local env = makeEnv(cap, opts.env or _ENV)
     local fn, err = load(code, name or "=exec", "t", env)
     if not fn then return errorResult(cap, started, err) end
-    return run(fn, { n = 0 }, cap, started)
+    return run(fn, { n = 0 }, cap, started, labelOf(name or "=exec"))
 end
 
 --- Run a file with arguments, in the same captured environment.
@@ -312,7 +489,7 @@ function lib.runFile(path, args, opts)
     env.arg = arg
     local fn, err = load(src, "@" .. path, "t", env)
     if not fn then return errorResult(cap, started, err) end
-    return run(fn, packed, cap, started)
+    return run(fn, packed, cap, started, path)
 end
 
 -- Files -----------------------------------------------------------------------

@@ -165,8 +165,18 @@ function sandbox.serve(types, handler, opts)
         for i = #order, 1, -1 do if order[i] == id then table.remove(order, i) end end
     end
 
+    -- Each job draws on its own terminal (a handler may redirect it, as the exec server does to
+    -- capture a chunk's drawing): it is made current while the job runs and the one before
+    -- is restored after, as multishell does for each tab.
+    local hasTerm = type(term) == "table" and term.redirect and term.current
     local function step(job, ...)
+        local before = hasTerm and term.current()
+        if hasTerm and job.term then term.redirect(job.term) end
         local res = table.pack(coroutine.resume(job.co, ...))
+        if hasTerm then
+            job.term = term.current()
+            if job.term ~= before then term.redirect(before) end
+        end
         flush(job)
         if coroutine.status(job.co) == "dead" then
             remove(job.req.id)

@@ -57,11 +57,23 @@ local chunkEnv = _ENV
 
 local handlers = {}
 
+-- The chunk's output: its own print/write/printError, and everything drawn on its terminal
+-- (programs it runs with shell.run, os.run or dofile print there). The terminal is this
+-- request's alone: libsandbox's scheduler makes it current only while the chunk runs, as
+-- multishell does for each tab.
+local function capture(req)
+    req.capture = lib.newCapture(req.output)
+    if term and term.redirect and term.current then
+        req.term = lib.newTerm(req.capture, term.current())
+        term.redirect(req.term)
+    end
+end
+
 handlers["exec-lua"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.code) ~= "string" then return badRequest("exec-lua needs a string code") end
     if p.name ~= nil and type(p.name) ~= "string" then return badRequest("name must be a string") end
-    req.capture = lib.newCapture(req.output)
+    capture(req)
     return true, lib.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv })
 end
 
@@ -77,7 +89,7 @@ handlers["run-file"] = function(req)
     elseif p.args ~= nil and p.args ~= sandbox.json.null then
         return badRequest("args must be an array of strings")
     end
-    req.capture = lib.newCapture(req.output)
+    capture(req)
     return true, lib.runFile(p.path, args, { capture = req.capture, env = chunkEnv })
 end
 
@@ -133,6 +145,10 @@ sandbox.serve(types, function(req)
 end, {
     name = "mcp-computer-server",
     onCancel = function(req)
-        if req.capture then return { output = (req.capture.text()) } end
+        if req.capture then
+            local f = lib.outputFields(req.capture, {})
+            return { output = f.output, output_truncated = f.output_truncated,
+                output_bytes = f.output_bytes, output_lines = f.output_lines }
+        end
     end,
 })

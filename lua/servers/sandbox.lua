@@ -269,6 +269,7 @@ handleMessage = function(msg)
         if type(msg.max_message) == "number" and msg.max_message >= 1024 then hostMax = msg.max_message end
         send({ type = "serve", types = servedTypes() })
         os.queueEvent("trapdesk_daemon_up")
+        os.queueEvent("trapdesk_link", "linked", tostring(msg.trapos_id))
         if not linkedOnce then say("linked as " .. tostring(msg.trapos_id)) end
         linkedOnce = true
         log("linked as " .. tostring(msg.trapos_id))
@@ -298,6 +299,11 @@ drop = function(code, reason)
         hostRequests[wire] = nil
     end
     log(("link down (%s): %s"):format(tostring(code), tostring(reason)))
+    if code == 4001 or code == 4003 then
+        os.queueEvent("trapdesk_link", "refused", tostring(reason or code))
+    else
+        os.queueEvent("trapdesk_link", "retrying", tostring(reason or code or "link down"))
+    end
     if code == 4001 then
         say("the host refused the secret. Set it with: set sandbox.password <secret> (retrying every minute)")
         scheduleRetry(60)
@@ -329,6 +335,7 @@ local function failed(err)
     setPhase("idle")
     err = tostring(err)
     log("connect failed: " .. err)
+    os.queueEvent("trapdesk_link", "retrying", err)
     if err:find("not permitted") or err:find("blocked") then
         say("CC refused " .. tostring(settings.get("sandbox.url")) .. " (" .. err .. "): allow the host in the world's serverconfig/computercraft-server.toml (see /trapdesk docs)")
     end

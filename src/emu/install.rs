@@ -142,6 +142,7 @@ pub async fn run_emulate(
         ComputerSpec::new(id, label, root.to_path_buf()),
         tokio::runtime::Handle::current(),
     )?;
+    let status = tokio::spawn(print_link_status(root.join("trapdesk/daemon.log")));
     tokio::select! {
         () = shutdown.cancelled() => {
             computer.shutdown();
@@ -149,12 +150,78 @@ pub async fn run_emulate(
         }
         () = computer.wait_stopped() => {}
     }
+    status.abort();
     Ok(())
+}
+
+/// What `trapdesk emulate` tells the person about the link, from one line of the real
+/// daemon's log (`/trapdesk/daemon.log` on the emulated disk), or `None` for the rest.
+pub fn link_status(line: &str) -> Option<String> {
+    // Lines are "[epoch ms] message".
+    let msg = line.split_once("] ").map_or(line, |(_, m)| m);
+    if let Some(id) = msg.strip_prefix("linked as ") {
+        return Some(format!("linked as {id}"));
+    }
+    if msg.starts_with("link down (4001)") {
+        return Some("refused: wrong secret; pass the host's secret with --secret".to_owned());
+    }
+    if msg.starts_with("link down (4003)") {
+        return Some("refused: the host speaks another protocol version".to_owned());
+    }
+    if let Some(rest) = msg.strip_prefix("link down ") {
+        return Some(format!("link down {rest}"));
+    }
+    if let Some(rest) = msg.strip_prefix("connect failed: ") {
+        return Some(format!("cannot connect: {rest}"));
+    }
+    msg.starts_with("retrying in ").then(|| msg.to_owned())
+}
+
+/// Follows the daemon's log and prints [`link_status`] lines on stderr. The daemon writes its
+/// log itself, so this reports what the real client saw, not a guess of the host's.
+async fn print_link_status(log: std::path::PathBuf) {
+    let mut offset = 0usize;
+    loop {
+        if let Ok(bytes) = std::fs::read(&log) {
+            // The daemon starts the log afresh past 16 KiB.
+            if bytes.len() < offset {
+                offset = 0;
+            }
+            let text = String::from_utf8_lossy(&bytes[offset..]);
+            if let Some(end) = text.rfind('\n') {
+                for line in text[..end].lines() {
+                    if let Some(s) = link_status(line) {
+                        eprintln!("{s}");
+                    }
+                }
+                offset += end + 1;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::lua_quote;
+
+    #[test]
+    fn daemon_log_lines_become_link_status() {
+        use super::link_status;
+        assert_eq!(
+            link_status("[17] linked as 9:scout").as_deref(),
+            Some("linked as 9:scout")
+        );
+        assert_eq!(
+            link_status("[17] link down (4001): auth_failed").as_deref(),
+            Some("refused: wrong secret; pass the host's secret with --secret")
+        );
+        assert_eq!(
+            link_status("[17] retrying in 58.1 s").as_deref(),
+            Some("retrying in 58.1 s")
+        );
+        assert_eq!(link_status("[17] binary frame ignored"), None);
+    }
 
     #[test]
     fn quotes_bytes_for_lua() {

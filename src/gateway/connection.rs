@@ -92,15 +92,22 @@ impl Sender {
 }
 
 /// Runs one computer's connection to its end.
-pub async fn run(socket: WebSocket, state: GatewayState) {
+pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::SocketAddr>) {
     let (tx, mut rx) = socket.split();
     let mut out = Sender {
         tx,
         limit: state.settings.max_message as usize,
         next_mid: 0,
     };
-    let Some(hello) = handshake(&mut rx, &mut out, &state).await else {
-        return;
+    let hello = match handshake(&mut rx, &mut out, &state).await {
+        Ok(h) => h,
+        Err(Refused { who, why }) => {
+            if let Some(why) = why {
+                state.stats.refused();
+                state.session.link_refused(who.as_deref(), peer, &why);
+            }
+            return;
+        }
     };
     out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
     let (otx, orx) = mpsc::unbounded_channel();
@@ -115,9 +122,13 @@ pub async fn run(socket: WebSocket, state: GatewayState) {
         link.set_reason(format!("welcome not sent: {e}"));
         return;
     }
-    tracing::info!(computer = %link.trapos_id(), "linked");
+    // DEBUG, with a periodic INFO summary (stats.rs): a line each would flood the log of a
+    // large base.
+    tracing::debug!(computer = %link.trapos_id(), "linked");
+    state.stats.joined();
     let quit = serve(&mut rx, &mut out, orx, &link, &state).await;
-    tracing::info!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
+    tracing::debug!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
+    state.stats.left();
     match quit {
         Quit::Heartbeat => out.close(CLOSE_HEARTBEAT, "heartbeat_timeout").await,
         Quit::TooBig(_) => out.close(CLOSE_TOO_BIG, "message too big").await,
@@ -127,8 +138,31 @@ pub async fn run(socket: WebSocket, state: GatewayState) {
     link.set_reason(quit.reason());
 }
 
+/// A link attempt that ended before `welcome`: who it claimed to be and why it was turned
+/// away (`None` when the peer simply went away or the host is stopping: nothing to report).
+struct Refused {
+    who: Option<String>,
+    why: Option<String>,
+}
+
+impl Refused {
+    fn quiet() -> Self {
+        Refused {
+            who: None,
+            why: None,
+        }
+    }
+
+    fn because(who: Option<String>, why: impl Into<String>) -> Self {
+        Refused {
+            who,
+            why: Some(why.into()),
+        }
+    }
+}
+
 /// Waits for `hello` and checks it. On any failure the computer is told why and closed.
-async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Option<Hello> {
+async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Result<Hello, Refused> {
     let deadline = tokio::time::sleep(state.settings.hello_timeout);
     tokio::pin!(deadline);
     let text = loop {
@@ -136,19 +170,19 @@ async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Optio
             _ = &mut deadline => {
                 out.error("hello_timeout", "no hello within the deadline", None).await;
                 out.close(CLOSE_HELLO_TIMEOUT, "hello_timeout").await;
-                return None;
+                return Err(Refused::because(None, "no hello within the deadline (hello_timeout)"));
             }
             _ = state.shutdown.cancelled() => {
                 out.close(CLOSE_GOING_AWAY, "host shutting down").await;
-                return None;
+                return Err(Refused::quiet());
             }
             frame = rx.next() => match frame {
-                None | Some(Err(_)) | Some(Ok(WsMessage::Close(_))) => return None,
+                None | Some(Err(_)) | Some(Ok(WsMessage::Close(_))) => return Err(Refused::quiet()),
                 Some(Ok(WsMessage::Text(t))) => break t.to_string(),
                 Some(Ok(WsMessage::Binary(_))) => {
                     out.error("bad_hello", "expected a hello text frame, got binary", None).await;
                     out.close(CLOSE_BAD_HELLO, "bad_hello").await;
-                    return None;
+                    return Err(Refused::because(None, "bad_hello: a binary frame instead of hello"));
                 }
                 Some(Ok(_)) => continue,
             }
@@ -160,15 +194,15 @@ async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Optio
     let hello = match hello {
         Ok(h) => h,
         Err(HelloError::Bad(msg)) => {
-            out.error("bad_hello", msg, None).await;
+            out.error("bad_hello", msg.clone(), None).await;
             out.close(CLOSE_BAD_HELLO, "bad_hello").await;
-            return None;
+            return Err(Refused::because(None, format!("bad_hello: {msg}")));
         }
         Err(e @ HelloError::Unsupported(_)) => {
             out.error("unsupported_protocol", e.to_string(), None).await;
             out.close(CLOSE_UNSUPPORTED_PROTOCOL, "unsupported_protocol")
                 .await;
-            return None;
+            return Err(Refused::because(None, format!("unsupported_protocol: {e}")));
         }
     };
     if !crate::secrets::accepts(
@@ -181,9 +215,12 @@ async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Optio
         tracing::warn!(computer = %hello.trapos_id(), "refused: wrong secret");
         out.error("auth_failed", "wrong secret", None).await;
         out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
-        return None;
+        return Err(Refused::because(
+            Some(hello.trapos_id()),
+            "wrong secret (auth_failed): the computer's sandbox.password is not this host's secret",
+        ));
     }
-    Some(hello)
+    Ok(hello)
 }
 
 fn now_ms() -> u64 {

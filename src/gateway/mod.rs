@@ -8,6 +8,7 @@
 pub mod connection;
 pub mod fragment;
 pub mod install;
+pub mod stats;
 /// The wire types live beneath the session (`crate::protocol`), which both sides use; this
 /// name stays so the gateway reads as it always has.
 pub use crate::protocol;
@@ -31,6 +32,8 @@ pub struct GatewayState {
     pub session: Session,
     pub settings: Arc<Settings>,
     pub shutdown: CancellationToken,
+    /// Link counts for the periodic INFO summary.
+    pub stats: Arc<stats::LinkStats>,
 }
 
 /// The gateway's routes.
@@ -44,13 +47,31 @@ pub fn router(state: GatewayState) -> Router {
         .with_state(state)
 }
 
-async fn upgrade(State(state): State<GatewayState>, ws: WebSocketUpgrade) -> Response {
+/// Bytes each computer's socket reads into at first (it grows for larger frames).
+const READ_BUFFER: usize = 4096;
+
+async fn upgrade(
+    State(state): State<GatewayState>,
+    extensions: axum::http::Extensions,
+    ws: WebSocketUpgrade,
+) -> Response {
+    // Where the computer connects from, for the log of refused links. Present when served by
+    // [`serve`]; a router mounted elsewhere without connect info simply does not know.
+    let peer = extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0);
     // Let frames a little over our limit through the WebSocket layer so that we can answer
     // them with the protocol's close code 1009 ourselves; far larger ones are cut off there.
     let limit = (state.settings.max_message as usize).saturating_add(1);
+    // Small buffers: tungstenite's defaults reserve 128 KiB to read into per socket, which
+    // made an idle link cost ~138 KiB (BENCHMARKS.md). Frames larger than the buffer still
+    // arrive whole: the buffer grows for them. Writes go out at once (each send is flushed
+    // anyway), so no write buffer is kept either.
     ws.max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| connection::run(socket, state))
+        .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(0)
+        .on_upgrade(move |socket| connection::run(socket, state, peer))
 }
 
 /// Serves the gateway on `listener` until `shutdown` is cancelled; open connections are closed
@@ -64,10 +85,18 @@ pub async fn serve(
     settings: Arc<Settings>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    let stats = Arc::new(stats::LinkStats::default());
+    tokio::spawn(stats::report(
+        stats.clone(),
+        session.clone(),
+        stats::INTERVAL,
+        shutdown.clone(),
+    ));
     let state = GatewayState {
         session,
         settings,
         shutdown: shutdown.clone(),
+        stats,
     };
     // Requests are small frames sent back to back; without TCP_NODELAY, Nagle's algorithm and
     // the peer's delayed ACK hold the second of two frames for ~40 ms (see BENCHMARKS.md).
@@ -76,7 +105,10 @@ pub async fn serve(
             tracing::debug!("TCP_NODELAY not set: {e}");
         }
     });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move { shutdown.cancelled().await })
-        .await
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move { shutdown.cancelled().await })
+    .await
 }

@@ -8,7 +8,7 @@ use super::Ran;
 use super::params::Encoding;
 use super::results::Outcome;
 use crate::session::summary;
-use crate::session::{RequestError, Status};
+use crate::session::{Ending, RequestError, Status};
 
 /// `{traposId, requestId}` of a run, for structured content.
 pub(crate) fn ids(ran: &Ran) -> Map<String, Value> {
@@ -22,8 +22,55 @@ pub(crate) fn ids(ran: &Ran) -> Map<String, Value> {
     m
 }
 
+/// The message of a failure without its code: the code is said once, beside it
+/// (`internal: internal: …` read as two failures).
+pub(crate) fn error_message(e: &RequestError) -> String {
+    match e {
+        RequestError::Remote { code, message, .. } => {
+            let prefix = format!("{code}: ");
+            let mut m = message.as_str();
+            while let Some(rest) = m.strip_prefix(&prefix) {
+                m = rest;
+            }
+            m.to_owned()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The structured form of a request that produced no answer, with what the host saw of it:
+/// the output so far, who cancelled it, how long it ran.
+pub(crate) fn request_failure_of(
+    e: &RequestError,
+    ending: &Ending,
+    mut extra: Map<String, Value>,
+) -> Outcome {
+    if let Some(out) = ending.failure_output() {
+        extra.insert("output".into(), Value::String(out.to_owned()));
+        if ending.output_bytes > 0 {
+            extra.insert("output_bytes".into(), json!(ending.output_bytes));
+            extra.insert("output_lines".into(), json!(ending.output_lines));
+        }
+    }
+    if ending.elapsed_ms > 0 {
+        extra.insert("elapsedMs".into(), json!(ending.elapsed_ms));
+    }
+    if let RequestError::Cancelled { .. } = e {
+        if let Some(by) = &ending.cancelled_by {
+            extra.insert("cancelledBy".into(), json!(by));
+        }
+        let message = ending.cancel_line();
+        return request_failure_with(e, &message, extra);
+    }
+    request_failure(e, extra)
+}
+
 /// The structured form of a request that produced no answer.
-pub(crate) fn request_failure(e: &RequestError, mut extra: Map<String, Value>) -> Outcome {
+pub(crate) fn request_failure(e: &RequestError, extra: Map<String, Value>) -> Outcome {
+    request_failure_with(e, &error_message(e), extra)
+}
+
+fn request_failure_with(e: &RequestError, message: &str, mut extra: Map<String, Value>) -> Outcome {
     match e {
         RequestError::UnknownComputer { linked, .. } => {
             extra.insert("linked".into(), json!(linked));
@@ -34,9 +81,11 @@ pub(crate) fn request_failure(e: &RequestError, mut extra: Map<String, Value>) -
         _ => {}
     }
     if let Some(out) = e.output() {
-        extra.insert("output".into(), Value::String(out.to_owned()));
+        extra
+            .entry("output")
+            .or_insert_with(|| Value::String(out.to_owned()));
     }
-    Outcome::failure(e.code(), &e.to_string(), extra)
+    Outcome::failure(e.code(), message, extra)
 }
 
 /// Turns a finished request into an outcome: the answer payload plus ids, an error when the
@@ -46,10 +95,12 @@ pub(crate) fn outcome_of(
     what: &str,
     line: impl FnOnce(&Value) -> String,
 ) -> (Status, Outcome) {
-    let (status, short) = summary::outcome(&ran.result);
+    let (status, short) = summary::outcome(&ran.ending.result);
     let extra = ids(&ran);
-    match ran.result {
-        Ok(Value::Object(mut payload)) => {
+    match &ran.ending.result {
+        Ok(Value::Object(payload)) => {
+            let mut payload = payload.clone();
+            complete_totals(&mut payload, &ran.ending);
             let failed = payload.get("ok").and_then(Value::as_bool) == Some(false);
             payload.extend(extra);
             let data = Value::Object(payload);
@@ -66,11 +117,44 @@ pub(crate) fn outcome_of(
         Ok(other) => {
             let mut m = extra;
             m.insert("ok".into(), Value::Bool(true));
-            m.insert("payload".into(), other);
+            m.insert("payload".into(), other.clone());
             (status, Outcome::ok(short, Value::Object(m)))
         }
-        Err(e) => (status, request_failure(&e, extra)),
+        Err(e) => {
+            let outcome = request_failure_of(e, &ran.ending, extra);
+            (status, outcome)
+        }
     }
+}
+
+/// A Result from a client that does not state its output's totals gets the ones the host
+/// counted from the live output (which always carries all of it).
+fn complete_totals(payload: &mut Map<String, Value>, ending: &Ending) {
+    let Some(Value::String(out)) = payload.get("output") else {
+        return;
+    };
+    if payload.contains_key("output_bytes") {
+        return;
+    }
+    let bytes = ending.output_bytes.max(out.len());
+    let lines = if ending.output_bytes >= out.len() {
+        ending.output_lines
+    } else {
+        line_count(out)
+    };
+    payload.insert("output_bytes".into(), json!(bytes));
+    payload.insert("output_lines".into(), json!(lines));
+}
+
+/// Lines in `text`, an unfinished last line included.
+pub(crate) fn line_count(text: &str) -> usize {
+    let newlines = text.bytes().filter(|b| *b == b'\n').count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+/// `1 line`, `3 lines`.
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 pub(crate) fn timeout(ms: Option<u64>) -> Option<Duration> {
@@ -84,16 +168,27 @@ pub(crate) fn run_line(d: &Value) -> String {
         .and_then(Value::as_array)
         .map(|r| summary::returns_line(r))
         .unwrap_or_default();
+    let text = d.get("output").and_then(Value::as_str).unwrap_or_default();
     let printed = d
-        .get("output")
-        .and_then(Value::as_str)
-        .map_or(0, |o| o.lines().count());
-    let lines = if printed == 1 { "line" } else { "lines" };
+        .get("output_lines")
+        .and_then(Value::as_u64)
+        .map_or_else(|| line_count(text), |n| n as usize);
+    let bytes = d
+        .get("output_bytes")
+        .and_then(Value::as_u64)
+        .map_or(text.len(), |n| n as usize);
+    let cut = d.get("output_truncated").and_then(Value::as_bool) == Some(true);
+    let mut out = format!("{} of output", plural(printed, "line", "lines"));
+    if cut {
+        out.push_str(&format!(
+            " ({bytes} bytes; head and tail kept here, all of it with computer-output)"
+        ));
+    }
     match (returns.is_empty(), printed) {
         (true, 0) => "ok (no values, no output)".to_owned(),
-        (true, n) => format!("ok, {n} {lines} of output"),
+        (true, _) => format!("ok, {out}"),
         (false, 0) => format!("returned {returns}"),
-        (false, n) => format!("returned {returns}; {n} {lines} of output"),
+        (false, _) => format!("returned {returns}; {out}"),
     }
 }
 
@@ -117,5 +212,37 @@ pub(crate) fn decode_content(content: &str, encoding: Encoding) -> Result<Vec<u8
         Encoding::Base64 => base64::engine::general_purpose::STANDARD
             .decode(content.trim())
             .map_err(|e| format!("content is not valid base64: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_says_its_code_once() {
+        let e = RequestError::Remote {
+            code: "internal".into(),
+            message: "internal: /trapdesk/apis/base64.lua:38: Too long without yielding".into(),
+            output: None,
+        };
+        let o = request_failure(&e, Map::new());
+        assert_eq!(
+            o.line,
+            "internal: /trapdesk/apis/base64.lua:38: Too long without yielding"
+        );
+        assert_eq!(
+            o.data["error"]["message"],
+            "/trapdesk/apis/base64.lua:38: Too long without yielding"
+        );
+    }
+
+    #[test]
+    fn counts_are_singular_when_one() {
+        assert_eq!(plural(1, "entry", "entries"), "1 entry");
+        assert_eq!(plural(0, "line", "lines"), "0 lines");
+        assert_eq!(line_count("a\nb"), 2);
+        assert_eq!(line_count("a\n"), 1);
+        assert_eq!(line_count(""), 0);
     }
 }

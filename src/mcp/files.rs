@@ -108,44 +108,133 @@ pub fn piece(
         obj.insert("nextOffset".into(), json!((next < total).then_some(next)));
         obj.entry("path").or_insert(json!(path));
     }
-    let line = if start == 0 && next >= total {
+    let asked = offset.unwrap_or(0);
+    let line = if asked > total as u64 {
+        format!(
+            "{path}: offset {asked} is past the end of the file ({total} bytes); nothing to read"
+        )
+    } else if start == 0 && next >= total {
         format!("{path}: {total} bytes ({encoding})")
+    } else if next >= total {
+        format!("{path}: bytes {start}..{next} of {total} ({encoding}); the end of the file")
     } else {
         format!("{path}: bytes {start}..{next} of {total} ({encoding}); read on with offset {next}")
     };
     Outcome::ok(line, data)
 }
 
-/// A `computer-output` page that fits the budget: the newest lines are kept and the cursor
-/// moves to the oldest line kept, so paging on loses nothing.
+/// A `computer-output` page that fits the budget: the newest lines that fit are returned, and
+/// the cursor points just before the oldest line returned, so paging on with it returns every
+/// kept line exactly once. The first line counts exactly the lines returned.
 pub fn output_page(
     trapos_id: String,
     request_id: Option<String>,
-    mut rows: Vec<(u64, Value)>,
-    mut before: Option<u64>,
+    rows: Vec<(u64, Value)>,
+    before: Option<u64>,
     max_result_bytes: usize,
 ) -> Outcome {
-    let line_for = |n: usize| format!("{n} lines of {trapos_id}");
-    let budget = json_budget(max_result_bytes, &line_for(rows.len())).saturating_sub(ENVELOPE);
-    let mut size: usize = rows
-        .iter()
-        .map(|(_, v)| serde_json::to_string(v).map_or(0, |s| s.len() + 1))
-        .sum();
-    while size > budget && rows.len() > 1 {
-        let (_, v) = rows.remove(0);
-        size -= serde_json::to_string(&v).map_or(0, |s| s.len() + 1);
-        before = rows.first().map(|(seq, _)| *seq);
-    }
-    let lines: Vec<Value> = rows.into_iter().map(|(_, v)| v).collect();
-    let line = match before {
-        Some(b) => format!("{}; older lines with before={b}", line_for(lines.len())),
-        None => line_for(lines.len()),
+    let page = |rows: &[(u64, Value)], before: Option<u64>| {
+        let lines: Vec<Value> = rows.iter().map(|(_, v)| v.clone()).collect();
+        let what = match &request_id {
+            Some(r) => format!(
+                "{} of {trapos_id} ({r})",
+                plural(lines.len(), "line", "lines")
+            ),
+            None => format!("{} of {trapos_id}", plural(lines.len(), "line", "lines")),
+        };
+        let line = match before {
+            Some(b) => format!("{what}; older lines with before={b}"),
+            None => format!("{what}; nothing older is kept"),
+        };
+        let mut data = json!({"ok": true, "traposId": trapos_id, "lines": lines, "before": before});
+        if let (Some(r), Some(obj)) = (&request_id, data.as_object_mut()) {
+            obj.insert("requestId".into(), json!(r));
+        }
+        Outcome::ok(line, data)
     };
-    let mut data = json!({"ok": true, "traposId": trapos_id, "lines": lines, "before": before});
-    if let (Some(r), Some(obj)) = (request_id, data.as_object_mut()) {
-        obj.insert("requestId".into(), json!(r));
+    let fits = |k: usize| {
+        let kept = &rows[rows.len() - k..];
+        let cursor = if k < rows.len() {
+            kept.first().map(|(seq, _)| *seq)
+        } else {
+            before
+        };
+        page(kept, cursor).unfitted_size() <= max_result_bytes
+    };
+    if rows.is_empty() || fits(rows.len()) {
+        return page(&rows, before);
     }
-    Outcome::ok(line, data)
+    // The most newest lines that fit: fitting is monotone in the count.
+    let (mut lo, mut hi) = (0, rows.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) { lo = mid } else { hi = mid - 1 }
+    }
+    let mut kept: Vec<(u64, Value)> = rows[rows.len() - lo.max(1)..].to_vec();
+    let cursor = kept
+        .first()
+        .map(|(seq, _)| *seq)
+        .filter(|_| kept.len() < rows.len());
+    let cursor = cursor.or(before);
+    if lo == 0 {
+        // One line larger than a whole result: it keeps its head and tail, marked as cut.
+        if let Some((_, v)) = kept.first_mut() {
+            let text = v
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let room = json_budget(max_result_bytes, "").saturating_sub(ENVELOPE) / 2;
+            let cut = super::results::head_tail(&text, room, |n| format!("[… {n} bytes cut …]"));
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("text".into(), json!(cut));
+                obj.insert("cut".into(), json!(true));
+                obj.insert("length".into(), json!(text.len()));
+            }
+        }
+    }
+    page(&kept, cursor)
+}
+
+/// `1 line`, `3 lines`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    super::convert::plural(n, one, many)
+}
+
+/// A `session-log` page that fits the budget: the newest events that fit, a count equal to
+/// what is returned, and a `before` cursor just before the oldest event returned.
+pub fn log_page(
+    events: Vec<crate::session::LogEntry>,
+    before: Option<u64>,
+    max_result_bytes: usize,
+) -> Outcome {
+    let page = |events: &[crate::session::LogEntry], before: Option<u64>| {
+        let what = plural(events.len(), "event", "events");
+        let line = match before {
+            Some(b) => format!("{what}, oldest first; older events with before={b}"),
+            None => format!("{what}, oldest first; nothing older is kept"),
+        };
+        Outcome::ok(line, json!({"events": events, "before": before}))
+    };
+    let fits = |k: usize| {
+        let kept = &events[events.len() - k..];
+        let cursor = if k < events.len() {
+            kept.first().map(|e| e.seq)
+        } else {
+            before
+        };
+        page(kept, cursor).unfitted_size() <= max_result_bytes
+    };
+    if events.is_empty() || fits(events.len()) {
+        return page(&events, before);
+    }
+    let (mut lo, mut hi) = (1, events.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) { lo = mid } else { hi = mid - 1 }
+    }
+    let kept = &events[events.len() - lo..];
+    page(kept, kept.first().map(|e| e.seq))
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@
 //!
 //! - [`params`]: tool arguments (their docs become the input schemas).
 //! - [`schemas`]: the output schemas.
-//! - `tools`: the `#[tool_router]` with the nine tools; `convert`: outcomes → tool outcomes.
+//! - `tools`: the `#[tool_router]` with the single-computer and session tools; `fleet`: the
+//!   fleet tools (`probe-computers` by page, `exec-lua-many`); `convert`: outcomes → tool
+//!   outcomes.
 //! - `files`: read-file pieces and computer-output pages.
 //! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.
 //! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
@@ -18,6 +20,7 @@
 
 mod convert;
 mod files;
+mod fleet;
 pub mod http;
 pub mod params;
 pub mod results;
@@ -38,7 +41,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::session::{Origin, RequestError, RequestSpec, Session, Status};
+use crate::session::{Ending, Origin, RequestError, RequestSpec, Session, Status};
 
 pub use http::{McpError, serve_http};
 pub use results::Outcome;
@@ -46,7 +49,7 @@ pub use stdio::{StdioError, run_stdio, serve_stdio_session};
 
 /// What `initialize` and `server/discover` tell an agent, in three lines.
 const INSTRUCTIONS: &str = "trapdesk links ComputerCraft computers; a person at the console shares them with you, live.\n\
-probe-computers lists them (traposId like \"7:miner\"); exec-lua, run-file and the file tools act on one.\n\
+probe-computers lists them by page (traposId like \"7:miner\"); exec-lua, run-file and the file tools act on one, exec-lua-many on many.\n\
 Long output is cut in results: read it with computer-output; session-log shows who did what, cancel-request stops a request.";
 
 /// Client name used when an agent does not say who it is.
@@ -69,7 +72,7 @@ impl TrapdeskMcp {
         TrapdeskMcp {
             session,
             max_result_bytes,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::fleet_router(),
         }
     }
 
@@ -91,10 +94,10 @@ impl TrapdeskMcp {
     }
 }
 
-/// rmcp turns arguments that fail to deserialize into an `isError` tool result (the
-/// 2025-11-25 advice, so a model can correct itself); MCP.md wants a JSON-RPC error for them
-/// (`-32602 invalid params`). Our own error results always carry `structuredContent`, so the
-/// SDK's are told apart by its message prefix and the missing structured content.
+/// rmcp answers arguments that fail to deserialize with an `isError` tool result (the
+/// 2025-11-25 advice, so that a model can correct its call, and what MCP.md asks), but its text
+/// is serde's, which often does not name the field. Such results are told apart by the SDK's
+/// message prefix and the missing structured content, and rewritten to name the field.
 const ARGUMENT_ERROR_PREFIX: &str = "failed to deserialize parameters:";
 
 #[tool_handler(router = self.tool_router)]
@@ -108,6 +111,9 @@ impl ServerHandler for TrapdeskMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let args = request.arguments.clone().unwrap_or_default();
+        let client = client_name(&context);
         let tcc = ToolCallContext::new(self, request, context);
         let response = self.tool_router.call(tcc).await?;
         if let CallToolResponse::Complete(r) = &response
@@ -116,7 +122,18 @@ impl ServerHandler for TrapdeskMcp {
             && let Some(text) = r.content.first().and_then(|c| c.as_text())
             && text.text.starts_with(ARGUMENT_ERROR_PREFIX)
         {
-            return Err(ErrorData::invalid_params(text.text.clone(), None));
+            let detail = text.text[ARGUMENT_ERROR_PREFIX.len()..].trim().to_owned();
+            let schema = self.tool_router.get(&name).map(|t| t.input_schema.clone());
+            let outcome = params::invalid_arguments(&name, schema.as_deref(), &args, &detail);
+            let summary = crate::session::summary::one_line(&outcome.line, 120);
+            let call_id = self
+                .session
+                .tool_call_started(&client, &name, None, Value::Object(args));
+            let result = outcome.into_result(self.max_result_bytes);
+            let data = result.structured_content.clone().unwrap_or(Value::Null);
+            self.session
+                .tool_call_finished(call_id, Status::Failed, &summary, data);
+            return Ok(CallToolResponse::Complete(result));
         }
         Ok(response)
     }
@@ -156,7 +173,21 @@ pub(crate) struct Recorded {
 pub(crate) struct Ran {
     pub trapos_id: Option<String>,
     pub request_id: Option<String>,
-    pub result: Result<Value, RequestError>,
+    /// The outcome with what the host saw beyond the answer (output so far, who cancelled).
+    pub ending: Ending,
+}
+
+/// An ending without anything beyond its result (the request never started, or our own
+/// client went away).
+fn bare(result: Result<Value, RequestError>) -> Ending {
+    Ending {
+        result,
+        output: None,
+        output_bytes: 0,
+        output_lines: 0,
+        cancelled_by: None,
+        elapsed_ms: 0,
+    }
 }
 
 impl TrapdeskMcp {
@@ -218,7 +249,7 @@ impl TrapdeskMcp {
                 return Ran {
                     trapos_id: None,
                     request_id: None,
-                    result: Err(e),
+                    ending: bare(Err(e)),
                 };
             }
         };
@@ -226,7 +257,7 @@ impl TrapdeskMcp {
         let (trapos_id, request_id) = (ticket.trapos_id.clone(), ticket.id.clone());
         let wait = async move {
             let Some(token) = token else {
-                return ticket.wait().await;
+                return ticket.wait_ending().await;
             };
             // Notifications are async and the output callback is not: a small task sends
             // them in order, numbering them so that progress strictly increases.
@@ -242,7 +273,7 @@ impl TrapdeskMcp {
                 }
             });
             let result = ticket
-                .wait_with_output(|chunk| {
+                .wait_ending_with_output(|chunk| {
                     // The forwarder only stops when this sender is dropped.
                     let _ = tx.send(chunk.text);
                 })
@@ -252,16 +283,16 @@ impl TrapdeskMcp {
             let _ = forward.await;
             result
         };
-        let result = tokio::select! {
+        let ending = tokio::select! {
             r = wait => r,
             // Leaving `select!` drops `wait` and with it the ticket, and dropping an unfinished
             // ticket cancels the request on the computer (PROTOCOL.md `cancel`).
-            () = ctx.ct.cancelled() => Err(RequestError::Cancelled { output: None }),
+            () = ctx.ct.cancelled() => bare(Err(RequestError::Cancelled { output: None })),
         };
         Ran {
             trapos_id: Some(trapos_id),
             request_id: Some(request_id),
-            result,
+            ending,
         }
     }
 }

@@ -11,9 +11,41 @@ use serde::Deserialize;
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeComputers {
-    /// Send a `ping` to each linked computer and report its round trip (default true).
+    /// Send a `ping` to each computer of the page and report its round trip (default true).
     #[serde(default)]
     pub ping: Option<bool>,
+    /// Only computers whose traposId, label or id matches this glob (`*` any run, `?` one
+    /// character, case-insensitive), for example "miner-*" or "1?:*".
+    #[serde(default, rename = "match")]
+    pub pattern: Option<String>,
+    /// Most computers in one page (default 50, at most 500; fewer when they would not fit in
+    /// one result, and then nextCursor says where to go on).
+    #[serde(default)]
+    pub limit: Option<u64>,
+    /// The previous page's nextCursor, to read the next page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// Arguments of `exec-lua-many`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecLuaMany {
+    /// Run on every linked computer whose traposId, label or id matches this glob ("*" for
+    /// all). Give this or `computers`.
+    #[serde(default, rename = "match")]
+    pub pattern: Option<String>,
+    /// Run on these computers (traposId, bare id or unique label each). Give this or `match`.
+    #[serde(default)]
+    pub computers: Option<Vec<String>>,
+    /// Lua source to run as one chunk on each computer.
+    pub code: String,
+    /// Give up on a computer after this many milliseconds (default 30000, at most 600000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Most computers running the chunk at once (default 16, at most 256).
+    #[serde(default)]
+    pub concurrency: Option<u64>,
 }
 
 /// Arguments of `exec-lua`.
@@ -24,7 +56,7 @@ pub struct ExecLua {
     pub trapos_id: String,
     /// Lua source to run as one chunk; its returned values come back as descriptors.
     pub code: String,
-    /// Give up after this many milliseconds (default 30000, at most 600000).
+    /// Give up after this many milliseconds (default 30000; at least 1, at most 600000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -40,7 +72,7 @@ pub struct RunFile {
     /// Arguments passed to the program (as varargs and as the global `arg`).
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// Give up after this many milliseconds (default 30000, at most 600000).
+    /// Give up after this many milliseconds (default 30000; at least 1, at most 600000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -85,7 +117,7 @@ pub struct ReadFile {
     /// First byte to return (default 0); use it to read a large file in pieces.
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Most bytes to return (default: as many as fit in one result).
+    /// Most bytes to return, at least 1 (default: as many as fit in one result).
     #[serde(default)]
     pub length: Option<u64>,
 }
@@ -126,6 +158,9 @@ pub struct SessionLog {
     /// Most events to return, newest last (default 100).
     #[serde(default)]
     pub limit: Option<u64>,
+    /// Cursor from a previous answer's `before`: returns the events older than it.
+    #[serde(default)]
+    pub before: Option<u64>,
 }
 
 /// Arguments of `cancel-request`.
@@ -134,4 +169,104 @@ pub struct SessionLog {
 pub struct CancelRequest {
     /// Id of a pending request (as reported by `exec-lua`, `probe-computers`, `session-log`).
     pub request_id: String,
+}
+
+/// The result for arguments that fail a tool's input schema: an `isError` tool result (not a
+/// JSON-RPC error) that names the field and what was expected, so an agent can correct its
+/// call (MCP.md "Results and errors").
+pub(crate) fn invalid_arguments(
+    tool: &str,
+    schema: Option<&serde_json::Map<String, serde_json::Value>>,
+    args: &serde_json::Map<String, serde_json::Value>,
+    detail: &str,
+) -> super::Outcome {
+    let (field, expected) = schema
+        .and_then(|s| schema_problem(s, args))
+        .or_else(|| backticked(detail).map(|f| (f, String::new())))
+        .unwrap_or_default();
+    let message = if field.is_empty() {
+        format!("{tool}: invalid arguments: {detail}")
+    } else if expected.is_empty() {
+        format!("{tool}: invalid argument {field}: {detail}")
+    } else {
+        format!("{tool}: invalid argument {field}: {expected} ({detail})")
+    };
+    invalid_field(&field, &message)
+}
+
+/// An `invalid_arguments` failure naming `field`.
+pub(crate) fn invalid_field(field: &str, message: &str) -> super::Outcome {
+    let mut extra = serde_json::Map::new();
+    if !field.is_empty() {
+        extra.insert("field".into(), serde_json::Value::String(field.to_owned()));
+    }
+    super::Outcome::failure("invalid_arguments", message, extra)
+}
+
+/// serde names a missing or unknown field in backticks: "missing field `code`".
+fn backticked(detail: &str) -> Option<String> {
+    let rest = detail.strip_prefix("missing field `")?;
+    rest.split('`').next().map(str::to_owned)
+}
+
+/// The first argument that does not match the schema: a missing required field, or a present
+/// one of the wrong JSON type. Returns the field and what it should be.
+fn schema_problem(
+    schema: &serde_json::Map<String, serde_json::Value>,
+    args: &serde_json::Map<String, serde_json::Value>,
+) -> Option<(String, String)> {
+    use serde_json::Value;
+    let props = schema.get("properties").and_then(Value::as_object)?;
+    if let Some(required) = schema.get("required").and_then(Value::as_array) {
+        for name in required.iter().filter_map(Value::as_str) {
+            if !args.contains_key(name) {
+                return Some((name.to_owned(), "it is required".to_owned()));
+            }
+        }
+    }
+    for (name, value) in args {
+        let Some(prop) = props.get(name) else {
+            continue;
+        };
+        let types: Vec<&str> = match prop.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => match prop.get("enum").and_then(Value::as_array) {
+                Some(options) if !options.contains(value) => {
+                    let list: Vec<String> = options.iter().map(Value::to_string).collect();
+                    return Some((name.clone(), format!("expected one of {}", list.join(", "))));
+                }
+                _ => continue,
+            },
+        };
+        let matches = |t: &str| match t {
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "array" => value.is_array(),
+            "object" => value.is_object(),
+            "null" => value.is_null(),
+            _ => true,
+        };
+        if !types.iter().any(|t| matches(t)) {
+            let want: Vec<&str> = types.iter().copied().filter(|t| *t != "null").collect();
+            let mut expected = format!("expected {}", want.join(" or "));
+            if types.contains(&"integer")
+                && prop.get("minimum").and_then(Value::as_f64) == Some(0.0)
+            {
+                expected = "expected a non-negative integer".to_owned();
+            }
+            return Some((name.clone(), format!("{expected}, got {value}")));
+        }
+        if let (Some(min), Some(n)) = (prop.get("minimum").and_then(Value::as_f64), value.as_f64())
+            && n < min
+        {
+            return Some((
+                name.clone(),
+                format!("expected at least {min}, got {value}"),
+            ));
+        }
+    }
+    None
 }

@@ -56,9 +56,19 @@ impl Outcome {
 
     /// Sizes the outcome to `budget` bytes and builds the MCP result.
     pub fn into_result(self, budget: usize) -> CallToolResult {
-        let line = crate::session::summary::one_line(&self.line, 200);
+        let mut line = crate::session::summary::one_line(&self.line, 200);
         let mut max = json_budget(budget, &line);
         let mut data = self.data;
+        let cut_before = data.get("output_truncated").and_then(Value::as_bool) == Some(true);
+        if !cut_before && !line.contains("computer-output") {
+            // Cut here, the first line says so too.
+            let mut probe = data.clone();
+            fit(&mut probe, max);
+            if probe.get("output_truncated").and_then(Value::as_bool) == Some(true) {
+                line.push_str("; output cut to its head and tail, all of it with computer-output");
+                max = json_budget(budget, &line);
+            }
+        }
         // The text repeats the JSON, escaped once more inside the envelope, so the first
         // estimate can be a little high: measure, and shrink in proportion until it fits.
         for _ in 0..6 {
@@ -72,6 +82,13 @@ impl Outcome {
             max = max.saturating_sub(128);
         }
         build(&line, data, self.is_error)
+    }
+
+    /// Bytes of the MCP result as it is, before any sizing.
+    pub fn unfitted_size(&self) -> usize {
+        let line = crate::session::summary::one_line(&self.line, 200);
+        let result = build(&line, self.data.clone(), self.is_error);
+        serde_json::to_string(&result).map_or(usize::MAX, |s| s.len())
     }
 }
 
@@ -129,13 +146,90 @@ fn size(v: &Value) -> usize {
     serde_json::to_string(v).map(|s| s.len()).unwrap_or(0)
 }
 
-/// Shrinks `data` in place until its JSON is at most `max` bytes: first the captured output
-/// (head and tail kept), then the longest list (oldest items dropped), then any long string.
-pub fn fit(data: &mut Value, max: usize) {
-    let over = |d: &Value| size(d).saturating_sub(max);
-    if over(data) == 0 {
-        return;
+/// The marker the computer (and the host, for live output) puts where output was left out.
+const CUT_PREFIX: &str = "\n[… trapdesk cut ";
+/// The rest of the computer's marker after its count.
+const CUT_SUFFIX: &str = " bytes of output here …]\n";
+
+/// Splits output at a cut marker, the computer's own or one the host put there: head, tail
+/// and the bytes left out there.
+fn split_cut(text: &str) -> (&str, &str, usize) {
+    let mut from = 0;
+    while let Some(found) = text[from..].find("\n[… ") {
+        let at = from + found;
+        let rest = &text[at + "\n[… ".len()..];
+        let rest = rest.strip_prefix("trapdesk cut ").unwrap_or(rest);
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let after = &rest[digits..];
+        if digits > 0
+            && (after.starts_with(CUT_SUFFIX) || after.starts_with(" bytes of output cut here;"))
+            && let (Ok(n), Some(end)) = (rest[..digits].parse::<usize>(), after.find(" …]\n"))
+        {
+            let tail_start = text.len() - after.len() + end + " …]\n".len();
+            return (&text[..at], &text[tail_start..], n);
+        }
+        from = at + 1;
     }
+    (text, "", 0)
+}
+
+/// Captured output cut to about `max` bytes, keeping its head and tail around one marker that
+/// says how many bytes of output are left out in all (by the computer and here) and how to
+/// read them. Returns the text, the bytes of output in it, and whether anything is left out.
+pub fn cut_output(
+    text: &str,
+    max: usize,
+    trapos_id: &str,
+    request_id: &str,
+) -> (String, usize, bool) {
+    let (mut head, mut tail, earlier) = split_cut(text);
+    if earlier == 0 {
+        // Uncut so far: its two halves are the head and the tail.
+        let mut mid = text.len() / 2;
+        while !text.is_char_boundary(mid) {
+            mid -= 1;
+        }
+        (head, tail) = text.split_at(mid);
+    }
+    let kept = head.len() + tail.len();
+    let probe = output_marker(earlier + kept, trapos_id, request_id);
+    let room = if earlier == 0 && text.len() <= max {
+        kept
+    } else {
+        max.saturating_sub(probe.len()).min(kept)
+    };
+    if earlier == 0 && room == kept {
+        return (text.to_owned(), kept, false);
+    }
+    // Half for each end; an end shorter than its half gives the rest to the other.
+    let mut head_end = head.len().min(room / 2);
+    let mut tail_keep = tail.len().min(room - head_end);
+    head_end = head.len().min(room - tail_keep);
+    while !head.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = tail.len() - tail_keep;
+    while !tail.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    tail_keep = tail.len() - tail_start;
+    let cut = earlier + (head.len() - head_end) + (tail.len() - tail_keep);
+    if cut == 0 {
+        return (format!("{head}{tail}"), kept, false);
+    }
+    let text = format!(
+        "{}{}{}",
+        &head[..head_end],
+        output_marker(cut, trapos_id, request_id),
+        &tail[tail_start..]
+    );
+    (text, head_end + tail_keep, true)
+}
+
+/// Shrinks `data` in place until its JSON is at most `max` bytes: first the captured output
+/// (head and tail kept), then returned values (each keeps its descriptor with a cut value),
+/// then the longest list (oldest items dropped), then any long string.
+pub fn fit(data: &mut Value, max: usize) {
     let ids = |d: &Value, k: &str| {
         d.get(k)
             .and_then(Value::as_str)
@@ -143,27 +237,38 @@ pub fn fit(data: &mut Value, max: usize) {
             .to_owned()
     };
     let (trapos_id, request_id) = (ids(data, "traposId"), ids(data, "requestId"));
+    // Output the computer already cut gets the marker that says how to read the rest, even
+    // when it fits.
+    if let Some(Value::String(text)) = data.get("output")
+        && text.contains(CUT_PREFIX)
+    {
+        let (text, kept, cut) = cut_output(text, usize::MAX, &trapos_id, &request_id);
+        set_output(data, text, kept, cut);
+    }
+    let over = |d: &Value| size(d).saturating_sub(max);
+    if over(data) == 0 {
+        return;
+    }
     for key in ["output", "traceback"] {
         let excess = over(data);
         if excess == 0 {
             return;
         }
-        if let Some(Value::String(text)) = data.get_mut(key) {
+        if let Some(Value::String(text)) = data.get(key) {
             // Escaping makes the JSON of the text longer than the text (`\n` is two bytes):
             // scale the room left for it by that ratio, and aim a little lower.
             let json_len = size(&Value::String(text.clone())).max(1);
             let room = json_len.saturating_sub(excess + 64);
             let target = (room as u128 * text.len() as u128 / json_len as u128) as usize;
-            *text = head_tail(text, target, |cut| {
-                output_marker(cut, &trapos_id, &request_id)
-            });
-            if key == "output"
-                && let Some(obj) = data.as_object_mut()
-            {
-                obj.insert("output_truncated".into(), Value::Bool(true));
+            if key == "output" {
+                let (text, kept, cut) = cut_output(text, target, &trapos_id, &request_id);
+                set_output(data, text, kept, cut);
+            } else if let Some(Value::String(text)) = data.get_mut(key) {
+                *text = head_tail(text, target, |cut| format!("\n[… {cut} bytes cut …]\n"));
             }
         }
     }
+    cut_returns(data, max);
     // Lists: drop the oldest (first) items of the longest list until it fits.
     for _ in 0..64 {
         if over(data) == 0 {
@@ -194,6 +299,76 @@ pub fn fit(data: &mut Value, max: usize) {
     }
 }
 
+fn set_output(data: &mut Value, text: String, kept: usize, cut: bool) {
+    let Some(obj) = data.as_object_mut() else {
+        return;
+    };
+    obj.insert("output".into(), Value::String(text));
+    if cut {
+        obj.insert("output_truncated".into(), Value::Bool(true));
+        obj.insert("output_kept_bytes".into(), json!(kept));
+    }
+}
+
+/// Bytes a returned value keeps of its head, at least, when it is cut.
+const MIN_HEAD: usize = 64;
+
+/// Cuts the largest returned values until `data` fits: each keeps its descriptor, with the
+/// head of its value (for a table, the head of its JSON text), its full length in bytes and
+/// `cut: true`, so an agent sees what came back and how big it was.
+fn cut_returns(data: &mut Value, max: usize) {
+    for _ in 0..16 {
+        let excess = size(data).saturating_sub(max);
+        if excess == 0 {
+            return;
+        }
+        let Some(Value::Array(returns)) = data.get_mut("returns") else {
+            return;
+        };
+        let Some((idx, len)) = returns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| d.get("value").map(|v| (i, value_text(v).len())))
+            .filter(|(_, len)| *len > MIN_HEAD)
+            .max_by_key(|(_, len)| *len)
+        else {
+            return;
+        };
+        let Some(d) = returns.get_mut(idx) else {
+            return;
+        };
+        let Some(value) = d.get("value") else {
+            return;
+        };
+        let text = value_text(value);
+        // JSON escaping can make the text larger than its bytes: scale the excess by it.
+        let json_len = size(&Value::String(text.clone())).max(1);
+        let excess_bytes = (excess as u128 * len as u128 / json_len as u128) as usize;
+        let mut keep = len.saturating_sub(excess_bytes + 96).max(MIN_HEAD);
+        while !text.is_char_boundary(keep) {
+            keep -= 1;
+        }
+        // Cut again (a later, tighter fit): the length stays the full value's.
+        let full = d
+            .get("length")
+            .and_then(Value::as_u64)
+            .unwrap_or(len as u64);
+        if let Some(obj) = d.as_object_mut() {
+            obj.insert("value".into(), Value::String(text[..keep].to_owned()));
+            obj.insert("length".into(), json!(full));
+            obj.insert("cut".into(), Value::Bool(true));
+        }
+    }
+}
+
+/// A returned value as text: a string as itself, anything else as its JSON.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
 fn cut_longest_string(v: &mut Value, excess: usize) {
     fn longest(v: &mut Value) -> Option<&mut String> {
         match v {
@@ -221,6 +396,30 @@ mod tests {
         assert!(cut.starts_with("line 0\n"));
         assert!(cut.ends_with("line 999\n"));
         assert!(cut.contains(" cut]"));
+    }
+
+    #[test]
+    fn cutting_twice_counts_every_byte_left_out() {
+        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let client = format!(
+            "{}{}{}",
+            &text[..1000],
+            crate::session::captured::cut_marker(text.len() - 2000),
+            &text[text.len() - 1000..]
+        );
+        let (once, kept1, cut1) = cut_output(&client, usize::MAX, "7:m", "h-1");
+        assert!(cut1 && kept1 == 2000, "{kept1}");
+        assert!(once.contains(&format!(
+            "[… {} bytes of output cut here",
+            text.len() - 2000
+        )));
+        let (twice, kept2, _) = cut_output(&once, 900, "7:m", "h-1");
+        assert!(twice.contains(&format!(
+            "[… {} bytes of output cut here",
+            text.len() - kept2
+        )));
+        assert!(twice.starts_with("line 0\n") && twice.ends_with("line 4999\n"));
+        assert_eq!(twice.matches("[…").count(), 1, "{twice}");
     }
 
     #[test]

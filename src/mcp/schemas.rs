@@ -49,10 +49,15 @@ fn with_common(extra: Value) -> Value {
 pub fn run_result() -> Arc<JsonObject> {
     object(
         with_common(json!({
-            "returns": {"type": "array", "items": {"type": "object"}, "description": "one descriptor per returned value: {type, value} or {type, repr}"},
+            "returns": {"type": "array", "items": {"type": "object"}, "description": "one descriptor per returned value: {type, value} or {type, repr}; a value too large for the result keeps its head in value (a table: the head of its JSON text), its full length in bytes, and cut: true"},
             "n": {"type": "integer", "description": "number of returned values"},
             "output": {"type": "string", "description": "captured print/write output (head and tail when cut)"},
-            "output_truncated": {"type": "boolean"},
+            "output_truncated": {"type": "boolean", "description": "true only when output was left out"},
+            "output_bytes": {"type": "integer", "description": "bytes of output the run produced in all"},
+            "output_lines": {"type": "integer", "description": "lines of output the run produced in all"},
+            "output_kept_bytes": {"type": "integer", "description": "bytes of output in `output` when it was cut (the marker excluded)"},
+            "cancelledBy": {"type": "string", "description": "who cancelled the request: person, or an agent's client name"},
+            "elapsedMs": {"type": "integer", "description": "how long the request ran before it failed"},
             "traceback": {"type": "string"},
             "duration_ms": {"type": "number"},
         })),
@@ -103,15 +108,14 @@ pub fn list_result() -> Arc<JsonObject> {
 pub fn probe_result() -> Arc<JsonObject> {
     object(
         json!({
-            "computers": {"type": "array", "items": {"type": "object", "properties": {
+            "computers": {"type": "array", "description": "this page, in (id, traposId) order", "items": {"type": "object", "properties": {
                 "traposId": {"type": "string"},
                 "id": {"type": "integer"},
                 "label": {"type": ["string", "null"]},
-                "online": {"type": "boolean"},
                 "connectedAt": {"type": "integer", "description": "epoch milliseconds"},
                 "serves": {"type": "array", "items": {"type": "string"}},
                 "pending": {"type": "integer"},
-                "pendingRequests": {"type": "array", "items": {"type": "object"}},
+                "pendingRequests": {"type": "array", "items": {"type": "object"}, "description": "present only when pending > 0"},
                 "lastRttMs": {"type": ["integer", "null"]},
                 "ping": {"type": "object", "description": "this probe's ping: {ok, rttMs} or {ok:false, error}"},
                 "policy": {"type": "object", "description": "what the policy lets you (the calling agent) do here: allow, ask (a person must approve each call) or deny",
@@ -121,8 +125,35 @@ pub fn probe_result() -> Arc<JsonObject> {
                         "read": {"type": "string", "enum": ["allow", "ask", "deny"]},
                     }},
             }}},
+            "matched": {"type": "integer", "description": "computers matching, over all pages"},
+            "linked": {"type": "integer", "description": "computers linked, matching or not"},
+            "nextCursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null on the last page"},
         }),
         &["computers"],
+    )
+}
+
+/// `exec-lua-many`.
+pub fn many_result() -> Arc<JsonObject> {
+    object(
+        json!({
+            "ok": {"type": "boolean", "description": "true when every computer succeeded"},
+            "computers": {"type": "integer", "description": "computers the chunk was meant for"},
+            "failed": {"type": "integer"},
+            "omitted": {"type": "integer", "description": "results left out for room (successes first); their runs are in session-log"},
+            "results": {"type": "array", "description": "failures first, then successes, each in id order", "items": {"type": "object", "properties": {
+                "traposId": {"type": "string"},
+                "ok": {"type": "boolean"},
+                "status": {"type": "string", "enum": ["ok", "error", "timeout", "cancelled", "disconnected", "failed"]},
+                "requestId": {"type": "string"},
+                "returns": {"type": "array", "items": {"type": "object"}},
+                "error": {"description": "the Lua error (string), or {code, message} when no answer came"},
+                "output": {"type": "string", "description": "head of the captured output"},
+                "outputTruncated": {"type": "boolean"},
+                "durationMs": {"type": "integer"},
+            }}},
+        }),
+        &["results"],
     )
 }
 
@@ -148,6 +179,7 @@ pub fn log_result() -> Arc<JsonObject> {
     object(
         json!({
             "events": {"type": "array", "items": {"type": "object"}, "description": "oldest first"},
+            "before": {"type": ["integer", "null"], "description": "cursor for the events before these; null when nothing older is kept"},
         }),
         &["events"],
     )

@@ -1,9 +1,8 @@
-//! The nine tools (MCP.md "Tools"): each maps its arguments to one session call and its
+//! The single-computer tools and the session's own (MCP.md "Tools"; the fleet tools are in
+//! `fleet`): each maps its arguments to one session call and its
 //! outcome to a sized result. Failures of the work (a Lua error, a timeout, an unknown
 //! computer, ...) are tool results with `isError: true`; only schema-invalid arguments and
 //! unknown tools are JSON-RPC errors, and rmcp produces those before we are called.
-
-use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
@@ -17,8 +16,6 @@ use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
 use crate::session::{OutputEntry, RequestError, RequestSpec, Status};
 
-/// How long a probe waits for each computer's `ping`.
-const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// Largest `computer-output` page, whatever the caller asks.
 const MAX_LINES: u64 = 2000;
 /// Largest `session-log` answer, whatever the caller asks.
@@ -28,87 +25,16 @@ type ToolResult = Result<CallToolResult, ErrorData>;
 
 #[tool_router(vis = "pub(crate)")]
 impl TrapdeskMcp {
-    #[tool(
-        name = "probe-computers",
-        title = "Probe linked computers",
-        description = "List the linked ComputerCraft computers: traposId, id, label, connectedAt, the request types each serves, its pending requests (with their requestIds), the last round trip, and what the policy lets you do there (policy: exec/write/read = allow, ask or deny). With ping (default true) each computer is pinged now.",
-        annotations(title = "Probe linked computers", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
-        output_schema = schemas::probe_result()
-    )]
-    async fn probe_computers(
-        &self,
-        Parameters(p): Parameters<ProbeComputers>,
-        ctx: RequestContext<RoleServer>,
-    ) -> ToolResult {
-        let rec = self.begin(&ctx, "probe-computers", None, json!({"ping": p.ping}));
-        let computers: Vec<_> = self
-            .session
-            .computers()
-            .into_iter()
-            .filter(|c| c.online)
-            .collect();
-        let pings = futures_util::future::join_all(computers.iter().map(|c| {
-            // Quiet: a probe is the agent looking, not acting; it stays in the session log but
-            // adds nothing to the computers' scrollback.
-            let spec = RequestSpec::new("ping", json!({}))
-                .timeout(Some(PING_TIMEOUT))
-                .quiet();
-            let (session, origin, target) = (
-                self.session.clone(),
-                rec.origin.clone(),
-                c.trapos_id.clone(),
-            );
-            async move {
-                if p.ping == Some(false) {
-                    return None;
-                }
-                let started = tokio::time::Instant::now();
-                let r = session.request(&target, spec, origin).await;
-                let ms = started.elapsed().as_millis() as u64;
-                Some(match r {
-                    Ok(_) => json!({"ok": true, "rttMs": ms}),
-                    Err(e) => {
-                        json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
-                    }
-                })
-            }
-        }))
-        .await;
-        let pending = self.session.pending();
-        let list: Vec<Value> = computers
-            .iter()
-            .zip(pings)
-            .map(|(c, ping)| {
-                let mine: Vec<Value> = pending
-                    .iter()
-                    .filter(|r| r.trapos_id == c.trapos_id && r.kind != "ping")
-                    .map(|r| json!({"requestId": r.request_id, "kind": r.kind, "summary": r.summary,
-                        "origin": r.origin.name(), "sent": r.sent}))
-                    .collect();
-                let rtt = ping
-                    .as_ref()
-                    .and_then(|p| p.get("rttMs").and_then(Value::as_u64))
-                    .or(c.last_rtt_ms);
-                let [exec, write, read] =
-                    self.session.effective_policy(&rec.origin, &c.trapos_id);
-                let mut v = json!({"traposId": c.trapos_id, "id": c.id, "label": c.label,
-                    "online": c.online, "connectedAt": crate::session::model::epoch_ms(c.connected_at),
-                    "serves": c.serves, "pending": mine.len(), "pendingRequests": mine,
-                    "lastRttMs": rtt,
-                    "policy": {"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()}});
-                if let (Some(ping), Some(obj)) = (ping, v.as_object_mut()) {
-                    obj.insert("ping".into(), ping);
-                }
-                v
-            })
-            .collect();
-        let names: Vec<&str> = computers.iter().map(|c| c.trapos_id.as_str()).collect();
-        let line = match names.len() {
-            0 => "no computers linked".to_owned(),
-            n => format!("{n} linked: {}", names.join(", ")),
-        };
-        let outcome = Outcome::ok(line, json!({"computers": list}));
-        Ok(self.end(rec, Status::Ok, outcome))
+    /// A `timeoutMs` outside the documented range, as an invalid-arguments result.
+    fn bad_timeout(&self, ms: Option<u64>) -> Option<Outcome> {
+        let max = self.session.settings().max_request_timeout.as_millis() as u64;
+        let ms = ms?;
+        (ms == 0 || ms > max).then(|| {
+            invalid_field(
+                "timeoutMs",
+                &format!("invalid argument timeoutMs: expected 1 to {max} milliseconds, got {ms}"),
+            )
+        })
     }
 
     #[tool(
@@ -125,6 +51,9 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "code": p.code, "timeoutMs": p.timeout_ms});
         let rec = self.begin(&ctx, "exec-lua", Some(&p.trapos_id), args);
+        if let Some(bad) = self.bad_timeout(p.timeout_ms) {
+            return Ok(self.end(rec, Status::Failed, bad));
+        }
         let spec = RequestSpec::new("exec-lua", json!({"code": p.code, "name": "=exec"}))
             .timeout(timeout(p.timeout_ms));
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
@@ -146,6 +75,9 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path, "args": p.args, "timeoutMs": p.timeout_ms});
         let rec = self.begin(&ctx, "run-file", Some(&p.trapos_id), args);
+        if let Some(bad) = self.bad_timeout(p.timeout_ms) {
+            return Ok(self.end(rec, Status::Failed, bad));
+        }
         let payload = json!({"path": p.path, "args": p.args.unwrap_or_default()});
         let spec = RequestSpec::new("run-file", payload).timeout(timeout(p.timeout_ms));
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
@@ -220,6 +152,13 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path, "offset": p.offset, "length": p.length});
         let rec = self.begin(&ctx, "read-file", Some(&p.trapos_id), args);
+        if p.length == Some(0) {
+            let bad = invalid_field(
+                "length",
+                "read-file: invalid argument length: expected at least 1 (leave it out to read as much as fits in one result)",
+            );
+            return Ok(self.end(rec, Status::Failed, bad));
+        }
         // Ask only for the page this result can carry: the computer seeks and reads that much
         // (a client before paged reads ignores both and sends the whole file).
         let budget = super::results::json_budget(self.max_result_bytes, &p.path);
@@ -259,7 +198,7 @@ impl TrapdeskMcp {
                 .get("entries")
                 .and_then(Value::as_array)
                 .map_or(0, Vec::len);
-            format!("{n} entries in {path}")
+            format!("{} in {path}", plural(n, "entry", "entries"))
         });
         if let Some(obj) = outcome.data.as_object_mut() {
             obj.entry("path").or_insert(json!(path));
@@ -296,6 +235,18 @@ impl TrapdeskMcp {
         {
             return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
         }
+        if let Some(rid) = p.request_id.as_deref()
+            && !self.session.knows_request(&trapos_id, rid)
+        {
+            let mut extra = Map::new();
+            extra.insert("traposId".into(), json!(trapos_id));
+            extra.insert("requestId".into(), json!(rid));
+            let message = format!(
+                "no request {rid} on {trapos_id}: unknown, or its output is no longer kept (requestIds are reported by exec-lua, run-file, probe-computers and session-log)"
+            );
+            let outcome = Outcome::failure("unknown_request", &message, extra);
+            return Ok(self.end(rec, Status::Failed, outcome));
+        }
         let lines = p.lines.unwrap_or(200).clamp(1, MAX_LINES) as usize;
         let (items, before) =
             self.session
@@ -329,10 +280,14 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         // Read before recording this call, so the answer is not about itself.
         let limit = p.limit.unwrap_or(100).clamp(1, MAX_EVENTS) as usize;
-        let events = self.session.recent(limit);
-        let rec = self.begin(&ctx, "session-log", None, json!({"limit": p.limit}));
-        let line = format!("{} events", events.len());
-        let outcome = Outcome::ok(line, json!({"events": events}));
+        let (events, before) = self.session.log_page(limit, p.before);
+        let rec = self.begin(
+            &ctx,
+            "session-log",
+            None,
+            json!({"limit": p.limit, "before": p.before}),
+        );
+        let outcome = super::files::log_page(events, before, self.max_result_bytes);
         Ok(self.end(rec, Status::Ok, outcome))
     }
 
@@ -365,7 +320,7 @@ impl TrapdeskMcp {
         if let Some(t) = target {
             extra.insert("traposId".into(), json!(t));
         }
-        let (status, outcome) = match self.session.cancel(&p.request_id) {
+        let (status, outcome) = match self.session.cancel_by(&p.request_id, &rec.origin) {
             Ok(()) => {
                 extra.insert("ok".into(), Value::Bool(true));
                 extra.insert("message".into(), json!("cancel sent"));

@@ -91,6 +91,15 @@ impl Session {
         st.emit(Event::ToolCallFinished { call });
     }
 
+    /// Agents' tool calls that have not ended yet.
+    pub fn tool_calls_running(&self) -> usize {
+        self.lock()
+            .tool_calls
+            .iter()
+            .filter(|c| c.status == Status::Running)
+            .count()
+    }
+
     /// Agents' tool calls, oldest first.
     pub fn tool_calls(&self) -> Vec<ToolCall> {
         self.lock().tool_calls.iter().cloned().collect()

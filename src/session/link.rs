@@ -25,6 +25,18 @@ pub struct Link {
 }
 
 impl Session {
+    /// A computer that tried to link and was turned away (wrong secret, bad or missing `hello`,
+    /// another protocol): logged as `refused`, so that the console and `session-log` show who
+    /// tried, from where and why. `who` is the traposId the hello claimed, when there was one.
+    pub fn link_refused(&self, who: Option<&str>, from: Option<std::net::SocketAddr>, why: &str) {
+        let from = from.map_or_else(|| "an unknown address".to_owned(), |a| a.to_string());
+        let mut entry = State::entry("refused", format!("from {from}: {why}"));
+        entry.who = Some(who.unwrap_or("unknown computer").to_owned());
+        entry.trapos_id = who.map(str::to_owned);
+        entry.status = Some(super::model::Status::Failed);
+        self.lock().log(entry);
+    }
+
     /// Registers a computer that passed the handshake. A computer already linked under the same
     /// traposId is replaced: its socket is told to close with 4002 and its pending requests fail
     /// at once with `disconnected`.
@@ -170,7 +182,7 @@ impl Link {
         }
         let known = match st.pending.get_mut(request_id) {
             Some(p) if p.conn_id == self.conn_id => {
-                p.live_bytes += text.len();
+                p.live.push(text);
                 if let Some(tx) = &p.output_tx {
                     // The requester may have stopped listening; the ring still has it.
                     let _ = tx.send(OutputChunk {

@@ -7,6 +7,8 @@
 
 mod activity;
 pub mod approval;
+pub mod captured;
+pub mod fleet;
 pub mod link;
 pub mod model;
 pub mod output;
@@ -35,6 +37,10 @@ use state::{Pending, State};
 use transcript::Transcript;
 
 use crate::config::Settings;
+
+/// Where a request without a deadline has its `deadline` (it is never waited for): far enough
+/// to mean never, near enough that adding it to an `Instant` cannot overflow.
+const NO_DEADLINE: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
 /// Cheap, clonable handle to the shared session.
 #[derive(Clone)]
@@ -128,11 +134,15 @@ impl Session {
         let gate = st.gate(&origin, &trapos_id, &spec.kind)?;
         let max_queued = st.settings.max_queued;
         let max_in_flight = st.settings.max_in_flight;
-        let timeout = spec
-            .timeout
-            .unwrap_or(st.settings.request_timeout)
-            .min(st.settings.max_request_timeout)
-            .max(Duration::from_millis(1));
+        let no_deadline = spec.no_deadline && spec.timeout.is_none();
+        let timeout = if no_deadline {
+            NO_DEADLINE
+        } else {
+            spec.timeout
+                .unwrap_or(st.settings.request_timeout)
+                .min(st.settings.max_request_timeout)
+                .max(Duration::from_millis(1))
+        };
         let conn_id = {
             let Some(conn) = st.computers.get(&trapos_id).and_then(|c| c.conn.as_ref()) else {
                 return Err(RequestError::Disconnected);
@@ -158,7 +168,12 @@ impl Session {
             started_at: SystemTime::now(),
             started: now,
             deadline: now + timeout,
-            timeout_ms: timeout.as_millis() as u64,
+            timeout_ms: if no_deadline {
+                0
+            } else {
+                timeout.as_millis() as u64
+            },
+            no_deadline,
             sent: false,
             cancel_requested: false,
             awaiting_approval: matches!(gate, approval::Gate::Ask(_)),
@@ -192,7 +207,9 @@ impl Session {
         };
         // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
         // a request pending forever.
-        let timer = {
+        // A run without a deadline has no timer: it ends when it ends, is cancelled, or its
+        // computer goes away.
+        let timer = (!no_deadline).then(|| {
             let session = self.clone();
             let id = id.clone();
             tokio::spawn(async move {
@@ -200,7 +217,7 @@ impl Session {
                 session.expire(&id, timeout);
             })
             .abort_handle()
-        };
+        });
         st.pending.insert(
             id.clone(),
             Pending {
@@ -209,9 +226,10 @@ impl Session {
                 payload: spec.payload.clone(),
                 waiter: Some(tx),
                 output_tx: out_tx,
-                timer: Some(timer),
+                timer,
                 sent_at: None,
-                live_bytes: 0,
+                live: Default::default(),
+                cancel_by: None,
                 quiet: spec.quiet,
                 local: spec.local,
             },
@@ -276,6 +294,18 @@ impl Session {
         self.start(target, spec, origin)?.wait().await
     }
 
+    /// Cancels a request because its requester went away (the ticket was dropped unfinished).
+    pub(crate) fn abandon(&self, request_id: &str) {
+        let by = {
+            let st = self.lock();
+            st.pending
+                .get(request_id)
+                .map(|p| format!("its requester {} (it went away)", p.info.origin.name()))
+        };
+        // Already finished is fine: then there is nothing to cancel.
+        let _ = self.cancel_as(request_id, by);
+    }
+
     fn expire(&self, id: &str, timeout: Duration) {
         let mut st = self.lock();
         let Some(p) = st.pending.get(id) else {
@@ -305,10 +335,27 @@ impl Session {
     /// # Errors
     /// When no request with that id is pending.
     pub fn cancel(&self, request_id: &str) -> Result<(), CancelError> {
+        self.cancel_as(request_id, None)
+    }
+
+    /// [`Session::cancel`], recording who cancelled, so that the requester's result and the
+    /// log say it (an agent that reads "cancelled by the person" knows not to retry).
+    ///
+    /// # Errors
+    /// When no request with that id is pending.
+    pub fn cancel_by(&self, request_id: &str, by: &Origin) -> Result<(), CancelError> {
+        self.cancel_as(request_id, Some(by.name().to_owned()))
+    }
+
+    fn cancel_as(&self, request_id: &str, by: Option<String>) -> Result<(), CancelError> {
         let mut st = self.lock();
         let Some(p) = st.pending.get_mut(request_id) else {
             return Err(CancelError::NotPending(request_id.to_owned()));
         };
+        // The first to ask is the one who cancelled it.
+        if p.cancel_by.is_none() {
+            p.cancel_by = by;
+        }
         if !p.info.sent {
             st.finish(request_id, Err(RequestError::Cancelled { output: None }));
             return Ok(());
@@ -373,6 +420,41 @@ impl Session {
         let st = self.lock();
         let skip = st.recent.len().saturating_sub(limit);
         st.recent.iter().skip(skip).cloned().collect()
+    }
+
+    /// Up to `limit` log entries older than the cursor `before` (the newest when `None`),
+    /// oldest first, with the cursor for the page before them (`None` when nothing older is
+    /// kept).
+    pub fn log_page(&self, limit: usize, before: Option<u64>) -> (Vec<LogEntry>, Option<u64>) {
+        let st = self.lock();
+        let end = match before {
+            Some(b) => st.recent.partition_point(|e| e.seq < b),
+            None => st.recent.len(),
+        };
+        let start = end.saturating_sub(limit);
+        let page: Vec<LogEntry> = st.recent.range(start..end).cloned().collect();
+        let cursor = (start > 0).then(|| page.first().map(|e| e.seq)).flatten();
+        (page, cursor)
+    }
+
+    /// Whether `request_id` is a request of this computer that the host still knows: pending,
+    /// or with its start, output or end still in the computer's scrollback.
+    pub fn knows_request(&self, trapos_id: &str, request_id: &str) -> bool {
+        let st = self.lock();
+        if st
+            .pending
+            .get(request_id)
+            .is_some_and(|p| p.info.trapos_id == trapos_id)
+        {
+            return true;
+        }
+        st.computers.get(trapos_id).is_some_and(|c| {
+            c.output.since(0).iter().any(|item| match &item.entry {
+                OutputEntry::Start(s) => s.request_id == request_id,
+                OutputEntry::Line { request_id: r, .. } => r.as_deref() == Some(request_id),
+                OutputEntry::End { request_id: r, .. } => r == request_id,
+            })
+        })
     }
 
     /// Output entries of a computer after the cursor `after`, oldest first.

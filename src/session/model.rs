@@ -51,6 +51,9 @@ pub struct RequestSpec {
     pub timeout: Option<Duration>,
     /// Deliver live output of this request on [`super::Ticket::output`].
     pub stream_output: bool,
+    /// No deadline at all (a person's long-running program, cancelled by hand): the session
+    /// sets no timer and the computer is sent no `timeout_ms`. Ignored when `timeout` is set.
+    pub no_deadline: bool,
     /// Housekeeping the console does for itself (path completion): logged like any request,
     /// but it leaves no header, output or ending in the computer's scrollback.
     pub quiet: bool,
@@ -66,9 +69,16 @@ impl RequestSpec {
             payload,
             timeout: None,
             stream_output: false,
+            no_deadline: false,
             quiet: false,
             local: false,
         }
+    }
+
+    /// Runs until it ends or is cancelled, unless a `timeout` is also given.
+    pub fn without_deadline(mut self) -> Self {
+        self.no_deadline = true;
+        self
     }
 
     pub fn timeout(mut self, t: Option<Duration>) -> Self {
@@ -162,6 +172,53 @@ impl RequestError {
     }
 }
 
+/// How a request ended, with what the host knows beyond the computer's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ending {
+    /// The answer payload, or why there is none.
+    pub result: Result<Value, RequestError>,
+    /// Output the host received live before a failure that has no answer of its own to carry
+    /// it (timeout, disconnect, shutdown, a cancel the computer did not answer): head and tail
+    /// with a marker when long. `None` on success and when nothing was printed.
+    pub output: Option<String>,
+    /// Bytes of live output received in all.
+    pub output_bytes: usize,
+    /// Lines of live output received in all.
+    pub output_lines: usize,
+    /// Who cancelled it (`person`, an agent's name), when it was cancelled by someone.
+    pub cancelled_by: Option<String>,
+    /// From the start of the request to its end.
+    pub elapsed_ms: u64,
+}
+
+impl Ending {
+    /// The output so far of a failed request: the computer's own (cancel) or the host's.
+    pub fn failure_output(&self) -> Option<&str> {
+        match &self.result {
+            Ok(_) => None,
+            Err(e) => e.output().or(self.output.as_deref()),
+        }
+    }
+
+    /// One line for a cancelled request: who and after how long.
+    pub fn cancel_line(&self) -> String {
+        let after = seconds(self.elapsed_ms);
+        match &self.cancelled_by {
+            Some(by) => format!("cancelled by {by} after {after}"),
+            None => format!("cancelled after {after}"),
+        }
+    }
+}
+
+/// `850 ms`, `2.3 s`.
+pub fn seconds(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    }
+}
+
 /// How a request ended, for display and the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -231,7 +288,11 @@ pub struct PendingInfo {
     pub started: tokio::time::Instant,
     #[serde(skip)]
     pub deadline: tokio::time::Instant,
+    /// 0 when there is no deadline.
     pub timeout_ms: u64,
+    /// Runs until it ends or is cancelled (a person's run without a deadline); `deadline` is
+    /// then far away and means nothing.
+    pub no_deadline: bool,
     /// Sent to the computer (false while it waits on the host for a slot).
     pub sent: bool,
     pub cancel_requested: bool,
@@ -320,7 +381,8 @@ pub struct ToolCall {
 pub struct LogEntry {
     pub seq: u64,
     pub time_ms: u64,
-    /// `linked`, `unlinked`, `request`, `finished`, `tool_call`, `tool_result`, `dropped`.
+    /// `linked`, `unlinked`, `refused` (a link attempt turned away), `request`, `finished`,
+    /// `tool_call`, `tool_result`, `dropped`.
     pub event: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub who: Option<String>,

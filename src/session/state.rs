@@ -12,8 +12,9 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use super::captured::Captured;
 use super::model::{
-    ComputerInfo, Event, LogEntry, OutputEntry, PendingInfo, RequestError, Status, Stream,
+    ComputerInfo, Ending, Event, LogEntry, OutputEntry, PendingInfo, RequestError, Status, Stream,
     ToolCall, epoch_ms,
 };
 use super::output::OutputRing;
@@ -37,7 +38,7 @@ pub struct OutputChunk {
     pub text: String,
 }
 
-pub(crate) type Waiter = oneshot::Sender<Result<Value, RequestError>>;
+pub(crate) type Waiter = oneshot::Sender<Ending>;
 
 pub(crate) struct Conn {
     pub id: u64,
@@ -62,8 +63,11 @@ pub(crate) struct Pending {
     pub output_tx: Option<mpsc::UnboundedSender<OutputChunk>>,
     pub timer: Option<AbortHandle>,
     pub sent_at: Option<Instant>,
-    /// Bytes of live output received, to add what the final answer has beyond it.
-    pub live_bytes: usize,
+    /// Live output received (head and tail, true totals): what the final answer has beyond
+    /// it is added to the scrollback, and a failure without an answer carries it.
+    pub live: Captured,
+    /// Who asked to cancel it, when someone did.
+    pub cancel_by: Option<String>,
     /// Leaves no trace in the computer's scrollback (see [`super::RequestSpec::quiet`]).
     pub quiet: bool,
     /// Carries an approval only; never sent (see [`super::RequestSpec::local`]).
@@ -222,7 +226,7 @@ impl State {
                 id: id.clone(),
                 request: p.info.kind.clone(),
                 payload: p.payload.clone(),
-                timeout_ms: Some(remaining.as_millis().max(1) as u64),
+                timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
             };
             if conn.tx.send(Outbound::Request(req)).is_err() {
                 // The connection task is gone; its unlink will fail this request.
@@ -275,17 +279,29 @@ impl State {
             Ok(v) => v.get("output").and_then(Value::as_str).map(str::to_owned),
             Err(e) => e.output().map(str::to_owned),
         };
+        let live_bytes = p.live.bytes();
         let output_len = final_output.as_ref().map_or(0, String::len);
         if let Some(out) = final_output
             && !p.quiet
-            && out.len() > p.live_bytes
-            && let Some(rest) = out.get(p.live_bytes..)
+            && out.len() > live_bytes
+            && let Some(rest) = out.get(live_bytes..)
         {
             self.push_output(&trapos_id, Some(id), Stream::Out, rest);
         }
 
-        let (status, summary) = summary::outcome(&result);
+        let (status, mut summary) = summary::outcome(&result);
         let duration_ms = p.info.started.elapsed().as_millis() as u64;
+        let ending = Ending {
+            output: (result.is_err() && !p.live.is_empty()).then(|| p.live.text()),
+            output_bytes: p.live.bytes(),
+            output_lines: p.live.lines(),
+            cancelled_by: p.cancel_by.clone(),
+            elapsed_ms: duration_ms,
+            result,
+        };
+        if status == Status::Cancelled {
+            summary = ending.cancel_line();
+        }
         if p.info.kind == "ping"
             && status == Status::Ok
             && let (Some(sent), Some(c)) = (p.sent_at, self.computers.get_mut(&trapos_id))
@@ -311,8 +327,8 @@ impl State {
         entry.duration_ms = Some(duration_ms);
         let extra = Extra {
             origin: Some(p.info.origin.clone()),
-            output_bytes: Some(output_len.max(p.live_bytes) as u64),
-            error: result.as_ref().err().map(ToString::to_string),
+            output_bytes: Some(output_len.max(live_bytes) as u64),
+            error: ending.result.as_ref().err().map(ToString::to_string),
             ..Extra::default()
         };
         self.log_with(entry, extra);
@@ -329,7 +345,7 @@ impl State {
         });
         if let Some(w) = p.waiter.take() {
             // The waiter may have gone (an abandoned call); the outcome is logged regardless.
-            let _ = w.send(result);
+            let _ = w.send(ending);
         }
         self.pump(&trapos_id);
         true

@@ -63,7 +63,11 @@ pub fn outcome(result: &Result<Value, RequestError>) -> (Status, String) {
             } else if let Some(bytes) = payload.get("bytes").and_then(Value::as_u64) {
                 (Status::Ok, format!("{bytes} bytes"))
             } else if let Some(entries) = payload.get("entries").and_then(Value::as_array) {
-                (Status::Ok, format!("{} entries", entries.len()))
+                let n = entries.len();
+                (
+                    Status::Ok,
+                    format!("{n} {}", if n == 1 { "entry" } else { "entries" }),
+                )
             } else if let Some(rtt) = payload.get("pong") {
                 (Status::Ok, format!("pong {rtt}"))
             } else {
@@ -93,6 +97,12 @@ pub fn descriptor(d: &Value) -> String {
     let kind = d.get("type").and_then(Value::as_str).unwrap_or("?");
     if let Some(repr) = d.get("repr").and_then(Value::as_str) {
         return repr.to_owned();
+    }
+    if d.get("cut").and_then(Value::as_bool) == Some(true) {
+        // Cut to fit a result: its type, its full size and its head.
+        let len = d.get("length").and_then(Value::as_u64).unwrap_or(0);
+        let head = d.get("value").and_then(Value::as_str).unwrap_or_default();
+        return format!("<{kind} of {len} bytes: {}…>", one_line(head, 40));
     }
     match (kind, d.get("value")) {
         ("nil", _) => "nil".to_owned(),

@@ -212,3 +212,38 @@ async fn quiet_requests_are_logged_but_leave_the_scrollback_alone() {
                 // Agents read the log too: the person is "person", not "you".
                 && e.who.as_deref() == Some("person")));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_run_without_deadline_outlives_the_default_and_ends_by_cancel() {
+    let s = session();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let _link = s.link(&hello(7, Some("miner")), tx);
+    let spec = RequestSpec::new("exec-lua", json!({"code": "while true do sleep(1) end"}))
+        .without_deadline();
+    let ticket = s.start("7", spec, Origin::Person).unwrap();
+    let id = ticket.id.clone();
+    // The computer is given no timeout either.
+    assert!(
+        matches!(rx.recv().await, Some(Outbound::Request(r)) if r.id == id && r.timeout_ms.is_none())
+    );
+    let pending = s.pending();
+    assert!(pending[0].no_deadline);
+    assert_eq!(pending[0].timeout_ms, 0);
+    // Far past the default 30 s and the 10 min maximum: still running.
+    tokio::time::sleep(Duration::from_secs(3 * 3600)).await;
+    assert_eq!(s.pending().len(), 1);
+    s.cancel(&id).unwrap();
+    assert_eq!(rx.recv().await, Some(Outbound::Cancel { id: id.clone() }));
+    // An agent's request (no `without_deadline`) keeps the default deadline.
+    let agent = s
+        .start(
+            "7",
+            RequestSpec::new("exec-lua", json!({"code": "x"})),
+            Origin::Agent("a".into()),
+        )
+        .unwrap();
+    let p = s.pending();
+    let a = p.iter().find(|p| p.request_id == agent.id).unwrap();
+    assert!(!a.no_deadline);
+    assert_eq!(a.timeout_ms, 30_000);
+}

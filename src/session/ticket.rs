@@ -4,7 +4,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Session;
-use super::model::RequestError;
+use super::model::{Ending, RequestError};
 use super::state::OutputChunk;
 
 /// A started request. Dropping it before the outcome arrives cancels the request, so a caller
@@ -14,9 +14,21 @@ pub struct Ticket {
     pub id: String,
     /// The computer it runs on.
     pub trapos_id: String,
-    pub(super) outcome: Option<oneshot::Receiver<Result<Value, RequestError>>>,
+    pub(super) outcome: Option<oneshot::Receiver<Ending>>,
     pub(super) output: Option<mpsc::UnboundedReceiver<OutputChunk>>,
     pub(super) session: Session,
+}
+
+/// What a waiter gets when the session went away without an answer.
+fn gone() -> Ending {
+    Ending {
+        result: Err(RequestError::ShuttingDown),
+        output: None,
+        output_bytes: 0,
+        output_lines: 0,
+        cancelled_by: None,
+        elapsed_ms: 0,
+    }
 }
 
 impl Ticket {
@@ -29,14 +41,20 @@ impl Ticket {
     ///
     /// # Errors
     /// A [`RequestError`]: timeout, disconnect, cancellation, or a dispatch failure.
-    pub async fn wait(mut self) -> Result<Value, RequestError> {
-        let result = match self.outcome.as_mut() {
-            Some(rx) => rx.await.unwrap_or(Err(RequestError::ShuttingDown)),
-            None => Err(RequestError::ShuttingDown),
+    pub async fn wait(self) -> Result<Value, RequestError> {
+        self.wait_ending().await.result
+    }
+
+    /// Waits for the outcome with what the host knows beyond the answer: the output received
+    /// so far (for failures without an answer), who cancelled, how long it took.
+    pub async fn wait_ending(mut self) -> Ending {
+        let ending = match self.outcome.as_mut() {
+            Some(rx) => rx.await.unwrap_or_else(|_| gone()),
+            None => gone(),
         };
         // Only now is the request over; dropped mid-wait, `Drop` cancels it.
         self.outcome = None;
-        result
+        ending
     }
 
     /// Waits for the outcome while forwarding live output to `on_output`.
@@ -44,17 +62,25 @@ impl Ticket {
     /// # Errors
     /// As [`Ticket::wait`].
     pub async fn wait_with_output(
+        self,
+        on_output: impl FnMut(OutputChunk),
+    ) -> Result<Value, RequestError> {
+        self.wait_ending_with_output(on_output).await.result
+    }
+
+    /// [`Ticket::wait_ending`] while forwarding live output to `on_output`.
+    pub async fn wait_ending_with_output(
         mut self,
         mut on_output: impl FnMut(OutputChunk),
-    ) -> Result<Value, RequestError> {
+    ) -> Ending {
         let mut out = self.output.take();
-        let result = {
+        let ending = {
             let Some(rx) = self.outcome.as_mut() else {
-                return Err(RequestError::ShuttingDown);
+                return gone();
             };
             loop {
                 let Some(chunks) = out.as_mut() else {
-                    break rx.await.unwrap_or(Err(RequestError::ShuttingDown));
+                    break rx.await.unwrap_or_else(|_| gone());
                 };
                 tokio::select! {
                     biased;
@@ -67,21 +93,20 @@ impl Ticket {
                         while let Ok(c) = chunks.try_recv() {
                             on_output(c);
                         }
-                        break result.unwrap_or(Err(RequestError::ShuttingDown));
+                        break result.unwrap_or_else(|_| gone());
                     }
                 }
             }
         };
         self.outcome = None;
-        result
+        ending
     }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
         if self.outcome.is_some() {
-            // Already finished is fine: then there is nothing to cancel.
-            let _ = self.session.cancel(&self.id);
+            self.session.abandon(&self.id);
         }
     }
 }

@@ -64,12 +64,16 @@ pub enum PromptKind {
     RunFile,
     /// `/` in the output pane.
     Search,
+    /// `t`: the deadline for the person's own runs (F5, F6); empty means none.
+    Deadline,
 }
 
 /// What covers part of the screen and takes keys first.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
     Help,
+    /// `s`: the secret and the line to type on a computer to link it.
+    Link,
     /// Quit while this many requests are pending?
     ConfirmQuit(usize),
     /// Full arguments and result of a tool call.
@@ -88,6 +92,8 @@ pub enum Intent {
         targets: Vec<String>,
         kind: String,
         payload: Value,
+        /// `None`: no deadline; the person cancels with `c`.
+        deadline: Option<std::time::Duration>,
     },
     /// List `dir` on `target` to complete the last word of the run-file prompt.
     Complete {
@@ -151,6 +157,9 @@ pub struct App {
     pub editor_top: Cell<usize>,
     pub request_sel: usize,
     pub call_sel: usize,
+    /// The deadline of the person's own runs (F5, F6), set with `t`; `None` (the default) runs
+    /// until the program ends or the person cancels it: a mining program may take hours.
+    pub run_deadline: Option<std::time::Duration>,
     pub notice: Option<(String, bool)>,
     /// Clocks the views use, set by the loop (fixed in tests).
     pub now: SystemTime,
@@ -196,6 +205,7 @@ impl App {
             editor_top: Cell::new(0),
             request_sel: 0,
             call_sel: 0,
+            run_deadline: None,
             notice: None,
             now: SystemTime::now(),
             now_i: Instant::now(),
@@ -254,6 +264,18 @@ impl App {
             E::ApprovalAsked { .. } | E::ApprovalAnswered { .. } | E::PolicyChanged => {
                 self.dirty_approvals = true;
                 self.dirty_pending = true;
+            }
+            // A computer turned away at the door: the person must see it, or a wrong secret
+            // looks like a computer that never tried.
+            E::Logged { entry } if entry.event == "refused" => {
+                let who = entry.who.as_deref().unwrap_or("a computer");
+                self.notify(
+                    format!(
+                        "link refused: {who} {}; press s for the secret and the install line",
+                        entry.detail
+                    ),
+                    true,
+                );
             }
             E::Logged { .. } => {}
         }

@@ -19,10 +19,16 @@ pub fn execute(session: &Session, intent: Intent, msg_tx: &mpsc::UnboundedSender
             targets,
             kind,
             payload,
+            deadline,
         } => {
             let mut started = 0;
             for target in &targets {
+                // The person's runs have no deadline unless one was asked for with `t`.
                 let spec = RequestSpec::new(kind.clone(), payload.clone());
+                let spec = match deadline {
+                    Some(d) => spec.timeout(Some(d)),
+                    None => spec.without_deadline(),
+                };
                 match session.start(target, spec, Origin::Person) {
                     Ok(ticket) => {
                         started += 1;
@@ -98,7 +104,7 @@ pub fn execute(session: &Session, intent: Intent, msg_tx: &mpsc::UnboundedSender
                 let _ = tx.send(msg);
             });
         }
-        Intent::Cancel(id) => match session.cancel(&id) {
+        Intent::Cancel(id) => match session.cancel_by(&id, &crate::session::Origin::Person) {
             Ok(()) => {
                 let _ = msg_tx.send(AppMsg::Notice {
                     text: format!("cancelling {id}"),

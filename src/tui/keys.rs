@@ -74,6 +74,14 @@ impl App {
                     self.popup = Some(Popup::Help);
                     return Vec::new();
                 }
+                KeyCode::Char('s') => {
+                    self.popup = Some(Popup::Link);
+                    return Vec::new();
+                }
+                KeyCode::Char('t') => {
+                    prompt::open(self, PromptKind::Deadline);
+                    return Vec::new();
+                }
                 KeyCode::Esc => {
                     self.focus = Focus::Editor;
                     return Vec::new();
@@ -131,6 +139,7 @@ impl App {
             targets,
             kind: "exec-lua".into(),
             payload: json!({ "code": code }),
+            deadline: self.run_deadline,
         }]
     }
 
@@ -153,8 +162,8 @@ impl App {
                 KeyCode::Char('n' | 'N' | 'q') | KeyCode::Esc => self.popup = None,
                 _ => {}
             },
-            Popup::Help | Popup::Detail(_) => match key.code {
-                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q' | '?') | KeyCode::F(1) => {
+            Popup::Help | Popup::Link | Popup::Detail(_) => match key.code {
+                KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q' | '?' | 's') | KeyCode::F(1) => {
                     self.popup = None;
                 }
                 KeyCode::Up | KeyCode::Char('k') => self.scroll_popup(-1),

@@ -37,11 +37,41 @@ fn last_word(text: &str) -> (&str, &str) {
     (word, dir)
 }
 
+/// The deadline prompt's text: seconds (`90`, `90s`), minutes (`5m`), or nothing / `none` for
+/// no deadline.
+///
+/// # Errors
+/// A hint for the prompt when the text is none of these or out of 1 s ..= 10 min.
+pub fn parse_deadline(text: &str) -> Result<Option<std::time::Duration>, String> {
+    let t = text.trim().to_ascii_lowercase();
+    if t.is_empty() || t == "none" || t == "0" {
+        return Ok(None);
+    }
+    let (num, mult) = if let Some(n) = t.strip_suffix('m') {
+        (n, 60)
+    } else {
+        (t.strip_suffix('s').unwrap_or(&t), 1)
+    };
+    let secs: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| "seconds (90), minutes (5m), or empty for none".to_owned())?;
+    let secs = secs.saturating_mul(mult);
+    if !(1..=600).contains(&secs) {
+        return Err("between 1 s and 10 min (600), or empty for none".into());
+    }
+    Ok(Some(std::time::Duration::from_secs(secs)))
+}
+
 /// Opens a prompt.
 pub fn open(app: &mut App, kind: PromptKind) {
     let text = match kind {
-        PromptKind::Search => app.scroll.search.clone().unwrap_or_default(),
-        PromptKind::RunFile => String::new(),
+        // A new `/` starts a new search (the old one is still there with n / N until Enter).
+        PromptKind::Search | PromptKind::RunFile => String::new(),
+        PromptKind::Deadline => app
+            .run_deadline
+            .map(|d| format!("{}", d.as_secs()))
+            .unwrap_or_default(),
     };
     app.popup = Some(Popup::Prompt(Prompt {
         kind,
@@ -103,6 +133,24 @@ fn submit(app: &mut App, mut p: Prompt) -> Vec<Intent> {
             }
             Vec::new()
         }
+        PromptKind::Deadline => match parse_deadline(&p.text) {
+            Ok(d) => {
+                app.popup = None;
+                app.run_deadline = d;
+                let text = match d {
+                    Some(d) => format!("your runs (F5, F6) now stop after {} s", d.as_secs()),
+                    None => "your runs (F5, F6) have no deadline; cancel one with c in Requests"
+                        .to_owned(),
+                };
+                app.notify(text, false);
+                Vec::new()
+            }
+            Err(e) => {
+                p.hint = Some(e);
+                app.popup = Some(Popup::Prompt(p));
+                Vec::new()
+            }
+        },
         PromptKind::RunFile => {
             let targets = app.targets();
             if targets.is_empty() {
@@ -118,6 +166,7 @@ fn submit(app: &mut App, mut p: Prompt) -> Vec<Intent> {
                         targets,
                         kind: "run-file".into(),
                         payload: json!({"path": rf.path, "args": rf.args}),
+                        deadline: app.run_deadline,
                     }]
                 }
                 Err(e) => {

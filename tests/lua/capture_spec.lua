@@ -22,12 +22,20 @@ local tostr = setmetatable({}, { __tostring = function() return "custom" end })
 cap.print(tostr)
 assert((cap.text()):find("custom\n$"), "print honours __tostring")
 
--- Capture limit: the kept text is cut, the live callback sees everything.
+-- Capture limit: the head and the tail are kept around a marker that says how much was
+-- left out; the totals and the live callback see everything.
 local live = 0
 local small = lib.newCapture(function(_, t) live = live + #t end, 10)
 small.write("0123456789abc")
 local text, truncated = small.text()
-eq(text, "0123456789") eq(truncated, true) eq(live, 13)
+eq(text, "01234" .. lib.cutMarker(3) .. "89abc") eq(truncated, true) eq(live, 13)
+local bytes, lines, kept = small.totals()
+eq(bytes, 13) eq(lines, 1) eq(kept, 10)
+small.write("\nend\n")
+text = small.text()
+eq(text, "01234" .. lib.cutMarker(8) .. "\nend\n")
+bytes, lines = small.totals()
+eq(bytes, 18) eq(lines, 2)
 
 -- executeLua: returns, output, no screen writes.
 local r = lib.executeLua("print('hello', 2) write('x') return 1, nil, 'z'")
@@ -47,16 +55,52 @@ eq(r.ok, false) eq(r.output, "before\n") eq(r.n, 0) eq(json.encode(r.returns), "
 assert(r.error:find('exec:1:', 1, true) == 1, "error names the chunk: " .. r.error)
 assert(type(r.traceback) == "string", "traceback present")
 r = lib.executeLua("error({code = 1})")
-eq(r.ok, false) assert(type(r.error) == "string", "non-string errors become strings")
+eq(r.ok, false) eq(r.error, "{code=1}", "a table error reads as the console shows it")
+eq(r.error_value.type, "table") eq(r.error_value.value.code, 1)
+r = lib.executeLua("error(setmetatable({}, {__tostring = function() return 'custom error' end}))")
+eq(r.error, "custom error")
+r = lib.executeLua("error(42)")
+eq(r.error, "exec:1: 42")
+
+-- Tracebacks end at the chunk: no frame of the client that ran it.
+r = lib.executeLua("local function f() error('deep') end\nf()")
+assert(r.traceback:find("exec:1:", 1, true), r.traceback)
+assert(r.traceback:find("exec:2:", 1, true), r.traceback)
+assert(not r.traceback:find("libmcpcomputer", 1, true), r.traceback)
+assert(not r.traceback:find("xpcall", 1, true), r.traceback)
+eq(lib.cutTraceback("boom\nstack traceback:\n\t[C]: in ?\n\texec:1: in main chunk\n\t[C]: in function 'xpcall'\n\t/trapdesk/apis/libmcpcomputer.lua:9: in function 'run'", "exec"),
+    "boom\nstack traceback:\n\t[C]: in ?\n\texec:1: in main chunk")
 
 -- Syntax errors.
 r = lib.executeLua("return +")
 eq(r.ok, false) eq(r.output, "")
 assert(r.error:find('exec:', 1, true) == 1, "syntax error names the chunk: " .. r.error)
 
--- Output cap 64 KiB in a Result.
-r = lib.executeLua("for i = 1, 100 do write(string.rep('x', 1000)) end")
-eq(#r.output, 65536) eq(r.output_truncated, true)
+-- Output cap 64 KiB in a Result: head and tail, true totals.
+r = lib.executeLua("for i = 1, 10000 do print('line ' .. i) end return 'done'")
+eq(r.output_truncated, true) eq(r.output_lines, 10000) eq(r.output_kept_bytes, 65536)
+assert(r.output:find("^line 1\nline 2\n"), "head kept")
+assert(r.output:find("line 9999\nline 10000\n$"), "tail kept")
+local total = 0
+for i = 1, 10000 do total = total + #("line " .. i .. "\n") end
+eq(r.output_bytes, total)
+assert(r.output:find(lib.cutMarker(total - 65536), 1, true), "marker states the bytes left out")
+r = lib.executeLua("return 1")
+eq(r.output_truncated, false) eq(r.output_bytes, 0) eq(r.output_lines, 0)
+
+-- A capture terminal: what is drawn through term becomes lines; red is the err stream.
+do
+    local got = {}
+    local c = lib.newCapture(function(s, t) got[#got + 1] = s .. ":" .. t end)
+    local t = lib.newTerm(c)
+    t.write("a") t.setCursorPos(1, 2) t.setCursorPos(1, 3) t.write("b")
+    t.setTextColour(0x4000) t.write("bad") t.scroll(1) t.setCursorPos(1, 3)
+    t.setTextColour(1) t.write("c")
+    eq((c.text()), "a\n\nbbad\nc")
+    eq(table.concat(got, "|"), "out:a|out:\n|out:\n|out:b|err:bad|err:\n|out:c")
+    eq(t.getCursorPos(), 2)
+    eq(select("#", t.getSize()), 2)
+end
 
 -- printError goes to stream "err".
 local streams = {}

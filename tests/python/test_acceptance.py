@@ -35,6 +35,7 @@ BIN = REPO / "target" / "debug" / "trapdesk"
 
 TOOLS = {
     "probe-computers",
+    "exec-lua-many",
     "exec-lua",
     "run-file",
     "write-file",
@@ -389,8 +390,52 @@ def test_foreign_origin_is_refused(host: HostProcess) -> None:
     assert post(None) == 200
 
 
+async def test_results_tell_the_truth(host: HostProcess) -> None:
+    async with client(host.url, "acceptance-truth") as c:
+        # Schema failures are error results naming the field (MCP 2025-11-25), not -32602.
+        r = await c.call_tool("exec-lua", {"traposId": "miner"})
+        assert r.is_error is True, r
+        assert data(r)["error"]["code"] == "invalid_arguments" and data(r)["field"] == "code"
+        r = await c.call_tool("exec-lua", {"traposId": "miner", "code": "return 1", "timeoutMs": 0})
+        assert r.is_error is True and data(r)["field"] == "timeoutMs"
+        # A timeout keeps the output so far.
+        r = await c.call_tool(
+            "exec-lua",
+            {"traposId": "miner", "timeoutMs": 2000, "code": "print('start') sleep(0.3) print('mid') sleep(5)"},
+        )
+        assert r.is_error is True and data(r)["error"]["code"] == "timeout"
+        assert data(r)["output"] == "start\nmid\n", data(r)
+        # Large output: head, tail, true totals.
+        r = await c.call_tool("exec-lua", {"traposId": "farm", "code": "for i=1,10000 do print('line '..i) end return 'done'"})
+        d = data(r)
+        assert d["output_lines"] == 10000 and d["output_truncated"] is True
+        assert d["output"].startswith("line 1\n") and d["output"].endswith("line 10000\n")
+        assert text(r).startswith('returned "done"; 10000 lines of output')
+
+
 def test_zz_sigterm_stops_the_host_cleanly(host: HostProcess) -> None:
-    host.proc.send_signal(signal.SIGTERM)
+    # A call pending when the host stops gets `shutting_down` at once, with its output so far.
+    result: dict[str, Any] = {}
+
+    async def pending_call() -> None:
+        async with client(host.url, "acceptance-shutdown") as c:
+            async with anyio.create_task_group() as tg:
+
+                async def call() -> None:
+                    r = await c.call_tool("exec-lua", {"traposId": "miner", "code": "print('so far') sleep(30)"})
+                    result["r"] = r
+                    result["at"] = time.monotonic()
+
+                tg.start_soon(call)
+                await anyio.sleep(1.0)
+                result["sent"] = time.monotonic()
+                host.proc.send_signal(signal.SIGTERM)
+
+    anyio.run(pending_call)
+    r = result["r"]
+    assert r.is_error is True and data(r)["error"]["code"] == "shutting_down", r
+    assert data(r)["output"] == "so far\n", data(r)
+    assert result["at"] - result["sent"] < 2.0, result["at"] - result["sent"]
     try:
         code = host.proc.wait(timeout=20)
     except subprocess.TimeoutExpired:

@@ -167,6 +167,7 @@ pub fn pending(app: &App, id: &str, target: &str, origin: Origin, elapsed: u64) 
         started,
         deadline: started + Duration::from_secs(30),
         timeout_ms: 30_000,
+        no_deadline: false,
         sent: true,
         cancel_requested: false,
         awaiting_approval: false,

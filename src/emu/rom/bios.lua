@@ -265,6 +265,25 @@ function dofile(path)
     return f()
 end
 
+-- os.run: a program in its own environment (reading through to _G); its error is printed
+-- with printError and reported as false, as CC: Tweaked's bios does.
+function os.run(env, path, ...)
+    if type(env) ~= "table" then error("bad argument #1 (table expected, got " .. type(env) .. ")", 2) end
+    if type(path) ~= "string" then error("bad argument #2 (string expected, got " .. type(path) .. ")", 2) end
+    setmetatable(env, { __index = _G })
+    local f, err = loadfile(path, nil, env)
+    if not f then
+        printError(err)
+        return false
+    end
+    local ok, msg = pcall(f, ...)
+    if not ok then
+        if msg and msg ~= "" then printError(msg) end
+        return false
+    end
+    return true
+end
+
 -- io, over fs and the terminal (the host's io would reach the host's disk).
 io = {}
 function io.write(...) for i = 1, select("#", ...) do write(tostring((select(i, ...)))) end end

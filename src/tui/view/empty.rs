@@ -13,6 +13,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let block = pane(app, " No computer linked yet ", Focus::Output);
     let inner = block.inner(area);
     block.render(area, buf);
+    link_text(app, inner, buf);
+}
+
+/// How to link a computer, with the secret: the empty screen, and the `s` popup once computers
+/// are linked.
+pub fn link_text(app: &App, inner: Rect, buf: &mut Buffer) {
     let s = &app.settings;
     let where_secret = match &s.secret_source {
         SecretSource::Flag => "given with --secret".to_owned(),
@@ -47,7 +53,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                  add an allow rule for this host before the $private deny rule.",
             ),
         ]),
-        Line::from(""),
+        Line::from(vec![
+            Span::styled("Refused? ", t.warn),
+            Span::raw(
+                "a refused link shows in the status line and in session-log; the installer says so \
+                 on the computer too.",
+            ),
+        ]),
         Line::from(vec![
             Span::raw("No computer at hand? Start with "),
             Span::styled("--demo", t.key),

@@ -46,7 +46,12 @@ pub fn render_requests(app: &App, area: Rect, buf: &mut Buffer) {
             } else {
                 ""
             };
-            let timing = format!("{} ⏱{left:>2}s ", spinner(app.ticks));
+            let timing = if p.no_deadline {
+                // A person's run without a deadline: how long it has run instead.
+                format!("{} {:>3}s ", spinner(app.ticks), elapsed / 1000)
+            } else {
+                format!("{} ⏱{left:>2}s ", spinner(app.ticks))
+            };
             let head = format!(
                 "{} {} {} ",
                 cut(&printable(p.origin.label()), 10),

@@ -39,6 +39,14 @@ pub const HELP: &[(&str, &str)] = &[
         "y / n / a",
         "approval prompt: run, refuse, allow that agent there for the session",
     ),
+    (
+        "s",
+        "the secret and the line that links a computer (outside the editor)",
+    ),
+    (
+        "t",
+        "deadline for your F5/F6 runs (default none: c cancels)",
+    ),
     ("Esc", "close a popup; leave a pane for the editor"),
     ("F1 / ?", "this help (? outside the editor)"),
     (
@@ -139,7 +147,7 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
     let t = &app.theme;
     match popup {
         Popup::Help => {
-            let r = centred(area, 92, HELP.len() as u16 + 4);
+            let r = centred(area, 92, HELP.len() as u16 + 5);
             Clear.render(r, buf);
             let lines: Vec<Line> = HELP
                 .iter()
@@ -150,6 +158,16 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
                     ])
                 })
                 .chain([
+                    Line::from(vec![
+                        Span::styled("link a computer: ", t.dim),
+                        Span::styled(
+                            crate::config::install_line(
+                                app.settings.gateway_bind,
+                                &app.settings.secret,
+                            ),
+                            t.accent,
+                        ),
+                    ]),
                     Line::from(Span::styled(
                         format!(
                             "gateway ws://{}/gateway · MCP http://{}/mcp",
@@ -167,6 +185,14 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
                 .block(frame(app, " Keys "))
                 .wrap(Wrap { trim: false })
                 .render(r, buf);
+            None
+        }
+        Popup::Link => {
+            let r = centred(area, 92, 10);
+            Clear.render(r, buf);
+            let inner = frame(app, " Link a computer ").inner(r);
+            frame(app, " Link a computer ").render(r, buf);
+            super::empty::link_text(app, inner, buf);
             None
         }
         Popup::ConfirmQuit(n) => {
@@ -246,6 +272,7 @@ fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let (title, label) = match p.kind {
         PromptKind::RunFile => (" Run file (Enter runs, Tab completes, Esc) ", "run "),
         PromptKind::Search => (" Search output (Enter, Esc) ", "/"),
+        PromptKind::Deadline => (" Deadline for your runs (Enter, Esc) ", "seconds: "),
     };
     let r = centred(area, area.width.saturating_sub(10).min(90), 4);
     Clear.render(r, buf);
@@ -254,6 +281,9 @@ fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let hint = p.hint.clone().unwrap_or_else(|| match p.kind {
         PromptKind::RunFile => "e.g. programs/dig.lua 3 \"deep shaft\"".into(),
         PromptKind::Search => "case-insensitive; n / N for more".into(),
+        PromptKind::Deadline => {
+            "empty: none (cancel with c); 90, 90s or 5m: stop after that".into()
+        }
     });
     let lines = vec![
         Line::from(vec![Span::styled(label, t.key), Span::raw(shown.clone())]),

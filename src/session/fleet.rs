@@ -1,0 +1,287 @@
+//! Fleets: choosing computers by a glob and reading them in pages, for bases with thousands of
+//! computers. The MCP tools (`probe-computers`, `exec-lua-many`) and the console's filter all
+//! select through here, so a glob means the same thing to an agent and to the person.
+//!
+//! Paging is by key, not by offset: a cursor is the traposId of the last computer returned, and
+//! the next page starts after it in `(id, traposId)` order. Computers that link or unlink
+//! between pages therefore never shift the others: every computer linked for the whole walk is
+//! returned exactly once, whatever happens around it.
+
+use super::Session;
+use super::model::ComputerInfo;
+
+/// A shell-style glob: `*` any run of characters, `?` one character, everything else literal.
+/// Matching ignores ASCII case, because labels are typed by people ("Miner" and "miner").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Glob {
+    pattern: Vec<char>,
+}
+
+impl Glob {
+    /// A glob from its text; an empty pattern matches everything.
+    pub fn new(pattern: &str) -> Glob {
+        let pattern = pattern.trim();
+        let pattern = if pattern.is_empty() { "*" } else { pattern };
+        Glob {
+            pattern: pattern.chars().map(|c| c.to_ascii_lowercase()).collect(),
+        }
+    }
+
+    /// Whether the glob matches all of `text`.
+    pub fn matches(&self, text: &str) -> bool {
+        let text: Vec<char> = text.chars().map(|c| c.to_ascii_lowercase()).collect();
+        // Iterative matcher with one backtrack point (the last `*`): linear in practice and
+        // never exponential, whatever the pattern.
+        let (p, t) = (&self.pattern, &text);
+        let (mut pi, mut ti) = (0, 0);
+        let mut star: Option<(usize, usize)> = None;
+        while ti < t.len() {
+            if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+                pi += 1;
+                ti += 1;
+            } else if pi < p.len() && p[pi] == '*' {
+                star = Some((pi, ti));
+                pi += 1;
+            } else if let Some((sp, st)) = star {
+                pi = sp + 1;
+                ti = st + 1;
+                star = Some((sp, st + 1));
+            } else {
+                return false;
+            }
+        }
+        p[pi..].iter().all(|&c| c == '*')
+    }
+
+    /// Whether a computer matches: its traposId, its label, or its bare id.
+    pub fn matches_computer(&self, c: &ComputerInfo) -> bool {
+        self.matches(&c.trapos_id)
+            || c.label.as_deref().is_some_and(|l| self.matches(l))
+            || self.matches(&c.id.to_string())
+    }
+}
+
+/// What to page through.
+#[derive(Debug, Clone, Default)]
+pub struct PageQuery {
+    /// Only computers this glob matches (all when `None`).
+    pub glob: Option<Glob>,
+    /// Most computers in the page.
+    pub limit: usize,
+    /// The previous page's `next_cursor`: start after this traposId.
+    pub cursor: Option<String>,
+    /// Include recently unlinked computers too (the console shows them; agents get linked ones).
+    pub offline: bool,
+}
+
+/// One page of computers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// The computers of this page, in `(id, traposId)` order.
+    pub computers: Vec<ComputerInfo>,
+    /// How many computers match in all (every page, not only this one).
+    pub matched: usize,
+    /// How many computers are linked (matching or not).
+    pub linked: usize,
+    /// Cursor for the next page; `None` on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// The sort key of a cursor: a traposId is `"<id>:<label>"`, so the key needs no lookup and
+/// still works after that computer unlinked.
+fn cursor_key(cursor: &str) -> (u64, &str) {
+    let id = cursor
+        .split(':')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (id, cursor)
+}
+
+/// Pages `all` (any order) by `query`; the pure part of [`Session::computers_page`].
+pub fn page<'a>(all: impl Iterator<Item = &'a ComputerInfo>, query: &PageQuery) -> Page {
+    let after = query.cursor.as_deref().map(cursor_key);
+    let mut linked = 0;
+    let mut matched = 0;
+    let mut rest: Vec<&ComputerInfo> = Vec::new();
+    for c in all {
+        if c.online {
+            linked += 1;
+        } else if !query.offline {
+            continue;
+        }
+        if let Some(g) = &query.glob
+            && !g.matches_computer(c)
+        {
+            continue;
+        }
+        matched += 1;
+        if after.is_none_or(|a| (c.id, c.trapos_id.as_str()) > a) {
+            rest.push(c);
+        }
+    }
+    let limit = query.limit.max(1);
+    // Only the page is sorted in full; the rest only needs to be after it.
+    let key = |c: &&ComputerInfo| (c.id, c.trapos_id.clone());
+    if rest.len() > limit {
+        rest.select_nth_unstable_by_key(limit, key);
+        rest.truncate(limit + 1);
+    }
+    rest.sort_unstable_by_key(key);
+    let more = rest.len() > limit;
+    rest.truncate(limit);
+    let computers: Vec<ComputerInfo> = rest.into_iter().cloned().collect();
+    let next_cursor = more
+        .then(|| computers.last().map(|c| c.trapos_id.clone()))
+        .flatten();
+    Page {
+        computers,
+        matched,
+        linked,
+        next_cursor,
+    }
+}
+
+impl Session {
+    /// One page of computers by glob and cursor (see the module docs for why the walk is exact).
+    pub fn computers_page(&self, query: &PageQuery) -> Page {
+        let st = self.lock();
+        page(st.computers.values().map(|c| &c.info), query)
+    }
+
+    /// How many computers are linked now.
+    pub fn linked_count(&self) -> usize {
+        self.lock().conns.len()
+    }
+
+    /// The traposIds of the linked computers a glob matches, in `(id, traposId)` order.
+    pub fn matching(&self, glob: &Glob) -> Vec<String> {
+        let st = self.lock();
+        let mut list: Vec<(u64, &str)> = st
+            .computers
+            .values()
+            .filter(|c| c.conn.is_some() && glob.matches_computer(&c.info))
+            .map(|c| (c.info.id, c.info.trapos_id.as_str()))
+            .collect();
+        list.sort_unstable();
+        list.into_iter().map(|(_, t)| t.to_owned()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use super::*;
+
+    fn computer(id: u64, label: Option<&str>, online: bool) -> ComputerInfo {
+        ComputerInfo {
+            trapos_id: format!("{id}:{}", label.unwrap_or("")),
+            id,
+            label: label.map(str::to_owned),
+            online,
+            connected_at: SystemTime::UNIX_EPOCH,
+            disconnected_at: None,
+            serves: vec![],
+            running: 0,
+            queued: 0,
+            last_rtt_ms: None,
+            client: None,
+            host: None,
+            max_message: 131_072,
+        }
+    }
+
+    #[test]
+    fn glob_stars_questions_and_literals() {
+        let g = Glob::new("miner-*");
+        assert!(g.matches("miner-1") && g.matches("miner-") && g.matches("MINER-north"));
+        assert!(!g.matches("xminer-1") && !g.matches("miner"));
+        assert!(Glob::new("*").matches("") && Glob::new("").matches("anything"));
+        assert!(Glob::new("m?ner").matches("miner") && !Glob::new("m?ner").matches("mner"));
+        assert!(Glob::new("*farm*").matches("7:wheat-farm-2"));
+        assert!(Glob::new("a*b*c").matches("aXXbYYc") && !Glob::new("a*b*c").matches("aXXbYY"));
+        assert!(Glob::new("*a*a*a*a*b").matches(&format!("{}b", "a".repeat(200))));
+        assert!(!Glob::new("*a*a*a*a*b").matches(&"a".repeat(200)));
+        assert!(Glob::new("7:*").matches("7:") && !Glob::new("7:*").matches("17:x"));
+    }
+
+    #[test]
+    fn glob_matches_trapos_id_label_or_bare_id() {
+        let c = computer(12, Some("miner"), true);
+        assert!(Glob::new("12").matches_computer(&c));
+        assert!(Glob::new("miner").matches_computer(&c));
+        assert!(Glob::new("12:*").matches_computer(&c));
+        assert!(!Glob::new("farm*").matches_computer(&c));
+    }
+
+    #[test]
+    fn pages_walk_every_computer_once_in_order() {
+        let all: Vec<ComputerInfo> = (0..25)
+            .rev()
+            .map(|i| computer(i, Some(if i % 2 == 0 { "even" } else { "odd" }), true))
+            .collect();
+        let mut seen = Vec::new();
+        let mut cursor = None;
+        let mut pages = 0;
+        loop {
+            let p = page(
+                all.iter(),
+                &PageQuery {
+                    glob: Some(Glob::new("odd")),
+                    limit: 5,
+                    cursor: cursor.clone(),
+                    offline: false,
+                },
+            );
+            assert_eq!(p.matched, 12);
+            assert_eq!(p.linked, 25);
+            seen.extend(p.computers.iter().map(|c| c.id));
+            pages += 1;
+            match p.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(pages, 3);
+        assert_eq!(seen, (0..25).filter(|i| i % 2 == 1).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn last_page_has_no_cursor_and_offline_is_left_out() {
+        let all = [
+            computer(1, None, true),
+            computer(2, None, false),
+            computer(3, None, true),
+        ];
+        let q = PageQuery {
+            limit: 2,
+            ..Default::default()
+        };
+        let p = page(all.iter(), &q);
+        assert_eq!(p.computers.len(), 2);
+        assert_eq!(p.next_cursor, None, "exactly two linked: one page");
+        assert_eq!(p.matched, 2);
+        let p = page(all.iter(), &PageQuery { offline: true, ..q });
+        assert_eq!(p.next_cursor.as_deref(), Some("2:"));
+    }
+
+    #[test]
+    fn a_cursor_survives_its_computer_unlinking() {
+        let mut all: Vec<ComputerInfo> = (1..=6).map(|i| computer(i, None, true)).collect();
+        let q = |cursor| PageQuery {
+            limit: 3,
+            cursor,
+            ..Default::default()
+        };
+        let first = page(all.iter(), &q(None));
+        let cursor = first.next_cursor.clone();
+        assert_eq!(cursor.as_deref(), Some("3:"));
+        all.retain(|c| c.id != 3);
+        all.push(computer(100, Some("late"), true));
+        let second = page(all.iter(), &q(cursor));
+        let ids: Vec<u64> = second.computers.iter().map(|c| c.id).collect();
+        assert_eq!(ids, [4, 5, 6]);
+        assert_eq!(second.next_cursor.as_deref(), Some("6:"));
+    }
+}
