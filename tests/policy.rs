@@ -470,7 +470,10 @@ person = { exec = "ask" }
         // After `a`, this kind runs without asking on this computer.
         let r = call(&client, tool, args.clone()).await;
         assert_ne!(code(&r), "refused", "{tool}");
-        assert!(h.session.approvals().is_empty(), "{tool} asked again after a");
+        assert!(
+            h.session.approvals().is_empty(),
+            "{tool} asked again after a"
+        );
     }
 
     // The person's F5 on the reactor: denied, and the console says why.
@@ -480,7 +483,10 @@ person = { exec = "ask" }
     let msg = msg_rx.try_recv().unwrap();
     match msg {
         AppMsg::Notice { text, error } => {
-            assert!(error && text.contains("denies") && text.contains("person exec"), "{text}");
+            assert!(
+                error && text.contains("denies") && text.contains("person exec"),
+                "{text}"
+            );
         }
         other => panic!("{other:?}"),
     }
