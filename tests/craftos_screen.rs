@@ -205,6 +205,24 @@ async fn watching_sends_updates_and_stops() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_stops_a_program() {
+    let Some(f) = Fleet::boot("terminate_stops_a_program", &["stop"]).await else {
+        return;
+    };
+    mirrored(&f, "stop").await;
+    std::fs::write(
+        f.computer("stop").files().join("forever.lua"),
+        "print(\"looping\") while true do os.pullEvent(\"never\") end\n",
+    )
+    .unwrap();
+    screen_until(&f, "stop", |rows| rows.iter().any(|r| r.starts_with('>'))).await;
+    send(&f, json!({"traposId": "stop", "text": "forever\n"})).await;
+    screen_until(&f, "stop", |rows| rows.iter().any(|r| r == "looping")).await;
+    send(&f, json!({"traposId": "stop", "keys": ["terminate"]})).await;
+    screen_until(&f, "stop", |rows| rows.iter().any(|r| r == "Terminated")).await;
+}
+
 /// The chunk that draws `frames` full screens on the native terminal (through the mirror)
 /// and yields after each, as a program animating its screen does; returns the milliseconds.
 fn redraw_loop(frames: u32) -> String {
@@ -252,7 +270,7 @@ async fn bench_redraw_watched_vs_unwatched() {
     // Warm up once, then alternate so drift hits both sides alike.
     run(redraw_loop(200)).await;
     let (mut plain, mut watched) = (Vec::new(), Vec::new());
-    for _ in 0..5 {
+    for _ in 0..7 {
         plain.push(run(redraw_loop(frames)).await);
         let w = f.host.session.watch_screen(&id).unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -262,9 +280,13 @@ async fn bench_redraw_watched_vs_unwatched() {
     }
     plain.sort_by(f64::total_cmp);
     watched.sort_by(f64::total_cmp);
-    let (p, w) = (plain[2], watched[2]);
+    // The machine is shared: the fastest run of each side is the least disturbed one.
+    let (p, w) = (plain[3], watched[3]);
+    let (pm, wm) = (plain[0], watched[0]);
     println!(
-        "redraw {frames} frames of 51x19 on CraftOS-PC: unwatched median {p} ms {plain:?}, watched median {w} ms {watched:?}, watched/unwatched = {:.3}",
+        "redraw {frames} frames of 51x19 on CraftOS-PC: unwatched {plain:?} ms, watched {watched:?} ms; \
+         fastest {pm} vs {wm} ms = {:.3}; median {p} vs {w} ms = {:.3}",
+        wm / pm,
         w / p
     );
 }

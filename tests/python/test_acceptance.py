@@ -44,6 +44,8 @@ TOOLS = {
     "computer-output",
     "session-log",
     "cancel-request",
+    "read-screen",
+    "send-input",
 }
 
 pytestmark = pytest.mark.anyio
