@@ -6,11 +6,9 @@
 mod support;
 
 #[path = "support/mcp_fake.rs"]
-#[allow(dead_code)]
 mod fake;
 
 #[path = "support/craftos.rs"]
-#[allow(dead_code)]
 mod craftos;
 
 use std::time::Duration;
