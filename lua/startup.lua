@@ -1,6 +1,7 @@
 --- trapdesk startup, installed as /startup/trapdesk.lua.
 --
--- Starts the daemon (servers/sandbox.lua) and the mcp-computer-server in the
+-- Starts the daemon (servers/sandbox.lua), the mcp-computer-server and the
+-- screen server (servers/screen.lua, the terminal mirror) in the
 -- background while the player keeps a working shell. On an advanced computer
 -- (multishell with shell.openTab) each gets its own tab and this file returns
 -- at once. Otherwise it runs them beside a nested shell with
@@ -23,12 +24,15 @@ if not settings.get("sandbox.url") then return end
 
 local DAEMON = ROOT .. "servers/sandbox.lua"
 local SERVER = ROOT .. "servers/mcp-computer-server.lua"
+local SCREEN = ROOT .. "servers/screen.lua"
 
 if multishell and shell.openTab then
     local d = shell.openTab(DAEMON)
     local s = shell.openTab(SERVER)
+    local m = shell.openTab(SCREEN)
     if d and multishell.setTitle then multishell.setTitle(d, "trapdesk") end
     if s and multishell.setTitle then multishell.setTitle(s, "mcp") end
+    if m and multishell.setTitle then multishell.setTitle(m, "screen") end
     return
 end
 
@@ -37,7 +41,8 @@ end
 local function background()
     local ok, err = pcall(parallel.waitForAll,
         function() shell.run(DAEMON) end,
-        function() shell.run(SERVER) end)
+        function() shell.run(SERVER) end,
+        function() shell.run(SCREEN) end)
     if not ok then printError("trapdesk: " .. tostring(err)) end
     while true do coroutine.yield("trapdesk_never") end
 end
@@ -46,11 +51,13 @@ local function playerShell()
     shell.run("shell")
 end
 
+-- The background programs start first, so that the screen server's mirror is recording before
+-- the player's shell draws its first prompt.
 if parallel and parallel.waitForAny then
-    parallel.waitForAny(playerShell, background)
+    parallel.waitForAny(background, playerShell)
 else
     -- No parallel API: a minimal round robin with the same semantics.
-    local cos = { coroutine.create(playerShell), coroutine.create(background) }
+    local cos = { coroutine.create(background), coroutine.create(playerShell) }
     local filters, ev = {}, { n = 0 }
     while true do
         for i, co in ipairs(cos) do

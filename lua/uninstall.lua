@@ -3,6 +3,7 @@
 
 os.queueEvent("trapdesk_stop", "daemon", "uninstall")
 os.queueEvent("trapdesk_stop", "mcp-computer-server", "uninstall")
+os.queueEvent("trapdesk_stop", "screen-server", "uninstall")
 for _, path in ipairs({ "/trapdesk", "/startup/trapdesk.lua" }) do
     if fs.exists(path) then fs.delete(path) end
 end

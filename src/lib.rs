@@ -13,7 +13,8 @@
 //!   host flags, `HostArgs`, so it depends on nothing above it; `cli` re-exports them).
 //! - [`secrets`]: the computers' secrets: rotating the shared one, per-computer ones (hashed).
 //! - [`session`]: the hub. Registry of computers, pending requests with their deadlines, the
-//!   event broadcast, the recent log and transcript, per-computer output rings. Every other
+//!   event broadcast, the recent log and transcript, per-computer output rings, the computers'
+//!   terminal mirrors (`session::screen`: frames, watching, input checks). Every other
 //!   part is a client of it.
 //! - [`gateway`]: the axum server computers link to: `/gateway` WebSocket, `/install.lua`,
 //!   `/lua/*`, `/health`.

@@ -71,6 +71,9 @@ pub enum Message {
         last: bool,
         data: String,
     },
+    /// A change of the computer's terminal while the host watches it (docs/protocol.md
+    /// "Screen"): size, cursor, changed rows in blit form, palette when it changed.
+    Screen(ScreenUpdate),
     /// A protocol-level complaint about a frame (not an answer to a request).
     Error {
         code: String,
@@ -78,6 +81,13 @@ pub enum Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
+}
+
+/// The body of a `screen` message, kept as JSON: the session's screen module reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScreenUpdate {
+    #[serde(flatten)]
+    pub body: serde_json::Map<String, Value>,
 }
 
 fn default_stream() -> String {
@@ -388,5 +398,26 @@ mod tests {
             unreachable!()
         };
         assert_eq!(r.error.map(|e| e.code), Some("unknown_type".into()));
+    }
+}
+
+#[cfg(test)]
+mod screen_tests {
+    use super::*;
+
+    fn json_of(m: &Message) -> Value {
+        serde_json::to_value(m).unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn screen_updates_parse_with_their_body() {
+        let m = Message::decode(r#"{"type":"screen","seq":3,"width":51,"height":19,"rows":[]}"#)
+            .expect("screen message");
+        let body = match m {
+            Message::Screen(u) => u.body,
+            other => serde_json::Map::from_iter([("unexpected".to_owned(), json_of(&other))]),
+        };
+        assert_eq!(body.get("seq"), Some(&Value::from(3)));
+        assert!(!body.contains_key("type"));
     }
 }

@@ -25,6 +25,19 @@ async fn client_side_truths_on_craftos_pc() {
     let Some(f) = craftos::Fleet::boot("client_side_truths_on_craftos_pc", &["truth"]).await else {
         return;
     };
+    // The runtime is CraftOS-PC, not the emulator.
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "truth", "code": "return _HOST"}),
+        )
+        .await;
+    let host = fake::data(&r)["returns"][0]["value"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    eprintln!("client_side_truths_on_craftos_pc: _HOST = {host}");
+    assert!(host.contains("CraftOS-PC"), "{host}");
     cases::large_output_keeps_head_and_tail(&f.client, "truth").await;
     cases::programs_run_inside_a_chunk_are_captured(&f.client, "truth").await;
     cases::errors_read_true(&f.client, "truth").await;

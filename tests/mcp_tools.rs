@@ -12,7 +12,7 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 12] = [
     "probe-computers",
     "exec-lua-many",
     "exec-lua",
@@ -23,6 +23,8 @@ const TOOLS: [&str; 10] = [
     "computer-output",
     "session-log",
     "cancel-request",
+    "read-screen",
+    "send-input",
 ];
 
 #[tokio::test]
@@ -59,6 +61,22 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
     assert!(req.contains(&json!("code")) && req.contains(&json!("traposId")));
     let ro = tools.iter().find(|t| t.name == "read-file").unwrap();
     assert_eq!(ro.annotations.as_ref().unwrap().read_only_hint, Some(true));
+    let screen = tools.iter().find(|t| t.name == "read-screen").unwrap();
+    let a = screen.annotations.as_ref().unwrap();
+    assert_eq!(
+        (a.read_only_hint, a.destructive_hint),
+        (Some(true), Some(false))
+    );
+    let input = tools.iter().find(|t| t.name == "send-input").unwrap();
+    let a = input.annotations.as_ref().unwrap();
+    assert_eq!(
+        (a.read_only_hint, a.destructive_hint, a.open_world_hint),
+        (Some(false), Some(true), Some(true))
+    );
+    let props = input.input_schema.get("properties").unwrap();
+    for field in ["traposId", "text", "keys", "paste", "waitMs"] {
+        assert!(props.get(field).is_some(), "send-input lacks {field}");
+    }
 }
 
 #[tokio::test]

@@ -242,3 +242,26 @@ fn a_long_chunk_is_cancelled_from_the_requests_pane() {
     t.wait_text("Requests 0");
     t.quit_and_check();
 }
+
+#[test]
+fn the_screen_view_shows_the_demo_prompt_and_attach_types_into_it() {
+    let t = Tmux::start("screen");
+    t.wait_linked();
+    // F9: the demo computer's own terminal beside the output, with the shell's prompt.
+    t.keys(&["F9"]);
+    t.wait_for("the Screen view with the prompt", |s| {
+        s.contains("Screen miner") && s.lines().any(|l| l.contains("│> ") || l.contains("│>  "))
+    });
+    // F8: attached; typed keys go to the computer's shell, F8 detaches.
+    t.keys(&["F8"]);
+    t.wait_text("ATTACHED to");
+    t.text("ls");
+    t.keys(&["Enter"]);
+    t.wait_for("the listing on the computer's screen", |s| {
+        s.lines()
+            .any(|l| l.contains("startup") && l.contains("trapdesk"))
+    });
+    t.keys(&["F8"]);
+    t.wait_for("detached", |s| !s.contains("ATTACHED"));
+    t.quit_and_check();
+}

@@ -73,6 +73,8 @@ local fragments = {}     -- mid -> { parts, next }
 local midCounter = 0
 local outQueue = {}      -- in order: output { id, wire, stream, text, pos } and answers { respond, wire, ok, json }
 local linkedOnce = false
+local screenQueue = {}   -- `screen` messages (JSON text) waiting behind answers and output
+local SCREEN_BACKLOG = 4 -- more waiting than this: drop them and ask the screen server for a whole frame
 
 local function setPhase(p) phase, phaseSince = p, os.clock() end
 
@@ -148,7 +150,12 @@ local function flushOutput()
             if o.pos > #o.text then table.remove(outQueue, 1) end
         end
     end
-    if outQueue[1] and not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
+    -- Screen updates never delay answers or output: they go only once those are out.
+    while budget > 0 and not outQueue[1] and screenQueue[1] do
+        sendText(table.remove(screenQueue, 1))
+        budget = budget - 1
+    end
+    if (outQueue[1] or screenQueue[1]) and not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
 end
 
 local function respondError(wireId, code, message)
@@ -292,7 +299,7 @@ drop = function(code, reason)
     setPhase("idle")
     -- Requests of the old link: stop them; their ids mean nothing on the next one.
     for id in pairs(inflight) do os.queueEvent("trapdesk_cancel", id) end
-    inflight, outQueue, fragments = {}, {}, {}
+    inflight, outQueue, fragments, screenQueue = {}, {}, {}, {}
     for wire, rid in pairs(hostRequests) do
         os.queueEvent("trapdesk_host_response", rid, false,
             json.encode({ code = "disconnected", message = "the link to the host dropped" }))
@@ -435,6 +442,17 @@ while true do
             -- The answer queues behind the request's output, so output always arrives first.
             outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c }
             flushOutput()
+        end
+    elseif ev == "trapdesk_screen" then
+        if phase == "linked" and type(a) == "string" then
+            if #screenQueue >= SCREEN_BACKLOG then
+                -- The link is busy; rows of the dropped updates come again in one whole frame.
+                screenQueue = {}
+                os.queueEvent("trapdesk_screen_resync")
+            else
+                screenQueue[#screenQueue + 1] = a
+                flushOutput()
+            end
         end
     elseif ev == "trapdesk_host_request" then
         if phase ~= "linked" then

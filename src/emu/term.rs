@@ -21,6 +21,8 @@ pub(crate) struct Screen {
     text_colour: u8,
     back_colour: u8,
     blink: bool,
+    /// The 16 palette entries as 0xRRGGBB, indexed by blit digit.
+    palette: [u32; 16],
     /// While a `run_lua` coroutine runs, everything it writes is also appended here.
     pub capture: Option<Vec<u8>>,
 }
@@ -36,6 +38,7 @@ impl Screen {
             text_colour: b'0',
             back_colour: b'f',
             blink: false,
+            palette: DEFAULT_PALETTE,
             capture: None,
         };
         s.reset();
@@ -51,6 +54,8 @@ impl Screen {
         self.y = 1;
         self.text_colour = b'0';
         self.back_colour = b'f';
+        self.blink = false;
+        self.palette = DEFAULT_PALETTE;
         self.capture = None;
     }
 
@@ -109,6 +114,22 @@ impl Screen {
             self.bg[row] = vec![self.back_colour; WIDTH];
         }
     }
+}
+
+/// CC: Tweaked's default palette (`colours.white` .. `colours.black`), as 0xRRGGBB.
+pub(crate) const DEFAULT_PALETTE: [u32; 16] = [
+    0xF0F0F0, 0xF2B233, 0xE57FD8, 0x99B2F2, 0xDEDE6C, 0x7FCC19, 0xF2B2CC, 0x4C4C4C, 0x999999,
+    0x4C99B2, 0xB266E5, 0x3366CC, 0x7F664C, 0x57A64E, 0xCC4C4C, 0x111111,
+];
+
+fn palette_index(c: f64) -> mlua::Result<usize> {
+    let d = colour_digit(c)?;
+    Ok((d as char).to_digit(16).unwrap_or(0) as usize)
+}
+
+fn rgb(v: u32) -> (f64, f64, f64) {
+    let ch = |shift: u32| f64::from((v >> shift) & 0xFF) / 255.0;
+    (ch(16), ch(8), ch(0))
 }
 
 /// A colour number (1, 2, 4 .. 32768) as its blit digit.
@@ -177,19 +198,42 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         s.put(&text, Some(&fg), Some(&bg));
         Ok(())
     });
+    // The bios moves the cursor and scrolls through the ordinary (wrappable) functions; this
+    // only tells the capture of `run_lua` that a line ended.
     f!("__newline", |s, (): ()| {
         if let Some(c) = s.capture.as_mut() {
             c.push(b'\n');
         }
-        s.x = 1;
-        if s.y >= HEIGHT as i64 {
-            s.scroll(1);
-            s.y = HEIGHT as i64;
-        } else {
-            s.y += 1;
-        }
         Ok(())
     });
+    for name in ["setPaletteColour", "setPaletteColor"] {
+        f!(name, |s,
+                  (c, r, g, b): (
+            f64,
+            f64,
+            Option<f64>,
+            Option<f64>
+        )| {
+            let i = palette_index(c)?;
+            let v = match (g, b) {
+                (Some(g), Some(b)) => {
+                    let byte = |x: f64| ((x.clamp(0.0, 1.0) * 255.0).round() as u32) & 0xFF;
+                    (byte(r) << 16) | (byte(g) << 8) | byte(b)
+                }
+                _ => (r as u32) & 0xFF_FFFF,
+            };
+            s.palette[i] = v;
+            Ok(())
+        });
+    }
+    for name in ["getPaletteColour", "getPaletteColor"] {
+        f!(name, |s, c: f64| Ok(rgb(s.palette[palette_index(c)?])));
+    }
+    for name in ["nativePaletteColour", "nativePaletteColor"] {
+        f!(name, |_s, c: f64| Ok(rgb(
+            DEFAULT_PALETTE[palette_index(c)?]
+        )));
+    }
     f!("clear", |s, (): ()| {
         for r in 0..HEIGHT {
             s.clear_row(r);

@@ -345,6 +345,7 @@ async fn handle(
         Message::ComputerResponse(r) => link.response(r),
         Message::Output { id, stream, text } => link.output(&id, Stream::parse(&stream), &text),
         Message::Serve { types } => link.serve(types),
+        Message::Screen(update) => link.screen(Value::Object(update.body)),
         Message::Pong { t } => {
             // Any pong proves the computer's Lua side is alive; only ours gives a round trip.
             *missed = 0;

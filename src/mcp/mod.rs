@@ -25,6 +25,7 @@ pub mod http;
 pub mod params;
 pub mod results;
 pub mod schemas;
+mod screen;
 pub mod stdio;
 mod tools;
 
@@ -72,7 +73,7 @@ impl TrapdeskMcp {
         TrapdeskMcp {
             session,
             max_result_bytes,
-            tool_router: Self::tool_router() + Self::fleet_router(),
+            tool_router: Self::tool_router() + Self::screen_router() + Self::fleet_router(),
         }
     }
 

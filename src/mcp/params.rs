@@ -171,6 +171,39 @@ pub struct CancelRequest {
     pub request_id: String,
 }
 
+/// Arguments of `read-screen`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadScreen {
+    /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    pub trapos_id: String,
+    /// Also return the colours: fg and bg rows in blit form (one hex digit per cell) and the
+    /// palette (default false).
+    #[serde(default)]
+    pub colors: Option<bool>,
+}
+
+/// Arguments of `send-input`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SendInput {
+    /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    pub trapos_id: String,
+    /// Text typed as char events (a newline presses enter); at most 4096 characters.
+    #[serde(default)]
+    pub text: Option<String>,
+    /// CC key names pressed in order after the text: "enter", "backspace", "up", "f5",
+    /// "ctrl+s", "shift+tab", ...; "terminate", "reboot", "shutdown" hold ctrl+T/R/S.
+    #[serde(default)]
+    pub keys: Option<Vec<String>>,
+    /// Text sent as one paste event (at most 512 characters), after the text.
+    #[serde(default)]
+    pub paste: Option<String>,
+    /// Milliseconds to wait before reading the screen back (default 300, at most 10000).
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+}
+
 /// The result for arguments that fail a tool's input schema: an `isError` tool result (not a
 /// JSON-RPC error) that names the field and what was expected, so an agent can correct its
 /// call (MCP.md "Results and errors").

@@ -194,3 +194,20 @@ pub fn cancel_result() -> Arc<JsonObject> {
         &["ok"],
     )
 }
+
+/// `read-screen` and `send-input`: the terminal as text rows, cursor and size.
+pub fn screen_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "width": {"type": "integer"},
+            "height": {"type": "integer"},
+            "cursor": {"type": "object", "description": "1-based x, y (may lie off screen) and blink"},
+            "rows": {"type": "array", "items": {"type": "string"}, "description": "one string per row, trailing blanks cut"},
+            "fg": {"type": "array", "items": {"type": "string"}, "description": "text colour per cell in blit form (colors only)"},
+            "bg": {"type": "array", "items": {"type": "string"}, "description": "background colour per cell in blit form (colors only)"},
+            "palette": {"type": "array", "items": {"type": "string"}, "description": "the 16 colours as #rrggbb, by blit digit (colors only)"},
+            "events": {"type": "integer", "description": "events queued (send-input)"},
+        })),
+        &["ok"],
+    )
+}

@@ -68,7 +68,11 @@ impl Action {
         match kind {
             "ping" => None,
             "write-file" => Some(Action::Write),
-            "read-file" | "list-files" | "computer-output" | "read-screen" => Some(Action::Read),
+            // `screen` is the request behind read-screen and the Screen view; `input` (send-input)
+            // falls to exec: typing can run anything.
+            "read-file" | "list-files" | "computer-output" | "read-screen" | "screen" => {
+                Some(Action::Read)
+            }
             _ => Some(Action::Exec),
         }
     }

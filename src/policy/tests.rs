@@ -219,4 +219,7 @@ fn action_of_request_types() {
     assert_eq!(Action::of("list-files"), Some(Action::Read));
     assert_eq!(Action::of("computer-output"), Some(Action::Read));
     assert_eq!(Action::of("ping"), None);
+    // The request types of the terminal mirror: reading is read, typing is exec.
+    assert_eq!(Action::of("screen"), Some(Action::Read));
+    assert_eq!(Action::of("input"), Some(Action::Exec));
 }

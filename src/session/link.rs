@@ -207,12 +207,19 @@ impl Link {
         if !self.current(&st) {
             return;
         }
-        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
-            c.info.serves = types;
-        }
+        let before = match st.computers.get_mut(&self.trapos_id) {
+            Some(c) => std::mem::replace(&mut c.info.serves, types.clone()),
+            None => Vec::new(),
+        };
         st.emit(Event::ComputerChanged {
             trapos_id: self.trapos_id.clone(),
         });
+        drop(st);
+        self.screen_served(&before, &types);
+    }
+
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
     }
 
     /// A heartbeat round trip completed.

@@ -12,6 +12,7 @@ pub mod fleet;
 pub mod link;
 pub mod model;
 pub mod output;
+pub mod screen;
 mod state;
 pub mod summary;
 #[cfg(test)]
@@ -51,6 +52,8 @@ pub struct Session {
 struct Shared {
     state: Mutex<State>,
     events: broadcast::Sender<Event>,
+    /// Terminal mirrors, apart from `state` so that screen updates never wait on it.
+    screens: Mutex<screen::Screens>,
 }
 
 impl Session {
@@ -85,6 +88,7 @@ impl Session {
             shared: Arc::new(Shared {
                 state: Mutex::new(state),
                 events,
+                screens: Mutex::new(screen::Screens::default()),
             }),
         }
     }
@@ -449,7 +453,7 @@ impl Session {
             return true;
         }
         st.computers.get(trapos_id).is_some_and(|c| {
-            c.output.since(0).iter().any(|item| match &item.entry {
+            c.output.any(|item| match &item.entry {
                 OutputEntry::Start(s) => s.request_id == request_id,
                 OutputEntry::Line { request_id: r, .. } => r.as_deref() == Some(request_id),
                 OutputEntry::End { request_id: r, .. } => r == request_id,

@@ -438,6 +438,10 @@ pub enum Event {
     ToolCallFinished {
         call: ToolCall,
     },
+    /// A computer's terminal mirror changed (a frame or an update arrived).
+    ScreenChanged {
+        trapos_id: String,
+    },
     /// A log entry was added (every entry, including the ones above).
     Logged {
         entry: LogEntry,

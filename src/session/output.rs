@@ -113,6 +113,11 @@ impl OutputRing {
         (out, cursor)
     }
 
+    /// Whether any kept entry matches `pred` (without copying the ring).
+    pub fn any(&self, pred: impl Fn(&OutputItem) -> bool) -> bool {
+        self.items.iter().any(pred)
+    }
+
     pub fn len(&self) -> usize {
         self.items.len()
     }

@@ -101,6 +101,11 @@ pub enum Intent {
         dir: String,
     },
     Cancel(String),
+    /// Input for a computer's terminal (attach mode).
+    Input {
+        target: String,
+        steps: Vec<Value>,
+    },
     /// Answer the approval prompt of this request.
     Answer(String, session::Answer),
     /// Read the policy again from the config file.
@@ -169,6 +174,16 @@ pub struct App {
     pub quit: bool,
     /// Increments per tick, for the spinner.
     pub ticks: u64,
+    /// The Screen view is shown (F9).
+    pub screen_on: bool,
+    /// Attach mode: keys go to the selected computer (F8 toggles).
+    pub attached: bool,
+    /// The latest frame of the selected computer's terminal, while the Screen view is shown.
+    pub screen: Option<session::screen::ScreenFrame>,
+    /// Whether the person's terminal shows 24-bit colour (else the nearest of 256).
+    pub truecolor: bool,
+    pub(crate) screen_watch: Option<session::screen::ScreenWatch>,
+    pub(crate) dirty_screen: bool,
     dirty_computers: bool,
     dirty_pending: bool,
     dirty_calls: bool,
@@ -212,6 +227,12 @@ impl App {
             size: Rect::new(0, 0, 80, 24),
             quit: false,
             ticks: 0,
+            screen_on: false,
+            attached: false,
+            screen: None,
+            truecolor: true,
+            screen_watch: None,
+            dirty_screen: false,
             dirty_computers: true,
             dirty_pending: true,
             dirty_calls: true,
@@ -261,6 +282,11 @@ impl App {
                 self.dirty_output.insert(trapos_id.clone());
             }
             E::ToolCallStarted { .. } | E::ToolCallFinished { .. } => self.dirty_calls = true,
+            E::ScreenChanged { trapos_id } => {
+                if self.selected.as_deref() == Some(trapos_id.as_str()) {
+                    self.dirty_screen = true;
+                }
+            }
             E::ApprovalAsked { .. } | E::ApprovalAnswered { .. } | E::PolicyChanged => {
                 self.dirty_approvals = true;
                 self.dirty_pending = true;
@@ -293,6 +319,7 @@ impl App {
 
     /// Pulls the snapshots that changed since the last frame.
     pub fn pull(&mut self, session: &Session) {
+        self.pull_screen(session);
         if self.dirty_computers {
             self.dirty_computers = false;
             let list = session.computers();

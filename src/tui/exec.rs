@@ -113,6 +113,22 @@ pub fn execute(session: &Session, intent: Intent, msg_tx: &mpsc::UnboundedSender
             }
             Err(e) => notice(e.to_string()),
         },
+        Intent::Input { target, steps } => {
+            match session.start_input(&target, steps, Origin::Person) {
+                Ok(ticket) => {
+                    let tx = msg_tx.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = ticket.wait().await {
+                            let _ = tx.send(AppMsg::Notice {
+                                text: format!("input to {target}: {e}"),
+                                error: true,
+                            });
+                        }
+                    });
+                }
+                Err(e) => notice(format!("input to {target}: {e}")),
+            }
+        }
         Intent::Quit => {}
     }
 }

@@ -21,6 +21,9 @@ impl App {
                 self.size = ratatui::layout::Rect::new(0, 0, w, h);
                 Vec::new()
             }
+            CtEvent::Paste(text) if self.attached && self.popup.is_none() => {
+                self.attached_paste(text)
+            }
             CtEvent::Paste(text) if self.focus == Focus::Editor && self.popup.is_none() => {
                 self.editor.insert_str(text);
                 Vec::new()
@@ -42,7 +45,18 @@ impl App {
         if let Some(popup) = self.popup.clone() {
             return self.popup_key(popup, key);
         }
+        if self.attached {
+            return self.attached_key(key);
+        }
         match key.code {
+            super::screen::TOGGLE_KEY => {
+                self.toggle_screen();
+                return Vec::new();
+            }
+            super::screen::ATTACH_KEY => {
+                self.toggle_attach();
+                return Vec::new();
+            }
             KeyCode::Char('c') if ctrl => return self.ask_quit(),
             KeyCode::F(5) => return self.send_editor(),
             KeyCode::F(6) => {

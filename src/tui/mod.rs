@@ -17,6 +17,7 @@ mod keys;
 pub mod layout;
 pub mod output;
 pub mod prompt;
+pub mod screen;
 mod terminal;
 pub mod theme;
 pub mod view;
@@ -69,6 +70,7 @@ pub async fn run(
     let _approver = session.attach_approver();
     let mut term = terminal::Guard::enter()?;
     let mut app = App::new(settings, theme::Theme::from_env(), true);
+    app.truecolor = screen::terminal_truecolor();
     // Taken once: a daylight-saving change during a session shifts shown times by an hour.
     app.utc_offset = chrono::Local::now().offset().local_minus_utc();
     let size = term.terminal.size()?;

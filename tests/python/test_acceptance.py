@@ -44,6 +44,8 @@ TOOLS = {
     "computer-output",
     "session-log",
     "cancel-request",
+    "read-screen",
+    "send-input",
 }
 
 pytestmark = pytest.mark.anyio
@@ -158,7 +160,7 @@ async def test_tools_are_the_nine_with_schemas_annotations_and_titles(host: Host
         assert c.server_info is not None and c.server_info.name == "trapdesk"
         tools = (await c.list_tools()).tools
         assert {t.name for t in tools} == TOOLS
-        assert len(tools) == 9
+        assert len(tools) == len(TOOLS)
         for t in tools:
             assert t.title, t.name
             assert t.input_schema.get("type") == "object", t.name

@@ -115,13 +115,23 @@ colours = {}
 for k, v in pairs(colors) do colours[k] = v end
 colours.grey, colours.lightGrey = colors.gray, colors.lightGray
 
+-- CC: Tweaked's key codes (GLFW's), as its rom/apis/keys.lua names them.
 keys = {
     space = 32, apostrophe = 39, comma = 44, minus = 45, period = 46, slash = 47,
     zero = 48, one = 49, two = 50, three = 51, four = 52, five = 53, six = 54, seven = 55, eight = 56, nine = 57,
-    enter = 257, tab = 258, backspace = 259, delete = 261, right = 262, left = 263, down = 264, up = 265,
-    home = 268, ["end"] = 269, leftShift = 340, leftCtrl = 341, leftAlt = 342,
+    semicolon = 59, equals = 61, leftBracket = 91, backslash = 92, rightBracket = 93, grave = 96,
+    enter = 257, tab = 258, backspace = 259, insert = 260, delete = 261, right = 262, left = 263, down = 264, up = 265,
+    pageUp = 266, pageDown = 267, home = 268, ["end"] = 269, capsLock = 280, scrollLock = 281, numLock = 282,
+    printScreen = 283, pause = 284,
+    numPadDecimal = 330, numPadDivide = 331, numPadMultiply = 332, numPadSubtract = 333, numPadAdd = 334,
+    numPadEnter = 335, numPadEqual = 336,
+    leftShift = 340, leftCtrl = 341, leftAlt = 342, leftSuper = 343, rightShift = 344, rightCtrl = 345,
+    rightAlt = 346, menu = 348,
 }
 for i = 0, 25 do keys[string.char(97 + i)] = 65 + i end
+for i = 1, 25 do keys["f" .. i] = 289 + i end
+for i = 0, 9 do keys["numPad" .. i] = 320 + i end
+keys["return"] = keys.enter
 function keys.getName(code) for k, v in pairs(keys) do if v == code then return k end end end
 
 -- term, with redirection: the global table forwards to the current target.
@@ -140,7 +150,9 @@ function term.redirect(target)
 end
 
 local function new_line()
-    if current == nterm then return native_newline() end
+    -- Through the current target's own functions (so a wrapped native terminal sees the scroll
+    -- and the cursor move); the native call only marks the line end for run_lua's capture.
+    if current == nterm then native_newline() end
     local _, y = current.getCursorPos()
     local _, h = current.getSize()
     if y >= h then current.scroll(1) current.setCursorPos(1, h) else current.setCursorPos(1, y + 1) end

@@ -1,5 +1,6 @@
--- shell: running programs from the emulated disk. There is no multishell and no tabs; `shell`
--- itself is an idle prompt that runs typed commands and never returns.
+-- shell: running programs from the emulated disk, and a few built-in ROM programs (ls, edit,
+-- clear). There is no multishell and no tabs; `shell` itself is an idle prompt that runs typed
+-- commands and never returns.
 local shell = {}
 local dir = ""
 local running = {}
@@ -87,9 +88,144 @@ local function prompt()
     end
 end
 
+-- A few of CC's ROM programs, in our own words (the emulator has no /rom on its disk).
+local builtin = {}
+
+function builtin.ls(path)
+    local d = shell.resolve(path or "")
+    if not fs.isDir(d) then printError("Not a directory") return false end
+    local dirs, files = {}, {}
+    for _, name in ipairs(fs.list(d)) do
+        if name:sub(1, 1) ~= "." then
+            if fs.isDir(fs.combine(d, name)) then dirs[#dirs + 1] = name else files[#files + 1] = name end
+        end
+    end
+    table.sort(dirs)
+    table.sort(files)
+    -- As textutils.pagedTabulate does: directories green, files white, in columns.
+    local all = {}
+    for _, n in ipairs(dirs) do all[#all + 1] = { n, colors.green } end
+    for _, n in ipairs(files) do all[#all + 1] = { n, colors.white } end
+    local w = term.getSize()
+    local width = 0
+    for _, e in ipairs(all) do width = math.max(width, #e[1] + 1) end
+    local cols = math.max(1, math.floor(w / math.max(width, 1)))
+    for i, e in ipairs(all) do
+        term.setTextColour(e[2])
+        write(e[1] .. string.rep(" ", width - #e[1]))
+        if i % cols == 0 or i == #all then print() end
+    end
+    term.setTextColour(colors.white)
+    return true
+end
+builtin.dir, builtin.list = builtin.ls, builtin.ls
+
+function builtin.clear()
+    term.clear()
+    term.setCursorPos(1, 1)
+    return true
+end
+
+-- edit: the essentials of CC's editor: type, move, Ctrl for the menu (Save, Exit), Enter picks.
+function builtin.edit(path)
+    if not path then print("Usage: edit <path>") return false end
+    path = shell.resolve(path)
+    local lines = {}
+    if fs.exists(path) then
+        local h = fs.open(path, "r")
+        for l in (h.readAll() .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = l end
+        h.close()
+        if #lines > 1 and lines[#lines] == "" then lines[#lines] = nil end
+    end
+    if #lines == 0 then lines[1] = "" end
+    local w, h = term.getSize()
+    local x, y, scroll = 1, 1, 0
+    local menu, item, status = false, 1, "Press Ctrl to access menu"
+    local items = { "Save", "Exit" }
+    local function draw()
+        term.setBackgroundColour(colors.black)
+        term.clear()
+        for row = 1, h - 1 do
+            local l = lines[row + scroll]
+            if l then term.setCursorPos(1, row) term.setTextColour(colors.white) term.write(l) end
+        end
+        term.setCursorPos(1, h)
+        if menu then
+            for i, name in ipairs(items) do
+                term.setTextColour(i == item and colors.yellow or colors.white)
+                term.write(i == item and "[" .. name .. "]" or " " .. name .. " ")
+            end
+        else
+            term.setTextColour(colors.yellow)
+            term.write(status)
+        end
+        term.setTextColour(colors.white)
+        term.setCursorPos(x, y - scroll)
+        term.setCursorBlink(not menu)
+    end
+    local function save()
+        local f = fs.open(path, "w")
+        if not f then status = "Error saving to " .. path return end
+        f.write(table.concat(lines, "\n") .. "\n")
+        f.close()
+        status = "Saved to " .. path
+    end
+    while true do
+        if y - scroll > h - 1 then scroll = y - h + 1 elseif y - scroll < 1 then scroll = y - 1 end
+        draw()
+        local ev, p = os.pullEvent()
+        local line = lines[y]
+        if ev == "key" and (p == keys.leftCtrl or p == keys.rightCtrl) then
+            menu = not menu
+        elseif ev == "key" and menu then
+            if p == keys.left then item = item > 1 and item - 1 or #items
+            elseif p == keys.right then item = item < #items and item + 1 or 1
+            elseif p == keys.enter then
+                menu = false
+                if items[item] == "Save" then save() else break end
+            end
+        elseif ev == "char" and not menu or ev == "paste" and not menu then
+            lines[y] = line:sub(1, x - 1) .. p .. line:sub(x)
+            x = x + #p
+        elseif ev == "key" then
+            if p == keys.enter then
+                lines[y] = line:sub(1, x - 1)
+                table.insert(lines, y + 1, line:sub(x))
+                y, x = y + 1, 1
+            elseif p == keys.backspace then
+                if x > 1 then lines[y] = line:sub(1, x - 2) .. line:sub(x) x = x - 1
+                elseif y > 1 then x = #lines[y - 1] + 1 lines[y - 1] = lines[y - 1] .. line table.remove(lines, y) y = y - 1 end
+            elseif p == keys.delete then
+                if x <= #line then lines[y] = line:sub(1, x - 1) .. line:sub(x + 1)
+                elseif lines[y + 1] then lines[y] = line .. lines[y + 1] table.remove(lines, y + 1) end
+            elseif p == keys.left then if x > 1 then x = x - 1 end
+            elseif p == keys.right then if x <= #line then x = x + 1 end
+            elseif p == keys.up then if y > 1 then y = y - 1 x = math.min(x, #lines[y] + 1) end
+            elseif p == keys.down then if y < #lines then y = y + 1 x = math.min(x, #lines[y] + 1) end
+            elseif p == keys.home then x = 1
+            elseif p == keys["end"] then x = #line + 1
+            elseif p == keys.tab then lines[y] = line:sub(1, x - 1) .. "  " .. line:sub(x) x = x + 2
+            end
+        end
+    end
+    term.setBackgroundColour(colors.black)
+    term.setTextColour(colors.white)
+    term.clear()
+    term.setCursorPos(1, 1)
+    term.setCursorBlink(false)
+    return true
+end
+
 --- Runs a program with arguments (words already split); true when it finished without error.
 function shell.execute(name, ...)
     if name == "shell" then return prompt() end
+    if builtin[name] and not shell.resolveProgram(name) then
+        running[#running + 1] = "rom/programs/" .. name .. ".lua"
+        local ok, r = pcall(builtin[name], ...)
+        running[#running] = nil
+        if not ok then printError(r) return false end
+        return r
+    end
     local path = shell.resolveProgram(name)
     if not path then
         printError("No such program")

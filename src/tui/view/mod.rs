@@ -8,6 +8,7 @@ mod empty;
 mod lists;
 mod output;
 mod popup;
+mod screen;
 pub mod statusbar;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -42,10 +43,19 @@ impl App {
         computers::render(self, a.computers, buf);
         lists::render_requests(self, a.requests, buf);
         lists::render_activity(self, a.activity, buf);
-        if self.computers.is_empty() {
-            empty::render(self, a.output, buf);
+        let output_area = if self.screen_on {
+            let (out, scr) = screen::split(self, a.output);
+            screen::render(self, scr, buf);
+            out
         } else {
-            output::render(self, a.output, buf);
+            a.output
+        };
+        if output_area.width == 0 {
+            // The Screen view took the whole pane.
+        } else if self.computers.is_empty() {
+            empty::render(self, output_area, buf);
+        } else {
+            output::render(self, output_area, buf);
         }
         let mut cursor = editor::render(self, a.editor, buf);
         statusbar::render(self, a.status, buf);

@@ -19,6 +19,14 @@ pub const HELP: &[(&str, &str)] = &[
         "F6",
         "run a file with arguments (\"a b\" is one); Tab completes",
     ),
+    (
+        "F9",
+        "Screen view: the selected computer's own terminal, live",
+    ),
+    (
+        "F8",
+        "attach: every key goes to the computer; F8 again detaches",
+    ),
     ("Tab / Shift-Tab", "move focus between panes"),
     ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk"),
     ("Ctrl-Z / Ctrl-Y", "editor: undo / redo"),

@@ -78,7 +78,7 @@ pub fn hints(focus: Focus) -> &'static [Hint] {
 /// The hint drawn at column `col` of the status line (the line starts with one space, then
 /// each hint as `KEY what` followed by two spaces), when the hints are showing.
 pub fn hint_at(app: &App, col: u16) -> Option<&'static Hint> {
-    if app.notice.is_some() {
+    if app.notice.is_some() || app.attached {
         return None;
     }
     let mut x = 1usize;
@@ -96,15 +96,31 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let linked = app.computers.iter().filter(|c| c.online).count();
     let mut spans = vec![Span::raw(" ")];
-    match &app.notice {
-        Some((text, error)) => spans.push(Span::styled(
-            text.clone(),
-            if *error { t.error } else { t.ok },
-        )),
-        None => {
-            for h in hints(app.focus) {
-                spans.push(Span::styled(h.key, t.key));
-                spans.push(Span::raw(format!(" {}  ", h.what)));
+    if app.attached {
+        // Attach mode must be impossible to miss: every key goes to the computer.
+        let who = app
+            .selected
+            .as_deref()
+            .map(super::name_of)
+            .unwrap_or_default();
+        spans.push(Span::styled(
+            format!(" ATTACHED to {who} "),
+            t.warn.add_modifier(ratatui::style::Modifier::REVERSED),
+        ));
+        spans.push(Span::raw("  keys go to the computer · "));
+        spans.push(Span::styled("F8", t.key));
+        spans.push(Span::raw(" detach  "));
+    } else {
+        match &app.notice {
+            Some((text, error)) => spans.push(Span::styled(
+                text.clone(),
+                if *error { t.error } else { t.ok },
+            )),
+            None => {
+                for h in hints(app.focus) {
+                    spans.push(Span::styled(h.key, t.key));
+                    spans.push(Span::raw(format!(" {}  ", h.what)));
+                }
             }
         }
     }

@@ -1,0 +1,233 @@
+--- The terminal mirror: records what the computer's own screen shows.
+--
+-- `mirror.install(native)` wraps the drawing functions of the native terminal
+-- (`term.native()`) in place. Every window, multishell tab and redirect ends in
+-- calls on that one table, so the record holds every cell the player sees:
+-- character, text and background colour (blit digits), the palette, cursor and
+-- blink, and the size. Each wrapper calls the original first, so the player sees
+-- exactly what they saw before, and an error (a bad colour, say) is raised before
+-- anything is recorded. Installing again (a new instance of the screen server)
+-- wraps the originals, never a wrapper.
+--
+-- Cells drawn before the install are unknown and recorded as blank: the native
+-- terminal has no way to read them back.
+--
+-- Row text is sent as UTF-8 of the Latin-1 reading of each byte, so that one CC
+-- character (0-255) is one character on the host whatever the byte-string rule of
+-- the wire does with invalid UTF-8.
+
+local mirror = {}
+
+local HEX = "0123456789abcdef"
+local floor = math.floor
+
+local function digit(colour)
+    -- Colours are powers of two 1..32768; anything else the original already refused.
+    local i = floor(math.log(colour) / math.log(2) + 0.5)
+    return HEX:sub(i + 1, i + 1)
+end
+
+local function latin1ToUtf8(s)
+    return (s:gsub("[\128-\255]", function(c)
+        local b = c:byte()
+        return string.char(0xC0 + floor(b / 64), 0x80 + b % 64)
+    end))
+end
+mirror.latin1ToUtf8 = latin1ToUtf8
+
+--- A new record of `native`'s screen, wrapping it. Returns the record.
+function mirror.install(native)
+    local orig = rawget(native, "__trapdeskOriginal")
+    if not orig then
+        orig = {}
+        for k, v in pairs(native) do orig[k] = v end
+        native.__trapdeskOriginal = orig
+    end
+
+    local rec = { dirty = {}, full = true, seq = 0 }
+    local W, H = orig.getSize()
+    local text, fg, bg = {}, {}, {}
+    local cx, cy = orig.getCursorPos()
+    local blink = orig.getCursorBlink and orig.getCursorBlink() or false
+    local tc = digit(orig.getTextColour and orig.getTextColour() or 1)
+    local bc = digit(orig.getBackgroundColour and orig.getBackgroundColour() or 32768)
+    local palette = {}
+    local isColour = orig.isColour and orig.isColour() or false
+
+    local function readPalette(i)
+        if not orig.getPaletteColour then return end
+        local ok, r, g, b = pcall(orig.getPaletteColour, 2 ^ i)
+        if ok and type(r) == "number" then
+            palette[i + 1] = ("%02x%02x%02x"):format(floor(r * 255 + 0.5), floor(g * 255 + 0.5), floor(b * 255 + 0.5))
+        end
+    end
+    for i = 0, 15 do readPalette(i) end
+
+    local function blankRows()
+        text, fg, bg = {}, {}, {}
+        for y = 1, H do
+            text[y] = (" "):rep(W)
+            fg[y] = ("0"):rep(W)
+            bg[y] = ("f"):rep(W)
+        end
+        rec.full = true
+    end
+    blankRows()
+
+    local function mark(y) rec.dirty[y] = true rec.changed = true end
+    local function moved() rec.changed = true rec.cursorMoved = true end
+
+    local function put(s, f, b)
+        local n = #s
+        local y = cy
+        if y >= 1 and y <= H and n > 0 then
+            local x1, x2 = cx, cx + n - 1
+            if x2 >= 1 and x1 <= W then
+                local from, to = math.max(x1, 1), math.min(x2, W)
+                local a, z = from - x1 + 1, to - x1 + 1
+                local row = text[y]
+                text[y] = row:sub(1, from - 1) .. s:sub(a, z) .. row:sub(to + 1)
+                local fs = f and f:sub(a, z):lower() or tc:rep(to - from + 1)
+                local bs = b and b:sub(a, z):lower() or bc:rep(to - from + 1)
+                fg[y] = fg[y]:sub(1, from - 1) .. fs .. fg[y]:sub(to + 1)
+                bg[y] = bg[y]:sub(1, from - 1) .. bs .. bg[y]:sub(to + 1)
+                mark(y)
+            end
+        end
+        cx = cx + n
+        moved()
+    end
+
+    local function clearRow(y)
+        if y >= 1 and y <= H then
+            text[y], fg[y], bg[y] = (" "):rep(W), tc:rep(W), bc:rep(W)
+            mark(y)
+        end
+    end
+
+    local wrap = {}
+    function wrap.write(s)
+        orig.write(s)
+        put(tostring(s))
+    end
+    function wrap.blit(s, f, b)
+        orig.blit(s, f, b)
+        put(s, f, b)
+    end
+    function wrap.clear()
+        orig.clear()
+        for y = 1, H do clearRow(y) end
+    end
+    function wrap.clearLine()
+        orig.clearLine()
+        clearRow(cy)
+    end
+    function wrap.scroll(n)
+        orig.scroll(n)
+        n = floor(n)
+        if n == 0 then return end
+        local nt, nf, nb = {}, {}, {}
+        for y = 1, H do
+            local from = y + n
+            if from >= 1 and from <= H then
+                nt[y], nf[y], nb[y] = text[from], fg[from], bg[from]
+            else
+                nt[y], nf[y], nb[y] = (" "):rep(W), tc:rep(W), bc:rep(W)
+            end
+            rec.dirty[y] = true
+        end
+        text, fg, bg = nt, nf, nb
+        rec.changed = true
+    end
+    function wrap.setCursorPos(x, y)
+        orig.setCursorPos(x, y)
+        cx, cy = floor(x), floor(y)
+        moved()
+    end
+    function wrap.setCursorBlink(on)
+        orig.setCursorBlink(on)
+        blink = on and true or false
+        moved()
+    end
+    local function setText(c) tc = digit(c) end
+    local function setBack(c) bc = digit(c) end
+    for _, name in ipairs({ "setTextColour", "setTextColor" }) do
+        if orig[name] then wrap[name] = function(c) orig[name](c) setText(c) end end
+    end
+    for _, name in ipairs({ "setBackgroundColour", "setBackgroundColor" }) do
+        if orig[name] then wrap[name] = function(c) orig[name](c) setBack(c) end end
+    end
+    for _, name in ipairs({ "setPaletteColour", "setPaletteColor" }) do
+        if orig[name] then
+            wrap[name] = function(c, ...)
+                orig[name](c, ...)
+                readPalette(floor(math.log(c) / math.log(2) + 0.5))
+                rec.paletteChanged = true
+                rec.changed = true
+            end
+        end
+    end
+    for k, f in pairs(wrap) do
+        if orig[k] then native[k] = f end
+    end
+    rec.wrappers = wrap
+
+    --- Follows a resize (call it on `term_resize`): a new size starts a blank record.
+    function rec.checkSize()
+        local w, h = orig.getSize()
+        if w ~= W or h ~= H then
+            W, H = w, h
+            blankRows()
+            rec.changed = true
+            return true
+        end
+        return false
+    end
+
+    local function rowsOf(all)
+        local rows = {}
+        for y = 1, H do
+            if all or rec.dirty[y] then
+                rows[#rows + 1] = { y = y, text = latin1ToUtf8(text[y]), fg = fg[y], bg = bg[y] }
+            end
+        end
+        return rows
+    end
+
+    --- The message body for the host: everything (`full`) or what changed since the last
+    -- take. Returns nil when nothing changed. Resets the change marks.
+    function rec.take(full)
+        if not full and not rec.changed then return nil end
+        full = full or rec.full
+        rec.seq = rec.seq + 1
+        local msg = {
+            seq = rec.seq, full = full, width = W, height = H,
+            cursor = { x = cx, y = cy, blink = blink },
+            colour = isColour, rows = rowsOf(full),
+        }
+        if full or rec.paletteChanged then
+            local p = {}
+            for i = 1, 16 do p[i] = palette[i] or "000000" end
+            msg.palette = p
+        end
+        rec.dirty, rec.changed, rec.full, rec.paletteChanged, rec.cursorMoved = {}, false, false, false, false
+        return msg
+    end
+
+    --- The recorded rows (raw bytes), for tests.
+    function rec.rows() return text, fg, bg end
+    function rec.cursor() return cx, cy, blink end
+
+    return rec
+end
+
+--- Restores the original functions of `native`, unless a newer record (another instance)
+-- has wrapped them since `rec` did.
+function mirror.uninstall(native, rec)
+    local orig = rawget(native, "__trapdeskOriginal")
+    if not orig or (rec and native.write ~= rec.wrappers.write) then return end
+    for k, v in pairs(orig) do native[k] = v end
+    native.__trapdeskOriginal = nil
+end
+
+return mirror

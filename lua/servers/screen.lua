@@ -1,0 +1,250 @@
+--- The screen server: the terminal mirror (apis/mirror.lua) and input as the player's.
+--
+-- Serves two request types through the daemon (docs/protocol.md "Screen"):
+--  - `screen` {watch?: bool}: answers the whole screen (a frame) and starts
+--    (watch true) or stops (watch false) live updates. While watched, changed
+--    rows go to the host as `screen` messages at most 20 times a second, merged
+--    when the screen changes faster. Nothing is sent while nobody watches, and
+--    a relink (the daemon says it is up again) stops watching until the host asks.
+--  - `input` {steps: [{text} | {key} | {paste}]}: queues `char`, `key`, `key_up`
+--    and `paste` events as the keyboard would, in order, a few at a time so that
+--    CC's 256-event queue never overflows; `terminate`, `reboot` and `shutdown`
+--    act as holding ctrl+T, ctrl+R and ctrl+S.
+--
+-- Usage: screen.lua (normally started by startup.lua).
+
+local function clientRoot()
+    if shell and shell.getRunningProgram then
+        local prog = shell.getRunningProgram()
+        if type(prog) == "string" and prog:find("servers/[^/]*$") then
+            local dir = fs.getDir(fs.getDir(prog))
+            return dir == "" and "/" or "/" .. dir .. "/"
+        end
+    end
+    return "/trapdesk/"
+end
+
+local root = clientRoot()
+local sandbox = dofile(root .. "apis/libsandbox.lua")
+local mirror = dofile(root .. "apis/mirror.lua")
+local json = sandbox.json
+
+local EVERY = 0.05 -- seconds between updates while watched: at most 20 a second
+local MAX_TEXT = 4096 -- characters of `text` per request
+local MAX_PASTE = 512 -- bytes of a paste (CC's own clipboard limit)
+local BATCH = 16 -- events queued before waiting for them to be handled
+
+local native = term.native()
+local rec = mirror.install(native)
+local watching = false
+local timer
+local power
+
+local function badRequest(message) return false, { code = "bad_request", message = message } end
+
+local function frame(full)
+    local msg = rec.take(full)
+    if msg then msg.type = "screen" end
+    return msg
+end
+
+-- Keys -------------------------------------------------------------------------
+
+local ALIAS = { ctrl = "leftCtrl", control = "leftCtrl", alt = "leftAlt", shift = "leftShift", ["return"] = "enter",
+    ["0"] = "zero", ["1"] = "one", ["2"] = "two", ["3"] = "three", ["4"] = "four", ["5"] = "five",
+    ["6"] = "six", ["7"] = "seven", ["8"] = "eight", ["9"] = "nine", semicolon = "semiColon" }
+local DIGIT = { zero = "0", one = "1", two = "2", three = "3", four = "4", five = "5", six = "6", seven = "7",
+    eight = "8", nine = "9" }
+local HELD = { terminate = "t", reboot = "r", shutdown = "s" }
+
+local function keyCode(name)
+    local n = ALIAS[name:lower()] or name
+    if type(keys[n]) == "number" then return keys[n], n end
+    local lower = n:lower()
+    for k, v in pairs(keys) do
+        if type(v) == "number" and type(k) == "string" and k:lower() == lower then return v, k end
+    end
+    -- CC: Tweaked spells it "semicolon", CraftOS-PC's older table "semiColon".
+    if lower == "semicolon" then
+        for _, k in ipairs({ "semicolon", "semiColon" }) do if keys[k] then return keys[k], k end end
+    end
+end
+
+--- The events of one key name such as "enter", "ctrl+s", "shift+tab", "f5"; nil, why when unknown.
+local function keyEvents(spec)
+    local parts = {}
+    for p in spec:gmatch("[^+]+") do parts[#parts + 1] = p end
+    if #parts == 0 or spec:sub(-1) == "+" and spec ~= "+" then return nil, "unknown key name " .. spec end
+    local base = parts[#parts]
+    local mods, ctrl, alt, shift = {}, false, false, false
+    for i = 1, #parts - 1 do
+        local m = parts[i]:lower()
+        local code = m == "ctrl" and keyCode("leftCtrl") or m == "alt" and keyCode("leftAlt")
+            or m == "shift" and keyCode("leftShift") or nil
+        if not code then return nil, "unknown modifier " .. parts[i] .. " in " .. spec .. " (ctrl, alt, shift)" end
+        ctrl, alt, shift = ctrl or m == "ctrl", alt or m == "alt", shift or m == "shift"
+        mods[#mods + 1] = code
+    end
+    local evs = {}
+    local held = #parts == 1 and HELD[base:lower()]
+    if held then
+        local c, t = keyCode("leftCtrl"), keyCode(held)
+        evs[#evs + 1] = { "key", c, false }
+        evs[#evs + 1] = { "key", t, false }
+        evs[#evs + 1] = { "key", t, true }
+        if base:lower() == "terminate" then evs[#evs + 1] = { "terminate" } else power = base:lower() end
+        evs[#evs + 1] = { "key_up", t }
+        evs[#evs + 1] = { "key_up", c }
+        return evs
+    end
+    local code, name = keyCode(base)
+    if not code then return nil, "unknown key name " .. base end
+    for _, m in ipairs(mods) do evs[#evs + 1] = { "key", m, false } end
+    evs[#evs + 1] = { "key", code, false }
+    if not ctrl and not alt then
+        local ch
+        if #name == 1 and name:match("%a") then ch = shift and name:upper() or name
+        elseif DIGIT[name] and not shift then ch = DIGIT[name]
+        elseif name == "space" then ch = " " end
+        if ch then evs[#evs + 1] = { "char", ch } end
+    end
+    evs[#evs + 1] = { "key_up", code }
+    for i = #mods, 1, -1 do evs[#evs + 1] = { "key_up", mods[i] } end
+    return evs
+end
+
+--- The host sends text as UTF-8; CC's characters are bytes (Latin-1), so U+0080..U+00FF
+-- become the one byte they stand for.
+local function fromUtf8(s)
+    return (s:gsub("[\194\195][\128-\191]", function(c)
+        return string.char((c:byte(1) - 192) * 64 + c:byte(2) - 128)
+    end))
+end
+
+local function textEvents(text, evs)
+    text = fromUtf8(text)
+    for i = 1, #text do
+        local c = text:sub(i, i)
+        if c == "\n" then
+            local code = keyCode("enter")
+            evs[#evs + 1] = { "key", code, false }
+            evs[#evs + 1] = { "key_up", code }
+        elseif c == "\t" then
+            local code = keyCode("tab")
+            evs[#evs + 1] = { "key", code, false }
+            evs[#evs + 1] = { "key_up", code }
+        elseif c ~= "\r" then
+            evs[#evs + 1] = { "char", c }
+        end
+    end
+end
+
+local stepCounter = 0
+local function queueAll(evs)
+    local n = 0
+    for _, e in ipairs(evs) do
+        os.queueEvent(table.unpack(e))
+        n = n + 1
+        if n % BATCH == 0 then
+            -- Every program gets each event before the next one; once our marker comes back,
+            -- everything queued before it has been handled, and the queue has room again.
+            stepCounter = stepCounter + 1
+            local mark = "m" .. stepCounter
+            os.queueEvent("trapdesk_input_step", mark)
+            repeat local _, m = os.pullEvent("trapdesk_input_step") until m == mark
+        end
+    end
+    return n
+end
+
+-- Requests ---------------------------------------------------------------------
+
+local handlers = {}
+
+handlers.screen = function(req)
+    local p = req.payload
+    if type(p) ~= "table" then return badRequest("screen needs an object payload") end
+    if p.watch ~= nil and p.watch ~= json.null and type(p.watch) ~= "boolean" then
+        return badRequest("watch must be a boolean")
+    end
+    rec.checkSize()
+    local msg = frame(true)
+    if p.watch == true then watching = true elseif p.watch == false then watching = false end
+    msg.watching = watching
+    os.queueEvent("trapdesk_screen_tick")
+    return true, msg
+end
+
+handlers.input = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.steps) ~= "table" then return badRequest("input needs a steps array") end
+    local evs = {}
+    power = nil
+    for i, step in ipairs(p.steps) do
+        if type(step) ~= "table" then return badRequest("steps[" .. i .. "] must be an object") end
+        if type(step.text) == "string" then
+            local n = #fromUtf8(step.text)
+            if n > MAX_TEXT then
+                return badRequest(("steps[%d].text is %d characters; at most %d"):format(i, n, MAX_TEXT))
+            end
+            textEvents(step.text, evs)
+        elseif type(step.key) == "string" then
+            local more, why = keyEvents(step.key)
+            if not more then return badRequest("steps[" .. i .. "].key: " .. why) end
+            for _, e in ipairs(more) do evs[#evs + 1] = e end
+        elseif type(step.paste) == "string" then
+            local n = #fromUtf8(step.paste)
+            if n > MAX_PASTE then
+                return badRequest(("steps[%d].paste is %d characters; at most %d"):format(i, n, MAX_PASTE))
+            end
+            evs[#evs + 1] = { "paste", fromUtf8(step.paste) }
+        else
+            return badRequest("steps[" .. i .. "] needs a string text, key or paste")
+        end
+    end
+    local pending = power
+    power = nil
+    local n = queueAll(evs)
+    if pending then os.queueEvent("trapdesk_screen_power", pending) end
+    return true, { ok = true, events = n }
+end
+
+local function serve()
+    sandbox.serve({ "input", "screen" }, function(req)
+        local h = handlers[req.type]
+        if not h then return false, { code = "unknown_type", message = "not served here: " .. tostring(req.type) } end
+        return h(req)
+    end, { name = "screen-server" })
+end
+
+local function updates()
+    while true do
+        local ev, a = os.pullEventRaw()
+        if ev == "timer" and a == timer then
+            timer = nil
+            if watching then
+                local msg = frame(false)
+                if msg then os.queueEvent("trapdesk_screen", json.encode(msg)) end
+            end
+        elseif ev == "term_resize" then
+            rec.checkSize()
+        elseif ev == "trapdesk_screen_resync" then
+            rec.full = true
+            rec.changed = true
+        elseif ev == "trapdesk_daemon_up" then
+            -- A new link: the host asks again when someone watches.
+            watching = false
+        elseif ev == "trapdesk_screen_power" then
+            -- Give the daemon time to send the answer first.
+            sleep(0.5)
+            if a == "reboot" then os.reboot() else os.shutdown() end
+        elseif ev == "trapdesk_stop" and a == "screen-server" then
+            -- serve() ends too; the new instance wraps the originals again.
+        end
+        if watching and not timer then timer = os.startTimer(EVERY) end
+    end
+end
+
+local ok, err = pcall(parallel.waitForAny, serve, updates)
+mirror.uninstall(native, rec)
+if not ok then error(err, 0) end

@@ -1,0 +1,144 @@
+//! `read-screen` and `send-input` (MCP.md second round): an agent reads a computer's terminal
+//! and types into it as a player would.
+
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use serde_json::{Map, Value, json};
+
+use super::params::{ReadScreen, SendInput};
+use super::results::Outcome;
+use super::{TrapdeskMcp, schemas};
+use crate::session::Status;
+use crate::session::screen::{ScreenError, ScreenFrame, input};
+
+/// Longest wait after input before the screen is read back.
+const MAX_WAIT_MS: u64 = 10_000;
+/// Default wait after input: long enough for a shell to answer a command.
+const DEFAULT_WAIT_MS: u64 = 300;
+
+type ToolResult = Result<CallToolResult, ErrorData>;
+
+fn screen_line(trapos_id: &str, f: &ScreenFrame) -> String {
+    format!(
+        "{trapos_id}: {}x{} screen, cursor at {},{}{}",
+        f.width,
+        f.height,
+        f.cursor_x,
+        f.cursor_y,
+        if f.blink { " (blinking)" } else { "" }
+    )
+}
+
+fn screen_data(trapos_id: &str, f: &ScreenFrame, colors: bool) -> Value {
+    let mut v = f.to_json(colors);
+    if let Some(obj) = v.as_object_mut() {
+        obj.insert("ok".into(), Value::Bool(true));
+        obj.insert("traposId".into(), json!(trapos_id));
+    }
+    v
+}
+
+fn failure(e: &ScreenError, target: &str, field: Option<&str>) -> (Status, Outcome) {
+    let mut extra = Map::new();
+    extra.insert("traposId".into(), json!(target));
+    if let Some(f) = field {
+        extra.insert("field".into(), json!(f));
+    }
+    let status = match e {
+        ScreenError::Request(r) => crate::session::summary::outcome(&Err(r.clone())).0,
+        _ => Status::Failed,
+    };
+    (status, Outcome::failure(e.code(), &e.to_string(), extra))
+}
+
+#[tool_router(router = screen_router, vis = "pub(crate)")]
+impl TrapdeskMcp {
+    #[tool(
+        name = "read-screen",
+        title = "Read a computer's screen",
+        description = "Read what a linked computer's own terminal shows, as a player sees it: text rows (trailing blanks cut), the cursor (1-based x, y, blink) and the size (51x19 on a computer, 39x13 on a turtle, 26x20 on a pocket computer). With colors, also fg and bg rows in CC's blit form (one hex digit per cell: 0 white .. f black) and the palette as #rrggbb.",
+        annotations(title = "Read a computer's screen", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::screen_result()
+    )]
+    async fn read_screen(
+        &self,
+        Parameters(p): Parameters<ReadScreen>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "colors": p.colors});
+        let rec = self.begin(&ctx, "read-screen", Some(&p.trapos_id), args);
+        let (status, outcome) = match self
+            .session()
+            .read_screen(&p.trapos_id, rec.origin.clone())
+            .await
+        {
+            Ok(f) => {
+                let id = self
+                    .session()
+                    .resolve(&p.trapos_id)
+                    .unwrap_or_else(|_| p.trapos_id.clone());
+                let data = screen_data(&id, &f, p.colors == Some(true));
+                (Status::Ok, Outcome::ok(screen_line(&id, &f), data))
+            }
+            Err(e) => failure(&e, &p.trapos_id, None),
+        };
+        Ok(self.end(rec, status, outcome))
+    }
+
+    #[tool(
+        name = "send-input",
+        title = "Type into a computer",
+        description = "Type into a linked computer's terminal as a player would, then return its screen (as read-screen) after waitMs (default 300). text becomes char events (a newline is the enter key), paste one paste event (at most 512 characters), keys are CC key names pressed in order after the text: enter, backspace, tab, up, down, left, right, home, end, delete, pageUp, pageDown, f1..f12, a..z, zero..nine, space, ctrl, alt, shift, and combinations such as ctrl+s or shift+tab; terminate, reboot and shutdown act as holding ctrl+T, ctrl+R and ctrl+S. Programs reading os.pullEvent get these events as if typed. In CC's edit, keys [\"ctrl\", \"enter\"] saves.",
+        annotations(title = "Type into a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schemas::screen_result()
+    )]
+    async fn send_input(
+        &self,
+        Parameters(p): Parameters<SendInput>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let keys = p.keys.clone().unwrap_or_default();
+        let args = json!({"traposId": p.trapos_id, "text": p.text, "keys": keys, "paste": p.paste.as_ref().map(|s| format!("<{} chars>", s.chars().count())), "waitMs": p.wait_ms});
+        let rec = self.begin(&ctx, "send-input", Some(&p.trapos_id), args);
+        let steps = match input::steps(p.text.as_deref(), &keys, p.paste.as_deref()) {
+            Ok(s) => s,
+            Err(e) => {
+                let field = e.field.clone();
+                let (status, outcome) = failure(&ScreenError::Input(e), &p.trapos_id, Some(&field));
+                return Ok(self.end(rec, status, outcome));
+            }
+        };
+        let session = self.session().clone();
+        let sent = session
+            .send_input(&p.trapos_id, steps, rec.origin.clone())
+            .await;
+        let events = match sent {
+            Ok(v) => v.get("events").and_then(Value::as_u64).unwrap_or(0),
+            Err(e) => {
+                let (status, outcome) = failure(&e, &p.trapos_id, None);
+                return Ok(self.end(rec, status, outcome));
+            }
+        };
+        let wait = p.wait_ms.unwrap_or(DEFAULT_WAIT_MS).min(MAX_WAIT_MS);
+        tokio::time::sleep(Duration::from_millis(wait)).await;
+        let (status, outcome) = match session.read_screen(&p.trapos_id, rec.origin.clone()).await {
+            Ok(f) => {
+                let id = session
+                    .resolve(&p.trapos_id)
+                    .unwrap_or_else(|_| p.trapos_id.clone());
+                let mut data = screen_data(&id, &f, false);
+                if let Some(obj) = data.as_object_mut() {
+                    obj.insert("events".into(), json!(events));
+                }
+                let line = format!("sent {events} events; {}", screen_line(&id, &f));
+                (Status::Ok, Outcome::ok(line, data))
+            }
+            Err(e) => failure(&e, &p.trapos_id, None),
+        };
+        Ok(self.end(rec, status, outcome))
+    }
+}

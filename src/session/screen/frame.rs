@@ -1,0 +1,270 @@
+//! A computer's terminal as the host holds it: the whole frame the screen server answers with,
+//! kept current by the `screen` updates (docs/protocol.md "Screen").
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// CC's default palette, used until a frame says otherwise.
+pub const DEFAULT_PALETTE: [u32; 16] = [
+    0xF0F0F0, 0xF2B233, 0xE57FD8, 0x99B2F2, 0xDEDE6C, 0x7FCC19, 0xF2B2CC, 0x4C4C4C, 0x999999,
+    0x4C99B2, 0xB266E5, 0x3366CC, 0x7F664C, 0x57A64E, 0xCC4C4C, 0x111111,
+];
+
+/// Largest terminal accepted from a computer (monitors reach 164 x 81 at the smallest scale).
+const MAX_SIDE: u64 = 512;
+
+/// One row: its characters (CC's 0-255, as the chars U+0000-U+00FF) and one blit digit per
+/// cell for text and background colour.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScreenRow {
+    pub text: Vec<char>,
+    pub fg: Vec<u8>,
+    pub bg: Vec<u8>,
+}
+
+impl ScreenRow {
+    fn blank(width: usize) -> ScreenRow {
+        ScreenRow {
+            text: vec![' '; width],
+            fg: vec![b'0'; width],
+            bg: vec![b'f'; width],
+        }
+    }
+
+    /// The row as text.
+    pub fn text_string(&self) -> String {
+        self.text.iter().collect()
+    }
+}
+
+/// The whole terminal of one computer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScreenFrame {
+    pub width: usize,
+    pub height: usize,
+    /// 1-based cursor, possibly off screen (CC allows it).
+    pub cursor_x: i64,
+    pub cursor_y: i64,
+    pub blink: bool,
+    /// Whether the computer has colour (an advanced computer).
+    pub colour: bool,
+    /// Palette entries as 0xRRGGBB, indexed by blit digit.
+    pub palette: [u32; 16],
+    pub rows: Vec<ScreenRow>,
+    /// The update this frame is current to.
+    pub seq: u64,
+}
+
+/// Why a frame or update from a computer was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad screen message: {0}")]
+pub struct FrameError(pub String);
+
+fn bad(msg: impl Into<String>) -> FrameError {
+    FrameError(msg.into())
+}
+
+fn digits(s: &str, width: usize, default: u8) -> Vec<u8> {
+    let mut out: Vec<u8> = s
+        .bytes()
+        .take(width)
+        .map(|b| {
+            let b = b.to_ascii_lowercase();
+            if b.is_ascii_hexdigit() { b } else { default }
+        })
+        .collect();
+    out.resize(width, default);
+    out
+}
+
+impl ScreenFrame {
+    /// A blank frame of the given size.
+    pub fn blank(width: usize, height: usize) -> ScreenFrame {
+        ScreenFrame {
+            width,
+            height,
+            cursor_x: 1,
+            cursor_y: 1,
+            blink: false,
+            colour: true,
+            palette: DEFAULT_PALETTE,
+            rows: vec![ScreenRow::blank(width); height],
+            seq: 0,
+        }
+    }
+
+    /// Builds a frame from a full one (`full: true`), or applies an update to `self`. An update
+    /// that is not full and comes with another size than the current one is refused: the
+    /// caller asks for a whole frame instead.
+    ///
+    /// # Errors
+    /// When a field is missing or ill-typed.
+    pub fn apply(current: Option<&ScreenFrame>, v: &Value) -> Result<ScreenFrame, FrameError> {
+        let num = |k: &str| v.get(k).and_then(Value::as_u64);
+        let width = num("width").ok_or_else(|| bad("width must be a number"))?;
+        let height = num("height").ok_or_else(|| bad("height must be a number"))?;
+        if width == 0 || height == 0 || width > MAX_SIDE || height > MAX_SIDE {
+            return Err(bad(format!("size {width}x{height} out of range")));
+        }
+        let (width, height) = (width as usize, height as usize);
+        let full = v.get("full").and_then(Value::as_bool).unwrap_or(false);
+        let mut frame = match current {
+            Some(c) if !full => {
+                if c.width != width || c.height != height {
+                    return Err(bad("an update of another size than the frame"));
+                }
+                c.clone()
+            }
+            Some(c) => {
+                let mut f = ScreenFrame::blank(width, height);
+                f.palette = c.palette;
+                f
+            }
+            None if !full => return Err(bad("an update before any whole frame")),
+            None => ScreenFrame::blank(width, height),
+        };
+        frame.seq = num("seq").unwrap_or(frame.seq);
+        if let Some(c) = v.get("colour").and_then(Value::as_bool) {
+            frame.colour = c;
+        }
+        if let Some(cur) = v.get("cursor") {
+            frame.cursor_x = cur.get("x").and_then(Value::as_i64).unwrap_or(1);
+            frame.cursor_y = cur.get("y").and_then(Value::as_i64).unwrap_or(1);
+            frame.blink = cur.get("blink").and_then(Value::as_bool).unwrap_or(false);
+        }
+        if let Some(p) = v.get("palette").and_then(Value::as_array) {
+            for (i, hex) in p.iter().take(16).enumerate() {
+                if let Some(n) = hex.as_str().and_then(|h| u32::from_str_radix(h, 16).ok()) {
+                    frame.palette[i] = n & 0xFF_FFFF;
+                }
+            }
+        }
+        let rows = v
+            .get("rows")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("rows must be an array"))?;
+        for row in rows {
+            let y = row
+                .get("y")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| bad("a row needs a number y"))?;
+            if y == 0 || y as usize > height {
+                return Err(bad(format!("row y {y} outside 1..{height}")));
+            }
+            let text = row.get("text").and_then(Value::as_str).unwrap_or("");
+            let mut chars: Vec<char> = text.chars().take(width).collect();
+            chars.resize(width, ' ');
+            frame.rows[y as usize - 1] = ScreenRow {
+                text: chars,
+                fg: digits(
+                    row.get("fg").and_then(Value::as_str).unwrap_or(""),
+                    width,
+                    b'0',
+                ),
+                bg: digits(
+                    row.get("bg").and_then(Value::as_str).unwrap_or(""),
+                    width,
+                    b'f',
+                ),
+            };
+        }
+        Ok(frame)
+    }
+
+    /// The rows as text, trailing blanks cut.
+    pub fn text_rows(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .map(|r| r.text_string().trim_end().to_owned())
+            .collect()
+    }
+
+    /// The frame as agents get it (`read-screen`'s structuredContent, less the traposId).
+    pub fn to_json(&self, colors: bool) -> Value {
+        let mut v = json!({
+            "width": self.width,
+            "height": self.height,
+            "cursor": {"x": self.cursor_x, "y": self.cursor_y, "blink": self.blink},
+            "rows": self.text_rows(),
+        });
+        if colors && let Some(obj) = v.as_object_mut() {
+            let fg: Vec<String> = self
+                .rows
+                .iter()
+                .map(|r| String::from_utf8_lossy(&r.fg).into_owned())
+                .collect();
+            let bg: Vec<String> = self
+                .rows
+                .iter()
+                .map(|r| String::from_utf8_lossy(&r.bg).into_owned())
+                .collect();
+            let palette: Vec<String> = self.palette.iter().map(|p| format!("#{p:06x}")).collect();
+            obj.insert("fg".into(), json!(fg));
+            obj.insert("bg".into(), json!(bg));
+            obj.insert("palette".into(), json!(palette));
+            obj.insert("colour".into(), json!(self.colour));
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full() -> Value {
+        json!({"full": true, "seq": 1, "width": 5, "height": 2, "cursor": {"x": 3, "y": 2, "blink": true},
+            "rows": [{"y": 1, "text": "ab", "fg": "e0", "bg": "ff"}, {"y": 2, "text": "> ", "fg": "44", "bg": "ff"}],
+            "palette": ["ff0000"]})
+    }
+
+    #[test]
+    fn a_full_frame_then_an_update() {
+        let f = ScreenFrame::apply(None, &full()).expect("full frame");
+        assert_eq!(f.text_rows(), vec!["ab", ">"]);
+        assert_eq!(f.rows[0].fg, b"e0000".to_vec());
+        assert_eq!(f.palette[0], 0xFF0000);
+        assert_eq!(f.palette[1], DEFAULT_PALETTE[1]);
+        assert!(f.blink);
+        let u = json!({"seq": 2, "width": 5, "height": 2, "cursor": {"x": 4, "y": 2, "blink": true},
+            "rows": [{"y": 2, "text": "> ls", "fg": "4400", "bg": "ffff"}]});
+        let g = ScreenFrame::apply(Some(&f), &u).expect("update");
+        assert_eq!(g.text_rows(), vec!["ab", "> ls"]);
+        assert_eq!((g.cursor_x, g.seq), (4, 2));
+        assert_eq!(g.palette[0], 0xFF0000, "palette kept across updates");
+    }
+
+    #[test]
+    fn bad_updates_are_refused() {
+        assert!(ScreenFrame::apply(None, &json!({"width": 5, "height": 2, "rows": []})).is_err());
+        let f = ScreenFrame::apply(None, &full()).expect("full");
+        let other = json!({"width": 6, "height": 2, "rows": []});
+        assert!(ScreenFrame::apply(Some(&f), &other).is_err());
+        let off = json!({"width": 5, "height": 2, "rows": [{"y": 3, "text": ""}]});
+        assert!(ScreenFrame::apply(Some(&f), &off).is_err());
+        assert!(
+            ScreenFrame::apply(
+                None,
+                &json!({"full": true, "width": 0, "height": 2, "rows": []})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn cc_characters_stay_one_cell_each() {
+        let v = json!({"full": true, "width": 3, "height": 1, "rows": [{"y": 1, "text": "\u{8f}\u{a9}x"}]});
+        let f = ScreenFrame::apply(None, &v).expect("frame");
+        assert_eq!(f.rows[0].text, vec!['\u{8f}', '\u{a9}', 'x']);
+    }
+
+    #[test]
+    fn json_for_agents_has_colours_only_when_asked() {
+        let f = ScreenFrame::apply(None, &full()).expect("full");
+        let plain = f.to_json(false);
+        assert!(plain.get("fg").is_none());
+        let coloured = f.to_json(true);
+        assert_eq!(coloured["fg"][0], "e0000");
+        assert_eq!(coloured["palette"][0], "#ff0000");
+    }
+}

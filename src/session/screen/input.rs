@@ -1,0 +1,275 @@
+//! Input for a computer's terminal, checked before it is sent: `send-input`'s text, keys and
+//! paste become the `input` request's steps (docs/protocol.md "Screen").
+
+use serde_json::{Value, json};
+
+/// Characters of `text` in one call (each is one `char` event on the computer).
+pub const MAX_TEXT: usize = 4096;
+/// Bytes of one paste: CC's own clipboard limit.
+pub const MAX_PASTE: usize = 512;
+/// Key names in one call.
+pub const MAX_KEYS: usize = 256;
+
+/// Key names every CC runtime knows (CC: Tweaked's GLFW table and the older LWJGL one that
+/// CraftOS-PC still uses share these; the computer turns a name into its own code).
+const KEYS: &[&str] = &[
+    "space",
+    "apostrophe",
+    "comma",
+    "minus",
+    "period",
+    "slash",
+    "semicolon",
+    "equals",
+    "leftBracket",
+    "backslash",
+    "rightBracket",
+    "grave",
+    "enter",
+    "tab",
+    "backspace",
+    "insert",
+    "delete",
+    "right",
+    "left",
+    "down",
+    "up",
+    "pageUp",
+    "pageDown",
+    "home",
+    "end",
+    "capsLock",
+    "scrollLock",
+    "numLock",
+    "pause",
+    "numPadDecimal",
+    "numPadDivide",
+    "numPadSubtract",
+    "numPadAdd",
+    "numPadEnter",
+    "leftShift",
+    "leftCtrl",
+    "leftAlt",
+    "rightShift",
+    "rightCtrl",
+    "rightAlt",
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+];
+
+/// Other spellings accepted for a key.
+const ALIASES: &[(&str, &str)] = &[
+    ("ctrl", "leftCtrl"),
+    ("control", "leftCtrl"),
+    ("alt", "leftAlt"),
+    ("shift", "leftShift"),
+    ("return", "enter"),
+    ("0", "zero"),
+    ("1", "one"),
+    ("2", "two"),
+    ("3", "three"),
+    ("4", "four"),
+    ("5", "five"),
+    ("6", "six"),
+    ("7", "seven"),
+    ("8", "eight"),
+    ("9", "nine"),
+];
+
+/// Whole names that act as holding a ctrl combination, as CC does after a second.
+const HELD: &[&str] = &["terminate", "reboot", "shutdown"];
+
+/// Why input was refused, naming the argument.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct InputError {
+    pub field: String,
+    pub message: String,
+}
+
+fn refuse(field: impl Into<String>, message: impl Into<String>) -> InputError {
+    InputError {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// The canonical name of one base key (`"PageUp"` -> `"pageUp"`), or `None` when unknown.
+fn base_key(name: &str) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
+    if lower.len() == 1 && lower.as_bytes()[0].is_ascii_lowercase() {
+        return Some(lower);
+    }
+    if let Some((_, to)) = ALIASES.iter().find(|(a, _)| *a == lower) {
+        return Some((*to).to_owned());
+    }
+    if let Some(n) = lower.strip_prefix('f').and_then(|n| n.parse::<u8>().ok())
+        && (1..=12).contains(&n)
+    {
+        return Some(format!("f{n}"));
+    }
+    if let Some(n) = lower
+        .strip_prefix("numpad")
+        .and_then(|n| n.parse::<u8>().ok())
+        && n <= 9
+    {
+        return Some(format!("numPad{n}"));
+    }
+    KEYS.iter()
+        .find(|k| k.to_ascii_lowercase() == lower)
+        .map(|k| (*k).to_owned())
+}
+
+/// Checks one key name such as `enter`, `ctrl+s`, `shift+tab`, `F5` or `terminate`, and
+/// returns it in the spelling the computer looks up.
+///
+/// # Errors
+/// An unknown key or modifier, naming it and what is accepted.
+pub fn key_name(spec: &str, field: &str) -> Result<String, InputError> {
+    let trimmed = spec.trim();
+    if HELD.contains(&trimmed.to_ascii_lowercase().as_str()) {
+        return Ok(trimmed.to_ascii_lowercase());
+    }
+    let parts: Vec<&str> = trimmed.split('+').collect();
+    let Some((base, mods)) = parts.split_last() else {
+        return Err(refuse(field, "empty key name"));
+    };
+    let mut out = Vec::new();
+    for m in mods {
+        let m = m.trim().to_ascii_lowercase();
+        if !matches!(m.as_str(), "ctrl" | "alt" | "shift") {
+            return Err(refuse(
+                field,
+                format!(
+                    "unknown modifier {m:?} in {spec:?} (ctrl, alt and shift combine with a key, as in ctrl+s)"
+                ),
+            ));
+        }
+        out.push(m);
+    }
+    let Some(base) = base_key(base.trim()) else {
+        return Err(refuse(
+            field,
+            format!(
+                "unknown key name {:?}: use CC key names such as enter, backspace, tab, up, down, left, right, home, end, delete, pageUp, f1..f12, a..z, zero..nine, space, ctrl, alt, shift, combinations such as ctrl+s, or terminate, reboot, shutdown",
+                base.trim()
+            ),
+        ));
+    };
+    out.push(base);
+    Ok(out.join("+"))
+}
+
+fn latin1(text: &str, field: &str) -> Result<(), InputError> {
+    if let Some(c) = text.chars().find(|c| u32::from(*c) > 0xFF) {
+        return Err(refuse(
+            field,
+            format!(
+                "{c:?} (U+{:04X}) cannot be typed on a CC computer, whose characters are Latin-1 (U+0000..U+00FF)",
+                u32::from(c)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The `input` request's steps for `send-input`'s arguments: the text first, then the paste,
+/// then the keys, so that `text: "ls", keys: ["enter"]` runs `ls`.
+///
+/// # Errors
+/// The first argument that cannot be sent, with the reason.
+pub fn steps(
+    text: Option<&str>,
+    keys: &[String],
+    paste: Option<&str>,
+) -> Result<Vec<Value>, InputError> {
+    let mut out = Vec::new();
+    if let Some(t) = text.filter(|t| !t.is_empty()) {
+        let n = t.chars().count();
+        if n > MAX_TEXT {
+            return Err(refuse(
+                "text",
+                format!(
+                    "{n} characters; at most {MAX_TEXT} per call (write a file with write-file for more)"
+                ),
+            ));
+        }
+        latin1(t, "text")?;
+        out.push(json!({"text": t}));
+    }
+    if let Some(p) = paste.filter(|p| !p.is_empty()) {
+        latin1(p, "paste")?;
+        let n = p.chars().count();
+        if n > MAX_PASTE {
+            return Err(refuse(
+                "paste",
+                format!("{n} characters; CC pastes at most {MAX_PASTE}"),
+            ));
+        }
+        out.push(json!({"paste": p}));
+    }
+    if keys.len() > MAX_KEYS {
+        return Err(refuse(
+            "keys",
+            format!("{} keys; at most {MAX_KEYS} per call", keys.len()),
+        ));
+    }
+    for (i, k) in keys.iter().enumerate() {
+        out.push(json!({"key": key_name(k, &format!("keys[{i}]"))?}));
+    }
+    if out.is_empty() {
+        return Err(refuse("text", "nothing to send: give text, keys or paste"));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_names_are_checked_and_spelled_for_the_computer() {
+        assert_eq!(key_name("Enter", "k").as_deref(), Ok("enter"));
+        assert_eq!(key_name("ctrl+S", "k").as_deref(), Ok("ctrl+s"));
+        assert_eq!(key_name("shift+Tab", "k").as_deref(), Ok("shift+tab"));
+        assert_eq!(key_name("pageup", "k").as_deref(), Ok("pageUp"));
+        assert_eq!(key_name("F12", "k").as_deref(), Ok("f12"));
+        assert_eq!(key_name("ctrl", "k").as_deref(), Ok("leftCtrl"));
+        assert_eq!(key_name("7", "k").as_deref(), Ok("seven"));
+        assert_eq!(key_name("Terminate", "k").as_deref(), Ok("terminate"));
+        let e = key_name("enterr", "keys[1]").expect_err("unknown");
+        assert_eq!(e.field, "keys[1]");
+        assert!(e.message.contains("unknown key name \"enterr\""), "{e}");
+        assert!(key_name("hyper+a", "k").is_err());
+        assert!(key_name("f13", "k").is_err());
+        assert!(key_name("", "k").is_err());
+    }
+
+    #[test]
+    fn steps_keep_text_paste_keys_order_and_limits() {
+        let s = steps(Some("ls"), &["enter".into()], None).expect("steps");
+        assert_eq!(s, vec![json!({"text": "ls"}), json!({"key": "enter"})]);
+        let long = "x".repeat(MAX_PASTE + 1);
+        assert_eq!(
+            steps(None, &[], Some(&long)).expect_err("paste").field,
+            "paste"
+        );
+        let huge = "x".repeat(MAX_TEXT + 1);
+        assert_eq!(
+            steps(Some(&huge), &[], None).expect_err("text").field,
+            "text"
+        );
+        assert!(steps(None, &[], None).is_err());
+        let euro = steps(Some("5 \u{20ac}"), &[], None).expect_err("not latin-1");
+        assert!(euro.message.contains("U+20AC"), "{euro}");
+        assert!(steps(Some("caf\u{e9}"), &[], None).is_ok());
+    }
+}

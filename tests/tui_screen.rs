@@ -1,0 +1,158 @@
+//! The console's Screen view and attach mode: snapshots of both, the keys that toggle them,
+//! and what typing does while attached.
+#![allow(clippy::panic, clippy::unwrap_used)]
+
+mod tui_common;
+
+use insta::assert_snapshot;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+use trapdesk::session::screen::ScreenFrame;
+use trapdesk::tui::{App, Focus, Intent, Popup};
+use tui_common::*;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// The prompt of a CC shell after `ls`, as the mirror sends it.
+fn shell_frame() -> ScreenFrame {
+    let v = json!({"full": true, "seq": 1, "width": 51, "height": 19, "colour": true,
+    "cursor": {"x": 3, "y": 4, "blink": true},
+    "rows": [
+        {"y": 1, "text": "CraftOS 1.9", "fg": "44444444444", "bg": "fffffffffff"},
+        {"y": 2, "text": "> ls", "fg": "4000", "bg": "ffff"},
+        {"y": 3, "text": "rom       startup   trapdesk", "fg": "dddddddddddddddddddddddddddd", "bg": "ffffffffffffffffffffffffffff"},
+        {"y": 4, "text": "> ", "fg": "44", "bg": "ff"},
+    ]});
+    ScreenFrame::apply(None, &v).unwrap()
+}
+
+fn with_screen() -> App {
+    let mut app = app();
+    let mut list = three_computers();
+    for c in &mut list {
+        c.serves.push("screen".into());
+        c.serves.push("input".into());
+    }
+    app.set_computers(list);
+    app
+}
+
+#[tokio::test]
+async fn screen_view_beside_the_output() {
+    let mut app = with_screen();
+    app.output.ingest("7:miner", every_outcome());
+    app.on_key(key(KeyCode::F(9)));
+    assert!(app.screen_on);
+    app.screen = Some(shell_frame());
+    let shown = screen(&app, 170, 34);
+    assert!(
+        shown.contains("Output") || shown.contains("output"),
+        "the output pane stays: {shown}"
+    );
+    assert!(shown.contains("> ls"), "{shown}");
+    assert_snapshot!(shown);
+}
+
+#[tokio::test]
+async fn attach_mode_is_marked() {
+    let mut app = with_screen();
+    app.on_key(key(KeyCode::F(8)));
+    assert!(app.attached && app.screen_on);
+    app.screen = Some(shell_frame());
+    let shown = screen(&app, 120, 32);
+    assert!(shown.contains("ATTACHED"), "{shown}");
+    assert!(shown.contains("F8 detaches"), "{shown}");
+    assert_snapshot!(shown);
+}
+
+#[tokio::test]
+async fn screen_view_of_a_client_without_the_mirror() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    app.on_key(key(KeyCode::F(9)));
+    let shown = screen(&app, 120, 32);
+    assert!(shown.contains("has no terminal mirror"), "{shown}");
+}
+
+#[tokio::test]
+async fn attached_keys_go_to_the_computer_until_f8() {
+    let mut app = with_screen();
+    app.on_key(key(KeyCode::F(8)));
+    let intents = app.on_key(key(KeyCode::Char('q')));
+    assert_eq!(
+        intents,
+        vec![Intent::Input {
+            target: "7:miner".into(),
+            steps: vec![json!({"text": "q"})]
+        }],
+        "q types q instead of quitting"
+    );
+    assert!(!app.quit);
+    let intents = app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    assert_eq!(
+        intents,
+        vec![Intent::Input {
+            target: "7:miner".into(),
+            steps: vec![json!({"key": "ctrl+c"})]
+        }],
+        "ctrl-c goes to the computer too"
+    );
+    let intents = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        intents[0],
+        Intent::Input {
+            target: "7:miner".into(),
+            steps: vec![json!({"key": "enter"})]
+        }
+    );
+    let intents = app.on_key(key(KeyCode::Tab));
+    assert_eq!(
+        intents[0],
+        Intent::Input {
+            target: "7:miner".into(),
+            steps: vec![json!({"key": "tab"})]
+        }
+    );
+    assert_eq!(
+        app.focus,
+        Focus::Editor,
+        "tab does not move focus while attached"
+    );
+    let intents = app.on_terminal(Event::Paste("print('hi')".into()));
+    assert_eq!(
+        intents[0],
+        Intent::Input {
+            target: "7:miner".into(),
+            steps: vec![json!({"paste": "print('hi')"})]
+        }
+    );
+    // F8 detaches; keys are the console's again.
+    assert!(app.on_key(key(KeyCode::F(8))).is_empty());
+    assert!(!app.attached);
+    assert!(app.screen_on, "the Screen view stays after detaching");
+    app.on_key(key(KeyCode::Char('x')));
+    assert_eq!(app.editor_text(), "x");
+    // F9 hides the view.
+    app.on_key(key(KeyCode::F(9)));
+    assert!(!app.screen_on);
+}
+
+#[tokio::test]
+async fn attach_needs_a_computer_and_help_lists_the_keys() {
+    let mut app = app();
+    app.on_key(key(KeyCode::F(8)));
+    assert!(!app.attached);
+    assert!(
+        app.notice
+            .as_ref()
+            .is_some_and(|(t, err)| *err && t.contains("no computer"))
+    );
+    app.focus = Focus::Computers;
+    app.on_key(key(KeyCode::Char('?')));
+    assert_eq!(app.popup, Some(Popup::Help));
+    let shown = screen(&app, 120, 60);
+    assert!(shown.contains("F9"), "{shown}");
+    assert!(shown.contains("F8"), "{shown}");
+}
