@@ -25,6 +25,9 @@ pub const CLOSE_HEARTBEAT: u16 = 4005;
 pub const CLOSE_HELLO_TIMEOUT: u16 = 4008;
 /// Close code: a frame above our `max_message` (RFC 6455 "message too big").
 pub const CLOSE_TOO_BIG: u16 = 1009;
+/// Close code: too many wrong secrets from this address are being refused right now; the
+/// hello was not checked (RFC 6455 "try again later").
+pub const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
 /// Close code: the host is shutting down.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 

@@ -12,7 +12,7 @@ mod fake;
 #[path = "support/craftos.rs"]
 mod craftos;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use craftos::Fleet;
@@ -301,4 +301,303 @@ async fn a_megabyte_returned_and_printed() {
         .call("exec-lua", json!({"traposId": "miner", "code": "return 1"}))
         .await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
+}
+
+fn tool_result(r: rmcp::model::ServerResult) -> rmcp::model::CallToolResult {
+    match r {
+        rmcp::model::ServerResult::CallToolResult(r) => r,
+        other => panic!("not a tool result: {other:?}"),
+    }
+}
+
+/// Waits until the host has sent a request of `kind`; returns its id.
+async fn sent_request(f: &Fleet, kind: &str) -> String {
+    let start = Instant::now();
+    loop {
+        if let Some(p) = f
+            .host
+            .session
+            .pending()
+            .into_iter()
+            .find(|p| p.sent && p.kind == kind)
+        {
+            return p.request_id;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "no {kind} sent");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_live_output_cancel_two_chunks_and_one_that_never_yields() {
+    let Some(mut f) = Fleet::boot(
+        "timeouts_live_output_cancel_two_chunks_and_one_that_never_yields",
+        &["miner"],
+    )
+    .await
+    else {
+        return;
+    };
+    // A deadline stops the chunk; the computer answers the next call at once.
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "print('zz') sleep(30)", "timeoutMs": 400}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(data(&r)["error"]["code"], "timeout", "{}", text(&r));
+    let started = Instant::now();
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "return 'awake'"}),
+        )
+        .await;
+    assert_eq!(data(&r)["returns"][0]["value"], "awake", "{}", text(&r));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // The timed-out chunk was stopped on the computer, not left sleeping.
+    let start = Instant::now();
+    while !f.host.session.pending().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(5));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // Live output arrives as progress while the chunk still runs.
+    while f.progress.try_recv().is_ok() {}
+    let handle = fake::start_call(
+        &f.client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "for i=1,3 do print(i) sleep(0.3) end return 'done'"}),
+    )
+    .await;
+    let one = tokio::time::timeout(Duration::from_secs(5), f.progress.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(one.message.as_deref(), Some("1\n"));
+    assert_eq!(f.host.session.pending().len(), 1);
+    let r = tool_result(handle.await_response().await.unwrap());
+    assert_eq!(data(&r)["output"], "1\n2\n3\n", "{}", text(&r));
+
+    // The client cancels its own call: the chunk is cancelled on the computer.
+    let handle = fake::start_call(
+        &f.client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "print('waiting') sleep(30)"}),
+    )
+    .await;
+    sent_request(&f, "exec-lua").await;
+    f.client
+        .notify_cancelled(rmcp::model::CancelledNotificationParam::new(
+            Some(handle.id.clone()),
+            Some("stop".into()),
+        ))
+        .await
+        .unwrap();
+    let start = Instant::now();
+    while !f.host.session.pending().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(3));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(handle);
+
+    // cancel-request stops a running call, keeping its output.
+    let busy = tokio::spawn({
+        let peer = f.client.peer().clone();
+        async move {
+            peer.call_tool(
+                rmcp::model::CallToolRequestParams::new("exec-lua").with_arguments(
+                    json!({"traposId": "miner", "code": "print('long job') sleep(30)"})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            )
+            .await
+            .unwrap()
+        }
+    });
+    let rid = sent_request(&f, "exec-lua").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = f.call("cancel-request", json!({"requestId": rid})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let other = tokio::time::timeout(Duration::from_secs(5), busy)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        data(&other)["error"]["code"],
+        "cancelled",
+        "{}",
+        text(&other)
+    );
+    assert_eq!(data(&other)["output"], "long job\n");
+
+    // Two chunks at once: each sleeps a second, both finish after about one.
+    let started = Instant::now();
+    let (a, b) = tokio::join!(
+        f.call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "sleep(1) return 'a'"})
+        ),
+        f.call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "sleep(1) return 'b'"})
+        )
+    );
+    assert_eq!(data(&a)["returns"][0]["value"], "a", "{}", text(&a));
+    assert_eq!(data(&b)["returns"][0]["value"], "b", "{}", text(&b));
+    assert!(
+        started.elapsed() < Duration::from_millis(1900),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A chunk that never yields: CC's watchdog ends it (7 s here, as in a world), the error
+    // comes back as the chunk's, and the computer serves the next call.
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "while true do end", "timeoutMs": 30000}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        text(&r).contains("Too long without yielding"),
+        "{}",
+        text(&r)
+    );
+    let r = f
+        .call("exec-lua", json!({"traposId": "miner", "code": "return 2"}))
+        .await;
+    assert_eq!(data(&r)["returns"][0]["value"], 2, "{}", text(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reboot_relinks_through_what_the_installer_left() {
+    let Some(f) = Fleet::boot("reboot_relinks_through_what_the_installer_left", &["miner"]).await
+    else {
+        return;
+    };
+    let c = f.computer("miner");
+    // The one-liner ran once; the installer left its own startup file.
+    assert!(!c.files().join("startup.lua").exists());
+    assert!(c.files().join("startup/trapdesk.lua").exists());
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "os.reboot()", "timeoutMs": 5000}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    // Down, then back.
+    let start = Instant::now();
+    while f.linked(c) && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    f.wait_linked(c, Duration::from_secs(60)).await;
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "return os.clock() < 30, fs.exists('/trapdesk/servers/sandbox.lua')"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(data(&r)["returns"][0]["value"], true, "{}", text(&r));
+    assert_eq!(data(&r)["returns"][1]["value"], true, "{}", text(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_computers_linked_at_once_each_doing_work() {
+    let labels: Vec<String> = (1..=10).map(|i| format!("c{i}")).collect();
+    let names: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let Some(f) = Fleet::boot("ten_computers_linked_at_once_each_doing_work", &names).await else {
+        return;
+    };
+    let r = f.call("probe-computers", json!({"ping": true})).await;
+    let list = data(&r)["computers"].as_array().unwrap().clone();
+    assert_eq!(list.len(), 10, "{}", text(&r));
+    assert!(list.iter().all(|c| c["ping"]["ok"] == true), "{list:?}");
+    let work = f.computers.iter().map(|c| {
+        let f = &f;
+        async move {
+            let body: Vec<u8> = (0..20_000u32).map(|k| (k * 31 + c.id as u32) as u8).collect();
+            let r = f
+                .call(
+                    "write-file",
+                    json!({"traposId": c.trapos_id, "path": "work.bin", "content": B64.encode(&body), "encoding": "base64"}),
+                )
+                .await;
+            assert_eq!(r.is_error, Some(false), "{}", text(&r));
+            let r = f
+                .call(
+                    "exec-lua",
+                    json!({"traposId": c.trapos_id, "code": "local h = fs.open('work.bin', 'rb') local s = h.readAll() h.close() local n = 0 for i = 1, #s do n = n + s:byte(i) end sleep(0.5) return os.getComputerID(), n"}),
+                )
+                .await;
+            assert_eq!(r.is_error, Some(false), "{}", text(&r));
+            let sum: u64 = body.iter().map(|&b| u64::from(b)).sum();
+            assert_eq!(data(&r)["returns"][0]["value"], c.id);
+            assert_eq!(data(&r)["returns"][1]["value"], sum);
+            let (back, _) = read_back(f, &c.trapos_id, "work.bin").await;
+            assert!(back == body, "{} read back differs", c.trapos_id);
+        }
+    });
+    futures_util::future::join_all(work).await;
+}
+
+/// The same Lua on CraftOS-PC and on the emulator gives the same answers: the behaviour the
+/// client relies on (binary handles, sizes, strings, events, http results).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_emulator_answers_as_craftos_pc_does() {
+    let Some(f) = Fleet::boot("the_emulator_answers_as_craftos_pc_does", &["real"]).await else {
+        return;
+    };
+    let _emu = support::emulated(&f.host, 60, Some("emu")).await;
+    let cases = [
+        // Binary handles: seek returns the position, read(n) gives n bytes, nil at the end.
+        "local h = fs.open('p.bin', 'wb') for i = 0, 255 do h.write(i) end h.close() \
+         local r = fs.open('p.bin', 'rb') local a = r.seek('set', 250) local s = r.read(4) \
+         local b = r.seek() local t = r.read(10) local e = r.read(1) r.close() \
+         return a, s:byte(1, -1), b, #t, e, fs.getSize('p.bin')",
+        "local r = fs.open('p.bin', 'rb') local s = r.read(0) local c = r.seek('cur', 10) \
+         local x = r.read() local all = r.readAll() r.close() return s, c, x, #all",
+        "local r = fs.open('p.bin', 'rb') local p = r.seek('end', -3) local s = r.read(100) r.close() return p, #s",
+        "local r = fs.open('p.bin', 'rb') local p = r.seek('set', 1000) local s = r.read(1) r.close() return p, s",
+        // Text handles and sizes of UTF-8.
+        "local h = fs.open('t.txt', 'w') h.write('héllo\\n') h.writeLine('x') h.close() \
+         local r = fs.open('t.txt', 'r') local l = r.readLine() local rest = r.readAll() r.close() \
+         return l, rest, fs.getSize('t.txt')",
+        // Strings.
+        // (`%q` of a NUL differs: "\\000" on CraftOS-PC, "\\0" here; see docs/lua-client.md.)
+        "return string.format('%q', 'a\"b\\n\\\\'), ('%5.2f'):format(3.14159), tostring(1e100), tostring(2^53), #string.rep('ab', 3, ',')",
+        "return select('#', ('x'):byte(1, -1)), ('abc'):sub(-2), ('a,b,,c'):find(',,', 1, true), math.floor(-0.5)",
+        // Events: a queued event comes back with its arguments, tables intact.
+        "os.queueEvent('probe', 1, 'two', {3}) local e, a, b, c = os.pullEvent('probe') return e, a, b, c[1]",
+        // fs errors.
+        "return pcall(fs.open, 'nope/x.txt', 'r'), fs.exists('nope'), fs.isDir('rom'), fs.getName('a/b.lua'), fs.combine('a', '../b')",
+        "return fs.open('nope.txt', 'r')",
+        // http: checkURL of a malformed URL, a refused port.
+        "return http.checkURL('not a url')",
+        "return http.get('http://127.0.0.1:1/')",
+    ];
+    let mut diffs = Vec::new();
+    for code in cases {
+        let mut got = Vec::new();
+        for who in ["real", "emu"] {
+            let r = f
+                .call("exec-lua", json!({"traposId": who, "code": code}))
+                .await;
+            let d = data(&r);
+            got.push(json!({"ok": d["ok"], "returns": d["returns"], "error": d["error"]}));
+        }
+        if got[0] != got[1] {
+            diffs.push(format!(
+                "{code}\n  CraftOS-PC: {}\n  emulator:   {}",
+                got[0], got[1]
+            ));
+        }
+    }
+    assert!(diffs.is_empty(), "differences:\n{}", diffs.join("\n"));
 }

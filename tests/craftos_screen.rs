@@ -205,6 +205,24 @@ async fn watching_sends_updates_and_stops() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_stops_a_program() {
+    let Some(f) = Fleet::boot("terminate_stops_a_program", &["stop"]).await else {
+        return;
+    };
+    mirrored(&f, "stop").await;
+    std::fs::write(
+        f.computer("stop").files().join("forever.lua"),
+        "print(\"looping\") while true do os.pullEvent(\"never\") end\n",
+    )
+    .unwrap();
+    screen_until(&f, "stop", |rows| rows.iter().any(|r| r.starts_with('>'))).await;
+    send(&f, json!({"traposId": "stop", "text": "forever\n"})).await;
+    screen_until(&f, "stop", |rows| rows.iter().any(|r| r == "looping")).await;
+    send(&f, json!({"traposId": "stop", "keys": ["terminate"]})).await;
+    screen_until(&f, "stop", |rows| rows.iter().any(|r| r == "Terminated")).await;
+}
+
 /// The chunk that draws `frames` full screens on the native terminal (through the mirror)
 /// and yields after each, as a program animating its screen does; returns the milliseconds.
 fn redraw_loop(frames: u32) -> String {

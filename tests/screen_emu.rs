@@ -344,3 +344,36 @@ async fn updates_flow_only_while_watched() {
         "updates stop with the last watcher"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_stops_a_program_as_holding_ctrl_t_does() {
+    let host = start_host().await;
+    let _c = screen_computer(&host, 36, "term").await;
+    let root = host.dir.path().join("computers").join("36");
+    std::fs::write(
+        root.join("forever.lua"),
+        "print(\"looping\") while true do os.pullEvent(\"never\") end\n",
+    )
+    .unwrap();
+    let (client, _) = fake::connect(&host.mcp_url()).await;
+    fresh_prompt(&client, "term").await;
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "term", "text": "forever\n"}),
+    )
+    .await;
+    screen_until(&client, "term", |rows| rows.iter().any(|r| r == "looping")).await;
+    let r = call(
+        &client,
+        "send-input",
+        json!({"traposId": "term", "keys": ["terminate"]}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // os.pullEvent raises "Terminated" and the shell prints it, then prompts again.
+    screen_until(&client, "term", |rows| {
+        rows.iter().any(|r| r == "Terminated")
+    })
+    .await;
+}

@@ -64,7 +64,27 @@ impl Disk {
         } else {
             self.root.join(&p)
         };
+        Self::no_symlinks(&self.root, &p)?;
         Ok((p, host))
+    }
+
+    /// Refuses a path that passes through a symlink inside the computer's directory. CC has no
+    /// symlinks, so one there was put by someone on the host, and following it (even a dangling
+    /// one, which `File::create` would) could reach outside the directory.
+    fn no_symlinks(root: &Path, p: &str) -> Result<(), String> {
+        let mut at = root.to_path_buf();
+        for part in p.split('/').filter(|s| !s.is_empty()) {
+            at.push(part);
+            match fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(format!("/{p}: Access denied"));
+                }
+                Ok(_) => {}
+                // Nothing further exists, so nothing further can be a link.
+                Err(_) => return Ok(()),
+            }
+        }
+        Ok(())
     }
 
     fn is_rom(p: &str) -> bool {

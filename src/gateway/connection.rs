@@ -1,6 +1,7 @@
 //! One linked computer: handshake, then one `select!` loop over the socket, the session's
 //! outbound queue, the heartbeat and shutdown. The socket belongs to this task alone.
 
+use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
 use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
@@ -13,8 +14,8 @@ use super::GatewayState;
 use super::fragment::{self, Reassembler};
 use super::protocol::{
     CLOSE_AUTH_FAILED, CLOSE_BAD_HELLO, CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_HELLO_TIMEOUT,
-    CLOSE_TOO_BIG, CLOSE_UNSUPPORTED_PROTOCOL, Hello, HelloError, Message, PROTOCOL_VERSION,
-    Response, wire,
+    CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, CLOSE_UNSUPPORTED_PROTOCOL, Hello, HelloError, Message,
+    PROTOCOL_VERSION, Response, wire,
 };
 use crate::session::{Link, Outbound, Stream};
 
@@ -99,7 +100,7 @@ pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::
         limit: state.settings.max_message as usize,
         next_mid: 0,
     };
-    let hello = match handshake(&mut rx, &mut out, &state).await {
+    let hello = match handshake(&mut rx, &mut out, &state, peer.map(|a| a.ip())).await {
         Ok(h) => h,
         Err(Refused { who, why }) => {
             if let Some(why) = why {
@@ -162,7 +163,12 @@ impl Refused {
 }
 
 /// Waits for `hello` and checks it. On any failure the computer is told why and closed.
-async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Result<Hello, Refused> {
+async fn handshake(
+    rx: &mut Rx,
+    out: &mut Sender,
+    state: &GatewayState,
+    peer: Option<IpAddr>,
+) -> Result<Hello, Refused> {
     let deadline = tokio::time::sleep(state.settings.hello_timeout);
     tokio::pin!(deadline);
     let text = loop {
@@ -205,14 +211,37 @@ async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Resul
             return Err(Refused::because(None, format!("unsupported_protocol: {e}")));
         }
     };
+    if let Some(ip) = peer
+        && state.throttle.saturated(ip)
+    {
+        // Checked before the secret, so that parallel sockets buy a guesser nothing.
+        out.error(
+            "try_again_later",
+            "too many wrong secrets from this address; retry later",
+            None,
+        )
+        .await;
+        out.close(CLOSE_TRY_AGAIN_LATER, "try_again_later").await;
+        return Err(Refused::because(
+            Some(hello.trapos_id()),
+            "try_again_later: too many wrong secrets from this address are being refused",
+        ));
+    }
     if !crate::secrets::accepts(
         &state.settings,
         hello.computer_id,
         hello.label.as_deref(),
         &hello.secret,
     ) {
+        let wait = peer.map(|ip| state.throttle.strike(ip)).unwrap_or_default();
         // Never the secret itself: logs are not a safe place for it.
-        tracing::warn!(computer = %hello.trapos_id(), "refused: wrong secret");
+        tracing::warn!(computer = %hello.trapos_id(), ?peer, ?wait, "refused: wrong secret");
+        // Only this connection waits; the guard frees its place even if the task is dropped.
+        let _waiting = peer.map(|ip| Waiting(&state.throttle, ip));
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = state.shutdown.cancelled() => {}
+        }
         out.error("auth_failed", "wrong secret", None).await;
         out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
         return Err(Refused::because(
@@ -221,6 +250,15 @@ async fn handshake(rx: &mut Rx, out: &mut Sender, state: &GatewayState) -> Resul
         ));
     }
     Ok(hello)
+}
+
+/// A refusal waiting on the throttle; dropping it frees the place.
+struct Waiting<'a>(&'a super::throttle::Throttle, IpAddr);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.done(self.1);
+    }
 }
 
 fn now_ms() -> u64 {

@@ -1,22 +1,25 @@
 //! The gateway: the one HTTP/WebSocket listener computers link to.
 //!
 //! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
-//! [`connection`]); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same port
-//! (in [`install`]). The gateway knows nothing of who asked for a request: it moves frames
+//! [`connection`]); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same
+//! port (in [`install`]). Wrong secrets are slowed per address in [`throttle`]. The gateway
+//! knows nothing of who asked for a request: it moves frames
 //! between a socket and the [`Session`].
 
 pub mod connection;
 pub mod fragment;
 pub mod install;
 pub mod stats;
+pub mod throttle;
 /// The wire types live beneath the session (`crate::protocol`), which both sides use; this
 /// name stays so the gateway reads as it always has.
 pub use crate::protocol;
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{State, WebSocketUpgrade};
+use axum::extract::{ConnectInfo, State, WebSocketUpgrade};
 use axum::response::Response;
 use axum::routing::get;
 use axum::serve::ListenerExt;
@@ -34,6 +37,8 @@ pub struct GatewayState {
     pub shutdown: CancellationToken,
     /// Link counts for the periodic INFO summary.
     pub stats: Arc<stats::LinkStats>,
+    /// Wrong-secret strikes per address.
+    pub throttle: Arc<throttle::Throttle>,
 }
 
 /// The gateway's routes.
@@ -55,11 +60,12 @@ async fn upgrade(
     extensions: axum::http::Extensions,
     ws: WebSocketUpgrade,
 ) -> Response {
-    // Where the computer connects from, for the log of refused links. Present when served by
-    // [`serve`]; a router mounted elsewhere without connect info simply does not know.
+    // Where the computer connects from: for the log of refused links and the per-address
+    // slowing of wrong secrets. Present when served by [`serve`]; a router mounted elsewhere
+    // without connect info simply does not know.
     let peer = extensions
-        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0);
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| *addr);
     // Let frames a little over our limit through the WebSocket layer so that we can answer
     // them with the protocol's close code 1009 ourselves; far larger ones are cut off there.
     let limit = (state.settings.max_message as usize).saturating_add(1);
@@ -97,6 +103,7 @@ pub async fn serve(
         settings,
         shutdown: shutdown.clone(),
         stats,
+        throttle: Arc::default(),
     };
     // Requests are small frames sent back to back; without TCP_NODELAY, Nagle's algorithm and
     // the peer's delayed ACK hold the second of two frames for ~40 ms (see BENCHMARKS.md).
@@ -107,7 +114,7 @@ pub async fn serve(
     });
     axum::serve(
         listener,
-        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        router(state).into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(async move { shutdown.cancelled().await })
     .await

@@ -382,7 +382,8 @@ pub struct LogEntry {
     pub seq: u64,
     pub time_ms: u64,
     /// `linked`, `unlinked`, `refused` (a link attempt turned away), `request`, `finished`,
-    /// `tool_call`, `tool_result`, `dropped`.
+    /// `tool_call`, `tool_result`, `dropped`, `transcript_failed` (once, when the transcript
+    /// cannot be written: a full disk).
     pub event: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub who: Option<String>,

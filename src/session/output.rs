@@ -5,6 +5,23 @@ use std::collections::VecDeque;
 
 use super::model::{OutputEntry, OutputItem, Stream};
 
+/// Longest line kept in one entry, in bytes. A longer line (output without newlines) is
+/// wrapped into several entries, so a computer's ring holds at most `cap` × `MAX_LINE` bytes
+/// of text whatever it prints.
+pub const MAX_LINE: usize = 16 * 1024;
+
+/// The largest char boundary of `s` at or below `at`.
+fn floor_char_boundary(s: &str, at: usize) -> usize {
+    if at >= s.len() {
+        return s.len();
+    }
+    let mut i = at;
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
 /// Bounded scrollback of one computer.
 #[derive(Debug)]
 pub struct OutputRing {
@@ -61,16 +78,45 @@ impl OutputRing {
                 && rid.as_deref() == request_id
                 && *s == stream
             {
-                line.push_str(part);
-                *done = complete;
+                let room = MAX_LINE.saturating_sub(line.len());
+                if part.len() <= room {
+                    line.push_str(part);
+                    *done = complete;
+                    continue;
+                }
+                // The open line is full: fill it, close it, and go on with the rest below.
+                let cut = floor_char_boundary(part, room);
+                line.push_str(&part[..cut]);
+                *done = true;
+                self.push_long(request_id, stream, &part[cut..], complete);
                 continue;
             }
+            self.push_long(request_id, stream, part, complete);
+        }
+    }
+
+    /// Pushes one line, as several of at most [`MAX_LINE`] bytes when it is longer, so that a
+    /// computer writing without newlines cannot grow one entry without bound.
+    fn push_long(
+        &mut self,
+        request_id: Option<&str>,
+        stream: Stream,
+        mut part: &str,
+        complete: bool,
+    ) {
+        loop {
+            let cut = floor_char_boundary(part, MAX_LINE);
+            let last = cut >= part.len();
             self.push(OutputEntry::Line {
                 request_id: request_id.map(str::to_owned),
                 stream,
-                text: part.to_owned(),
-                complete,
+                text: part[..cut].to_owned(),
+                complete: complete || !last,
             });
+            if last || cut == 0 {
+                return;
+            }
+            part = &part[cut..];
         }
     }
 
@@ -151,6 +197,24 @@ mod tests {
         assert_eq!(texts(&r.since(0)), vec!["hello", "wor", "other", "ld"]);
         r.push_text(None, Stream::Err, "\n\nx");
         assert_eq!(texts(&r.since(4)), vec!["", "", "x"]);
+    }
+
+    #[test]
+    fn output_without_newlines_is_wrapped_at_max_line() {
+        let mut r = OutputRing::new(1000);
+        for _ in 0..(3 * MAX_LINE / 7 + 5) {
+            r.push_text(Some("a"), Stream::Out, "abcdéf");
+        }
+        let lines = texts(&r.since(0));
+        assert!(lines.len() >= 3, "{}", lines.len());
+        assert!(lines.iter().all(|l| l.len() <= MAX_LINE));
+        // Nothing lost: the pieces join back to what was written.
+        let total: usize = lines.iter().map(String::len).sum();
+        assert_eq!(total, (3 * MAX_LINE / 7 + 5) * 7);
+        let mut big = OutputRing::new(1000);
+        big.push_text(None, Stream::Out, &"é".repeat(MAX_LINE));
+        assert!(texts(&big.since(0)).iter().all(|l| l.len() <= MAX_LINE));
+        assert_eq!(big.len(), 2);
     }
 
     #[test]

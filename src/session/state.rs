@@ -117,7 +117,27 @@ impl State {
         entry.seq = self.next_log;
         self.next_log += 1;
         entry.time_ms = epoch_ms(SystemTime::now());
-        self.transcript.append(&entry, &extra);
+        let failed = self.transcript.append(&entry, &extra);
+        self.remember(entry);
+        if let Some(why) = failed {
+            // Said once, where the person and agents look (console log, session-log), not only
+            // in the tracing log: the transcript is off from here on, requests carry on.
+            let mut alarm = State::entry(
+                "transcript_failed",
+                format!(
+                    "the transcript in {} stopped: {why}; requests are still served, but nothing more is recorded there",
+                    self.settings.data_dir.display()
+                ),
+            );
+            alarm.seq = self.next_log;
+            self.next_log += 1;
+            alarm.time_ms = epoch_ms(SystemTime::now());
+            self.remember(alarm);
+        }
+    }
+
+    /// Keeps an entry in the recent log and tells live views.
+    fn remember(&mut self, entry: LogEntry) {
         self.recent.push_back(entry.clone());
         while self.recent.len() > self.settings.recent_events {
             self.recent.pop_front();

@@ -12,7 +12,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -49,13 +49,15 @@ struct Line<'a> {
 #[derive(Debug)]
 pub struct Transcript {
     tx: Option<mpsc::Sender<String>>,
+    /// Why the writer stopped, set by the writer thread so the session can say so once.
+    failure: Arc<Mutex<Option<String>>>,
 }
 
 impl Transcript {
     /// Starts writing to `dir/transcript.jsonl`; `None` keeps no transcript.
     pub fn open(dir: Option<&Path>, max_bytes: u64, keep: usize) -> Self {
         let Some(dir) = dir else {
-            return Transcript { tx: None };
+            return Transcript::off();
         };
         let mut writer = match Writer::open(dir, max_bytes, keep) {
             Ok(w) => w,
@@ -64,40 +66,58 @@ impl Transcript {
                     "transcript off: cannot open {}: {e}",
                     dir.join(FILE).display()
                 );
-                return Transcript { tx: None };
+                return Transcript::off();
             }
         };
+        let failure: Arc<Mutex<Option<String>>> = Arc::default();
+        let failed = failure.clone();
         let (tx, rx) = mpsc::channel::<String>();
         let spawned = std::thread::Builder::new()
             .name("transcript".into())
             .spawn(move || {
                 while let Ok(line) = rx.recv() {
                     if let Err(e) = writer.write(&line) {
-                        tracing::warn!("transcript off: write failed: {e}");
+                        tracing::error!("transcript off: write failed: {e}");
+                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
                         return;
                     }
                 }
             });
         match spawned {
-            Ok(_) => Transcript { tx: Some(tx) },
+            Ok(_) => Transcript {
+                tx: Some(tx),
+                failure,
+            },
             Err(e) => {
                 tracing::warn!("transcript off: no writer thread: {e}");
-                Transcript { tx: None }
+                Transcript::off()
             }
         }
     }
 
-    pub fn append(&mut self, entry: &LogEntry, extra: &Extra) {
-        let Some(tx) = &self.tx else {
-            return;
-        };
-        let Ok(line) = serde_json::to_string(&Line { entry, extra }) else {
-            return;
-        };
-        if tx.send(line).is_err() {
-            // The writer stopped (and said why); keep the request path going without it.
-            self.tx = None;
+    fn off() -> Self {
+        Transcript {
+            tx: None,
+            failure: Arc::default(),
         }
+    }
+
+    /// Queues one line. Returns why, the one time it finds the writer stopped (a full disk, a
+    /// file-size limit): the transcript is off after that, so the caller reports it once.
+    pub fn append(&mut self, entry: &LogEntry, extra: &Extra) -> Option<String> {
+        let tx = self.tx.as_ref()?;
+        let line = serde_json::to_string(&Line { entry, extra }).ok()?;
+        let stopped = self
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if tx.send(line).is_err() || stopped.is_some() {
+            // Keep the request path going without it.
+            self.tx = None;
+            return Some(stopped.unwrap_or_else(|| "the writer stopped".into()));
+        }
+        None
     }
 }
 

@@ -1,0 +1,61 @@
+//! What each fuzz target checks, shared with `tests/fuzz_corpus.rs` so the seed corpus runs as a
+//! plain test on stable. Each function must not panic for any input, and asserts the properties
+//! that make a decoder safe to face the network: bounded output, round trips, clean refusals.
+
+use trapdesk::gateway::fragment::Reassembler;
+use trapdesk::protocol::{Hello, Message, wire};
+use trapdesk::session::summary;
+
+/// Any frame text: decodes to a message or a reason; what decodes re-encodes to ASCII that
+/// decodes to the same message.
+pub fn frame(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = wire::decode(text);
+    if let Ok(m) = Message::decode(text) {
+        let again = m.encode();
+        assert!(again.is_ascii());
+        assert_eq!(Message::decode(&again).ok(), Some(m));
+    }
+}
+
+/// Bytes as a script of fragment pieces: each 3-byte head picks the message id (of 4), the
+/// sequence number, `last`, and how many of the following bytes are the data. Whatever the
+/// script, the reassembler never holds or returns more than its limit.
+pub fn fragments(data: &[u8]) {
+    const LIMIT: usize = 256;
+    let mut r = Reassembler::new(LIMIT);
+    let mut rest = data;
+    while let [mid, seq, flags, tail @ ..] = rest {
+        let len = usize::from(flags >> 1).min(tail.len());
+        let (piece, more) = tail.split_at(len);
+        let text = String::from_utf8_lossy(piece);
+        let mid = format!("m{}", mid % 4);
+        if let Ok(Some(whole)) = r.push(&mid, u64::from(seq % 8), flags & 1 == 1, &text) {
+            assert!(whole.len() <= LIMIT, "returned {} bytes", whole.len());
+        }
+        rest = more;
+    }
+}
+
+/// Any JSON as a return descriptor: renders without panicking, and the one-line form is short.
+pub fn descriptor(data: &[u8]) {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    let _ = summary::descriptor(&v);
+    let line = summary::returns_line(std::slice::from_ref(&v));
+    assert!(line.chars().count() <= 200);
+}
+
+/// Any JSON as a hello: a Hello or a specific refusal; an accepted one has a traposId made of
+/// its id and label.
+pub fn hello(data: &[u8]) {
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) else {
+        return;
+    };
+    if let Ok(h) = Hello::from_value(&v) {
+        assert!(h.trapos_id().starts_with(&format!("{}:", h.computer_id)));
+    }
+}
