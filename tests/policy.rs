@@ -399,3 +399,116 @@ agent = { exec = "ask" }
     assert_ne!(r.is_error, Some(true));
     assert!(h.session.approvals().is_empty());
 }
+
+/// Every kind of action an agent asks for is answered in the console, and the person's own F5
+/// meets the person's policy: denied with a notice, or asked and run after `y`.
+#[tokio::test]
+async fn the_console_answers_every_kind_and_the_persons_own_runs_meet_their_policy() {
+    use trapdesk::tui::{App, AppMsg, Event, handle as tui_handle};
+    let h = host_with_policy(
+        r#"
+[policy.default]
+agent = { exec = "ask", write = "ask", read = "ask" }
+[[policy.rule]]
+computer = "reactor"
+person = { exec = "deny" }
+[[policy.rule]]
+computer = "test-1"
+person = { exec = "ask" }
+"#,
+    )
+    .await;
+    let _approver = h.session.attach_approver();
+    let (client, _) = connect(&h.url).await;
+    let mut app = App::new(
+        Settings::default(),
+        trapdesk::tui::theme::Theme::plain(),
+        false,
+    );
+    let (msg_tx, mut msg_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut events = h.session.subscribe();
+    let press = |c: KeyCode| Event::Crossterm(CtEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+    let mut pump = |app: &mut App| {
+        while let Ok(e) = events.try_recv() {
+            tui_handle(app, &h.session, &msg_tx, Event::Session(e));
+        }
+        app.pull(&h.session);
+    };
+
+    let mut granted = std::collections::HashSet::new();
+    for (tool, args) in calls("test-1") {
+        let action = trapdesk::policy::Action::of(tool).unwrap();
+        for answer in ['y', 'n', 'a'] {
+            let handle = start_call(&client, tool, args.clone()).await;
+            let done = tokio::spawn(finish(handle));
+            let mut asked = false;
+            for _ in 0..500 {
+                pump(&mut app);
+                if app.approval().is_some() {
+                    asked = true;
+                    break;
+                }
+                // After `a` a grant lets it through without a prompt.
+                if done.is_finished() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert_eq!(asked, !granted.contains(&action), "{tool} {answer}");
+            if asked {
+                assert_eq!(app.approval().unwrap().trapos_id, "7:test-1");
+                tui_handle(&mut app, &h.session, &msg_tx, press(KeyCode::Char(answer)));
+            }
+            let r = done.await.unwrap();
+            let refused = code(&r) == "refused";
+            assert_eq!(refused, asked && answer == 'n', "{tool} {answer}: {r:?}");
+            if answer == 'a' {
+                granted.insert(action);
+            }
+            pump(&mut app);
+        }
+        // After `a`, this kind runs without asking on this computer.
+        let r = call(&client, tool, args.clone()).await;
+        assert_ne!(code(&r), "refused", "{tool}");
+        assert!(
+            h.session.approvals().is_empty(),
+            "{tool} asked again after a"
+        );
+    }
+
+    // The person's F5 on the reactor: denied, and the console says why.
+    app.set_editor_text("print('hi')");
+    app.selected = Some("5:reactor".into());
+    tui_handle(&mut app, &h.session, &msg_tx, press(KeyCode::F(5)));
+    let msg = msg_rx.try_recv().unwrap();
+    match msg {
+        AppMsg::Notice { text, error } => {
+            assert!(
+                error && text.contains("denies") && text.contains("person exec"),
+                "{text}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // On test-1 the person's policy asks: the prompt shows, `y` runs it.
+    let before = h.seen.lock().unwrap().requests.len();
+    app.selected = Some("7:test-1".into());
+    tui_handle(&mut app, &h.session, &msg_tx, press(KeyCode::F(5)));
+    for _ in 0..500 {
+        pump(&mut app);
+        if app.approval().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(app.approval().unwrap().origin, Origin::Person);
+    tui_handle(&mut app, &h.session, &msg_tx, press(KeyCode::Char('y')));
+    for _ in 0..500 {
+        if h.seen.lock().unwrap().requests.len() > before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let seen = h.seen.lock().unwrap().requests.clone();
+    assert_eq!(seen.last().unwrap().1["code"], "print('hi')");
+}

@@ -71,6 +71,8 @@ async fn space_marks_several_and_f5_sends_to_each() {
         panic!("no start: {out:?}");
     };
     assert_eq!(targets, &vec!["12:farm".to_owned(), "7:miner".to_owned()]);
+    // Every result shows in the pane being looked at: All computers.
+    assert_eq!(app.selected, None);
 }
 
 #[tokio::test]
@@ -447,4 +449,95 @@ async fn a_second_slash_starts_a_new_search() {
     typ(&mut app, "coal");
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.scroll.search.as_deref(), Some("coal"));
+}
+
+#[tokio::test]
+async fn end_g_and_page_keys_work_in_lists_and_activity_follows_again() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    let calls = |n: u64| {
+        (1..=n)
+            .map(|i| tool_call(i, Status::Ok))
+            .collect::<Vec<_>>()
+    };
+    app.set_calls(calls(30));
+    assert_eq!(app.call_sel, 29, "follows the newest call");
+    app.focus = Focus::Activity;
+    app.on_key(key(KeyCode::Home));
+    assert_eq!(app.call_sel, 0);
+    app.on_key(key(KeyCode::PageDown));
+    assert!(app.call_sel > 1, "{}", app.call_sel);
+    app.on_key(key(KeyCode::Char('G')));
+    assert_eq!(app.call_sel, 29);
+    app.set_calls(calls(31));
+    assert_eq!(app.call_sel, 30, "End made it follow new calls again");
+    app.on_key(key(KeyCode::Up));
+    app.set_calls(calls(32));
+    assert_eq!(app.call_sel, 29, "looking at an older call holds it");
+    app.on_key(key(KeyCode::End));
+    app.set_calls(calls(33));
+    assert_eq!(app.call_sel, 32);
+
+    let pending: Vec<_> = (0..20)
+        .map(|i| pending(&app, &format!("h-{i}"), "7:miner", Origin::Person, i))
+        .collect();
+    app.set_pending(pending);
+    app.focus = Focus::Requests;
+    app.on_key(key(KeyCode::End));
+    assert_eq!(app.request_sel, 19);
+    app.on_key(key(KeyCode::Char('g')));
+    assert_eq!(app.request_sel, 0);
+    app.on_key(key(KeyCode::PageDown));
+    assert!(app.request_sel > 1);
+    app.on_key(key(KeyCode::PageUp));
+    assert_eq!(app.request_sel, 0);
+}
+
+#[tokio::test]
+async fn home_in_output_fills_the_pane_from_the_top() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    let mut items = vec![start(1, "h-1", Origin::Person, "exec-lua", "for i=1,100")];
+    for i in 1..=100u64 {
+        items.push(line(1 + i, "h-1", Stream::Out, &format!("row {i:03}")));
+    }
+    app.output.ingest("7:miner", items);
+    app.focus = Focus::Output;
+    app.on_key(key(KeyCode::Home));
+    let text = screen(&app, 100, 30);
+    assert!(text.contains("for i=1,100"), "{text}");
+    assert!(text.contains("row 001"), "{text}");
+    assert!(
+        text.contains("row 010"),
+        "the pane is full, not one row: {text}"
+    );
+}
+
+#[tokio::test]
+async fn long_lines_are_marked_and_scroll_sideways() {
+    let mut app = app();
+    app.set_computers(three_computers());
+    let long = format!("BEGIN{}END", "x".repeat(200));
+    app.output.ingest(
+        "7:miner",
+        vec![
+            start(1, "h-1", Origin::Person, "exec-lua", "print(long)"),
+            line(2, "h-1", Stream::Out, &long),
+        ],
+    );
+    app.focus = Focus::Output;
+    let text = screen(&app, 100, 30);
+    assert!(text.contains("BEGINxxx"), "{text}");
+    assert!(text.contains("x…"), "a cut line ends in a marker: {text}");
+    assert!(!text.contains("END"), "{text}");
+    for _ in 0..20 {
+        app.on_key(key(KeyCode::Right));
+    }
+    let text = screen(&app, 100, 30);
+    assert!(text.contains("xEND"), "→ shows the end: {text}");
+    assert!(text.contains("…x"), "and marks the hidden start: {text}");
+    for _ in 0..20 {
+        app.on_key(key(KeyCode::Left));
+    }
+    assert!(screen(&app, 100, 30).contains("BEGINxxx"));
 }

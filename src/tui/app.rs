@@ -165,6 +165,8 @@ pub struct App {
     /// The deadline of the person's own runs (F5, F6), set with `t`; `None` (the default) runs
     /// until the program ends or the person cancels it: a mining program may take hours.
     pub run_deadline: Option<std::time::Duration>,
+    /// Columns the output is scrolled right (← →), to read long lines that are cut with `…`.
+    pub output_hscroll: usize,
     pub notice: Option<(String, bool)>,
     /// Clocks the views use, set by the loop (fixed in tests).
     pub now: SystemTime,
@@ -221,6 +223,7 @@ impl App {
             request_sel: 0,
             call_sel: 0,
             run_deadline: None,
+            output_hscroll: 0,
             notice: None,
             now: SystemTime::now(),
             now_i: Instant::now(),
@@ -410,6 +413,14 @@ impl App {
     }
 
     /// Selects the computers pane row `index` (0 is "All computers").
+    /// After a run on several computers, shows "All computers" so that every result lands in
+    /// the pane the person is looking at, not only the selected computer's.
+    pub fn show_all_after_broadcast(&mut self, targets: usize) {
+        if targets > 1 {
+            self.select_index(0);
+        }
+    }
+
     pub fn select_index(&mut self, index: usize) {
         let new = match index {
             0 => None,

@@ -11,6 +11,9 @@ use super::app::{App, Focus, Intent, Popup, PromptKind};
 use super::layout::{areas, hit};
 use super::prompt;
 
+/// Columns one ← or → moves the output.
+const HSCROLL_STEP: usize = 16;
+
 impl App {
     /// Any terminal event.
     pub fn on_terminal(&mut self, ev: CtEvent) -> Vec<Intent> {
@@ -149,6 +152,7 @@ impl App {
             return Vec::new();
         }
         self.history.push(&code);
+        self.show_all_after_broadcast(targets.len());
         vec![Intent::Start {
             targets,
             kind: "exec-lua".into(),
@@ -240,6 +244,8 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') => self.select_index((i + 1).min(last)),
             KeyCode::Home | KeyCode::Char('g') => self.select_index(0),
             KeyCode::End | KeyCode::Char('G') => self.select_index(last),
+            KeyCode::PageUp => self.select_index(i.saturating_sub(self.list_page())),
+            KeyCode::PageDown => self.select_index((i + self.list_page()).min(last)),
             KeyCode::Char(' ') => {
                 if let Some(id) = self.selected.clone() {
                     if !self.marked.remove(&id) {
@@ -277,6 +283,12 @@ impl App {
                 scroll.find(rows, false);
             }
             KeyCode::Char('/') => prompt::open(self, PromptKind::Search),
+            KeyCode::Left | KeyCode::Char('h') => {
+                self.output_hscroll = self.output_hscroll.saturating_sub(HSCROLL_STEP);
+            }
+            KeyCode::Right | KeyCode::Char('l') => {
+                self.output_hscroll = (self.output_hscroll + HSCROLL_STEP).min(100_000);
+            }
             _ => {}
         }
         Vec::new()
@@ -291,6 +303,10 @@ impl App {
             KeyCode::Down | KeyCode::Char('j') => {
                 self.request_sel = (self.request_sel + 1).min(last)
             }
+            KeyCode::Home | KeyCode::Char('g') => self.request_sel = 0,
+            KeyCode::End | KeyCode::Char('G') => self.request_sel = last,
+            KeyCode::PageUp => self.request_sel = self.request_sel.saturating_sub(self.list_page()),
+            KeyCode::PageDown => self.request_sel = (self.request_sel + self.list_page()).min(last),
             KeyCode::Char('c') | KeyCode::Delete => {
                 if let Some(p) = self.pending.get(self.request_sel) {
                     return vec![Intent::Cancel(p.request_id.clone())];
@@ -306,6 +322,11 @@ impl App {
         match key.code {
             KeyCode::Up | KeyCode::Char('k') => self.call_sel = self.call_sel.saturating_sub(1),
             KeyCode::Down | KeyCode::Char('j') => self.call_sel = (self.call_sel + 1).min(last),
+            KeyCode::Home | KeyCode::Char('g') => self.call_sel = 0,
+            // The last call again: new calls are followed from here on.
+            KeyCode::End | KeyCode::Char('G') => self.call_sel = last,
+            KeyCode::PageUp => self.call_sel = self.call_sel.saturating_sub(self.list_page()),
+            KeyCode::PageDown => self.call_sel = (self.call_sel + self.list_page()).min(last),
             KeyCode::Enter => {
                 if let Some(c) = self.calls.get(self.call_sel) {
                     self.popup = Some(Popup::Detail(c.call_id));
@@ -315,6 +336,11 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// Rows a page key moves a list selection.
+    fn list_page(&self) -> usize {
+        areas(self.size).map_or(5, |a| a.requests.height.saturating_sub(3).max(1) as usize)
     }
 
     /// Rows of output on screen (inside the border).

@@ -162,6 +162,7 @@ fn submit(app: &mut App, mut p: Prompt) -> Vec<Intent> {
             match parse_run_file(&p.text) {
                 Ok(rf) => {
                     app.popup = None;
+                    app.show_all_after_broadcast(targets.len());
                     vec![Intent::Start {
                         targets,
                         kind: "run-file".into(),

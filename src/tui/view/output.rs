@@ -44,6 +44,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let h = inner.height as usize;
     let n = rows.rows.len();
     let end = n.saturating_sub(app.scroll.from_bottom.min(n.saturating_sub(1)));
+    // Scrolled to the top (Home), the screen is filled from the first row down, not one row
+    // and blanks.
+    let end = end.max(h.min(n));
     let start = end.saturating_sub(h);
     let prefix = app.selected.is_none();
     let query = app.scroll.search.as_ref().map(|q| q.to_lowercase());
@@ -76,10 +79,34 @@ fn who_style(app: &App, who: &Origin) -> Style {
 
 /// The outcome words of an ending: `ok 12 ms`, `timeout after 30.0 s`, ...
 fn ending_words(e: &Ending) -> String {
-    match e.status {
-        Status::Ok => format!("ok {}", millis(e.duration_ms)),
-        s => s.as_str().to_owned(),
+    format!("{} {}", e.status.as_str(), millis(e.duration_ms))
+}
+
+/// A line of output as it fits `room` columns when scrolled `skip` columns right: a line cut
+/// on the right ends in `…`, one scrolled past its start begins with `…`, so no cut is silent.
+pub fn shift_line(text: &str, skip: usize, room: usize) -> String {
+    // Never scroll a line further than shows its end: → past the longest line still shows
+    // each line's last columns.
+    let skip = skip.min((super::width(text) + 1).saturating_sub(room));
+    if skip == 0 && super::width(text) <= room {
+        return text.to_owned();
     }
+    let mut used = 0;
+    let rest: String = text
+        .chars()
+        .skip_while(|c| {
+            let w = unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+            used += w;
+            used <= skip
+        })
+        .collect();
+    if skip == 0 {
+        return cut(&rest, room);
+    }
+    if rest.is_empty() {
+        return "…".to_owned();
+    }
+    format!("…{}", cut(&rest, room.saturating_sub(1)))
 }
 
 fn row_line<'a>(app: &App, r: &'a Row, prefix: bool, width: usize) -> Line<'a> {
@@ -126,7 +153,13 @@ fn row_line<'a>(app: &App, r: &'a Row, prefix: bool, width: usize) -> Line<'a> {
                 Stream::Err => app.theme.error,
                 Stream::Out => app.theme.text,
             };
-            spans.push(Span::styled(&**text, style));
+            let room = width.saturating_sub(spans.iter().map(|s| s.width()).sum::<usize>());
+            let shown = shift_line(text, app.output_hscroll, room);
+            if shown != **text {
+                spans.push(Span::styled(shown, style));
+            } else {
+                spans.push(Span::styled(&**text, style));
+            }
         }
         RowKind::End { ending, .. } => {
             let (mark, text) = match ending.status {
