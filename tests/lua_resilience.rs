@@ -76,20 +76,27 @@ async fn hostile_chunks_leave_the_client_serving() {
 
     let r = exec(
         &s,
-        // Not `os.pullEvent`: redefining it unlinks the client today (RELIABILITY.md, "Not
-        // yet proved"), so this case waits for that fix.
-        "print = nil write = nil textutils = nil sleep = nil return 1",
+        "os.pullEvent = function() error('hijacked') end os.queueEvent = nil \
+         print = nil write = nil textutils = nil sleep = nil return 1",
         10_000,
     )
     .await;
     assert!(r.is_ok(), "{r:?}");
     still_serving(&s, linked_at, "a chunk that redefines globals").await;
-    let v = exec(&s, "print('still printing') return type(textutils)", 10_000)
+    let v = exec(
+        &s,
+        "print('still printing') return type(textutils), type(os.queueEvent)",
+        10_000,
+    )
         .await
         .unwrap();
     assert_eq!(
         v["returns"][0]["value"], "table",
         "globals leaked into the next chunk: {v}"
+    );
+    assert_eq!(
+        v["returns"][1]["value"], "function",
+        "a chunk's os.queueEvent = nil leaked into the next chunk: {v}"
     );
     assert!(
         v["output"]

@@ -345,7 +345,13 @@ end
 --- Make the environment a chunk runs in: print/write/printError captured,
 -- everything else (term.* too) read through to `base`.
 local function makeEnv(cap, base)
-    local env = { print = cap.print, write = cap.write, printError = cap.printError }
+    -- The chunk gets its own `os` (reading through to the real one), so a chunk that redefines
+    -- `os.pullEvent` or `os.queueEvent` changes them for itself, not for the client's own loops
+    -- which share the computer's global `os` table.
+    local env = {
+        print = cap.print, write = cap.write, printError = cap.printError,
+        os = setmetatable({}, { __index = base.os }),
+    }
     return setmetatable(env, { __index = base })
 end
 

@@ -89,6 +89,17 @@ impl CraftComputer {
     /// Writes the data directory and starts CraftOS-PC; the computer installs the client from
     /// `gateway_port` at boot.
     pub fn spawn(launcher: &Path, id: u64, label: &str, gateway_port: u16) -> CraftComputer {
+        Self::spawn_with_secret(launcher, id, label, gateway_port, SECRET)
+    }
+
+    /// [`CraftComputer::spawn`] with the secret the player types (a wrong one, to test refusals).
+    pub fn spawn_with_secret(
+        launcher: &Path,
+        id: u64,
+        label: &str,
+        gateway_port: u16,
+        secret: &str,
+    ) -> CraftComputer {
         let data = tempfile::tempdir().unwrap();
         let root = data.path();
         std::fs::create_dir_all(root.join("config")).unwrap();
@@ -113,7 +124,7 @@ impl CraftComputer {
             format!(
                 "-- Once, as a player would type it at the prompt.\n\
                  fs.delete(shell.getRunningProgram())\n\
-                 shell.run(\"wget run http://127.0.0.1:{gateway_port}/install.lua {SECRET}\")\n"
+                 shell.run(\"wget run http://127.0.0.1:{gateway_port}/install.lua {secret}\")\n"
             ),
         )
         .unwrap();
