@@ -88,8 +88,8 @@ async fn hostile_chunks_leave_the_client_serving() {
         "print('still printing') return type(textutils), type(os.queueEvent)",
         10_000,
     )
-        .await
-        .unwrap();
+    .await
+    .unwrap();
     assert_eq!(
         v["returns"][0]["value"], "table",
         "globals leaked into the next chunk: {v}"
