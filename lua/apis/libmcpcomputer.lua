@@ -504,12 +504,21 @@ local function fail(err) return { ok = false, error = tostring(err), bytes = 0 }
 
 --- Write bytes to a file atomically (temp beside the target, then replace).
 -- @tparam string path The file.
--- @tparam string bytes The content.
--- @tparam[opt] boolean append Add to the end of the existing content.
+-- @tparam string|table bytes The content: a string, or a list of strings written one after
+-- another (a large payload decoded in pieces is never joined in memory).
+-- @tparam[opt] boolean append Add to the end of the existing content (copied into the temp
+-- file in pieces of 64 KiB).
+-- @tparam[opt] function pause Called between pieces (see apis/pace.lua).
 -- @treturn table `{ok, bytes, error?}`.
-function lib.writeFile(path, bytes, append)
+function lib.writeFile(path, bytes, append, pause)
     expect(1, path, "string")
-    expect(2, bytes, "string")
+    expect(2, bytes, "string", "table")
+    local pieces = type(bytes) == "table" and bytes or { bytes }
+    local size = 0
+    for i = 1, #pieces do
+        if type(pieces[i]) ~= "string" then error("bad argument #2 (piece " .. i .. " is not a string)", 2) end
+        size = size + #pieces[i]
+    end
     path = fs.combine(path, "")
     if path == "" or fs.isDir(path) then return fail("Is a directory: /" .. path) end
     if fs.isReadOnly(path) then return fail("Access denied: /" .. path) end
@@ -519,20 +528,35 @@ function lib.writeFile(path, bytes, append)
         local ok, err = pcall(fs.makeDir, dir)
         if not ok then return fail(err) end
     end
-    local content = bytes
+    local old
     if append and fs.exists(path) then
-        local h = fs.open(path, "rb")
-        if not h then return fail("Cannot read /" .. path) end
-        content = (h.readAll() or "") .. bytes
-        h.close()
+        old = fs.open(path, "rb")
+        if not old then return fail("Cannot read /" .. path) end
     end
     local tmp
     repeat
         tmp = fs.combine(dir, "." .. fs.getName(path) .. "." .. math.random(1, 0x7fffffff) .. ".tmp")
     until not fs.exists(tmp)
     local h, err = fs.open(tmp, "wb")
-    if not h then return fail(err or ("Cannot write /" .. tmp)) end
-    local ok, werr = pcall(h.write, content)
+    if not h then
+        if old then old.close() end
+        return fail(err or ("Cannot write /" .. tmp))
+    end
+    local ok, werr = pcall(function()
+        if old then
+            while true do
+                local piece = old.read(65536)
+                if not piece or piece == "" then break end
+                h.write(piece)
+                if pause then pause() end
+            end
+        end
+        for i = 1, #pieces do
+            if pieces[i] ~= "" then h.write(pieces[i]) end
+            if pause then pause() end
+        end
+    end)
+    if old then old.close() end
     h.close()
     if not ok then pcall(fs.delete, tmp) return fail(werr) end
     -- fs.move onto an existing file fails, so delete the target first.
@@ -541,7 +565,7 @@ function lib.writeFile(path, bytes, append)
         fs.move(tmp, path)
     end)
     if not ok then pcall(fs.delete, tmp) return fail(werr) end
-    return { ok = true, bytes = #bytes }
+    return { ok = true, bytes = size }
 end
 
 --- Read a file, or one page of it, as bytes.
