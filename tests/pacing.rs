@@ -40,7 +40,12 @@ fn figure(m: &Value, program: &str) -> (f64, u64) {
 }
 
 /// Runs the large payloads on `who`, printing one line per case for `runtime`.
-async fn large_payloads_are_sliced(client: &Client, who: &str, runtime: &str, dump: &dyn Fn() -> String) {
+async fn large_payloads_are_sliced(
+    client: &Client,
+    who: &str,
+    runtime: &str,
+    dump: &dyn Fn() -> String,
+) {
     let r = call(
         client,
         "exec-lua",
@@ -151,7 +156,8 @@ async fn large_payloads_are_sliced_on_craftos_pc() {
     let who = f.computer("miner").trapos_id.clone();
     let c = f.computer("miner");
     let dump = || {
-        let log = std::fs::read_to_string(c.files().join("trapdesk/daemon.log")).unwrap_or_default();
+        let log =
+            std::fs::read_to_string(c.files().join("trapdesk/daemon.log")).unwrap_or_default();
         format!("daemon.log:\n{log}\nscreen:\n{}", c.screen())
     };
     large_payloads_are_sliced(&f.client, &who, "CraftOS-PC", &dump).await;
