@@ -179,7 +179,7 @@ async fn esc_while_attached_is_not_sent_and_says_why() {
     app.on_key(key(KeyCode::F(8)));
     app.focus = Focus::Computers;
     app.on_key(key(KeyCode::Char('?')));
-    assert!(screen(&app, 120, 60).contains("not Esc: CC has none"));
+    assert!(screen(&app, 120, 60).contains("(CC has no Esc)"));
 }
 
 /// A frame of the given size with a prompt on its first row.
