@@ -502,7 +502,93 @@ end
 
 local function fail(err) return { ok = false, error = tostring(err), bytes = 0 } end
 
---- Write bytes to a file atomically (temp beside the target, then replace).
+-- A write replaces a file in steps, any of which a crash (the server stopping, the computer
+-- unloaded, kill -9 of an emulator) can interrupt:
+--   1. a journal entry naming the file goes into `lib.JOURNAL` (a file whose last byte is "\n"
+--      once complete);
+--   2. the new content goes to `.NAME.trapdesk-new` beside the file;
+--   3. the old file is renamed to `.NAME.trapdesk-old` (CC's fs.move refuses to replace a file,
+--      so there is no single atomic replace);
+--   4. the new one is renamed to NAME;
+--   5. the old one and the journal entry are deleted.
+-- `recoverWrite` finishes or undoes an interrupted write so that NAME holds the old content
+-- (interrupted in 1-2) or the new one (3-5), never a mix and never nothing: between 3 and 4
+-- NAME is missing, and only the journal says so. `recoverWrites` runs at boot (startup.lua)
+-- and every write runs `recoverWrite` on its own path first.
+
+--- Where writes in progress are journalled (one file per write).
+lib.JOURNAL = "/trapdesk/journal"
+
+local function sidecars(path)
+    local dir, name = fs.getDir(path), fs.getName(path)
+    return fs.combine(dir, "." .. name .. ".trapdesk-new"), fs.combine(dir, "." .. name .. ".trapdesk-old")
+end
+
+--- Finish or undo an interrupted write of `path` (see above); true when `path` is consistent.
+-- @tparam string path The file.
+-- @treturn boolean Whether no interrupted write is left behind.
+-- @treturn[opt] string Why not.
+function lib.recoverWrite(path)
+    path = fs.combine(path, "")
+    local new, old = sidecars(path)
+    local ok, err = pcall(function()
+        if fs.exists(old) and not fs.isDir(old) then
+            if fs.exists(path) then
+                -- Interrupted after step 4: the new file is in place.
+                fs.delete(old)
+            elseif fs.exists(new) then
+                -- Between steps 3 and 4: the new content is complete (step 2 ended before 3).
+                fs.move(new, path)
+                fs.delete(old)
+            else
+                fs.move(old, path)
+            end
+        end
+        -- Interrupted in step 2 (or before 3): the old file was never touched.
+        if fs.exists(new) and not fs.isDir(new) then fs.delete(new) end
+    end)
+    if not ok then return false, tostring(err) end
+    return true
+end
+
+--- Recover every write the journal names (at boot, before anything reads the files).
+-- @treturn number How many interrupted writes were found.
+function lib.recoverWrites()
+    local dir = lib.JOURNAL
+    if not fs.isDir(dir) then return 0 end
+    local n = 0
+    for _, entry in ipairs(fs.list(dir)) do
+        local full = fs.combine(dir, entry)
+        local h = fs.open(full, "rb")
+        local text = h and h.readAll() or ""
+        if h then h.close() end
+        -- A torn entry (no final newline) was cut in step 1: nothing else was touched.
+        local path = text:match("^(.-)\n$")
+        if path and path ~= "" then
+            n = n + 1
+            lib.recoverWrite(path)
+        end
+        pcall(fs.delete, full)
+    end
+    return n
+end
+
+local function journal(path)
+    local dir = lib.JOURNAL
+    if not fs.isDir(dir) then pcall(fs.makeDir, dir) end
+    local entry
+    repeat
+        entry = fs.combine(dir, tostring(math.random(1, 0x7fffffff)))
+    until not fs.exists(entry)
+    local h = fs.open(entry, "wb")
+    if not h then return nil end
+    h.write(path .. "\n")
+    h.close()
+    return entry
+end
+
+--- Write bytes to a file atomically: after a crash at any point the file holds its old
+-- content or the new one (see the steps above).
 -- @tparam string path The file.
 -- @tparam string bytes The content.
 -- @tparam[opt] boolean append Add to the end of the existing content.
@@ -519,6 +605,8 @@ function lib.writeFile(path, bytes, append)
         local ok, err = pcall(fs.makeDir, dir)
         if not ok then return fail(err) end
     end
+    local rok, rerr = lib.recoverWrite(path)
+    if not rok then return fail(rerr) end
     local content = bytes
     if append and fs.exists(path) then
         local h = fs.open(path, "rb")
@@ -526,21 +614,32 @@ function lib.writeFile(path, bytes, append)
         content = (h.readAll() or "") .. bytes
         h.close()
     end
-    local tmp
-    repeat
-        tmp = fs.combine(dir, "." .. fs.getName(path) .. "." .. math.random(1, 0x7fffffff) .. ".tmp")
-    until not fs.exists(tmp)
-    local h, err = fs.open(tmp, "wb")
-    if not h then return fail(err or ("Cannot write /" .. tmp)) end
+    local new, old = sidecars(path)
+    local entry = journal(path)
+    local function forget()
+        if entry then pcall(fs.delete, entry) end
+    end
+    local h, err = fs.open(new, "wb")
+    if not h then forget() return fail(err or ("Cannot write /" .. new)) end
     local ok, werr = pcall(h.write, content)
-    h.close()
-    if not ok then pcall(fs.delete, tmp) return fail(werr) end
-    -- fs.move onto an existing file fails, so delete the target first.
+    local cok, cerr = pcall(h.close)
+    if ok and not cok then ok, werr = false, cerr end
+    if not ok then pcall(fs.delete, new) forget() return fail(werr) end
     ok, werr = pcall(function()
-        if fs.exists(path) then fs.delete(path) end
-        fs.move(tmp, path)
+        if fs.exists(path) then fs.move(path, old) end
+        fs.move(new, path)
+        if fs.exists(old) then fs.delete(old) end
     end)
-    if not ok then pcall(fs.delete, tmp) return fail(werr) end
+    if not ok then
+        -- The swap failed part way (not a crash): put the old file back.
+        pcall(function()
+            if fs.exists(old) and not fs.exists(path) then fs.move(old, path) end
+            if fs.exists(new) then fs.delete(new) end
+        end)
+        forget()
+        return fail(werr)
+    end
+    forget()
     return { ok = true, bytes = #bytes }
 end
 

@@ -80,6 +80,7 @@ pub struct CraftComputer {
     pub trapos_id: String,
     /// The CraftOS-PC data directory (`config/`, `computer/<id>/`).
     pub data: tempfile::TempDir,
+    launcher: PathBuf,
     child: Child,
     screen: Arc<Mutex<Vec<u8>>>,
     reader: Option<std::thread::JoinHandle<()>>,
@@ -129,53 +130,36 @@ impl CraftComputer {
         )
         .unwrap();
 
-        let mut cmd = Command::new(launcher);
-        cmd.arg("-d")
-            .arg(root)
-            .args(["--id", &id.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
-        #[cfg(target_os = "linux")]
-        unsafe {
-            use std::os::unix::process::CommandExt as _;
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
-        let screen = Arc::new(Mutex::new(Vec::new()));
-        let mut out = child.stdout.take().unwrap();
-        let sink = screen.clone();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = out.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut s = sink.lock().unwrap();
-                s.extend_from_slice(&buf[..n]);
-                if s.len() > 2 * SCREEN_KEEP {
-                    let cut = s.len() - SCREEN_KEEP;
-                    s.drain(..cut);
-                }
-            }
-        });
+        let (child, screen, reader) = start_process(launcher, root, id);
         CraftComputer {
             id,
             label: label.to_owned(),
             trapos_id: format!("{id}:{label}"),
             data,
+            launcher: launcher.to_owned(),
             child,
             screen,
             reader: Some(reader),
         }
+    }
+
+    /// kill -9 of the CraftOS-PC process (the computer dies mid-whatever), reaped.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+
+    /// Boots the same computer (same data directory) again after [`CraftComputer::kill9`]:
+    /// what the client installed relinks it. The screen starts empty.
+    pub fn restart(&mut self) {
+        self.kill9();
+        let (child, screen, reader) = start_process(&self.launcher, self.data.path(), self.id);
+        self.child = child;
+        self.screen = screen;
+        self.reader = Some(reader);
     }
 
     /// The computer's own files (`computer/<id>/` of its data directory).
@@ -226,6 +210,51 @@ impl Drop for CraftComputer {
             let _ = r.join();
         }
     }
+}
+
+type Started = (Child, Arc<Mutex<Vec<u8>>>, std::thread::JoinHandle<()>);
+
+/// Starts CraftOS-PC on data directory `root` as computer `id`, its screen read into a buffer.
+fn start_process(launcher: &Path, root: &Path, id: u64) -> Started {
+        let mut cmd = Command::new(launcher);
+        cmd.arg("-d")
+            .arg(root)
+            .args(["--id", &id.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
+        #[cfg(target_os = "linux")]
+        unsafe {
+            use std::os::unix::process::CommandExt as _;
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
+        let screen = Arc::new(Mutex::new(Vec::new()));
+        let mut out = child.stdout.take().unwrap();
+        let sink = screen.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut s = sink.lock().unwrap();
+                s.extend_from_slice(&buf[..n]);
+                if s.len() > 2 * SCREEN_KEEP {
+                    let cut = s.len() - SCREEN_KEEP;
+                    s.drain(..cut);
+                }
+            }
+        });
+        (child, screen, reader)
 }
 
 /// A host, its CraftOS-PC computers (linked) and an MCP client named `test-agent`.
