@@ -6,9 +6,9 @@
 //! The same on CraftOS-PC: `tests/craftos_torn.rs`.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod support;
 #[path = "support/mcp_fake.rs"]
 mod fake;
+mod support;
 #[path = "support/tear.rs"]
 mod tear;
 
@@ -104,6 +104,9 @@ async fn exec(session: &Session, code: &str) -> Value {
 fn reset(root: &Path) {
     std::fs::write(root.join(TARGET), tear::old()).unwrap();
     let _ = std::fs::remove_file(root.join(tear::MARK));
+    // The journal's directory exists after the first write; with it there from the start,
+    // step k is the same step in every round.
+    std::fs::create_dir_all(root.join("trapdesk/journal")).unwrap();
 }
 
 struct Rig {
@@ -346,8 +349,14 @@ async fn stopping_the_host_mid_write_never_tears_the_file() {
         let first = tear::content_verdict(&root, &format!("host {signal} {at:?} into the write"));
         tokio::time::sleep(whole + Duration::from_secs(2)).await;
         assert!(exec_mcp(&agent, "return 1").await);
-        let o = tear::verdict(&root, &format!("host {signal} {at:?} into the write, later"));
-        rows.push((format!("SIG{signal} {at:?} of {whole:?} (first look {first:?})"), o));
+        let o = tear::verdict(
+            &root,
+            &format!("host {signal} {at:?} into the write, later"),
+        );
+        rows.push((
+            format!("SIG{signal} {at:?} of {whole:?} (first look {first:?})"),
+            o,
+        ));
         std::fs::write(root.join(TARGET), tear::old()).unwrap();
     }
     tear::report("host stopped mid-write", &rows);

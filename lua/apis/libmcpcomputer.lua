@@ -624,6 +624,16 @@ function lib.writeFile(path, bytes, append)
     local ok, werr = pcall(h.write, content)
     local cok, cerr = pcall(h.close)
     if ok and not cok then ok, werr = false, cerr end
+    -- CraftOS-PC drops what does not fit on a full disk without an error (found by
+    -- tests/craftos_resilience.rs): only the size on disk tells. Swapping in a short file
+    -- would tear the old one.
+    if ok then
+        local sok, size = pcall(fs.getSize, new)
+        if not sok or size ~= #content then
+            ok, werr = false, ("Out of space: wrote %s of %d bytes of /%s"):format(
+                sok and tostring(size) or "none", #content, path)
+        end
+    end
     if not ok then pcall(fs.delete, new) forget() return fail(werr) end
     ok, werr = pcall(function()
         if fs.exists(path) then fs.move(path, old) end

@@ -216,45 +216,45 @@ type Started = (Child, Arc<Mutex<Vec<u8>>>, std::thread::JoinHandle<()>);
 
 /// Starts CraftOS-PC on data directory `root` as computer `id`, its screen read into a buffer.
 fn start_process(launcher: &Path, root: &Path, id: u64) -> Started {
-        let mut cmd = Command::new(launcher);
-        cmd.arg("-d")
-            .arg(root)
-            .args(["--id", &id.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
-        #[cfg(target_os = "linux")]
-        unsafe {
-            use std::os::unix::process::CommandExt as _;
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
-        let screen = Arc::new(Mutex::new(Vec::new()));
-        let mut out = child.stdout.take().unwrap();
-        let sink = screen.clone();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = out.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut s = sink.lock().unwrap();
-                s.extend_from_slice(&buf[..n]);
-                if s.len() > 2 * SCREEN_KEEP {
-                    let cut = s.len() - SCREEN_KEEP;
-                    s.drain(..cut);
-                }
+    let mut cmd = Command::new(launcher);
+    cmd.arg("-d")
+        .arg(root)
+        .args(["--id", &id.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        use std::os::unix::process::CommandExt as _;
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
+            Ok(())
         });
-        (child, screen, reader)
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let mut out = child.stdout.take().unwrap();
+    let sink = screen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut s = sink.lock().unwrap();
+            s.extend_from_slice(&buf[..n]);
+            if s.len() > 2 * SCREEN_KEEP {
+                let cut = s.len() - SCREEN_KEEP;
+                s.drain(..cut);
+            }
+        }
+    });
+    (child, screen, reader)
 }
 
 /// A host, its CraftOS-PC computers (linked) and an MCP client named `test-agent`.

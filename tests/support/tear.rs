@@ -61,20 +61,27 @@ pub fn content_verdict(root: &Path, when: &str) -> Outcome {
     let path = root.join(TARGET);
     let bytes = std::fs::read(&path)
         .unwrap_or_else(|e| panic!("{when}: {} is missing: {e}", path.display()));
-    let outcome = if bytes == old() {
+    if bytes == old() {
         Outcome::Old
     } else if bytes == new() {
         Outcome::New
     } else {
-        let same_old = bytes.iter().zip(old()).take_while(|(a, b)| **a == *b).count();
-        let same_new = bytes.iter().zip(new()).take_while(|(a, b)| **a == *b).count();
+        let same_old = bytes
+            .iter()
+            .zip(old())
+            .take_while(|(a, b)| **a == *b)
+            .count();
+        let same_new = bytes
+            .iter()
+            .zip(new())
+            .take_while(|(a, b)| **a == *b)
+            .count();
         panic!(
             "{when}: {TARGET} is TORN: {} bytes, first {same_old} equal to the old content, \
              first {same_new} equal to the new",
             bytes.len()
         );
-    };
-    outcome
+    }
 }
 
 /// The step the hook stopped at, once it has (`MARK` written at the computer's root).
