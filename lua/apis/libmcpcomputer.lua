@@ -587,6 +587,23 @@ local function journal(path)
     return entry
 end
 
+-- Steps 3-5 (the complete new content is in `new`). A failure that is not a crash puts the
+-- old file back.
+local function swap(path, new, old)
+    local ok, err = pcall(function()
+        if fs.exists(path) then fs.move(path, old) end
+        fs.move(new, path)
+        if fs.exists(old) then fs.delete(old) end
+    end)
+    if not ok then
+        pcall(function()
+            if fs.exists(old) and not fs.exists(path) then fs.move(old, path) end
+            if fs.exists(new) then fs.delete(new) end
+        end)
+    end
+    return ok, err
+end
+
 --- Write bytes to a file atomically: after a crash at any point the file holds its old
 -- content or the new one (see the steps above).
 -- @tparam string path The file.
@@ -635,22 +652,32 @@ function lib.writeFile(path, bytes, append)
         end
     end
     if not ok then pcall(fs.delete, new) forget() return fail(werr) end
-    ok, werr = pcall(function()
-        if fs.exists(path) then fs.move(path, old) end
-        fs.move(new, path)
-        if fs.exists(old) then fs.delete(old) end
-    end)
-    if not ok then
-        -- The swap failed part way (not a crash): put the old file back.
-        pcall(function()
-            if fs.exists(old) and not fs.exists(path) then fs.move(old, path) end
-            if fs.exists(new) then fs.delete(new) end
-        end)
-        forget()
-        return fail(werr)
-    end
+    ok, werr = swap(path, new, old)
     forget()
+    if not ok then return fail(werr) end
     return { ok = true, bytes = #bytes }
+end
+
+--- Move a complete file (the pieces of a put, say) over `path`, with the same guarantee as
+-- @{writeFile}: after a crash at any point `path` holds its old content or `from`'s.
+-- @tparam string from The complete file.
+-- @tparam string path The target.
+-- @treturn table `{ok, error?}`.
+function lib.moveInto(from, path)
+    expect(1, from, "string")
+    expect(2, path, "string")
+    from, path = fs.combine(from, ""), fs.combine(path, "")
+    if path == "" or fs.isDir(path) then return fail("Is a directory: /" .. path) end
+    if not fs.exists(from) or fs.isDir(from) then return fail("No such file: /" .. from) end
+    local rok, rerr = lib.recoverWrite(path)
+    if not rok then return fail(rerr) end
+    local new, old = sidecars(path)
+    local entry = journal(path)
+    local ok, err = pcall(fs.move, from, new)
+    if ok then ok, err = swap(path, new, old) end
+    if entry then pcall(fs.delete, entry) end
+    if not ok then return fail(err) end
+    return { ok = true }
 end
 
 --- Read a file, or one page of it, as bytes.
