@@ -580,10 +580,14 @@ local function journal(path)
     repeat
         entry = fs.combine(dir, tostring(math.random(1, 0x7fffffff)))
     until not fs.exists(entry)
-    local h = fs.open(entry, "wb")
-    if not h then return nil end
-    h.write(path .. "\n")
-    h.close()
+    local h, err = fs.open(entry, "wb")
+    if not h then return nil, err or ("Cannot write /" .. entry) end
+    local ok, werr = pcall(h.write, path .. "\n")
+    pcall(h.close)
+    if not ok then
+        pcall(fs.delete, entry)
+        return nil, werr
+    end
     return entry
 end
 
@@ -632,10 +636,10 @@ function lib.writeFile(path, bytes, append)
         h.close()
     end
     local new, old = sidecars(path)
-    local entry = journal(path)
-    local function forget()
-        if entry then pcall(fs.delete, entry) end
-    end
+    -- Without its journal entry a crash mid-swap could not be undone: do not start.
+    local entry, jerr = journal(path)
+    if not entry then return fail(jerr) end
+    local function forget() pcall(fs.delete, entry) end
     local h, err = fs.open(new, "wb")
     if not h then forget() return fail(err or ("Cannot write /" .. new)) end
     local ok, werr = pcall(h.write, content)
@@ -672,10 +676,11 @@ function lib.moveInto(from, path)
     local rok, rerr = lib.recoverWrite(path)
     if not rok then return fail(rerr) end
     local new, old = sidecars(path)
-    local entry = journal(path)
+    local entry, jerr = journal(path)
+    if not entry then return fail(jerr) end
     local ok, err = pcall(fs.move, from, new)
     if ok then ok, err = swap(path, new, old) end
-    if entry then pcall(fs.delete, entry) end
+    pcall(fs.delete, entry)
     if not ok then return fail(err) end
     return { ok = true }
 end
