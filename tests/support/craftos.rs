@@ -238,6 +238,21 @@ impl CraftComputer {
             .join("\n")
     }
 
+    /// CPU time (user + system) the CraftOS-PC process has used so far, from
+    /// `/proc/PID/stat`; `None` where there is no procfs. On a shared machine this is far
+    /// steadier than wall time: other processes delay the computer but do not add to it.
+    pub fn cpu_ms(&self) -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // Fields after the command name (which is in parentheses and may hold spaces):
+        // state is field 3, utime 14, stime 15.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+        // SAFETY: sysconf only reads a constant of the system.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        (hz > 0).then(|| ticks * 1000.0 / hz as f64)
+    }
+
     /// Whether the CraftOS-PC process is still running.
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))
