@@ -31,6 +31,8 @@ local root = clientRoot()
 local sandbox = dofile(root .. "apis/libsandbox.lua")
 local lib = dofile(root .. "apis/libmcpcomputer.lua")
 local base64 = dofile(root .. "apis/base64.lua")
+-- Interrupted writes are journalled here; startup.lua recovers them at boot.
+lib.JOURNAL = root .. "journal"
 
 local pace = dofile(root .. "apis/pace.lua")
 
