@@ -174,7 +174,11 @@ fn fleet_frame(how: &str) -> f64 {
     for i in 0..500 {
         // Move the cursor each frame, so the visible window of the list moves too.
         let row = app.selected_index();
-        let next = if i % 2 == 0 { row + 1 } else { row.saturating_sub(1) };
+        let next = if i % 2 == 0 {
+            row + 1
+        } else {
+            row.saturating_sub(1)
+        };
         app.select_index(next);
         let t = Instant::now();
         let _ = term.draw(|f| app.draw(f));

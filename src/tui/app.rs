@@ -201,6 +201,8 @@ pub struct App {
     dirty_calls: bool,
     dirty_approvals: bool,
     dirty_output: HashSet<String>,
+    /// Computers whose earlier output has been pulled once.
+    seen: HashSet<String>,
 }
 
 impl App {
@@ -255,6 +257,7 @@ impl App {
             dirty_calls: true,
             dirty_approvals: true,
             dirty_output: HashSet::new(),
+            seen: HashSet::new(),
             utc_offset: 0,
             settings,
         }
@@ -342,7 +345,10 @@ impl App {
             let list = session.computers();
             for c in &list {
                 // A computer seen for the first time may have output from before we looked.
-                if self.output.rows(Some(&c.trapos_id)).is_none() {
+                // Only the first time: a thousand quiet computers would otherwise cost a
+                // thousand output pulls each time any computer changed.
+                if !self.seen.contains(&c.trapos_id) {
+                    self.seen.insert(c.trapos_id.clone());
                     self.dirty_output.insert(c.trapos_id.clone());
                 }
             }
