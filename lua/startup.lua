@@ -23,6 +23,16 @@ do
     end
 end
 
+-- Before anything reads a file: finish or undo any write-file a crash interrupted, so every
+-- file holds its old content or the new one (apis/libmcpcomputer.lua, "A write replaces").
+do
+    local ok, lib = pcall(dofile, ROOT .. "apis/libmcpcomputer.lua")
+    if ok and type(lib) == "table" and lib.recoverWrites then
+        lib.JOURNAL = ROOT .. "journal"
+        pcall(lib.recoverWrites)
+    end
+end
+
 if not settings.get("sandbox.url") then return end
 
 local DAEMON = ROOT .. "servers/sandbox.lua"

@@ -90,6 +90,7 @@ pub struct CraftComputer {
     pub trapos_id: String,
     /// The CraftOS-PC data directory (`config/`, `computer/<id>/`).
     pub data: tempfile::TempDir,
+    launcher: PathBuf,
     child: Child,
     /// Only in raw mode (a sized computer): resize messages go here.
     stdin: Option<ChildStdin>,
@@ -166,65 +167,40 @@ impl CraftComputer {
         )
         .unwrap();
 
-        let mut cmd = Command::new(launcher);
-        if opts.size.is_some() {
-            // The launcher passes --headless first; the later renderer flag wins.
-            cmd.arg("--raw");
-        }
-        cmd.arg("-d")
-            .arg(root)
-            .args(["--id", &id.to_string()])
-            // Raw mode reads its input messages from stdin: keep it open (at EOF its reader
-            // would spin).
-            .stdin(if opts.size.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
-        #[cfg(target_os = "linux")]
-        unsafe {
-            use std::os::unix::process::CommandExt as _;
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
-        let stdin = child.stdin.take();
-        let screen = Arc::new(Mutex::new(Vec::new()));
-        let mut out = child.stdout.take().unwrap();
-        let sink = screen.clone();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = out.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut s = sink.lock().unwrap();
-                s.extend_from_slice(&buf[..n]);
-                if s.len() > 2 * SCREEN_KEEP {
-                    let cut = s.len() - SCREEN_KEEP;
-                    s.drain(..cut);
-                }
-            }
-        });
+        let (child, stdin, screen, reader) = start_process(launcher, root, id, opts.size.is_some());
         CraftComputer {
             id,
             label: label.to_owned(),
             trapos_id: format!("{id}:{label}"),
             data,
+            launcher: launcher.to_owned(),
             child,
             stdin,
             screen,
             reader: Some(reader),
         }
+    }
+
+    /// kill -9 of the CraftOS-PC process (the computer dies mid-whatever), reaped.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+
+    /// Boots the same computer (same data directory) again after [`CraftComputer::kill9`]:
+    /// what the client installed relinks it. The screen starts empty.
+    pub fn restart(&mut self) {
+        self.kill9();
+        let raw = self.stdin.is_some();
+        let (child, stdin, screen, reader) =
+            start_process(&self.launcher, self.data.path(), self.id, raw);
+        self.child = child;
+        self.stdin = stdin;
+        self.screen = screen;
+        self.reader = Some(reader);
     }
 
     /// Resizes the terminal of a sized (raw-mode) computer, as dragging its window would:
@@ -324,6 +300,64 @@ impl Drop for CraftComputer {
             let _ = r.join();
         }
     }
+}
+
+type Started = (
+    Child,
+    Option<ChildStdin>,
+    Arc<Mutex<Vec<u8>>>,
+    std::thread::JoinHandle<()>,
+);
+
+/// Starts CraftOS-PC on data directory `root` as computer `id`, its screen read into a buffer;
+/// `raw` (a sized computer) keeps its stdin for resize messages.
+fn start_process(launcher: &Path, root: &Path, id: u64, raw: bool) -> Started {
+    let mut cmd = Command::new(launcher);
+    if raw {
+        // The launcher passes --headless first; the later renderer flag wins.
+        cmd.arg("--raw");
+    }
+    cmd.arg("-d")
+        .arg(root)
+        .args(["--id", &id.to_string()])
+        // Raw mode reads its input messages from stdin: keep it open (at EOF its reader
+        // would spin).
+        .stdin(if raw { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        use std::os::unix::process::CommandExt as _;
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
+    let stdin = child.stdin.take();
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let mut out = child.stdout.take().unwrap();
+    let sink = screen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut s = sink.lock().unwrap();
+            s.extend_from_slice(&buf[..n]);
+            if s.len() > 2 * SCREEN_KEEP {
+                let cut = s.len() - SCREEN_KEEP;
+                s.drain(..cut);
+            }
+        }
+    });
+    (child, stdin, screen, reader)
 }
 
 /// A host, its CraftOS-PC computers (linked) and an MCP client named `test-agent`.
