@@ -2,15 +2,19 @@
 //! lines carry what the log leaves out: its origin, its full code, path or arguments, and at
 //! its end the output size and error.
 //!
-//! Lines go to a writer thread over an unbounded channel, so the request path never waits on
-//! the disk; the thread writes and flushes each line as it comes (a crash loses at most the
-//! lines still in the channel) and rotates the file past a size, keeping a set number of old
-//! files (`transcript.1.jsonl` is the newest of those). Nothing that reaches the session holds
+//! Entries go to a writer thread over an unbounded channel, so the request path never waits on
+//! the disk nor spends its time (under the session lock) turning them into JSON: the thread
+//! does that, writes what has queued up in one go and flushes whenever the channel runs dry
+//! (a crash loses at most the lines still in the channel or not yet flushed, the same few
+//! milliseconds as before), and rotates the file past a size, keeping a set number of old
+//! files (`transcript.1.jsonl` is the newest of those). One write per burst rather than one
+//! per line: a tool call makes four lines, and writing them one by one cost four wakeups of
+//! this thread and eight `write` calls (BENCHMARKS.md, issue 10). Nothing that reaches the session holds
 //! a secret or a token: the gateway checks secrets and the MCP endpoint checks tokens before
 //! anything is logged.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
@@ -38,17 +42,17 @@ pub struct Extra {
 }
 
 #[derive(Serialize)]
-struct Line<'a> {
+struct Line {
     #[serde(flatten)]
-    entry: &'a LogEntry,
+    entry: LogEntry,
     #[serde(flatten)]
-    extra: &'a Extra,
+    extra: Extra,
 }
 
 /// Handle of the writer thread; dropping it lets the thread drain and stop.
 #[derive(Debug)]
 pub struct Transcript {
-    tx: Option<mpsc::Sender<String>>,
+    tx: Option<mpsc::Sender<Line>>,
     /// Why the writer stopped, set by the writer thread so the session can say so once.
     failure: Arc<Mutex<Option<String>>>,
 }
@@ -71,12 +75,27 @@ impl Transcript {
         };
         let failure: Arc<Mutex<Option<String>>> = Arc::default();
         let failed = failure.clone();
-        let (tx, rx) = mpsc::channel::<String>();
+        let (tx, rx) = mpsc::channel::<Line>();
         let spawned = std::thread::Builder::new()
             .name("transcript".into())
             .spawn(move || {
-                while let Ok(line) = rx.recv() {
-                    if let Err(e) = writer.write(&line) {
+                let mut text = String::new();
+                while let Ok(first) = rx.recv() {
+                    // Everything queued by now goes out in one write and one flush.
+                    let mut next = Some(first);
+                    let mut result = Ok(());
+                    while let Some(line) = next {
+                        text.clear();
+                        if let Ok(json) = serde_json::to_string(&line) {
+                            text.push_str(&json);
+                            result = writer.write(&text);
+                        }
+                        if result.is_err() {
+                            break;
+                        }
+                        next = rx.try_recv().ok();
+                    }
+                    if let Err(e) = result.and_then(|()| writer.flush()) {
                         tracing::error!("transcript off: write failed: {e}");
                         *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
                         return;
@@ -104,9 +123,12 @@ impl Transcript {
 
     /// Queues one line. Returns why, the one time it finds the writer stopped (a full disk, a
     /// file-size limit): the transcript is off after that, so the caller reports it once.
-    pub fn append(&mut self, entry: &LogEntry, extra: &Extra) -> Option<String> {
+    pub fn append(&mut self, entry: &LogEntry, extra: Extra) -> Option<String> {
         let tx = self.tx.as_ref()?;
-        let line = serde_json::to_string(&Line { entry, extra }).ok()?;
+        let line = Line {
+            entry: entry.clone(),
+            extra,
+        };
         let stopped = self
             .failure
             .lock()
@@ -123,7 +145,7 @@ impl Transcript {
 
 struct Writer {
     dir: PathBuf,
-    file: File,
+    file: BufWriter<File>,
     size: u64,
     max_bytes: u64,
     keep: usize,
@@ -135,7 +157,7 @@ impl Writer {
         let size = file.metadata()?.len();
         Ok(Writer {
             dir: dir.to_owned(),
-            file,
+            file: BufWriter::with_capacity(64 * 1024, file),
             size,
             max_bytes,
             keep,
@@ -146,15 +168,21 @@ impl Writer {
         if self.size > 0 && self.size + line.len() as u64 + 1 > self.max_bytes {
             self.rotate()?;
         }
-        writeln!(self.file, "{line}")?;
-        self.file.flush()?;
+        self.file.write_all(line.as_bytes())?;
+        self.file.write_all(b"\n")?;
         self.size += line.len() as u64 + 1;
         Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
     }
 
     /// `transcript.jsonl` becomes `transcript.1.jsonl`, `.1` becomes `.2`, …; the oldest beyond
     /// `keep` goes.
     fn rotate(&mut self) -> std::io::Result<()> {
+        // What is buffered belongs to the file being rotated away.
+        self.file.flush()?;
         let _ = std::fs::remove_file(rotated(&self.dir, self.keep.max(1)));
         for n in (1..self.keep).rev() {
             let from = rotated(&self.dir, n);
@@ -168,7 +196,7 @@ impl Writer {
         } else {
             std::fs::rename(&current, rotated(&self.dir, 1))?;
         }
-        self.file = open_append(&current)?;
+        self.file = BufWriter::with_capacity(64 * 1024, open_append(&current)?);
         self.size = 0;
         Ok(())
     }
@@ -216,7 +244,7 @@ mod tests {
         let mut t = Transcript::open(Some(dir.path()), 4096, 2);
         for i in 0..200 {
             let e = State::entry("request", format!("entry {i:04} {}", "x".repeat(60)));
-            t.append(&e, &Extra::default());
+            t.append(&e, Extra::default());
         }
         drop(t);
         // The writer drains after the handle is gone; wait for the last line.
