@@ -121,7 +121,7 @@ fn scrollback_memory(settings: &Settings) {
     let before = rss_kib();
     let mut links = Vec::new();
     for id in 0..50u64 {
-        let (tx, _rx) = mpsc::unbounded_channel();
+        let (tx, _rx) = mpsc::channel(1024);
         let link = session.link(&Hello::from_value(&hello(100 + id)).expect("hello"), tx);
         for i in 0..10_000u64 {
             link.output(
@@ -163,7 +163,7 @@ async fn main() {
 
     // 1. Session only: a task answers on the channel.
     let session = Session::new(settings.clone(), false);
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = session.link(&Hello::from_value(&hello(1)).expect("hello"), tx);
     let answerer = tokio::spawn(async move {
         while let Some(cmd) = rx.recv().await {

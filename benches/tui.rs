@@ -58,7 +58,7 @@ fn hello(id: u64) -> Hello {
 fn frame_time(lines: u64) -> f64 {
     let mut app = App::new(settings(), Theme::default(), false);
     let session = Session::new(settings(), false);
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = mpsc::channel(1024);
     let _link = session.link(&hello(1), tx);
     app.pull(&session);
     let items: Vec<OutputItem> = (1..=lines)
@@ -112,7 +112,7 @@ async fn flood() {
     let session = Session::new(settings(), false);
     let mut links = Vec::new();
     for id in 0..50 {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(1024);
         links.push((session.link(&hello(id), tx), rx));
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -21,7 +21,7 @@ fn fake(session: &Session, id: u64, label: &str) {
         host: Some("tui_fake".into()),
         max_message: None,
     };
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = session.link(&hello, tx);
     tokio::spawn(async move {
         link.rtt(7 + id);

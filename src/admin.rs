@@ -15,10 +15,15 @@ use crate::session::transcript;
 #[derive(Debug, Subcommand)]
 pub enum AgentCmd {
     /// Create a named agent and print its bearer token (once; only its hash is kept).
+    #[command(
+        after_help = "Example: trapdesk agent add claude   (then give that client the printed token)"
+    )]
     Add { name: String },
     /// List the named agents.
+    #[command(after_help = "Example: trapdesk agent list")]
     List,
     /// Remove a named agent; its token stops working at its next request.
+    #[command(after_help = "Example: trapdesk agent remove claude")]
     Remove { name: String },
 }
 
@@ -26,8 +31,12 @@ pub enum AgentCmd {
 #[derive(Debug, Subcommand)]
 pub enum SecretCmd {
     /// Write a new shared secret; computers must re-enter it to link again.
+    #[command(after_help = "Example: trapdesk secret rotate")]
     Rotate,
     /// Give one computer (id or label) a secret of its own; the shared one stops linking it.
+    #[command(
+        after_help = "Example: trapdesk secret add miner   (then type the printed line on it)"
+    )]
     Add { computer: String },
 }
 

@@ -85,6 +85,7 @@ pub enum Command {
         host: HostArgs,
     },
     /// Named agents: bearer tokens that name MCP clients (docs/security.md).
+    #[command(after_help = "Example: trapdesk agent add claude")]
     Agent {
         #[command(subcommand)]
         action: crate::admin::AgentCmd,
@@ -93,6 +94,7 @@ pub enum Command {
         data_dir: Option<PathBuf>,
     },
     /// The computers' secrets: rotate the shared one, or give one computer its own.
+    #[command(after_help = "Example: trapdesk secret rotate")]
     Secret {
         #[command(subcommand)]
         action: crate::admin::SecretCmd,
@@ -101,6 +103,7 @@ pub enum Command {
         data_dir: Option<PathBuf>,
     },
     /// Print (or follow) the audit trail: every request, who made it, how it ended.
+    #[command(after_help = "Example: trapdesk transcript --origin cli --outcome error --follow")]
     Transcript {
         #[command(flatten)]
         filter: crate::admin::TranscriptArgs,
@@ -346,4 +349,49 @@ pub async fn emulate(
     );
     crate::emu::run_emulate(&url, id, label, &secret, &root, shutdown).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every command, parents and leaves, as `trapdesk a b` with its definition.
+    fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        out.push((path.to_owned(), cmd.clone()));
+        for sub in cmd.get_subcommands() {
+            walk(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_command_help_shows_an_example() {
+        let mut root = Cli::command();
+        root.build();
+        let mut all = Vec::new();
+        walk(&root, "trapdesk", &mut all);
+        // clap's generated `help` subcommands are not ours to document.
+        all.retain(|(path, _)| !path.split(' ').any(|w| w == "help"));
+        assert!(
+            all.len() > 15,
+            "the tree walk found too little: {}",
+            all.len()
+        );
+        let mut missing = Vec::new();
+        for (path, mut cmd) in all {
+            let help = cmd.render_long_help().to_string();
+            // The example must run this very command, not some other one.
+            let ok = help.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("Example:") && l.contains(path.as_str())
+            });
+            if !ok {
+                missing.push(path);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "no example line in --help of: {missing:?}"
+        );
+    }
 }

@@ -103,6 +103,16 @@ pub struct FileConfig {
     pub max_in_flight: Option<usize>,
     pub max_queued: Option<usize>,
     pub scrollback_lines: Option<usize>,
+    /// Messages waiting for one computer's socket; a computer that lets more pile up (it
+    /// stopped reading) is unlinked.
+    pub outbound_queue: Option<usize>,
+    /// Live-output chunks waiting for a streaming request's reader; more are dropped and
+    /// counted (the ring and the result still have the output).
+    pub stream_buffer: Option<usize>,
+    /// Transcript lines waiting for the disk; more are dropped, counted, and the count written.
+    pub transcript_queue: Option<usize>,
+    /// Largest MCP HTTP request body; larger ones get 413.
+    pub max_body_bytes: Option<usize>,
     /// Who may do what where (docs/security.md).
     pub policy: Option<crate::policy::PolicyConfig>,
     /// `transcript.jsonl` is rotated past this many bytes.
@@ -182,6 +192,14 @@ pub struct Settings {
     pub transcript_max_bytes: u64,
     /// Rotated transcripts kept.
     pub transcript_keep: usize,
+    /// Messages waiting for one computer's socket before it is unlinked as not reading.
+    pub outbound_queue: usize,
+    /// Live-output chunks waiting for a streaming request's reader before chunks are dropped.
+    pub stream_buffer: usize,
+    /// Transcript lines waiting for the disk before lines are dropped (and counted).
+    pub transcript_queue: usize,
+    /// Largest MCP HTTP request body (413 above it).
+    pub max_body_bytes: usize,
 }
 
 impl Default for Settings {
@@ -207,6 +225,10 @@ impl Default for Settings {
             policy: crate::policy::Policy::default(),
             transcript_max_bytes: 16 << 20,
             transcript_keep: 5,
+            outbound_queue: 1_024,
+            stream_buffer: 1_024,
+            transcript_queue: 16_384,
+            max_body_bytes: 4 << 20,
         }
     }
 }
@@ -396,6 +418,18 @@ pub fn resolve_with_env(
     if let Some(n) = in_range("scrollback_lines", file.scrollback_lines, SCROLLBACK_LINES)? {
         s.scrollback_lines = n;
     }
+    if let Some(n) = in_range("outbound_queue", file.outbound_queue, OUTBOUND_QUEUE)? {
+        s.outbound_queue = n;
+    }
+    if let Some(n) = in_range("stream_buffer", file.stream_buffer, STREAM_BUFFER)? {
+        s.stream_buffer = n;
+    }
+    if let Some(n) = in_range("transcript_queue", file.transcript_queue, TRANSCRIPT_QUEUE)? {
+        s.transcript_queue = n;
+    }
+    if let Some(n) = in_range("max_body_bytes", file.max_body_bytes, MAX_BODY_BYTES)? {
+        s.max_body_bytes = n;
+    }
 
     let (secret, source) = if let Some(sec) = args.secret.clone() {
         (sec, SecretSource::Flag)
@@ -420,6 +454,12 @@ pub const REQUEST_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 100..=600_000;
 pub const MAX_IN_FLIGHT: std::ops::RangeInclusive<usize> = 1..=1_024;
 pub const MAX_QUEUED: std::ops::RangeInclusive<usize> = 0..=100_000;
 pub const SCROLLBACK_LINES: std::ops::RangeInclusive<usize> = 100..=10_000_000;
+/// At least what `max_in_flight` requests and their cancels need.
+pub const OUTBOUND_QUEUE: std::ops::RangeInclusive<usize> = 64..=1_000_000;
+pub const STREAM_BUFFER: std::ops::RangeInclusive<usize> = 16..=1_000_000;
+pub const TRANSCRIPT_QUEUE: std::ops::RangeInclusive<usize> = 64..=10_000_000;
+/// A tool call with a few KiB of code must fit; 1 GiB is surely a mistake.
+pub const MAX_BODY_BYTES: std::ops::RangeInclusive<usize> = 65_536..=1 << 30;
 
 /// `value` when it lies in `range`, else an error naming the key and the allowed range.
 fn in_range<T>(

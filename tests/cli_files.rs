@@ -120,3 +120,133 @@ async fn put_and_get_are_byte_exact_for_binary_files_of_many_pieces() {
     assert_eq!(no_file.status.code(), Some(2));
     host.host.stop().await;
 }
+
+/// The hidden part files of puts still going (or interrupted) in `dir`.
+fn parts(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".trapdesk-part"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Starts a put of `data` and returns once its first pieces are on the computer.
+async fn put_started(
+    url: &str,
+    local: &std::path::Path,
+    dir: &std::path::Path,
+) -> std::process::Child {
+    let mut cmd = trapdesk(
+        url,
+        &["put", local.to_str().unwrap(), "store:/data/big.bin"],
+    );
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let start = std::time::Instant::now();
+    while parts(dir).is_empty() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the put ended ({status}) before it could be interrupted");
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "no part file appeared"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    child
+}
+
+async fn wait(child: std::process::Child) -> Output {
+    tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_put_leaves_the_old_file_intact() {
+    let host = start_host().await;
+    let c = emulated(&host, 4, Some("store")).await;
+    let url = host.mcp_url();
+    let work = tempfile::tempdir().unwrap();
+    let dir = host.dir.path().join("computers/4/data");
+    let target = dir.join("big.bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let old = b"the old content\n".to_vec();
+    std::fs::write(&target, &old).unwrap();
+    // Many pieces, so that there is a middle to interrupt.
+    let data = binary(1_500_000);
+    let local = work.path().join("big.bin");
+    std::fs::write(&local, &data).unwrap();
+
+    // Killed outright: nothing can clean up, and still the target is untouched.
+    let mut child = put_started(&url, &local, &dir).await;
+    child.kill().unwrap();
+    let _ = wait(child).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(
+        std::fs::read(&target).unwrap() == old,
+        "a killed put changed the file"
+    );
+    // Its part stays behind (hidden, beside the target); removed so that the Ctrl-C check
+    // below sees only its own.
+    for p in parts(&dir) {
+        std::fs::remove_file(dir.join(p)).unwrap();
+    }
+
+    // Ctrl-C: exit 130, the target untouched, the part deleted.
+    let child = put_started(&url, &local, &dir).await;
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = wait(child).await;
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read(&target).unwrap() == old,
+        "a cancelled put changed the file"
+    );
+    assert_eq!(
+        parts(&dir),
+        Vec::<String>::new(),
+        "the cancelled put left its part behind"
+    );
+
+    // The computer unlinks mid-put: exit 3, the target untouched.
+    let child = put_started(&url, &local, &dir).await;
+    c.shutdown();
+    c.wait_stopped().await;
+    let out = wait(child).await;
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read(&target).unwrap() == old,
+        "an unlink mid-put changed the file"
+    );
+
+    // Back again, a whole put replaces it in one step.
+    let _c = emulated(&host, 4, Some("store")).await;
+    let out = output(trapdesk(
+        &url,
+        &[
+            "put",
+            local.to_str().unwrap(),
+            "store:/data/big.bin",
+            "--json",
+        ],
+    ))
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["bytes"], 1_500_000, "{v}");
+    assert!(
+        std::fs::read(&target).unwrap() == data,
+        "the whole put differs"
+    );
+    host.host.stop().await;
+}

@@ -33,15 +33,15 @@ fn hello(id: u64, label: &str) -> Hello {
 }
 
 /// An idle computer: linked while the returned pair lives, never answers.
-fn idle(session: &Session, id: u64, label: &str) -> (Link, mpsc::UnboundedReceiver<Outbound>) {
-    let (tx, rx) = mpsc::unbounded_channel();
+fn idle(session: &Session, id: u64, label: &str) -> (Link, mpsc::Receiver<Outbound>) {
+    let (tx, rx) = mpsc::channel(1024);
     (session.link(&hello(id, label), tx), rx)
 }
 
 #[tokio::test]
 async fn probe_pages_return_each_computer_once_while_others_come_and_go() {
     let h = host_with(Settings::default()).await;
-    let mut links: HashMap<u64, (Link, mpsc::UnboundedReceiver<Outbound>)> = (1..=500)
+    let mut links: HashMap<u64, (Link, mpsc::Receiver<Outbound>)> = (1..=500)
         .map(|i| (i, idle(&h.session, i, &format!("node-{i}"))))
         .collect();
     let (client, _) = connect(&h.url).await;
@@ -171,7 +171,7 @@ async fn a_page_too_big_for_one_result_ends_early_and_loses_nobody() {
 /// A scripted computer for the broadcast: by id, it answers, fails, never answers, or unlinks
 /// when the request arrives.
 fn scripted(session: &Session, id: u64) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = session.link(&hello(id, &format!("farm-{id}")), tx);
     tokio::spawn(async move {
         while let Some(msg) = rx.recv().await {

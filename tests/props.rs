@@ -239,7 +239,7 @@ proptest! {
                 protocol: 1, computer_id: *id, label: label.clone(), secret: String::new(),
                 serves: vec![], client: None, host: None, max_message: None,
             };
-            let (tx, rx) = mpsc::unbounded_channel();
+            let (tx, rx) = mpsc::channel(1024);
             links.push((session.link(&hello, tx), rx));
             by_trapos.insert(hello.trapos_id(), (*id, label.clone()));
         }

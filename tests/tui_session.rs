@@ -29,7 +29,7 @@ fn hello(id: u64, label: &str) -> Hello {
 #[tokio::test]
 async fn f5_runs_on_a_linked_computer_and_the_outcome_shows() {
     let session = Session::new(settings(), false);
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = session.link(&hello(7, "miner"), tx);
     tokio::spawn(async move {
         while let Some(Outbound::Request(req)) = rx.recv().await {

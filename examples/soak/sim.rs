@@ -9,7 +9,7 @@
 //! and guarantee 2 (RSS at the end within 10 % of the start) and reports every outcome count.
 #![allow(dead_code)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -81,6 +81,10 @@ pub struct Report {
     pub relinks: u64,
     pub computer_behaviours: BTreeMap<&'static str, u64>,
     pub rss_base_kb: u64,
+    /// Every computer linked (both ends of each socket are in this process).
+    pub rss_linked_kb: u64,
+    /// After the fill phase (every ring at its bound), before the warm-up.
+    pub rss_filled_kb: u64,
     pub rss_start_kb: u64,
     pub rss_peak_kb: u64,
     pub rss_end_kb: u64,
@@ -128,8 +132,10 @@ impl Report {
             self.pending_after, self.busy_computers_after
         );
         println!(
-            "rss (KiB)         base={} start={} peak={} end={} (end/start {:+.1} %)",
+            "rss (KiB)         base={} linked={} filled={} start={} peak={} end={} (end/start {:+.1} %)",
             self.rss_base_kb,
+            self.rss_linked_kb,
+            self.rss_filled_kb,
             self.rss_start_kb,
             self.rss_peak_kb,
             self.rss_end_kb,
@@ -168,6 +174,22 @@ pub fn rss_kb() -> u64 {
 }
 
 const SECRET: &str = "soak-secret";
+
+/// Output lines kept per computer in the soak's host.
+const SCROLLBACK: usize = 200;
+
+/// The code of the fill phase's requests (the scripted computers flood for it).
+const FILL_CODE: &str = "soak:fill";
+
+/// Request numbers the exactly-once checker tracks at once (one byte each).
+const CHECK_RING: usize = 1 << 20;
+const OPEN: u8 = 1;
+const ENDED: u8 = 2;
+
+/// `h-17` → 17.
+fn request_number(id: &str) -> Option<usize> {
+    id.strip_prefix("h-")?.parse().ok()
+}
 
 /// The outcome class of a request error, as RELIABILITY.md names them.
 fn class(e: &RequestError) -> &'static str {
@@ -220,48 +242,12 @@ pub async fn run(cfg: Config) -> anyhow::Result<Report> {
         data_dir: dir.path().to_owned(),
         heartbeat: Duration::from_secs(5),
         max_queued: 16,
-        scrollback_lines: 200,
+        scrollback_lines: SCROLLBACK,
         ..Settings::default()
     };
+    let scrollback = settings.scrollback_lines as u64;
     let host = Host::start(settings, false).await?;
     let session = host.session.clone();
-
-    // The exactly-once checker: every RequestStarted must meet exactly one RequestFinished.
-    let checker = {
-        let mut events = session.subscribe();
-        tokio::spawn(async move {
-            let mut open: HashMap<String, u32> = HashMap::new();
-            let (mut started, mut once, mut twice, mut lagged) = (0u64, 0u64, 0u64, 0u64);
-            loop {
-                match events.recv().await {
-                    Ok(Event::RequestStarted { info }) => {
-                        started += 1;
-                        open.insert(info.request_id, 0);
-                    }
-                    Ok(Event::RequestFinished { request_id, .. }) => {
-                        match open.get_mut(&request_id) {
-                            Some(n) if *n == 0 => {
-                                *n = 1;
-                                once += 1;
-                            }
-                            Some(_) => twice += 1,
-                            // Started before we subscribed, or its start was lost to lag.
-                            None => {}
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => lagged += n,
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                }
-                // Drop ended ids to keep the checker itself bounded.
-                if open.len() > 200_000 {
-                    open.retain(|_, n| *n == 0);
-                }
-            }
-            let never = open.values().filter(|n| **n == 0).count() as u64;
-            (started, once, twice, never, lagged)
-        })
-    };
 
     // The computers.
     let stop = Arc::new(AtomicBool::new(false));
@@ -285,6 +271,92 @@ pub async fn run(cfg: Config) -> anyhow::Result<Report> {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
+    let rss_linked_kb = rss_kb();
+    // Fill phase: every bounded structure that holds output or history is filled to its
+    // configured bound before "start" is sampled (each computer's output ring, the recent log,
+    // the event broadcast's ring), so that growth after the start sample means memory that is
+    // not bounded, not a ring filling up. Each flood is 51 lines; one more round than needed.
+    let fill_rounds = scrollback / 51 + 2;
+    let fill_started = Instant::now();
+    {
+        let mut fillers = Vec::new();
+        let ids: Vec<u64> = (0..cfg.computers).collect();
+        let per = ids.len().div_ceil(cfg.workers.max(1)).max(1);
+        for chunk in ids.chunks(per) {
+            let (session, chunk, timeout) = (session.clone(), chunk.to_vec(), cfg.timeout);
+            fillers.push(tokio::spawn(async move {
+                for _ in 0..fill_rounds {
+                    for id in &chunk {
+                        let spec = RequestSpec::new("exec-lua", json!({"code": FILL_CODE}))
+                            .timeout(Some(timeout));
+                        // A computer relinking now simply misses a round.
+                        let _ = session.request(&id.to_string(), spec, Origin::Person).await;
+                    }
+                }
+            }));
+        }
+        for f in fillers {
+            f.await?;
+        }
+    }
+    let fill_elapsed = fill_started.elapsed();
+    let rss_filled_kb = rss_kb();
+    if cfg.verbose {
+        println!(
+            "  filled rings: {} rounds in {:.1} s, rss {} KiB",
+            fill_rounds,
+            fill_elapsed.as_secs_f64(),
+            rss_filled_kb
+        );
+    }
+
+    // The exactly-once checker: every RequestStarted must meet exactly one RequestFinished.
+    // It subscribes after the fill phase, whose floods would overrun the broadcast's ring.
+    // Its memory is fixed: one state byte per request number in a ring of `CHECK_RING` slots
+    // (a start that finds its slot still open counts that older request as never ended), so
+    // the checker itself cannot show up as growth in the RSS figures.
+    let checker = {
+        let mut events = session.subscribe();
+        tokio::spawn(async move {
+            let mut slots = vec![0u8; CHECK_RING];
+            let (mut started, mut once, mut twice, mut never, mut lagged) =
+                (0u64, 0u64, 0u64, 0u64, 0u64);
+            loop {
+                match events.recv().await {
+                    Ok(Event::RequestStarted { info }) => {
+                        started += 1;
+                        if let Some(n) = request_number(&info.request_id) {
+                            let slot = &mut slots[n % CHECK_RING];
+                            if *slot == OPEN {
+                                never += 1;
+                            }
+                            *slot = OPEN;
+                        }
+                    }
+                    Ok(Event::RequestFinished { request_id, .. }) => {
+                        if let Some(n) = request_number(&request_id) {
+                            let slot = &mut slots[n % CHECK_RING];
+                            match *slot {
+                                OPEN => {
+                                    *slot = ENDED;
+                                    once += 1;
+                                }
+                                ENDED => twice += 1,
+                                // Started before we subscribed, or its start was lost to lag.
+                                _ => {}
+                            }
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => lagged += n,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                }
+            }
+            never += slots.iter().filter(|s| **s == OPEN).count() as u64;
+            (started, once, twice, never, lagged)
+        })
+    };
+
     // RSS sampler.
     let peak = Arc::new(AtomicU64::new(rss_kb()));
     let sampler = {
@@ -303,7 +375,9 @@ pub async fn run(cfg: Config) -> anyhow::Result<Report> {
     let deadline = cfg.duration.map(|d| started_at + d);
     // A request number is handed out per call; the first 5 % warm up, after which RSS "start"
     // is taken, so that the start figure includes the allocator's steady state.
+    // With --duration, the warm-up is the first 5 % of the time instead.
     let warmup = (cfg.requests / 20).max(1);
+    let warm_until = cfg.duration.map(|d| started_at + d / 20);
     let rss_start = Arc::new(AtomicU64::new(0));
     let next = {
         let issued = issued.clone();
@@ -311,8 +385,14 @@ pub async fn run(cfg: Config) -> anyhow::Result<Report> {
         let total = cfg.requests;
         move || -> Option<u64> {
             let n = issued.fetch_add(1, Ordering::Relaxed);
-            if n == warmup {
-                rss_start.store(rss_kb(), Ordering::Relaxed);
+            let warm = match warm_until {
+                Some(t) => Instant::now() >= t,
+                None => n >= warmup,
+            };
+            if warm && rss_start.load(Ordering::Relaxed) == 0 {
+                // Several callers may race here; the first sample wins.
+                let _ =
+                    rss_start.compare_exchange(0, rss_kb(), Ordering::Relaxed, Ordering::Relaxed);
             }
             match deadline {
                 Some(d) => (Instant::now() < d).then_some(n),
@@ -418,6 +498,8 @@ pub async fn run(cfg: Config) -> anyhow::Result<Report> {
         relinks: relinks.load(Ordering::Relaxed),
         computer_behaviours,
         rss_base_kb,
+        rss_linked_kb,
+        rss_filled_kb,
         rss_start_kb: start,
         rss_peak_kb,
         rss_end_kb,
@@ -618,7 +700,13 @@ async fn computer(
                 }
                 Some("gateway_request") => {
                     let rid = v["id"].as_str().unwrap_or_default().to_owned();
-                    let act = pick(&mut rng);
+                    // The fill phase's requests always flood, so that every ring reaches its
+                    // bound before the start sample.
+                    let act = if v["payload"]["code"].as_str() == Some(FILL_CODE) {
+                        Act::Flood
+                    } else {
+                        pick(&mut rng)
+                    };
                     *behaviours
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())

@@ -1,6 +1,7 @@
 //! Files both ways through the MCP tools, byte-exact and of any size the host supports:
-//! writes go as base64 pieces (the first replaces the file, the rest append), reads page
-//! through `read-file` pieces with `offset` until `nextOffset` is absent.
+//! writes go as base64 pieces (to a hidden sibling when there are several, moved over the
+//! target at the end, so a put is all or nothing), reads page through `read-file` pieces with
+//! `offset` until `nextOffset` is absent.
 
 use std::time::Duration;
 
@@ -21,10 +22,16 @@ pub struct Entry {
     pub size: u64,
 }
 
-/// Writes `bytes` to `path` on `computer`.
+/// Writes `bytes` to `path` on `computer`, all or nothing (Ctrl-C cancels it).
+///
+/// One piece is one `write-file`, which the computer makes atomic itself. More pieces go to
+/// a hidden sibling ([`part_name`]) and one `exec-lua` then moves it over the target, so a
+/// put that is interrupted (Ctrl-C, the computer unlinking, the CLI killed) leaves the old
+/// file as it was. On a failure the sibling is deleted when the computer can still be told.
 ///
 /// # Errors
-/// Exit code 1 when the computer could not write it, 3 when it is not reachable.
+/// Exit code 1 when the computer could not write it, 3 when it is not reachable, 130 on
+/// Ctrl-C.
 pub async fn put(
     conn: &Conn,
     computer: &str,
@@ -32,18 +39,164 @@ pub async fn put(
     bytes: &[u8],
     deadline: Option<Duration>,
 ) -> Result<Reply, Failure> {
-    let mut pieces = bytes.chunks(PUT_PIECE).peekable();
-    let mut first = true;
+    // One watcher for the whole put: a Ctrl-C between two pieces must not be lost.
+    let stop = tokio_util::sync::CancellationToken::new();
+    let watch = {
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            super::conn::ctrl_c().await;
+            stop.cancel();
+        })
+    };
+    let done = put_until(conn, computer, path, bytes, deadline, &stop).await;
+    watch.abort();
+    done
+}
+
+/// [`put`] that gives up (exit code 130) when `stop` is cancelled instead of on Ctrl-C.
+///
+/// # Errors
+/// As [`put`].
+pub async fn put_until(
+    conn: &Conn,
+    computer: &str,
+    path: &str,
+    bytes: &[u8],
+    deadline: Option<Duration>,
+    stop: &tokio_util::sync::CancellationToken,
+) -> Result<Reply, Failure> {
+    if bytes.len() <= PUT_PIECE {
+        return write(conn, computer, path, bytes, false, deadline, stop).await;
+    }
+    let part = part_name(path);
     let mut last = None;
-    // An empty file is still one write.
-    if pieces.peek().is_none() {
-        return write(conn, computer, path, &[], false, deadline).await;
+    for (i, piece) in bytes.chunks(PUT_PIECE).enumerate() {
+        match write(conn, computer, &part, piece, i > 0, deadline, stop).await {
+            Ok(r) => last = Some(r),
+            Err(f) => {
+                discard(conn, computer, &part).await;
+                return Err(f);
+            }
+        }
     }
-    for piece in pieces {
-        last = Some(write(conn, computer, path, piece, !first, deadline).await?);
-        first = false;
+    let moved = run_lua(conn, computer, MOVE_LUA, &[&part, path], deadline, stop).await;
+    match moved {
+        Ok(r) if !r.is_error => {}
+        Ok(r) => {
+            discard(conn, computer, &part).await;
+            return Err(r.failure(&format!("cannot write {path} on {computer}")));
+        }
+        Err(f) => {
+            discard(conn, computer, &part).await;
+            return Err(f);
+        }
     }
-    last.ok_or_else(|| Failure::new(exit::FAILED, "nothing written"))
+    let mut reply = last.ok_or_else(|| Failure::new(exit::FAILED, "nothing written"))?;
+    // What the last piece's answer said was about the part file; the whole file is written.
+    if let Some(o) = reply.data.as_object_mut() {
+        o.insert("bytes".into(), json!(bytes.len()));
+    }
+    Ok(reply)
+}
+
+/// The hidden sibling a put of several pieces writes first: `dir/.NAME.XXXXXXXX.trapdesk-part`,
+/// unique per put so that two puts of one file never append to each other's pieces.
+pub fn part_name(path: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static SEQ: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tag = std::process::id().rotate_left(16).wrapping_mul(0x9E37_79B1)
+        ^ nanos
+        ^ SEQ.fetch_add(1, Ordering::Relaxed);
+    let (dir, name) = match path.rsplit_once('/') {
+        Some((d, n)) => (format!("{d}/"), n),
+        None => (String::new(), path),
+    };
+    format!("{dir}.{name}.{tag:08x}{PART_SUFFIX}")
+}
+
+/// How the names of [`part_name`] end (a sync leaves such files out of its comparison).
+pub const PART_SUFFIX: &str = ".trapdesk-part";
+
+/// Moves the finished part over the target in one step on the computer: nothing else runs
+/// between the delete and the move (CC runs one coroutine at a time and these do not yield).
+/// `fs.move` onto an existing file fails, hence the delete.
+// The client's own journalled move (`moveInto`, the same steps as its write-file) when it has
+// one: with a plain delete-then-move, a computer killed between the two is left with neither
+// file (tests/torn_files.rs found that window in write-file).
+const MOVE_LUA: &str = r#"
+local part, path = ...
+part, path = fs.combine(part, ""), fs.combine(path, "")
+if fs.isDir(path) then fs.delete(part) error("Is a directory: /" .. path, 0) end
+if not fs.exists(part) then error("the pieces of /" .. path .. " are gone from the computer", 0) end
+local lok, lib = pcall(dofile, "/trapdesk/apis/libmcpcomputer.lua")
+if lok and type(lib) == "table" and lib.moveInto then
+  lib.JOURNAL = "/trapdesk/journal"
+  local r = lib.moveInto(part, path)
+  if not r.ok then pcall(fs.delete, part) error(r.error, 0) end
+  return true
+end
+local ok, err = pcall(function()
+  if fs.exists(path) then fs.delete(path) end
+  fs.move(part, path)
+end)
+if not ok then pcall(fs.delete, part) error(err, 0) end
+return true
+"#;
+
+/// Deletes a part file after a failed put, if the computer can still be told; a computer that
+/// is gone keeps it (hidden, beside the target) and the old file stays intact either way.
+async fn discard(conn: &Conn, computer: &str, part: &str) {
+    let never = tokio_util::sync::CancellationToken::new();
+    let _ = run_lua(
+        conn,
+        computer,
+        "local p = fs.combine(..., '') if fs.exists(p) then fs.delete(p) end",
+        &[part],
+        Some(Duration::from_secs(5)),
+        &never,
+    )
+    .await;
+}
+
+/// Runs `code` with `args` as its varargs (each passed as a Lua string literal).
+async fn run_lua(
+    conn: &Conn,
+    computer: &str,
+    code: &str,
+    args: &[&str],
+    deadline: Option<Duration>,
+    stop: &tokio_util::sync::CancellationToken,
+) -> Result<Reply, Failure> {
+    let literals: Vec<String> = args.iter().map(|a| lua_string(a)).collect();
+    let chunk = format!("return (function(...) {code} end)({})", literals.join(", "));
+    conn.call_until(
+        "exec-lua",
+        json!({"traposId": computer, "code": chunk}),
+        deadline,
+        &mut |_: &str| {},
+        stop.clone().cancelled_owned(),
+    )
+    .await
+}
+
+/// A Lua string literal of any bytes.
+pub fn lua_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 use super::Reply;
@@ -55,6 +208,7 @@ async fn write(
     piece: &[u8],
     append: bool,
     deadline: Option<Duration>,
+    stop: &tokio_util::sync::CancellationToken,
 ) -> Result<Reply, Failure> {
     let content = base64::engine::general_purpose::STANDARD.encode(piece);
     let mut args =
@@ -63,7 +217,13 @@ async fn write(
         o.insert("append".into(), Value::Bool(true));
     }
     let reply = conn
-        .call_streaming("write-file", args, deadline, |_| {})
+        .call_until(
+            "write-file",
+            args,
+            deadline,
+            &mut |_: &str| {},
+            stop.clone().cancelled_owned(),
+        )
         .await?;
     if reply.is_error {
         return Err(reply.failure(&format!("cannot write {path} on {computer}")));

@@ -54,20 +54,33 @@ struct Sender {
     tx: Tx,
     limit: usize,
     next_mid: u64,
+    /// How long one frame may wait for the socket: a computer that stops reading would
+    /// otherwise hold this task (and its heartbeat) forever.
+    stall: Duration,
 }
 
 impl Sender {
     async fn send(&mut self, msg: &Message) -> Result<(), axum::Error> {
         let frame = msg.encode();
         if frame.len() <= self.limit {
-            return self.tx.send(WsMessage::Text(frame.into())).await;
+            return self.write(frame).await;
         }
         self.next_mid += 1;
         let mid = format!("g-{}", self.next_mid);
         for piece in fragment::split(frame, &mid, self.limit) {
-            self.tx.send(WsMessage::Text(piece.into())).await?;
+            self.write(piece).await?;
         }
         Ok(())
+    }
+
+    async fn write(&mut self, frame: String) -> Result<(), axum::Error> {
+        match tokio::time::timeout(self.stall, self.tx.send(WsMessage::Text(frame.into()))).await {
+            Ok(r) => r,
+            Err(_) => Err(axum::Error::new(format!(
+                "the socket took no frame for {} s (the computer is not reading)",
+                self.stall.as_secs()
+            ))),
+        }
     }
 
     async fn error(&mut self, code: &str, message: impl Into<String>, id: Option<String>) {
@@ -86,9 +99,12 @@ impl Sender {
             code,
             reason: Utf8Bytes::from(reason.to_owned()),
         };
-        // The peer may be gone already; then there is nobody to tell.
-        let _ = self.tx.send(WsMessage::Close(Some(frame))).await;
-        let _ = self.tx.close().await;
+        // The peer may be gone already, or not reading; then there is nobody to tell.
+        let _ = tokio::time::timeout(self.stall, async {
+            let _ = self.tx.send(WsMessage::Close(Some(frame))).await;
+            let _ = self.tx.close().await;
+        })
+        .await;
     }
 }
 
@@ -99,6 +115,7 @@ pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::
         tx,
         limit: state.settings.max_message as usize,
         next_mid: 0,
+        stall: state.settings.heartbeat * MAX_MISSED,
     };
     let hello = match handshake(&mut rx, &mut out, &state, peer.map(|a| a.ip())).await {
         Ok(h) => h,
@@ -111,7 +128,13 @@ pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::
         }
     };
     out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
-    let (otx, orx) = mpsc::unbounded_channel();
+    // Room for every request the session may have in flight plus a cancel for each, whatever
+    // `outbound_queue` says: filling it must mean the socket stopped taking messages.
+    let room = state
+        .settings
+        .outbound_queue
+        .max(2 * state.settings.max_in_flight + 8);
+    let (otx, orx) = mpsc::channel(room);
     let mut link = state.session.link(&hello, otx);
     let welcome = Message::Welcome {
         protocol: PROTOCOL_VERSION,
@@ -275,7 +298,7 @@ fn now_ms() -> u64 {
 async fn serve(
     rx: &mut Rx,
     out: &mut Sender,
-    mut outbound: mpsc::UnboundedReceiver<Outbound>,
+    mut outbound: mpsc::Receiver<Outbound>,
     link: &Link,
     state: &GatewayState,
 ) -> Quit {

@@ -36,6 +36,9 @@ pub enum McpError {
     Serve(#[source] std::io::Error),
 }
 
+/// How long a finished call's stream stays resumable (see [`router`]).
+pub const RESUME_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Origins a browser on this machine sends; any other present `Origin` is refused.
 const LOOPBACK_ORIGINS: [&str; 6] = [
     "http://localhost:*",
@@ -66,9 +69,12 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     // framing to write and parse, and the request's task ends with the response (issue 10's
     // latency, BENCHMARKS.md). A call that sends progress first still gets a stream, so no
     // message is lost; the legacy sessions of the `initialize` era are not affected.
+    // The body limit is enforced by rmcp while the body streams in (413 past it), so a huge
+    // tool argument costs at most this much memory per request in flight.
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_origins(LOOPBACK_ORIGINS)
         .with_json_response(true)
+        .with_max_request_body_bytes(settings.max_body_bytes)
         .with_cancellation_token(shutdown);
     // Bound to every interface (with a token, see config.rs): any Host, the token decides.
     config = if ip.is_unspecified() {
@@ -76,8 +82,13 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     } else {
         config.with_allowed_hosts(hosts)
     };
+    // rmcp keeps each finished call's stream (its result and progress messages) so that a
+    // client can resume it after a dropped connection; for 60 s by default, which at a high
+    // call rate is most of the host's memory. 10 s covers a reconnect.
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.completed_cache_ttl = RESUME_WINDOW;
     let service: StreamableHttpService<TrapdeskMcp, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(server.clone()), Default::default(), config);
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
     Router::new()
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(guard, bearer))

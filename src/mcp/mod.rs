@@ -62,6 +62,8 @@ pub struct TrapdeskMcp {
     session: Session,
     /// Result budget, read once: settings do not change while the host runs.
     max_result_bytes: usize,
+    /// Progress messages queued for one streaming call (`stream_buffer`).
+    stream_buffer: usize,
     tool_router: ToolRouter<TrapdeskMcp>,
 }
 
@@ -69,10 +71,11 @@ impl TrapdeskMcp {
     /// A server over `session`. Build it once and clone it per connection: cloning is cheap,
     /// building the tool table is not free.
     pub fn new(session: Session) -> Self {
-        let max_result_bytes = session.settings().max_result_bytes;
+        let settings = session.settings();
         TrapdeskMcp {
             session,
-            max_result_bytes,
+            max_result_bytes: settings.max_result_bytes,
+            stream_buffer: settings.stream_buffer.max(1),
             tool_router: Self::tool_router() + Self::screen_router() + Self::fleet_router(),
         }
     }
@@ -263,8 +266,11 @@ impl TrapdeskMcp {
                 return ticket.wait_ending().await;
             };
             // Notifications are async and the output callback is not: a small task sends
-            // them in order, numbering them so that progress strictly increases.
-            let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+            // them in order, numbering them so that progress strictly increases. The queue
+            // between them is bounded (`stream_buffer`): a client that does not read its
+            // stream (rmcp's own buffer is small and waits) makes notifications be dropped
+            // and counted, never the host's memory grow; the result still has the output.
+            let (tx, mut rx) = mpsc::channel::<String>(self.stream_buffer);
             let peer = ctx.peer.clone();
             let forward = tokio::spawn(async move {
                 let mut n = 0.0;
@@ -275,10 +281,11 @@ impl TrapdeskMcp {
                     let _ = peer.notify_progress(note).await;
                 }
             });
+            let mut dropped = 0u64;
             let result = ticket
                 .wait_ending_with_output(|chunk| {
                     // The forwarder only stops when this sender is dropped.
-                    let _ = tx.send(chunk.text);
+                    dropped = forward_or_count(&tx, dropped, chunk.text);
                 })
                 .await;
             drop(tx);
@@ -297,5 +304,22 @@ impl TrapdeskMcp {
             request_id: Some(request_id),
             ending,
         }
+    }
+}
+
+/// Queues a progress message for the forwarder, or counts it when the queue is full; the
+/// first message that fits after a gap says how many were dropped. Returns the count still
+/// unreported.
+fn forward_or_count(tx: &mpsc::Sender<String>, dropped: u64, text: String) -> u64 {
+    let text = if dropped > 0 {
+        format!(
+            "[trapdesk: {dropped} output chunks dropped here: the client is not reading]\n{text}"
+        )
+    } else {
+        text
+    };
+    match tx.try_send(text) {
+        Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => 0,
+        Err(mpsc::error::TrySendError::Full(_)) => dropped + 1,
     }
 }

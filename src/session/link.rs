@@ -40,7 +40,7 @@ impl Session {
     /// Registers a computer that passed the handshake. A computer already linked under the same
     /// traposId is replaced: its socket is told to close with 4002 and its pending requests fail
     /// at once with `disconnected`.
-    pub fn link(&self, hello: &Hello, tx: mpsc::UnboundedSender<Outbound>) -> Link {
+    pub fn link(&self, hello: &Hello, tx: mpsc::Sender<Outbound>) -> Link {
         let trapos_id = hello.trapos_id();
         let mut st = self.lock();
         let conn_id = st.next_conn;
@@ -49,7 +49,8 @@ impl Session {
         let replaced = st.computers.get_mut(&trapos_id).and_then(|c| c.conn.take());
         if let Some(old) = replaced {
             // The old task may already be gone; then it is closed anyway.
-            let _ = old.tx.send(Outbound::Close {
+            // A full queue cannot take the order; dropping the sender below ends it all the same.
+            let _ = old.tx.try_send(Outbound::Close {
                 code: CLOSE_REPLACED,
                 reason: "replaced".into(),
             });
@@ -184,11 +185,7 @@ impl Link {
             Some(p) if p.conn_id == self.conn_id => {
                 p.live.push(text);
                 if let Some(tx) = &p.output_tx {
-                    // The requester may have stopped listening; the ring still has it.
-                    let _ = tx.send(OutputChunk {
-                        stream,
-                        text: text.to_owned(),
-                    });
+                    p.output_dropped = offer(tx, p.output_dropped, stream, text);
                 }
                 if p.quiet {
                     return;
@@ -242,6 +239,44 @@ impl Link {
     }
 }
 
+/// Offers a live-output chunk to a streaming request's reader without waiting: the reader
+/// may be slow (an agent's SSE stream nobody reads) and the computer must not wait on it.
+/// When the buffer is full the chunk is dropped and counted; the next chunk that fits is
+/// preceded by a line saying how many were dropped. The scrollback and the result still
+/// carry the output. Returns the count still unreported.
+pub(crate) fn offer(
+    tx: &mpsc::Sender<OutputChunk>,
+    dropped: u64,
+    stream: Stream,
+    text: &str,
+) -> u64 {
+    use mpsc::error::TrySendError;
+    if dropped > 0 {
+        // Needs two places: the note and the chunk, or the note would take the chunk's.
+        if tx.capacity() < 2 {
+            return dropped + 1;
+        }
+        let note = OutputChunk {
+            stream: Stream::Err,
+            text: format!(
+                "[trapdesk: {dropped} output chunks dropped here: the reader fell behind]\n"
+            ),
+        };
+        if tx.try_send(note).is_err() {
+            return dropped + 1;
+        }
+    }
+    match tx.try_send(OutputChunk {
+        stream,
+        text: text.to_owned(),
+    }) {
+        Ok(()) => 0,
+        // Stopped listening: nothing more to report to it.
+        Err(TrySendError::Closed(_)) => 0,
+        Err(TrySendError::Full(_)) => 1,
+    }
+}
+
 impl Drop for Link {
     fn drop(&mut self) {
         let mut st = self.session.lock();
@@ -253,21 +288,6 @@ impl Drop for Link {
             .reason
             .take()
             .unwrap_or_else(|| "connection closed".into());
-        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
-            c.conn = None;
-            c.info.online = false;
-            c.info.disconnected_at = Some(SystemTime::now());
-            c.info.running = 0;
-            c.info.queued = 0;
-        }
-        st.fail_conn(self.conn_id);
-        let mut entry = State::entry("unlinked", reason.clone());
-        entry.trapos_id = Some(self.trapos_id.clone());
-        st.log(entry);
-        st.emit(Event::Unlinked {
-            trapos_id: self.trapos_id.clone(),
-            reason,
-        });
-        st.prune_offline();
+        st.unlink(&self.trapos_id, self.conn_id, reason);
     }
 }

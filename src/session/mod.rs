@@ -65,6 +65,7 @@ impl Session {
             persist.then_some(settings.data_dir.as_path()),
             settings.transcript_max_bytes,
             settings.transcript_keep,
+            settings.transcript_queue,
         );
         let state = State {
             settings,
@@ -204,7 +205,7 @@ impl Session {
         let args = spec.payload.clone();
         let (tx, rx) = oneshot::channel();
         let (out_tx, out_rx) = if spec.stream_output {
-            let (a, b) = mpsc::unbounded_channel();
+            let (a, b) = mpsc::channel(st.settings.stream_buffer.max(2));
             (Some(a), Some(b))
         } else {
             (None, None)
@@ -230,6 +231,7 @@ impl Session {
                 payload: spec.payload.clone(),
                 waiter: Some(tx),
                 output_tx: out_tx,
+                output_dropped: 0,
                 timer,
                 sent_at: None,
                 live: Default::default(),
@@ -315,20 +317,14 @@ impl Session {
         let Some(p) = st.pending.get(id) else {
             return;
         };
-        let cancel = p.info.sent.then(|| {
-            st.computers
-                .get(&p.info.trapos_id)
-                .and_then(|c| c.conn.as_ref())
-                .filter(|c| c.id == p.conn_id)
-                .map(|c| c.tx.clone())
-        });
+        let cancel = p.info.sent.then(|| (p.info.trapos_id.clone(), p.conn_id));
         let error = st
             .not_answered(id, timeout)
             .unwrap_or(RequestError::Timeout { timeout });
         st.finish(id, Err(error));
-        if let Some(Some(tx)) = cancel {
+        if let Some((trapos_id, conn_id)) = cancel {
             // The connection may be closing; then there is nothing left to cancel.
-            let _ = tx.send(Outbound::Cancel { id: id.to_owned() });
+            st.send_to(&trapos_id, conn_id, Outbound::Cancel { id: id.to_owned() });
         }
     }
 
@@ -366,17 +362,14 @@ impl Session {
         }
         p.info.cancel_requested = true;
         let (trapos_id, conn_id) = (p.info.trapos_id.clone(), p.conn_id);
-        if let Some(conn) = st
-            .computers
-            .get(&trapos_id)
-            .and_then(|c| c.conn.as_ref())
-            .filter(|c| c.id == conn_id)
-        {
-            // A closed connection fails the request as disconnected anyway.
-            let _ = conn.tx.send(Outbound::Cancel {
+        // A closed connection fails the request as disconnected anyway.
+        st.send_to(
+            &trapos_id,
+            conn_id,
+            Outbound::Cancel {
                 id: request_id.to_owned(),
-            });
-        }
+            },
+        );
         st.emit(Event::ComputerChanged { trapos_id });
         Ok(())
     }

@@ -49,7 +49,9 @@ pub(crate) type Waiter = oneshot::Sender<Ending>;
 
 pub(crate) struct Conn {
     pub id: u64,
-    pub tx: mpsc::UnboundedSender<Outbound>,
+    /// Bounded (`outbound_queue`): a computer that stops reading its socket fills it and is
+    /// unlinked (see [`State::send_to`]) instead of growing the host's memory.
+    pub tx: mpsc::Sender<Outbound>,
     /// Requests sent and not answered (or timed out / cancelled) yet.
     pub in_flight: usize,
     /// Request ids waiting for a slot, oldest first.
@@ -67,7 +69,10 @@ pub(crate) struct Pending {
     pub conn_id: u64,
     pub payload: Value,
     pub waiter: Option<Waiter>,
-    pub output_tx: Option<mpsc::UnboundedSender<OutputChunk>>,
+    /// Bounded (`stream_buffer`); chunks the reader has no room for are counted in
+    /// `output_dropped` and reported in the next chunk that fits.
+    pub output_tx: Option<mpsc::Sender<OutputChunk>>,
+    pub output_dropped: u64,
     pub timer: Option<AbortHandle>,
     pub sent_at: Option<Instant>,
     /// Live output received (head and tail, true totals): what the final answer has beyond
@@ -124,7 +129,7 @@ impl State {
         entry.seq = self.next_log;
         self.next_log += 1;
         entry.time_ms = epoch_ms(SystemTime::now());
-        let failed = self.transcript.append(&entry, extra);
+        let failed = self.transcript.append(&entry, &extra);
         self.remember(entry);
         if let Some(why) = failed {
             // Said once, where the person and agents look (console log, session-log), not only
@@ -255,15 +260,78 @@ impl State {
                 payload: p.payload.clone(),
                 timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
             };
-            if conn.tx.send(Outbound::Request(Box::new(req))).is_err() {
-                // The connection task is gone; its unlink will fail this request.
-                conn.queue.push_front(id);
-                return;
+            match conn.tx.try_send(Outbound::Request(Box::new(req))) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    // The connection task is gone; its unlink will fail this request.
+                    conn.queue.push_front(id);
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    conn.queue.push_front(id);
+                    let conn_id = conn.id;
+                    self.overflowed(trapos_id, conn_id);
+                    return;
+                }
             }
             conn.in_flight += 1;
             p.info.sent = true;
             p.sent_at = Some(now);
         }
+    }
+
+    /// Sends `msg` to the computer's connection `conn_id` if it is still the current one. A
+    /// full queue unlinks it (see [`State::overflowed`]); a closed one is already unlinking.
+    pub fn send_to(&mut self, trapos_id: &str, conn_id: u64, msg: Outbound) {
+        let Some(conn) = self
+            .computers
+            .get(trapos_id)
+            .and_then(|c| c.conn.as_ref())
+            .filter(|c| c.id == conn_id)
+        else {
+            return;
+        };
+        if let Err(mpsc::error::TrySendError::Full(_)) = conn.tx.try_send(msg) {
+            self.overflowed(trapos_id, conn_id);
+        }
+    }
+
+    /// The connection's outbound queue is full: its socket has not taken a message for as long
+    /// as `outbound_queue` messages took to pile up, so the computer is not reading. It is
+    /// unlinked like a dropped link (its requests end `disconnected`); dropping the sender ends
+    /// the connection task once it has written what it holds.
+    fn overflowed(&mut self, trapos_id: &str, conn_id: u64) {
+        let limit = self.settings.outbound_queue;
+        tracing::warn!(computer = %trapos_id, limit, "unlinked: outbound queue full (the computer is not reading)");
+        self.conns.remove(&conn_id);
+        self.unlink(
+            trapos_id,
+            conn_id,
+            format!("outbound queue full ({limit} messages): the computer is not reading"),
+        );
+    }
+
+    /// Marks a computer's connection gone: offline, its requests failed as `disconnected`,
+    /// logged and announced. The caller has removed `conn_id` from `conns`.
+    pub fn unlink(&mut self, trapos_id: &str, conn_id: u64, reason: String) {
+        if let Some(c) = self.computers.get_mut(trapos_id) {
+            if c.conn.as_ref().is_some_and(|c| c.id == conn_id) {
+                c.conn = None;
+            }
+            c.info.online = false;
+            c.info.disconnected_at = Some(SystemTime::now());
+            c.info.running = 0;
+            c.info.queued = 0;
+        }
+        self.fail_conn(conn_id);
+        let mut entry = State::entry("unlinked", reason.clone());
+        entry.trapos_id = Some(trapos_id.to_owned());
+        self.log(entry);
+        self.emit(Event::Unlinked {
+            trapos_id: trapos_id.to_owned(),
+            reason,
+        });
+        self.prune_offline();
     }
 
     /// Frees the slot a sent request held (or its place in the queue).

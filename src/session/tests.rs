@@ -39,7 +39,7 @@ fn exec(code: &str, timeout_s: u64) -> RequestSpec {
 #[tokio::test(start_paused = true)]
 async fn deadline_fails_the_caller_and_sends_cancel() {
     let s = session();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let _link = s.link(&hello(7, Some("miner")), tx);
     let ticket = s.start("7", exec("sleep(99)", 30), Origin::Person).unwrap();
     let id = ticket.id.clone();
@@ -57,7 +57,7 @@ async fn deadline_fails_the_caller_and_sends_cancel() {
 #[tokio::test(start_paused = true)]
 async fn queued_requests_wait_for_a_slot_and_time_out_unsent() {
     let s = session();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = s.link(&hello(7, None), tx);
     let first = s.start("7", exec("a", 100), Origin::Person).unwrap();
     let second = s.start("7", exec("b", 10), Origin::Person).unwrap();
@@ -84,7 +84,7 @@ async fn queued_requests_wait_for_a_slot_and_time_out_unsent() {
 #[tokio::test(start_paused = true)]
 async fn cancel_ends_queued_at_once_and_asks_the_computer_for_running() {
     let s = session();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = s.link(&hello(7, None), tx);
     let running = s.start("7", exec("a", 100), Origin::Person).unwrap();
     let queued = s
@@ -125,7 +125,7 @@ async fn cancel_ends_queued_at_once_and_asks_the_computer_for_running() {
 #[tokio::test(start_paused = true)]
 async fn dropping_a_ticket_cancels_and_unlinking_fails_the_rest() {
     let s = session();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = s.link(&hello(7, None), tx);
     let t = s.start("7", exec("a", 100), Origin::Person).unwrap();
     let id = t.id.clone();
@@ -141,7 +141,7 @@ async fn dropping_a_ticket_cancels_and_unlinking_fails_the_rest() {
 #[tokio::test]
 async fn targets_resolve_by_full_id_bare_id_or_unique_label() {
     let s = session();
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = mpsc::channel(1024);
     let _a = s.link(&hello(7, Some("miner")), tx.clone());
     let _b = s.link(&hello(8, Some("miner")), tx.clone());
     let _c = s.link(&hello(9, Some("farm")), tx);
@@ -159,7 +159,7 @@ async fn targets_resolve_by_full_id_bare_id_or_unique_label() {
 #[tokio::test(start_paused = true)]
 async fn output_is_attributed_and_the_final_answer_fills_gaps() {
     let s = session();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = s.link(&hello(7, None), tx);
     let mut t = s
         .start("7", exec("a", 100).streaming(), Origin::Person)
@@ -189,7 +189,7 @@ async fn output_is_attributed_and_the_final_answer_fills_gaps() {
 #[tokio::test(start_paused = true)]
 async fn quiet_requests_are_logged_but_leave_the_scrollback_alone() {
     let s = session();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = s.link(&hello(7, None), tx);
     let t = s
         .start(
@@ -216,7 +216,7 @@ async fn quiet_requests_are_logged_but_leave_the_scrollback_alone() {
 #[tokio::test(start_paused = true)]
 async fn a_run_without_deadline_outlives_the_default_and_ends_by_cancel() {
     let s = session();
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let _link = s.link(&hello(7, Some("miner")), tx);
     let spec = RequestSpec::new("exec-lua", json!({"code": "while true do sleep(1) end"}))
         .without_deadline();
@@ -246,4 +246,78 @@ async fn a_run_without_deadline_outlives_the_default_and_ends_by_cancel() {
     let a = p.iter().find(|p| p.request_id == agent.id).unwrap();
     assert!(!a.no_deadline);
     assert_eq!(a.timeout_ms, 30_000);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_streaming_reader_that_falls_behind_loses_chunks_counted_not_memory() {
+    let s = Session::new(
+        Settings {
+            stream_buffer: 16,
+            ..Settings::default()
+        },
+        false,
+    );
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7, None), tx);
+    let mut t = s
+        .start("7", exec("a", 100).streaming(), Origin::Person)
+        .unwrap();
+    let id = t.id.clone();
+    rx.recv().await;
+    // Nobody reads: 16 chunks fit, the other 84 are counted.
+    for i in 0..100 {
+        link.output(&id, Stream::Out, &format!("{i}\n"));
+    }
+    let out = t.output().unwrap();
+    let mut got = Vec::new();
+    while let Ok(c) = out.try_recv() {
+        got.push(c.text);
+    }
+    assert_eq!(got.len(), 16);
+    assert_eq!(got.first().map(String::as_str), Some("0\n"));
+    assert_eq!(got.last().map(String::as_str), Some("15\n"));
+    // Room again: the next chunk comes after a note with the count.
+    link.output(&id, Stream::Out, "100\n");
+    let note = out.try_recv().unwrap();
+    assert_eq!(note.stream, Stream::Err);
+    assert!(note.text.contains("84 output chunks dropped"), "{note:?}");
+    assert_eq!(out.try_recv().unwrap().text, "100\n");
+    // The scrollback kept every line all the same.
+    let lines = s
+        .output_since("7:", 0)
+        .into_iter()
+        .filter(|i| matches!(i.entry, OutputEntry::Line { .. }))
+        .count();
+    assert_eq!(lines, 101);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_whose_queue_fills_is_unlinked_and_its_requests_end() {
+    let s = Session::new(
+        Settings {
+            max_in_flight: 2,
+            ..Settings::default()
+        },
+        false,
+    );
+    // The connection task takes nothing from its queue (its socket is stuck): 4 places.
+    let (tx, _rx) = mpsc::channel(4);
+    let _link = s.link(&hello(7, None), tx);
+    let a = s.start("7", exec("a", 100), Origin::Person).unwrap();
+    let b = s.start("7", exec("b", 100), Origin::Person).unwrap();
+    // Two requests and two cancels fill it; the third cancel does not fit.
+    s.cancel(&a.id).unwrap();
+    s.cancel(&a.id).unwrap();
+    assert!(s.computer("7:").unwrap().online);
+    s.cancel(&a.id).unwrap();
+    let c = s.computer("7:").unwrap();
+    assert!(!c.online, "still linked");
+    assert_eq!(a.wait().await, Err(RequestError::Disconnected));
+    assert_eq!(b.wait().await, Err(RequestError::Disconnected));
+    assert!(s.pending().is_empty());
+    assert!(
+        s.recent(10)
+            .iter()
+            .any(|e| e.event == "unlinked" && e.detail.contains("outbound queue full"))
+    );
 }

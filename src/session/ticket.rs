@@ -15,7 +15,7 @@ pub struct Ticket {
     /// The computer it runs on.
     pub trapos_id: String,
     pub(super) outcome: Option<oneshot::Receiver<Ending>>,
-    pub(super) output: Option<mpsc::UnboundedReceiver<OutputChunk>>,
+    pub(super) output: Option<mpsc::Receiver<OutputChunk>>,
     pub(super) session: Session,
 }
 
@@ -33,7 +33,7 @@ fn gone() -> Ending {
 
 impl Ticket {
     /// Live output, when the request was started with [`RequestSpec::streaming`].
-    pub fn output(&mut self) -> Option<&mut mpsc::UnboundedReceiver<OutputChunk>> {
+    pub fn output(&mut self) -> Option<&mut mpsc::Receiver<OutputChunk>> {
         self.output.as_mut()
     }
 

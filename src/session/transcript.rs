@@ -2,19 +2,18 @@
 //! lines carry what the log leaves out: its origin, its full code, path or arguments, and at
 //! its end the output size and error.
 //!
-//! Entries go to a writer thread over an unbounded channel, so the request path never waits on
-//! the disk nor spends its time (under the session lock) turning them into JSON: the thread
-//! does that, writes what has queued up in one go and flushes whenever the channel runs dry
-//! (a crash loses at most the lines still in the channel or not yet flushed, the same few
-//! milliseconds as before), and rotates the file past a size, keeping a set number of old
-//! files (`transcript.1.jsonl` is the newest of those). One write per burst rather than one
-//! per line: a tool call makes four lines, and writing them one by one cost four wakeups of
-//! this thread and eight `write` calls (BENCHMARKS.md, issue 10). Nothing that reaches the session holds
+//! Lines go to a writer thread over a bounded channel (`transcript_queue` lines), so the
+//! request path never waits on the disk; the thread writes and flushes each line as it comes
+//! (a crash loses at most the lines still in the channel) and rotates the file past a size,
+//! keeping a set number of old files (`transcript.1.jsonl` is the newest of those). When the
+//! disk falls so far behind that the channel is full, further lines are dropped and counted,
+//! and the writer records the count in a `transcript_dropped` line once it catches up:
+//! memory stays bounded and the file says exactly where it has a gap. Nothing that reaches the session holds
 //! a secret or a token: the gateway checks secrets and the MCP endpoint checks tokens before
 //! anything is logged.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
@@ -42,24 +41,26 @@ pub struct Extra {
 }
 
 #[derive(Serialize)]
-struct Line {
+struct Line<'a> {
     #[serde(flatten)]
-    entry: LogEntry,
+    entry: &'a LogEntry,
     #[serde(flatten)]
-    extra: Extra,
+    extra: &'a Extra,
 }
 
 /// Handle of the writer thread; dropping it lets the thread drain and stop.
 #[derive(Debug)]
 pub struct Transcript {
-    tx: Option<mpsc::Sender<Line>>,
+    tx: Option<mpsc::SyncSender<Queued>>,
+    /// Lines dropped because the channel was full since the last line that got in.
+    dropped: u64,
     /// Why the writer stopped, set by the writer thread so the session can say so once.
     failure: Arc<Mutex<Option<String>>>,
 }
 
 impl Transcript {
     /// Starts writing to `dir/transcript.jsonl`; `None` keeps no transcript.
-    pub fn open(dir: Option<&Path>, max_bytes: u64, keep: usize) -> Self {
+    pub fn open(dir: Option<&Path>, max_bytes: u64, keep: usize, queue: usize) -> Self {
         let Some(dir) = dir else {
             return Transcript::off();
         };
@@ -75,36 +76,14 @@ impl Transcript {
         };
         let failure: Arc<Mutex<Option<String>>> = Arc::default();
         let failed = failure.clone();
-        let (tx, rx) = mpsc::channel::<Line>();
+        let (tx, rx) = mpsc::sync_channel::<Queued>(queue.max(1));
         let spawned = std::thread::Builder::new()
             .name("transcript".into())
-            .spawn(move || {
-                let mut text = String::new();
-                while let Ok(first) = rx.recv() {
-                    // Everything queued by now goes out in one write and one flush.
-                    let mut next = Some(first);
-                    let mut result = Ok(());
-                    while let Some(line) = next {
-                        text.clear();
-                        if let Ok(json) = serde_json::to_string(&line) {
-                            text.push_str(&json);
-                            result = writer.write(&text);
-                        }
-                        if result.is_err() {
-                            break;
-                        }
-                        next = rx.try_recv().ok();
-                    }
-                    if let Err(e) = result.and_then(|()| writer.flush()) {
-                        tracing::error!("transcript off: write failed: {e}");
-                        *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
-                        return;
-                    }
-                }
-            });
+            .spawn(move || write_lines(&mut writer, &rx, &failed));
         match spawned {
             Ok(_) => Transcript {
                 tx: Some(tx),
+                dropped: 0,
                 failure,
             },
             Err(e) => {
@@ -117,24 +96,37 @@ impl Transcript {
     fn off() -> Self {
         Transcript {
             tx: None,
+            dropped: 0,
             failure: Arc::default(),
         }
     }
 
     /// Queues one line. Returns why, the one time it finds the writer stopped (a full disk, a
     /// file-size limit): the transcript is off after that, so the caller reports it once.
-    pub fn append(&mut self, entry: &LogEntry, extra: Extra) -> Option<String> {
+    pub fn append(&mut self, entry: &LogEntry, extra: &Extra) -> Option<String> {
         let tx = self.tx.as_ref()?;
-        let line = Line {
-            entry: entry.clone(),
-            extra,
-        };
+        let line = serde_json::to_string(&Line { entry, extra }).ok()?;
         let stopped = self
             .failure
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        if tx.send(line).is_err() || stopped.is_some() {
+        let sent = match tx.try_send(Queued {
+            lost_before: self.dropped,
+            line,
+        }) {
+            Ok(()) => {
+                self.dropped = 0;
+                true
+            }
+            Err(mpsc::TrySendError::Full(_)) => {
+                // The disk is behind: drop and count rather than grow or stall the caller.
+                self.dropped += 1;
+                true
+            }
+            Err(mpsc::TrySendError::Disconnected(_)) => false,
+        };
+        if !sent || stopped.is_some() {
             // Keep the request path going without it.
             self.tx = None;
             return Some(stopped.unwrap_or_else(|| "the writer stopped".into()));
@@ -143,9 +135,47 @@ impl Transcript {
     }
 }
 
+/// A line for the writer, with how many were dropped just before it.
+struct Queued {
+    lost_before: u64,
+    line: String,
+}
+
+/// The writer thread: each line as it comes, a gap line after any that were dropped, until
+/// the handle is gone or a write fails (then `failed` says why).
+fn write_lines(writer: &mut Writer, rx: &mpsc::Receiver<Queued>, failed: &Mutex<Option<String>>) {
+    while let Ok(q) = rx.recv() {
+        let mut result = Ok(());
+        if q.lost_before > 0 {
+            let lost = q.lost_before;
+            tracing::warn!("transcript: {lost} lines dropped (the disk fell behind)");
+            result = writer.write(&gap_line(lost));
+        }
+        if result.is_ok() {
+            result = writer.write(&q.line);
+        }
+        if let Err(e) = result {
+            tracing::error!("transcript off: write failed: {e}");
+            *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+            return;
+        }
+    }
+}
+
+/// The line that marks a gap: `lost` lines were dropped just before it.
+fn gap_line(lost: u64) -> String {
+    serde_json::json!({
+        "event": "transcript_dropped",
+        "timeMs": super::model::epoch_ms(std::time::SystemTime::now()),
+        "detail": format!("{lost} lines dropped here: the disk fell behind (transcript_queue is full)"),
+        "count": lost,
+    })
+    .to_string()
+}
+
 struct Writer {
     dir: PathBuf,
-    file: BufWriter<File>,
+    file: File,
     size: u64,
     max_bytes: u64,
     keep: usize,
@@ -157,7 +187,7 @@ impl Writer {
         let size = file.metadata()?.len();
         Ok(Writer {
             dir: dir.to_owned(),
-            file: BufWriter::with_capacity(64 * 1024, file),
+            file,
             size,
             max_bytes,
             keep,
@@ -168,21 +198,15 @@ impl Writer {
         if self.size > 0 && self.size + line.len() as u64 + 1 > self.max_bytes {
             self.rotate()?;
         }
-        self.file.write_all(line.as_bytes())?;
-        self.file.write_all(b"\n")?;
+        writeln!(self.file, "{line}")?;
+        self.file.flush()?;
         self.size += line.len() as u64 + 1;
         Ok(())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.file.flush()
     }
 
     /// `transcript.jsonl` becomes `transcript.1.jsonl`, `.1` becomes `.2`, …; the oldest beyond
     /// `keep` goes.
     fn rotate(&mut self) -> std::io::Result<()> {
-        // What is buffered belongs to the file being rotated away.
-        self.file.flush()?;
         let _ = std::fs::remove_file(rotated(&self.dir, self.keep.max(1)));
         for n in (1..self.keep).rev() {
             let from = rotated(&self.dir, n);
@@ -196,7 +220,7 @@ impl Writer {
         } else {
             std::fs::rename(&current, rotated(&self.dir, 1))?;
         }
-        self.file = BufWriter::with_capacity(64 * 1024, open_append(&current)?);
+        self.file = open_append(&current)?;
         self.size = 0;
         Ok(())
     }
@@ -241,10 +265,10 @@ mod tests {
     #[test]
     fn rotates_by_size_and_keeps_the_set_number() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
-        let mut t = Transcript::open(Some(dir.path()), 4096, 2);
+        let mut t = Transcript::open(Some(dir.path()), 4096, 2, 1024);
         for i in 0..200 {
             let e = State::entry("request", format!("entry {i:04} {}", "x".repeat(60)));
-            t.append(&e, Extra::default());
+            t.append(&e, &Extra::default());
         }
         drop(t);
         // The writer drains after the handle is gone; wait for the last line.
@@ -271,6 +295,44 @@ mod tests {
         }
         let newest = std::fs::read_to_string(dir.path().join(FILE))?;
         assert!(newest.contains("entry 0199"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_full_queue_drops_lines_counts_them_and_writes_the_count()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        // The writer is not running yet: as if the disk had stopped.
+        let (tx, rx) = mpsc::sync_channel::<Queued>(8);
+        let mut t = Transcript {
+            tx: Some(tx),
+            dropped: 0,
+            failure: Arc::default(),
+        };
+        for i in 0..20 {
+            let e = State::entry("request", format!("entry {i:02}"));
+            assert_eq!(t.append(&e, &Extra::default()), None);
+        }
+        assert_eq!(t.dropped, 12);
+        // The disk catches up by one line; the next line gets in, carrying the count.
+        let mut writer = Writer::open(dir.path(), 1 << 20, 1)?;
+        let first = rx.recv()?;
+        writer.write(&first.line)?;
+        t.append(&State::entry("request", "entry 20"), &Extra::default());
+        assert_eq!(t.dropped, 0);
+        drop(t);
+        write_lines(&mut writer, &rx, &Mutex::new(None));
+        let text = std::fs::read_to_string(dir.path().join(FILE))?;
+        let lines: Vec<Value> = text
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?;
+        // entries 00-07, the gap where 08-19 were, entry 20.
+        assert_eq!(lines.len(), 10, "{text}");
+        assert_eq!(lines[7]["detail"], "entry 07");
+        assert_eq!(lines[8]["event"], "transcript_dropped");
+        assert_eq!(lines[8]["count"], 12);
+        assert_eq!(lines[9]["detail"], "entry 20");
         Ok(())
     }
 }

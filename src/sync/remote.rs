@@ -109,6 +109,8 @@ pub async fn sums(st: &State) -> Result<BTreeMap<String, Sum>, Failure> {
         let mut parts = line.split('\t');
         if let (Some(name), Some(size), Some(sum)) = (parts.next(), parts.next(), parts.next())
             && let (Ok(size), Ok(sum)) = (size.parse(), sum.parse())
+            // The pieces of a put still going (or killed): not a file of the folder.
+            && !name.ends_with(transfer::PART_SUFFIX)
         {
             out.insert(name.to_owned(), (size, sum));
         }
@@ -116,22 +118,7 @@ pub async fn sums(st: &State) -> Result<BTreeMap<String, Sum>, Failure> {
     Ok(out)
 }
 
-/// A Lua string literal of any bytes.
-pub fn lua_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for b in s.bytes() {
-        match b {
-            b'"' | b'\\' => {
-                out.push('\\');
-                out.push(b as char);
-            }
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\{b:03}")),
-        }
-    }
-    out.push('"');
-    out
-}
+pub use transfer::lua_string;
 
 /// `--pull`: copies down the computer's files that differ from the local ones. Names that
 /// would leave the folder or that the sync ignores are skipped.

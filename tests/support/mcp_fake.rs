@@ -51,7 +51,7 @@ pub fn link_fake(session: &Session, id: u64, label: Option<&str>, seen: Shared) 
         host: Some("test".into()),
         max_message: None,
     };
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mpsc::channel(1024);
     let link = Arc::new(session.link(&hello, tx));
     tokio::spawn(async move {
         let mut files: HashMap<String, Vec<u8>> = HashMap::new();

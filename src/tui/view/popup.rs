@@ -25,7 +25,7 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     (
         "F8",
-        "attach: every key goes to the computer; F8 again detaches",
+        "attach: keys go to the computer (CC has no Esc); F8 again detaches",
     ),
     ("Tab / Shift-Tab", "move focus between panes"),
     ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk"),

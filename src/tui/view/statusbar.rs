@@ -107,9 +107,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             format!(" ATTACHED to {who} "),
             t.warn.add_modifier(ratatui::style::Modifier::REVERSED),
         ));
-        spans.push(Span::raw("  keys go to the computer · "));
-        spans.push(Span::styled("F8", t.key));
-        spans.push(Span::raw(" detach  "));
+        if let Some((text, error)) = &app.notice {
+            // A note about the last key (Esc, say) replaces the reminder, next to the marker.
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(
+                text.clone(),
+                if *error { t.error } else { t.ok },
+            ));
+            spans.push(Span::raw("  "));
+        } else {
+            spans.push(Span::raw("  keys go to the computer · "));
+            spans.push(Span::styled("F8", t.key));
+            spans.push(Span::raw(" detach  "));
+        }
     } else {
         match &app.notice {
             Some((text, error)) => spans.push(Span::styled(
