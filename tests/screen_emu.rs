@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use fake::{call, data, text};
 use serde_json::{Value, json};
-use support::{TestHost, emulated, start_host, wait_until};
+use support::{TestHost, emulated, emulated_sized, start_host, wait_until};
 use trapdesk::session::Origin;
 
 /// Boots an emulated computer and waits until its screen server serves.
@@ -70,8 +70,7 @@ fn prompt_ready(rows: &[String]) -> bool {
     rows.iter().any(|r| r.starts_with('>'))
 }
 
-/// Waits for the shell, then presses enter for a prompt of its own (the client's "linked"
-/// line is printed where the first prompt was).
+/// Waits for the shell, then presses enter for a prompt of its own.
 async fn fresh_prompt(client: &fake::Client, target: &str) -> Value {
     screen_until(client, target, prompt_ready).await;
     let r = call(
@@ -376,4 +375,194 @@ async fn terminate_stops_a_program_as_holding_ctrl_t_does() {
         rows.iter().any(|r| r == "Terminated")
     })
     .await;
+}
+
+/// Waits until the session lists `trapos_id` online (or offline).
+async fn online(host: &TestHost, trapos_id: &str, want: bool) {
+    let start = Instant::now();
+    while host.session.computer(trapos_id).is_some_and(|c| c.online) != want {
+        assert!(
+            start.elapsed() < Duration::from_secs(40),
+            "{trapos_id} never went {}",
+            if want { "online" } else { "offline" }
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_linked_line_sits_above_a_clean_first_prompt() {
+    let host = start_host().await;
+    let _c = screen_computer(&host, 37, "clean").await;
+    let (client, _) = fake::connect(&host.mcp_url()).await;
+    // No key pressed: the first prompt the shell drew.
+    let d = screen_until(&client, "clean", prompt_ready).await;
+    let shown = rows(&d);
+    let y = d["cursor"]["y"].as_u64().unwrap() as usize;
+    assert_eq!(
+        shown[y - 1].trim_end(),
+        ">",
+        "the prompt line holds the prompt alone:\n{}",
+        shown.join("\n")
+    );
+    assert_eq!(d["cursor"]["x"], 3, "the cursor waits after the prompt");
+    let linked = shown
+        .iter()
+        .position(|r| r.trim_end() == "trapdesk: linked as 37:clean")
+        .unwrap_or_else(|| panic!("the linked line is shown:\n{}", shown.join("\n")));
+    assert!(linked < y - 1, "above the prompt:\n{}", shown.join("\n"));
+    // Typing at that prompt works as on any prompt.
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "clean", "text": "ls\n"}),
+    )
+    .await;
+    screen_until(&client, "clean", |rows| rows.iter().any(|r| r == "> ls")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turtle_and_pocket_sizes_and_a_resize_are_followed() {
+    let host = start_host().await;
+    let turtle = emulated_sized(&host, 38, Some("turtle"), trapdesk::emu::TURTLE_SIZE).await;
+    let pocket = emulated_sized(&host, 39, Some("pocket"), trapdesk::emu::POCKET_SIZE).await;
+    for id in ["38:turtle", "39:pocket"] {
+        wait_until(|| {
+            host.session
+                .computer(id)
+                .is_some_and(|c| c.serves.iter().any(|s| s == "screen"))
+        })
+        .await;
+    }
+    assert_eq!(turtle.screen_size(), (39, 13));
+    let (client, _) = fake::connect(&host.mcp_url()).await;
+    for (target, w, h) in [("turtle", 39, 13), ("pocket", 26, 20)] {
+        let d = screen_until(&client, target, prompt_ready).await;
+        assert_eq!(
+            (d["width"].as_u64(), d["height"].as_u64()),
+            (Some(w), Some(h)),
+            "{target}: {d}"
+        );
+        assert_eq!(rows(&d).len(), h as usize);
+        assert!(rows(&d).iter().all(|r| r.chars().count() <= w as usize));
+    }
+
+    // Watched: a resize sends a whole frame by itself, the prompt kept where it fits.
+    let watch = host.session.watch_screen("pocket").unwrap();
+    wait_until(|| {
+        host.session
+            .screen("39:pocket")
+            .is_some_and(|f| f.width == 26)
+    })
+    .await;
+    pocket.resize(30, 10);
+    wait_until(|| {
+        host.session.screen("39:pocket").is_some_and(|f| {
+            f.width == 30 && f.height == 10 && f.text_rows().iter().any(|r| r.starts_with('>'))
+        })
+    })
+    .await;
+    drop(watch);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Not watched: read-screen shows the new size, and typing draws at it.
+    pocket.resize(45, 15);
+    let d = screen_until(&client, "pocket", |rows| rows.len() == 15).await;
+    assert_eq!(d["width"], 45, "{d}");
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "pocket", "text": "echo-after-resize-wide-text"}),
+    )
+    .await;
+    let d = screen_until(&client, "pocket", |rows| {
+        rows.iter()
+            .any(|r| r.contains("echo-after-resize-wide-text"))
+    })
+    .await;
+    assert_eq!(
+        (d["width"].as_u64(), d["height"].as_u64()),
+        (Some(45), Some(15))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reboot_relinks_and_shutdown_stays_off() {
+    let host = start_host().await;
+    let c = screen_computer(&host, 40, "power").await;
+    let (client, _) = fake::connect(&host.mcp_url()).await;
+    screen_until(&client, "power", prompt_ready).await;
+    std::fs::write(
+        host.dir.path().join("computers/40/marker.lua"),
+        "print(\"booted\")\n",
+    )
+    .unwrap();
+    // Holding ctrl+R: the computer answers, reboots and links again.
+    let r = call(
+        &client,
+        "send-input",
+        json!({"traposId": "power", "keys": ["reboot"], "waitMs": 0}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // A new link (its connected_at moves on): the old one may be seen closing, or be replaced.
+    let before = host.session.computer("40:power").unwrap().connected_at;
+    let start = Instant::now();
+    while !host
+        .session
+        .computer("40:power")
+        .is_some_and(|c| c.online && c.connected_at > before)
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(40),
+            "never linked again"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!c.is_stopped());
+    wait_until(|| {
+        host.session
+            .computer("40:power")
+            .is_some_and(|c| c.serves.iter().any(|s| s == "input"))
+    })
+    .await;
+    // A fresh boot: a clean screen with the linked line and a prompt, and it takes input.
+    let d = screen_until(&client, "power", prompt_ready).await;
+    assert!(
+        rows(&d)
+            .iter()
+            .any(|r| r.trim_end() == "trapdesk: linked as 40:power"),
+        "{d}"
+    );
+    call(
+        &client,
+        "send-input",
+        json!({"traposId": "power", "text": "marker\n"}),
+    )
+    .await;
+    screen_until(&client, "power", |rows| rows.iter().any(|r| r == "booted")).await;
+
+    // Holding ctrl+S: the computer turns off, the link drops and stays down.
+    let r = call(
+        &client,
+        "send-input",
+        json!({"traposId": "power", "keys": ["shutdown"], "waitMs": 0}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    tokio::time::timeout(Duration::from_secs(20), c.wait_stopped())
+        .await
+        .expect("the computer turns off");
+    online(&host, "40:power", false).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        !host.session.computer("40:power").unwrap().online,
+        "a computer that is off does not link again"
+    );
+    let r = call(&client, "read-screen", json!({"traposId": "power"})).await;
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "an offline computer has no screen to read"
+    );
 }

@@ -66,7 +66,10 @@ async fn space_marks_several_and_f5_sends_to_each() {
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.focus, Focus::Editor);
     typ(&mut app, "x");
-    let out = app.on_key(key(KeyCode::F(5)));
+    // A run on several computers waits for `y`, saying how many.
+    assert!(app.on_key(key(KeyCode::F(5))).is_empty());
+    assert!(matches!(app.popup, Some(Popup::ConfirmRun(..))));
+    let out = app.on_key(key(KeyCode::Char('y')));
     let Some(Intent::Start { targets, .. }) = out.first() else {
         panic!("no start: {out:?}");
     };

@@ -156,3 +156,64 @@ async fn attach_needs_a_computer_and_help_lists_the_keys() {
     assert!(shown.contains("F9"), "{shown}");
     assert!(shown.contains("F8"), "{shown}");
 }
+
+#[tokio::test]
+async fn esc_while_attached_is_not_sent_and_says_why() {
+    let mut app = with_screen();
+    app.on_key(key(KeyCode::F(8)));
+    app.screen = Some(shell_frame());
+    let intents = app.on_key(key(KeyCode::Esc));
+    assert!(intents.is_empty(), "CC has no Esc key: {intents:?}");
+    assert!(app.attached, "Esc does not detach");
+    let shown = screen(&app, 160, 32);
+    assert!(shown.contains("ATTACHED"), "{shown}");
+    assert!(
+        shown.contains("Esc is not sent: CC computers have no Esc key"),
+        "the status line says why: {shown}"
+    );
+    // The next key goes through and the note makes way for the reminder again.
+    let intents = app.on_key(key(KeyCode::Char('a')));
+    assert_eq!(intents.len(), 1);
+    assert!(screen(&app, 160, 32).contains("keys go to the computer"));
+    // Help says it too.
+    app.on_key(key(KeyCode::F(8)));
+    app.focus = Focus::Computers;
+    app.on_key(key(KeyCode::Char('?')));
+    assert!(screen(&app, 120, 60).contains("(CC has no Esc)"));
+}
+
+/// A frame of the given size with a prompt on its first row.
+fn sized_frame(width: usize, height: usize) -> ScreenFrame {
+    let v = json!({"full": true, "seq": 1, "width": width, "height": height, "colour": false,
+    "cursor": {"x": 3, "y": 1, "blink": true},
+    "rows": [
+        {"y": 1, "text": "> ", "fg": "00", "bg": "ff"},
+        {"y": height, "text": "bottom", "fg": "000000", "bg": "ffffff"},
+    ]});
+    ScreenFrame::apply(None, &v).unwrap()
+}
+
+#[tokio::test]
+async fn turtle_and_pocket_screens_are_drawn_at_their_size() {
+    for (w, h, name) in [(39usize, 13usize, "turtle"), (26, 20, "pocket")] {
+        let mut app = with_screen();
+        app.on_key(key(KeyCode::F(9)));
+        app.screen = Some(sized_frame(w, h));
+        let shown = screen(&app, 170, 32);
+        let lines: Vec<&str> = shown.lines().collect();
+        // The pane is the terminal's width plus its two borders.
+        let top = lines
+            .iter()
+            .position(|l| l.contains("┌ Screen "))
+            .unwrap_or_else(|| panic!("{name}: {shown}"));
+        let line: Vec<char> = lines[top].chars().collect();
+        let at = lines[top].find("┌ Screen ").unwrap();
+        let left = lines[top][..at].chars().count();
+        let right = left + line[left..].iter().position(|c| *c == '┐').unwrap();
+        assert_eq!(right - left + 1, w + 2, "{name}: {shown}");
+        // Its last row is the terminal's last row.
+        assert!(lines[top + h].contains("bottom"), "{name}: {shown}");
+        assert!(!lines[top + h + 1].contains("bottom"), "{name}: {shown}");
+        insta::assert_snapshot!(format!("sized_{name}"), shown);
+    }
+}

@@ -502,7 +502,114 @@ end
 
 local function fail(err) return { ok = false, error = tostring(err), bytes = 0 } end
 
---- Write bytes to a file atomically (temp beside the target, then replace).
+-- A write replaces a file in steps, any of which a crash (the server stopping, the computer
+-- unloaded, kill -9 of an emulator) can interrupt:
+--   1. a journal entry naming the file goes into `lib.JOURNAL` (a file whose last byte is "\n"
+--      once complete);
+--   2. the new content goes to `.NAME.trapdesk-new` beside the file;
+--   3. the old file is renamed to `.NAME.trapdesk-old` (CC's fs.move refuses to replace a file,
+--      so there is no single atomic replace);
+--   4. the new one is renamed to NAME;
+--   5. the old one and the journal entry are deleted.
+-- `recoverWrite` finishes or undoes an interrupted write so that NAME holds the old content
+-- (interrupted in 1-2) or the new one (3-5), never a mix and never nothing: between 3 and 4
+-- NAME is missing, and only the journal says so. `recoverWrites` runs at boot (startup.lua)
+-- and every write runs `recoverWrite` on its own path first.
+
+--- Where writes in progress are journalled (one file per write).
+lib.JOURNAL = "/trapdesk/journal"
+
+local function sidecars(path)
+    local dir, name = fs.getDir(path), fs.getName(path)
+    return fs.combine(dir, "." .. name .. ".trapdesk-new"), fs.combine(dir, "." .. name .. ".trapdesk-old")
+end
+
+--- Finish or undo an interrupted write of `path` (see above); true when `path` is consistent.
+-- @tparam string path The file.
+-- @treturn boolean Whether no interrupted write is left behind.
+-- @treturn[opt] string Why not.
+function lib.recoverWrite(path)
+    path = fs.combine(path, "")
+    local new, old = sidecars(path)
+    local ok, err = pcall(function()
+        if fs.exists(old) and not fs.isDir(old) then
+            if fs.exists(path) then
+                -- Interrupted after step 4: the new file is in place.
+                fs.delete(old)
+            elseif fs.exists(new) then
+                -- Between steps 3 and 4: the new content is complete (step 2 ended before 3).
+                fs.move(new, path)
+                fs.delete(old)
+            else
+                fs.move(old, path)
+            end
+        end
+        -- Interrupted in step 2 (or before 3): the old file was never touched.
+        if fs.exists(new) and not fs.isDir(new) then fs.delete(new) end
+    end)
+    if not ok then return false, tostring(err) end
+    return true
+end
+
+--- Recover every write the journal names (at boot, before anything reads the files).
+-- @treturn number How many interrupted writes were found.
+function lib.recoverWrites()
+    local dir = lib.JOURNAL
+    if not fs.isDir(dir) then return 0 end
+    local n = 0
+    for _, entry in ipairs(fs.list(dir)) do
+        local full = fs.combine(dir, entry)
+        local h = fs.open(full, "rb")
+        local text = h and h.readAll() or ""
+        if h then h.close() end
+        -- A torn entry (no final newline) was cut in step 1: nothing else was touched.
+        local path = text:match("^(.-)\n$")
+        if path and path ~= "" then
+            n = n + 1
+            lib.recoverWrite(path)
+        end
+        pcall(fs.delete, full)
+    end
+    return n
+end
+
+local function journal(path)
+    local dir = lib.JOURNAL
+    if not fs.isDir(dir) then pcall(fs.makeDir, dir) end
+    local entry
+    repeat
+        entry = fs.combine(dir, tostring(math.random(1, 0x7fffffff)))
+    until not fs.exists(entry)
+    local h, err = fs.open(entry, "wb")
+    if not h then return nil, err or ("Cannot write /" .. entry) end
+    local ok, werr = pcall(h.write, path .. "\n")
+    pcall(h.close)
+    if not ok then
+        pcall(fs.delete, entry)
+        return nil, werr
+    end
+    return entry
+end
+
+-- Steps 3-5 (the complete new content is in `new`). A failure that is not a crash puts the
+-- old file back.
+local function swap(path, new, old)
+    local ok, err = pcall(function()
+        if fs.exists(path) then fs.move(path, old) end
+        fs.move(new, path)
+        if fs.exists(old) then fs.delete(old) end
+    end)
+    if not ok then
+        pcall(function()
+            if fs.exists(old) and not fs.exists(path) then fs.move(old, path) end
+            if fs.exists(new) then fs.delete(new) end
+        end)
+    end
+    return ok, err
+end
+
+--- Write bytes to a file atomically: after a crash at any point the file holds its old
+-- content or the new one (see the steps above).
 -- @tparam string path The file.
 -- @tparam string bytes The content.
 -- @tparam[opt] boolean append Add to the end of the existing content.
@@ -519,6 +626,8 @@ function lib.writeFile(path, bytes, append)
         local ok, err = pcall(fs.makeDir, dir)
         if not ok then return fail(err) end
     end
+    local rok, rerr = lib.recoverWrite(path)
+    if not rok then return fail(rerr) end
     local content = bytes
     if append and fs.exists(path) then
         local h = fs.open(path, "rb")
@@ -526,22 +635,54 @@ function lib.writeFile(path, bytes, append)
         content = (h.readAll() or "") .. bytes
         h.close()
     end
-    local tmp
-    repeat
-        tmp = fs.combine(dir, "." .. fs.getName(path) .. "." .. math.random(1, 0x7fffffff) .. ".tmp")
-    until not fs.exists(tmp)
-    local h, err = fs.open(tmp, "wb")
-    if not h then return fail(err or ("Cannot write /" .. tmp)) end
+    local new, old = sidecars(path)
+    -- Without its journal entry a crash mid-swap could not be undone: do not start.
+    local entry, jerr = journal(path)
+    if not entry then return fail(jerr) end
+    local function forget() pcall(fs.delete, entry) end
+    local h, err = fs.open(new, "wb")
+    if not h then forget() return fail(err or ("Cannot write /" .. new)) end
     local ok, werr = pcall(h.write, content)
-    h.close()
-    if not ok then pcall(fs.delete, tmp) return fail(werr) end
-    -- fs.move onto an existing file fails, so delete the target first.
-    ok, werr = pcall(function()
-        if fs.exists(path) then fs.delete(path) end
-        fs.move(tmp, path)
-    end)
-    if not ok then pcall(fs.delete, tmp) return fail(werr) end
+    local cok, cerr = pcall(h.close)
+    if ok and not cok then ok, werr = false, cerr end
+    -- CraftOS-PC drops what does not fit on a full disk without an error (found by
+    -- tests/craftos_resilience.rs): only the size on disk tells. Swapping in a short file
+    -- would tear the old one.
+    if ok then
+        local sok, size = pcall(fs.getSize, new)
+        if not sok or size ~= #content then
+            ok, werr = false, ("Out of space: wrote %s of %d bytes of /%s"):format(
+                sok and tostring(size) or "none", #content, path)
+        end
+    end
+    if not ok then pcall(fs.delete, new) forget() return fail(werr) end
+    ok, werr = swap(path, new, old)
+    forget()
+    if not ok then return fail(werr) end
     return { ok = true, bytes = #bytes }
+end
+
+--- Move a complete file (the pieces of a put, say) over `path`, with the same guarantee as
+-- @{writeFile}: after a crash at any point `path` holds its old content or `from`'s.
+-- @tparam string from The complete file.
+-- @tparam string path The target.
+-- @treturn table `{ok, error?}`.
+function lib.moveInto(from, path)
+    expect(1, from, "string")
+    expect(2, path, "string")
+    from, path = fs.combine(from, ""), fs.combine(path, "")
+    if path == "" or fs.isDir(path) then return fail("Is a directory: /" .. path) end
+    if not fs.exists(from) or fs.isDir(from) then return fail("No such file: /" .. from) end
+    local rok, rerr = lib.recoverWrite(path)
+    if not rok then return fail(rerr) end
+    local new, old = sidecars(path)
+    local entry, jerr = journal(path)
+    if not entry then return fail(jerr) end
+    local ok, err = pcall(fs.move, from, new)
+    if ok then ok, err = swap(path, new, old) end
+    pcall(fs.delete, entry)
+    if not ok then return fail(err) end
+    return { ok = true }
 end
 
 --- Read a file, or one page of it, as bytes.

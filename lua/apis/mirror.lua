@@ -77,9 +77,12 @@ function mirror.install(native)
     local function mark(y) rec.dirty[y] = true rec.changed = true end
     local function moved() rec.changed = true rec.cursorMoved = true end
 
+    local checkSize -- forward: a draw outside the recorded size may mean the terminal grew
+
     local function put(s, f, b)
         local n = #s
         local y = cy
+        if n > 0 and (y > H or cx + n - 1 > W) and y >= 1 then checkSize() end
         if y >= 1 and y <= H and n > 0 then
             local x1, x2 = cx, cx + n - 1
             if x2 >= 1 and x1 <= W then
@@ -99,6 +102,7 @@ function mirror.install(native)
     end
 
     local function clearRow(y)
+        if y > H then checkSize() end
         if y >= 1 and y <= H then
             text[y], fg[y], bg[y] = (" "):rep(W), tc:rep(W), bc:rep(W)
             mark(y)
@@ -116,6 +120,7 @@ function mirror.install(native)
     end
     function wrap.clear()
         orig.clear()
+        checkSize()
         for y = 1, H do clearRow(y) end
     end
     function wrap.clearLine()
@@ -172,17 +177,31 @@ function mirror.install(native)
     end
     rec.wrappers = wrap
 
-    --- Follows a resize (call it on `term_resize`): a new size starts a blank record.
-    function rec.checkSize()
+    --- Follows a resize as CC's terminal does: what fits stays, new cells are blank in the
+    -- current colours, and the next take is a full frame. Called on `term_resize` (which only
+    -- reaches the top-level programs: multishell keeps it from its tabs), before every frame,
+    -- on every watched tick, and when something is drawn outside the recorded size.
+    checkSize = function()
         local w, h = orig.getSize()
-        if w ~= W or h ~= H then
-            W, H = w, h
-            blankRows()
-            rec.changed = true
-            return true
+        if w == W and h == H then return false end
+        for y = 1, h do
+            if y > H then
+                text[y], fg[y], bg[y] = (" "):rep(w), tc:rep(w), bc:rep(w)
+            elseif w < W then
+                text[y], fg[y], bg[y] = text[y]:sub(1, w), fg[y]:sub(1, w), bg[y]:sub(1, w)
+            elseif w > W then
+                local more = w - W
+                text[y], fg[y], bg[y] = text[y] .. (" "):rep(more), fg[y] .. tc:rep(more), bg[y] .. bc:rep(more)
+            end
         end
-        return false
+        for y = h + 1, H do text[y], fg[y], bg[y] = nil, nil, nil end
+        W, H = w, h
+        rec.dirty = {}
+        rec.full = true
+        rec.changed = true
+        return true
     end
+    rec.checkSize = checkSize
 
     local function rowsOf(all)
         local rows = {}

@@ -31,6 +31,8 @@ local root = clientRoot()
 local sandbox = dofile(root .. "apis/libsandbox.lua")
 local lib = dofile(root .. "apis/libmcpcomputer.lua")
 local base64 = dofile(root .. "apis/base64.lua")
+-- Interrupted writes are journalled here; startup.lua recovers them at boot.
+lib.JOURNAL = root .. "journal"
 
 -- Large payloads (base64 both ways) run in slices: every ~25 ms of work the request lets the
 -- computer pull events, so it never nears CC's "Too long without yielding" watchdog and the

@@ -223,10 +223,12 @@ local function updates()
         if ev == "timer" and a == timer then
             timer = nil
             if watching then
+                rec.checkSize()
                 local msg = frame(false)
                 if msg then os.queueEvent("trapdesk_screen", json.encode(msg)) end
             end
         elseif ev == "term_resize" then
+            -- A resize sends a whole frame at the next tick (checkSize marks it full).
             rec.checkSize()
         elseif ev == "trapdesk_screen_resync" then
             rec.full = true

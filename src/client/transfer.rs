@@ -123,11 +123,21 @@ pub const PART_SUFFIX: &str = ".trapdesk-part";
 /// Moves the finished part over the target in one step on the computer: nothing else runs
 /// between the delete and the move (CC runs one coroutine at a time and these do not yield).
 /// `fs.move` onto an existing file fails, hence the delete.
+// The client's own journalled move (`moveInto`, the same steps as its write-file) when it has
+// one: with a plain delete-then-move, a computer killed between the two is left with neither
+// file (tests/torn_files.rs found that window in write-file).
 const MOVE_LUA: &str = r#"
 local part, path = ...
 part, path = fs.combine(part, ""), fs.combine(path, "")
 if fs.isDir(path) then fs.delete(part) error("Is a directory: /" .. path, 0) end
 if not fs.exists(part) then error("the pieces of /" .. path .. " are gone from the computer", 0) end
+local lok, lib = pcall(dofile, "/trapdesk/apis/libmcpcomputer.lua")
+if lok and type(lib) == "table" and lib.moveInto then
+  lib.JOURNAL = "/trapdesk/journal"
+  local r = lib.moveInto(part, path)
+  if not r.ok then pcall(fs.delete, part) error(r.error, 0) end
+  return true
+end
 local ok, err = pcall(function()
   if fs.exists(path) then fs.delete(path) end
   fs.move(part, path)

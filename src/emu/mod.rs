@@ -8,7 +8,8 @@
 //! - `boot`: a fresh Lua state per power cycle: natives, watchdog, bios.
 //! - `machine`: the computer's own OS thread: event queue, timers, the coroutine loop, power cycles.
 //! - `value`: event arguments as they cross from Rust into Lua.
-//! - `term`: the 51x19 text screen and the native `term` table.
+//! - `term`: the text screen (a computer's, turtle's or pocket computer's size) and the native
+//!   `term` table.
 //! - `fs`: the computer's disk, a host directory with CC's path rules; `handles`: its file handles.
 //! - `os_api`: the Rust half of `os` (timers, clock, labels, power).
 //! - `net`: `http.websocket*` and `http.get`, bridged onto the tokio runtime.
@@ -80,7 +81,16 @@ pub struct ComputerSpec {
     /// How long a coroutine may run without yielding before "Too long without yielding"
     /// (7 s on CC: Tweaked; tests shorten it).
     pub yield_timeout: Duration,
+    /// The terminal's size in cells (columns, rows): [`COMPUTER_SIZE`] unless set.
+    pub size: (usize, usize),
 }
+
+/// A computer's terminal size, as CC: Tweaked gives it.
+pub const COMPUTER_SIZE: (usize, usize) = (51, 19);
+/// A turtle's terminal size.
+pub const TURTLE_SIZE: (usize, usize) = (39, 13);
+/// A pocket computer's terminal size.
+pub const POCKET_SIZE: (usize, usize) = (26, 20);
 
 impl ComputerSpec {
     /// A spec with CC's default yield timeout of 7 s.
@@ -90,7 +100,14 @@ impl ComputerSpec {
             label,
             root,
             yield_timeout: Duration::from_secs(7),
+            size: COMPUTER_SIZE,
         }
+    }
+
+    /// The same spec with another terminal size (say [`TURTLE_SIZE`] or [`POCKET_SIZE`]).
+    pub fn with_size(mut self, size: (usize, usize)) -> Self {
+        self.size = size;
+        self
     }
 }
 
@@ -116,7 +133,7 @@ impl Computer {
             source,
         })?;
         let (tx, rx) = std::sync::mpsc::channel();
-        let screen = Arc::new(Mutex::new(term::Screen::new()));
+        let screen = Arc::new(Mutex::new(term::Screen::new(spec.size.0, spec.size.1)));
         let (stopped_tx, stopped) = tokio::sync::watch::channel(false);
         let id = spec.id;
         let machine = machine::Machine::new(spec, rt, tx.clone(), rx, screen.clone());
@@ -200,6 +217,24 @@ impl Computer {
             Ok(s) => s.lines(),
             Err(p) => p.into_inner().lines(),
         }
+    }
+
+    /// The terminal's size in cells (columns, rows).
+    pub fn screen_size(&self) -> (usize, usize) {
+        match self.screen.lock() {
+            Ok(s) => s.size(),
+            Err(p) => p.into_inner().size(),
+        }
+    }
+
+    /// Resizes the terminal as CC does when a monitor or the window holding the terminal
+    /// changes size: what fits is kept, and a `term_resize` event is queued.
+    pub fn resize(&self, width: usize, height: usize) {
+        match self.screen.lock() {
+            Ok(mut s) => s.resize(width, height),
+            Err(p) => p.into_inner().resize(width, height),
+        }
+        self.queue_event("term_resize", Vec::new());
     }
 
     /// Restarts the computer: a fresh Lua state that runs startup again. Returns at once.

@@ -1,16 +1,16 @@
-//! The computer's screen: a 51x19 grid of bytes with colours, drawn by the native `term` table.
-//! The handle reads it for `screen_text`; `run_lua` reads what was written through `capture`.
+//! The computer's screen: a grid of bytes with colours (51x19 on a computer, 39x13 on a turtle,
+//! 26x20 on a pocket computer), drawn by the native `term` table. The handle reads it for
+//! `screen_text` and resizes it as a monitor or window resize would; `run_lua` reads what was
+//! written through `capture`.
 
 use mlua::{Lua, Table};
 
 use super::machine::{Ctx, lock};
 
-/// CC's computer screen size.
-pub(crate) const WIDTH: usize = 51;
-pub(crate) const HEIGHT: usize = 19;
-
 /// The screen and cursor state.
 pub(crate) struct Screen {
+    width: usize,
+    height: usize,
     text: Vec<Vec<u8>>,
     fg: Vec<Vec<u8>>,
     bg: Vec<Vec<u8>>,
@@ -28,8 +28,10 @@ pub(crate) struct Screen {
 }
 
 impl Screen {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(width: usize, height: usize) -> Self {
         let mut s = Self {
+            width: width.max(1),
+            height: height.max(1),
             text: Vec::new(),
             fg: Vec::new(),
             bg: Vec::new(),
@@ -47,9 +49,10 @@ impl Screen {
 
     /// Blank screen, cursor home, default colours: the state at boot.
     pub(crate) fn reset(&mut self) {
-        self.text = vec![vec![b' '; WIDTH]; HEIGHT];
-        self.fg = vec![vec![b'0'; WIDTH]; HEIGHT];
-        self.bg = vec![vec![b'f'; WIDTH]; HEIGHT];
+        let (w, h) = (self.width, self.height);
+        self.text = vec![vec![b' '; w]; h];
+        self.fg = vec![vec![b'0'; w]; h];
+        self.bg = vec![vec![b'f'; w]; h];
         self.x = 1;
         self.y = 1;
         self.text_colour = b'0';
@@ -57,6 +60,32 @@ impl Screen {
         self.blink = false;
         self.palette = DEFAULT_PALETTE;
         self.capture = None;
+    }
+
+    /// The size in cells.
+    pub(crate) fn size(&self) -> (usize, usize) {
+        (self.width, self.height)
+    }
+
+    /// Changes the size as CC: Tweaked's terminal does: what fits stays where it was, new
+    /// cells are blank in the current colours. The cursor stays put (it may now lie off screen).
+    pub(crate) fn resize(&mut self, width: usize, height: usize) {
+        let (width, height) = (width.max(1), height.max(1));
+        let fit = |rows: &mut Vec<Vec<u8>>, fill: u8| {
+            rows.truncate(height);
+            for r in rows.iter_mut() {
+                r.resize(width, fill);
+            }
+            while rows.len() < height {
+                rows.push(vec![fill; width]);
+            }
+        };
+        let (tc, bc) = (self.text_colour, self.back_colour);
+        fit(&mut self.text, b' ');
+        fit(&mut self.fg, tc);
+        fit(&mut self.bg, bc);
+        self.width = width;
+        self.height = height;
     }
 
     /// The lines as text, trailing blanks kept (a fixed-size grid).
@@ -73,7 +102,7 @@ impl Screen {
         }
         for (i, ch) in text.iter().enumerate() {
             let x = self.x + i as i64;
-            if self.y >= 1 && self.y <= HEIGHT as i64 && x >= 1 && x <= WIDTH as i64 {
+            if self.y >= 1 && self.y <= self.height as i64 && x >= 1 && x <= self.width as i64 {
                 let (row, col) = ((self.y - 1) as usize, (x - 1) as usize);
                 self.text[row][col] = *ch;
                 self.fg[row][col] = fg
@@ -88,30 +117,32 @@ impl Screen {
     }
 
     fn scroll(&mut self, n: i64) {
-        for _ in 0..n.unsigned_abs().min(HEIGHT as u64) {
+        let width = self.width;
+        for _ in 0..n.unsigned_abs().min(self.height as u64) {
             if n > 0 {
                 self.text.remove(0);
                 self.fg.remove(0);
                 self.bg.remove(0);
-                self.text.push(vec![b' '; WIDTH]);
-                self.fg.push(vec![self.text_colour; WIDTH]);
-                self.bg.push(vec![self.back_colour; WIDTH]);
+                self.text.push(vec![b' '; width]);
+                self.fg.push(vec![self.text_colour; width]);
+                self.bg.push(vec![self.back_colour; width]);
             } else {
                 self.text.pop();
                 self.fg.pop();
                 self.bg.pop();
-                self.text.insert(0, vec![b' '; WIDTH]);
-                self.fg.insert(0, vec![self.text_colour; WIDTH]);
-                self.bg.insert(0, vec![self.back_colour; WIDTH]);
+                self.text.insert(0, vec![b' '; width]);
+                self.fg.insert(0, vec![self.text_colour; width]);
+                self.bg.insert(0, vec![self.back_colour; width]);
             }
         }
     }
 
     fn clear_row(&mut self, row: usize) {
-        if row < HEIGHT {
-            self.text[row] = vec![b' '; WIDTH];
-            self.fg[row] = vec![self.text_colour; WIDTH];
-            self.bg[row] = vec![self.back_colour; WIDTH];
+        if row < self.height {
+            let width = self.width;
+            self.text[row] = vec![b' '; width];
+            self.fg[row] = vec![self.text_colour; width];
+            self.bg[row] = vec![self.back_colour; width];
         }
     }
 }
@@ -235,7 +266,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         )));
     }
     f!("clear", |s, (): ()| {
-        for r in 0..HEIGHT {
+        for r in 0..s.height {
             s.clear_row(r);
         }
         Ok(())
@@ -253,7 +284,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         Ok(())
     });
     f!("getCursorPos", |s, (): ()| Ok((s.x as f64, s.y as f64)));
-    f!("getSize", |_s, (): ()| Ok((WIDTH as f64, HEIGHT as f64)));
+    f!("getSize", |s, (): ()| Ok((s.width as f64, s.height as f64)));
     f!("scroll", |s, n: f64| {
         s.scroll(n as i64);
         Ok(())

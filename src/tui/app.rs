@@ -11,6 +11,7 @@ use ratatui_textarea::TextArea;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::fleet::{Fleet, Row};
 use super::highlight::Highlight;
 use super::history::History;
 use super::output::{OutputModel, Rows, Scroll};
@@ -64,6 +65,8 @@ pub enum PromptKind {
     RunFile,
     /// `/` in the output pane.
     Search,
+    /// `/` in the computers pane: a glob on traposId and label, applied as it is typed.
+    Filter,
     /// `t`: the deadline for the person's own runs (F5, F6); empty means none.
     Deadline,
 }
@@ -80,6 +83,9 @@ pub enum Popup {
     Detail(u64),
     /// The policy in force (F7), with `r` to reload it from the config file.
     Policy,
+    /// A run on several computers, waiting for `y`: the request, and who the targets are
+    /// ("every online computer matching miner*").
+    ConfirmRun(Box<Intent>, String),
     Prompt(Prompt),
 }
 
@@ -150,6 +156,10 @@ pub struct App {
     pub auto_select: bool,
     /// Computers marked with Space: F5 sends to each of them.
     pub marked: BTreeSet<String>,
+    /// The Computers pane's filter, grouping, counts and rows.
+    pub fleet: Fleet,
+    /// First row of the Computers pane on screen, kept by drawing for mouse hits.
+    pub computers_top: Cell<usize>,
     pub scroll: Scroll,
     pub focus: Focus,
     pub popup: Option<Popup>,
@@ -191,6 +201,8 @@ pub struct App {
     dirty_calls: bool,
     dirty_approvals: bool,
     dirty_output: HashSet<String>,
+    /// Computers whose earlier output has been pulled once.
+    seen: HashSet<String>,
 }
 
 impl App {
@@ -199,6 +211,8 @@ impl App {
     pub fn new(settings: Settings, theme: Theme, persist: bool) -> App {
         let (history, draft) = History::load(persist.then_some(settings.data_dir.as_path()));
         let output = OutputModel::new(settings.scrollback_lines);
+        let mut fleet = Fleet::default();
+        fleet.rebuild(&[]);
         App {
             theme,
             computers: Vec::new(),
@@ -212,6 +226,8 @@ impl App {
             selected: None,
             auto_select: true,
             marked: BTreeSet::new(),
+            fleet,
+            computers_top: Cell::new(0),
             scroll: Scroll::default(),
             focus: Focus::Editor,
             popup: None,
@@ -241,6 +257,7 @@ impl App {
             dirty_calls: true,
             dirty_approvals: true,
             dirty_output: HashSet::new(),
+            seen: HashSet::new(),
             utc_offset: 0,
             settings,
         }
@@ -328,7 +345,10 @@ impl App {
             let list = session.computers();
             for c in &list {
                 // A computer seen for the first time may have output from before we looked.
-                if self.output.rows(Some(&c.trapos_id)).is_none() {
+                // Only the first time: a thousand quiet computers would otherwise cost a
+                // thousand output pulls each time any computer changed.
+                if !self.seen.contains(&c.trapos_id) {
+                    self.seen.insert(c.trapos_id.clone());
                     self.dirty_output.insert(c.trapos_id.clone());
                 }
             }
@@ -375,9 +395,22 @@ impl App {
             self.selected = Some(first.trapos_id.clone());
             self.auto_select = false;
         }
-        self.marked
-            .retain(|m| list.iter().any(|c| &c.trapos_id == m && c.online));
+        if !self.marked.is_empty() {
+            // A set, so that a thousand marks against a thousand computers stays linear.
+            let online: HashSet<&str> = list
+                .iter()
+                .filter(|c| c.online)
+                .map(|c| c.trapos_id.as_str())
+                .collect();
+            self.marked.retain(|m| online.contains(m.as_str()));
+        }
         self.computers = list;
+        self.fleet.rebuild(&self.computers);
+    }
+
+    /// Recomputes the Computers pane's rows after the filter or grouping changed.
+    pub fn refresh_fleet(&mut self) {
+        self.fleet.rebuild(&self.computers);
     }
 
     pub fn set_pending(&mut self, list: Vec<PendingInfo>) {
@@ -400,19 +433,12 @@ impl App {
         !self.pending.is_empty() || self.computers.iter().any(|c| c.running > 0 || !c.online)
     }
 
-    /// Index of the selection in the computers pane (0 is "All computers").
+    /// Row of the cursor in the computers pane (0 is "All computers", and where a selected
+    /// computer the filter hides counts from).
     pub fn selected_index(&self) -> usize {
-        match &self.selected {
-            None => 0,
-            Some(id) => self
-                .computers
-                .iter()
-                .position(|c| &c.trapos_id == id)
-                .map_or(0, |i| i + 1),
-        }
+        self.fleet.cursor_row(self.selected.as_deref()).unwrap_or(0)
     }
 
-    /// Selects the computers pane row `index` (0 is "All computers").
     /// After a run on several computers, shows "All computers" so that every result lands in
     /// the pane the person is looking at, not only the selected computer's.
     pub fn show_all_after_broadcast(&mut self, targets: usize) {
@@ -421,10 +447,18 @@ impl App {
         }
     }
 
+    /// Moves the cursor to row `index` of the computers pane: "All computers", a group header
+    /// (which shows everyone's output, so that F5 never goes to a computer off the cursor) or
+    /// a computer.
     pub fn select_index(&mut self, index: usize) {
-        let new = match index {
-            0 => None,
-            i => self.computers.get(i - 1).map(|c| c.trapos_id.clone()),
+        self.fleet.cursor_group = None;
+        let new = match self.fleet.rows.get(index) {
+            Some(Row::Computer(i)) => self.computers.get(*i).map(|c| c.trapos_id.clone()),
+            Some(Row::Group(g)) => {
+                self.fleet.cursor_group = self.fleet.groups.get(*g).map(|g| g.name.clone());
+                None
+            }
+            Some(Row::All) | None => None,
         };
         self.auto_select = false;
         if new != self.selected {

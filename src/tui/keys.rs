@@ -99,6 +99,11 @@ impl App {
                     prompt::open(self, PromptKind::Deadline);
                     return Vec::new();
                 }
+                // In Computers, Esc first clears the filter; the next one leaves the pane.
+                KeyCode::Esc if self.focus == Focus::Computers && self.fleet.filtering() => {
+                    self.set_filter("");
+                    return Vec::new();
+                }
                 KeyCode::Esc => {
                     self.focus = Focus::Editor;
                     return Vec::new();
@@ -152,13 +157,12 @@ impl App {
             return Vec::new();
         }
         self.history.push(&code);
-        self.show_all_after_broadcast(targets.len());
-        vec![Intent::Start {
+        self.run_or_confirm(Intent::Start {
             targets,
             kind: "exec-lua".into(),
             payload: json!({ "code": code }),
             deadline: self.run_deadline,
-        }]
+        })
     }
 
     fn popup_key(&mut self, popup: Popup, key: KeyEvent) -> Vec<Intent> {
@@ -166,6 +170,7 @@ impl App {
         match popup {
             Popup::Prompt(p) => return prompt::key(self, p, key),
             Popup::Policy => return self.policy_key(key),
+            Popup::ConfirmRun(intent, _) => return self.confirm_run_key(*intent, key),
             Popup::ConfirmQuit(_) => match key.code {
                 KeyCode::Char('y' | 'Y') | KeyCode::Enter => {
                     self.popup = None;
@@ -232,30 +237,6 @@ impl App {
             _ => {
                 self.editor.input(key);
             }
-        }
-        Vec::new()
-    }
-
-    fn computers_key(&mut self, key: KeyEvent) -> Vec<Intent> {
-        let i = self.selected_index();
-        let last = self.computers.len();
-        match key.code {
-            KeyCode::Up | KeyCode::Char('k') => self.select_index(i.saturating_sub(1)),
-            KeyCode::Down | KeyCode::Char('j') => self.select_index((i + 1).min(last)),
-            KeyCode::Home | KeyCode::Char('g') => self.select_index(0),
-            KeyCode::End | KeyCode::Char('G') => self.select_index(last),
-            KeyCode::PageUp => self.select_index(i.saturating_sub(self.list_page())),
-            KeyCode::PageDown => self.select_index((i + self.list_page()).min(last)),
-            KeyCode::Char(' ') => {
-                if let Some(id) = self.selected.clone() {
-                    if !self.marked.remove(&id) {
-                        self.marked.insert(id);
-                    }
-                    self.select_index((i + 1).min(last));
-                }
-            }
-            KeyCode::Enter => self.focus = Focus::Editor,
-            _ => {}
         }
         Vec::new()
     }
@@ -339,7 +320,7 @@ impl App {
     }
 
     /// Rows a page key moves a list selection.
-    fn list_page(&self) -> usize {
+    pub(crate) fn list_page(&self) -> usize {
         areas(self.size).map_or(5, |a| a.requests.height.saturating_sub(3).max(1) as usize)
     }
 
@@ -392,8 +373,11 @@ impl App {
             MouseEventKind::Down(MouseButton::Left) => {
                 self.focus = focus;
                 match focus {
-                    Focus::Computers if line <= self.computers.len() && row > rect.y => {
-                        self.select_index(line);
+                    Focus::Computers
+                        if row > rect.y
+                            && self.computers_top.get() + line < self.fleet.rows.len() =>
+                    {
+                        self.select_index(self.computers_top.get() + line);
                     }
                     Focus::Requests if row > rect.y => {
                         self.request_sel = line.min(self.pending.len().saturating_sub(1));
@@ -418,7 +402,7 @@ impl App {
                         let n = if up {
                             i.saturating_sub(1)
                         } else {
-                            (i + 1).min(self.computers.len())
+                            (i + 1).min(self.fleet.rows.len().saturating_sub(1))
                         };
                         self.select_index(n);
                     }

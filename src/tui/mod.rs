@@ -11,6 +11,8 @@
 pub mod app;
 mod approval;
 mod exec;
+pub mod fleet;
+mod fleet_keys;
 pub mod highlight;
 pub mod history;
 mod keys;

@@ -68,6 +68,8 @@ pub fn open(app: &mut App, kind: PromptKind) {
     let text = match kind {
         // A new `/` starts a new search (the old one is still there with n / N until Enter).
         PromptKind::Search | PromptKind::RunFile => String::new(),
+        // Opening the filter again edits the one in force.
+        PromptKind::Filter => app.fleet.filter.clone(),
         PromptKind::Deadline => app
             .run_deadline
             .map(|d| format!("{}", d.as_secs()))
@@ -82,6 +84,9 @@ pub fn open(app: &mut App, kind: PromptKind) {
 
 /// A key while a prompt is open.
 pub fn key(app: &mut App, mut p: Prompt, key: KeyEvent) -> Vec<Intent> {
+    if p.kind == PromptKind::Filter {
+        return app.filter_key(p, key);
+    }
     let mut out = Vec::new();
     match key.code {
         KeyCode::Esc => {
@@ -133,6 +138,11 @@ fn submit(app: &mut App, mut p: Prompt) -> Vec<Intent> {
             }
             Vec::new()
         }
+        // Handled by `App::filter_key`, which never submits here.
+        PromptKind::Filter => {
+            app.popup = None;
+            Vec::new()
+        }
         PromptKind::Deadline => match parse_deadline(&p.text) {
             Ok(d) => {
                 app.popup = None;
@@ -162,13 +172,12 @@ fn submit(app: &mut App, mut p: Prompt) -> Vec<Intent> {
             match parse_run_file(&p.text) {
                 Ok(rf) => {
                     app.popup = None;
-                    app.show_all_after_broadcast(targets.len());
-                    vec![Intent::Start {
+                    app.run_or_confirm(Intent::Start {
                         targets,
                         kind: "run-file".into(),
                         payload: json!({"path": rf.path, "args": rf.args}),
                         deadline: app.run_deadline,
-                    }]
+                    })
                 }
                 Err(e) => {
                     p.hint = Some(e);

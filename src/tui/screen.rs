@@ -14,6 +14,13 @@ pub const TOGGLE_KEY: KeyCode = KeyCode::F(9);
 /// The key that attaches to the selected computer's terminal, and the one key that detaches.
 pub const ATTACH_KEY: KeyCode = KeyCode::F(8);
 
+/// Said on the status line when Esc is pressed while attached. CC has no Esc key: neither CC:
+/// Tweaked's `keys` (GLFW codes, 256 left out) nor CraftOS-PC's (LWJGL code 1 left out) names
+/// one, because in a world Esc closes the computer's screen and never reaches the computer. So
+/// it is not sent, and the person is told why instead of the key vanishing.
+pub const ESC_NOTE: &str =
+    "Esc is not sent: CC computers have no Esc key (in a world it closes the screen) · F8 detaches";
+
 impl App {
     /// F9: shows or hides the Screen view (leaving attach mode with it).
     pub fn toggle_screen(&mut self) {
@@ -48,6 +55,10 @@ impl App {
             self.attached = false;
             return Vec::new();
         };
+        if key.code == KeyCode::Esc {
+            self.notify(ESC_NOTE, false);
+            return Vec::new();
+        }
         match key_step(key) {
             Some(step) => vec![Intent::Input {
                 target,

@@ -33,9 +33,9 @@
 //! Dropping the [`Fleet`] (also while a test panics) kills and reaps every process.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -72,6 +72,16 @@ pub fn launcher(test: &str) -> Option<PathBuf> {
     }
 }
 
+/// How a computer is started beyond the defaults.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// The terminal's size (columns, rows), e.g. a turtle's 39x13. CraftOS-PC's headless
+    /// renderer is always 51x19, so a size starts the computer with `--raw` (its binary
+    /// terminal protocol on stdout and stdin), which takes the size from the `defaultWidth` /
+    /// `defaultHeight` settings and can be resized (see [`CraftComputer::resize`]).
+    pub size: Option<(u16, u16)>,
+}
+
 /// One headless CraftOS-PC computer. Killed and reaped on drop.
 pub struct CraftComputer {
     pub id: u64,
@@ -80,7 +90,10 @@ pub struct CraftComputer {
     pub trapos_id: String,
     /// The CraftOS-PC data directory (`config/`, `computer/<id>/`).
     pub data: tempfile::TempDir,
+    launcher: PathBuf,
     child: Child,
+    /// Only in raw mode (a sized computer): resize messages go here.
+    stdin: Option<ChildStdin>,
     screen: Arc<Mutex<Vec<u8>>>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -100,17 +113,42 @@ impl CraftComputer {
         gateway_port: u16,
         secret: &str,
     ) -> CraftComputer {
+        Self::spawn_with(
+            launcher,
+            id,
+            label,
+            gateway_port,
+            secret,
+            Options::default(),
+        )
+    }
+
+    /// [`CraftComputer::spawn_with_secret`] with [`Options`].
+    pub fn spawn_with(
+        launcher: &Path,
+        id: u64,
+        label: &str,
+        gateway_port: u16,
+        secret: &str,
+        opts: Options,
+    ) -> CraftComputer {
         let data = tempfile::tempdir().unwrap();
         let root = data.path();
         std::fs::create_dir_all(root.join("config")).unwrap();
         let files = root.join("computer").join(id.to_string());
         std::fs::create_dir_all(&files).unwrap();
+        let size = opts
+            .size
+            .map(|(w, h)| format!(", \"defaultWidth\": {w}, \"defaultHeight\": {h}"))
+            .unwrap_or_default();
         std::fs::write(
             root.join("config/global.json"),
-            r#"{ "http_enable": true, "http_websocket_enabled": true, "http_whitelist": ["*"],
+            format!(
+                r#"{{ "http_enable": true, "http_websocket_enabled": true, "http_whitelist": ["*"],
   "http_blacklist": [], "checkUpdates": false, "keepOpenOnShutdown": false,
-  "abortTimeout": 7000, "default_computer_settings": "motd.enable=false" }
-"#,
+  "abortTimeout": 7000, "default_computer_settings": "motd.enable=false"{size} }}
+"#
+            ),
         )
         .unwrap();
         let b64 = base64::engine::general_purpose::STANDARD.encode(label);
@@ -129,53 +167,58 @@ impl CraftComputer {
         )
         .unwrap();
 
-        let mut cmd = Command::new(launcher);
-        cmd.arg("-d")
-            .arg(root)
-            .args(["--id", &id.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
-        #[cfg(target_os = "linux")]
-        unsafe {
-            use std::os::unix::process::CommandExt as _;
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
-        let screen = Arc::new(Mutex::new(Vec::new()));
-        let mut out = child.stdout.take().unwrap();
-        let sink = screen.clone();
-        let reader = std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = out.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let mut s = sink.lock().unwrap();
-                s.extend_from_slice(&buf[..n]);
-                if s.len() > 2 * SCREEN_KEEP {
-                    let cut = s.len() - SCREEN_KEEP;
-                    s.drain(..cut);
-                }
-            }
-        });
+        let (child, stdin, screen, reader) = start_process(launcher, root, id, opts.size.is_some());
         CraftComputer {
             id,
             label: label.to_owned(),
             trapos_id: format!("{id}:{label}"),
             data,
+            launcher: launcher.to_owned(),
             child,
+            stdin,
             screen,
             reader: Some(reader),
         }
+    }
+
+    /// kill -9 of the CraftOS-PC process (the computer dies mid-whatever), reaped.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+
+    /// Boots the same computer (same data directory) again after [`CraftComputer::kill9`]:
+    /// what the client installed relinks it. The screen starts empty.
+    pub fn restart(&mut self) {
+        self.kill9();
+        let raw = self.stdin.is_some();
+        let (child, stdin, screen, reader) =
+            start_process(&self.launcher, self.data.path(), self.id, raw);
+        self.child = child;
+        self.stdin = stdin;
+        self.screen = screen;
+        self.reader = Some(reader);
+    }
+
+    /// Resizes the terminal of a sized (raw-mode) computer, as dragging its window would:
+    /// CraftOS-PC's raw protocol "terminal change" message (type 4) with the new size, framed
+    /// as `!CPC`, 4 hex digits of length, the base64 payload and its CRC-32 in 8 hex digits.
+    /// CraftOS-PC resizes the terminal and queues `term_resize`.
+    pub fn resize(&mut self, width: u16, height: u16) {
+        let mut payload = vec![4u8, 0, 0, 0];
+        payload.extend_from_slice(&width.to_le_bytes());
+        payload.extend_from_slice(&height.to_le_bytes());
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&payload);
+        let msg = format!("!CPC{:04x}{b64}{:08x}\n", b64.len(), crc32(b64.as_bytes()));
+        let stdin = self
+            .stdin
+            .as_mut()
+            .expect("resize needs a sized (raw-mode) computer");
+        stdin.write_all(msg.as_bytes()).unwrap();
+        stdin.flush().unwrap();
     }
 
     /// The computer's own files (`computer/<id>/` of its data directory).
@@ -193,6 +236,21 @@ impl CraftComputer {
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// CPU time (user + system) the CraftOS-PC process has used so far, from
+    /// `/proc/PID/stat`; `None` where there is no procfs. On a shared machine this is far
+    /// steadier than wall time: other processes delay the computer but do not add to it.
+    pub fn cpu_ms(&self) -> Option<f64> {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).ok()?;
+        // Fields after the command name (which is in parentheses and may hold spaces):
+        // state is field 3, utime 14, stime 15.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+        // SAFETY: sysconf only reads a constant of the system.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        (hz > 0).then(|| ticks * 1000.0 / hz as f64)
     }
 
     /// Whether the CraftOS-PC process is still running.
@@ -218,6 +276,22 @@ impl CraftComputer {
     }
 }
 
+/// CRC-32 (IEEE, as zlib and Poco compute it), bit by bit: a few bytes per message.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for b in bytes {
+        crc ^= u32::from(*b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
 impl Drop for CraftComputer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -226,6 +300,64 @@ impl Drop for CraftComputer {
             let _ = r.join();
         }
     }
+}
+
+type Started = (
+    Child,
+    Option<ChildStdin>,
+    Arc<Mutex<Vec<u8>>>,
+    std::thread::JoinHandle<()>,
+);
+
+/// Starts CraftOS-PC on data directory `root` as computer `id`, its screen read into a buffer;
+/// `raw` (a sized computer) keeps its stdin for resize messages.
+fn start_process(launcher: &Path, root: &Path, id: u64, raw: bool) -> Started {
+    let mut cmd = Command::new(launcher);
+    if raw {
+        // The launcher passes --headless first; the later renderer flag wins.
+        cmd.arg("--raw");
+    }
+    cmd.arg("-d")
+        .arg(root)
+        .args(["--id", &id.to_string()])
+        // Raw mode reads its input messages from stdin: keep it open (at EOF its reader
+        // would spin).
+        .stdin(if raw { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // If the test binary dies without unwinding (SIGKILL, abort), take the computer with it.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        use std::os::unix::process::CommandExt as _;
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {} ({ENV}): {e}", launcher.display()));
+    let stdin = child.stdin.take();
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let mut out = child.stdout.take().unwrap();
+    let sink = screen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = out.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut s = sink.lock().unwrap();
+            s.extend_from_slice(&buf[..n]);
+            if s.len() > 2 * SCREEN_KEEP {
+                let cut = s.len() - SCREEN_KEEP;
+                s.drain(..cut);
+            }
+        }
+    });
+    (child, stdin, screen, reader)
 }
 
 /// A host, its CraftOS-PC computers (linked) and an MCP client named `test-agent`.
@@ -243,13 +375,21 @@ impl Fleet {
     /// one has linked and serves exec-lua, and connects the MCP client. `None` (after printing
     /// a line) when `CRAFTOS_PC` is unset.
     pub async fn boot(test: &str, labels: &[&str]) -> Option<Fleet> {
+        let with: Vec<(&str, Options)> = labels.iter().map(|l| (*l, Options::default())).collect();
+        Self::boot_with(test, &with).await
+    }
+
+    /// [`Fleet::boot`] with [`Options`] per computer.
+    pub async fn boot_with(test: &str, computers: &[(&str, Options)]) -> Option<Fleet> {
         let launcher = launcher(test)?;
         let host = start_host().await;
         let port = host.gateway_addr.port();
-        let computers: Vec<CraftComputer> = labels
+        let computers: Vec<CraftComputer> = computers
             .iter()
             .enumerate()
-            .map(|(i, l)| CraftComputer::spawn(&launcher, i as u64 + 1, l, port))
+            .map(|(i, (l, o))| {
+                CraftComputer::spawn_with(&launcher, i as u64 + 1, l, port, SECRET, *o)
+            })
             .collect();
         let (client, progress) = connect(&host.mcp_url()).await;
         let fleet = Fleet {
@@ -268,6 +408,14 @@ impl Fleet {
     pub fn computer(&self, label: &str) -> &CraftComputer {
         self.computers
             .iter()
+            .find(|c| c.label == label)
+            .unwrap_or_else(|| panic!("no computer labelled {label}"))
+    }
+
+    /// The computer labelled `label`, to resize it.
+    pub fn computer_mut(&mut self, label: &str) -> &mut CraftComputer {
+        self.computers
+            .iter_mut()
             .find(|c| c.label == label)
             .unwrap_or_else(|| panic!("no computer labelled {label}"))
     }

@@ -212,11 +212,21 @@ pub async fn wait_until(mut cond: impl FnMut() -> bool) {
 /// Boots an emulated computer with the real client installed (as the installer would) and
 /// waits until it is linked.
 pub async fn emulated(host: &TestHost, id: u64, label: Option<&str>) -> trapdesk::emu::Computer {
+    emulated_sized(host, id, label, trapdesk::emu::COMPUTER_SIZE).await
+}
+
+/// [`emulated`] with a terminal of another size (a turtle's, a pocket computer's).
+pub async fn emulated_sized(
+    host: &TestHost,
+    id: u64,
+    label: Option<&str>,
+    size: (usize, usize),
+) -> trapdesk::emu::Computer {
     use trapdesk::emu::{Computer, ComputerSpec, install_client};
     let root = host.dir.path().join("computers").join(id.to_string());
     std::fs::create_dir_all(&root).unwrap();
     install_client(&root, &host.gateway_url(), SECRET).unwrap();
-    let spec = ComputerSpec::new(id, label.map(str::to_owned), root);
+    let spec = ComputerSpec::new(id, label.map(str::to_owned), root).with_size(size);
     let computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
     let trapos = format!("{id}:{}", label.unwrap_or(""));
     wait_until(|| {

@@ -97,7 +97,9 @@ fn too_small(app: &App, area: Rect, buf: &mut Buffer) {
 
 /// A pane's frame, highlighted when focused.
 fn pane<'a>(app: &App, title: impl Into<Line<'a>>, focus: Focus) -> Block<'a> {
-    let focused = app.focus == focus && app.popup.is_none();
+    // The filter line lives on the Computers pane, which stays lit while it is typed in.
+    let focused = app.focus == focus
+        && (app.popup.is_none() || (focus == Focus::Computers && computers::editing_filter(app)));
     Block::default()
         .borders(Borders::ALL)
         .border_type(if focused {

@@ -6,7 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use super::{cut, millis, name_of};
-use crate::tui::app::{App, Popup, Prompt, PromptKind};
+use crate::tui::app::{App, Intent, Popup, Prompt, PromptKind};
 use crate::tui::output::printable;
 
 /// Every key, for `?` / F1.
@@ -25,7 +25,7 @@ pub const HELP: &[(&str, &str)] = &[
     ),
     (
         "F8",
-        "attach: every key goes to the computer; F8 again detaches",
+        "attach: keys go to the computer (CC has no Esc); F8 again detaches",
     ),
     ("Tab / Shift-Tab", "move focus between panes"),
     ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk"),
@@ -34,7 +34,14 @@ pub const HELP: &[(&str, &str)] = &[
         "↑ ↓ j k",
         "move the selection; scroll output and tool call details",
     ),
-    ("Space", "computers: mark / unmark for F5"),
+    (
+        "Space",
+        "computers: mark / unmark for F5 (on a group: all of it)",
+    ),
+    (
+        "/  a  z",
+        "computers: filter (* ? globs), mark all shown, group (← → fold)",
+    ),
     (
         "PgUp PgDn Home End",
         "output: scroll; End (or f) follows new output again",
@@ -245,7 +252,19 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
                 .render(r, buf);
             None
         }
+        // The filter line is the Computers pane's bottom border, drawn with the pane.
+        Popup::Prompt(p) if p.kind == PromptKind::Filter => {
+            let r = crate::tui::layout::areas(area)?.computers;
+            let text = super::computers::filter_text(app, r.width.saturating_sub(2) as usize);
+            // After the last character typed, before the closing space.
+            let x = r.x + super::width(&text) as u16;
+            Some((x, r.y + r.height - 1))
+        }
         Popup::Prompt(p) => Some(prompt(app, p, area, buf)),
+        Popup::ConfirmRun(intent, who) => {
+            confirm_run(app, intent, who, area, buf);
+            None
+        }
         Popup::Policy => {
             let mut lines: Vec<Line> = app
                 .policy_lines
@@ -275,11 +294,65 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
     }
 }
 
+/// "Run exec-lua on 12 computers?", who they are, the first few names, and the keys.
+fn confirm_run(app: &App, intent: &Intent, who: &str, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let Intent::Start {
+        targets,
+        kind,
+        payload,
+        ..
+    } = intent
+    else {
+        return;
+    };
+    let r = centred(area, 72, 8);
+    Clear.render(r, buf);
+    let inner = r.width.saturating_sub(2) as usize;
+    let what = payload
+        .get("code")
+        .or_else(|| payload.get("path"))
+        .and_then(|v| v.as_str())
+        .map(|s| crate::session::summary::one_line(s, 60))
+        .unwrap_or_default();
+    let names: Vec<String> = targets.iter().take(6).map(|t| name_of(t)).collect();
+    let more = targets.len().saturating_sub(names.len());
+    let mut list = names.join(", ");
+    if more > 0 {
+        list.push_str(&format!(" and {more} more"));
+    }
+    let lines = vec![
+        Line::from(vec![
+            Span::raw(format!("Run {kind} on ")),
+            Span::styled(format!("{} computers", targets.len()), t.warn),
+            Span::raw("?"),
+        ]),
+        Line::from(Span::styled(cut(&printable(who), inner), t.accent)),
+        Line::from(Span::styled(cut(&printable(&what), inner), t.text)),
+        Line::from(Span::styled(cut(&list, inner), t.dim)),
+        Line::from(""),
+        Line::from(vec![
+            Span::styled("y", t.key),
+            Span::raw(" / "),
+            Span::styled("Enter", t.key),
+            Span::raw(" runs on each · "),
+            Span::styled("n", t.key),
+            Span::raw(" / "),
+            Span::styled("Esc", t.key),
+            Span::raw(" does not"),
+        ]),
+    ];
+    Paragraph::new(lines)
+        .block(frame(app, " Run on several computers "))
+        .render(r, buf);
+}
+
 fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let t = &app.theme;
     let (title, label) = match p.kind {
         PromptKind::RunFile => (" Run file (Enter runs, Tab completes, Esc) ", "run "),
         PromptKind::Search => (" Search output (Enter, Esc) ", "/"),
+        PromptKind::Filter => (" Filter computers (Enter, Esc) ", "/"),
         PromptKind::Deadline => (" Deadline for your runs (Enter, Esc) ", "seconds: "),
     };
     let r = centred(area, area.width.saturating_sub(10).min(90), 4);
@@ -289,6 +362,7 @@ fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
     let hint = p.hint.clone().unwrap_or_else(|| match p.kind {
         PromptKind::RunFile => "e.g. programs/dig.lua 3 \"deep shaft\"".into(),
         PromptKind::Search => "case-insensitive; n / N for more".into(),
+        PromptKind::Filter => "* any run, ? one character".into(),
         PromptKind::Deadline => {
             "empty: none (cancel with c); 90, 90s or 5m: stop after that".into()
         }

@@ -37,12 +37,19 @@ static EDITOR: [Hint; 6] = [
     hint("F1", "help", KeyCode::F(1), NONE),
     hint("^C", "quit", KeyCode::Char('c'), CTRL),
 ];
-static COMPUTERS: [Hint; 5] = [
+static COMPUTERS: [Hint; 6] = [
     hint("↑↓", "select", KeyCode::Down, NONE),
     hint("Space", "mark", KeyCode::Char(' '), NONE),
-    hint("Enter", "edit", KeyCode::Enter, NONE),
+    hint("/", "filter", KeyCode::Char('/'), NONE),
+    hint("a", "mark shown", KeyCode::Char('a'), NONE),
+    hint("z", "group", KeyCode::Char('z'), NONE),
     hint("?", "help", KeyCode::Char('?'), NONE),
-    hint("q", "quit", KeyCode::Char('q'), NONE),
+];
+/// While the filter line is open (the keys go to it, so these are not clickable keys).
+static FILTER: [Hint; 3] = [
+    hint("* ?", "glob", KeyCode::Null, NONE),
+    hint("Enter", "keep", KeyCode::Enter, NONE),
+    hint("Esc", "clear", KeyCode::Esc, NONE),
 ];
 static OUTPUT: [Hint; 5] = [
     hint("↑↓ PgUp", "scroll", KeyCode::PageUp, NONE),
@@ -64,9 +71,12 @@ static ACTIVITY: [Hint; 4] = [
     hint("q", "quit", KeyCode::Char('q'), NONE),
 ];
 
-/// Key hints of the focused pane.
-pub fn hints(focus: Focus) -> &'static [Hint] {
-    match focus {
+/// Key hints of the focused pane (or of the filter line while it is open).
+pub fn hints(app: &App) -> &'static [Hint] {
+    if super::computers::editing_filter(app) {
+        return &FILTER;
+    }
+    match app.focus {
         Focus::Editor => &EDITOR,
         Focus::Computers => &COMPUTERS,
         Focus::Output => &OUTPUT,
@@ -82,7 +92,7 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Hint> {
         return None;
     }
     let mut x = 1usize;
-    for h in hints(app.focus) {
+    for h in hints(app) {
         let width = super::width(h.key) + 1 + super::width(h.what);
         if (x..x + width).contains(&usize::from(col)) {
             return Some(h);
@@ -94,7 +104,6 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Hint> {
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let linked = app.computers.iter().filter(|c| c.online).count();
     let mut spans = vec![Span::raw(" ")];
     if app.attached {
         // Attach mode must be impossible to miss: every key goes to the computer.
@@ -107,9 +116,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             format!(" ATTACHED to {who} "),
             t.warn.add_modifier(ratatui::style::Modifier::REVERSED),
         ));
-        spans.push(Span::raw("  keys go to the computer · "));
-        spans.push(Span::styled("F8", t.key));
-        spans.push(Span::raw(" detach  "));
+        if let Some((text, error)) = &app.notice {
+            // A note about the last key (Esc, say) replaces the reminder, next to the marker.
+            spans.push(Span::raw("  "));
+            spans.push(Span::styled(
+                text.clone(),
+                if *error { t.error } else { t.ok },
+            ));
+            spans.push(Span::raw("  "));
+        } else {
+            spans.push(Span::raw("  keys go to the computer · "));
+            spans.push(Span::styled("F8", t.key));
+            spans.push(Span::raw(" detach  "));
+        }
     } else {
         match &app.notice {
             Some((text, error)) => spans.push(Span::styled(
@@ -117,7 +136,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 if *error { t.error } else { t.ok },
             )),
             None => {
-                for h in hints(app.focus) {
+                for h in hints(app) {
                     spans.push(Span::styled(h.key, t.key));
                     spans.push(Span::raw(format!(" {}  ", h.what)));
                 }
@@ -128,12 +147,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // right when there is room (the help popup always has them).
     let used: usize = spans.iter().map(|s| s.width()).sum();
     let room = usize::from(area.width).saturating_sub(used);
+    // Busy computers are online ones running something, so online + offline is every one.
+    let c = app.fleet.counts;
+    let counts = format!(
+        "{} online · {} busy · {} offline",
+        c.online, c.busy, c.offline
+    );
     let full = format!(
-        "{linked} linked · gw {} · mcp {} ",
+        "{counts} · gw {} · mcp {} ",
         app.settings.gateway_bind, app.settings.mcp_bind
     );
-    let short = format!("{linked} linked ");
-    if let Some(right) = [full, short].into_iter().find(|r| super::width(r) <= room) {
+    let short = format!("{} on {} busy {} off ", c.online, c.busy, c.offline);
+    let tiny = format!("{} on ", c.online);
+    if let Some(right) = [full, format!("{counts} "), short, tiny]
+        .into_iter()
+        .find(|r| super::width(r) <= room)
+    {
         spans.push(Span::raw(" ".repeat(room - super::width(&right))));
         spans.push(Span::styled(right, t.dim));
     }
