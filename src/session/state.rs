@@ -26,9 +26,16 @@ use crate::protocol::Request;
 /// What the session asks a connection task to do. The socket belongs to that task alone.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outbound {
-    Request(Request),
-    Cancel { id: String },
-    Close { code: u16, reason: String },
+    /// Boxed: the channel's first block holds 32 of these, allocated at link time, so the
+    /// largest variant sets what every idle link costs (~3 KiB unboxed; BENCHMARKS.md).
+    Request(Box<Request>),
+    Cancel {
+        id: String,
+    },
+    Close {
+        code: u16,
+        reason: String,
+    },
 }
 
 /// A piece of live output delivered to the requester.
@@ -101,6 +108,9 @@ pub(crate) struct State {
     /// Consoles that can answer approvals.
     pub approvers: usize,
 }
+
+/// Bytes of an output message an [`Event::Output`] carries.
+pub const EVENT_TEXT_MAX: usize = 4096;
 
 /// Tool calls kept for the activity pane.
 const TOOL_CALLS_KEPT: usize = 500;
@@ -253,7 +263,7 @@ impl State {
                 payload: p.payload.clone(),
                 timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
             };
-            match conn.tx.try_send(Outbound::Request(req)) {
+            match conn.tx.try_send(Outbound::Request(Box::new(req))) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Closed(_)) => {
                     // The connection task is gone; its unlink will fail this request.
@@ -452,11 +462,17 @@ impl State {
         if let Some(c) = self.computers.get_mut(trapos_id) {
             c.output.push_text(request_id, stream, text);
         }
+        // The broadcast keeps its last 4 096 events whoever reads them: a whole 1 MiB message
+        // in each would be 4 GiB. Live views read the scrollback; the event carries a head.
+        let mut cut = text.len().min(EVENT_TEXT_MAX);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
         self.emit(Event::Output {
             trapos_id: trapos_id.to_owned(),
             request_id: request_id.map(str::to_owned),
             stream,
-            text: text.to_owned(),
+            text: text[..cut].to_owned(),
         });
     }
 
@@ -495,9 +511,12 @@ impl State {
     }
 
     pub fn record_call(&mut self, call: ToolCall) {
+        // Newest last, and the call being updated is nearly always one of the newest: search
+        // from the back rather than through up to 500 older ones.
         if let Some(existing) = self
             .tool_calls
             .iter_mut()
+            .rev()
             .find(|c| c.call_id == call.call_id)
         {
             *existing = call;
