@@ -5,11 +5,13 @@ local function eq(a, b, msg)
     if a ~= b then error((msg or "mismatch") .. ": expected " .. tostring(b) .. ", got " .. tostring(a), 2) end
 end
 
--- A fake native terminal, 5 x 3, that only counts calls (the mirror must still call it).
+-- A fake native terminal, 5 x 3 until resized, that only counts calls (the mirror must
+-- still call it).
 local calls = 0
 local fake = {}
 local cx, cy, tcol, bcol = 1, 1, 1, 32768
-function fake.getSize() return 5, 3 end
+local W, H = 5, 3
+function fake.getSize() return W, H end
 function fake.getCursorPos() return cx, cy end
 function fake.setCursorPos(x, y) calls = calls + 1 cx, cy = x, y end
 function fake.getCursorBlink() return false end
@@ -73,6 +75,33 @@ eq(all.rows[2].text, "\194\143    ", "sent as UTF-8 of the Latin-1 byte")
 -- palette changes are sent with the update.
 fake.setPaletteColour(1, 1, 0, 0)
 eq(rec.take(false).palette[1], "ff0000")
+
+-- A resize keeps what fits, as CC's terminal does, and the next take is a whole frame.
+rec.take(false)
+W, H = 3, 2
+eq(rec.checkSize(), true, "a new size is seen")
+eq(rec.checkSize(), false, "once")
+text, fg = rec.rows()
+eq(#text, 2, "rows cut")
+eq(text[1], "xyz", "columns cut")
+local f = rec.take(false)
+eq(f.full, true, "a resize sends a whole frame")
+eq(f.width, 3)
+eq(#f.rows, 2)
+-- Drawing outside the recorded size re-reads it (multishell keeps term_resize from its tabs):
+-- a grown terminal is recorded from its first draw, new cells blank in the current colours.
+W, H = 6, 4
+fake.setTextColour(2) -- orange, blit 1
+fake.setCursorPos(1, 4)
+fake.write("grown")
+text, fg = rec.rows()
+eq(#text, 4, "rows added")
+eq(text[1], "xyz   ", "kept, padded")
+eq(fg[1]:sub(4), "111", "padding in the current text colour")
+eq(text[4], "grown ", "drawn on the new row")
+eq(rec.take(false).height, 4)
+fake.setTextColour(1)
+W, H = 5, 3
 
 -- A second install wraps the originals, and the first one's uninstall leaves it alone.
 local rec2 = mirror.install(fake)
