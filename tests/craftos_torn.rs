@@ -217,3 +217,42 @@ async fn stopping_the_host_mid_write_to_craftos_never_tears_the_file() {
     let rows = tear::host_stops(host, &computer.files(), &host_dir, gw, mcp, 6).await;
     tear::report("CraftOS-PC, host stopped mid-write", &rows);
 }
+
+/// kill -9 of CraftOS-PC in the middle of a chunk (issue 13's "mid-chunk" fault): the request
+/// ends exactly once, as `disconnected`, the same computer boots and relinks by itself, and it
+/// serves the next chunk on the new link.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill9_of_craftos_mid_chunk_ends_the_request_and_the_computer_relinks() {
+    let test = "kill9_of_craftos_mid_chunk_ends_the_request_and_the_computer_relinks";
+    let Some(mut f) = Fleet::boot(test, &["torn"]).await else {
+        return;
+    };
+    let session = f.host.session.clone();
+    let s = session.clone();
+    let req = tokio::spawn(async move {
+        s.request(
+            WHO,
+            RequestSpec::new(
+                "exec-lua",
+                json!({ "code": "for i = 1, 1e9 do print('tick', i) sleep(0.05) end" }),
+            )
+            .timeout(Some(Duration::from_secs(60))),
+            Origin::Person,
+        )
+        .await
+    });
+    // The chunk is running once its output reaches the host.
+    let start = Instant::now();
+    while !serde_json::to_string(&session.output_since(WHO, 0))
+        .unwrap()
+        .contains("tick")
+    {
+        assert!(start.elapsed() < Duration::from_secs(30), "chunk never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!req.is_finished());
+    kill_and_reboot(&mut f).await;
+    assert_eq!(req.await.unwrap(), Err(RequestError::Disconnected));
+    let v = exec(&session, "return 6 * 7").await;
+    assert_eq!(v["returns"][0]["value"], 42, "{v}");
+}
