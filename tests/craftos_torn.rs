@@ -73,20 +73,22 @@ fn spawn_write(session: &Session) -> tokio::task::JoinHandle<Result<Value, Reque
     })
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_of_craftos_at_every_step_of_a_write_never_tears_the_file() {
-    let test = "kill9_of_craftos_at_every_step_of_a_write_never_tears_the_file";
-    let Some(mut f) = Fleet::boot(test, &["torn"]).await else {
-        return;
-    };
+type Started = tokio::task::JoinHandle<Result<Value, RequestError>>;
+
+/// Kills CraftOS-PC at step 1, 2, ... of what `start` begins (a hooked write), until it runs
+/// out of steps; returns each step and what the file held after the reboot.
+async fn every_step(
+    f: &mut Fleet,
+    start: impl Fn(&Session, &std::path::Path) -> Started,
+) -> Vec<(String, Outcome)> {
     let session = f.host.session.clone();
     let root = f.computers[0].files();
     let mut rows = Vec::new();
     for k in 1.. {
-        reset(&f);
+        reset(f);
         let v = exec(&session, &tear::hook(k)).await;
         assert_eq!(v["returns"][0]["value"], "hooked", "{v}");
-        let req = spawn_write(&session);
+        let req = start(&session, &root);
         let step = loop {
             if let Some(m) = tear::mark(&root) {
                 break Some(m);
@@ -102,17 +104,57 @@ async fn kill9_of_craftos_at_every_step_of_a_write_never_tears_the_file() {
             assert_eq!(tear::verdict(&root, "after a whole write"), Outcome::New);
             break;
         };
-        kill_and_reboot(&mut f).await;
+        kill_and_reboot(f).await;
         assert_eq!(req.await.unwrap(), Err(RequestError::Disconnected));
         rows.push((
             step.clone(),
             tear::verdict(&root, &format!("killed at step {step}")),
         ));
     }
-    tear::report("CraftOS-PC, kill -9 at each step", &rows);
-    assert!(rows.len() >= 16, "only {} steps", rows.len());
     assert!(rows.iter().any(|r| r.1 == Outcome::Old));
     assert!(rows.iter().any(|r| r.1 == Outcome::New));
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill9_of_craftos_at_every_step_of_a_write_never_tears_the_file() {
+    let test = "kill9_of_craftos_at_every_step_of_a_write_never_tears_the_file";
+    let Some(mut f) = Fleet::boot(test, &["torn"]).await else {
+        return;
+    };
+    let rows = every_step(&mut f, |session, _| spawn_write(session)).await;
+    tear::report("CraftOS-PC, kill -9 at each step", &rows);
+    assert!(rows.len() >= 16, "only {} steps", rows.len());
+}
+
+/// The last step of a CLI `put` of several pieces: the client's `moveInto` of the finished
+/// part file over the target, as `src/client/transfer.rs` runs it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill9_of_craftos_at_every_step_of_a_put_move_never_tears_the_file() {
+    let test = "kill9_of_craftos_at_every_step_of_a_put_move_never_tears_the_file";
+    let Some(mut f) = Fleet::boot(test, &["torn"]).await else {
+        return;
+    };
+    let rows = every_step(&mut f, |session, root| {
+        std::fs::write(root.join(".torn.bin.1.trapdesk-part"), tear::new()).unwrap();
+        let s = session.clone();
+        tokio::spawn(async move {
+            let code = "local lib = dofile('/trapdesk/apis/libmcpcomputer.lua') \
+                        lib.JOURNAL = '/trapdesk/journal' \
+                        return lib.moveInto('.torn.bin.1.trapdesk-part', 'torn.bin')";
+            s.request(
+                WHO,
+                RequestSpec::new("exec-lua", json!({ "code": code }))
+                    .timeout(Some(Duration::from_secs(60))),
+                Origin::Person,
+            )
+            .await
+            .map(|v| v["returns"][0]["value"].clone())
+        })
+    })
+    .await;
+    tear::report("CraftOS-PC, kill -9 at each step of a put's move", &rows);
+    assert!(rows.len() >= 10, "only {} steps", rows.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -150,4 +192,28 @@ async fn kill9_of_craftos_at_times_spread_over_a_write_never_tears_the_file() {
         rows.push((format!("{at:?} of {whole:?}, {when}"), o));
     }
     tear::report("CraftOS-PC, kill -9 at spread times", &rows);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_host_mid_write_to_craftos_never_tears_the_file() {
+    let test = "stopping_the_host_mid_write_to_craftos_never_tears_the_file";
+    let Some(launcher) = craftos::launcher(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (gw, mcp) = (tear::free_port(), tear::free_port());
+    let host_dir = dir.path().join("host");
+    let host = tear::host_process(&host_dir, gw, mcp);
+    // The host listens before the computer's installer asks it for the client.
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", gw)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "host never listened"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let computer = craftos::CraftComputer::spawn(&launcher, 1, "torn", gw);
+    let rows = tear::host_stops(host, &computer.files(), &host_dir, gw, mcp, 6).await;
+    tear::report("CraftOS-PC, host stopped mid-write", &rows);
 }

@@ -84,10 +84,12 @@ async fn parallel_with_sleeping_coroutines() {
         r##"
         local log = {}
         parallel.waitForAll(
-            function() sleep(0.15) log[#log + 1] = "slow" end,
+            -- Margins of 250 ms or more: the order must not depend on how
+            -- busy the test machine is (50 ms margins flaked under load).
+            function() sleep(0.6) log[#log + 1] = "slow" end,
             function() sleep(0.05) log[#log + 1] = "fast" end,
             function() local _, v = os.pullEvent("poke") log[#log + 1] = "poke" .. v end,
-            function() sleep(0.1) os.queueEvent("poke", 1) end
+            function() sleep(0.3) os.queueEvent("poke", 1) end
         )
         print(table.concat(log, ","))
         print(parallel.waitForAny(function() sleep(1) end, function() sleep(0.05) end))

@@ -1,8 +1,12 @@
 //! Lua client resilience on the emulator (RELIABILITY.md): chunks that error inside a
 //! coroutine, yield forever, flood output, pull and drop every event, redefine globals, or fill
-//! the disk. After each, the client still serves requests on the same link.
+//! the disk. After each, the client still serves requests on the same link, and the player's
+//! shell still runs what is typed at it (`send-input`, read back with `read-screen`).
+//! The same cases on CraftOS-PC: `tests/craftos_resilience.rs`.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+#[path = "support/mcp_fake.rs"]
+mod fake;
 mod support;
 
 use std::time::Duration;
@@ -20,6 +24,41 @@ async fn exec(session: &Session, code: &str, timeout_ms: u64) -> Result<Value, R
             Origin::Person,
         )
         .await
+}
+
+/// The player's shell runs a program typed at it: `mark N` (a program on the computer's disk;
+/// the emulator's ROM has few programs) prints `markN ran`.
+async fn shell_works(agent: &fake::Client, n: u32, after: &str) {
+    let r = fake::call(
+        agent,
+        "send-input",
+        json!({"traposId": "50:", "text": format!("mark {n}"), "keys": ["enter"]}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "after {after}: {}", fake::text(&r));
+    let want = format!("mark{n} ran");
+    let start = std::time::Instant::now();
+    loop {
+        let r = fake::call(agent, "read-screen", json!({"traposId": "50:"})).await;
+        assert_ne!(r.is_error, Some(true), "after {after}: {}", fake::text(&r));
+        let rows: Vec<String> = fake::data(&r)["rows"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|r| r.as_str().unwrap_or_default().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if rows.iter().any(|r| r.contains(&want)) {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "after {after}: the shell did not run `mark {n}`; screen:\n{}",
+            rows.join("\n")
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The client still answers, and on the same link.
@@ -42,11 +81,24 @@ async fn hostile_chunks_leave_the_client_serving() {
     let _computer = emulated(&host, 50, None).await;
     let s = host.session.clone();
     let linked_at = s.computer("50:").unwrap().connected_at;
+    support::wait_until(|| {
+        s.computer("50:")
+            .is_some_and(|c| c.serves.iter().any(|x| x == "input"))
+    })
+    .await;
+    std::fs::write(
+        host.dir.path().join("computers/50/mark.lua"),
+        "print(\"mark\" .. ... .. \" ran\")\n",
+    )
+    .unwrap();
+    let (agent, _) = fake::connect(&host.mcp_url()).await;
+    shell_works(&agent, 1, "linking").await;
 
     let r = exec(&s, "local co = coroutine.create(function() error('inside') end)\nlocal ok, e = coroutine.resume(co)\nerror('again: ' .. tostring(e))", 10_000).await;
     let shown = format!("{r:?}");
     assert!(shown.contains("inside"), "{shown}");
     still_serving(&s, linked_at, "an error inside a coroutine").await;
+    shell_works(&agent, 2, "an error inside a coroutine").await;
 
     let r = exec(
         &s,
@@ -56,14 +108,17 @@ async fn hostile_chunks_leave_the_client_serving() {
     .await;
     assert!(format!("{r:?}").contains("wrapped"), "{r:?}");
     still_serving(&s, linked_at, "an error through coroutine.wrap").await;
+    shell_works(&agent, 3, "an error through coroutine.wrap").await;
 
     let r = exec(&s, "while true do coroutine.yield() end", 1_000).await;
     assert!(matches!(r, Err(RequestError::Timeout { .. })), "{r:?}");
     still_serving(&s, linked_at, "a chunk that yields forever").await;
+    shell_works(&agent, 4, "a chunk that yields forever").await;
 
     let r = exec(&s, "while true do os.pullEventRaw() end", 1_000).await;
     assert!(matches!(r, Err(RequestError::Timeout { .. })), "{r:?}");
     still_serving(&s, linked_at, "a chunk that pulls and drops every event").await;
+    shell_works(&agent, 5, "a chunk that pulls and drops every event").await;
 
     let r = exec(
         &s,
@@ -73,6 +128,7 @@ async fn hostile_chunks_leave_the_client_serving() {
     .await;
     assert_eq!(r.unwrap()["returns"][0]["value"], "done");
     still_serving(&s, linked_at, "a chunk that floods output").await;
+    shell_works(&agent, 6, "a chunk that floods output").await;
 
     let r = exec(
         &s,
@@ -83,6 +139,7 @@ async fn hostile_chunks_leave_the_client_serving() {
     .await;
     assert!(r.is_ok(), "{r:?}");
     still_serving(&s, linked_at, "a chunk that redefines globals").await;
+    shell_works(&agent, 7, "a chunk that redefines globals").await;
     let v = exec(
         &s,
         "print('still printing') return type(textutils), type(os.queueEvent)",
@@ -114,6 +171,7 @@ async fn hostile_chunks_leave_the_client_serving() {
     .await;
     assert!(r.is_ok(), "{r:?}");
     still_serving(&s, linked_at, "a chunk that fills the disk").await;
+    shell_works(&agent, 8, "a chunk that fills the disk").await;
     let v = exec(
         &s,
         "fs.delete('fill') return fs.exists('startup.lua') or fs.exists('startup')",

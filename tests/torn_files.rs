@@ -273,139 +273,18 @@ fn rand_unit() -> f64 {
     f64::from(nanos % 1000) / 1000.0
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// The real host binary on fixed ports, so that a restarted one is found again.
-fn host_process(dir: &Path, gw: u16, mcp: u16) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
-        .args(["--mcp-only", "--secret", SECRET, "--data-dir"])
-        .arg(dir)
-        .args(["--gateway-bind", &format!("127.0.0.1:{gw}")])
-        .args(["--mcp-bind", &format!("127.0.0.1:{mcp}")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap()
-}
-
-/// An MCP client of the host on `mcp`, once the computer answers through it.
-async fn agent_when_linked(mcp: u16) -> fake::Client {
-    let start = Instant::now();
-    loop {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the computer never answered through the restarted host"
-        );
-        let url = format!("http://127.0.0.1:{mcp}/mcp");
-        let connected = tokio::time::timeout(Duration::from_secs(5), async {
-            use rmcp::ServiceExt as _;
-            let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-            let agent = fake::Agent {
-                name: "tear-agent".into(),
-                progress: tx,
-            };
-            agent
-                .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
-                    url,
-                ))
-                .await
-                .ok()
-        })
-        .await;
-        if let Ok(Some(client)) = connected {
-            let Value::Object(args) = json!({"traposId": "torn", "code": "return 1"}) else {
-                unreachable!()
-            };
-            let r = client
-                .call_tool(rmcp::model::CallToolRequestParams::new("exec-lua").with_arguments(args))
-                .await;
-            if r.is_ok_and(|r| r.is_error != Some(true)) {
-                return client;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopping_the_host_mid_write_never_tears_the_file() {
     use trapdesk::emu::{Computer, ComputerSpec, install_client};
     let dir = tempfile::tempdir().unwrap();
-    let (gw, mcp) = (free_port(), free_port());
+    let (gw, mcp) = (tear::free_port(), tear::free_port());
     let root = dir.path().join("computer");
     std::fs::create_dir_all(&root).unwrap();
     install_client(&root, &format!("ws://127.0.0.1:{gw}/gateway"), SECRET).unwrap();
     std::fs::write(root.join(TARGET), tear::old()).unwrap();
     let spec = ComputerSpec::new(ID, Some("torn".into()), root.clone());
     let _computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
-    let host_dir = dir.path().join("host");
-    let mut host = host_process(&host_dir, gw, mcp);
-    let mut agent = agent_when_linked(mcp).await;
-
-    // How long the megabyte write takes through MCP.
-    let args = json!({"traposId": "torn", "path": TARGET, "content": tear::b64(&tear::new()), "encoding": "base64"});
-    let t0 = Instant::now();
-    let r = fake::call(&agent, "write-file", args.clone()).await;
-    assert_ne!(r.is_error, Some(true), "{}", fake::text(&r));
-    let whole = t0.elapsed();
-    std::fs::write(root.join(TARGET), tear::old()).unwrap();
-
-    const ROUNDS: u32 = 6;
-    let mut rows = Vec::new();
-    for i in 0..ROUNDS {
-        let signal = if i % 2 == 0 { "KILL" } else { "TERM" };
-        let at = whole.mul_f64((f64::from(i) + rand_unit()) / f64::from(ROUNDS - 2));
-        let a = args.clone();
-        let call = tokio::spawn(async move {
-            let Value::Object(a) = a else { unreachable!() };
-            agent
-                .call_tool(rmcp::model::CallToolRequestParams::new("write-file").with_arguments(a))
-                .await
-        });
-        tokio::time::sleep(at).await;
-        let pid = host.id().unwrap().to_string();
-        assert!(
-            Command::new("kill")
-                .args([&format!("-{signal}"), &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let _ = tokio::time::timeout(Duration::from_secs(15), host.wait())
-            .await
-            .expect("the host did not stop");
-        let _ = tokio::time::timeout(Duration::from_secs(15), call).await;
-        host = host_process(&host_dir, gw, mcp);
-        agent = agent_when_linked(mcp).await;
-        // The computer may still be finishing the write it was given: the first look is the
-        // old content or the new one; once that write has had time to end, nothing of it is
-        // left behind either.
-        let first = tear::content_verdict(&root, &format!("host {signal} {at:?} into the write"));
-        tokio::time::sleep(whole + Duration::from_secs(2)).await;
-        assert!(exec_mcp(&agent, "return 1").await);
-        let o = tear::verdict(
-            &root,
-            &format!("host {signal} {at:?} into the write, later"),
-        );
-        rows.push((
-            format!("SIG{signal} {at:?} of {whole:?} (first look {first:?})"),
-            o,
-        ));
-        std::fs::write(root.join(TARGET), tear::old()).unwrap();
-    }
+    let host = tear::host_process(&dir.path().join("host"), gw, mcp);
+    let rows = tear::host_stops(host, &root, &dir.path().join("host"), gw, mcp, 6).await;
     tear::report("host stopped mid-write", &rows);
-    let _ = host.kill().await;
-}
-
-async fn exec_mcp(agent: &fake::Client, code: &str) -> bool {
-    let r = fake::call(agent, "exec-lua", json!({"traposId": "torn", "code": code})).await;
-    r.is_error != Some(true)
 }

@@ -4,7 +4,9 @@
 //!
 //!     cargo run --release --example soak -- --computers 1000 --requests 100000
 //!     cargo run --release --example soak -- --computers 200 --duration 600
+//!     cargo run --release --example soak -- --abuse
 
+mod abuse;
 mod sim;
 
 use std::time::Duration;
@@ -34,11 +36,17 @@ struct Args {
     timeout_ms: u64,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Instead of the soak: huge MCP bodies and unread SSE streams, with RSS figures.
+    #[arg(long)]
+    abuse: bool,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let a = Args::parse();
+    if a.abuse {
+        return abuse::run().await;
+    }
     let cfg = sim::Config {
         computers: a.computers,
         requests: a.requests,

@@ -64,7 +64,8 @@ pub const DEFAULT_CONNECT: &str = "http://127.0.0.1:4445/mcp";
 #[derive(Debug, Args, Clone, Default)]
 pub struct ClientArgs {
     /// MCP endpoint of the running trapdesk (token from env TRAPDESK_TOKEN when it needs one).
-    #[arg(long, value_name = "URL", default_value = DEFAULT_CONNECT)]
+    // The env lets one export point every editor recipe and Makefile at a host on other ports.
+    #[arg(long, value_name = "URL", default_value = DEFAULT_CONNECT, env = "TRAPDESK_CONNECT")]
     pub connect: String,
     /// Give up after this long: 30, 30s, 500ms or 2m [default: the host's, 30 s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]

@@ -448,6 +448,8 @@ pub enum Event {
         trapos_id: String,
         request_id: Option<String>,
         stream: Stream,
+        /// The first 4 KiB of the message at most, so that the broadcast's ring stays small;
+        /// the scrollback ([`super::Session::output_since`]) has all of it.
         text: String,
     },
     RequestFinished {

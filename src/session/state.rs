@@ -102,6 +102,9 @@ pub(crate) struct State {
     pub approvers: usize,
 }
 
+/// Bytes of an output message an [`Event::Output`] carries.
+pub const EVENT_TEXT_MAX: usize = 4096;
+
 /// Tool calls kept for the activity pane.
 const TOOL_CALLS_KEPT: usize = 500;
 /// Unlinked computers kept for display.
@@ -452,11 +455,17 @@ impl State {
         if let Some(c) = self.computers.get_mut(trapos_id) {
             c.output.push_text(request_id, stream, text);
         }
+        // The broadcast keeps its last 4 096 events whoever reads them: a whole 1 MiB message
+        // in each would be 4 GiB. Live views read the scrollback; the event carries a head.
+        let mut cut = text.len().min(EVENT_TEXT_MAX);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
         self.emit(Event::Output {
             trapos_id: trapos_id.to_owned(),
             request_id: request_id.map(str::to_owned),
             stream,
-            text: text.to_owned(),
+            text: text[..cut].to_owned(),
         });
     }
 

@@ -321,3 +321,35 @@ async fn a_connection_whose_queue_fills_is_unlinked_and_its_requests_end() {
             .any(|e| e.event == "unlinked" && e.detail.contains("outbound queue full"))
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn output_events_carry_a_head_so_the_broadcast_ring_stays_small() {
+    let s = session();
+    let mut events = s.subscribe();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7, None), tx);
+    let t = s.start("7", exec("a", 100), Origin::Person).unwrap();
+    rx.recv().await;
+    // 300 KB in one message, of two-byte characters so that the cut must find a boundary.
+    let big = "é".repeat(150_000) + "\n";
+    link.output(&t.id, Stream::Out, &big);
+    let mut text = None;
+    while let Ok(e) = events.try_recv() {
+        if let Event::Output { text: t, .. } = e {
+            text = Some(t);
+        }
+    }
+    let text = text.unwrap();
+    assert!(text.len() <= state::EVENT_TEXT_MAX && text.len() >= 4000);
+    assert!(big.starts_with(&text));
+    // The scrollback has it all.
+    let kept: usize = s
+        .output_since("7:", 0)
+        .into_iter()
+        .filter_map(|i| match i.entry {
+            OutputEntry::Line { text, .. } => Some(text.len()),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(kept, big.len() - 1);
+}

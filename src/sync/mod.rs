@@ -178,7 +178,8 @@ impl State {
 /// A `--run` going on the computer.
 struct Running {
     stop: CancellationToken,
-    task: tokio::task::JoinHandle<()>,
+    /// How the run ended: `Err` with the exit code when it failed (already said on stderr).
+    task: tokio::task::JoinHandle<Result<(), Failure>>,
 }
 
 fn start_run(
@@ -192,7 +193,7 @@ fn start_run(
     let task = tokio::spawn(async move {
         let (path, args) = match program.split_first() {
             Some((p, a)) => (p.clone(), a.to_vec()),
-            None => return,
+            None => return Ok(()),
         };
         let mut call = serde_json::json!({"traposId": computer, "path": path, "args": args});
         if let (Some(t), Some(o)) = (timeout, call.as_object_mut()) {
@@ -214,14 +215,20 @@ fn start_run(
                 token.cancelled_owned(),
             )
             .await;
-        match r {
-            Ok(reply) if !reply.is_error => say(&format!("ran {path}: {}", reply.text)),
-            Ok(reply) => say(&reply.failure(&format!("{path} failed")).message),
-            Err(f) if f.code == exit::INTERRUPTED => {
-                say(&format!("{path} cancelled (a new save arrived)"))
+        let failure = match r {
+            Ok(reply) if !reply.is_error => {
+                say(&format!("ran {path}: {}", reply.text));
+                return Ok(());
             }
-            Err(f) => say(&f.message),
-        }
+            Ok(reply) => reply.failure(&format!("{path} failed")),
+            Err(f) if f.code == exit::INTERRUPTED => {
+                say(&format!("{path} cancelled (a new save arrived)"));
+                return Err(Failure::new(exit::INTERRUPTED, ""));
+            }
+            Err(f) => f,
+        };
+        say(&failure.message);
+        Err(Failure::new(failure.code, ""))
     });
     Running { stop, task }
 }
@@ -320,9 +327,12 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
         ));
     }
     if a.once {
+        // `--once --run` exits as the run did (1 when the program failed), so that a
+        // Makefile or an editor's build task stops on the failure.
+        let mut ran = Ok(());
         if let Some(r) = run.take() {
             tokio::select! {
-                _ = r.task => {}
+                r = r.task => ran = r.unwrap_or(Ok(())),
                 () = interrupted.cancelled() => {
                     r.stop.cancel();
                     return Err(Failure::new(exit::INTERRUPTED, ""));
@@ -340,7 +350,7 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
                 "some files are still pending: the computer is not linked",
             ))
         } else {
-            Ok(())
+            ran
         };
     }
     watch(st, program, run, a.client.timeout, interrupted).await
@@ -357,7 +367,9 @@ async fn watch(
     use notify::Watcher;
     let (tx, mut rx) = mpsc::unbounded_channel::<PathBuf>();
     let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        if let Ok(ev) = ev {
+        if let Ok(ev) = ev
+            && changes_content(&ev.kind)
+        {
             for p in ev.paths {
                 let _ = tx.send(p);
             }
@@ -410,6 +422,19 @@ async fn watch(
     }
 }
 
+/// Whether a file event can mean new content. Opening or reading a file is an event too
+/// (inotify's open and close-nowrite), and the sync reads each file it pushes: counting those
+/// made every push wake the watcher again, so an idle sync re-read its files every
+/// [`DEBOUNCE`] forever and a save landed in a debounce window already running.
+fn changes_content(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, EventKind};
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
 /// Relative names an event touches (files only; a directory event pushes nothing).
 fn names(st: &State, p: &std::path::Path) -> Option<String> {
     if p.is_dir() {
@@ -423,5 +448,29 @@ fn would_send(st: &State, rel: &str) -> bool {
     match st.tree.local(rel).map(std::fs::read) {
         Some(Ok(b)) => st.sent.get(rel) != Some(&scan::hash(&b)),
         _ => st.delete && st.sent.contains_key(rel),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify::event::{AccessKind, AccessMode, CreateKind, DataChange, EventKind, ModifyKind};
+
+    #[test]
+    fn reading_a_file_is_no_change_but_writing_it_is() {
+        assert!(!changes_content(&EventKind::Access(AccessKind::Open(
+            AccessMode::Any
+        ))));
+        assert!(!changes_content(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        assert!(!changes_content(&EventKind::Access(AccessKind::Read)));
+        assert!(changes_content(&EventKind::Access(AccessKind::Close(
+            AccessMode::Write
+        ))));
+        assert!(changes_content(&EventKind::Modify(ModifyKind::Data(
+            DataChange::Any
+        ))));
+        assert!(changes_content(&EventKind::Create(CreateKind::File)));
     }
 }

@@ -4,8 +4,14 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::fake;
+use crate::support::SECRET;
 
 /// The file every tearing test writes, at the computer's root.
 pub const TARGET: &str = "torn.bin";
@@ -168,4 +174,136 @@ pub fn report(name: &str, rows: &[(String, Outcome)]) {
     for (step, o) in rows {
         println!("  {step:<70} -> {o:?}");
     }
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The real host binary on fixed ports, so that a restarted one is found again.
+pub fn host_process(dir: &Path, gw: u16, mcp: u16) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+        .args(["--mcp-only", "--secret", SECRET, "--data-dir"])
+        .arg(dir)
+        .args(["--gateway-bind", &format!("127.0.0.1:{gw}")])
+        .args(["--mcp-bind", &format!("127.0.0.1:{mcp}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+/// An MCP client of the host on `mcp`, once the computer labelled `torn` answers through it.
+pub async fn agent_when_linked(mcp: u16) -> fake::Client {
+    let start = Instant::now();
+    loop {
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "the computer never answered through the host"
+        );
+        let url = format!("http://127.0.0.1:{mcp}/mcp");
+        let connected = tokio::time::timeout(Duration::from_secs(5), async {
+            use rmcp::ServiceExt as _;
+            let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+            let agent = fake::Agent {
+                name: "tear-agent".into(),
+                progress: tx,
+            };
+            agent
+                .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
+                    url,
+                ))
+                .await
+                .ok()
+        })
+        .await;
+        if let Ok(Some(client)) = connected
+            && exec_mcp(&client, "return 1").await
+        {
+            return client;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn exec_mcp(agent: &fake::Client, code: &str) -> bool {
+    let Value::Object(args) = json!({"traposId": "torn", "code": code}) else {
+        unreachable!()
+    };
+    let r = agent
+        .call_tool(rmcp::model::CallToolRequestParams::new("exec-lua").with_arguments(args))
+        .await;
+    r.is_ok_and(|r| r.is_error != Some(true))
+}
+
+/// Stops the host process (SIGKILL and SIGTERM in turn) `rounds` times at times spread over an
+/// MCP agent's megabyte `write-file` to the computer labelled `torn` (files at `root`), starts
+/// it again on the same ports each time, and judges the file once the computer answers again
+/// (the content alone: the computer may still be finishing the write) and after a whole
+/// write's time more (nothing left beside it either).
+pub async fn host_stops(
+    mut host: tokio::process::Child,
+    root: &Path,
+    host_dir: &Path,
+    gw: u16,
+    mcp: u16,
+    rounds: u32,
+) -> Vec<(String, Outcome)> {
+    let mut agent = agent_when_linked(mcp).await;
+    // How long the megabyte write takes through MCP.
+    let args =
+        json!({"traposId": "torn", "path": TARGET, "content": b64(&new()), "encoding": "base64"});
+    std::fs::write(root.join(TARGET), old()).unwrap();
+    let t0 = Instant::now();
+    let r = fake::call(&agent, "write-file", args.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{}", fake::text(&r));
+    let whole = t0.elapsed();
+    let mut rows = Vec::new();
+    for i in 0..rounds {
+        std::fs::write(root.join(TARGET), old()).unwrap();
+        let signal = if i % 2 == 0 { "KILL" } else { "TERM" };
+        // Spread from the start of the call to a little past its answer.
+        let at = whole.mul_f64(1.5 * (f64::from(i) + 0.5) / f64::from(rounds));
+        let a = args.clone();
+        let call = tokio::spawn(async move {
+            let Value::Object(a) = a else { unreachable!() };
+            agent
+                .call_tool(rmcp::model::CallToolRequestParams::new("write-file").with_arguments(a))
+                .await
+        });
+        tokio::time::sleep(at).await;
+        let pid = host.id().unwrap().to_string();
+        assert!(
+            Command::new("kill")
+                .args([&format!("-{signal}"), &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let _ = tokio::time::timeout(Duration::from_secs(15), host.wait())
+            .await
+            .expect("the host did not stop");
+        let _ = tokio::time::timeout(Duration::from_secs(15), call).await;
+        host = host_process(host_dir, gw, mcp);
+        agent = agent_when_linked(mcp).await;
+        let first = content_verdict(root, &format!("host SIG{signal} {at:?} into the write"));
+        tokio::time::sleep(whole + Duration::from_millis(500)).await;
+        assert!(exec_mcp(&agent, "return 1").await);
+        let o = verdict(
+            root,
+            &format!("host SIG{signal} {at:?} into the write, later"),
+        );
+        rows.push((
+            format!("SIG{signal} {at:?} of {whole:?} (first look {first:?})"),
+            o,
+        ));
+    }
+    let _ = host.kill().await;
+    rows
 }
