@@ -6,8 +6,10 @@
 //! requires a token from this file on every request (401 otherwise), and the name in the
 //! session, the log and the policy is the token's name.
 //!
-//! The file is read on each request, so `trapdesk agent remove NAME` (another process) stops
-//! that agent's calls at once, with no reload.
+//! The file is checked on each request, so `trapdesk agent remove NAME` (another process) stops
+//! that agent's calls at once, with no reload. Checked, not read: [`Verifier`] looks at the
+//! file's inode, size and times (one `stat`) and reads it again only when one changed; every
+//! change made here replaces the file by a rename, which always gives it a new inode.
 
 use std::path::{Path, PathBuf};
 
@@ -162,14 +164,105 @@ pub enum Verdict {
 /// Checks a presented token against the file. The comparison is of hashes, in constant time.
 /// An unreadable file refuses everyone rather than letting everyone in.
 pub fn verify(dir: &Path, token: Option<&str>) -> Verdict {
-    use subtle::ConstantTimeEq;
-    let store = match load(dir) {
-        Ok(s) => s,
+    match load(dir) {
+        Ok(store) => check(&store, token),
         Err(e) => {
             tracing::warn!("refusing MCP requests: {e}");
-            return Verdict::Refused;
+            Verdict::Refused
         }
-    };
+    }
+}
+
+/// [`verify`] with the file kept between requests and read again only when it changed.
+#[derive(Debug)]
+pub struct Verifier {
+    dir: PathBuf,
+    cache: std::sync::Mutex<Option<(Stamp, std::sync::Arc<Store>)>>,
+}
+
+/// What tells one version of the agents file from another without reading it: absent, or its
+/// device, inode, size, and modification and change times to the nanosecond.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stamp {
+    Absent,
+    Present([i64; 7]),
+}
+
+impl Stamp {
+    /// `None` when the file cannot be looked at (then it is read, and that error reported).
+    fn of(dir: &Path) -> Option<Stamp> {
+        match std::fs::metadata(path(dir)) {
+            Ok(m) => {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::MetadataExt;
+                    Some(Stamp::Present([
+                        m.dev() as i64,
+                        m.ino() as i64,
+                        m.size() as i64,
+                        m.mtime(),
+                        m.mtime_nsec(),
+                        m.ctime(),
+                        m.ctime_nsec(),
+                    ]))
+                }
+                #[cfg(not(unix))]
+                {
+                    // Without an inode, a stamp could miss a same-size rewrite: always read.
+                    let _ = m;
+                    None
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Stamp::Absent),
+            Err(_) => None,
+        }
+    }
+}
+
+impl Verifier {
+    /// A verifier for the agents file in `dir`.
+    pub fn new(dir: &Path) -> Self {
+        Verifier {
+            dir: dir.to_owned(),
+            cache: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Like [`verify`]. Costs one `stat` when the file did not change, and a read when it did.
+    pub fn verify(&self, token: Option<&str>) -> Verdict {
+        let Some(stamp) = Stamp::of(&self.dir) else {
+            return verify(&self.dir, token);
+        };
+        let cached = {
+            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            cache
+                .as_ref()
+                .filter(|(s, _)| *s == stamp)
+                .map(|(_, store)| store.clone())
+        };
+        let store = match cached {
+            Some(store) => store,
+            None => {
+                let store = match load(&self.dir) {
+                    Ok(s) => std::sync::Arc::new(s),
+                    Err(e) => {
+                        tracing::warn!("refusing MCP requests: {e}");
+                        return Verdict::Refused;
+                    }
+                };
+                // The stamp was taken before the read: if the file changed in between, the
+                // next request sees a new stamp and reads it again.
+                *self.cache.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((stamp, store.clone()));
+                store
+            }
+        };
+        check(&store, token)
+    }
+}
+
+fn check(store: &Store, token: Option<&str>) -> Verdict {
+    use subtle::ConstantTimeEq;
     if store.agents.is_empty() {
         return Verdict::Open;
     }
@@ -179,9 +272,9 @@ pub fn verify(dir: &Path, token: Option<&str>) -> Verdict {
     let given = hash(token);
     store
         .agents
-        .into_iter()
+        .iter()
         .find(|a| bool::from(a.token_sha256.as_bytes().ct_eq(given.as_bytes())))
-        .map_or(Verdict::Refused, |a| Verdict::Agent(a.name))
+        .map_or(Verdict::Refused, |a| Verdict::Agent(a.name.clone()))
 }
 
 /// Cancels the pending calls of every named agent that is removed while the host runs, so a
@@ -273,6 +366,33 @@ mod tests {
         );
         let e = remove(dir.path(), "nobody").err().map(|e| e.to_string());
         assert!(e.unwrap_or_default().contains("codex"));
+        Ok(())
+    }
+
+    /// The cached verifier sees every change the commands make, at the next request.
+    #[test]
+    fn verifier_follows_the_file() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let v = Verifier::new(dir.path());
+        assert_eq!(v.verify(None), Verdict::Open);
+        let token = add(dir.path(), "claude-code")?;
+        assert_eq!(v.verify(Some(&token)), Verdict::Agent("claude-code".into()));
+        assert_eq!(v.verify(None), Verdict::Refused);
+        // Same size, same second: a new token for the same name is told apart all the same.
+        remove(dir.path(), "claude-code")?;
+        let again = add(dir.path(), "claude-code")?;
+        assert_eq!(v.verify(Some(&token)), Verdict::Refused);
+        assert_eq!(v.verify(Some(&again)), Verdict::Agent("claude-code".into()));
+        remove(dir.path(), "claude-code")?;
+        assert_eq!(
+            v.verify(Some(&again)),
+            Verdict::Open,
+            "no agents left: open again"
+        );
+        std::fs::remove_file(dir.path().join(FILE))?;
+        assert_eq!(v.verify(None), Verdict::Open);
+        std::fs::write(dir.path().join(FILE), "not json")?;
+        assert_eq!(v.verify(None), Verdict::Refused);
         Ok(())
     }
 }

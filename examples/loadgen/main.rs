@@ -58,6 +58,9 @@ struct Args {
     /// Small numbers everywhere: a run of seconds that checks the harness, not the speed.
     #[arg(long)]
     quick: bool,
+    /// Run the host without its transcript (to measure what the transcript costs).
+    #[arg(long)]
+    no_transcript: bool,
     /// Write the figures as JSON here.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -127,6 +130,20 @@ fn rss_kib() -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|n| n.parse().ok()))
         })
         .unwrap_or(0)
+}
+
+/// Bytes the allocator has handed out and not had back (glibc's `mallinfo2`, all arenas):
+/// beside the RSS, it tells what the host holds from what the allocator keeps around it.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn heap_bytes() -> u64 {
+    // SAFETY: mallinfo2 only reads the allocator's counters; it has no preconditions.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks + info.hblkhd) as u64
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn heap_bytes() -> u64 {
+    0
 }
 
 /// `TcpExt: ListenOverflows` and `ListenDrops` from /proc/net/netstat (whole machine).
@@ -245,6 +262,7 @@ struct Storm {
     rss_per_link_kib: f64,
     rss_before_kib: u64,
     rss_after_kib: u64,
+    heap_per_link_kib: f64,
 }
 
 async fn link_storm(
@@ -276,6 +294,7 @@ async fn link_storm(
     // Let the child start its runtime before the clock starts.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rss_before = rss_kib();
+    let heap_before = heap_bytes();
     let (o0, d0) = listen_drops();
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
@@ -301,6 +320,7 @@ async fn link_storm(
     // Idle: let the last handshakes' buffers go and the allocator settle.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let rss_after = rss_kib();
+    let heap_after = heap_bytes();
     let linked = host.session.linked_count().saturating_sub(already) as u64;
     // Keep the child's stdin open (closing it would end the child); it is dropped with it.
     std::mem::forget(stdin);
@@ -315,6 +335,9 @@ async fn link_storm(
             rss_per_link_kib: rss_after.saturating_sub(rss_before) as f64 / linked.max(1) as f64,
             rss_before_kib: rss_before,
             rss_after_kib: rss_after,
+            heap_per_link_kib: heap_after.saturating_sub(heap_before) as f64
+                / 1024.0
+                / linked.max(1) as f64,
         },
         child,
     ))
@@ -390,7 +413,7 @@ async fn run(args: Args) -> Result<u64, String> {
         data_dir: dir.path().to_owned(),
         ..Settings::default()
     };
-    let host = Host::start(settings, true)
+    let host = Host::start(settings, !args.no_transcript)
         .await
         .map_err(|e| e.to_string())?;
     let n = args.computers.max(1);
@@ -418,9 +441,11 @@ async fn run(args: Args) -> Result<u64, String> {
         let client = mcp::connect(&host.mcp_url(), era).await?;
         // Warm up the connection pool and the server's first-call paths.
         let _ = mcp::sequential(&client, era, &targets[0], 20).await;
+        let ping = mcp::ping(&client, era, seq).await;
         let lat = mcp::sequential(&client, era, &targets[0], seq).await;
         let tp = mcp::concurrent(&client, era, &targets, calls, inf).await;
-        mcp_rows.push((era, lat, tp));
+        let ping_tp = mcp::ping_concurrent(&client, era, calls, inf).await;
+        mcp_rows.push((era, ping, lat, tp, ping_tp));
         let _ = client.cancel().await;
     }
 
@@ -464,17 +489,31 @@ async fn run(args: Args) -> Result<u64, String> {
         s_tp.text(&format!("{:.3}× echo/s", s_tp.per_s() / echo_per_s))
     );
     let mut json_mcp = Vec::new();
-    for (era, lat, tp) in &mcp_rows {
-        errors += lat.errors + tp.errors;
+    for (era, ping, lat, tp, ping_tp) in &mcp_rows {
+        errors += ping.errors + lat.errors + tp.errors + ping_tp.errors;
         println!(
             "{}",
-            lat.text(&format!("{:.2}× floor", lat.median_ms() / floor_ms))
+            ping.text(&format!("{:.2}× floor", ping.median_ms() / floor_ms))
+        );
+        println!(
+            "{}",
+            lat.text(&format!(
+                "{:.2}× floor, {:.2}× ping",
+                lat.median_ms() / floor_ms,
+                lat.median_ms() / ping.median_ms()
+            ))
         );
         println!(
             "{}",
             tp.text(&format!("{:.3}× echo/s", tp.per_s() / echo_per_s))
         );
-        json_mcp.push(json!({"era": era.name(), "sequential": lat.json(), "concurrent": tp.json(),
+        println!(
+            "{}",
+            ping_tp.text(&format!("{:.3}× echo/s", ping_tp.per_s() / echo_per_s))
+        );
+        json_mcp.push(json!({"era": era.name(), "ping": ping.json(), "sequential": lat.json(), "concurrent": tp.json(),
+            "pingConcurrent": ping_tp.json(), "pingThroughputVsEcho": round(ping_tp.per_s() / echo_per_s),
+            "pingVsFloor": round(ping.median_ms() / floor_ms),
             "latencyVsFloor": round(lat.median_ms() / floor_ms), "throughputVsEcho": round(tp.per_s() / echo_per_s)}));
     }
     let mut out = json!({
@@ -506,10 +545,15 @@ async fn run(args: Args) -> Result<u64, String> {
             s.rss_per_link_kib,
             s.rss_per_link_kib / 8.0
         );
+        println!(
+            "host heap in use (malloc): {:.1} KiB per idle link",
+            s.heap_per_link_kib
+        );
         if let Some(obj) = out.as_object_mut() {
             obj.insert("linkStorm".into(), json!({"computers": s.linked, "handshakes": args.handshakes,
                 "seconds": round(s.seconds), "errors": s.errors, "listenOverflows": s.overflows, "listenDrops": s.drops,
-                "rssBeforeKib": s.rss_before_kib, "rssAfterKib": s.rss_after_kib, "rssPerLinkKib": round(s.rss_per_link_kib)}));
+                "rssBeforeKib": s.rss_before_kib, "rssAfterKib": s.rss_after_kib, "rssPerLinkKib": round(s.rss_per_link_kib),
+                "heapPerLinkKib": round(s.heap_per_link_kib)}));
         }
     }
     if let Some((page, walk, missing, dup)) = &probe_rows {
@@ -556,17 +600,21 @@ fn write_benchmarks(path: &std::path::Path, r: &Value, args: &Args) -> std::io::
     let mcp = |i: usize, k: &str| r["mcp"][i][k].clone();
     let lat = |i: usize| {
         format!(
-            "{:.3} ms = {:.2} × floor",
+            "{:.3} ms = {:.2} × floor (an MCP `ping`: {:.3} ms = {:.2} × floor)",
             f(&mcp(i, "sequential")["medianMs"]),
-            f(&mcp(i, "latencyVsFloor"))
+            f(&mcp(i, "latencyVsFloor")),
+            f(&mcp(i, "ping")["medianMs"]),
+            f(&mcp(i, "pingVsFloor"))
         )
     };
     let tp = |i: usize| {
         format!(
-            "{:.0}/s = {:.3} × bare echo, {} errors",
+            "{:.0}/s = {:.3} × bare echo, {} errors (MCP `ping`s, same load: {:.0}/s = {:.3} ×)",
             f(&mcp(i, "concurrent")["perSecond"]),
             f(&mcp(i, "throughputVsEcho")),
-            mcp(i, "concurrent")["errors"]
+            mcp(i, "concurrent")["errors"],
+            f(&mcp(i, "pingConcurrent")["perSecond"]),
+            f(&mcp(i, "pingThroughputVsEcho"))
         )
     };
     let s = &r["linkStorm"];
@@ -584,7 +632,7 @@ Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in fligh
 | exec-lua over MCP HTTP, {} computers, {} in flight | 5,211/s = 0.053 × bare echo (stateless 0.040 ×) | initialize {}; stateless {} | ≥ 0.25 × bare echo, both eras, zero errors |\n\
 | exec-lua through the session API, same load | — | {:.3} ms sequential = {:.2} × WS echo; {:.0}/s = {:.3} × bare echo | — |\n\
 | {} computers linking at once ({} concurrent handshakes) | 3.4 s, 488 SYNs dropped | {:.2} s, ListenOverflows +{}, errors {} | ≤ 2 s, none dropped |\n\
-| resident memory per idle link | 137.8 KiB | {:.1} KiB | ≤ 8 KiB |\n\
+| resident memory per idle link | 137.8 KiB | {:.1} KiB (heap in use: +{:.1} KiB per link) | ≤ 8 KiB |\n\
 | `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them | page {:.1} ms median; all by cursor {:.1} ms, {} missing, {} twice | ≤ 20 ms a page; all in ≤ 200 ms |\n\
 {END}",
         if args.quick { " --quick" } else { "" },
@@ -613,6 +661,7 @@ Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in fligh
         s["listenOverflows"],
         s["errors"],
         f(&s["rssPerLinkKib"]),
+        f(&s["heapPerLinkKib"]),
         s["computers"].as_u64().unwrap_or(0) + args.computers,
         f(&p["page"]["medianMs"]),
         f(&p["walkMs"]),

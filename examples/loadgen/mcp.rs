@@ -5,7 +5,8 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
+    PingRequest, ProtocolVersion,
 };
 use rmcp::service::{Peer, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -87,6 +88,70 @@ pub async fn call(
 
 fn exec(target: &str) -> Value {
     json!({"traposId": target, "code": "return 1"})
+}
+
+/// Sequential MCP `ping`s: the SDK's own round trip through the same endpoint (HTTP, the
+/// bearer check, rmcp's client and server), with no tool and no computer behind it. What an
+/// `exec-lua` costs beyond this is the host's own share. The 2026-07-28 revision has no `ping`
+/// (rmcp answers it with a JSON-RPC "method not found"): that answer is the same round trip,
+/// so it counts as one.
+pub async fn ping(client: &Client, era: Era, n: usize) -> Series {
+    let peer = client.peer().clone();
+    let mut s = Series::new(&format!(
+        "MCP HTTP ping (no tool), {}, sequential",
+        era.name()
+    ));
+    let t = Instant::now();
+    for _ in 0..n {
+        let st = Instant::now();
+        let ok = answered(
+            peer.send_request(ClientRequest::PingRequest(PingRequest::default()))
+                .await,
+        );
+        s.push(st.elapsed(), ok);
+    }
+    s.wall = t.elapsed();
+    s
+}
+
+/// Whether a ping came back: a result, or the server's JSON-RPC error (see [`ping`]).
+fn answered<T>(r: Result<T, rmcp::ServiceError>) -> bool {
+    matches!(r, Ok(_) | Err(rmcp::ServiceError::McpError(_)))
+}
+
+/// `calls` MCP `ping`s, `in_flight` at a time: the most calls a second the SDK itself carries
+/// through this endpoint in `era`, the ceiling under any tool's throughput.
+pub async fn ping_concurrent(client: &Client, era: Era, calls: usize, in_flight: usize) -> Series {
+    let left = Arc::new(AtomicUsize::new(calls));
+    let t = Instant::now();
+    let workers: Vec<_> = (0..in_flight)
+        .map(|_| {
+            let (peer, left) = (client.peer().clone(), left.clone());
+            tokio::spawn(async move {
+                let mut out = Vec::new();
+                while take(&left) {
+                    let st = Instant::now();
+                    let ok = answered(
+                        peer.send_request(ClientRequest::PingRequest(PingRequest::default()))
+                            .await,
+                    );
+                    out.push((st.elapsed(), ok));
+                }
+                out
+            })
+        })
+        .collect();
+    let mut s = Series::new(&format!(
+        "MCP HTTP ping (no tool), {}, {in_flight} in flight",
+        era.name()
+    ));
+    for w in workers {
+        for (d, ok) in w.await.unwrap_or_default() {
+            s.push(d, ok);
+        }
+    }
+    s.wall = t.elapsed();
+    s
 }
 
 /// Sequential exec-lua calls on `target`.

@@ -142,6 +142,9 @@ pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::
         heartbeat_ms: state.settings.heartbeat.as_millis() as u64,
         max_message: state.settings.max_message,
     };
+    // The session has what it needs. Dropped now, not kept in this task for the link's whole
+    // life (its strings, the secret among them, were memory every idle link held).
+    drop(hello);
     if let Err(e) = out.send(&welcome).await {
         link.set_reason(format!("welcome not sent: {e}"));
         return;
@@ -324,7 +327,7 @@ async fn serve(
             }
             cmd = outbound.recv() => {
                 let msg = match cmd {
-                    Some(Outbound::Request(r)) => Message::GatewayRequest(r),
+                    Some(Outbound::Request(r)) => Message::GatewayRequest(*r),
                     Some(Outbound::Cancel { id }) => Message::Cancel { id },
                     Some(Outbound::Close { code, reason }) => {
                         out.close(code, &reason).await;

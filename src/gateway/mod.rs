@@ -52,8 +52,11 @@ pub fn router(state: GatewayState) -> Router {
         .with_state(state)
 }
 
-/// Bytes each computer's socket reads into at first (it grows for larger frames).
-const READ_BUFFER: usize = 4096;
+/// Bytes each computer's socket reads into at first (it grows for a larger frame, which is
+/// then read in steps of this size). Every idle link holds it: 2 KiB takes a `hello`, a
+/// heartbeat and most answers in one read, and was a third of an idle link's 12.6 KiB at
+/// 4 KiB (BENCHMARKS.md, issue 10).
+const READ_BUFFER: usize = 2048;
 
 async fn upgrade(
     State(state): State<GatewayState>,

@@ -199,7 +199,21 @@ fn size<T: Serialize>(v: &T) -> usize {
 /// escaped as a string, in the text block.
 fn cost<T: Serialize>(v: &T) -> usize {
     let json = serde_json::to_string(v).unwrap_or_default();
-    json.len() + size(&json) + 2
+    json.len() + escaped_len(&json) + 2
+}
+
+/// The length of `text` as a JSON string (quotes included), counted rather than serialized:
+/// serde_json escapes `"`, `\` and the control characters, those with a short form in two
+/// bytes and the rest as `\u00XX`.
+fn escaped_len(text: &str) -> usize {
+    2 + text
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
 }
 
 /// The size of the MCP result an outcome becomes, unsized.
@@ -264,7 +278,11 @@ impl TrapdeskMcp {
         };
         let page = self.session.computers_page(&query);
         let ping = p.ping != Some(false);
-        let pings = futures_util::future::join_all(page.computers.iter().map(|c| {
+        // Without pings, nothing to wait for: no future per computer of the page either.
+        let pings = if !ping {
+            vec![None; page.computers.len()]
+        } else {
+            futures_util::future::join_all(page.computers.iter().map(|c| {
             // Quiet: a probe is the agent looking, not acting; it stays in the session log but
             // adds nothing to the computers' scrollback.
             let spec = RequestSpec::new("ping", json!({}))
@@ -276,9 +294,6 @@ impl TrapdeskMcp {
                 c.trapos_id.clone(),
             );
             async move {
-                if !ping {
-                    return None;
-                }
                 let started = tokio::time::Instant::now();
                 let r = session.request(&target, spec, origin).await;
                 let ms = started.elapsed().as_millis() as u64;
@@ -290,26 +305,22 @@ impl TrapdeskMcp {
                 })
             }
         }))
-        .await;
+        .await
+        };
         let pending = self.session.pending();
-        let entries: Vec<ProbeEntry> = page
-            .computers
-            .iter()
-            .zip(pings)
-            .map(|(c, ping)| {
-                let [exec, write, read] = self.session.effective_policy(&rec.origin, &c.trapos_id);
-                let policy =
-                    json!({"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()});
-                ProbeEntry::new(c, &pending, ping, policy)
-            })
-            .collect();
         // Fit the page to the result budget by ending it early: what does not fit is on the
         // next page, never cut from this one. Each entry costs its JSON twice (the text block
-        // repeats it, escaped once more).
+        // repeats it, escaped once more). Entries are made one at a time and only until the
+        // budget is spent: a page of `limit: 500` holds ~55 idle computers, and making all 500
+        // (a policy decision and a serialization each) was most of a page's time.
         let room = self.max_result_bytes.saturating_sub(ENVELOPE * 2);
         let mut used = 0;
-        let mut shown = Vec::with_capacity(entries.len());
-        for e in entries {
+        let mut shown = Vec::new();
+        for (c, ping) in page.computers.iter().zip(pings) {
+            let [exec, write, read] = self.session.effective_policy(&rec.origin, &c.trapos_id);
+            let policy =
+                json!({"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()});
+            let e = ProbeEntry::new(c, &pending, ping, policy);
             let n = cost(&e);
             if used + n > room && !shown.is_empty() {
                 break;
@@ -563,6 +574,22 @@ fn many_outcome(mut done: Vec<ManyEntry>, budget: usize, glob: Option<&str>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escaped_len_counts_what_serde_json_writes() {
+        let all: String = (0u8..=0x7f).map(char::from).collect();
+        for text in [
+            "",
+            "plain",
+            "q\"uote\\s",
+            "tab\tnew\nline\r",
+            "\u{7}\u{1f}",
+            "€ é 💾",
+            &all,
+        ] {
+            assert_eq!(escaped_len(text), size(&text), "{text:?}");
+        }
+    }
 
     fn entry(id: u64, ok: bool, out: &str) -> ManyEntry {
         let r = if ok {

@@ -56,7 +56,7 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     let settings = session.settings();
     let guard = Arc::new(Guard {
         token: settings.mcp_token.clone(),
-        data_dir: settings.data_dir.clone(),
+        agents: crate::agents::Verifier::new(&settings.data_dir),
     });
     let server = TrapdeskMcp::new(session);
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
@@ -64,10 +64,16 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     if !ip.is_loopback() {
         hosts.push(ip.to_string());
     }
+    // A stateless (2026-07-28) request whose first message is its result is answered as plain
+    // `application/json` rather than as an event stream of one event: fewer bytes, no SSE
+    // framing to write and parse, and the request's task ends with the response (issue 10's
+    // latency, BENCHMARKS.md). A call that sends progress first still gets a stream, so no
+    // message is lost; the legacy sessions of the `initialize` era are not affected.
     // The body limit is enforced by rmcp while the body streams in (413 past it), so a huge
     // tool argument costs at most this much memory per request in flight.
     let mut config = StreamableHttpServerConfig::default()
         .with_allowed_origins(LOOPBACK_ORIGINS)
+        .with_json_response(true)
         .with_max_request_body_bytes(settings.max_body_bytes)
         .with_cancellation_token(shutdown);
     // Bound to every interface (with a token, see config.rs): any Host, the token decides.
@@ -122,7 +128,7 @@ fn is_loopback(ip: IpAddr) -> bool {
 /// What the bearer check needs: the host's own token, and where the named agents are.
 struct Guard {
     token: Option<String>,
-    data_dir: std::path::PathBuf,
+    agents: crate::agents::Verifier,
 }
 
 /// The name a named agent's token proved, for the tools (see [`super::client_name`]).
@@ -131,8 +137,8 @@ pub struct AgentName(pub String);
 
 /// Checks `Authorization: Bearer <token>` on every request: a named agent's token (then the
 /// request carries its [`AgentName`]), or the host's `--mcp-token`. Neither is needed while no
-/// named agent exists and no `--mcp-token` is set. The agents file is read each time, so a
-/// removed agent is refused at its next request.
+/// named agent exists and no `--mcp-token` is set. The agents file is checked each time (and
+/// read again when it changed), so a removed agent is refused at its next request.
 async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
     let given = presented(req.headers());
     let host_token = match (&guard.token, given.as_deref()) {
@@ -142,13 +148,14 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
         }
         _ => false,
     };
-    let dir = guard.data_dir.clone();
-    let token = given.clone();
-    // A small file read; kept off the async workers all the same.
-    let verdict =
-        tokio::task::spawn_blocking(move || crate::agents::verify(&dir, token.as_deref()))
-            .await
-            .unwrap_or(crate::agents::Verdict::Refused);
+    // On a blocking thread although it is only a `stat` now (and a read when the file
+    // changed): run inline on the async worker, the check cut the calls a second with 64 in
+    // flight by half in A/B runs (BENCHMARKS.md, issue 10). rmcp serves each legacy session
+    // from one worker task; the hop seems to change how tokio schedules it.
+    let (agents, token) = (guard.clone(), given.clone());
+    let verdict = tokio::task::spawn_blocking(move || agents.agents.verify(token.as_deref()))
+        .await
+        .unwrap_or(crate::agents::Verdict::Refused);
     let allowed = match verdict {
         crate::agents::Verdict::Agent(name) => {
             req.extensions_mut().insert(AgentName(name));

@@ -55,15 +55,29 @@ impl Session {
     /// Links a tool call to the gateway request it started.
     pub fn tool_call_request(&self, call_id: u64, request_id: &str) {
         let mut st = self.lock();
-        if let Some(c) = st.tool_calls.iter_mut().find(|c| c.call_id == call_id) {
+        if let Some(c) = st
+            .tool_calls
+            .iter_mut()
+            .rev()
+            .find(|c| c.call_id == call_id)
+        {
             c.request_id = Some(request_id.to_owned());
         }
     }
 
     /// Records the end of an agent's tool call.
     pub fn tool_call_finished(&self, call_id: u64, status: Status, summary: &str, result: Value) {
+        // Measured before the lock: a probe page is 24 KiB to serialize, and every other
+        // request and link waits while the lock is held.
+        let output_bytes = result.to_string().len() as u64;
         let mut st = self.lock();
-        let Some(mut call) = st.tool_calls.iter().find(|c| c.call_id == call_id).cloned() else {
+        let Some(mut call) = st
+            .tool_calls
+            .iter()
+            .rev()
+            .find(|c| c.call_id == call_id)
+            .cloned()
+        else {
             return;
         };
         let duration_ms = SystemTime::now()
@@ -84,7 +98,7 @@ impl Session {
         entry.duration_ms = Some(duration_ms);
         let extra = super::transcript::Extra {
             origin: Some(super::Origin::Agent(call.client.clone())),
-            output_bytes: call.result.as_ref().map(|r| r.to_string().len() as u64),
+            output_bytes: Some(output_bytes),
             ..Default::default()
         };
         st.log_with(entry, extra);

@@ -121,13 +121,17 @@ pub fn page<'a>(all: impl Iterator<Item = &'a ComputerInfo>, query: &PageQuery) 
         }
     }
     let limit = query.limit.max(1);
-    // Only the page is sorted in full; the rest only needs to be after it.
-    let key = |c: &&ComputerInfo| (c.id, c.trapos_id.clone());
+    // Only the page is sorted in full; the rest only needs to be after it. The comparison
+    // borrows the traposIds: a key that cloned them made ~3 allocations per computer per
+    // page, most of a page's time with 10,000 linked (BENCHMARKS.md, issue 10).
+    let order = |a: &&ComputerInfo, b: &&ComputerInfo| {
+        (a.id, a.trapos_id.as_str()).cmp(&(b.id, b.trapos_id.as_str()))
+    };
     if rest.len() > limit {
-        rest.select_nth_unstable_by_key(limit, key);
+        rest.select_nth_unstable_by(limit, order);
         rest.truncate(limit + 1);
     }
-    rest.sort_unstable_by_key(key);
+    rest.sort_unstable_by(order);
     let more = rest.len() > limit;
     rest.truncate(limit);
     let computers: Vec<ComputerInfo> = rest.into_iter().cloned().collect();

@@ -26,9 +26,16 @@ use crate::protocol::Request;
 /// What the session asks a connection task to do. The socket belongs to that task alone.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outbound {
-    Request(Request),
-    Cancel { id: String },
-    Close { code: u16, reason: String },
+    /// Boxed: the channel's first block holds 32 of these, allocated at link time, so the
+    /// largest variant sets what every idle link costs (~3 KiB unboxed; BENCHMARKS.md).
+    Request(Box<Request>),
+    Cancel {
+        id: String,
+    },
+    Close {
+        code: u16,
+        reason: String,
+    },
 }
 
 /// A piece of live output delivered to the requester.
@@ -256,7 +263,7 @@ impl State {
                 payload: p.payload.clone(),
                 timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
             };
-            match conn.tx.try_send(Outbound::Request(req)) {
+            match conn.tx.try_send(Outbound::Request(Box::new(req))) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Closed(_)) => {
                     // The connection task is gone; its unlink will fail this request.
@@ -504,9 +511,12 @@ impl State {
     }
 
     pub fn record_call(&mut self, call: ToolCall) {
+        // Newest last, and the call being updated is nearly always one of the newest: search
+        // from the back rather than through up to 500 older ones.
         if let Some(existing) = self
             .tool_calls
             .iter_mut()
+            .rev()
             .find(|c| c.call_id == call.call_id)
         {
             *existing = call;
