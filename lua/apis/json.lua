@@ -65,10 +65,25 @@ for i = 0, 255 do
     if not escapes[c] and (i < 0x20 or i >= 0x7F) then escapes[c] = format("\\u%04x", i) end
 end
 
+local ESCAPED = '[%c"\\\128-\255]'
+
 local function encodeString(s)
-    return '"' .. s:gsub('[%c"\\\128-\255]', escapes) .. '"'
+    -- Most strings need no escape: then no copy is made of them.
+    if not find(s, ESCAPED) then return '"' .. s .. '"' end
+    return '"' .. s:gsub(ESCAPED, escapes) .. '"'
 end
 json.encodeString = encodeString
+
+--- The metatable marking a list of strings as *one* JSON string (their concatenation), so a
+-- large value made in pieces (base64 of a file) is written without joining the pieces first.
+json.chunks_mt = { __jsontype = "chunks" }
+
+--- Mark a list of strings as one JSON string (see @{chunks_mt}).
+-- @tparam table t The pieces, in order.
+-- @treturn table The same table.
+function json.chunks(t)
+    return setmetatable(t, json.chunks_mt)
+end
 
 --- Format a number as JSON: integers without a fraction or exponent where
 -- exact, other finite numbers with the shortest of %.14g/%.17g that reads back
@@ -92,20 +107,82 @@ local function encodeKey(k)
     error("cannot encode a " .. tk .. " key as JSON", 0)
 end
 
+-- The encoder's output: small tokens gather in `buf` and are joined every BUF_TOKENS into
+-- `parts`; a large string goes into `parts` as it is (no copy). Joining often keeps the number
+-- of live strings small, which matters on CraftOS-PC (a table of tens of thousands of strings
+-- held across yields stalls it until the watchdog fires; see docs/lua-client.md).
+local BUF_TOKENS = 1024
+-- Strings longer than this are escaped in pieces of this size, with a pause between pieces.
+local PIECE = 16384
+
+local function newSink(pause)
+    local sink = { parts = {}, buf = {}, n = 0, pause = pause }
+    return sink
+end
+
+local function flushBuf(sink)
+    if sink.n > 0 then
+        sink.parts[#sink.parts + 1] = concat(sink.buf, "", 1, sink.n)
+        sink.buf, sink.n = {}, 0
+    end
+end
+
+local function put(sink, text)
+    local n = sink.n + 1
+    sink.buf[n] = text
+    sink.n = n
+    if n >= BUF_TOKENS then
+        flushBuf(sink)
+        if sink.pause then sink.pause() end
+    end
+end
+
+local function putBig(sink, text)
+    flushBuf(sink)
+    sink.parts[#sink.parts + 1] = text
+    if sink.pause then sink.pause() end
+end
+
+local function putString(sink, s, quote)
+    local len = #s
+    if len <= PIECE then
+        if quote then put(sink, encodeString(s)) else put(sink, (s:gsub(ESCAPED, escapes))) end
+        return
+    end
+    if quote then put(sink, '"') end
+    for i = 1, len, PIECE do
+        local piece = sub(s, i, i + PIECE - 1)
+        if find(piece, ESCAPED) then piece = piece:gsub(ESCAPED, escapes) end
+        putBig(sink, piece)
+    end
+    if quote then put(sink, '"') end
+end
+
 local encodeValue
 
-local function encodeTable(t, out, seen)
+local function encodeTable(t, sink, seen)
     if seen[t] then error("cannot encode a cyclic table as JSON", 0) end
+    local mt = getmetatable(t)
+    if type(mt) == "table" and mt.__jsontype == "chunks" then
+        put(sink, '"')
+        for i = 1, #t do
+            local piece = t[i]
+            if type(piece) ~= "string" then error("json.chunks holds a " .. type(piece), 0) end
+            if #piece > 256 and not find(piece, ESCAPED) then putBig(sink, piece) else putString(sink, piece, false) end
+        end
+        put(sink, '"')
+        return
+    end
     seen[t] = true
     local isArr, n = json.isArray(t)
     if isArr then
-        out[#out + 1] = "["
+        put(sink, "[")
         for i = 1, n do
-            if i > 1 then out[#out + 1] = "," end
+            if i > 1 then put(sink, ",") end
             local v = t[i]
-            if v == nil then out[#out + 1] = "null" else encodeValue(v, out, seen) end
+            if v == nil then put(sink, "null") else encodeValue(v, sink, seen) end
         end
-        out[#out + 1] = "]"
+        put(sink, "]")
     else
         local keys = {}
         for k in pairs(t) do keys[#keys + 1] = k end
@@ -116,43 +193,56 @@ local function encodeTable(t, out, seen)
             if ta == "string" or ta == "number" then return a < b end
             return tostring(a) < tostring(b)
         end)
-        out[#out + 1] = "{"
+        put(sink, "{")
         for i, k in ipairs(keys) do
-            if i > 1 then out[#out + 1] = "," end
-            out[#out + 1] = encodeKey(k)
-            out[#out + 1] = ":"
-            encodeValue(t[k], out, seen)
+            if i > 1 then put(sink, ",") end
+            put(sink, encodeKey(k))
+            put(sink, ":")
+            encodeValue(t[k], sink, seen)
         end
-        out[#out + 1] = "}"
+        put(sink, "}")
     end
     seen[t] = nil
 end
 
-encodeValue = function(v, out, seen)
+encodeValue = function(v, sink, seen)
     local tv = type(v)
     if v == nil or v == json.null then
-        out[#out + 1] = "null"
+        put(sink, "null")
     elseif tv == "boolean" then
-        out[#out + 1] = v and "true" or "false"
+        put(sink, v and "true" or "false")
     elseif tv == "number" then
-        out[#out + 1] = encodeNumber(v)
+        put(sink, encodeNumber(v))
     elseif tv == "string" then
-        out[#out + 1] = encodeString(v)
+        putString(sink, v, true)
     elseif tv == "table" then
-        encodeTable(v, out, seen)
+        encodeTable(v, sink, seen)
     else
         error("cannot encode a " .. tv .. " as JSON", 0)
     end
 end
 
+--- Encode a value as ASCII-only JSON text, in pieces.
+-- @param v As for @{encode}.
+-- @tparam[opt] function pause Called every thousand tokens or 16 KB of string, so that a
+-- caller on a computer can yield (see apis/pace.lua) during a large value.
+-- @treturn table The JSON text as a list of strings, to be joined in order.
+function json.encodeParts(v, pause)
+    local sink = newSink(pause)
+    encodeValue(v, sink, {})
+    flushBuf(sink)
+    return sink.parts
+end
+
 --- Encode a value as ASCII-only JSON text.
--- @param v A nil, boolean, number, string, table or @{null}.
+-- @param v A nil, boolean, number, string, table, @{null} or @{chunks}.
+-- @tparam[opt] function pause As for @{encodeParts}.
 -- @treturn string The JSON text.
 -- @throws On functions, threads, userdata, cycles or bad keys.
-function json.encode(v)
-    local out = {}
-    encodeValue(v, out, {})
-    return concat(out)
+function json.encode(v, pause)
+    local parts = json.encodeParts(v, pause)
+    if #parts == 1 then return parts[1] end
+    return concat(parts)
 end
 
 -- Decoding ------------------------------------------------------------------
@@ -179,14 +269,42 @@ local function skip(s, pos)
     return (find(s, "[^ \t\r\n]", pos)) or #s + 1
 end
 
-local function decodeStringAt(s, pos)
-    -- pos is just after the opening quote.
-    local parts, start = {}, pos
+-- Texts above this size are made flat before decoding (see json.decode).
+local FLAT_ABOVE = 65536
+
+-- Decoding state per call (two coroutines may decode at once): the pause and a step count.
+local STEPS = 1024
+
+local function step(st)
+    local n = st.n + 1
+    if n >= STEPS then
+        n = 0
+        if st.pause then st.pause() end
+    end
+    st.n = n
+end
+
+local function decodeStringAt(s, pos, st)
+    -- pos is just after the opening quote. Pieces gather in `parts`, joined every STEPS
+    -- escapes into `chunks` (few live strings; see BUF_TOKENS).
+    local parts, np, chunks, start = {}, 0, nil, pos
     while true do
         local at = find(s, '["\\]', pos)
         if not at then decodeError(s, start, "unterminated string") end
-        if at > pos then parts[#parts + 1] = sub(s, pos, at - 1) end
-        if byte(s, at) == 34 then return concat(parts), at + 1 end
+        if byte(s, at) == 34 then
+            local text
+            if at > pos then np = np + 1 parts[np] = sub(s, pos, at - 1) end
+            if np == 1 and not chunks then
+                text = parts[1]
+            elseif chunks then
+                chunks[#chunks + 1] = concat(parts, "", 1, np)
+                text = concat(chunks)
+            else
+                text = concat(parts, "", 1, np)
+            end
+            return text, at + 1
+        end
+        if at > pos then np = np + 1 parts[np] = sub(s, pos, at - 1) end
         local e = sub(s, at + 1, at + 1)
         if e == "u" then
             local hex = sub(s, at + 2, at + 5)
@@ -205,25 +323,33 @@ local function decodeStringAt(s, pos)
             elseif cp >= 0xDC00 and cp <= 0xDFFF then
                 cp = 0xFFFD -- a lone low surrogate
             end
-            parts[#parts + 1] = cp < 0x100 and char(cp) or utf8Bytes(cp)
+            np = np + 1
+            parts[np] = cp < 0x100 and char(cp) or utf8Bytes(cp)
         elseif simple[e] then
-            parts[#parts + 1] = simple[e]
+            np = np + 1
+            parts[np] = simple[e]
             pos = at + 2
         else
             decodeError(s, at, "bad escape")
+        end
+        if np >= STEPS then
+            chunks = chunks or {}
+            chunks[#chunks + 1] = concat(parts, "", 1, np)
+            parts, np = {}, 0
+            if st.pause then st.pause() end
         end
     end
 end
 
 local decodeValue
 
-local function decodeArray(s, pos, depth)
+local function decodeArray(s, pos, depth, st)
     local t, n = json.array(), 0
     pos = skip(s, pos)
     if sub(s, pos, pos) == "]" then return t, pos + 1 end
     while true do
         local v
-        v, pos = decodeValue(s, pos, depth)
+        v, pos = decodeValue(s, pos, depth, st)
         n = n + 1
         t[n] = v
         pos = skip(s, pos)
@@ -234,7 +360,42 @@ local function decodeArray(s, pos, depth)
     end
 end
 
-local function decodeObject(s, pos, depth)
+-- Skips the value at pos (already past whitespace) without building it; returns the position
+-- after it. Structure is checked only as far as bracket balance: the text is decoded in full
+-- by whoever receives it.
+local function skipValue(s, pos, st)
+    local c = sub(s, pos, pos)
+    if c ~= "{" and c ~= "[" and c ~= '"' then
+        local _, after = decodeValue(s, pos, 0, st)
+        return after
+    end
+    local depth = 0
+    while true do
+        local at = find(s, '[%[%]{}"]', pos)
+        if not at then decodeError(s, pos, "unexpected end") end
+        local b = byte(s, at)
+        if b == 34 then
+            pos = at + 1
+            while true do
+                local q = find(s, '["\\]', pos)
+                if not q then decodeError(s, at, "unterminated string") end
+                if byte(s, q) == 34 then pos = q + 1 break end
+                pos = q + 2
+                step(st)
+            end
+        elseif b == 123 or b == 91 then
+            depth = depth + 1
+            pos = at + 1
+        else
+            depth = depth - 1
+            pos = at + 1
+        end
+        if depth <= 0 then return pos end
+        step(st)
+    end
+end
+
+local function decodeObject(s, pos, depth, st)
     local t = {}
     pos = skip(s, pos)
     if sub(s, pos, pos) == "}" then return t, pos + 1 end
@@ -242,12 +403,18 @@ local function decodeObject(s, pos, depth)
         pos = skip(s, pos)
         if sub(s, pos, pos) ~= '"' then decodeError(s, pos, "expected a string key") end
         local k
-        k, pos = decodeStringAt(s, pos + 1)
+        k, pos = decodeStringAt(s, pos + 1, st)
         pos = skip(s, pos)
         if sub(s, pos, pos) ~= ":" then decodeError(s, pos, "expected ':'") end
         local v
-        v, pos = decodeValue(s, pos + 1, depth)
-        t[k] = v
+        if depth == 1 and st.rawKey and k == st.rawKey then
+            local from = skip(s, pos + 1)
+            pos = skipValue(s, from, st)
+            st.raw = sub(s, from, pos - 1)
+        else
+            v, pos = decodeValue(s, pos + 1, depth, st)
+            t[k] = v
+        end
         pos = skip(s, pos)
         local c = sub(s, pos, pos)
         if c == "}" then return t, pos + 1 end
@@ -256,14 +423,15 @@ local function decodeObject(s, pos, depth)
     end
 end
 
-decodeValue = function(s, pos, depth)
+decodeValue = function(s, pos, depth, st)
+    step(st)
     pos = skip(s, pos)
     local c = sub(s, pos, pos)
-    if c == '"' then return decodeStringAt(s, pos + 1) end
+    if c == '"' then return decodeStringAt(s, pos + 1, st) end
     if c == "{" or c == "[" then
         if depth >= 512 then decodeError(s, pos, "nested too deeply") end
-        if c == "{" then return decodeObject(s, pos + 1, depth + 1) end
-        return decodeArray(s, pos + 1, depth + 1)
+        if c == "{" then return decodeObject(s, pos + 1, depth + 1, st) end
+        return decodeArray(s, pos + 1, depth + 1, st)
     end
     local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
     if num and num ~= "" and num ~= "-" then
@@ -280,14 +448,25 @@ end
 
 --- Decode JSON text.
 -- @tparam string s The JSON text.
+-- @tparam[opt] function pause Called every thousand values or escapes, so that a caller on a
+-- computer can yield (see apis/pace.lua) during a large text.
+-- @tparam[opt] string rawKey When the text is an object with this member, the member is not
+-- decoded: its JSON text is returned as the second value (the daemon passes a request's
+-- payload on to the program serving it without decoding and encoding it again).
 -- @return The value; `null` is @{null}, arrays carry the array marker.
+-- @treturn string|nil The text of `rawKey`'s value, when asked for and present.
 -- @throws A "JSON: ... at byte N" message on invalid text.
-function json.decode(s)
+function json.decode(s, pause, rawKey)
     if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
-    local v, pos = decodeValue(s, 1, 0)
+    -- On CraftOS-PC a substring of a large string (a payload passed on by the daemon) is a
+    -- view that every `find` on it reads whole: join it into a string of its own first, or
+    -- decoding costs its size once per token. Elsewhere this is one transient copy.
+    if #s > FLAT_ABOVE then s = concat({ s }) end
+    local st = { pause = pause, n = 0, rawKey = rawKey }
+    local v, pos = decodeValue(s, 1, 0, st)
     pos = skip(s, pos)
     if pos <= #s then decodeError(s, pos, "trailing data") end
-    return v
+    return v, st.raw
 end
 
 return json

@@ -611,12 +611,21 @@ end
 --- Write bytes to a file atomically: after a crash at any point the file holds its old
 -- content or the new one (see the steps above).
 -- @tparam string path The file.
--- @tparam string bytes The content.
--- @tparam[opt] boolean append Add to the end of the existing content.
+-- @tparam string|table bytes The content: a string, or a list of strings written one after
+-- another (a large payload decoded in pieces is never joined in memory).
+-- @tparam[opt] boolean append Add to the end of the existing content (copied into the temp
+-- file in pieces of 64 KiB).
+-- @tparam[opt] function pause Called between pieces (see apis/pace.lua).
 -- @treturn table `{ok, bytes, error?}`.
-function lib.writeFile(path, bytes, append)
+function lib.writeFile(path, bytes, append, pause)
     expect(1, path, "string")
-    expect(2, bytes, "string")
+    expect(2, bytes, "string", "table")
+    local pieces = type(bytes) == "table" and bytes or { bytes }
+    local size = 0
+    for i = 1, #pieces do
+        if type(pieces[i]) ~= "string" then error("bad argument #2 (piece " .. i .. " is not a string)", 2) end
+        size = size + #pieces[i]
+    end
     path = fs.combine(path, "")
     if path == "" or fs.isDir(path) then return fail("Is a directory: /" .. path) end
     if fs.isReadOnly(path) then return fail("Access denied: /" .. path) end
@@ -628,13 +637,9 @@ function lib.writeFile(path, bytes, append)
     end
     local rok, rerr = lib.recoverWrite(path)
     if not rok then return fail(rerr) end
-    local content = bytes
-    if append and fs.exists(path) then
-        local h = fs.open(path, "rb")
-        if not h then return fail("Cannot read /" .. path) end
-        content = (h.readAll() or "") .. bytes
-        h.close()
-    end
+    -- An append copies the old content into the new file in pieces (never read whole).
+    local oldSize = 0
+    if append and fs.exists(path) then oldSize = fs.getSize(path) end
     local new, old = sidecars(path)
     -- Without its journal entry a crash mid-swap could not be undone: do not start.
     local entry, jerr = journal(path)
@@ -642,24 +647,40 @@ function lib.writeFile(path, bytes, append)
     local function forget() pcall(fs.delete, entry) end
     local h, err = fs.open(new, "wb")
     if not h then forget() return fail(err or ("Cannot write /" .. new)) end
-    local ok, werr = pcall(h.write, content)
+    local ok, werr = pcall(function()
+        if oldSize > 0 then
+            local r = fs.open(path, "rb")
+            if not r then error("Cannot read /" .. path, 0) end
+            while true do
+                local piece = r.read(65536)
+                if not piece or piece == "" then break end
+                h.write(piece)
+                if pause then pause() end
+            end
+            r.close()
+        end
+        for i = 1, #pieces do
+            if pieces[i] ~= "" then h.write(pieces[i]) end
+            if pause then pause() end
+        end
+    end)
     local cok, cerr = pcall(h.close)
     if ok and not cok then ok, werr = false, cerr end
     -- CraftOS-PC drops what does not fit on a full disk without an error (found by
     -- tests/craftos_resilience.rs): only the size on disk tells. Swapping in a short file
     -- would tear the old one.
     if ok then
-        local sok, size = pcall(fs.getSize, new)
-        if not sok or size ~= #content then
+        local sok, got = pcall(fs.getSize, new)
+        if not sok or got ~= oldSize + size then
             ok, werr = false, ("Out of space: wrote %s of %d bytes of /%s"):format(
-                sok and tostring(size) or "none", #content, path)
+                sok and tostring(got) or "none", oldSize + size, path)
         end
     end
     if not ok then pcall(fs.delete, new) forget() return fail(werr) end
     ok, werr = swap(path, new, old)
     forget()
     if not ok then return fail(werr) end
-    return { ok = true, bytes = #bytes }
+    return { ok = true, bytes = size }
 end
 
 --- Move a complete file (the pieces of a put, say) over `path`, with the same guarantee as

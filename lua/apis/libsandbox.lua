@@ -51,6 +51,8 @@ local function siblingRoot()
 end
 local json = dofile(siblingRoot() .. "apis/json.lua")
 sandbox.json = json
+local pace = dofile(siblingRoot() .. "apis/pace.lua")
+sandbox.pace = pace
 
 local counter = 0
 local function uniqueId(prefix)
@@ -182,33 +184,53 @@ function sandbox.serve(types, handler, opts)
             remove(job.req.id)
             if not res[1] then
                 sandbox.respond(job.req.id, false, { code = "internal", message = tostring(res[2]) })
-            elseif res[2] then
-                sandbox.respond(job.req.id, true, res[3])
             else
-                local err = res[3]
-                if type(err) ~= "table" then err = { code = "internal", message = tostring(err) } end
-                sandbox.respond(job.req.id, false, err)
+                local answer = res[2]
+                local parts = answer.parts
+                -- One piece goes as a string; more as the list (the daemon fragments from it).
+                os.queueEvent(E.respond, job.req.id, answer.ok, #parts == 1 and parts[1] or parts)
             end
         else
             job.filter = res[2]
         end
     end
 
-    local function start(id, type_, payloadJson, timeout_ms)
-        local ok, payload = pcall(json.decode, payloadJson or "{}")
+    -- The job's coroutine: decodes the payload, runs the handler, encodes the answer, all in
+    -- slices (apis/pace.lua), so a large payload never holds the computer for long; the answer
+    -- comes back as a list of JSON pieces that goes to the daemon as it is.
+    local function body(payloadJson, req)
+        local pause = pace.new({ name = name })
+        local ok, payload = pcall(json.decode, payloadJson or "{}", pause)
+        payloadJson = nil
         if not ok then
-            sandbox.respond(id, false, { code = "bad_request", message = "payload is not JSON: " .. tostring(payload) })
-            return
+            return { ok = false, parts = json.encodeParts({ code = "bad_request",
+                message = "payload is not JSON: " .. tostring(payload) }) }
         end
+        req.payload = payload
+        local res = table.pack(handler(req))
+        local value = res[2]
+        if res[1] then
+            if value == nil then value = {} end
+            local eok, parts = pcall(json.encodeParts, value, pause)
+            if eok then return { ok = true, parts = parts } end
+            return { ok = true, parts = json.encodeParts({ ok = false, error = "response could not be encoded: " .. parts }) }
+        end
+        if type(value) ~= "table" then value = { code = "internal", message = tostring(value) } end
+        local eok, parts = pcall(json.encodeParts, value, pause)
+        if eok then return { ok = false, parts = parts } end
+        return { ok = false, parts = json.encodeParts({ code = "internal", message = "error could not be encoded: " .. parts }) }
+    end
+
+    local function start(id, type_, payloadJson, timeout_ms)
         local job = { out = {} }
         job.req = {
-            id = id, type = type_, payload = payload, timeout_ms = timeout_ms,
+            id = id, type = type_, timeout_ms = timeout_ms,
             output = function(stream, text) job.out[#job.out + 1] = { stream, text } end,
         }
-        job.co = coroutine.create(handler)
+        job.co = coroutine.create(body)
         jobs[id] = job
         order[#order + 1] = id
-        step(job, job.req)
+        step(job, payloadJson, job.req)
     end
 
     local function cancel(id)
@@ -226,9 +248,10 @@ function sandbox.serve(types, handler, opts)
 
     os.queueEvent(E.stop, name, owner)
     announce()
+    local meter = pace.meter(name)
     local ok, err = pcall(function()
         while true do
-            local ev = table.pack(os.pullEventRaw())
+            local ev = table.pack(meter.pull())
             local kind = ev[1]
             -- Snapshot first: a handler started by this very event must not see it.
             local ids = { table.unpack(order) }

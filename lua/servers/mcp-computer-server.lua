@@ -34,22 +34,13 @@ local base64 = dofile(root .. "apis/base64.lua")
 -- Interrupted writes are journalled here; startup.lua recovers them at boot.
 lib.JOURNAL = root .. "journal"
 
--- Large payloads (base64 both ways) run in slices: every ~25 ms of work the request lets the
--- computer pull events, so it never nears CC's "Too long without yielding" watchdog and the
--- player's programs keep running. It waits for an event of its own, so no event that belongs
--- to another program is taken from it (every coroutine sees every event in CC).
-local SLICE_MS = 25
-local function pacer()
-    local last = os.epoch("utc")
-    return function()
-        local now = os.epoch("utc")
-        if now - last >= SLICE_MS then
-            os.queueEvent("trapdesk_slice")
-            os.pullEvent("trapdesk_slice")
-            last = os.epoch("utc")
-        end
-    end
-end
+local pace = dofile(root .. "apis/pace.lua")
+
+-- Large payloads (base64 both ways, the JSON of requests and answers) run in slices: every
+-- ~25 ms of work the request lets the computer pull events (apis/pace.lua), so it never nears
+-- CC's "Too long without yielding" watchdog and the player's programs keep running. The pause
+-- yields to libsandbox's scheduler for an event of its own, so no event is taken from anyone.
+local function pacer() return pace.new({ name = "mcp-computer-server" }) end
 
 local function badRequest(message) return false, { code = "bad_request", message = message } end
 
@@ -102,14 +93,17 @@ handlers["write-file"] = function(req)
     end
     local bytes = p.content
     local encoding = p.encoding
+    local pause = pacer()
     if encoding == nil or encoding == sandbox.json.null or encoding == "base64" then
         local err
-        bytes, err = base64.decode(p.content, pacer())
+        -- Decoded in pieces and written piece by piece: the bytes are never joined in memory.
+        bytes, err = base64.decodeParts(p.content, pause)
         if not bytes then return true, { ok = false, bytes = 0, error = "content is not base64: " .. err } end
+        p.content = nil -- the text is no longer needed; let it go before writing
     elseif encoding ~= "text" then
         return badRequest("encoding must be base64 or text")
     end
-    return true, lib.writeFile(p.path, bytes, p.append == true)
+    return true, lib.writeFile(p.path, bytes, p.append == true, pause)
 end
 
 handlers["read-file"] = function(req)
@@ -125,7 +119,8 @@ handlers["read-file"] = function(req)
         return badRequest("length must be a whole number of bytes")
     end
     local r = lib.readFile(p.path, offset, length)
-    r.content = base64.encode(r.content or "", pacer())
+    -- The base64 text stays in pieces; the JSON encoder writes them as one string.
+    r.content = sandbox.json.chunks(base64.encodeParts(r.content or "", pacer()))
     r.encoding = "base64"
     return true, r
 end

@@ -31,6 +31,7 @@ end
 
 local root = clientRoot()
 local json = dofile(root .. "apis/json.lua")
+local pace = dofile(root .. "apis/pace.lua")
 
 if not settings.get("sandbox.url") then
     print("trapdesk: sandbox.url is not set; not linking")
@@ -78,6 +79,20 @@ local SCREEN_BACKLOG = 4 -- more waiting than this: drop them and ask the screen
 
 local function setPhase(p) phase, phaseSince = p, os.clock() end
 
+-- Long work (decoding a reassembled request, fragmenting a large answer) runs in slices
+-- (apis/pace.lua): the pause pulls events while it waits for its own, and every other event
+-- it pulls waits in `backlog`, handled next, in order, by the main loop.
+local meter = pace.meter("daemon", os)
+local backlog = {}
+local pause = pace.new({ meter = meter, keep = function(ev) backlog[#backlog + 1] = ev end })
+local function nextEvent()
+    if backlog[1] then
+        local ev = table.remove(backlog, 1)
+        return table.unpack(ev, 1, ev.n)
+    end
+    return meter.pull()
+end
+
 -- Sending ---------------------------------------------------------------------
 
 local drop -- forward
@@ -93,21 +108,40 @@ local function sendRaw(text)
     return true
 end
 
---- Send one message's JSON text, fragmenting it to the host's limit.
+--- Send one message's JSON text, given as a string or a list of pieces to be joined in
+-- order, fragmenting it to the host's limit. Fragments are cut from the pieces as they are:
+-- a large answer is never joined into one string here.
 local function sendText(text)
     local limit = math.min(hostMax, LIMIT)
-    if #text <= limit then return sendRaw(text) end
+    local pieces = type(text) == "table" and text or { text }
+    local total = 0
+    for i = 1, #pieces do total = total + #pieces[i] end
+    if total <= limit then
+        return sendRaw(#pieces == 1 and pieces[1] or table.concat(pieces))
+    end
     midCounter = midCounter + 1
-    local mid = "c" .. conn .. "-m" .. midCounter
+    local mid = json.encodeString("c" .. conn .. "-m" .. midCounter)
     -- The text is ASCII JSON; in `data` only '"' and '\' grow (to 2 bytes).
-    local piece = math.floor((limit - 256) / 2)
-    local seq, pos = 0, 1
-    while pos <= #text do
-        local last = pos + piece > #text
-        local ok = sendRaw(json.encode({ type = "fragment", mid = mid, seq = seq, last = last,
-            data = text:sub(pos, pos + piece - 1) }))
-        if not ok then return false end
-        seq, pos = seq + 1, pos + piece
+    local size = math.floor((limit - 256) / 2)
+    local seq, sent = 0, 0
+    local i, pos = 1, 1 -- the next byte: pieces[i], at pos
+    while sent < total do
+        local take, n = {}, 0
+        while n < size and i <= #pieces do
+            local p = pieces[i]
+            local piece = p:sub(pos, pos + (size - n) - 1)
+            take[#take + 1] = piece
+            n = n + #piece
+            pos = pos + #piece
+            if pos > #p then i, pos = i + 1, 1 end
+        end
+        sent = sent + n
+        local frame = '{"data":' .. json.encodeString(table.concat(take)) .. ',"last":'
+            .. (sent >= total and "true" or "false") .. ',"mid":' .. mid .. ',"seq":' .. seq
+            .. ',"type":"fragment"}'
+        if not sendRaw(frame) then return false end
+        seq = seq + 1
+        if sent < total then pause() end
     end
     return true
 end
@@ -118,13 +152,19 @@ local function send(msg)
     return sendText(text)
 end
 
+--- Answer a request: `jsonText` is the payload (or error) as JSON text, a string or a list of
+-- pieces.
 local function respondRaw(wireId, ok, jsonText)
     local head = '{"type":"computer_response","id":' .. json.encodeString(wireId)
-    if ok then
-        sendText(head .. ',"ok":true,"payload":' .. jsonText .. "}")
+        .. (ok and ',"ok":true,"payload":' or ',"ok":false,"error":')
+    local pieces = { head }
+    if type(jsonText) == "table" then
+        for i = 1, #jsonText do pieces[#pieces + 1] = jsonText[i] end
     else
-        sendText(head .. ',"ok":false,"error":' .. jsonText .. "}")
+        pieces[2] = jsonText
     end
+    pieces[#pieces + 1] = "}"
+    sendText(pieces)
 end
 
 --- Send queued output, and answers queued behind their output, in order, at most
@@ -142,12 +182,21 @@ local function flushOutput()
             respondRaw(o.wire, o.ok, o.json)
             budget = budget - 1
         else
-            while budget > 0 and o.pos <= #o.text do
-                send({ type = "output", id = o.wire, stream = o.stream, text = o.text:sub(o.pos, o.pos + piece - 1) })
-                o.pos = o.pos + piece
+            -- o.parts: the texts of trapdesk_output events, in order; o.i/o.pos the next byte.
+            while budget > 0 and o.i <= #o.parts do
+                local take, n = {}, 0
+                while n < piece and o.i <= #o.parts do
+                    local p = o.parts[o.i]
+                    local cut = p:sub(o.pos, o.pos + (piece - n) - 1)
+                    take[#take + 1] = cut
+                    n = n + #cut
+                    o.pos = o.pos + #cut
+                    if o.pos > #p then o.parts[o.i] = false o.i, o.pos = o.i + 1, 1 end
+                end
+                send({ type = "output", id = o.wire, stream = o.stream, text = table.concat(take) })
                 budget = budget - 1
             end
-            if o.pos > #o.text then table.remove(outQueue, 1) end
+            if o.i > #o.parts then table.remove(outQueue, 1) end
         end
     end
     -- Screen updates never delay answers or output: they go only once those are out.
@@ -209,7 +258,7 @@ end
 
 -- Incoming messages -------------------------------------------------------------
 
-local function handleRequest(msg)
+local function handleRequest(msg, payloadText)
     if type(msg.id) ~= "string" then log("gateway_request without a string id") return end
     if type(msg.request) ~= "string" then
         return respondError(msg.id, "bad_request", "request must be a string")
@@ -222,10 +271,10 @@ local function handleRequest(msg)
         return respondError(msg.id, "unknown_type", "no program on this computer serves " .. msg.request)
     end
     local localId = conn .. "/" .. msg.id
-    local ok, payload = pcall(json.encode, msg.payload == nil and {} or msg.payload)
-    if not ok then return respondError(msg.id, "bad_request", "payload: " .. payload) end
+    -- The payload goes on as the JSON text it came in (never decoded here), so a large one is
+    -- not decoded and encoded again: the serving program decodes it, in slices.
     inflight[localId] = { wire = msg.id, owner = owner }
-    os.queueEvent("trapdesk_request", owner, localId, msg.request, payload, msg.timeout_ms)
+    os.queueEvent("trapdesk_request", owner, localId, msg.request, payloadText or "{}", msg.timeout_ms)
 end
 
 local handleMessage
@@ -244,18 +293,21 @@ local function handleFragment(msg)
     if f.size > 32 * 1024 * 1024 then fragments[msg.mid] = nil log("fragmented message too large") return end
     if msg.last == true then
         fragments[msg.mid] = nil
-        local ok, whole = pcall(json.decode, table.concat(f.parts))
-        if ok and type(whole) == "table" then handleMessage(whole) else log("bad reassembled message") end
+        local text = table.concat(f.parts)
+        f.parts = nil
+        local ok, whole, payloadText = pcall(json.decode, text, pause, "payload")
+        text = nil
+        if ok and type(whole) == "table" then handleMessage(whole, payloadText) else log("bad reassembled message") end
     end
 end
 
-handleMessage = function(msg)
+handleMessage = function(msg, payloadText)
     local kind = msg.type
     if kind == "ping" then
         lastPing = os.clock()
         send({ type = "pong", t = msg.t })
     elseif kind == "gateway_request" then
-        handleRequest(msg)
+        handleRequest(msg, payloadText)
     elseif kind == "cancel" then
         local localId = conn .. "/" .. tostring(msg.id)
         if inflight[localId] then os.queueEvent("trapdesk_cancel", localId) end
@@ -265,8 +317,13 @@ handleMessage = function(msg)
         local rid = hostRequests[msg.id]
         if rid then
             hostRequests[msg.id] = nil
-            local body = msg.ok and (msg.payload == nil and {} or msg.payload) or (msg.error or { code = "internal" })
-            os.queueEvent("trapdesk_host_response", rid, msg.ok == true, json.encode(body))
+            local body
+            if msg.ok then
+                body = payloadText or "{}"
+            else
+                body = json.encode(msg.error or { code = "internal" })
+            end
+            os.queueEvent("trapdesk_host_response", rid, msg.ok == true, body)
         end
     elseif kind == "welcome" and phase == "hello" then
         setPhase("linked")
@@ -391,14 +448,14 @@ tickTimer = os.startTimer(1)
 connect()
 
 while true do
-    local ev, a, b, c, d, e = os.pullEventRaw()
+    local ev, a, b, c, d, e = nextEvent()
     if ev == "websocket_message" and a == wsUrl and ws then
         if c then
             log("binary frame ignored")
         else
-            local ok, msg = pcall(json.decode, b)
+            local ok, msg, payloadText = pcall(json.decode, b, pause, "payload")
             if ok and type(msg) == "table" and type(msg.type) == "string" then
-                handleMessage(msg)
+                handleMessage(msg, payloadText)
             else
                 log("bad frame: " .. tostring(msg))
             end
@@ -427,10 +484,12 @@ while true do
         if inflight[a] and type(c) == "string" then
             local stream = b == "err" and "err" or "out"
             local last = outQueue[#outQueue]
+            -- Texts are kept as they came (a list), not joined: joining in a loop copies the
+            -- whole backlog of output for every new piece.
             if last and not last.respond and last.id == a and last.stream == stream then
-                last.text = last.text .. c
+                last.parts[#last.parts + 1] = c
             else
-                outQueue[#outQueue + 1] = { id = a, wire = inflight[a].wire, stream = stream, text = c, pos = 1 }
+                outQueue[#outQueue + 1] = { id = a, wire = inflight[a].wire, stream = stream, parts = { c }, i = 1, pos = 1 }
             end
             if not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
         end
@@ -438,7 +497,8 @@ while true do
         local entry = inflight[a]
         if entry then
             inflight[a] = nil
-            if type(c) ~= "string" then c = json.encode({ code = "internal", message = "no payload" }) b = false end
+            -- c is the JSON text: a string, or a list of pieces (a large answer).
+            if type(c) ~= "string" and type(c) ~= "table" then c = json.encode({ code = "internal", message = "no payload" }) b = false end
             -- The answer queues behind the request's output, so output always arrives first.
             outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c }
             flushOutput()

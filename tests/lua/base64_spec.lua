@@ -53,4 +53,14 @@ do
     calls = 0
     eq(base64.decode(coded, function() calls = calls + 1 end), big, "decode with pause")
     assert(calls >= 10, "decode paused " .. calls .. " times")
+    -- In pieces: few strings, joined to the same bytes; whitespace and padding as before.
+    local parts = base64.encodeParts(big)
+    assert(#parts >= 10 and #parts < #big / 1000, #parts .. " pieces")
+    eq(table.concat(parts), coded)
+    local back = base64.decodeParts(coded)
+    assert(#back >= 10 and #back < #big / 1000, #back .. " pieces")
+    eq(table.concat(back), big)
+    eq(base64.decode(coded:sub(1, 100) .. "\n " .. coded:sub(101)), base64.decode(coded), "whitespace ignored")
 end
+eq(select(2, base64.decode("Zg==Zg==")), "invalid base64 character", "padding inside")
+eq(base64.decode("Zg"), "f", "padding optional")

@@ -57,8 +57,12 @@ local req
 for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" then req = ev end end
 eq(req[2], "owner1") eq(req[4], "exec-lua") eq(json.decode(req[5]).code, "x")
 feed("trapdesk_output", req[3], "out", "hi\n")
-local big = string.rep("\255\"ab", 2000)
-feed("trapdesk_respond", req[3], true, json.encode({ ok = true, output = big }))
+-- The answer comes as a list of JSON pieces (libsandbox encodes in slices): fragments are cut
+-- across the pieces.
+local big = string.rep("\255\"ab", 6000)
+local answerParts = json.encodeParts({ ok = true, output = big })
+assert(#answerParts > 1, "a large answer is encoded in pieces")
+feed("trapdesk_respond", req[3], true, answerParts)
 local out = last() eq(out.type, "output") eq(out.id, "h-3") eq(out.text, "hi\n")
 local parts = {}
 while #sent > 0 do
@@ -81,7 +85,11 @@ queued = {}
 feed("websocket_message", url, '{"type":"gateway_request","id":"h-5","request":"exec-lua","payload":{"code":"y"}}')
 for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" then req = ev end end
 local flood = string.rep("z", 64 * 4096 + 10)
-feed("trapdesk_output", req[3], "out", flood)
+-- In uneven pieces, as a chunk's resumes produce them: frames are cut across them.
+local at = 1
+for _, n in ipairs({ 1, 4095, 4097, 3, 70000, #flood }) do
+    if at <= #flood then feed("trapdesk_output", req[3], "out", flood:sub(at, at + n - 1)) at = at + n end
+end
 feed("trapdesk_respond", req[3], true, json.encode({ ok = true }))
 local texts, batches, answer = {}, 0, nil
 while not answer do

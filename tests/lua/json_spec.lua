@@ -100,4 +100,42 @@ assert(not pcall(json.encode, cyc), "cycles cannot be encoded")
 local big = string.rep(bytes, 1024)
 eq(json.decode(json.encode({ content = big })).content, big, "256 KiB byte string")
 
+-- In slices: the pause is called for a large value both ways, and the result is the same.
+do
+    local calls = 0
+    local function pause() calls = calls + 1 end
+    local value = { content = big, list = {} }
+    for i = 1, 5000 do value.list[i] = { i, "v" .. i } end
+    local parts = json.encodeParts(value, pause)
+    assert(calls > 10, "encode paused " .. calls .. " times")
+    assert(#parts > 10, "encoded in " .. #parts .. " pieces")
+    -- A piece is at most 16 KiB of string escaped (6 bytes per byte at most) or 1024 tokens.
+    for _, p in ipairs(parts) do assert(#p <= 6 * 16384 + 16, "a piece of " .. #p .. " bytes") end
+    local text = table.concat(parts)
+    eq(text, json.encode(value), "pieces join to the same text")
+    calls = 0
+    local back = json.decode(text, pause)
+    assert(calls > 10, "decode paused " .. calls .. " times")
+    eq(back.content, big, "decoded in slices")
+    eq(back.list[5000][2], "v5000")
+end
+
+-- json.chunks: a list of strings written as one string, pieces not joined first.
+eq(json.encode({ c = json.chunks({ "ab", "c\"", string.rep("x", 300), "\255" }) }),
+    '{"c":"abc\\"' .. string.rep("x", 300) .. '\\u00ff"}', "chunks are one string")
+eq(json.encode(json.chunks({})), '""', "no chunks: the empty string")
+
+-- rawKey: the member is skipped and its text returned as it was.
+do
+    local v, raw = json.decode('{"type":"x","payload":{"a":[1,"]}",{"b":"\\\\"}]},"z":1}', nil, "payload")
+    eq(v.type, "x") eq(v.z, 1) eq(v.payload, nil, "the raw member is not decoded")
+    eq(raw, '{"a":[1,"]}",{"b":"\\\\"}]}', "its text as it came")
+    local _, none = json.decode('{"type":"x"}', nil, "payload")
+    eq(none, nil, "absent member")
+    local _, scalar = json.decode('{"payload": null }', nil, "payload")
+    eq(scalar, "null")
+    local inner, deep = json.decode('{"a":{"payload":1}}', nil, "payload")
+    eq(deep, nil, "only a top-level member") eq(inner.a.payload, 1)
+end
+
 print("json_spec: ok")

@@ -1,0 +1,164 @@
+//! Large payloads in slices: the client's JSON (both ways), base64, file writes and output
+//! batching pull events between slices, on the emulator and (with `CRAFTOS_PC`) on CraftOS-PC.
+//!
+//! The client's meter (`lua/apis/pace.lua`) is turned on by creating the global table
+//! `trapdesk_measure`; each metered program (the daemon, the exec server) then records the
+//! longest time it held the computer between two yields and how many of its pauses yielded.
+//! This test asserts the pauses yielded (which cannot happen unless the work is sliced) and
+//! prints the figures (BENCHMARKS.md, "Slices"); no time is asserted.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+#[path = "support/mcp_fake.rs"]
+mod fake;
+
+#[path = "support/craftos.rs"]
+mod craftos;
+
+use base64::Engine as _;
+use fake::{Client, call, data, text};
+use serde_json::{Value, json};
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+const MB: usize = 1024 * 1024;
+
+/// Reads and resets the meter: `{daemon = {max_ms, slices, events}, ["mcp-computer-server"] = …}`.
+async fn meter(client: &Client, who: &str) -> Value {
+    let code = "local m = {} for k, v in pairs(trapdesk_measure) do m[k] = {max_ms = v.max_ms, slices = v.slices} \
+                v.max_ms, v.slices = 0, 0 end return m";
+    let r = call(client, "exec-lua", json!({"traposId": who, "code": code})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    data(&r)["returns"][0]["value"].clone()
+}
+
+fn figure(m: &Value, program: &str) -> (f64, u64) {
+    (
+        m[program]["max_ms"].as_f64().unwrap_or(0.0),
+        m[program]["slices"].as_u64().unwrap_or(0),
+    )
+}
+
+/// Runs the large payloads on `who`, printing one line per case for `runtime`.
+async fn large_payloads_are_sliced(
+    client: &Client,
+    who: &str,
+    runtime: &str,
+    dump: &dyn Fn() -> String,
+) {
+    let r = call(
+        client,
+        "exec-lua",
+        json!({"traposId": who, "code": "_G.trapdesk_measure = {} return true"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    meter(client, who).await;
+    let report = |case: &str, m: &Value| {
+        let (dmax, dslices) = figure(m, "daemon");
+        let (smax, sslices) = figure(m, "mcp-computer-server");
+        eprintln!(
+            "pacing {runtime} | {case} | daemon held {dmax:.0} ms max, {dslices} slices | \
+             server held {smax:.0} ms max, {sslices} slices"
+        );
+        sslices
+    };
+
+    // 1 MB written: the request's JSON (1.4 MB) decoded and the base64 decoded in slices,
+    // written piece by piece.
+    let body: Vec<u8> = (0..MB).map(|k| (k * 7919 + k / 251) as u8).collect();
+    let r = call(
+        client,
+        "write-file",
+        json!({"traposId": who, "path": "paced.bin", "content": B64.encode(&body), "encoding": "base64"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}\n{}", text(&r), dump());
+    let m = meter(client, who).await;
+    assert!(
+        report("write-file 1 MB", &m) > 0,
+        "the 1 MB write was not sliced: {m}"
+    );
+
+    // 1 MB returned: its JSON (every byte above 0x7F escaped, about 4 MB of text) encoded in
+    // slices, the answer fragmented from the pieces.
+    let r = call(
+        client,
+        "exec-lua",
+        json!({"traposId": who, "code": "local h = fs.open('paced.bin', 'rb') local s = h.readAll() h.close() return s"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(data(&r)["returns"][0]["type"], "string", "{}", text(&r));
+    let m = meter(client, who).await;
+    assert!(
+        report("exec-lua returning 1 MB of bytes", &m) > 0,
+        "the 1 MB answer was not sliced: {m}"
+    );
+
+    // 1 MB read back page by page through read-file.
+    let mut got = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        let r = call(
+            client,
+            "read-file",
+            json!({"traposId": who, "path": "paced.bin", "offset": offset}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        let d = data(&r);
+        got.extend(B64.decode(d["content"].as_str().unwrap()).unwrap());
+        match d["nextOffset"].as_u64() {
+            Some(n) => offset = n,
+            None => break,
+        }
+    }
+    assert!(got == body, "read back differs");
+    let m = meter(client, who).await;
+    report("read-file 1 MB in pages", &m);
+
+    // 1 MB of output in one print, then 1 MB in 1,024 lines with the chunk yielding every 64.
+    let r = call(
+        client,
+        "exec-lua",
+        json!({"traposId": who, "code": "print(('x'):rep(1048575)) return 1"}),
+    )
+    .await;
+    assert_eq!(data(&r)["output_bytes"], MB, "{}", text(&r));
+    let m = meter(client, who).await;
+    report("output 1 MB in one print", &m);
+    let r = call(
+        client,
+        "exec-lua",
+        json!({"traposId": who, "code": "for i = 1, 1024 do print(('y'):rep(1023)) if i % 64 == 0 then sleep(0) end end return 1"}),
+    )
+    .await;
+    assert_eq!(data(&r)["output_bytes"], MB, "{}", text(&r));
+    let m = meter(client, who).await;
+    report("output 1 MB in 1,024 lines", &m);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_payloads_are_sliced_on_the_emulator() {
+    let host = support::start_host().await;
+    let _c = support::emulated(&host, 1, Some("miner")).await;
+    let (client, _progress) = fake::connect(&host.mcp_url()).await;
+    large_payloads_are_sliced(&client, "1:miner", "emulator", &|| String::new()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_payloads_are_sliced_on_craftos_pc() {
+    let Some(f) = craftos::Fleet::boot("large_payloads_are_sliced_on_craftos_pc", &["miner"]).await
+    else {
+        return;
+    };
+    let who = f.computer("miner").trapos_id.clone();
+    let c = f.computer("miner");
+    let dump = || {
+        let log =
+            std::fs::read_to_string(c.files().join("trapdesk/daemon.log")).unwrap_or_default();
+        format!("daemon.log:\n{log}\nscreen:\n{}", c.screen())
+    };
+    large_payloads_are_sliced(&f.client, &who, "CraftOS-PC", &dump).await;
+}
