@@ -57,13 +57,9 @@ fn hello(id: u64) -> Hello {
 }
 
 /// Mean frame time with `lines` of scrollback.
-fn frame_time(lines: u64) -> f64 {
-    let mut app = App::new(settings(), Theme::default(), false);
-    let session = Session::new(settings(), false);
-    let (tx, _rx) = mpsc::channel(1024);
-    let _link = session.link(&hello(1), tx);
-    app.pull(&session);
-    let items: Vec<OutputItem> = (1..=lines)
+/// `lines` lines of scrollback, every seventh on stderr, as both frame cases draw them.
+fn scrollback(lines: u64) -> Vec<OutputItem> {
+    (1..=lines)
         .map(|i| OutputItem {
             seq: i,
             entry: OutputEntry::Line {
@@ -76,8 +72,16 @@ fn frame_time(lines: u64) -> f64 {
                 complete: true,
             },
         })
-        .collect();
-    app.output.ingest("1:c1", items);
+        .collect()
+}
+
+fn frame_time(lines: u64) -> f64 {
+    let mut app = App::new(settings(), Theme::default(), false);
+    let session = Session::new(settings(), false);
+    let (tx, _rx) = mpsc::channel(1024);
+    let _link = session.link(&hello(1), tx);
+    app.pull(&session);
+    app.output.ingest("1:c1", scrollback(lines));
     app.set_editor_text(&"local x = turtle.getFuelLevel() -- comment\nprint(x)\n".repeat(50));
     let mut term = match Terminal::new(TestBackend::new(120, 40)) {
         Ok(t) => t,
@@ -137,21 +141,7 @@ fn fleet_frame(how: &str) -> f64 {
     app.set_computers(list.clone());
     let rebuild = t.elapsed();
     let id = "500:node0-500";
-    let items: Vec<OutputItem> = (1..=10_000u64)
-        .map(|i| OutputItem {
-            seq: i,
-            entry: OutputEntry::Line {
-                request_id: None,
-                stream: if i % 7 == 0 { Stream::Err } else { Stream::Out },
-                text: format!(
-                    "line {i}: the quick brown fox jumps over the lazy dog {}",
-                    i * 31
-                ),
-                complete: true,
-            },
-        })
-        .collect();
-    app.output.ingest(id, items);
+    app.output.ingest(id, scrollback(10_000));
     match how {
         "grouped" => {
             app.fleet.grouped = true;

@@ -16,7 +16,7 @@ use tokio_tungstenite::tungstenite::Message as Ws;
 use trapdesk::app::Host;
 use trapdesk::config::Settings;
 
-use crate::sim::rss_kb;
+use crate::sim::{hello, rss_kb};
 
 const SECRET: &str = "abuse-secret";
 
@@ -103,10 +103,7 @@ async fn computer(url: String, id: u64, flooded: Arc<AtomicU64>) {
         return;
     };
     let (mut tx, mut rx) = ws.split();
-    let hello = json!({"type": "hello", "protocol": 1, "computer_id": id, "label": null,
-        "secret": SECRET, "serves": ["exec-lua"], "client": "abuse/1", "host": "abuse",
-        "max_message": 131072});
-    if tx.send(Ws::Text(hello.to_string().into())).await.is_err() {
+    if tx.send(hello(id, SECRET, "abuse")).await.is_err() {
         return;
     }
     let line = format!("{}\n", "y".repeat(1023));

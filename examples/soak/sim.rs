@@ -160,6 +160,15 @@ impl Report {
     }
 }
 
+/// The `hello` of a scripted computer that serves only `exec-lua` (the soak's and the abuse
+/// run's computers alike); `name` is both its client and its host name.
+pub fn hello(id: u64, secret: &str, name: &str) -> Ws {
+    let hello = json!({"type": "hello", "protocol": 1, "computer_id": id, "label": null,
+        "secret": secret, "serves": ["exec-lua"], "client": format!("{name}/1"), "host": name,
+        "max_message": 131072});
+    Ws::Text(hello.to_string().into())
+}
+
 /// Resident set size of this process in KiB (Linux; 0 elsewhere).
 pub fn rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -659,10 +668,7 @@ async fn computer(
             continue;
         };
         let (mut sink, mut stream) = ws.split();
-        let hello = json!({"type": "hello", "protocol": 1, "computer_id": id, "label": null,
-            "secret": SECRET, "serves": ["exec-lua"], "client": "soak/1", "host": "soak",
-            "max_message": 131072});
-        if sink.send(Ws::Text(hello.to_string().into())).await.is_err() {
+        if sink.send(hello(id, SECRET, "soak")).await.is_err() {
             continue;
         }
         // Frames to send go through one writer so delayed answers can be sent from timers.
