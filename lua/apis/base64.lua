@@ -11,12 +11,14 @@ local base64 = {}
 local floor, byte, char, sub, concat = math.floor, string.byte, string.char, string.sub, table.concat
 local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
--- Groups handled per slice (about 6 KB of input): each slice is joined into one string at
+-- Groups handled per slice (about 3 KB of input): each slice is joined into one string at
 -- once, so a large payload holds a few hundred strings rather than one per group (CraftOS-PC
 -- stalls until its watchdog fires when a table of tens of thousands of strings is held across
 -- yields; see docs/lua-client.md). The optional `pause` is called after every slice; the
--- caller's pause decides whether to yield.
-local SLICE = 2048
+-- caller's pause decides whether to yield, so a slice's own time is what a hold can overrun
+-- the pause's 25 ms by: 1,024 groups take about 2.5 ms on CraftOS-PC (2,048 took 5 ms, and
+-- the 1 MB write's holds reached 35-65 ms on a loaded machine).
+local SLICE = 1024
 --
 -- Each slice works on its own piece of the text (`sub`), never indexing into the whole: on
 -- CraftOS-PC a substring of a large string is a view whose every `string.byte` costs the size
@@ -41,7 +43,7 @@ for i = 0, 4095 do pair[i] = enc[floor(i / 64)] .. enc[i % 64] end
 -- @tparam string s The bytes.
 -- @tparam[opt] function pause Called every few kilobytes, so that a caller on a computer
 -- can let it pull events (CC's "Too long without yielding" watchdog) during a large payload.
--- @treturn table The base64 text as a list of strings (about 8 KB each), to be joined in order.
+-- @treturn table The base64 text as a list of strings (about 4 KB each), to be joined in order.
 function base64.encodeParts(s, pause)
     if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
     local parts = {}
@@ -88,7 +90,7 @@ end
 -- padding optional), in pieces.
 -- @tparam string s The base64 text.
 -- @tparam[opt] function pause As for @{encodeParts}.
--- @treturn[1] table The bytes as a list of strings (about 6 KB each), to be joined in order.
+-- @treturn[1] table The bytes as a list of strings (about 3 KB each), to be joined in order.
 -- @treturn[2] nil When the text is not base64.
 -- @treturn[2] string Why.
 function base64.decodeParts(s, pause)

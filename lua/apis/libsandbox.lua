@@ -151,15 +151,20 @@ function sandbox.serve(types, handler, opts)
         local buf = job.out
         if #buf == 0 then return end
         job.out = {}
+        -- One event per run of one stream; a run of one text goes as it is (a 1 MB print is
+        -- not copied again here).
+        local function send(stream, parts)
+            sandbox.output(job.req.id, stream, #parts == 1 and parts[1] or table.concat(parts))
+        end
         local stream, parts = buf[1][1], {}
         for _, piece in ipairs(buf) do
             if piece[1] ~= stream then
-                sandbox.output(job.req.id, stream, table.concat(parts))
+                send(stream, parts)
                 stream, parts = piece[1], {}
             end
             parts[#parts + 1] = piece[2]
         end
-        sandbox.output(job.req.id, stream, table.concat(parts))
+        send(stream, parts)
     end
 
     local function remove(id)

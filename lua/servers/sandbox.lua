@@ -195,6 +195,9 @@ local function flushOutput()
                 end
                 send({ type = "output", id = o.wire, stream = o.stream, text = table.concat(take) })
                 budget = budget - 1
+                -- 64 frames are a lot of encoding and sending in one go (89 ms on the emulator
+                -- for a 1 MB flood): pull events between frames when the slice is spent.
+                pause()
             end
             if o.i > #o.parts then table.remove(outQueue, 1) end
         end
