@@ -59,6 +59,38 @@ function load(x, name, mode, env)
     return native_load(x, name, "t", env)
 end
 
+-- `%q` as CC: Tweaked's Cobalt (and CraftOS-PC) write it: a backslash before '"', '\' and a
+-- newline, "\r" for a carriage return, "\000" for NUL, every other byte as it is. PUC Lua 5.2
+-- writes each control character as "\ddd" ("\0", "\13", "\9"...), so a program that builds Lua
+-- source with %q read differently here than on a computer. Other conversions are the native ones.
+do
+    local native_format, find, gsub, sub, concat = string.format, string.find, string.gsub, string.sub, table.concat
+    local quoted = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\\n", ["\r"] = "\\r", ["\0"] = "\\000" }
+    local function quote(s) return '"' .. gsub(s, '["\\\n\r\0]', quoted) .. '"' end
+    function string.format(fmt, ...)
+        if type(fmt) ~= "string" or not find(fmt, "q", 1, true) then return native_format(fmt, ...) end
+        local args, out, argi, i, n = pack(...), {}, 0, 1, #fmt
+        while i <= n do
+            local s, e, spec = find(fmt, "%%([-+ #0]*%d*%.?%d*[%a%%])", i)
+            if not s then out[#out + 1] = sub(fmt, i) break end
+            out[#out + 1] = sub(fmt, i, s - 1)
+            if spec == "%" then
+                out[#out + 1] = "%"
+            else
+                argi = argi + 1
+                local v = args[argi]
+                if spec == "q" and type(v) == "string" then
+                    out[#out + 1] = quote(v)
+                else
+                    out[#out + 1] = native_format("%" .. spec, v)
+                end
+            end
+            i = e + 1
+        end
+        return concat(out)
+    end
+end
+
 -- Lua 5.3's table.move, which Cobalt offers.
 function table.move(a1, f, e, t, a2)
     a2 = a2 or a1
