@@ -265,6 +265,57 @@ async fn files_up_to_a_megabyte_one_after_another() {
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
 }
 
+/// `trapdesk put` of a file of several pieces on CraftOS-PC: the pieces are appended in place
+/// to the hidden part file (mode "ab", which CraftOS-PC's fs must honour byte-exact), then moved
+/// over the old file; nothing of the put is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_put_of_several_pieces_over_an_old_file() {
+    let Some(f) = Fleet::boot("a_put_of_several_pieces_over_an_old_file", &["miner"]).await else {
+        return;
+    };
+    let disk = f.computer("miner").files();
+    let local = tempfile::tempdir().unwrap();
+    for (i, size) in [300_000usize, 140_000].into_iter().enumerate() {
+        let bytes: Vec<u8> = (0..size)
+            .map(|k| ((k * 7919 + k / 251 + i) % 256) as u8)
+            .collect();
+        let file = local.path().join(format!("f{i}.bin"));
+        std::fs::write(&file, &bytes).unwrap();
+        let out = tokio::task::spawn_blocking({
+            let url = f.host.mcp_url();
+            move || {
+                std::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+                    .args(["put", "--connect", &url])
+                    .arg(&file)
+                    .arg("miner:/data/big.bin")
+                    .env_remove("TRAPDESK_TOKEN")
+                    .env_remove("TRAPDESK_MCP_TOKEN")
+                    .output()
+                    .unwrap()
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "put {size}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let on_disk = std::fs::read(disk.join("data/big.bin")).unwrap();
+        assert!(on_disk == bytes, "{size} bytes on disk differ");
+        let left: Vec<String> = std::fs::read_dir(disk.join("data"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "big.bin")
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+        let journal = disk.join("trapdesk/journal");
+        let entries = std::fs::read_dir(&journal).map_or(0, Iterator::count);
+        assert_eq!(entries, 0, "journal entries left in {}", journal.display());
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_megabyte_returned_and_printed() {
     let Some(f) = Fleet::boot("a_megabyte_returned_and_printed", &["miner"]).await else {
