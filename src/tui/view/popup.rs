@@ -212,7 +212,11 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
             let r = help_rect(area);
             Clear.render(r, buf);
             let lines = help_lines(app);
-            let max = max_scroll(&lines, r.width.saturating_sub(2), r.height.saturating_sub(2));
+            let max = max_scroll(
+                &lines,
+                r.width.saturating_sub(2),
+                r.height.saturating_sub(2),
+            );
             let top = app.popup_scroll.min(max);
             // A short terminal cannot show all the keys: say that it scrolls, and where it is.
             let title = if max == 0 {
