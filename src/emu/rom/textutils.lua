@@ -18,14 +18,22 @@ local function number_literal(n)
     return tostring(n)
 end
 
-local function serialize(v, seen, indent, compact)
+-- `seen[t]` is true while `t` is being written and false once written: a table met again is
+-- "recursive" in the first case and "repeated" in the second, unless `allow_repetitions`.
+local function serialize(v, seen, indent, compact, repeats)
     local t = type(v)
-    if t == "string" then return ("%q"):format(v):gsub("\\\n", "\\n") end
+    -- `%q` as the bios writes it (Cobalt's): a newline stays a backslash and a newline.
+    if t == "string" then return ("%q"):format(v) end
     if t == "number" then return number_literal(v) end
     if t == "boolean" or t == "nil" then return tostring(v) end
     if t ~= "table" then error("Cannot serialize type " .. t, 0) end
-    if seen[v] then error("Cannot serialize table with recursive entries", 0) end
-    if next(v) == nil then return "{}" end
+    if seen[v] ~= nil then
+        error(seen[v] and "Cannot serialize table with recursive entries" or "Cannot serialize table with repeated entries", 0)
+    end
+    if next(v) == nil then
+        if not repeats then seen[v] = false end
+        return "{}"
+    end
     seen[v] = true
     local nl, inner, eq = "\n", indent .. "  ", " = "
     if compact then nl, inner, eq = "", "", "=" end
@@ -33,7 +41,7 @@ local function serialize(v, seen, indent, compact)
     local done = {}
     for i, x in ipairs(v) do
         done[i] = true
-        out[#out + 1] = inner .. serialize(x, seen, inner, compact) .. "," .. nl
+        out[#out + 1] = inner .. serialize(x, seen, inner, compact, repeats) .. "," .. nl
     end
     local rest = {}
     for k in pairs(v) do if not done[k] then rest[#rest + 1] = k end end
@@ -46,19 +54,20 @@ local function serialize(v, seen, indent, compact)
         if type(k) == "string" and k:match("^[%a_][%w_]*$") and not keywords[k] then
             key = k
         elseif compact then
-            key = "[" .. serialize(k, seen, inner, compact) .. "]"
+            key = "[" .. serialize(k, seen, inner, compact, repeats) .. "]"
         else
-            key = "[ " .. serialize(k, seen, inner, compact) .. " ]"
+            key = "[ " .. serialize(k, seen, inner, compact, repeats) .. " ]"
         end
-        out[#out + 1] = inner .. key .. eq .. serialize(v[k], seen, inner, compact) .. "," .. nl
+        out[#out + 1] = inner .. key .. eq .. serialize(v[k], seen, inner, compact, repeats) .. "," .. nl
     end
-    seen[v] = nil
+    if repeats then seen[v] = nil else seen[v] = false end
     out[#out + 1] = (compact and "" or indent) .. "}"
     return table.concat(out)
 end
 
 function textutils.serialize(v, opts)
-    return (serialize(v, {}, "", type(opts) == "table" and opts.compact))
+    local o = type(opts) == "table" and opts or {}
+    return (serialize(v, {}, "", o.compact, o.allow_repetitions))
 end
 textutils.serialise = textutils.serialize
 
@@ -80,16 +89,16 @@ local function json_string(s, unicode)
             local ch = c < 0x80 and string.char(c)
             if ch and escapes[ch] then out[#out + 1] = escapes[ch]
             elseif c >= 0x20 and c < 0x7F then out[#out + 1] = ch
-            elseif c < 0x10000 then out[#out + 1] = ("\\u%04x"):format(c)
+            elseif c < 0x10000 then out[#out + 1] = ("\\u%04X"):format(c)
             else
                 c = c - 0x10000
-                out[#out + 1] = ("\\u%04x\\u%04x"):format(0xD800 + math.floor(c / 0x400), 0xDC00 + c % 0x400)
+                out[#out + 1] = ("\\u%04X\\u%04X"):format(0xD800 + math.floor(c / 0x400), 0xDC00 + c % 0x400)
             end
         end
         return '"' .. table.concat(out) .. '"'
     end
     return '"' .. s:gsub('[%c"\\\127-\255]', function(ch)
-        return escapes[ch] or ("\\u%04x"):format(ch:byte())
+        return escapes[ch] or ("\\u%04X"):format(ch:byte())
     end) .. '"'
 end
 
@@ -156,16 +165,11 @@ local function parser(s, opts)
                     out[#out + 1] = simple
                     i = i + 2
                 elseif e == "u" then
+                    -- Each escape on its own, as CC: Tweaked's reader does: a surrogate pair
+                    -- becomes two 3-byte sequences, not one 4-byte character.
                     local code = tonumber(s:sub(i + 2, i + 5), 16)
                     if not code then fail("bad unicode escape") end
                     i = i + 6
-                    if code >= 0xD800 and code < 0xDC00 and s:sub(i, i + 1) == "\\u" then
-                        local lo = tonumber(s:sub(i + 2, i + 5), 16)
-                        if lo and lo >= 0xDC00 and lo < 0xE000 then
-                            code = 0x10000 + (code - 0xD800) * 0x400 + (lo - 0xDC00)
-                            i = i + 6
-                        end
-                    end
                     out[#out + 1] = utf8.char(code)
                 else
                     fail("bad escape")
@@ -267,8 +271,16 @@ function textutils.formatTime(t, twenty_four)
     return ("%d:%02d %s"):format(hour, minute, suffix)
 end
 
+-- As CC: Tweaked's: each byte >= 0x80 is taken as a Latin-1 character and written as its
+-- two-byte UTF-8 form, so UTF-8 text is encoded twice ("é" becomes %C3%83%C2%A9); "~" is
+-- escaped too.
 function textutils.urlEncode(s)
-    s = s:gsub("\n", "\r\n"):gsub("[^%w %-_%.~]", function(c) return ("%%%02X"):format(c:byte()) end)
+    if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
+    s = s:gsub("\n", "\r\n"):gsub("[^A-Za-z0-9 %-_%.]", function(c)
+        local n = c:byte()
+        if n < 128 then return ("%%%02X"):format(n) end
+        return ("%%%02X%%%02X"):format(192 + math.floor(n / 64), 128 + n % 64)
+    end)
     return (s:gsub(" ", "+"))
 end
 
