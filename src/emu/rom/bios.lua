@@ -89,15 +89,20 @@ do
     local native_format, find, gsub, sub, concat = string.format, string.find, string.gsub, string.sub, table.concat
     local quoted = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\\n", ["\r"] = "\\r", ["\0"] = "\\000" }
     local function quote(s) return '"' .. gsub(s, '["\\\n\r\0]', quoted) .. '"' end
+    -- The native is called through pcall, so a bad argument reads as the native's own error
+    -- at the caller ("bad argument #2 to 'format'"), not as this wrapper's ("bios.lua:NN: ...
+    -- 'native_format'"); `index` is the argument's place in the caller's call.
+    local function renamed(r, index)
+        if type(r) ~= "string" then return r end
+        return (gsub(r, "^bad argument #(%d+) to '[^']*'", function(n)
+            return "bad argument #" .. (index or n) .. " to 'format'"
+        end))
+    end
     function string.format(fmt, ...)
         if type(fmt) ~= "string" or not find(fmt, "q", 1, true) then
-            -- Through pcall, so a bad argument reads as the native's own error at the caller
-            -- ("bad argument #2 to 'format'"), not as this wrapper's ("bios.lua:NN: ...
-            -- 'native_format'").
             local ok, r = pcall(native_format, fmt, ...)
             if ok then return r end
-            if type(r) == "string" then r = gsub(r, "^bad argument #(%d+) to '[^']*'", "bad argument #%1 to 'format'") end
-            error(r, 2)
+            error(renamed(r), 2)
         end
         local args, out, argi, i, n = pack(...), {}, 0, 1, #fmt
         while i <= n do
@@ -112,7 +117,9 @@ do
                 if spec == "q" and type(v) == "string" then
                     out[#out + 1] = quote(v)
                 else
-                    out[#out + 1] = native_format("%" .. spec, v)
+                    local ok, r = pcall(native_format, "%" .. spec, v)
+                    if not ok then error(renamed(r, argi + 1), 2) end
+                    out[#out + 1] = r
                 end
             end
             i = e + 1
@@ -443,15 +450,19 @@ local nws, nreq = nhttp.websocket, nhttp.request
 http = { checkURL = nhttp.checkURL }
 
 local function wrap_ws(ud, url)
-    local h = {}
+    -- Closed by the program or by the peer: send and receive raise from then on, as CC:
+    -- Tweaked's WebsocketHandle does.
+    local h, closed = {}, false
     local function args(first, ...) if first == h then return ... end return first, ... end
     function h.send(...)
         local msg, binary = args(...)
+        if closed then error("attempt to use a closed file", 2) end
         local ok, err = ud:send(msg, binary)
         if not ok then error(err, 2) end
     end
     function h.receive(...)
         local timeout = args(...)
+        if closed then error("attempt to use a closed file", 2) end
         local timer = timeout and os.startTimer(timeout)
         while true do
             local ev, u, msg, binary = os.pullEvent()
@@ -459,13 +470,17 @@ local function wrap_ws(ud, url)
                 if timer then os.cancelTimer(timer) end
                 return msg, binary
             elseif ev == "websocket_closed" and u == url then
+                closed = true
                 return nil
             elseif ev == "timer" and timer and u == timer then
                 return nil
             end
         end
     end
-    function h.close() ud:close() end
+    function h.close()
+        closed = true
+        ud:close()
+    end
     return h
 end
 

@@ -145,118 +145,141 @@ function textutils.serializeJSON(v, opts)
 end
 textutils.serialiseJSON = textutils.serializeJSON
 
--- A JSON reader; errors are raised as strings and turned into `nil, message`.
+-- A JSON reader. A malformed text answers `nil, "Malformed JSON at position N: ..."` with the
+-- position and wording CC: Tweaked's reader gives (recorded in tests/runtime_parity.rs):
+-- "Unexpected character "t".", "Unexpected end of input.", "Unexpected "1", expected ':'.".
+local json_fail = {}
 local function parser(s, opts)
-    local i = 1
-    local function fail(msg) error({ msg = ("Malformed JSON at position %d: %s"):format(i, msg) }, 0) end
-    local function ws() i = s:find("[^ \t\r\n]", i) or #s + 1 end
-    local value
-    local function str()
-        i = i + 1
+    local sub, find = string.sub, string.find
+    local function fail(pos, msg, ...)
+        if select("#", ...) > 0 then msg = msg:format(...) end
+        error(setmetatable({ pos = pos, msg = msg }, json_fail), 0)
+    end
+    local function unexpected(pos, c, wanted)
+        fail(pos, "Unexpected %s, expected %s.", c == "" and "end of input" or ("%q"):format(c), wanted)
+    end
+    local function skip(pos)
+        local _, last = find(s, "^[ \n\r\t]+", pos)
+        return last and last + 1 or pos
+    end
+    local simple = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["\\"] = "\\", ["/"] = "/" }
+    local function str(pos, close)
         local out = {}
         while true do
-            local c = s:sub(i, i)
-            if c == "" then fail("unterminated string") end
-            if c == '"' then i = i + 1 break end
+            local c = sub(s, pos, pos)
+            if c == "" then fail(pos, "Unexpected end of input, expected '\"'.") end
+            if c == close then return table.concat(out), pos + 1 end
             if c == "\\" then
-                local e = s:sub(i + 1, i + 1)
-                local simple = ({ b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["\\"] = "\\", ["/"] = "/" })[e]
-                if simple then
-                    out[#out + 1] = simple
-                    i = i + 2
-                elseif e == "u" then
+                local e = sub(s, pos + 1, pos + 1)
+                if e == "" then fail(pos, "Unexpected end of input, expected escape sequence.") end
+                if e == "u" then
                     -- Each escape on its own, as CC: Tweaked's reader does: a surrogate pair
                     -- becomes two 3-byte sequences, not one 4-byte character.
-                    local code = tonumber(s:sub(i + 2, i + 5), 16)
-                    if not code then fail("bad unicode escape") end
-                    i = i + 6
-                    out[#out + 1] = utf8.char(code)
+                    local hex = s:match("^%x%x%x%x", pos + 2)
+                    if not hex then fail(pos, "Malformed unicode escape %q.", sub(s, pos + 2, pos + 5)) end
+                    out[#out + 1] = utf8.char(tonumber(hex, 16))
+                    pos = pos + 6
                 else
-                    fail("bad escape")
+                    if not simple[e] then fail(pos + 1, "Unknown escape character %q.", e) end
+                    out[#out + 1] = simple[e]
+                    pos = pos + 2
                 end
-            else
+            elseif c >= " " then
                 out[#out + 1] = c
-                i = i + 1
+                pos = pos + 1
+            else
+                fail(pos + 1, "Unescaped whitespace %q.", c)
             end
         end
-        return table.concat(out)
     end
-    function value()
-        ws()
-        local c = s:sub(i, i)
+    local suffixes = { b = true, B = true, s = true, S = true, l = true, L = true, f = true, F = true, d = true, D = true }
+    local function value(pos)
+        local c = sub(s, pos, pos)
+        if c == '"' then return str(pos + 1, '"') end
+        if c == "'" and opts.nbt_style then return str(pos + 1, "'") end
+        if c == "-" or (c >= "0" and c <= "9") then
+            local _, last, text = find(s, "^(-?%d+%.?%d*[eE]?[+-]?%d*)", pos)
+            local n = text and tonumber(text)
+            if not n then fail(pos, "Malformed number %q.", text or c) end
+            if opts.nbt_style and suffixes[sub(s, last + 1, last + 1)] then return n, last + 2 end
+            return n, last + 1
+        end
+        if sub(s, pos, pos + 3) == "true" then return true, pos + 4 end
+        if sub(s, pos, pos + 4) == "false" then return false, pos + 5 end
+        if sub(s, pos, pos + 3) == "null" then
+            if opts.parse_null then return textutils.json_null, pos + 4 end
+            return nil, pos + 4
+        end
         if c == "{" then
-            i = i + 1
             local t = {}
-            ws()
-            if s:sub(i, i) == "}" then i = i + 1 return t end
+            pos = skip(pos + 1)
+            c = sub(s, pos, pos)
+            if c == "" then fail(pos, "Unexpected end of input, expected '}'.") end
+            if c == "}" then return t, pos + 1 end
             while true do
-                ws()
                 local k
-                if s:sub(i, i) == '"' then k = str()
+                if c == '"' then
+                    k, pos = str(pos + 1, '"')
                 elseif opts.nbt_style then
-                    k = s:match("^[%w_%.%-+]+", i)
-                    if not k then fail("expected key") end
-                    i = i + #k
-                else fail("expected string key") end
-                ws()
-                if s:sub(i, i) ~= ":" then fail("expected ':'") end
-                i = i + 1
-                t[k] = value()
-                ws()
-                local d = s:sub(i, i)
-                i = i + 1
-                if d == "}" then return t end
-                if d ~= "," then fail("expected ',' or '}'") end
+                    local _, last, ident = find(s, "^([%a][%w_]*)", pos)
+                    if not ident then unexpected(pos, c, "object key") end
+                    k, pos = ident, last + 1
+                else
+                    unexpected(pos, c, "object key")
+                end
+                pos = skip(pos)
+                c = sub(s, pos, pos)
+                if c ~= ":" then unexpected(pos, c, "':'") end
+                t[k], pos = value(skip(pos + 1))
+                pos = skip(pos)
+                c = sub(s, pos, pos)
+                if c == "}" then return t, pos + 1 end
+                if c ~= "," then unexpected(pos, c, "',' or '}'") end
+                pos = skip(pos + 1)
+                c = sub(s, pos, pos)
             end
-        elseif c == "[" then
-            i = i + 1
+        end
+        if c == "[" then
             local t, n = {}, 0
-            ws()
-            if s:sub(i, i) == "]" then
-                i = i + 1
-                if opts.parse_empty_array ~= false then return textutils.empty_json_array end
-                return t
+            pos = skip(pos + 1)
+            c = sub(s, pos, pos)
+            -- NBT's typed arrays: [I; 1, 2], [B; ...], [L; ...].
+            if opts.nbt_style and (c == "I" or c == "L" or c == "B") and sub(s, pos + 1, pos + 1) == ";" then
+                pos = skip(pos + 2)
+                c = sub(s, pos, pos)
+            end
+            if c == "" then unexpected(pos, c, "']'") end
+            if c == "]" then
+                if opts.parse_empty_array ~= false then return textutils.empty_json_array, pos + 1 end
+                return t, pos + 1
             end
             while true do
                 n = n + 1
-                t[n] = value()
-                ws()
-                local d = s:sub(i, i)
-                i = i + 1
-                if d == "]" then return t end
-                if d ~= "," then fail("expected ',' or ']'") end
+                t[n], pos = value(pos)
+                pos = skip(pos)
+                c = sub(s, pos, pos)
+                if c == "]" then return t, pos + 1 end
+                if c ~= "," then unexpected(pos, c, "',' or ']'") end
+                pos = skip(pos + 1)
             end
-        elseif c == '"' then
-            return str()
-        elseif s:sub(i, i + 3) == "true" then i = i + 4 return true
-        elseif s:sub(i, i + 4) == "false" then i = i + 5 return false
-        elseif s:sub(i, i + 3) == "null" then
-            i = i + 4
-            if opts.parse_null then return textutils.json_null end
-            return nil
-        else
-            local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", i)
-            if not num or num == "" then fail("unexpected character") end
-            i = i + #num
-            if opts.nbt_style then i = i + #(s:match("^[bBsSlLfFdD]?", i)) end
-            local n = tonumber(num)
-            if not n then fail("bad number") end
-            return n
         end
+        if c == "" then fail(pos, "Unexpected end of input.") end
+        fail(pos, "Unexpected character %q.", c)
     end
     return function()
-        local v = value()
-        ws()
-        if i <= #s then fail("trailing characters") end
+        local v, pos = value(skip(1))
+        pos = skip(pos)
+        if pos <= #s then fail(pos, "Unexpected trailing character %q.", sub(s, pos, pos)) end
         return v
     end
 end
 
 function textutils.unserializeJSON(s, opts)
     if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
+    if opts ~= nil and type(opts) ~= "table" then error("bad argument #2 (table expected, got " .. type(opts) .. ")", 2) end
     local ok, v = pcall(parser(s, opts or {}))
     if ok then return v end
-    if type(v) == "table" then return nil, v.msg end
+    if getmetatable(v) == json_fail then return nil, ("Malformed JSON at position %d: %s"):format(v.pos, v.msg) end
     error(v, 0)
 end
 textutils.unserialiseJSON = textutils.unserializeJSON
