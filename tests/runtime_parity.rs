@@ -579,6 +579,34 @@ const CASES: &[(&str, &str)] = &[
         r#"return show(8 % 3.5, 2^0.5 > 1.41, 7 / 0, -7 / 0, 0/0 ~= 0/0, 1e308 * 10, math.floor(2^31 + 1))"#,
         r#"1 | true | inf | -inf | true | inf | 2147483649"#,
     ),
+    (
+        r#"for _, n in ipairs({"a.txt", "b.txt", "c.lua"}) do local h = fs.open("par/" .. n, "w") h.close() end fs.makeDir("par/d") local h = fs.open("par/d/x.txt", "w") h.close() return show(table.concat(fs.find("par/*.txt"), ","), table.concat(fs.find("par/?.lua"), ","), table.concat(fs.find("par/*/x.txt"), ","), table.concat(fs.find("par/a.txt"), ","), #fs.find("par/none"), pcall(fs.find, "../x"))"#,
+        r#""par/a.txt,par/b.txt" | "par/c.lua" | "par/d/x.txt" | "par/a.txt" | 0 | false | "/../x: Invalid Path""#,
+    ),
+    (
+        r#"return show(fs.isDriveRoot("/"), fs.isDriveRoot("rom"), fs.isDriveRoot("par"), pcall(fs.isDriveRoot))"#,
+        r#"true | true | false | false | "bad argument #1 (string expected, got nil)""#,
+    ),
+    (
+        r##"return show(#peripheral.getNames(), peripheral.isPresent("left"), peripheral.getType("left"), peripheral.getMethods("left"), peripheral.wrap("left"), peripheral.call("left", "x"), select("#", peripheral.find("modem")), peripheral.hasType("left", "modem"))"##,
+        r#"0 | false | nil | nil | nil | nil | 0 | nil"#,
+    ),
+    (
+        r#"return show(pcall(peripheral.getName, {}), pcall(peripheral.isPresent))"#,
+        r#"false | false | "bad argument #1 (string expected, got nil)""#,
+    ),
+    (
+        r#"return show(table.concat(rs.getSides(), ","), rs == redstone, rs.getInput("left"), rs.getAnalogInput("left"), rs.getBundledInput("left"), rs.testBundledInput("left", 0), type(rs.setAnalogueOutput))"#,
+        r#""bottom,top,back,front,right,left" | true | false | 0 | 0 | true | "function""#,
+    ),
+    (
+        r#"rs.setOutput("left", true) local a, b = rs.getOutput("left"), rs.getAnalogOutput("left") rs.setAnalogOutput("top", 7) local c, d = rs.getOutput("top"), rs.getAnalogOutput("top") rs.setBundledOutput("back", 5) local e = rs.getBundledOutput("back") rs.setOutput("left", false) rs.setAnalogOutput("top", 0) rs.setBundledOutput("back", 0) return show(a, b, c, d, e, rs.getOutput("LEFT"))"#,
+        r#"true | 15 | true | 7 | 5 | false"#,
+    ),
+    (
+        r#"local function e(...) return (select(2, pcall(...))) end return show(e(rs.getInput, "up"), e(rs.setAnalogOutput, "top", 16), e(rs.getOutput))"#,
+        r#""bad argument #1 (unknown option up)" | "Expected number in range 0-15" | "bad argument #1 (string expected, got no value)""#,
+    ),
 ];
 
 /// Websocket cases, recorded from CraftOS-PC like [`CASES`] but run there on a computer of their
@@ -652,6 +680,11 @@ const CC_ONLY: &[(&str, &str, &str)] = &[
         "every Lua formats each argument with tostring; with a nil among the arguments \
          CraftOS-PC 2.8.2 loses the last one (\"nil|true|no value: 0\", and \
          string.format(\"%s|%s\", nil, 5) is \"nil|no value: 0\")",
+    ),
+    (
+        r#"return show(pcall(rs.setOutput, "top", 1))"#,
+        r#"false | "bad argument #2 (boolean expected, got number)""#,
+        "RedstoneAPI.setOutput takes a boolean (IArguments.getBoolean); CraftOS-PC accepts 1",
     ),
     (
         r#"return show(http.request("nope"))"#,
