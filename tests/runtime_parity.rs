@@ -607,6 +607,46 @@ const CASES: &[(&str, &str)] = &[
         r#"local function e(...) return (select(2, pcall(...))) end return show(e(rs.getInput, "up"), e(rs.setAnalogOutput, "top", 16), e(rs.getOutput))"#,
         r#""bad argument #1 (unknown option up)" | "Expected number in range 0-15" | "bad argument #1 (string expected, got no value)""#,
     ),
+    (
+        r##"fs.makeDir("par/x/y/z") local h = fs.open("par/x/y/z/f", "w") h.write("12345") h.close() fs.copy("par/x", "par/c") fs.move("par/x", "par/m") return show(fs.exists("par/x"), fs.getSize("par/c/y/z/f"), fs.getSize("par/m/y/z/f"), table.concat(fs.list("par"), ","))"##,
+        r#"false | 5 | 5 | "c,m""#,
+    ),
+    (
+        r##"local h = fs.open("par/sp ace é", "w") h.close() return show(table.concat(fs.list("par"), ","), fs.exists("par/sp ace é"), fs.getName("par/sp ace é"))"##,
+        r#""sp ace \195\169" | true | "sp ace \195\169""#,
+    ),
+    (
+        r##"fs.makeDir("par/d") local h = fs.open("par/d/f", "w") h.close() fs.delete("par/d") return show(fs.exists("par/d"), pcall(fs.delete, "par/d"))"##,
+        r#"false | true"#,
+    ),
+    (
+        r##"local h = fs.open("par/t", "w") h.write(1.5) h.write(true == true and 2 or 0) h.writeLine(nil == nil and "x" or "y") h.close() local r = fs.open("par/t", "r") local s = r.readAll() r.close() return show(s, pcall(function() local w = fs.open("par/t", "w") w.write({}) end))"##,
+        r#""1.52x\10" | false | "exec:15: bad argument #1 (string expected, got table)""#,
+    ),
+    (
+        r##"local h = fs.open("par/t", "wb") h.write(256) h.write(-1) h.write("é") h.close() local r = fs.open("par/t", "rb") local s = r.readAll() r.close() return show(s)"##,
+        r#""\0\255\195\169""#,
+    ),
+    (
+        r##"local h = fs.open("par/t", "w") h.write("x") h.close() local r = fs.open("par/t", "r") local a, b = r.read(0), r.read(5) r.close() local r2 = fs.open("par/t", "r") local ok, e = pcall(function() local x = r2.read(-1) return x end) r2.close() return show(a, b, ok, e)"##,
+        r#""" | "x" | false | "exec:15: Cannot read a negative number of characters""#,
+    ),
+    (
+        r##"local h = fs.open("par/a:b?c", "w") h.close() return show(table.concat(fs.list("par"), ","), fs.exists("par/abc"))"##,
+        r#""abc" | true"#,
+    ),
+    (
+        r##"return show(fs.combine("a/./b", "../c"), fs.combine("a", "..."), fs.getName("a/b/"), fs.getDir("a/b/"), fs.combine("a", "b*c?"))"##,
+        r#""a/c" | "a" | "b" | "a" | "a/b*c?""#,
+    ),
+    (
+        r##"return show(fs.exists(""), fs.exists("/"), fs.isDir(""), fs.getSize(""), fs.isReadOnly(""), fs.getDrive(""))"##,
+        r#"true | true | true | 0 | false | "hdd""#,
+    ),
+    (
+        r##"local h = fs.open("par/t", "wb") h.write(1) h.close() local r = fs.open("par/t", "rb") local ok, e = pcall(r.read, -1) r.close() return show(ok, e)"##,
+        r#"false | "Cannot read a negative number of bytes""#,
+    ),
 ];
 
 /// Websocket cases, recorded from CraftOS-PC like [`CASES`] but run there on a computer of their
@@ -685,6 +725,14 @@ const CC_ONLY: &[(&str, &str, &str)] = &[
         r#"return show(pcall(rs.setOutput, "top", 1))"#,
         r#"false | "bad argument #2 (boolean expected, got number)""#,
         "RedstoneAPI.setOutput takes a boolean (IArguments.getBoolean); CraftOS-PC accepts 1",
+    ),
+    (
+        r#"local h = fs.open("par/a:b*c?d", "w") h.close() return show(table.concat(fs.list("par"), ","), fs.combine(" a ", " b "), fs.combine("a", "b:c"), fs.combine("\\a\\b"), fs.getName("/"))"#,
+        r#""abcd" | "a/b" | "a/bc" | "a/b" | "root""#,
+        "FileSystem.sanitizePath drops \"*:<>?| (combine, getName and getDir keep * and ?), \
+         trims each part and reads \\ as /, getName of the root is \"root\"; CraftOS-PC keeps \
+         * in a file name (\"ab*cd\"), and in fs.combine keeps spaces, : and \\ (\" a / b \", \
+         \"a/b:c\", \"\\a\\b\"); getName(\"/\") is \"\"",
     ),
     (
         r#"return show(http.request("nope"))"#,

@@ -324,13 +324,34 @@ local WRITE = { "write", "writeLine", "flush", "close" }
 -- "w" handles can seek, "a" handles cannot; "r+"/"w+" handles read and write (CC: Tweaked 1.109).
 local WRITE_SEEK = { "write", "writeLine", "flush", "seek", "close" }
 local UPDATE = { "read", "readAll", "readLine", "write", "writeLine", "flush", "seek", "close" }
-local function handle(ud, names)
+-- Argument checks the natives would otherwise fail with mlua's error object; each raises at
+-- the handle method's caller (level 3: past the check and the method).
+local HANDLE_CHECKS = {}
+function HANDLE_CHECKS.write(count, v)
+    local t = type(v)
+    if t ~= "string" and t ~= "number" then
+        error("bad argument #1 (string expected, got " .. (count < 1 and "no value" or t) .. ")", 3)
+    end
+end
+HANDLE_CHECKS.writeLine = HANDLE_CHECKS.write
+function HANDLE_CHECKS.read(_, n, binary)
+    if type(n) == "number" and n < 0 then
+        error("Cannot read a negative number of " .. (binary and "bytes" or "characters"), 3)
+    end
+end
+local function handle(ud, names, binary)
     local h, closed = {}, false
     for _, name in ipairs(names) do
-        local f = function(first, ...)
+        local check = HANDLE_CHECKS[name]
+        -- Called in tail position, so a check's level 3 is the method's caller.
+        local function invoke(...)
+            if check then check(select("#", ...), (...), binary) end
+            return ud[name](ud, ...)
+        end
+        local f = function(...)
             if closed then error("attempt to use a closed file", 2) end
-            if first == h then return ud[name](ud, ...) end
-            return ud[name](ud, first, ...)
+            if (...) == h then return invoke(select(2, ...)) end
+            return invoke(...)
         end
         if name == "close" then
             h.close = function(...)
@@ -381,7 +402,7 @@ function fs.open(...)
     if not names then error("Unsupported mode", 2) end
     local ok, ud = nopen(path, mode)
     if not ok then return nil, ud end
-    return handle(ud, names)
+    return handle(ud, names, mode:find("b", 1, true) ~= nil)
 end
 
 function loadfile(path, mode, env)
