@@ -58,6 +58,10 @@ struct Args {
     /// Small numbers everywhere: a run of seconds that checks the harness, not the speed.
     #[arg(long)]
     quick: bool,
+    /// Only this MCP era (`initialize` or `stateless`), e.g. to profile one; the report then
+    /// holds that era alone and `--benchmarks` is refused.
+    #[arg(long, value_parser = ["initialize", "stateless"])]
+    era: Option<String>,
     /// Run the host without its transcript (to measure what the transcript costs).
     #[arg(long)]
     no_transcript: bool,
@@ -78,6 +82,10 @@ struct Args {
 
 fn main() {
     let mut args = Args::parse();
+    if args.era.is_some() && args.benchmarks.is_some() {
+        eprintln!("loadgen: --benchmarks needs both eras; leave out --era");
+        std::process::exit(2);
+    }
     if args.quick {
         args.computers = args.computers.min(10);
         args.in_flight = args.in_flight.min(8);
@@ -437,7 +445,14 @@ async fn run(args: Args) -> Result<u64, String> {
     let (s_lat, s_tp) = session_series(&host.session, &targets, seq, calls, inf).await;
 
     let mut mcp_rows = Vec::new();
-    for era in [mcp::Era::Initialize, mcp::Era::Stateless] {
+    let eras = [mcp::Era::Initialize, mcp::Era::Stateless]
+        .into_iter()
+        .filter(|e| {
+            args.era
+                .as_deref()
+                .is_none_or(|only| e.name().starts_with(only))
+        });
+    for era in eras {
         let client = mcp::connect(&host.mcp_url(), era).await?;
         // Warm up the connection pool and the server's first-call paths.
         let _ = mcp::sequential(&client, era, &targets[0], 20).await;
@@ -584,7 +599,7 @@ async fn run(args: Args) -> Result<u64, String> {
         std::fs::write(path, serde_json::to_string_pretty(&out).unwrap_or_default())
             .map_err(|e| e.to_string())?;
     }
-    if let Some(path) = &args.benchmarks {
+    if let (Some(path), None) = (&args.benchmarks, &args.era) {
         write_benchmarks(path, &out, &args).map_err(|e| e.to_string())?;
     }
     let _ = std::io::stdout().flush();
