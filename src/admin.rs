@@ -190,8 +190,8 @@ pub fn keep(line: &Value, f: &TranscriptArgs) -> bool {
             return false;
         };
         let (id, label) = t.split_once(':').unwrap_or((t, ""));
-        let m = |x: &str| glob(c, x);
-        if !(m(t) || m(id) || (!label.is_empty() && m(label))) {
+        let g = crate::glob::Glob::new(c);
+        if !(g.matches(t) || g.matches(id) || (!label.is_empty() && g.matches(label))) {
             return false;
         }
     }
@@ -224,10 +224,6 @@ pub fn keep(line: &Value, f: &TranscriptArgs) -> bool {
         }
     }
     true
-}
-
-fn glob(pattern: &str, text: &str) -> bool {
-    crate::policy::glob_matches(pattern, text)
 }
 
 /// One line, readably: time, who, event, what, where, how it ended, and the code in full.

@@ -18,6 +18,8 @@
 //!   part is a client of it.
 //! - [`gateway`]: the axum server computers link to: `/gateway` WebSocket, `/install.lua`,
 //!   `/lua/*`, `/health`.
+//! - [`glob`]: the one `*`/`?` glob (ASCII case ignored) of the console's filter, the fleet
+//!   tools, the policy's rules and the CLI, beneath everything that matches computers.
 //! - [`protocol`]: the wire types of `docs/protocol.md` and the byte-string rule, beneath the
 //!   session so that the hub and the gateway (and the emulator) share them without the hub
 //!   depending on the gateway.
@@ -47,6 +49,7 @@ pub mod config;
 pub mod doctor;
 pub mod emu;
 pub mod gateway;
+pub mod glob;
 pub mod lua_files;
 pub mod mcp;
 pub mod policy;

@@ -3,6 +3,8 @@
 //! stdin, Ctrl-C cancelling on the computer, and the origin `cli` in the session log.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+#[path = "support/mcp_fake.rs"]
+mod mcp_fake;
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
@@ -225,5 +227,57 @@ async fn ctrl_c_cancels_on_the_computer_and_exits_130() {
         })
     })
     .await;
+    host.host.stop().await;
+}
+
+/// `trapdesk computers` lists every matching computer, however many pages of the host's
+/// result budget they fill, and `--match` is the host's glob (ASCII case ignored, as in the
+/// console's filter): a page here holds only a few computers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn computers_walks_every_page() {
+    let host = support::start_host_with(|s| s.max_result_bytes = 2_500).await;
+    let mut linked = Vec::new();
+    for id in 1..=9 {
+        let label = if id % 3 == 0 { "Farm" } else { "miner" };
+        linked.push(emulated(&host, id, Some(&format!("{label}-{id}"))).await);
+    }
+    let url = host.mcp_url();
+
+    let all = output(trapdesk(&url, &["computers", "--json"])).await;
+    assert_eq!(all.status.code(), Some(0), "{}", text(&all.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
+    let ids: Vec<&str> = v["computers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["traposId"].as_str().unwrap())
+        .collect();
+    let want: Vec<String> = (1..=9)
+        .map(|id| format!("{id}:{}-{id}", if id % 3 == 0 { "Farm" } else { "miner" }))
+        .collect();
+    assert_eq!(ids, want, "every computer once, in order");
+    assert_eq!(v["nextCursor"], serde_json::Value::Null);
+
+    // One page would not have held them all: the walk is what listed them.
+    let (agent, _) = mcp_fake::connect(&url).await;
+    let page = mcp_fake::data(
+        &mcp_fake::call(
+            &agent,
+            "probe-computers",
+            serde_json::json!({"ping": false}),
+        )
+        .await,
+    );
+    assert!(page["computers"].as_array().unwrap().len() < 9, "{page}");
+    assert!(page["nextCursor"].is_string(), "{page}");
+    agent.cancel().await.unwrap();
+
+    let farms = output(trapdesk(&url, &["computers", "--match", "farm*"])).await;
+    assert_eq!(farms.status.code(), Some(0), "{}", text(&farms.stderr));
+    let lines: Vec<String> = text(&farms.stdout)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(lines, ["3:Farm-3", "6:Farm-6", "9:Farm-9"]);
     host.host.stop().await;
 }

@@ -152,6 +152,7 @@ async fn http_get_reads_bytes() {
     let out = run(&c, &code).await;
     assert_eq!(
         out,
-        "200\tyes\ttrue\n0\t1\nnil\tHTTP 404\t404\tnope\ntrue\tfalse\tInvalid protocol 'ftp'\n"
+        // A failure's message is the status line's reason, as CC: Tweaked's.
+        "200\tyes\ttrue\n0\t1\nnil\tNot Found\t404\tnope\ntrue\tfalse\tInvalid protocol 'ftp'\n"
     );
 }

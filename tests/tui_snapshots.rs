@@ -93,6 +93,19 @@ async fn help() {
     assert_snapshot!(screen(&app, 100, 30));
 }
 
+/// On a terminal too short for all the keys the help scrolls, and its title says so.
+#[tokio::test]
+async fn help_scrolls_on_a_short_terminal() {
+    let mut app = app();
+    app.size = ratatui::layout::Rect::new(0, 0, 100, 24);
+    app.focus = Focus::Output;
+    app.on_key(key(KeyCode::Char('?')));
+    assert_snapshot!("help_short_top", screen(&app, 100, 24));
+    app.on_key(key(KeyCode::End));
+    assert!(app.popup_scroll > 0, "End scrolled the help");
+    assert_snapshot!("help_short_end", screen(&app, 100, 24));
+}
+
 #[tokio::test]
 async fn too_small() {
     let app = app();

@@ -261,12 +261,14 @@ json.utf8Bytes = utf8Bytes
 
 local simple = { ['"'] = '"', ["\\"] = "\\", ["/"] = "/", b = "\b", f = "\f", n = "\n", r = "\r", t = "\t" }
 
-local function decodeError(s, pos, msg)
-    error(format("JSON: %s at byte %d", msg, pos), 0)
-end
+-- The text is read through a buffer (`st.s`) over its pieces (`st.src`, the next one at
+-- `st.ni`): a message that came in fragments is decoded from the fragments as they are, never
+-- joined into one string, and no search runs over more than a piece and a few bytes. `st.base`
+-- is how many bytes came before the buffer (for error positions). While `st.cap` is a list, the
+-- text read from `st.capFrom` on is also kept there, in pieces (a raw member, see json.decode).
 
-local function skip(s, pos)
-    return (find(s, "[^ \t\r\n]", pos)) or #s + 1
+local function decodeError(st, pos, msg)
+    error(format("JSON: %s at byte %d", msg, st.base + pos), 0)
 end
 
 -- Texts above this size are made flat before decoding (see json.decode).
@@ -284,78 +286,147 @@ local function step(st)
     st.n = n
 end
 
-local function decodeStringAt(s, pos, st)
-    -- pos is just after the opening quote. Pieces gather in `parts`, joined every STEPS
-    -- escapes into `chunks` (few live strings; see BUF_TOKENS).
-    local parts, np, chunks, start = {}, 0, nil, pos
+--- Moves the buffer on to the next piece, keeping the unread text from `keep` on (a few bytes
+-- of a token cut between two pieces; `#st.s + 1` keeps nothing, and copies nothing). Returns
+-- false at the end of the text. The caller's positions become `pos - keep + 1`.
+local function refill(st, keep)
+    local nxt = st.src[st.ni]
+    if not nxt then return false end
+    st.ni = st.ni + 1
+    local s = st.s
+    if st.cap then
+        local stop = keep - 1
+        if stop >= st.capFrom then
+            st.cap[#st.cap + 1] = (st.capFrom == 1 and stop == #s) and s or sub(s, st.capFrom, stop)
+        end
+        st.capFrom = 1
+    end
+    st.base = st.base + keep - 1
+    if keep <= #s then st.s = sub(s, keep) .. nxt else st.s = nxt end
+    st.gen = st.gen + 1
+    if st.pause then st.pause() end
+    return true
+end
+
+--- Makes sure the buffer holds `n` bytes from `pos` on, or all that is left; returns the
+-- position in the (possibly new) buffer.
+local function ensure(st, pos, n)
+    while #st.s - pos + 1 < n do
+        if not refill(st, pos) then break end
+        pos = 1
+    end
+    return pos
+end
+
+--- The position of the next byte that is not whitespace (past the end: the end of the text).
+local function skip(st, pos)
     while true do
-        local at = find(s, '["\\]', pos)
-        if not at then decodeError(s, start, "unterminated string") end
-        if byte(s, at) == 34 then
-            local text
-            if at > pos then np = np + 1 parts[np] = sub(s, pos, at - 1) end
-            if np == 1 and not chunks then
-                text = parts[1]
-            elseif chunks then
-                chunks[#chunks + 1] = concat(parts, "", 1, np)
-                text = concat(chunks)
-            else
-                text = concat(parts, "", 1, np)
-            end
-            return text, at + 1
-        end
-        if at > pos then np = np + 1 parts[np] = sub(s, pos, at - 1) end
-        local e = sub(s, at + 1, at + 1)
-        if e == "u" then
-            local hex = sub(s, at + 2, at + 5)
-            if not hex:find("^%x%x%x%x$") then decodeError(s, at, "bad \\u escape") end
-            local cp = tonumber(hex, 16)
-            pos = at + 6
-            if cp >= 0xD800 and cp <= 0xDBFF then
-                local lo = sub(s, pos, pos + 5):match("^\\u(%x%x%x%x)$")
-                lo = lo and tonumber(lo, 16)
-                if lo and lo >= 0xDC00 and lo <= 0xDFFF then
-                    cp = 0x10000 + (cp - 0xD800) * 0x400 + (lo - 0xDC00)
-                    pos = pos + 6
-                else
-                    cp = 0xFFFD -- a lone high surrogate
-                end
-            elseif cp >= 0xDC00 and cp <= 0xDFFF then
-                cp = 0xFFFD -- a lone low surrogate
-            end
-            np = np + 1
-            parts[np] = cp < 0x100 and char(cp) or utf8Bytes(cp)
-        elseif simple[e] then
-            np = np + 1
-            parts[np] = simple[e]
-            pos = at + 2
-        else
-            decodeError(s, at, "bad escape")
-        end
-        if np >= STEPS then
-            chunks = chunks or {}
-            chunks[#chunks + 1] = concat(parts, "", 1, np)
+        local at = find(st.s, "[^ \t\r\n]", pos)
+        if at then return at end
+        if not refill(st, #st.s + 1) then return #st.s + 1 end
+        pos = 1
+    end
+end
+
+-- Runs of text at least this long go into a string's pieces as they are; shorter ones (between
+-- escapes) are joined every STEPS of them.
+local BIG_RUN = 4096
+
+--- The string starting at `pos` (just after the opening quote) and the position after it.
+-- `asChunks`: the string as a @{chunks} list (pieces of the text, never joined).
+local function decodeStringAt(st, pos, asChunks)
+    -- Small pieces gather in `parts`, joined every STEPS into `chunks`; long runs go into
+    -- `chunks` as they are (few live strings; see BUF_TOKENS).
+    -- The next quote and backslash are found with two plain searches, each redone only once
+    -- passed: a plain `find` runs at memory speed, while a class like '["\\]' costs about
+    -- 16 ms per MB on CraftOS-PC and most of the client's hold on a 1 MB write was that scan.
+    local parts, np, chunks, start, startBase = {}, 0, {}, pos, st.base
+    local function flush()
+        if np > 0 then
+            chunks[#chunks + 1] = np == 1 and parts[1] or concat(parts, "", 1, np)
             parts, np = {}, 0
-            if st.pause then st.pause() end
+        end
+    end
+    local function add(piece)
+        if #piece >= BIG_RUN then
+            flush()
+            chunks[#chunks + 1] = piece
+        else
+            np = np + 1
+            parts[np] = piece
+            if np >= STEPS then
+                flush()
+                if st.pause then st.pause() end
+            end
+        end
+    end
+    local s, gen = st.s, st.gen
+    local q, bs = 0, 0 -- the next '"' and '\' at or after pos in s (false: none in s)
+    while true do
+        if q and q < pos then q = find(s, '"', pos, true) or false end
+        if bs and bs < pos then bs = find(s, "\\", pos, true) or false end
+        local at = (bs and (not q or bs < q)) and bs or q
+        if not at then
+            -- The string goes on in the next piece.
+            if pos == 1 then add(s) elseif pos <= #s then add(sub(s, pos)) end
+            if not refill(st, #s + 1) then error(format("JSON: unterminated string at byte %d", startBase + start), 0) end
+            s, gen, pos, q, bs = st.s, st.gen, 1, 0, 0
+        elseif byte(s, at) == 34 then
+            if at > pos then add(sub(s, pos, at - 1)) end
+            flush()
+            if asChunks then return json.chunks(chunks), at + 1 end
+            if #chunks == 0 then return "", at + 1 end
+            if #chunks == 1 then return chunks[1], at + 1 end
+            return concat(chunks), at + 1
+        else
+            if at > pos then add(sub(s, pos, at - 1)) end
+            -- An escape is at most 12 bytes (a surrogate pair): have them in the buffer.
+            at = ensure(st, at, 12)
+            if st.gen ~= gen then s, gen, q, bs = st.s, st.gen, 0, 0 end
+            local e = sub(s, at + 1, at + 1)
+            if e == "u" then
+                local hex = sub(s, at + 2, at + 5)
+                if not hex:find("^%x%x%x%x$") then decodeError(st, at, "bad \\u escape") end
+                local cp = tonumber(hex, 16)
+                pos = at + 6
+                if cp >= 0xD800 and cp <= 0xDBFF then
+                    local lo = sub(s, pos, pos + 5):match("^\\u(%x%x%x%x)$")
+                    lo = lo and tonumber(lo, 16)
+                    if lo and lo >= 0xDC00 and lo <= 0xDFFF then
+                        cp = 0x10000 + (cp - 0xD800) * 0x400 + (lo - 0xDC00)
+                        pos = pos + 6
+                    else
+                        cp = 0xFFFD -- a lone high surrogate
+                    end
+                elseif cp >= 0xDC00 and cp <= 0xDFFF then
+                    cp = 0xFFFD -- a lone low surrogate
+                end
+                add(cp < 0x100 and char(cp) or utf8Bytes(cp))
+            elseif simple[e] then
+                add(simple[e])
+                pos = at + 2
+            else
+                decodeError(st, at, "bad escape")
+            end
         end
     end
 end
 
 local decodeValue
 
-local function decodeArray(s, pos, depth, st)
+local function decodeArray(st, pos, depth)
     local t, n = json.array(), 0
-    pos = skip(s, pos)
-    if sub(s, pos, pos) == "]" then return t, pos + 1 end
+    pos = skip(st, pos)
+    if sub(st.s, pos, pos) == "]" then return t, pos + 1 end
     while true do
         local v
-        v, pos = decodeValue(s, pos, depth, st)
+        v, pos = decodeValue(st, pos, depth)
         n = n + 1
         t[n] = v
-        pos = skip(s, pos)
-        local c = sub(s, pos, pos)
+        pos = skip(st, pos)
+        local c = sub(st.s, pos, pos)
         if c == "]" then return t, pos + 1 end
-        if c ~= "," then decodeError(s, pos, "expected ',' or ']'") end
+        if c ~= "," then decodeError(st, pos, "expected ',' or ']'") end
         pos = pos + 1
     end
 end
@@ -363,110 +434,161 @@ end
 -- Skips the value at pos (already past whitespace) without building it; returns the position
 -- after it. Structure is checked only as far as bracket balance: the text is decoded in full
 -- by whoever receives it.
-local function skipValue(s, pos, st)
-    local c = sub(s, pos, pos)
+local function skipValue(st, pos)
+    local c = sub(st.s, pos, pos)
     if c ~= "{" and c ~= "[" and c ~= '"' then
-        local _, after = decodeValue(s, pos, 0, st)
+        local _, after = decodeValue(st, pos, 0)
         return after
     end
     local depth = 0
     while true do
-        local at = find(s, '[%[%]{}"]', pos)
-        if not at then decodeError(s, pos, "unexpected end") end
-        local b = byte(s, at)
-        if b == 34 then
-            pos = at + 1
-            while true do
-                local q = find(s, '["\\]', pos)
-                if not q then decodeError(s, at, "unterminated string") end
-                if byte(s, q) == 34 then pos = q + 1 break end
-                pos = q + 2
-                step(st)
-            end
-        elseif b == 123 or b == 91 then
-            depth = depth + 1
-            pos = at + 1
+        local at = find(st.s, '[%[%]{}"]', pos)
+        if not at then
+            if not refill(st, #st.s + 1) then decodeError(st, #st.s + 1, "unexpected end") end
+            pos = 1
         else
-            depth = depth - 1
-            pos = at + 1
+            local b = byte(st.s, at)
+            if b == 34 then
+                -- A string: its closing quote is the first one not escaped (as in decodeStringAt).
+                pos = at + 1
+                local s, q, bs = st.s, 0, 0
+                while true do
+                    if q and q < pos then q = find(s, '"', pos, true) or false end
+                    if bs and bs < pos then bs = find(s, "\\", pos, true) or false end
+                    if q and (not bs or q < bs) then pos = q + 1 break end
+                    if bs then
+                        -- An escape: skip the byte after the backslash, wherever it is.
+                        local gen = st.gen
+                        pos = ensure(st, bs, 2) + 2
+                        if st.gen ~= gen then s, q, bs = st.s, 0, 0 end
+                    else
+                        if not refill(st, #s + 1) then decodeError(st, #s + 1, "unterminated string") end
+                        s, pos, q, bs = st.s, 1, 0, 0
+                    end
+                    step(st)
+                end
+            elseif b == 123 or b == 91 then
+                depth = depth + 1
+                pos = at + 1
+            else
+                depth = depth - 1
+                pos = at + 1
+            end
+            if depth <= 0 then return pos end
+            step(st)
         end
-        if depth <= 0 then return pos end
-        step(st)
     end
 end
 
-local function decodeObject(s, pos, depth, st)
+local function decodeObject(st, pos, depth)
     local t = {}
-    pos = skip(s, pos)
-    if sub(s, pos, pos) == "}" then return t, pos + 1 end
+    pos = skip(st, pos)
+    if sub(st.s, pos, pos) == "}" then return t, pos + 1 end
     while true do
-        pos = skip(s, pos)
-        if sub(s, pos, pos) ~= '"' then decodeError(s, pos, "expected a string key") end
+        pos = skip(st, pos)
+        if sub(st.s, pos, pos) ~= '"' then decodeError(st, pos, "expected a string key") end
         local k
-        k, pos = decodeStringAt(s, pos + 1, st)
-        pos = skip(s, pos)
-        if sub(s, pos, pos) ~= ":" then decodeError(s, pos, "expected ':'") end
-        local v
+        k, pos = decodeStringAt(st, pos + 1)
+        pos = skip(st, pos)
+        if sub(st.s, pos, pos) ~= ":" then decodeError(st, pos, "expected ':'") end
         if depth == 1 and st.rawKey and k == st.rawKey then
-            local from = skip(s, pos + 1)
-            pos = skipValue(s, from, st)
-            st.raw = sub(s, from, pos - 1)
+            local from = skip(st, pos + 1)
+            st.cap, st.capFrom = {}, from
+            pos = skipValue(st, from)
+            if pos > st.capFrom then st.cap[#st.cap + 1] = sub(st.s, st.capFrom, pos - 1) end
+            st.raw, st.cap = st.cap, nil
         else
-            v, pos = decodeValue(s, pos + 1, depth, st)
+            local v
+            local from = skip(st, pos + 1)
+            if depth == 1 and st.chunkKeys and st.chunkKeys[k] and sub(st.s, from, from) == '"' then
+                v, pos = decodeStringAt(st, from + 1, true)
+            else
+                v, pos = decodeValue(st, from, depth)
+            end
             t[k] = v
         end
-        pos = skip(s, pos)
-        local c = sub(s, pos, pos)
+        pos = skip(st, pos)
+        local c = sub(st.s, pos, pos)
         if c == "}" then return t, pos + 1 end
-        if c ~= "," then decodeError(s, pos, "expected ',' or '}'") end
+        if c ~= "," then decodeError(st, pos, "expected ',' or '}'") end
         pos = pos + 1
     end
 end
 
-decodeValue = function(s, pos, depth, st)
+local NUMBER = "^-?%d+%.?%d*[eE]?[-+]?%d*"
+
+decodeValue = function(st, pos, depth)
     step(st)
-    pos = skip(s, pos)
-    local c = sub(s, pos, pos)
-    if c == '"' then return decodeStringAt(s, pos + 1, st) end
+    pos = skip(st, pos)
+    local c = sub(st.s, pos, pos)
+    if c == '"' then return decodeStringAt(st, pos + 1) end
     if c == "{" or c == "[" then
-        if depth >= 512 then decodeError(s, pos, "nested too deeply") end
-        if c == "{" then return decodeObject(s, pos + 1, depth + 1, st) end
-        return decodeArray(s, pos + 1, depth + 1, st)
+        if depth >= 512 then decodeError(st, pos, "nested too deeply") end
+        if c == "{" then return decodeObject(st, pos + 1, depth + 1) end
+        return decodeArray(st, pos + 1, depth + 1)
     end
-    local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", pos)
+    -- A number or a literal may be cut between two pieces: have enough of it in the buffer.
+    pos = ensure(st, pos, 32)
+    local num = st.s:match(NUMBER, pos)
+    while num and pos + #num > #st.s and st.src[st.ni] do
+        pos = ensure(st, pos, #num + 32)
+        num = st.s:match(NUMBER, pos)
+    end
     if num and num ~= "" and num ~= "-" then
         local n = tonumber(num)
-        if not n then decodeError(s, pos, "bad number") end
+        if not n then decodeError(st, pos, "bad number") end
         return n, pos + #num
     end
+    local s = st.s
     if sub(s, pos, pos + 3) == "true" then return true, pos + 4 end
     if sub(s, pos, pos + 4) == "false" then return false, pos + 5 end
     if sub(s, pos, pos + 3) == "null" then return json.null, pos + 4 end
-    if c == "" then decodeError(s, pos, "unexpected end") end
-    decodeError(s, pos, "unexpected '" .. c .. "'")
+    if c == "" then decodeError(st, pos, "unexpected end") end
+    decodeError(st, pos, "unexpected '" .. c .. "'")
 end
 
 --- Decode JSON text.
--- @tparam string s The JSON text.
--- @tparam[opt] function pause Called every thousand values or escapes, so that a caller on a
--- computer can yield (see apis/pace.lua) during a large text.
--- @tparam[opt] string rawKey When the text is an object with this member, the member is not
--- decoded: its JSON text is returned as the second value (the daemon passes a request's
--- payload on to the program serving it without decoding and encoding it again).
+-- @tparam string|table s The JSON text: a string, or a list of strings to be read in order as
+-- one text (a message that came in fragments), never joined.
+-- @tparam[opt] function pause Called every thousand values or escapes and between pieces, so
+-- that a caller on a computer can yield (see apis/pace.lua) during a large text.
+-- @tparam[opt] string|table opts A string is `opts.raw`. `raw`: when the text is an object
+-- with this member, the member is not decoded: its JSON text is returned as the second value
+-- (the daemon passes a request's payload on to the program serving it without decoding and
+-- encoding it again), a string or, when it spans pieces, a list of strings. `chunks`: a set of
+-- member names of a top-level object whose string values are returned as @{chunks} lists (the
+-- text's pieces as they are: a 1 MB file's content is not joined into one string).
 -- @return The value; `null` is @{null}, arrays carry the array marker.
--- @treturn string|nil The text of `rawKey`'s value, when asked for and present.
+-- @treturn string|table|nil The text of `raw`'s value, when asked for and present.
 -- @throws A "JSON: ... at byte N" message on invalid text.
-function json.decode(s, pause, rawKey)
-    if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
+function json.decode(s, pause, opts)
+    local src
+    if type(s) == "table" then
+        src = s
+        s = src[1] or ""
+        for i = 1, #src do
+            if type(src[i]) ~= "string" then error("bad argument #1 (piece " .. i .. " is not a string)", 2) end
+        end
+    elseif type(s) == "string" then
+        src = {}
+    else
+        error("bad argument #1 (string or table expected, got " .. type(s) .. ")", 2)
+    end
+    if type(opts) == "string" then opts = { raw = opts } end
+    opts = opts or {}
     -- On CraftOS-PC a substring of a large string (a payload passed on by the daemon) is a
     -- view that every `find` on it reads whole: join it into a string of its own first, or
-    -- decoding costs its size once per token. Elsewhere this is one transient copy.
+    -- decoding costs its size once per token. Elsewhere this is one transient copy. Pieces
+    -- (fragments) are each small.
     if #s > FLAT_ABOVE then s = concat({ s }) end
-    local st = { pause = pause, n = 0, rawKey = rawKey }
-    local v, pos = decodeValue(s, 1, 0, st)
-    pos = skip(s, pos)
-    if pos <= #s then decodeError(s, pos, "trailing data") end
-    return v, st.raw
+    local st = { pause = pause, n = 0, rawKey = opts.raw, chunkKeys = opts.chunks,
+        s = s, src = src, ni = 2, base = 0, gen = 0 }
+    local v, pos = decodeValue(st, 1, 0)
+    pos = skip(st, pos)
+    if pos <= #st.s then decodeError(st, pos, "trailing data") end
+    local raw = st.raw
+    if raw and #raw <= 1 then raw = raw[1] or "" end
+    return v, raw
 end
 
 return json

@@ -20,6 +20,7 @@ lib.MAX_DEPTH = 8
 lib.MAX_ENTRIES = 1000
 
 local floor, huge = math.floor, math.huge
+local byte, find = string.byte, string.find
 local select, tostring, type, pairs, ipairs = select, tostring, type, pairs, ipairs
 local array_mt = { __jsontype = "array" }
 local function array(t) return setmetatable(t or {}, array_mt) end
@@ -160,6 +161,22 @@ function lib.cutMarker(n)
     return ("\n[… trapdesk cut %d bytes of output here …]\n"):format(n)
 end
 
+-- Newlines in a text: plain searches (no copy of the text, as `gsub` makes), or one `gsub`
+-- when lines are short enough that searching one by one costs more.
+local function countNewlines(text)
+    local n, at, most = 0, find(text, "\n", 1, true), #text / 32 + 16
+    while at do
+        n = n + 1
+        if n > most then
+            local _, all = text:gsub("\n", "")
+            return all
+        end
+        at = find(text, "\n", at + 1, true)
+    end
+    return n
+end
+lib.countNewlines = countNewlines
+
 --- A capture of what a chunk prints.
 --
 -- `capture.print`, `capture.write` and `capture.printError` behave like CC's
@@ -181,67 +198,68 @@ function lib.newCapture(onOutput, limit)
     local bytes, newlines, endsOpen = 0, 0, false
     local cap = {}
 
+    -- A large text is passed over as few times as possible (a chunk printing 1 MB at once
+    -- pays for every pass in one go): newlines are counted with plain searches, only the last
+    -- `tailLimit` bytes of a long text are cut out for the tail, and the text itself goes on to
+    -- `onOutput` as it came.
     local function emit(stream, text)
-        if text == "" then return end
-        local all = text
-        bytes = bytes + #text
-        local _, n = text:gsub("\n", "")
+        local len = #text
+        if len == 0 then return 0 end
+        bytes = bytes + len
+        local n = countNewlines(text)
         newlines = newlines + n
-        endsOpen = text:sub(-1) ~= "\n"
+        endsOpen = byte(text, len) ~= 10
+        local from = 1 -- the first byte not kept in the head
         if headSize < headLimit then
             local room = headLimit - headSize
-            if #text <= room then
+            if len <= room then
                 head[#head + 1] = text
-                headSize = headSize + #text
-                text = ""
+                headSize = headSize + len
+                from = len + 1
             else
                 head[#head + 1] = text:sub(1, room)
                 headSize = headLimit
-                text = text:sub(room + 1)
+                from = room + 1
             end
         end
-        if text ~= "" then
-            tail[#tail + 1] = text
-            tailSize = tailSize + #text
+        local rest = len - from + 1
+        if rest >= tailLimit then
+            -- Nothing kept before survives this text: keep only its own end.
+            local t = text:sub(len - tailLimit + 1)
+            tail, tailSize = { t }, #t
+        elseif rest > 0 then
+            tail[#tail + 1] = from == 1 and text or text:sub(from)
+            tailSize = tailSize + rest
             -- Keep at most twice the tail's share, so that a long run does not pile up.
             if tailSize > 2 * tailLimit then
                 local t = table.concat(tail):sub(-tailLimit)
                 tail, tailSize = { t }, #t
             end
         end
-        if onOutput then onOutput(stream, all) end
+        if onOutput then onOutput(stream, text) end
+        return n
     end
     cap.emit = emit
 
-    local function lines(text)
-        local _, n = text:gsub("\n", "")
-        return n
-    end
-
     function cap.write(text)
         expect(1, text, "string", "number")
-        text = tostring(text)
-        emit("out", text)
-        return lines(text)
+        return emit("out", tostring(text))
     end
 
     local function joined(...)
         local n = select("#", ...)
+        if n == 1 then return tostring((...)) .. "\n" end -- one copy, not two
         local t = {}
         for i = 1, n do t[i] = tostring((select(i, ...))) end
         return table.concat(t, "\t") .. "\n"
     end
 
     function cap.print(...)
-        local text = joined(...)
-        emit("out", text)
-        return lines(text)
+        return emit("out", joined(...))
     end
 
     function cap.printError(...)
-        local text = joined(...)
-        emit("err", text)
-        return lines(text)
+        return emit("err", joined(...))
     end
 
     --- The kept text and whether anything was left out.
@@ -608,8 +626,75 @@ local function swap(path, new, old)
     return ok, err
 end
 
+-- Bytes per write call when a write's content comes in many small pieces.
+local WRITE_PIECE = 65536
+
+-- Writes `pieces` to the handle in order. Small pieces (base64 decodes 1.5 KB at a time) are
+-- gathered into writes of up to WRITE_PIECE: one runtime call per piece would be ~700 writes
+-- for 1 MB (and as many kill points in tests/craftos_torn.rs, each a CraftOS-PC reboot).
+local function writePieces(h, pieces, pause)
+    local buf, n, size = {}, 0, 0
+    local function flush()
+        if n > 0 then h.write(n == 1 and buf[1] or table.concat(buf, "", 1, n)) end
+        buf, n, size = {}, 0, 0
+    end
+    for i = 1, #pieces do
+        local p = pieces[i]
+        if #p >= WRITE_PIECE then
+            flush()
+            h.write(p)
+        elseif p ~= "" then
+            n, size = n + 1, size + #p
+            buf[n] = p
+            if size >= WRITE_PIECE then flush() end
+        end
+        if pause then pause() end
+    end
+    flush()
+end
+
+-- A put of several pieces (src/client/transfer.rs) appends them to a hidden part file beside
+-- its target, `.NAME.XXXXXXXX.trapdesk-part`, and then moves the whole part over the target
+-- with @{moveInto}. The part is never read until complete and only the journalled move puts it
+-- in place, so an interrupted piece can tear the part (which the put then deletes) but never
+-- the target: its pieces are written in place, each costing its own bytes. Journalled like any
+-- other file, every append would copy the whole part so far (a put of N pieces writing
+-- N(N+1)/2 pieces of bytes: 593 KB for a 200 KB file, 8.9 MB for 1 MiB).
+local PART_NAME = "^%..+%.%x%x%x%x%x%x%x%x%.trapdesk%-part$"
+
+--- Whether `path` names a put's part file (written in place, not journalled).
+-- @tparam string path The file.
+-- @treturn boolean
+function lib.isPartFile(path)
+    return fs.getName(path):match(PART_NAME) ~= nil
+end
+
+-- The in-place write of a part file: create (or append to) it, and check its size.
+local function writePart(path, pieces, size, append, pause)
+    local oldSize = 0
+    if append and fs.exists(path) then oldSize = fs.getSize(path) end
+    local h, err = fs.open(path, oldSize > 0 and "ab" or "wb")
+    if not h then return fail(err or ("Cannot write /" .. path)) end
+    local ok, werr = pcall(writePieces, h, pieces, pause)
+    local cok, cerr = pcall(h.close)
+    if ok and not cok then ok, werr = false, cerr end
+    if ok then
+        -- A full disk drops bytes silently on CraftOS-PC (see writeFile).
+        local sok, got = pcall(fs.getSize, path)
+        if not sok or got ~= oldSize + size then
+            ok, werr = false, ("Out of space: wrote %s of %d bytes of /%s"):format(
+                sok and tostring(got) or "none", oldSize + size, path)
+        end
+    end
+    -- A part that missed bytes must never be appended to again nor moved: delete it, so that
+    -- a later append starts a file of the wrong size that the move's caller can tell.
+    if not ok then pcall(fs.delete, path) return fail(werr) end
+    return { ok = true, bytes = size }
+end
+
 --- Write bytes to a file atomically: after a crash at any point the file holds its old
--- content or the new one (see the steps above).
+-- content or the new one (see the steps above). A put's part file (@{isPartFile}) is the
+-- exception: it is written in place, see above.
 -- @tparam string path The file.
 -- @tparam string|table bytes The content: a string, or a list of strings written one after
 -- another (a large payload decoded in pieces is never joined in memory).
@@ -635,6 +720,7 @@ function lib.writeFile(path, bytes, append, pause)
         local ok, err = pcall(fs.makeDir, dir)
         if not ok then return fail(err) end
     end
+    if lib.isPartFile(path) then return writePart(path, pieces, size, append, pause) end
     local rok, rerr = lib.recoverWrite(path)
     if not rok then return fail(rerr) end
     -- An append copies the old content into the new file in pieces (never read whole).
@@ -659,10 +745,7 @@ function lib.writeFile(path, bytes, append, pause)
             end
             r.close()
         end
-        for i = 1, #pieces do
-            if pieces[i] ~= "" then h.write(pieces[i]) end
-            if pause then pause() end
-        end
+        writePieces(h, pieces, pause)
     end)
     local cok, cerr = pcall(h.close)
     if ok and not cok then ok, werr = false, cerr end

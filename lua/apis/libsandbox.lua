@@ -19,9 +19,12 @@ local sandbox = {}
 --
 -- Daemon to programs:
 --  - `trapdesk_daemon_up()`: the daemon started or linked; servers announce again.
---  - `trapdesk_request(owner, id, type, payload_json, timeout_ms)`: a host request for `owner`.
+--  - `trapdesk_request(owner, id, type, payload_json, timeout_ms)`: a host request for `owner`;
+--    `payload_json` is the JSON text, a string or a list of strings (pieces of a message that
+--    came in fragments, read in order as one text).
 --  - `trapdesk_cancel(id)`: the host cancelled request `id` (or the link dropped).
---  - `trapdesk_host_response(rid, ok, json)`: answer to @{request}; json is the payload or the error.
+--  - `trapdesk_host_response(rid, ok, json)`: answer to @{request}; json is the payload or the error
+--    (JSON text: a string or a list of strings, as above).
 --
 -- Programs to the daemon:
 --  - `trapdesk_serve(owner, types)`: `owner` now serves exactly `types` (a list; empty = stopped).
@@ -133,7 +136,9 @@ end
 -- returns merged into the error.
 -- @tparam string|table types One type or a list.
 -- @tparam function handler The handler.
--- @tparam[opt] table opts `name` (one instance per name), `onCancel`.
+-- @tparam[opt] table opts `name` (one instance per name), `onCancel`, `chunks` (a set of
+-- payload member names whose string values the handler gets as `json.chunks` lists: a large
+-- text in the pieces it came in, never joined; see `json.decode`).
 function sandbox.serve(types, handler, opts)
     if type(types) == "string" then types = { types } end
     if type(types) ~= "table" then error("bad argument #1 (string or table expected)", 2) end
@@ -151,15 +156,20 @@ function sandbox.serve(types, handler, opts)
         local buf = job.out
         if #buf == 0 then return end
         job.out = {}
+        -- One event per run of one stream; a run of one text goes as it is (a 1 MB print is
+        -- not copied again here).
+        local function send(stream, parts)
+            sandbox.output(job.req.id, stream, #parts == 1 and parts[1] or table.concat(parts))
+        end
         local stream, parts = buf[1][1], {}
         for _, piece in ipairs(buf) do
             if piece[1] ~= stream then
-                sandbox.output(job.req.id, stream, table.concat(parts))
+                send(stream, parts)
                 stream, parts = piece[1], {}
             end
             parts[#parts + 1] = piece[2]
         end
-        sandbox.output(job.req.id, stream, table.concat(parts))
+        send(stream, parts)
     end
 
     local function remove(id)
@@ -200,7 +210,7 @@ function sandbox.serve(types, handler, opts)
     -- comes back as a list of JSON pieces that goes to the daemon as it is.
     local function body(payloadJson, req)
         local pause = pace.new({ name = name })
-        local ok, payload = pcall(json.decode, payloadJson or "{}", pause)
+        local ok, payload = pcall(json.decode, payloadJson or "{}", pause, { chunks = opts.chunks })
         payloadJson = nil
         if not ok then
             return { ok = false, parts = json.encodeParts({ code = "bad_request",

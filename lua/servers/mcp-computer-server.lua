@@ -88,7 +88,10 @@ end
 
 handlers["write-file"] = function(req)
     local p = req.payload
-    if type(p) ~= "table" or type(p.path) ~= "string" or type(p.content) ~= "string" then
+    -- content comes as a json.chunks list (see `chunks` below): the pieces of the request's
+    -- text, never joined into one string.
+    local chunked = type(p) == "table" and type(p.content) == "table" and getmetatable(p.content) == sandbox.json.chunks_mt
+    if type(p) ~= "table" or type(p.path) ~= "string" or not (type(p.content) == "string" or chunked) then
         return badRequest("write-file needs a string path and content")
     end
     local bytes = p.content
@@ -141,6 +144,8 @@ sandbox.serve(types, function(req)
     return h(req)
 end, {
     name = "mcp-computer-server",
+    -- A write's content (1.4 MB of base64 for a 1 MB file) is decoded from its pieces.
+    chunks = { content = true },
     onCancel = function(req)
         if req.capture then
             local f = lib.outputFields(req.capture, {})

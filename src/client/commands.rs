@@ -178,43 +178,10 @@ pub async fn run(a: RunArgs) -> Result<(), Failure> {
 /// # Errors
 /// A [`Failure`] with the exit code (module docs).
 pub async fn computers(a: ComputersArgs) -> Result<(), Failure> {
-    let matcher = match &a.pattern {
-        Some(p) => Some(
-            globset::Glob::new(p)
-                .map_err(|e| Failure::new(exit::USAGE, format!("--match {p:?}: {e}")))?
-                .compile_matcher(),
-        ),
-        None => None,
-    };
     let conn = open(&a.client).await?;
-    let mut args = json!({"ping": true});
-    if let (Some(p), Some(o)) = (&a.pattern, args.as_object_mut()) {
-        o.insert("match".into(), json!(p));
-    }
-    let reply = conn
-        .call_streaming("probe-computers", args, a.client.deadline(), |_| {})
-        .await;
+    let reply = all_pages(&conn, &a).await;
     conn.close().await;
-    let mut reply = reply?;
-    if reply.is_error {
-        return Err(reply.failure("cannot list the computers"));
-    }
-    // Filter here too: a host without `match` ignores it.
-    if let (Some(m), Some(list)) = (
-        &matcher,
-        reply
-            .data
-            .get_mut("computers")
-            .and_then(Value::as_array_mut),
-    ) {
-        list.retain(|c| {
-            ["traposId", "label", "id"].iter().any(|k| match c.get(*k) {
-                Some(Value::String(s)) => m.is_match(s),
-                Some(Value::Number(n)) => m.is_match(n.to_string()),
-                _ => false,
-            })
-        });
-    }
+    let reply = reply?;
     if a.client.json {
         print_json(&reply);
         return Ok(());
@@ -228,7 +195,7 @@ pub async fn computers(a: ComputersArgs) -> Result<(), Failure> {
     if list.is_empty() {
         eprintln!(
             "no computers linked{}; `trapdesk doctor` says why one would not link",
-            if matcher.is_some() { " match" } else { "" }
+            if a.pattern.is_some() { " match" } else { "" }
         );
     }
     for c in list {
@@ -249,6 +216,49 @@ pub async fn computers(a: ComputersArgs) -> Result<(), Failure> {
         println!("{id}\t{state}\trtt {rtt}\tpending {pending}");
     }
     Ok(())
+}
+
+/// Every page of `probe-computers`, joined into one reply: a page holds what fits an agent's
+/// result budget (about 55 computers), and a script asking for the computers wants all of
+/// them. The glob is the host's (`match`), the same one the console's filter uses.
+async fn all_pages(conn: &Conn, a: &ComputersArgs) -> Result<Reply, Failure> {
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = json!({"ping": true, "limit": 500});
+        if let Some(o) = args.as_object_mut() {
+            if let Some(p) = &a.pattern {
+                o.insert("match".into(), json!(p));
+            }
+            if let Some(c) = &cursor {
+                o.insert("cursor".into(), json!(c));
+            }
+        }
+        let mut reply = conn
+            .call_streaming("probe-computers", args, a.client.deadline(), |_| {})
+            .await?;
+        if reply.is_error {
+            return Err(reply.failure("cannot list the computers"));
+        }
+        if let Some(Value::Array(page)) = reply.data.get_mut("computers").map(Value::take) {
+            all.extend(page);
+        }
+        let next = reply
+            .data
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        // A cursor that does not move would loop for ever; the host never sends one, but an
+        // older host without paging ignores `cursor` and answers the same page again.
+        if next.is_none() || next == cursor {
+            if let Some(o) = reply.data.as_object_mut() {
+                o.insert("computers".into(), Value::Array(all));
+                o.insert("nextCursor".into(), Value::Null);
+            }
+            return Ok(reply);
+        }
+        cursor = next;
+    }
 }
 
 /// `trapdesk ls COMPUTER[:PATH]`.

@@ -79,7 +79,16 @@ pub async fn put_until(
             }
         }
     }
-    let moved = run_lua(conn, computer, MOVE_LUA, &[&part, path], deadline, stop).await;
+    let size = bytes.len().to_string();
+    let moved = run_lua(
+        conn,
+        computer,
+        MOVE_LUA,
+        &[&part, path, &size],
+        deadline,
+        stop,
+    )
+    .await;
     match moved {
         Ok(r) if !r.is_error => {}
         Ok(r) => {
@@ -122,15 +131,22 @@ pub const PART_SUFFIX: &str = ".trapdesk-part";
 
 /// Moves the finished part over the target in one step on the computer: nothing else runs
 /// between the delete and the move (CC runs one coroutine at a time and these do not yield).
-/// `fs.move` onto an existing file fails, hence the delete.
+/// `fs.move` onto an existing file fails, hence the delete. The part must hold exactly the
+/// put's size: the client writes part files in place (not journalled, so that an append costs
+/// only its own bytes), and a piece torn or lost on the way must never reach the target.
 // The client's own journalled move (`moveInto`, the same steps as its write-file) when it has
 // one: with a plain delete-then-move, a computer killed between the two is left with neither
 // file (tests/torn_files.rs found that window in write-file).
 const MOVE_LUA: &str = r#"
-local part, path = ...
-part, path = fs.combine(part, ""), fs.combine(path, "")
+local part, path, size = ...
+part, path, size = fs.combine(part, ""), fs.combine(path, ""), tonumber(size)
 if fs.isDir(path) then fs.delete(part) error("Is a directory: /" .. path, 0) end
 if not fs.exists(part) then error("the pieces of /" .. path .. " are gone from the computer", 0) end
+if fs.getSize(part) ~= size then
+  local got = fs.getSize(part)
+  pcall(fs.delete, part)
+  error(("the pieces of /%s are incomplete on the computer (%d of %d bytes)"):format(path, got, size), 0)
+end
 local lok, lib = pcall(dofile, "/trapdesk/apis/libmcpcomputer.lua")
 if lok and type(lib) == "table" and lib.moveInto then
   lib.JOURNAL = "/trapdesk/journal"
@@ -170,16 +186,20 @@ async fn run_lua(
     deadline: Option<Duration>,
     stop: &tokio_util::sync::CancellationToken,
 ) -> Result<Reply, Failure> {
-    let literals: Vec<String> = args.iter().map(|a| lua_string(a)).collect();
-    let chunk = format!("return (function(...) {code} end)({})", literals.join(", "));
     conn.call_until(
         "exec-lua",
-        json!({"traposId": computer, "code": chunk}),
+        json!({"traposId": computer, "code": chunk(code, args)}),
         deadline,
         &mut |_: &str| {},
         stop.clone().cancelled_owned(),
     )
     .await
+}
+
+/// The `exec-lua` chunk that runs `code` with `args` as its varargs.
+fn chunk(code: &str, args: &[&str]) -> String {
+    let literals: Vec<String> = args.iter().map(|a| lua_string(a)).collect();
+    format!("return (function(...) {code} end)({})", literals.join(", "))
 }
 
 /// A Lua string literal of any bytes.
@@ -355,5 +375,56 @@ pub fn join(dir: &str, rel: &str) -> String {
         rel.to_owned()
     } else {
         format!("{dir}/{rel}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use super::*;
+    use crate::emu::{Computer, ComputerSpec};
+
+    const PART: &str = ".t.bin.0a1b2c3d.trapdesk-part";
+
+    /// The move that ends a put of several pieces, on an emulated computer running the real
+    /// client files: a part of any other size than the put's is never moved over the target.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_move_takes_only_a_part_of_the_put_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (path, bytes) in crate::lua_files::FILES {
+            let dest = root.join("trapdesk").join(path);
+            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+            std::fs::write(dest, bytes).unwrap();
+        }
+        std::fs::write(root.join("t.bin"), b"old").unwrap();
+        std::fs::write(root.join(PART), b"new content").unwrap();
+        let computer = Computer::spawn(
+            ComputerSpec::new(1, Some("move".into()), root.to_owned()),
+            tokio::runtime::Handle::current(),
+        )
+        .unwrap();
+
+        let short = computer
+            .run_lua(&chunk(MOVE_LUA, &[PART, "t.bin", "12"]))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            short.contains("the pieces of /t.bin are incomplete on the computer (11 of 12 bytes)"),
+            "{short}"
+        );
+        assert_eq!(std::fs::read(root.join("t.bin")).unwrap(), b"old");
+        assert!(!root.join(PART).exists(), "the short part is deleted");
+
+        std::fs::write(root.join(PART), b"new content").unwrap();
+        computer
+            .run_lua(&chunk(MOVE_LUA, &[PART, "t.bin", "11"]))
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(root.join("t.bin")).unwrap(), b"new content");
+        assert!(!root.join(PART).exists());
+        computer.shutdown();
     }
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 
 pub(crate) use super::handles::ReadHandle;
-use super::handles::WriteHandle;
+use super::handles::{UpdateHandle, WriteHandle};
 
 use super::machine::Ctx;
 
@@ -188,11 +188,23 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             Err(e) => fail(lua, e),
         }
     );
-    f!("getFreeSpace", |lua, d, _p: Value| ok(
-        lua,
-        CAPACITY.saturating_sub(Disk::used(&d.root)) as f64
-    ));
-    f!("getCapacity", |lua, _d, _p: Value| ok(lua, CAPACITY as f64));
+    // The ROM is read-only: no free space and no capacity (nil), as CC: Tweaked's MountWrapper.
+    f!(
+        "getFreeSpace",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, _)) if Disk::is_rom(&p) => ok(lua, 0.0),
+            Ok(_) => ok(lua, CAPACITY.saturating_sub(Disk::used(&d.root)) as f64),
+            Err(e) => fail(lua, e),
+        }
+    );
+    f!(
+        "getCapacity",
+        |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
+            Ok((p, _)) if Disk::is_rom(&p) => ok(lua, Value::Nil),
+            Ok(_) => ok(lua, CAPACITY as f64),
+            Err(e) => fail(lua, e),
+        }
+    );
     f!(
         "list",
         |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
@@ -209,7 +221,8 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                     names.sort();
                     ok(lua, names)
                 }
-                Err(_) => fail(lua, format!("/{p}: Not a directory")),
+                Err(_) if h.exists() => fail(lua, format!("/{p}: Not a directory")),
+                Err(_) => fail(lua, format!("/{p}: No such file")),
             },
             Err(e) => fail(lua, e),
         }
@@ -257,17 +270,31 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                     (Ok(a), Ok(b)) => (a, b),
                     (Err(e), _) | (_, Err(e)) => return fail(lua, e),
                 };
+                // CC: Tweaked's FileSystem.move words its errors without a path, copy with
+                // the path each one is about.
+                let about = |path: &str, why: &str| {
+                    if is_move {
+                        why.to_owned()
+                    } else {
+                        format!("/{path}: {why}")
+                    }
+                };
                 if Disk::is_rom(&tp) || (is_move && Disk::is_rom(&fp)) {
-                    return fail(lua, "Access denied");
+                    return fail(lua, about(&tp, "Access denied"));
                 }
                 if !fh.exists() {
-                    return fail(lua, format!("/{fp}: No such file"));
+                    return fail(lua, about(&fp, "No such file"));
                 }
                 if th.exists() {
-                    return fail(lua, format!("/{tp}: File exists"));
+                    return fail(lua, about(&tp, "File exists"));
                 }
                 if tp.starts_with(&format!("{fp}/")) {
-                    return fail(lua, format!("/{fp}: Can't copy a directory inside itself"));
+                    let why = if is_move {
+                        "Can't move a directory inside itself"
+                    } else {
+                        "Can't copy a directory inside itself"
+                    };
+                    return fail(lua, about(&fp, why));
                 }
                 if let Some(parent) = th.parent() {
                     let _ = fs::create_dir_all(parent);
@@ -318,7 +345,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         match mode.trim_end_matches('b') {
             "r" => {
                 if h.is_dir() {
-                    return fail(lua, format!("/{p}: No such file"));
+                    return fail(lua, format!("/{p}: Not a file"));
                 }
                 match fs::read(&h) {
                     Ok(data) => ok(lua, lua.create_userdata(ReadHandle::new(data, binary))?),
@@ -353,7 +380,45 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                     Err(e) => fail(lua, format!("/{p}: {e}")),
                 }
             }
-            _ => fail(lua, format!("Unsupported mode '{mode}'")),
+            // r+ keeps the content and needs the file; w+ empties or creates it.
+            m @ ("r+" | "w+") => {
+                if Disk::is_rom(&p) {
+                    return fail(lua, format!("/{p}: Access denied"));
+                }
+                if h.is_dir() || p.is_empty() {
+                    let why = if m == "w+" {
+                        "Cannot write to directory"
+                    } else {
+                        "Not a file"
+                    };
+                    return fail(lua, format!("/{p}: {why}"));
+                }
+                if m == "r+" && !h.exists() {
+                    return fail(lua, format!("/{p}: No such file"));
+                }
+                if let Some(parent) = h.parent() {
+                    // A failure shows in the open below.
+                    let _ = fs::create_dir_all(parent);
+                }
+                let file = fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(m == "w+")
+                    .truncate(m == "w+")
+                    .open(&h);
+                match file {
+                    Ok(f) => ok(
+                        lua,
+                        lua.create_userdata(UpdateHandle {
+                            file: Some(f),
+                            binary,
+                        })?,
+                    ),
+                    Err(e) => fail(lua, format!("/{p}: {e}")),
+                }
+            }
+            // The bios raises "Unsupported mode" before asking.
+            _ => fail(lua, "Unsupported mode"),
         }
     });
     Ok(t)

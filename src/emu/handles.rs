@@ -133,6 +133,10 @@ impl UserData for WriteHandle {
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
         m.add_method_mut("write", |_, h, v: Value| h.write_value(v, false));
         m.add_method_mut("writeLine", |_, h, v: Value| h.write_value(v, true));
+        m.add_method_mut(
+            "seek",
+            |_, h, (whence, off): (Option<String>, Option<f64>)| h.seek(whence, off),
+        );
         m.add_method_mut("flush", |_, h, ()| {
             if let Some(f) = h.file.as_mut() {
                 f.flush()
@@ -140,6 +144,147 @@ impl UserData for WriteHandle {
             }
             Ok(())
         });
+        m.add_method_mut("close", |_, h, ()| match h.file.take() {
+            Some(_) => Ok(()),
+            None => Err(mlua::Error::RuntimeError(
+                "attempt to use a closed file".into(),
+            )),
+        });
+    }
+}
+
+impl WriteHandle {
+    fn seek(&mut self, whence: Option<String>, off: Option<f64>) -> mlua::Result<Value> {
+        let Some(f) = self.file.as_mut() else {
+            return Err(mlua::Error::RuntimeError(
+                "attempt to use a closed file".into(),
+            ));
+        };
+        seek_file(f, whence, off)
+    }
+}
+
+/// `seek(whence, offset)` on a host file, as CC: Tweaked's handles answer it: the new position,
+/// or `nil, message` for a bad `whence` or a position before the start.
+fn seek_file(
+    f: &mut std::fs::File,
+    whence: Option<String>,
+    off: Option<f64>,
+) -> mlua::Result<Value> {
+    use std::io::{Seek as _, SeekFrom};
+    let off = off.unwrap_or(0.0) as i64;
+    let at = match whence.as_deref().unwrap_or("cur") {
+        "set" => u64::try_from(off).ok().map(SeekFrom::Start),
+        "cur" => Some(SeekFrom::Current(off)),
+        "end" => Some(SeekFrom::End(off)),
+        other => {
+            return Err(mlua::Error::RuntimeError(format!(
+                "bad argument #1 to 'seek' (invalid option '{other}')"
+            )));
+        }
+    };
+    match at.map(|at| f.seek(at)) {
+        Some(Ok(p)) => Ok(Value::Number(p as f64)),
+        _ => Ok(Value::Nil),
+    }
+}
+
+/// A file opened with `r+` or `w+` (CC: Tweaked 1.109): reads and writes at one position in
+/// the host file.
+pub(crate) struct UpdateHandle {
+    pub(crate) file: Option<std::fs::File>,
+    pub(crate) binary: bool,
+}
+
+impl UpdateHandle {
+    fn file(&mut self) -> mlua::Result<&mut std::fs::File> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| mlua::Error::RuntimeError("attempt to use a closed file".into()))
+    }
+
+    /// Writes as a write handle does, at the current position.
+    fn write_value(&mut self, v: Value, newline: bool) -> mlua::Result<()> {
+        let mut w = WriteHandle {
+            file: self.file.take(),
+            binary: self.binary,
+        };
+        let r = w.write_value(v, newline);
+        self.file = w.file;
+        r
+    }
+
+    /// Up to `n` bytes from the position (fewer at the end).
+    fn take(&mut self, n: usize) -> mlua::Result<Vec<u8>> {
+        use std::io::Read as _;
+        let mut out = Vec::new();
+        self.file()?
+            .take(n as u64)
+            .read_to_end(&mut out)
+            .map_err(|e| mlua::Error::RuntimeError(e.to_string()))?;
+        Ok(out)
+    }
+}
+
+impl UserData for UpdateHandle {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        use std::io::Read as _;
+        m.add_method_mut("readAll", |lua, h, ()| {
+            let mut out = Vec::new();
+            h.file()?
+                .read_to_end(&mut out)
+                .map_err(|e| mlua::Error::RuntimeError(e.to_string()))?;
+            lua.create_string(&out)
+        });
+        m.add_method_mut("readLine", |lua, h, keep: Option<bool>| {
+            // Byte by byte up to the newline: update handles are for small records, and the
+            // position must stay exactly after the line for a following write.
+            let mut line = Vec::new();
+            let mut any = false;
+            loop {
+                let b = h.take(1)?;
+                let Some(&b) = b.first() else { break };
+                any = true;
+                if b == b'\n' {
+                    if keep.unwrap_or(false) {
+                        line.push(b);
+                    } else if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    break;
+                }
+                line.push(b);
+            }
+            if !any {
+                return Ok(Value::Nil);
+            }
+            Ok(Value::String(lua.create_string(&line)?))
+        });
+        m.add_method_mut("read", |lua, h, n: Option<f64>| {
+            if n.is_none() && h.binary {
+                return Ok(match h.take(1)?.first() {
+                    Some(&b) => Value::Number(f64::from(b)),
+                    None => Value::Nil,
+                });
+            }
+            let n = n.unwrap_or(1.0).max(0.0) as usize;
+            let bytes = h.take(n)?;
+            if bytes.is_empty() && n > 0 {
+                return Ok(Value::Nil);
+            }
+            Ok(Value::String(lua.create_string(&bytes)?))
+        });
+        m.add_method_mut("write", |_, h, v: Value| h.write_value(v, false));
+        m.add_method_mut("writeLine", |_, h, v: Value| h.write_value(v, true));
+        m.add_method_mut("flush", |_, h, ()| {
+            h.file()?
+                .flush()
+                .map_err(|e| mlua::Error::RuntimeError(e.to_string()))
+        });
+        m.add_method_mut(
+            "seek",
+            |_, h, (whence, off): (Option<String>, Option<f64>)| seek_file(h.file()?, whence, off),
+        );
         m.add_method_mut("close", |_, h, ()| match h.file.take() {
             Some(_) => Ok(()),
             None => Err(mlua::Error::RuntimeError(

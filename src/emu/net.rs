@@ -1,4 +1,4 @@
-//! `http`: websockets and plain GET requests, run as tokio tasks that talk to the computer only
+//! `http`: websockets and HTTP requests (any method, with a body), run as tokio tasks that talk to the computer only
 //! through events, as CC's Java side does. Everything a program sees happens on the machine
 //! thread; the blocking forms (`http.websocket`, `http.get`) are written in the bios on top of
 //! these asynchronous natives, pulling events while they wait.
@@ -81,13 +81,24 @@ fn headers_of(t: Option<Table>) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-/// Whether CC would accept this URL for the given schemes.
+/// Whether CC would accept this URL for the given schemes. CC: Tweaked words a wrong scheme
+/// "Invalid protocol 'ftp'" for HTTP (`HttpRequest.checkUri`) and "Invalid scheme 'http'" for
+/// websockets (`Websocket.checkUri`).
 fn check_url(url: &str, schemes: &[&str]) -> Result<(), String> {
+    let ws = schemes.contains(&"ws");
     let Some((scheme, rest)) = url.split_once("://") else {
-        return Err("Must specify http or https".into());
+        return Err(if ws {
+            "URL malformed".into()
+        } else {
+            "Must specify http or https".into()
+        });
     };
     if !schemes.contains(&scheme.to_ascii_lowercase().as_str()) {
-        return Err(format!("Invalid protocol '{scheme}'"));
+        return Err(if ws {
+            format!("Invalid scheme '{scheme}'")
+        } else {
+            format!("Invalid protocol '{scheme}'")
+        });
     }
     if rest.split(['/', '?']).next().unwrap_or("").is_empty() {
         return Err("URL malformed".into());
@@ -124,15 +135,21 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let c = ctx.clone();
     t.set(
         "request",
-        lua.create_function(move |lua, (url, headers, binary): (String, Option<Table>, Option<bool>)| {
+        lua.create_function(move |lua, (url, headers, binary, method, body): (String, Option<Table>, Option<bool>, Option<String>, Option<mlua::LuaString>)| {
             if let Err(e) = check_url(&url, &["http", "https"]) {
                 return (false, e).into_lua_multi(lua);
             }
             let c = c.clone();
             let headers = headers_of(headers);
+            let body = body.map(|b| b.as_bytes().to_vec());
+            // CC: Tweaked sends POST when there is a body and no method, GET otherwise.
+            let method = method.map_or_else(
+                || if body.is_some() { "POST".to_owned() } else { "GET".to_owned() },
+                |m| m.to_ascii_uppercase(),
+            );
             c.rt.clone().spawn(async move {
                 let res = tokio::select! {
-                    r = tokio::time::timeout(HTTP_TIMEOUT, get(&url, &headers, binary.unwrap_or(false))) => r,
+                    r = tokio::time::timeout(HTTP_TIMEOUT, fetch(&url, &method, &headers, body.as_deref(), binary.unwrap_or(false))) => r,
                     () = c.cancel.cancelled() => return,
                 };
                 match res {
@@ -140,7 +157,8 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                         post(&c, "http_success", vec![Val::from(url.as_str()), Val::Response(Arc::new(r))]);
                     }
                     Ok(Ok(r)) => {
-                        let msg = format!("HTTP {}", r.code);
+                        // CC: Tweaked's message is the status line's reason ("Not Found").
+                        let msg = r.reason.clone();
                         post(&c, "http_failure", vec![Val::from(url.as_str()), Val::from(msg.as_str()), Val::Response(Arc::new(r))]);
                     }
                     Ok(Err(e)) => post(&c, "http_failure", vec![Val::from(url.as_str()), Val::from(e.as_str())]),
@@ -262,10 +280,16 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
     }
 }
 
-/// A minimal HTTP/1.1 GET over a plain TCP stream (`Connection: close`, body by
+/// A minimal HTTP/1.1 request over a plain TCP stream (`Connection: close`, body by
 /// `Content-Length`, chunked, or to the end). HTTPS is not offered: the emulator only ever talks
 /// to the local gateway and to test servers.
-async fn get(url: &str, headers: &[(String, String)], binary: bool) -> Result<Response, String> {
+async fn fetch(
+    url: &str,
+    method: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    binary: bool,
+) -> Result<Response, String> {
     let rest = url
         .strip_prefix("http://")
         .ok_or_else(|| "HTTPS is not supported by the emulator".to_owned())?;
@@ -285,7 +309,7 @@ async fn get(url: &str, headers: &[(String, String)], binary: bool) -> Result<Re
             std::io::ErrorKind::ConnectionRefused => "Connection refused".to_owned(),
             _ => "Could not connect".to_owned(),
         })?;
-    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
     if !headers
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("user-agent"))
@@ -295,13 +319,21 @@ async fn get(url: &str, headers: &[(String, String)], binary: bool) -> Result<Re
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
+    if let Some(b) = body {
+        req.push_str(&format!("Content-Length: {}\r\n", b.len()));
+    }
     req.push_str("\r\n");
-    s.write_all(req.as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut out = req.into_bytes();
+    out.extend_from_slice(body.unwrap_or_default());
+    s.write_all(&out).await.map_err(|e| e.to_string())?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).await.map_err(|e| e.to_string())?;
-    parse_response(&raw, binary)
+    let mut r = parse_response(&raw, binary)?;
+    // A HEAD answer carries the length of a body it does not send.
+    if method == "HEAD" {
+        r.body.clear();
+    }
+    Ok(r)
 }
 
 fn parse_response(raw: &[u8], binary: bool) -> Result<Response, String> {
@@ -312,11 +344,12 @@ fn parse_response(raw: &[u8], binary: bool) -> Result<Response, String> {
     let head = String::from_utf8_lossy(&raw[..end]);
     let mut lines = head.split("\r\n");
     let status = lines.next().unwrap_or("");
-    let code: u16 = status
-        .split(' ')
+    let mut parts = status.splitn(3, ' ');
+    let code: u16 = parts
         .nth(1)
         .and_then(|c| c.parse().ok())
         .ok_or("Malformed response")?;
+    let reason = parts.next().unwrap_or("").trim().to_owned();
     let headers: Vec<(String, String)> = lines
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
@@ -335,6 +368,7 @@ fn parse_response(raw: &[u8], binary: bool) -> Result<Response, String> {
     }
     Ok(Response {
         code,
+        reason,
         headers,
         body,
         binary,

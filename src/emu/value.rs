@@ -29,6 +29,8 @@ pub(crate) enum Val {
 #[derive(Debug)]
 pub(crate) struct Response {
     pub code: u16,
+    /// The status line's reason phrase ("Not Found"): CC's `http_failure` message.
+    pub reason: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     pub binary: bool,

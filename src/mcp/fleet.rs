@@ -20,7 +20,8 @@ use super::convert::timeout;
 use super::params::{ExecLuaMany, ProbeComputers};
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
-use crate::session::fleet::{Glob, PageQuery};
+use crate::glob::Glob;
+use crate::session::fleet::PageQuery;
 use crate::session::{ComputerInfo, PendingInfo, RequestError, RequestSpec, Status, summary};
 
 /// How long a probe waits for each computer's `ping`.

@@ -76,7 +76,7 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
         .with_json_response(true)
         .with_max_request_body_bytes(settings.max_body_bytes)
         .with_cancellation_token(shutdown);
-    // Bound to every interface (with a token, see config.rs): any Host, the token decides.
+    // Bound to every interface (with a token, see `config`): any Host, the token decides.
     config = if ip.is_unspecified() {
         config.disable_allowed_hosts()
     } else {

@@ -80,6 +80,7 @@ impl TryFrom<RawRule> for RuleConfig {
             return Err("the rule sets nothing: give it `agent = { exec = …, write = …, read = … }` and/or `person = { … }` (each allow, ask or deny)".to_owned());
         }
         Ok(RuleConfig(Rule {
+            glob: crate::glob::Glob::new(&computer),
             computer,
             agent_name: r.agent_name,
             agent: r.agent.unwrap_or_default().into(),

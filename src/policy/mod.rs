@@ -9,15 +9,15 @@
 //! door: it asks [`Policy::decide`] before a request starts, and keeps the person's answers.
 //!
 //! - `config`: the TOML form and its checks (unknown keys and values are refused).
-//! - `glob`: the `*`/`?` patterns of `computer`.
+//! - `computer` patterns are [`crate::glob::Glob`]s, the same glob as the console's filter.
 
 mod config;
-mod glob;
 
 use std::fmt;
 
+use crate::glob::Glob;
+
 pub use config::PolicyConfig;
-pub use glob::matches as glob_matches;
 
 /// What the policy says about one action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
@@ -131,6 +131,8 @@ impl Triple {
 pub struct Rule {
     /// Glob over traposId, id and label; `*` when the rule names no computer.
     pub computer: String,
+    /// `computer`, compiled once: a probe page asks the policy once per computer.
+    pub glob: Glob,
     /// Narrows the rule to one agent.
     pub agent_name: Option<String>,
     pub agent: Triple,
@@ -145,12 +147,8 @@ impl Rule {
                 _ => return false,
             }
         }
-        let id = target.id.to_string();
-        glob::matches(&self.computer, target.trapos_id)
-            || glob::matches(&self.computer, &id)
-            || target
-                .label
-                .is_some_and(|l| glob::matches(&self.computer, l))
+        self.glob
+            .matches_computer(target.trapos_id, target.id, target.label)
     }
 
     fn triple(&self, party: Party<'_>) -> &Triple {

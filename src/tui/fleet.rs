@@ -8,8 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::glob::Glob;
 use crate::session::ComputerInfo;
-use crate::session::fleet::Glob;
+use crate::session::fleet::matches_computer;
 
 /// One row of the Computers pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,7 +117,7 @@ impl Fleet {
 
     /// Whether the filter shows this computer.
     pub fn shows(&self, c: &ComputerInfo) -> bool {
-        self.glob.as_ref().is_none_or(|g| g.matches_computer(c))
+        self.glob.as_ref().is_none_or(|g| matches_computer(g, c))
     }
 
     /// Computes the rows from `computers` (in the app's order).

@@ -116,4 +116,41 @@ eq(ok, true) eq(filter, "timer")
 local ok2, res = coroutine.resume(co, "tick")
 eq(ok2, true) eq(res.output, "a\ntick\n") eq(res.returns[1].value, "tick")
 
+-- Newlines are counted without a copy of the text; dense and sparse texts count the same.
+eq(lib.countNewlines(""), 0) eq(lib.countNewlines("a"), 0) eq(lib.countNewlines("\n"), 1)
+eq(lib.countNewlines(("x"):rep(999) .. "\n" .. ("y"):rep(999) .. "\n"), 2, "sparse")
+eq(lib.countNewlines(("ab\n"):rep(5000)), 5000, "dense: one gsub")
+
+-- The kept head and tail match the whole output's first and last bytes, whatever the sizes
+-- of the texts (a text longer than the tail's share replaces the tail with its own end).
+math.randomseed(8)
+for round = 1, 200 do
+    local limit = math.random(0, 64)
+    local c = lib.newCapture(nil, limit)
+    local all, lines = {}, 0
+    for i = 1, math.random(0, 12) do
+        local size = ({ 0, 1, 3, 10, 31, 32, 33, 100 })[math.random(1, 8)]
+        local t = {}
+        for k = 1, size do t[k] = math.random() < 0.2 and "\n" or string.char(96 + (i + k) % 26) end
+        t = table.concat(t)
+        all[#all + 1] = t
+        local ret = c.write(t)
+        local _, n = t:gsub("\n", "")
+        eq(ret, n, "write returns the newlines")
+        lines = lines + n
+    end
+    all = table.concat(all)
+    local head, tailShare = math.floor(limit / 2), limit - math.floor(limit / 2)
+    local want = all
+    if #all > limit then
+        want = all:sub(1, head) .. lib.cutMarker(#all - limit) .. (tailShare > 0 and all:sub(-tailShare) or "")
+    end
+    local got, cut = c.text()
+    eq(got, want, "round " .. round .. " (limit " .. limit .. ")")
+    eq(cut, #all > limit)
+    local b, l, kept = c.totals()
+    eq(b, #all) eq(kept, math.min(#all, limit))
+    eq(l, lines + ((#all > 0 and all:sub(-1) ~= "\n") and 1 or 0))
+end
+
 print("capture_spec: ok")

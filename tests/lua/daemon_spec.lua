@@ -110,6 +110,24 @@ while not answer do
 end
 eq(table.concat(texts), flood, "all output, in order, before the answer")
 assert(batches > 1, "a flood is spread over several flushes")
+-- A fragmented request goes on to its program as the pieces of its payload's text (never joined).
+do
+    queued = {}
+    local payload = json.encode({ code = string.rep("x", 100) .. '"\\' })
+    local whole = '{"type":"gateway_request","id":"h-8","request":"exec-lua","payload":' .. payload .. '}'
+    local seq = 0
+    for i = 1, #whole, 30 do
+        feed("websocket_message", url, json.encode({ type = "fragment", mid = "m8", seq = seq,
+            last = i + 30 > #whole, data = whole:sub(i, i + 29) }))
+        seq = seq + 1
+    end
+    local got
+    for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" then got = ev end end
+    assert(got, "the request reached its program")
+    eq(type(got[5]), "table", "the payload's text in pieces")
+    assert(#got[5] > 1, #got[5] .. " pieces")
+    eq(table.concat(got[5]), payload)
+end
 -- Close: reconnect scheduled with a new URL.
 queued = {}
 feed("websocket_closed", url, "bye", 1006)

@@ -97,5 +97,30 @@ eq(r6[2], "1/h-6") eq(json.decode(r6[4]).code, "internal")
 local unserve = take("trapdesk_serve")
 eq(unserve[2], owner) eq(#unserve[3], 0)
 
+-- A payload in pieces (a message that came in fragments) is decoded from its pieces; members
+-- named in `chunks` reach the handler as json.chunks lists, never joined (runs of 4 KiB and
+-- more stay the strings they are).
+queued = {}
+local seen
+co = coroutine.create(function()
+    sandbox.serve({ "write-file" }, function(req)
+        seen = req.payload
+        return true, { ok = true }
+    end, { name = "pieces", chunks = { content = true } })
+end)
+feed()
+local owner2 = take("trapdesk_serve")[2]
+local content = string.rep("QUJD", 15000)
+local text = json.encode({ path = "a.bin", content = content })
+local pieces = {}
+for i = 1, #text, 5000 do pieces[#pieces + 1] = text:sub(i, i + 4999) end
+feed("trapdesk_request", owner2, "1/h-7", "write-file", pieces, 30000)
+local r7 = take("trapdesk_respond")
+eq(r7[2], "1/h-7") eq(r7[3], true)
+eq(seen.path, "a.bin")
+eq(getmetatable(seen.content), json.chunks_mt, "content is a chunks list")
+eq(table.concat(seen.content), content)
+assert(#seen.content >= 12, "in the pieces it came in: " .. #seen.content)
+
 os = realOs
 print("libsandbox_spec: ok")

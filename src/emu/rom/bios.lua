@@ -20,7 +20,9 @@ function watchdog_hook()
     if state == 0 then return end
     -- Killed: raise at every instruction from now on, so no pcall loop can hold on.
     if state == 2 then sethook(watchdog_hook, "", 1) end
-    error("Too long without yielding", 0)
+    -- Level 2 is the function the hook interrupted: its position leads the message
+    -- ("startup.lua:5: Too long without yielding"), as on CC: Tweaked and CraftOS-PC.
+    error("Too long without yielding", 2)
 end
 
 local function spawn(f)
@@ -43,6 +45,26 @@ collectgarbage, dofile, loadstring, module = nil, nil, nil, nil
 string.dump = nil
 package = nil
 
+-- CC's `expect` (cc.expect): "bad argument #1 to 'sleep' (number expected, got string)", the
+-- name only when the caller is known and written in Lua, raised at the caller's caller.
+local function expect(index, value, ...)
+    local t = type(value)
+    for i = 1, select("#", ...) do
+        if t == select(i, ...) then return value end
+    end
+    local types = {}
+    for i = 1, select("#", ...) do
+        local name = select(i, ...)
+        if name ~= "nil" then types[#types + 1] = name end
+    end
+    local wanted = #types <= 1 and tostring(...) or table.concat(types, ", ", 1, #types - 1) .. " or " .. types[#types]
+    local ok, info = pcall(debug.getinfo, 3, "nS")
+    if ok and info and info.name and info.name ~= "" and info.what ~= "C" then
+        error(("bad argument #%d to '%s' (%s expected, got %s)"):format(index, info.name, wanted, t), 3)
+    end
+    error(("bad argument #%d (%s expected, got %s)"):format(index, wanted, t), 3)
+end
+
 -- Natives answer `true, ...` or `false, message`; this turns the latter into a string error
 -- pointing at the caller, as CC's Java APIs do.
 local function raising(f)
@@ -57,6 +79,53 @@ function load(x, name, mode, env)
     -- Binary chunks are refused, as Cobalt cannot load them.
     if env == nil then return native_load(x, name, "t") end
     return native_load(x, name, "t", env)
+end
+
+-- `%q` as CC: Tweaked's Cobalt (and CraftOS-PC) write it: a backslash before '"', '\' and a
+-- newline, "\r" for a carriage return, "\000" for NUL, every other byte as it is. PUC Lua 5.2
+-- writes each control character as "\ddd" ("\0", "\13", "\9"...), so a program that builds Lua
+-- source with %q read differently here than on a computer. Other conversions are the native ones.
+do
+    local native_format, find, gsub, sub, concat = string.format, string.find, string.gsub, string.sub, table.concat
+    local quoted = { ['"'] = '\\"', ["\\"] = "\\\\", ["\n"] = "\\\n", ["\r"] = "\\r", ["\0"] = "\\000" }
+    local function quote(s) return '"' .. gsub(s, '["\\\n\r\0]', quoted) .. '"' end
+    -- The native is called through pcall, so a bad argument reads as the native's own error
+    -- at the caller ("bad argument #2 to 'format'"), not as this wrapper's ("bios.lua:NN: ...
+    -- 'native_format'"); `index` is the argument's place in the caller's call.
+    local function renamed(r, index)
+        if type(r) ~= "string" then return r end
+        return (gsub(r, "^bad argument #(%d+) to '[^']*'", function(n)
+            return "bad argument #" .. (index or n) .. " to 'format'"
+        end))
+    end
+    function string.format(fmt, ...)
+        if type(fmt) ~= "string" or not find(fmt, "q", 1, true) then
+            local ok, r = pcall(native_format, fmt, ...)
+            if ok then return r end
+            error(renamed(r), 2)
+        end
+        local args, out, argi, i, n = pack(...), {}, 0, 1, #fmt
+        while i <= n do
+            local s, e, spec = find(fmt, "%%([-+ #0]*%d*%.?%d*[%a%%])", i)
+            if not s then out[#out + 1] = sub(fmt, i) break end
+            out[#out + 1] = sub(fmt, i, s - 1)
+            if spec == "%" then
+                out[#out + 1] = "%"
+            else
+                argi = argi + 1
+                local v = args[argi]
+                if spec == "q" and type(v) == "string" then
+                    out[#out + 1] = quote(v)
+                else
+                    local ok, r = pcall(native_format, "%" .. spec, v)
+                    if not ok then error(renamed(r, argi + 1), 2) end
+                    out[#out + 1] = r
+                end
+            end
+            i = e + 1
+        end
+        return concat(out)
+    end
 end
 
 -- Lua 5.3's table.move, which Cobalt offers.
@@ -82,6 +151,14 @@ function os.time(t)
     return ntime(t)
 end
 function os.version() return "CraftOS 1.9" end
+local nqueue = nos.queueEvent
+function os.queueEvent(...)
+    local name = ...
+    if type(name) ~= "string" and type(name) ~= "number" then
+        error("bad argument #1 (string expected, got " .. (select("#", ...) < 1 and "no value" or type(name)) .. ")", 2)
+    end
+    return nqueue(...)
+end
 function os.pullEventRaw(filter) return yield(filter) end
 function os.pullEvent(filter)
     local ev = pack(yield(filter))
@@ -95,6 +172,7 @@ function os.computerID() return os.getComputerID() end
 function os.computerLabel() return os.getComputerLabel() end
 
 function sleep(t)
+    expect(1, t, "number", "nil")
     local id = os.startTimer(t or 0)
     repeat local _, p = os.pullEvent("timer") until p == id
 end
@@ -160,6 +238,7 @@ end
 
 -- write: word-wraps at the screen edge, returns how many lines it moved down.
 function write(text)
+    expect(1, text, "string", "number")
     text = tostring(text)
     local w = term.getSize()
     local x = term.getCursorPos()
@@ -237,29 +316,72 @@ function read(replace, _, _, default)
     return line
 end
 
--- fs, with CC's handle tables (callable as h.f() or h:f()).
+-- fs, with CC's handle tables (callable as h.f() or h:f()). A closed handle raises "attempt
+-- to use a closed file" at the caller, as a string (the natives' own check would raise mlua's
+-- error object instead).
 local READ = { "readAll", "readLine", "read", "seek", "close" }
 local WRITE = { "write", "writeLine", "flush", "close" }
+-- "w" handles can seek, "a" handles cannot; "r+"/"w+" handles read and write (CC: Tweaked 1.109).
+local WRITE_SEEK = { "write", "writeLine", "flush", "seek", "close" }
+local UPDATE = { "read", "readAll", "readLine", "write", "writeLine", "flush", "seek", "close" }
 local function handle(ud, names)
-    local h = {}
+    local h, closed = {}, false
     for _, name in ipairs(names) do
-        h[name] = function(first, ...)
+        local f = function(first, ...)
+            if closed then error("attempt to use a closed file", 2) end
             if first == h then return ud[name](ud, ...) end
             return ud[name](ud, first, ...)
+        end
+        if name == "close" then
+            h.close = function(...)
+                if closed then error("attempt to use a closed file", 2) end
+                f(...)
+                closed = true
+            end
+        else
+            h[name] = f
         end
     end
     return h
 end
 
+-- CC: Tweaked's argument errors for a native's string arguments: "bad argument #1 (string
+-- expected, got no value)" (mlua's own conversion error reads differently). Numbers are
+-- accepted as strings, as CraftOS-PC does.
+local function strings(f, n)
+    return function(...)
+        local count = select("#", ...)
+        for i = 1, n do
+            local v = (select(i, ...))
+            if type(v) ~= "string" and type(v) ~= "number" then
+                error(("bad argument #%d (string expected, got %s)"):format(i, i > count and "no value" or type(v)), 2)
+            end
+        end
+        return f(...)
+    end
+end
+
 fs = {}
-for k, f in pairs(nfs) do fs[k] = raising(f) end
+local two = { move = true, copy = true }
+for k, f in pairs(nfs) do fs[k] = strings(raising(f), two[k] and 2 or 1) end
+local MODES = { r = READ, rb = READ, w = WRITE_SEEK, wb = WRITE_SEEK, a = WRITE, ab = WRITE,
+    ["r+"] = UPDATE, ["r+b"] = UPDATE, ["w+"] = UPDATE, ["w+b"] = UPDATE }
 local nopen = nfs.open
-function fs.open(path, mode)
-    if type(path) ~= "string" then error("bad argument #1 (string expected, got " .. type(path) .. ")", 2) end
-    if type(mode) ~= "string" then error("bad argument #2 (string expected, got " .. type(mode) .. ")", 2) end
+function fs.open(...)
+    local path, mode = ...
+    local count = select("#", ...)
+    if type(path) ~= "string" then
+        error("bad argument #1 (string expected, got " .. (count < 1 and "no value" or type(path)) .. ")", 2)
+    end
+    if type(mode) ~= "string" then
+        error("bad argument #2 (string expected, got " .. (mode == nil and count < 2 and "no value" or type(mode)) .. ")", 2)
+    end
+    -- An unknown mode is an error, not a `nil, message` answer (FSAPI.open).
+    local names = MODES[mode]
+    if not names then error("Unsupported mode", 2) end
     local ok, ud = nopen(path, mode)
     if not ok then return nil, ud end
-    return handle(ud, mode:sub(1, 1) == "r" and READ or WRITE)
+    return handle(ud, names)
 end
 
 function loadfile(path, mode, env)
@@ -328,15 +450,19 @@ local nws, nreq = nhttp.websocket, nhttp.request
 http = { checkURL = nhttp.checkURL }
 
 local function wrap_ws(ud, url)
-    local h = {}
+    -- Closed by the program or by the peer: send and receive raise from then on, as CC:
+    -- Tweaked's WebsocketHandle does.
+    local h, closed = {}, false
     local function args(first, ...) if first == h then return ... end return first, ... end
     function h.send(...)
         local msg, binary = args(...)
+        if closed then error("attempt to use a closed file", 2) end
         local ok, err = ud:send(msg, binary)
         if not ok then error(err, 2) end
     end
     function h.receive(...)
         local timeout = args(...)
+        if closed then error("attempt to use a closed file", 2) end
         local timer = timeout and os.startTimer(timeout)
         while true do
             local ev, u, msg, binary = os.pullEvent()
@@ -344,13 +470,17 @@ local function wrap_ws(ud, url)
                 if timer then os.cancelTimer(timer) end
                 return msg, binary
             elseif ev == "websocket_closed" and u == url then
+                closed = true
                 return nil
             elseif ev == "timer" and timer and u == timer then
                 return nil
             end
         end
     end
-    function h.close() ud:close() end
+    function h.close()
+        closed = true
+        ud:close()
+    end
     return h
 end
 
@@ -364,6 +494,8 @@ end
 -- As CC: Tweaked's rom/apis/http/http.lua: a refused URL both queues websocket_failure and
 -- returns `false, err` ("true/false for legacy reasons"); success returns true.
 function http.websocketAsync(url, headers)
+    expect(1, url, "string")
+    expect(2, headers, "table", "nil")
     local ok, err = nws(url, headers)
     if not ok then os.queueEvent("websocket_failure", url, err) end
     return ok, err
@@ -380,26 +512,84 @@ function http.websocket(url, headers)
     end
 end
 
-local function unpack_request(url, headers, binary)
-    if type(url) == "table" then return url.url, url.headers, url.binary end
-    return url, headers, binary
+-- Requests as CC: Tweaked's rom/apis/http/http.lua makes them: positional arguments checked
+-- with `expect`, or a table { url, body, headers, binary, method, redirect } checked field by
+-- field; one function per method (http.get, http.post, http.head, http.put, ...).
+local methods = { GET = true, POST = true, HEAD = true, OPTIONS = true, PUT = true, DELETE = true, PATCH = true, TRACE = true }
+
+local function check_key(options, key, ty, opt)
+    local value = options[key]
+    if (value ~= nil or not opt) and type(value) ~= ty then
+        error(("bad field '%s' (%s expected, got %s"):format(key, ty, type(value)), 4)
+    end
 end
 
-function http.request(url, _, headers, binary)
-    if type(url) == "table" then url, headers, binary = unpack_request(url) end
-    local ok, err = nreq(url, headers, binary)
-    if not ok then os.queueEvent("http_failure", url, err) return false, err end
-    return true
+local function check_options(options, body)
+    check_key(options, "url", "string")
+    if body == false then check_key(options, "body", "nil") else check_key(options, "body", "string", not body) end
+    check_key(options, "headers", "table", true)
+    check_key(options, "method", "string", true)
+    check_key(options, "redirect", "boolean", true)
+    if options.method and not methods[options.method] then error("Unsupported HTTP method", 3) end
 end
 
-function http.get(...)
-    local url, headers, binary = unpack_request(...)
-    local ok, err = nreq(url, headers, binary)
+local function native_request(url, body, headers, binary, method)
+    if type(url) == "table" then
+        return nreq(url.url, url.headers, url.binary, url.method, url.body)
+    end
+    return nreq(url, headers, binary, method, body)
+end
+
+local function wait_response(url, ...)
+    local ok, err = native_request(...)
     if not ok then return nil, err end
     while true do
         local ev, u, a, b = os.pullEvent()
         if ev == "http_success" and u == url then return a end
         if ev == "http_failure" and u == url then return nil, a, b end
+    end
+end
+
+function http.request(url, body, headers, binary)
+    local target = url
+    if type(url) == "table" then
+        check_options(url)
+        target = url.url
+    else
+        expect(1, url, "string")
+        expect(2, body, "string", "nil")
+        expect(3, headers, "table", "nil")
+        expect(4, binary, "boolean", "nil")
+    end
+    local ok, err = native_request(url, body, headers, binary)
+    if not ok then os.queueEvent("http_failure", target, err) end
+    return ok, err
+end
+
+function http.get(url, headers, binary)
+    if type(url) == "table" then
+        check_options(url, false)
+        return wait_response(url.url, url)
+    end
+    expect(1, url, "string")
+    expect(2, headers, "table", "nil")
+    expect(3, binary, "boolean", "nil")
+    return wait_response(url, url, nil, headers, binary)
+end
+
+for method in pairs(methods) do
+    if method ~= "GET" then
+        http[method:lower()] = function(url, body, headers, binary)
+            if type(url) == "table" then
+                check_options(url, true)
+                return wait_response(url.url, url)
+            end
+            expect(1, url, "string")
+            expect(2, body, "string")
+            expect(3, headers, "table", "nil")
+            expect(4, binary, "boolean", "nil")
+            return wait_response(url, url, body, headers, binary, method ~= "POST" and method or nil)
+        end
     end
 end
 

@@ -18,14 +18,22 @@ local function number_literal(n)
     return tostring(n)
 end
 
-local function serialize(v, seen, indent, compact)
+-- `seen[t]` is true while `t` is being written and false once written: a table met again is
+-- "recursive" in the first case and "repeated" in the second, unless `allow_repetitions`.
+local function serialize(v, seen, indent, compact, repeats)
     local t = type(v)
-    if t == "string" then return ("%q"):format(v):gsub("\\\n", "\\n") end
+    -- `%q` as the bios writes it (Cobalt's): a newline stays a backslash and a newline.
+    if t == "string" then return ("%q"):format(v) end
     if t == "number" then return number_literal(v) end
     if t == "boolean" or t == "nil" then return tostring(v) end
     if t ~= "table" then error("Cannot serialize type " .. t, 0) end
-    if seen[v] then error("Cannot serialize table with recursive entries", 0) end
-    if next(v) == nil then return "{}" end
+    if seen[v] ~= nil then
+        error(seen[v] and "Cannot serialize table with recursive entries" or "Cannot serialize table with repeated entries", 0)
+    end
+    if next(v) == nil then
+        if not repeats then seen[v] = false end
+        return "{}"
+    end
     seen[v] = true
     local nl, inner, eq = "\n", indent .. "  ", " = "
     if compact then nl, inner, eq = "", "", "=" end
@@ -33,7 +41,7 @@ local function serialize(v, seen, indent, compact)
     local done = {}
     for i, x in ipairs(v) do
         done[i] = true
-        out[#out + 1] = inner .. serialize(x, seen, inner, compact) .. "," .. nl
+        out[#out + 1] = inner .. serialize(x, seen, inner, compact, repeats) .. "," .. nl
     end
     local rest = {}
     for k in pairs(v) do if not done[k] then rest[#rest + 1] = k end end
@@ -46,19 +54,20 @@ local function serialize(v, seen, indent, compact)
         if type(k) == "string" and k:match("^[%a_][%w_]*$") and not keywords[k] then
             key = k
         elseif compact then
-            key = "[" .. serialize(k, seen, inner, compact) .. "]"
+            key = "[" .. serialize(k, seen, inner, compact, repeats) .. "]"
         else
-            key = "[ " .. serialize(k, seen, inner, compact) .. " ]"
+            key = "[ " .. serialize(k, seen, inner, compact, repeats) .. " ]"
         end
-        out[#out + 1] = inner .. key .. eq .. serialize(v[k], seen, inner, compact) .. "," .. nl
+        out[#out + 1] = inner .. key .. eq .. serialize(v[k], seen, inner, compact, repeats) .. "," .. nl
     end
-    seen[v] = nil
+    if repeats then seen[v] = nil else seen[v] = false end
     out[#out + 1] = (compact and "" or indent) .. "}"
     return table.concat(out)
 end
 
 function textutils.serialize(v, opts)
-    return (serialize(v, {}, "", type(opts) == "table" and opts.compact))
+    local o = type(opts) == "table" and opts or {}
+    return (serialize(v, {}, "", o.compact, o.allow_repetitions))
 end
 textutils.serialise = textutils.serialize
 
@@ -80,16 +89,16 @@ local function json_string(s, unicode)
             local ch = c < 0x80 and string.char(c)
             if ch and escapes[ch] then out[#out + 1] = escapes[ch]
             elseif c >= 0x20 and c < 0x7F then out[#out + 1] = ch
-            elseif c < 0x10000 then out[#out + 1] = ("\\u%04x"):format(c)
+            elseif c < 0x10000 then out[#out + 1] = ("\\u%04X"):format(c)
             else
                 c = c - 0x10000
-                out[#out + 1] = ("\\u%04x\\u%04x"):format(0xD800 + math.floor(c / 0x400), 0xDC00 + c % 0x400)
+                out[#out + 1] = ("\\u%04X\\u%04X"):format(0xD800 + math.floor(c / 0x400), 0xDC00 + c % 0x400)
             end
         end
         return '"' .. table.concat(out) .. '"'
     end
     return '"' .. s:gsub('[%c"\\\127-\255]', function(ch)
-        return escapes[ch] or ("\\u%04x"):format(ch:byte())
+        return escapes[ch] or ("\\u%04X"):format(ch:byte())
     end) .. '"'
 end
 
@@ -136,123 +145,141 @@ function textutils.serializeJSON(v, opts)
 end
 textutils.serialiseJSON = textutils.serializeJSON
 
--- A JSON reader; errors are raised as strings and turned into `nil, message`.
+-- A JSON reader. A malformed text answers `nil, "Malformed JSON at position N: ..."` with the
+-- position and wording CC: Tweaked's reader gives (recorded in tests/runtime_parity.rs):
+-- "Unexpected character "t".", "Unexpected end of input.", "Unexpected "1", expected ':'.".
+local json_fail = {}
 local function parser(s, opts)
-    local i = 1
-    local function fail(msg) error({ msg = ("Malformed JSON at position %d: %s"):format(i, msg) }, 0) end
-    local function ws() i = s:find("[^ \t\r\n]", i) or #s + 1 end
-    local value
-    local function str()
-        i = i + 1
+    local sub, find = string.sub, string.find
+    local function fail(pos, msg, ...)
+        if select("#", ...) > 0 then msg = msg:format(...) end
+        error(setmetatable({ pos = pos, msg = msg }, json_fail), 0)
+    end
+    local function unexpected(pos, c, wanted)
+        fail(pos, "Unexpected %s, expected %s.", c == "" and "end of input" or ("%q"):format(c), wanted)
+    end
+    local function skip(pos)
+        local _, last = find(s, "^[ \n\r\t]+", pos)
+        return last and last + 1 or pos
+    end
+    local simple = { b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["\\"] = "\\", ["/"] = "/" }
+    local function str(pos, close)
         local out = {}
         while true do
-            local c = s:sub(i, i)
-            if c == "" then fail("unterminated string") end
-            if c == '"' then i = i + 1 break end
+            local c = sub(s, pos, pos)
+            if c == "" then fail(pos, "Unexpected end of input, expected '\"'.") end
+            if c == close then return table.concat(out), pos + 1 end
             if c == "\\" then
-                local e = s:sub(i + 1, i + 1)
-                local simple = ({ b = "\b", f = "\f", n = "\n", r = "\r", t = "\t", ['"'] = '"', ["\\"] = "\\", ["/"] = "/" })[e]
-                if simple then
-                    out[#out + 1] = simple
-                    i = i + 2
-                elseif e == "u" then
-                    local code = tonumber(s:sub(i + 2, i + 5), 16)
-                    if not code then fail("bad unicode escape") end
-                    i = i + 6
-                    if code >= 0xD800 and code < 0xDC00 and s:sub(i, i + 1) == "\\u" then
-                        local lo = tonumber(s:sub(i + 2, i + 5), 16)
-                        if lo and lo >= 0xDC00 and lo < 0xE000 then
-                            code = 0x10000 + (code - 0xD800) * 0x400 + (lo - 0xDC00)
-                            i = i + 6
-                        end
-                    end
-                    out[#out + 1] = utf8.char(code)
+                local e = sub(s, pos + 1, pos + 1)
+                if e == "" then fail(pos, "Unexpected end of input, expected escape sequence.") end
+                if e == "u" then
+                    -- Each escape on its own, as CC: Tweaked's reader does: a surrogate pair
+                    -- becomes two 3-byte sequences, not one 4-byte character.
+                    local hex = s:match("^%x%x%x%x", pos + 2)
+                    if not hex then fail(pos, "Malformed unicode escape %q.", sub(s, pos + 2, pos + 5)) end
+                    out[#out + 1] = utf8.char(tonumber(hex, 16))
+                    pos = pos + 6
                 else
-                    fail("bad escape")
+                    if not simple[e] then fail(pos + 1, "Unknown escape character %q.", e) end
+                    out[#out + 1] = simple[e]
+                    pos = pos + 2
                 end
-            else
+            elseif c >= " " then
                 out[#out + 1] = c
-                i = i + 1
+                pos = pos + 1
+            else
+                fail(pos + 1, "Unescaped whitespace %q.", c)
             end
         end
-        return table.concat(out)
     end
-    function value()
-        ws()
-        local c = s:sub(i, i)
+    local suffixes = { b = true, B = true, s = true, S = true, l = true, L = true, f = true, F = true, d = true, D = true }
+    local function value(pos)
+        local c = sub(s, pos, pos)
+        if c == '"' then return str(pos + 1, '"') end
+        if c == "'" and opts.nbt_style then return str(pos + 1, "'") end
+        if c == "-" or (c >= "0" and c <= "9") then
+            local _, last, text = find(s, "^(-?%d+%.?%d*[eE]?[+-]?%d*)", pos)
+            local n = text and tonumber(text)
+            if not n then fail(pos, "Malformed number %q.", text or c) end
+            if opts.nbt_style and suffixes[sub(s, last + 1, last + 1)] then return n, last + 2 end
+            return n, last + 1
+        end
+        if sub(s, pos, pos + 3) == "true" then return true, pos + 4 end
+        if sub(s, pos, pos + 4) == "false" then return false, pos + 5 end
+        if sub(s, pos, pos + 3) == "null" then
+            if opts.parse_null then return textutils.json_null, pos + 4 end
+            return nil, pos + 4
+        end
         if c == "{" then
-            i = i + 1
             local t = {}
-            ws()
-            if s:sub(i, i) == "}" then i = i + 1 return t end
+            pos = skip(pos + 1)
+            c = sub(s, pos, pos)
+            if c == "" then fail(pos, "Unexpected end of input, expected '}'.") end
+            if c == "}" then return t, pos + 1 end
             while true do
-                ws()
                 local k
-                if s:sub(i, i) == '"' then k = str()
+                if c == '"' then
+                    k, pos = str(pos + 1, '"')
                 elseif opts.nbt_style then
-                    k = s:match("^[%w_%.%-+]+", i)
-                    if not k then fail("expected key") end
-                    i = i + #k
-                else fail("expected string key") end
-                ws()
-                if s:sub(i, i) ~= ":" then fail("expected ':'") end
-                i = i + 1
-                t[k] = value()
-                ws()
-                local d = s:sub(i, i)
-                i = i + 1
-                if d == "}" then return t end
-                if d ~= "," then fail("expected ',' or '}'") end
+                    local _, last, ident = find(s, "^([%a][%w_]*)", pos)
+                    if not ident then unexpected(pos, c, "object key") end
+                    k, pos = ident, last + 1
+                else
+                    unexpected(pos, c, "object key")
+                end
+                pos = skip(pos)
+                c = sub(s, pos, pos)
+                if c ~= ":" then unexpected(pos, c, "':'") end
+                t[k], pos = value(skip(pos + 1))
+                pos = skip(pos)
+                c = sub(s, pos, pos)
+                if c == "}" then return t, pos + 1 end
+                if c ~= "," then unexpected(pos, c, "',' or '}'") end
+                pos = skip(pos + 1)
+                c = sub(s, pos, pos)
             end
-        elseif c == "[" then
-            i = i + 1
+        end
+        if c == "[" then
             local t, n = {}, 0
-            ws()
-            if s:sub(i, i) == "]" then
-                i = i + 1
-                if opts.parse_empty_array ~= false then return textutils.empty_json_array end
-                return t
+            pos = skip(pos + 1)
+            c = sub(s, pos, pos)
+            -- NBT's typed arrays: [I; 1, 2], [B; ...], [L; ...].
+            if opts.nbt_style and (c == "I" or c == "L" or c == "B") and sub(s, pos + 1, pos + 1) == ";" then
+                pos = skip(pos + 2)
+                c = sub(s, pos, pos)
+            end
+            if c == "" then unexpected(pos, c, "']'") end
+            if c == "]" then
+                if opts.parse_empty_array ~= false then return textutils.empty_json_array, pos + 1 end
+                return t, pos + 1
             end
             while true do
                 n = n + 1
-                t[n] = value()
-                ws()
-                local d = s:sub(i, i)
-                i = i + 1
-                if d == "]" then return t end
-                if d ~= "," then fail("expected ',' or ']'") end
+                t[n], pos = value(pos)
+                pos = skip(pos)
+                c = sub(s, pos, pos)
+                if c == "]" then return t, pos + 1 end
+                if c ~= "," then unexpected(pos, c, "',' or ']'") end
+                pos = skip(pos + 1)
             end
-        elseif c == '"' then
-            return str()
-        elseif s:sub(i, i + 3) == "true" then i = i + 4 return true
-        elseif s:sub(i, i + 4) == "false" then i = i + 5 return false
-        elseif s:sub(i, i + 3) == "null" then
-            i = i + 4
-            if opts.parse_null then return textutils.json_null end
-            return nil
-        else
-            local num = s:match("^-?%d+%.?%d*[eE]?[-+]?%d*", i)
-            if not num or num == "" then fail("unexpected character") end
-            i = i + #num
-            if opts.nbt_style then i = i + #(s:match("^[bBsSlLfFdD]?", i)) end
-            local n = tonumber(num)
-            if not n then fail("bad number") end
-            return n
         end
+        if c == "" then fail(pos, "Unexpected end of input.") end
+        fail(pos, "Unexpected character %q.", c)
     end
     return function()
-        local v = value()
-        ws()
-        if i <= #s then fail("trailing characters") end
+        local v, pos = value(skip(1))
+        pos = skip(pos)
+        if pos <= #s then fail(pos, "Unexpected trailing character %q.", sub(s, pos, pos)) end
         return v
     end
 end
 
 function textutils.unserializeJSON(s, opts)
     if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
+    if opts ~= nil and type(opts) ~= "table" then error("bad argument #2 (table expected, got " .. type(opts) .. ")", 2) end
     local ok, v = pcall(parser(s, opts or {}))
     if ok then return v end
-    if type(v) == "table" then return nil, v.msg end
+    if getmetatable(v) == json_fail then return nil, ("Malformed JSON at position %d: %s"):format(v.pos, v.msg) end
     error(v, 0)
 end
 textutils.unserialiseJSON = textutils.unserializeJSON
@@ -267,8 +294,16 @@ function textutils.formatTime(t, twenty_four)
     return ("%d:%02d %s"):format(hour, minute, suffix)
 end
 
+-- As CC: Tweaked's: each byte >= 0x80 is taken as a Latin-1 character and written as its
+-- two-byte UTF-8 form, so UTF-8 text is encoded twice ("é" becomes %C3%83%C2%A9); "~" is
+-- escaped too.
 function textutils.urlEncode(s)
-    s = s:gsub("\n", "\r\n"):gsub("[^%w %-_%.~]", function(c) return ("%%%02X"):format(c:byte()) end)
+    if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
+    s = s:gsub("\n", "\r\n"):gsub("[^A-Za-z0-9 %-_%.]", function(c)
+        local n = c:byte()
+        if n < 128 then return ("%%%02X"):format(n) end
+        return ("%%%02X%%%02X"):format(192 + math.floor(n / 64), 128 + n % 64)
+    end)
     return (s:gsub(" ", "+"))
 end
 

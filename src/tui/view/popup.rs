@@ -93,6 +93,45 @@ fn frame<'a>(app: &App, title: &'a str) -> Block<'a> {
         .title(Span::styled(title, app.theme.title))
 }
 
+/// Where the help goes: all of it when the screen is tall enough, else as much as fits (it
+/// scrolls).
+fn help_rect(area: Rect) -> Rect {
+    centred(area, 92, HELP.len() as u16 + 5)
+}
+
+/// The help's text: the keys, then how to link a computer and where the endpoints are.
+fn help_lines(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    HELP.iter()
+        .map(|(k, what)| {
+            Line::from(vec![
+                Span::styled(format!("{k:>18}  "), t.key),
+                Span::raw(*what),
+            ])
+        })
+        .chain([
+            Line::from(vec![
+                Span::styled("link a computer: ", t.dim),
+                Span::styled(
+                    crate::config::install_line(app.settings.gateway_bind, &app.settings.secret),
+                    t.accent,
+                ),
+            ]),
+            Line::from(Span::styled(
+                format!(
+                    "gateway ws://{}/gateway · MCP http://{}/mcp",
+                    app.settings.gateway_bind, app.settings.mcp_bind
+                ),
+                t.dim,
+            )),
+            Line::from(Span::styled(
+                format!("times are {} · Esc closes", super::zone(app.utc_offset)),
+                t.dim,
+            )),
+        ])
+        .collect()
+}
+
 /// Where the tool call popup goes on a screen of `area`.
 fn detail_rect(area: Rect) -> Rect {
     centred(
@@ -145,6 +184,14 @@ fn max_scroll(lines: &[Line], width: u16, height: u16) -> u16 {
 /// How far the open popup can scroll on a screen of `area` (0 when it all fits).
 pub fn popup_max_scroll(app: &App, area: Rect) -> u16 {
     match app.popup {
+        Some(Popup::Help) => {
+            let r = help_rect(area);
+            max_scroll(
+                &help_lines(app),
+                r.width.saturating_sub(2),
+                r.height.saturating_sub(2),
+            )
+        }
         Some(Popup::Detail(id)) => {
             let r = detail_rect(area);
             max_scroll(
@@ -162,43 +209,25 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
     let t = &app.theme;
     match popup {
         Popup::Help => {
-            let r = centred(area, 92, HELP.len() as u16 + 5);
+            let r = help_rect(area);
             Clear.render(r, buf);
-            let lines: Vec<Line> = HELP
-                .iter()
-                .map(|(k, what)| {
-                    Line::from(vec![
-                        Span::styled(format!("{k:>18}  "), t.key),
-                        Span::raw(*what),
-                    ])
-                })
-                .chain([
-                    Line::from(vec![
-                        Span::styled("link a computer: ", t.dim),
-                        Span::styled(
-                            crate::config::install_line(
-                                app.settings.gateway_bind,
-                                &app.settings.secret,
-                            ),
-                            t.accent,
-                        ),
-                    ]),
-                    Line::from(Span::styled(
-                        format!(
-                            "gateway ws://{}/gateway · MCP http://{}/mcp",
-                            app.settings.gateway_bind, app.settings.mcp_bind
-                        ),
-                        t.dim,
-                    )),
-                    Line::from(Span::styled(
-                        format!("times are {} · Esc closes", super::zone(app.utc_offset)),
-                        t.dim,
-                    )),
-                ])
-                .collect();
+            let lines = help_lines(app);
+            let max = max_scroll(
+                &lines,
+                r.width.saturating_sub(2),
+                r.height.saturating_sub(2),
+            );
+            let top = app.popup_scroll.min(max);
+            // A short terminal cannot show all the keys: say that it scrolls, and where it is.
+            let title = if max == 0 {
+                " Keys ".to_owned()
+            } else {
+                format!(" Keys ({top}/{max} ↑↓ PgUp PgDn scroll) ")
+            };
             Paragraph::new(lines)
-                .block(frame(app, " Keys "))
+                .block(frame(app, &title))
                 .wrap(Wrap { trim: false })
+                .scroll((top, 0))
                 .render(r, buf);
             None
         }

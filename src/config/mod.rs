@@ -1,0 +1,308 @@
+//! Settings: built-in defaults, then `config.toml`, then environment, then flags.
+//!
+//! Everything the process writes lives under one data directory (`--data-dir`, else the
+//! platform's data directory from `directories`), so tests and demos never touch a home directory.
+//!
+//! - `args`: the host's flags and addresses as a person types them.
+//! - `file`: `config.toml`.
+//! - `limits`: the ranges of the knobs that only the file sets.
+//! - `secret`: the generated secret kept in the data directory.
+
+mod args;
+mod file;
+mod limits;
+mod secret;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use args::{HostArgs, install_line, parse_bind};
+pub use file::FileConfig;
+pub use limits::{
+    HEARTBEAT_MS, MAX_BODY_BYTES, MAX_IN_FLIGHT, MAX_QUEUED, OUTBOUND_QUEUE, REQUEST_TIMEOUT_MS,
+    SCROLLBACK_LINES, STREAM_BUFFER, TRANSCRIPT_QUEUE,
+};
+pub use secret::{SecretSource, generate_secret, write_private};
+
+use file::{default_config_file, read_file_config};
+use limits::in_range;
+use secret::stored_secret;
+
+/// Why the settings could not be built. Each is one line for stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("bad config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("bad environment variable {name}: {message}")]
+    Env { name: &'static str, message: String },
+    #[error("no home directory to keep data in; pass --data-dir")]
+    NoHome,
+    #[error("cannot use data dir {path}: {source}")]
+    DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "refusing to serve MCP on non-loopback {0} without --mcp-token (anyone who reaches it could run code on your computers)"
+    )]
+    McpWithoutToken(SocketAddr),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Every knob of the running host, resolved.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub gateway_bind: SocketAddr,
+    pub mcp_bind: SocketAddr,
+    pub mcp_token: Option<String>,
+    pub secret: String,
+    pub secret_source: SecretSource,
+    pub data_dir: PathBuf,
+    /// Largest frame accepted from a computer.
+    pub max_message: u64,
+    /// Largest MCP tool result.
+    pub max_result_bytes: usize,
+    pub heartbeat: Duration,
+    pub hello_timeout: Duration,
+    /// Default per-request timeout.
+    pub request_timeout: Duration,
+    /// Longest timeout a caller may ask for.
+    pub max_request_timeout: Duration,
+    pub max_in_flight: usize,
+    pub max_queued: usize,
+    /// Output lines kept per computer.
+    pub scrollback_lines: usize,
+    /// Events kept in the recent log.
+    pub recent_events: usize,
+    /// The config file that was read, if any: the console and SIGHUP reload the policy from it.
+    pub config_file: Option<PathBuf>,
+    pub policy: crate::policy::Policy,
+    /// `transcript.jsonl` is rotated past this many bytes.
+    pub transcript_max_bytes: u64,
+    /// Rotated transcripts kept.
+    pub transcript_keep: usize,
+    /// Messages waiting for one computer's socket before it is unlinked as not reading.
+    pub outbound_queue: usize,
+    /// Live-output chunks waiting for a streaming request's reader before chunks are dropped.
+    pub stream_buffer: usize,
+    /// Transcript lines waiting for the disk before lines are dropped (and counted).
+    pub transcript_queue: usize,
+    /// Largest MCP HTTP request body (413 above it).
+    pub max_body_bytes: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            gateway_bind: SocketAddr::from(([127, 0, 0, 1], 4444)),
+            mcp_bind: SocketAddr::from(([127, 0, 0, 1], 4445)),
+            mcp_token: None,
+            secret: String::new(),
+            secret_source: SecretSource::Flag,
+            data_dir: PathBuf::from("."),
+            max_message: 1 << 20,
+            max_result_bytes: 24 * 1024,
+            heartbeat: Duration::from_secs(15),
+            hello_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            max_request_timeout: Duration::from_secs(600),
+            max_in_flight: 8,
+            max_queued: 64,
+            scrollback_lines: 10_000,
+            recent_events: 1_000,
+            config_file: None,
+            policy: crate::policy::Policy::default(),
+            transcript_max_bytes: 16 << 20,
+            transcript_keep: 5,
+            outbound_queue: 1_024,
+            stream_buffer: 1_024,
+            transcript_queue: 16_384,
+            max_body_bytes: 4 << 20,
+        }
+    }
+}
+
+/// The platform's data directory for trapdesk, if there is a home.
+pub fn default_data_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "trapdesk").map(|d| d.data_dir().to_path_buf())
+}
+
+/// Reads the policy again from the file the settings came from (the console's reload key and
+/// SIGHUP). With no file, the policy is the default.
+///
+/// # Errors
+/// When the file cannot be read or is not valid; the running policy is then kept.
+pub fn reload_policy(settings: &Settings) -> Result<crate::policy::Policy, ConfigError> {
+    let Some(path) = &settings.config_file else {
+        return Ok(crate::policy::Policy::default());
+    };
+    let (file, _) = read_file_config(path, true)?;
+    Ok(file.policy.unwrap_or_default().build())
+}
+
+/// Builds the settings from flags, environment and file, creating the data dir and, when no
+/// secret was given anywhere, generating and storing one.
+///
+/// # Errors
+/// A [`ConfigError`] that names the flag, variable, file or directory at fault.
+pub fn resolve(args: &HostArgs) -> Result<Settings, ConfigError> {
+    let env = |name: &'static str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    resolve_with_env(args, &env)
+}
+
+/// [`resolve`] with the environment passed in, so tests do not depend on the process's.
+///
+/// # Errors
+/// As [`resolve`].
+pub fn resolve_with_env(
+    args: &HostArgs,
+    env: &dyn Fn(&'static str) -> Option<String>,
+) -> Result<Settings, ConfigError> {
+    let data_dir = match &args.data_dir {
+        Some(d) => d.clone(),
+        None => default_data_dir().ok_or(ConfigError::NoHome)?,
+    };
+    std::fs::create_dir_all(&data_dir).map_err(|source| ConfigError::DataDir {
+        path: data_dir.clone(),
+        source,
+    })?;
+    let (file, config_file) = match &args.config {
+        Some(p) => read_file_config(p, true)?,
+        None => {
+            let in_data = data_dir.join("config.toml");
+            if args.data_dir.is_some() || in_data.exists() {
+                read_file_config(&in_data, false)?
+            } else if let Some(p) = default_config_file() {
+                read_file_config(&p, false)?
+            } else {
+                (FileConfig::default(), None)
+            }
+        }
+    };
+    let mut s = Settings {
+        data_dir,
+        config_file,
+        ..Settings::default()
+    };
+    if let Some(p) = &file.policy {
+        s.policy = p.build();
+    }
+    if let Some(n) = file.transcript_max_bytes {
+        s.transcript_max_bytes = n.max(4096);
+    }
+    if let Some(n) = file.transcript_keep {
+        s.transcript_keep = n;
+    }
+
+    // gateway_bind: the env var is read by clap into the flag already.
+    let file_bind = |key: &str,
+                     value: &Option<String>|
+     -> Result<Option<SocketAddr>, ConfigError> {
+        value
+            .as_deref()
+            .map(|v| {
+                parse_bind(v).map_err(|message| ConfigError::Invalid(format!("{key}: {message}")))
+            })
+            .transpose()
+    };
+    s.gateway_bind = match args.gateway_bind {
+        Some(a) => a,
+        None => file_bind("gateway_bind", &file.gateway_bind)?.unwrap_or(s.gateway_bind),
+    };
+    s.mcp_bind = match args.mcp_bind {
+        Some(a) => a,
+        None => {
+            let mut a = file_bind("mcp_bind", &file.mcp_bind)?.unwrap_or(s.mcp_bind);
+            if let Some(port) = env("MCP_PORT") {
+                let port: u16 = port.parse().map_err(|_| ConfigError::Env {
+                    name: "MCP_PORT",
+                    message: format!("{port:?} is not a port number"),
+                })?;
+                a.set_port(port);
+            }
+            a
+        }
+    };
+    s.mcp_token = args.mcp_token.clone().or(file.mcp_token);
+    if !s.mcp_bind.ip().is_loopback() && s.mcp_token.is_none() {
+        return Err(ConfigError::McpWithoutToken(s.mcp_bind));
+    }
+    s.max_message = args
+        .max_message
+        .or(file.max_message)
+        .unwrap_or(s.max_message);
+    if s.max_message < 4096 {
+        return Err(ConfigError::Invalid(format!(
+            "--max-message {} is too small (at least 4096 bytes)",
+            s.max_message
+        )));
+    }
+    s.max_result_bytes = args
+        .max_result_bytes
+        .or(file.max_result_bytes)
+        .unwrap_or(s.max_result_bytes);
+    if s.max_result_bytes < 2048 {
+        return Err(ConfigError::Invalid(format!(
+            "--max-result-bytes {} is too small (at least 2048)",
+            s.max_result_bytes
+        )));
+    }
+    // Out-of-range values are refused, not bent (see `limits`).
+    if let Some(ms) = in_range("heartbeat_ms", file.heartbeat_ms, HEARTBEAT_MS)? {
+        s.heartbeat = Duration::from_millis(ms);
+    }
+    if let Some(ms) = in_range(
+        "request_timeout_ms",
+        file.request_timeout_ms,
+        REQUEST_TIMEOUT_MS,
+    )? {
+        s.request_timeout = Duration::from_millis(ms);
+    }
+    if let Some(n) = in_range("max_in_flight", file.max_in_flight, MAX_IN_FLIGHT)? {
+        s.max_in_flight = n;
+    }
+    if let Some(n) = in_range("max_queued", file.max_queued, MAX_QUEUED)? {
+        s.max_queued = n;
+    }
+    if let Some(n) = in_range("scrollback_lines", file.scrollback_lines, SCROLLBACK_LINES)? {
+        s.scrollback_lines = n;
+    }
+    if let Some(n) = in_range("outbound_queue", file.outbound_queue, OUTBOUND_QUEUE)? {
+        s.outbound_queue = n;
+    }
+    if let Some(n) = in_range("stream_buffer", file.stream_buffer, STREAM_BUFFER)? {
+        s.stream_buffer = n;
+    }
+    if let Some(n) = in_range("transcript_queue", file.transcript_queue, TRANSCRIPT_QUEUE)? {
+        s.transcript_queue = n;
+    }
+    if let Some(n) = in_range("max_body_bytes", file.max_body_bytes, MAX_BODY_BYTES)? {
+        s.max_body_bytes = n;
+    }
+
+    let (secret, source) = if let Some(sec) = args.secret.clone() {
+        (sec, SecretSource::Flag)
+    } else if let Some(sec) = env("SANDBOX_PASSWORD") {
+        (sec, SecretSource::Env)
+    } else if let Some(sec) = file.secret {
+        (sec, SecretSource::ConfigFile)
+    } else {
+        stored_secret(&s.data_dir)?
+    };
+    if secret.is_empty() {
+        return Err(ConfigError::Invalid("the secret must not be empty".into()));
+    }
+    s.secret = secret;
+    s.secret_source = source;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests;
