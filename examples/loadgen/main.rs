@@ -62,6 +62,10 @@ struct Args {
     /// holds that era alone and `--benchmarks` is refused.
     #[arg(long, value_parser = ["initialize", "stateless"])]
     era: Option<String>,
+    /// The host's result budget (`--max-result-bytes`; the default when absent): how many
+    /// computers a `probe-computers` page holds, so how many pages the cursor walk takes.
+    #[arg(long)]
+    max_result_bytes: Option<usize>,
     /// Run the host without its transcript (to measure what the transcript costs).
     #[arg(long)]
     no_transcript: bool,
@@ -82,8 +86,10 @@ struct Args {
 
 fn main() {
     let mut args = Args::parse();
-    if args.era.is_some() && args.benchmarks.is_some() {
-        eprintln!("loadgen: --benchmarks needs both eras; leave out --era");
+    if (args.era.is_some() || args.max_result_bytes.is_some()) && args.benchmarks.is_some() {
+        eprintln!(
+            "loadgen: --benchmarks is the default run of both eras; leave out --era and --max-result-bytes"
+        );
         std::process::exit(2);
     }
     if args.quick {
@@ -421,6 +427,10 @@ async fn run(args: Args) -> Result<u64, String> {
         data_dir: dir.path().to_owned(),
         ..Settings::default()
     };
+    let settings = Settings {
+        max_result_bytes: args.max_result_bytes.unwrap_or(settings.max_result_bytes),
+        ..settings
+    };
     let host = Host::start(settings, !args.no_transcript)
         .await
         .map_err(|e| e.to_string())?;
@@ -599,7 +609,7 @@ async fn run(args: Args) -> Result<u64, String> {
         std::fs::write(path, serde_json::to_string_pretty(&out).unwrap_or_default())
             .map_err(|e| e.to_string())?;
     }
-    if let (Some(path), None) = (&args.benchmarks, &args.era) {
+    if let (Some(path), None, None) = (&args.benchmarks, &args.era, args.max_result_bytes) {
         write_benchmarks(path, &out, &args).map_err(|e| e.to_string())?;
     }
     let _ = std::io::stdout().flush();
