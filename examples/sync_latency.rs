@@ -12,8 +12,9 @@
 //! cargo run --release --example sync_latency -- --saves 200
 //! ```
 //!
-//! Prints min, median, p90, p99 and max, and how many saves missed 300 ms. Exits 1 when the
-//! p99 is over the bound.
+//! Prints min, median, p90, p99 and max, and how many saves missed 300 ms, then where the time
+//! went by the host's transcript (each request between host and computer, each MCP tool call).
+//! Exits 1 when the p99 is over the bound.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::path::{Path, PathBuf};
@@ -233,5 +234,43 @@ async fn run(o: Opts) -> Result<bool, String> {
         ms(trapdesk::sync::DEBOUNCE)
     );
     host.stop().await;
+    // Where the time goes, from the host's own record: how long each request spent between
+    // the host and the computer (gateway, socket, the Lua client's decoding and writing), and
+    // each MCP tool call as the endpoint saw it. The rest of a save's time is the debounce and
+    // the sync client itself (reading, hashing, base64, HTTP).
+    breakdown(&data.path().join(trapdesk::session::transcript::FILE));
     Ok(lost == 0 && p99 <= BOUND)
+}
+
+fn breakdown(transcript: &Path) {
+    let Ok(text) = std::fs::read_to_string(transcript) else {
+        println!("  (no transcript to break the time down)");
+        return;
+    };
+    let mut by: std::collections::BTreeMap<String, Vec<Duration>> = Default::default();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let event = v["event"].as_str().unwrap_or_default();
+        let (Some(what), Some(ms)) = (v["what"].as_str(), v["durationMs"].as_u64()) else {
+            continue;
+        };
+        let key = match event {
+            "finished" => format!("host↔computer {what}"),
+            "tool_result" => format!("MCP tool call {what}"),
+            _ => continue,
+        };
+        by.entry(key).or_default().push(Duration::from_millis(ms));
+    }
+    for (key, mut times) in by {
+        times.sort();
+        println!(
+            "  {key}: {} calls, median {}, p90 {}, max {}",
+            times.len(),
+            ms(percentile(&times, 50.0)),
+            ms(percentile(&times, 90.0)),
+            ms(times.last().copied().unwrap_or_default()),
+        );
+    }
 }

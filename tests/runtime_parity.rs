@@ -531,6 +531,122 @@ const CASES: &[(&str, &str)] = &[
         r#"return show(select(2, textutils.unserializeJSON("[1,")), select(2, textutils.unserializeJSON("{\"a\" 1}")))"#,
         r#""Malformed JSON at position 4: Unexpected end of input." | "Malformed JSON at position 6: Unexpected "1", expected ':'.""#,
     ),
+    (
+        r#"return show(("abc"):find("", 10), ("abc"):find("", 4), ("abc"):sub(5), ("abc"):byte(-1), ("x"):rep(0), ("x"):rep(-1))"#,
+        r#"nil | 4 | "" | 99 | "" | """#,
+    ),
+    (
+        r#"return show(("hello world"):gsub("o", "%0%0"), pcall(string.gsub, "x", "x", "%2"))"#,
+        r#""helloo woorld" | false | "invalid capture index""#,
+    ),
+    (
+        r#"return show(("%-5d|%05.1f|%+d|% d|%x|%X|%#x"):format(3, 2.5, 4, 5, 254, 254, 255))"#,
+        r#""3    |002.5|+4| 5|fe|FE|0xff""#,
+    ),
+    (
+        r#"return show(("a1b2c3"):gsub("%d", {["1"] = "one", ["2"] = false}), ("abc"):gsub(".", function(c) if c == "b" then return nil end return c:upper() end))"#,
+        r#""aoneb2c3" | "AbC" | 3"#,
+    ),
+    (
+        r##"return show(("k=v, a=b"):match("(%w+)=(%w+)"), select("#", ("x"):match("()")), ("  trim  "):match("^%s*(.-)%s*$"), ("f(a(b)c)"):match("%b()"), ("THE (quick) fox"):find("%f[%a]%a+", 5))"##,
+        r#""k" | 1 | "trim" | "(a(b)c)" | 6 | 10"#,
+    ),
+    (
+        r#"local t = {} for w in ("one two  three"):gmatch("%S+") do t[#t+1] = w end return show(table.concat(t, "|"), ("abc"):reverse(), ("AbC"):lower(), ("AbC"):upper(), ("%a"):len())"#,
+        r#""one|two|three" | "cba" | "abc" | "ABC" | 2"#,
+    ),
+    (
+        r#"local t = {5, 2, 8, 1} table.sort(t, function(a, b) return a > b end) return show(table.concat(t, ","), table.concat({1, 2, 3}, ", ", 2, 3), table.remove({1, 2, 3}), table.remove({}), #table.pack())"#,
+        r#""8,5,2,1" | "2, 3" | 3 | nil | 0"#,
+    ),
+    (
+        r#"return show(pcall(table.concat, {1, {}, 3}))"#,
+        r#"false | "invalid value (table) at index 2 in table for 'concat'""#,
+    ),
+    (
+        r#"return show(pcall(table.sort, {3, 1, 2}, function(a, b) return true end))"#,
+        r#"true"#,
+    ),
+    (
+        r#"return show(math.max(1), math.min(2, -1), math.abs(-3), math.ceil(1.2), math.sqrt(16), math.pi > 3.14, math.fmod(-7, 3), math.modf(3.7), math.huge > 1e308, math.floor(-0.0))"#,
+        r#"1 | -1 | 3 | 2 | 4 | true | -1 | 3 | true | 0"#,
+    ),
+    (
+        r#"return show(tonumber("10", 2), tonumber("ff", 16), tonumber("8", 8), tonumber(""), tonumber("0x"), tonumber("1e"), tonumber(".5"), tonumber("5."), tonumber("inf"), tonumber("nan"))"#,
+        r#"2 | 255 | nil | nil | nil | nil | 0.5 | 5 | nil | nil"#,
+    ),
+    (
+        r#"return show(8 % 3.5, 2^0.5 > 1.41, 7 / 0, -7 / 0, 0/0 ~= 0/0, 1e308 * 10, math.floor(2^31 + 1))"#,
+        r#"1 | true | inf | -inf | true | inf | 2147483649"#,
+    ),
+    (
+        r#"for _, n in ipairs({"a.txt", "b.txt", "c.lua"}) do local h = fs.open("par/" .. n, "w") h.close() end fs.makeDir("par/d") local h = fs.open("par/d/x.txt", "w") h.close() return show(table.concat(fs.find("par/*.txt"), ","), table.concat(fs.find("par/?.lua"), ","), table.concat(fs.find("par/*/x.txt"), ","), table.concat(fs.find("par/a.txt"), ","), #fs.find("par/none"), pcall(fs.find, "../x"))"#,
+        r#""par/a.txt,par/b.txt" | "par/c.lua" | "par/d/x.txt" | "par/a.txt" | 0 | false | "/../x: Invalid Path""#,
+    ),
+    (
+        r#"return show(fs.isDriveRoot("/"), fs.isDriveRoot("rom"), fs.isDriveRoot("par"), pcall(fs.isDriveRoot))"#,
+        r#"true | true | false | false | "bad argument #1 (string expected, got nil)""#,
+    ),
+    (
+        r##"return show(#peripheral.getNames(), peripheral.isPresent("left"), peripheral.getType("left"), peripheral.getMethods("left"), peripheral.wrap("left"), peripheral.call("left", "x"), select("#", peripheral.find("modem")), peripheral.hasType("left", "modem"))"##,
+        r#"0 | false | nil | nil | nil | nil | 0 | nil"#,
+    ),
+    (
+        r#"return show(pcall(peripheral.getName, {}), pcall(peripheral.isPresent))"#,
+        r#"false | false | "bad argument #1 (string expected, got nil)""#,
+    ),
+    (
+        r#"return show(table.concat(rs.getSides(), ","), rs == redstone, rs.getInput("left"), rs.getAnalogInput("left"), rs.getBundledInput("left"), rs.testBundledInput("left", 0), type(rs.setAnalogueOutput))"#,
+        r#""bottom,top,back,front,right,left" | true | false | 0 | 0 | true | "function""#,
+    ),
+    (
+        r#"rs.setOutput("left", true) local a, b = rs.getOutput("left"), rs.getAnalogOutput("left") rs.setAnalogOutput("top", 7) local c, d = rs.getOutput("top"), rs.getAnalogOutput("top") rs.setBundledOutput("back", 5) local e = rs.getBundledOutput("back") rs.setOutput("left", false) rs.setAnalogOutput("top", 0) rs.setBundledOutput("back", 0) return show(a, b, c, d, e, rs.getOutput("LEFT"))"#,
+        r#"true | 15 | true | 7 | 5 | false"#,
+    ),
+    (
+        r#"local function e(...) return (select(2, pcall(...))) end return show(e(rs.getInput, "up"), e(rs.setAnalogOutput, "top", 16), e(rs.getOutput))"#,
+        r#""bad argument #1 (unknown option up)" | "Expected number in range 0-15" | "bad argument #1 (string expected, got no value)""#,
+    ),
+    (
+        r##"fs.makeDir("par/x/y/z") local h = fs.open("par/x/y/z/f", "w") h.write("12345") h.close() fs.copy("par/x", "par/c") fs.move("par/x", "par/m") return show(fs.exists("par/x"), fs.getSize("par/c/y/z/f"), fs.getSize("par/m/y/z/f"), table.concat(fs.list("par"), ","))"##,
+        r#"false | 5 | 5 | "c,m""#,
+    ),
+    (
+        r##"local h = fs.open("par/sp ace é", "w") h.close() return show(table.concat(fs.list("par"), ","), fs.exists("par/sp ace é"), fs.getName("par/sp ace é"))"##,
+        r#""sp ace \195\169" | true | "sp ace \195\169""#,
+    ),
+    (
+        r##"fs.makeDir("par/d") local h = fs.open("par/d/f", "w") h.close() fs.delete("par/d") return show(fs.exists("par/d"), pcall(fs.delete, "par/d"))"##,
+        r#"false | true"#,
+    ),
+    (
+        r##"local h = fs.open("par/t", "w") h.write(1.5) h.write(true == true and 2 or 0) h.writeLine(nil == nil and "x" or "y") h.close() local r = fs.open("par/t", "r") local s = r.readAll() r.close() return show(s, pcall(function() local w = fs.open("par/t", "w") w.write({}) end))"##,
+        r#""1.52x\10" | false | "exec:15: bad argument #1 (string expected, got table)""#,
+    ),
+    (
+        r##"local h = fs.open("par/t", "wb") h.write(256) h.write(-1) h.write("é") h.close() local r = fs.open("par/t", "rb") local s = r.readAll() r.close() return show(s)"##,
+        r#""\0\255\195\169""#,
+    ),
+    (
+        r##"local h = fs.open("par/t", "w") h.write("x") h.close() local r = fs.open("par/t", "r") local a, b = r.read(0), r.read(5) r.close() local r2 = fs.open("par/t", "r") local ok, e = pcall(function() local x = r2.read(-1) return x end) r2.close() return show(a, b, ok, e)"##,
+        r#""" | "x" | false | "exec:15: Cannot read a negative number of characters""#,
+    ),
+    (
+        r##"local h = fs.open("par/a:b?c", "w") h.close() return show(table.concat(fs.list("par"), ","), fs.exists("par/abc"))"##,
+        r#""abc" | true"#,
+    ),
+    (
+        r##"return show(fs.combine("a/./b", "../c"), fs.combine("a", "..."), fs.getName("a/b/"), fs.getDir("a/b/"), fs.combine("a", "b*c?"))"##,
+        r#""a/c" | "a" | "b" | "a" | "a/b*c?""#,
+    ),
+    (
+        r##"return show(fs.exists(""), fs.exists("/"), fs.isDir(""), fs.getSize(""), fs.isReadOnly(""), fs.getDrive(""))"##,
+        r#"true | true | true | 0 | false | "hdd""#,
+    ),
+    (
+        r##"local h = fs.open("par/t", "wb") h.write(1) h.close() local r = fs.open("par/t", "rb") local ok, e = pcall(r.read, -1) r.close() return show(ok, e)"##,
+        r#"false | "Cannot read a negative number of bytes""#,
+    ),
 ];
 
 /// Websocket cases, recorded from CraftOS-PC like [`CASES`] but run there on a computer of their
@@ -540,16 +656,16 @@ const CASES: &[(&str, &str)] = &[
 /// for CraftOS-PC's sake (docs/lua-client.md).
 const WS_CASES: &[(&str, &str)] = &[
     (
-        r#"local ws = assert(http.websocket(WS .. "/gateway")) local t = {} for k in pairs(ws) do t[#t+1] = k end table.sort(t) ws.close() return show(table.concat(t, ","))"#,
-        r#""close,receive,send""#,
-    ),
-    (
-        r#"local ws = assert(http.websocket(WS .. "/gateway")) local m = ws.receive(0.2) ws.close() return show(m, pcall(ws.send, "x"))"#,
-        r#"nil | false | "attempt to use a closed file""#,
+        r#"local ws = assert(http.websocket(WS .. "/gateway")) local t = {} for k in pairs(ws) do t[#t+1] = k end table.sort(t) local m = ws.receive(0.2) ws.close() return show(table.concat(t, ","), m, pcall(ws.send, "x"))"#,
+        r#""close,receive,send" | nil | false | "attempt to use a closed file""#,
     ),
     (
         r#"local ws = assert(http.websocket(WS .. "/gateway")) ws.close() return show(pcall(ws.receive, 0.1))"#,
         r#"false | "attempt to use a closed file""#,
+    ),
+    (
+        r#"local ws = assert(http.websocket(WS .. "/gateway")) ws.send("not json") local t = os.startTimer(3) local got = {} while true do local ev = table.pack(os.pullEvent()) if ev[1] == "websocket_message" and ev[2]:find("/gateway$") then got[#got+1] = "message " .. tostring(ev[4]) .. " " .. (ev[3]:match('"code":"([%w_]+)"') or ev[3]) elseif ev[1] == "websocket_closed" and ev[2]:find("/gateway$") then got[#got+1] = "closed " .. tostring(ev[3]) .. " " .. tostring(ev[4]) break elseif ev[1] == "timer" and ev[2] == t then got[#got+1] = "timeout" break end end pcall(ws.close) return show(table.concat(got, "; "))"#,
+        r#""message false bad_hello; closed bad_hello 4000""#,
     ),
 ];
 
@@ -597,6 +713,26 @@ const CC_ONLY: &[(&str, &str, &str)] = &[
         r#"nil | "Must specify http or https""#,
         "HTTPAPI.request returns false at once, so http.get returns nil, message; CraftOS-PC \
          accepts the request and fails it later with http_failure (nil, message, nil)",
+    ),
+    (
+        r#"return show(string.format("%s|%s|%s", nil, true, 1))"#,
+        r#""nil|true|1""#,
+        "every Lua formats each argument with tostring; with a nil among the arguments \
+         CraftOS-PC 2.8.2 loses the last one (\"nil|true|no value: 0\", and \
+         string.format(\"%s|%s\", nil, 5) is \"nil|no value: 0\")",
+    ),
+    (
+        r#"return show(pcall(rs.setOutput, "top", 1))"#,
+        r#"false | "bad argument #2 (boolean expected, got number)""#,
+        "RedstoneAPI.setOutput takes a boolean (IArguments.getBoolean); CraftOS-PC accepts 1",
+    ),
+    (
+        r#"local h = fs.open("par/a:b*c?d", "w") h.close() return show(table.concat(fs.list("par"), ","), fs.combine(" a ", " b "), fs.combine("a", "b:c"), fs.combine("\\a\\b"), fs.getName("/"))"#,
+        r#""abcd" | "a/b" | "a/bc" | "a/b" | "root""#,
+        "FileSystem.sanitizePath drops \"*:<>?| (combine, getName and getDir keep * and ?), \
+         trims each part and reads \\ as /, getName of the root is \"root\"; CraftOS-PC keeps \
+         * in a file name (\"ab*cd\"), and in fs.combine keeps spaces, : and \\ (\" a / b \", \
+         \"a/b:c\", \"\\a\\b\"); getName(\"/\") is \"\"",
     ),
     (
         r#"return show(http.request("nope"))"#,

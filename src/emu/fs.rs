@@ -19,22 +19,39 @@ use super::machine::Ctx;
 /// CC's default disk size per computer.
 const CAPACITY: u64 = 1_000_000;
 
-/// Normalises a CC path to `a/b/c` (no leading slash; `""` is the root). `..` above the root
-/// is kept when `lenient` (as `fs.combine` does) and refused otherwise.
+/// Normalises a CC path to `a/b/c` (no leading slash; `""` is the root) as CC: Tweaked's
+/// `FileSystem.sanitizePath` does: `\\` is `/`; control characters and `"*:<>?|` are dropped
+/// (`*` and `?` are kept when `lenient`, for `fs.combine`, `getName` and `getDir`); each part is
+/// trimmed; `.`, `...` and longer runs of dots are nothing; a part is cut to 255 characters.
+/// `..` above the root is kept when `lenient` and refused otherwise.
 pub(crate) fn normalize(path: &str, lenient: bool) -> Result<String, String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split(['/', '\\']) {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&p) if p != ".." => {
+    let dropped: &[char] = if lenient {
+        &['"', ':', '<', '>', '|']
+    } else {
+        &['"', '*', ':', '<', '>', '?', '|']
+    };
+    let clean: String = path
+        .chars()
+        .filter(|c| *c >= ' ' && !dropped.contains(c))
+        .collect();
+    let mut parts: Vec<String> = Vec::new();
+    for part in clean.split(['/', '\\']) {
+        let part = part.trim();
+        if part.is_empty() || part.chars().all(|c| c == '.') && part != ".." {
+            continue;
+        }
+        if part == ".." {
+            match parts.last() {
+                Some(p) if p != ".." => {
                     parts.pop();
                 }
-                _ if lenient => parts.push(".."),
+                _ if lenient => parts.push("..".to_owned()),
                 _ => return Err(format!("/{}: Invalid Path", path.trim_start_matches('/'))),
-            },
-            p => parts.push(p),
+            }
+            continue;
         }
+        let cut: String = part.chars().take(255).collect();
+        parts.push(cut.trim().to_owned());
     }
     Ok(parts.join("/"))
 }
@@ -449,5 +466,11 @@ mod tests {
         assert!(normalize("../etc/passwd", false).is_err());
         assert!(normalize("a/../../x", false).is_err());
         assert_eq!(normalize("a/../../x", true).as_deref(), Ok("../x"));
+        // CC: Tweaked's sanitizePath: dropped characters, trimmed parts, runs of dots.
+        assert_eq!(normalize("a:b*c?d", false).as_deref(), Ok("abcd"));
+        assert_eq!(normalize("a:b*c?d", true).as_deref(), Ok("ab*c?d"));
+        assert_eq!(normalize(" a / b ", true).as_deref(), Ok("a/b"));
+        assert_eq!(normalize("a/.../b/.", false).as_deref(), Ok("a/b"));
+        assert_eq!(normalize(&"x".repeat(300), false).map(|p| p.len()), Ok(255));
     }
 }

@@ -324,13 +324,34 @@ local WRITE = { "write", "writeLine", "flush", "close" }
 -- "w" handles can seek, "a" handles cannot; "r+"/"w+" handles read and write (CC: Tweaked 1.109).
 local WRITE_SEEK = { "write", "writeLine", "flush", "seek", "close" }
 local UPDATE = { "read", "readAll", "readLine", "write", "writeLine", "flush", "seek", "close" }
-local function handle(ud, names)
+-- Argument checks the natives would otherwise fail with mlua's error object; each raises at
+-- the handle method's caller (level 3: past the check and the method).
+local HANDLE_CHECKS = {}
+function HANDLE_CHECKS.write(count, v)
+    local t = type(v)
+    if t ~= "string" and t ~= "number" then
+        error("bad argument #1 (string expected, got " .. (count < 1 and "no value" or t) .. ")", 3)
+    end
+end
+HANDLE_CHECKS.writeLine = HANDLE_CHECKS.write
+function HANDLE_CHECKS.read(_, n, binary)
+    if type(n) == "number" and n < 0 then
+        error("Cannot read a negative number of " .. (binary and "bytes" or "characters"), 3)
+    end
+end
+local function handle(ud, names, binary)
     local h, closed = {}, false
     for _, name in ipairs(names) do
-        local f = function(first, ...)
+        local check = HANDLE_CHECKS[name]
+        -- Called in tail position, so a check's level 3 is the method's caller.
+        local function invoke(...)
+            if check then check(select("#", ...), (...), binary) end
+            return ud[name](ud, ...)
+        end
+        local f = function(...)
             if closed then error("attempt to use a closed file", 2) end
-            if first == h then return ud[name](ud, ...) end
-            return ud[name](ud, first, ...)
+            if (...) == h then return invoke(select(2, ...)) end
+            return invoke(...)
         end
         if name == "close" then
             h.close = function(...)
@@ -381,7 +402,7 @@ function fs.open(...)
     if not names then error("Unsupported mode", 2) end
     local ok, ud = nopen(path, mode)
     if not ok then return nil, ud end
-    return handle(ud, names)
+    return handle(ud, names, mode:find("b", 1, true) ~= nil)
 end
 
 function loadfile(path, mode, env)
@@ -591,6 +612,133 @@ for method in pairs(methods) do
             return wait_response(url, url, body, headers, binary, method ~= "POST" and method or nil)
         end
     end
+end
+
+-- fs.find and fs.isDriveRoot, as CC: Tweaked's rom/apis/fs.lua offers them: "*" and "?"
+-- match within one path segment, results in fs.list's (sorted) order.
+do
+    local wild = { ["*"] = ".*", ["?"] = "." }
+    local function segment_pattern(part)
+        return "^" .. part:gsub("[%^%$%(%)%%%.%[%]%+%-%*%?]", function(c) return wild[c] or "%" .. c end) .. "$"
+    end
+    local function walk(path, parts, i, out)
+        local part = parts[i]
+        if not part then
+            if fs.exists(path) then out[#out + 1] = path end
+        elseif not part:find("[*?]") then
+            walk(fs.combine(path, part), parts, i + 1, out)
+        elseif fs.isDir(path) then
+            local pattern = segment_pattern(part)
+            for _, name in ipairs(fs.list(path)) do
+                if name:find(pattern) then walk(fs.combine(path, name), parts, i + 1, out) end
+            end
+        end
+    end
+    function fs.find(pattern)
+        expect(1, pattern, "string")
+        pattern = fs.combine(pattern)
+        if pattern == ".." or pattern:sub(1, 3) == "../" then error("/" .. pattern .. ": Invalid Path", 2) end
+        if not pattern:find("[*?]") then
+            if fs.exists(pattern) then return { pattern } end
+            return {}
+        end
+        local parts = {}
+        for part in pattern:gmatch("[^/]+") do parts[#parts + 1] = part end
+        local out = {}
+        walk("", parts, 1, out)
+        return out
+    end
+    function fs.isDriveRoot(path)
+        expect(1, path, "string")
+        return fs.getDir(path) == ".." or fs.getDrive(path) ~= fs.getDrive(fs.getDir(path))
+    end
+end
+
+-- peripheral, as on a computer with nothing attached: the emulator models no peripherals.
+-- Each function checks its arguments and answers as CC: Tweaked's rom/apis/peripheral.lua
+-- does when no side has a peripheral.
+do
+    local function not_peripheral() error("bad argument #1 (table is not a peripheral)", 3) end
+    peripheral = {}
+    function peripheral.getNames() return {} end
+    function peripheral.isPresent(name) expect(1, name, "string") return false end
+    function peripheral.getType(p)
+        expect(1, p, "string", "table")
+        if type(p) == "table" then not_peripheral() end
+        return nil
+    end
+    function peripheral.hasType(p, kind)
+        expect(1, p, "string", "table")
+        expect(2, kind, "string")
+        if type(p) == "table" then not_peripheral() end
+        return nil
+    end
+    function peripheral.getMethods(name) expect(1, name, "string") return nil end
+    function peripheral.getName(p)
+        expect(1, p, "table")
+        not_peripheral()
+    end
+    function peripheral.call(name, method)
+        expect(1, name, "string")
+        expect(2, method, "string")
+        return nil
+    end
+    function peripheral.wrap(name) expect(1, name, "string") return nil end
+    function peripheral.find(kind, filter)
+        expect(1, kind, "string")
+        expect(2, filter, "function", "nil")
+    end
+end
+
+-- redstone: the computer's own outputs, kept here; nothing is wired to it, so every input
+-- reads off (false, 0). Sides as CC: Tweaked names and orders them; arguments are checked
+-- with its wording ("bad argument #1 (unknown option up)").
+do
+    local SIDES = { "bottom", "top", "back", "front", "right", "left" }
+    local known = {}
+    for _, side in ipairs(SIDES) do known[side] = true end
+    local analog, bundled = {}, {}
+    local function arg_error(i, wanted, count, v)
+        -- Level 4: past this helper, `args` and the redstone function, at its caller.
+        error(("bad argument #%d (%s expected, got %s)"):format(i, wanted, i > count and "no value" or type(v)), 4)
+    end
+    -- The side (argument 1) and the value (argument 2) of a call, checked.
+    local function args(wanted, ...)
+        local count, side, value = select("#", ...), ...
+        if type(side) ~= "string" then arg_error(1, "string", count, side) end
+        if not known[side:lower()] then error(("bad argument #1 (unknown option %s)"):format(side), 3) end
+        if wanted and type(value) ~= wanted then arg_error(2, wanted, count, value) end
+        return side:lower(), value
+    end
+    redstone = {}
+    function redstone.getSides() return { table.unpack(SIDES) } end
+    function redstone.setOutput(...)
+        local side, on = args("boolean", ...)
+        analog[side] = on and 15 or 0
+    end
+    function redstone.getOutput(...) return (analog[args(nil, ...)] or 0) > 0 end
+    function redstone.getInput(...) args(nil, ...) return false end
+    function redstone.setAnalogOutput(...)
+        local side, level = args("number", ...)
+        if level ~= level or level < 0 or level > 15 then error("Expected number in range 0-15", 2) end
+        analog[side] = math.floor(level)
+    end
+    function redstone.getAnalogOutput(...) return analog[args(nil, ...)] or 0 end
+    function redstone.getAnalogInput(...) args(nil, ...) return 0 end
+    function redstone.setBundledOutput(...)
+        local side, mask = args("number", ...)
+        bundled[side] = mask
+    end
+    function redstone.getBundledOutput(...) return bundled[args(nil, ...)] or 0 end
+    function redstone.getBundledInput(...) args(nil, ...) return 0 end
+    function redstone.testBundledInput(...)
+        local _, mask = args("number", ...)
+        return bit32.band(0, mask) == mask
+    end
+    redstone.setAnalogueOutput = redstone.setAnalogOutput
+    redstone.getAnalogueOutput = redstone.getAnalogOutput
+    redstone.getAnalogueInput = redstone.getAnalogInput
+    rs = redstone
 end
 
 -- The ROM APIs, each a chunk that returns its table.
