@@ -58,6 +58,14 @@ struct Args {
     /// Small numbers everywhere: a run of seconds that checks the harness, not the speed.
     #[arg(long)]
     quick: bool,
+    /// Only this MCP era (`initialize` or `stateless`), e.g. to profile one; the report then
+    /// holds that era alone and `--benchmarks` is refused.
+    #[arg(long, value_parser = ["initialize", "stateless"])]
+    era: Option<String>,
+    /// The host's result budget (`--max-result-bytes`; the default when absent): how many
+    /// computers a `probe-computers` page holds, so how many pages the cursor walk takes.
+    #[arg(long)]
+    max_result_bytes: Option<usize>,
     /// Run the host without its transcript (to measure what the transcript costs).
     #[arg(long)]
     no_transcript: bool,
@@ -78,6 +86,12 @@ struct Args {
 
 fn main() {
     let mut args = Args::parse();
+    if (args.era.is_some() || args.max_result_bytes.is_some()) && args.benchmarks.is_some() {
+        eprintln!(
+            "loadgen: --benchmarks is the default run of both eras; leave out --era and --max-result-bytes"
+        );
+        std::process::exit(2);
+    }
     if args.quick {
         args.computers = args.computers.min(10);
         args.in_flight = args.in_flight.min(8);
@@ -413,6 +427,10 @@ async fn run(args: Args) -> Result<u64, String> {
         data_dir: dir.path().to_owned(),
         ..Settings::default()
     };
+    let settings = Settings {
+        max_result_bytes: args.max_result_bytes.unwrap_or(settings.max_result_bytes),
+        ..settings
+    };
     let host = Host::start(settings, !args.no_transcript)
         .await
         .map_err(|e| e.to_string())?;
@@ -437,7 +455,14 @@ async fn run(args: Args) -> Result<u64, String> {
     let (s_lat, s_tp) = session_series(&host.session, &targets, seq, calls, inf).await;
 
     let mut mcp_rows = Vec::new();
-    for era in [mcp::Era::Initialize, mcp::Era::Stateless] {
+    let eras = [mcp::Era::Initialize, mcp::Era::Stateless]
+        .into_iter()
+        .filter(|e| {
+            args.era
+                .as_deref()
+                .is_none_or(|only| e.name().starts_with(only))
+        });
+    for era in eras {
         let client = mcp::connect(&host.mcp_url(), era).await?;
         // Warm up the connection pool and the server's first-call paths.
         let _ = mcp::sequential(&client, era, &targets[0], 20).await;
@@ -584,7 +609,7 @@ async fn run(args: Args) -> Result<u64, String> {
         std::fs::write(path, serde_json::to_string_pretty(&out).unwrap_or_default())
             .map_err(|e| e.to_string())?;
     }
-    if let Some(path) = &args.benchmarks {
+    if let (Some(path), None, None) = (&args.benchmarks, &args.era, args.max_result_bytes) {
         write_benchmarks(path, &out, &args).map_err(|e| e.to_string())?;
     }
     let _ = std::io::stdout().flush();

@@ -1,7 +1,9 @@
 //! One linked computer: handshake, then one `select!` loop over the socket, the session's
 //! outbound queue, the heartbeat and shutdown. The socket belongs to this task alone.
 
+use std::future::Future;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
 use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
@@ -59,18 +61,27 @@ struct Sender {
     stall: Duration,
 }
 
+/// A send in progress, boxed (see [`Sender::send`]).
+type Sending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 impl Sender {
-    async fn send(&mut self, msg: &Message) -> Result<(), axum::Error> {
-        let frame = msg.encode();
-        if frame.len() <= self.limit {
-            return self.write(frame).await;
-        }
-        self.next_mid += 1;
-        let mid = format!("g-{}", self.next_mid);
-        for piece in fragment::split(frame, &mid, self.limit) {
-            self.write(piece).await?;
-        }
-        Ok(())
+    /// Boxed, as are [`Sender::error`] and [`Sender::close`]: an async fn's state is as large
+    /// as the largest thing it awaits, and this task lives as long as the link. Inline, these
+    /// futures (a timer, the frame, its fragments) made every idle link's task ~3.3 KiB; a box
+    /// per frame sent costs less than the frame's own encoding (BENCHMARKS.md, issue 10).
+    fn send<'a>(&'a mut self, msg: &'a Message) -> Sending<'a, Result<(), axum::Error>> {
+        Box::pin(async move {
+            let frame = msg.encode();
+            if frame.len() <= self.limit {
+                return self.write(frame).await;
+            }
+            self.next_mid += 1;
+            let mid = format!("g-{}", self.next_mid);
+            for piece in fragment::split(frame, &mid, self.limit) {
+                self.write(piece).await?;
+            }
+            Ok(())
+        })
     }
 
     async fn write(&mut self, frame: String) -> Result<(), axum::Error> {
@@ -83,48 +94,108 @@ impl Sender {
         }
     }
 
-    async fn error(&mut self, code: &str, message: impl Into<String>, id: Option<String>) {
+    /// Sends a message it owns (the caller's state then holds no message while it waits).
+    fn send_owned<'a>(&'a mut self, msg: Message) -> Sending<'a, Result<(), axum::Error>> {
+        Box::pin(async move { self.send(&msg).await })
+    }
+
+    /// The heartbeat's `ping`.
+    fn send_ping<'a>(&'a mut self, t: u64) -> Sending<'a, Result<(), axum::Error>> {
+        self.send_owned(Message::Ping { t: json!(t) })
+    }
+
+    fn error<'a>(
+        &'a mut self,
+        code: &'a str,
+        message: impl Into<String>,
+        id: Option<String>,
+    ) -> Sending<'a, ()> {
         let msg = Message::Error {
             code: code.to_owned(),
             message: message.into(),
             id,
         };
-        if let Err(e) = self.send(&msg).await {
-            tracing::debug!("could not send error {code}: {e}");
-        }
+        Box::pin(async move {
+            if let Err(e) = self.send(&msg).await {
+                tracing::debug!("could not send error {code}: {e}");
+            }
+        })
     }
 
-    async fn close(&mut self, code: u16, reason: &str) {
+    fn close<'a>(&'a mut self, code: u16, reason: &str) -> Sending<'a, ()> {
         let frame = CloseFrame {
             code,
             reason: Utf8Bytes::from(reason.to_owned()),
         };
-        // The peer may be gone already, or not reading; then there is nobody to tell.
-        let _ = tokio::time::timeout(self.stall, async {
-            let _ = self.tx.send(WsMessage::Close(Some(frame))).await;
-            let _ = self.tx.close().await;
+        Box::pin(async move {
+            // The peer may be gone already, or not reading; then there is nobody to tell.
+            let _ = tokio::time::timeout(self.stall, async {
+                let _ = self.tx.send(WsMessage::Close(Some(frame))).await;
+                let _ = self.tx.close().await;
+            })
+            .await;
         })
-        .await;
     }
 }
 
 /// Runs one computer's connection to its end.
-pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::SocketAddr>) {
-    let (tx, mut rx) = socket.split();
+///
+/// Not an `async fn`: its state would keep a slot for the whole `socket` (368 bytes) for the
+/// link's life although the socket is split at once. What every idle link's task holds is kept
+/// small on purpose (BENCHMARKS.md, issue 10): the handshake, each frame's handling and each
+/// send run in boxes of their own, so the task is sized for the idle loop, not for its largest
+/// moment.
+pub fn run(
+    socket: WebSocket,
+    state: GatewayState,
+    peer: Option<std::net::SocketAddr>,
+) -> impl Future<Output = ()> + Send {
+    let (tx, rx) = socket.split();
+    linked(tx, rx, state, peer)
+}
+
+async fn linked(tx: Tx, mut rx: Rx, state: GatewayState, peer: Option<std::net::SocketAddr>) {
     let mut out = Sender {
         tx,
         limit: state.settings.max_message as usize,
         next_mid: 0,
         stall: state.settings.heartbeat * MAX_MISSED,
     };
-    let hello = match handshake(&mut rx, &mut out, &state, peer.map(|a| a.ip())).await {
+    let Some((mut link, orx)) = Box::pin(start(&mut rx, &mut out, &state, peer)).await else {
+        return;
+    };
+    // DEBUG, with a periodic INFO summary (stats.rs): a line each would flood the log of a
+    // large base.
+    tracing::debug!(computer = %link.trapos_id(), "linked");
+    state.stats.joined();
+    let quit = serve(&mut rx, &mut out, orx, &link, &state).await;
+    tracing::debug!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
+    state.stats.left();
+    match quit {
+        Quit::Heartbeat => out.close(CLOSE_HEARTBEAT, "heartbeat_timeout").await,
+        Quit::TooBig(_) => out.close(CLOSE_TOO_BIG, "message too big").await,
+        Quit::Shutdown => out.close(CLOSE_GOING_AWAY, "host shutting down").await,
+        Quit::Closed(_) | Quit::Replaced | Quit::SendFailed(_) => {}
+    }
+    link.set_reason(quit.reason());
+}
+
+/// The handshake, the session's registration and the `welcome`: the link and its outbound
+/// queue, or `None` when the computer was turned away or went away (already reported).
+async fn start(
+    rx: &mut Rx,
+    out: &mut Sender,
+    state: &GatewayState,
+    peer: Option<std::net::SocketAddr>,
+) -> Option<(Link, mpsc::Receiver<Outbound>)> {
+    let hello = match handshake(rx, out, state, peer.map(|a| a.ip())).await {
         Ok(h) => h,
         Err(Refused { who, why }) => {
             if let Some(why) = why {
                 state.stats.refused();
                 state.session.link_refused(who.as_deref(), peer, &why);
             }
-            return;
+            return None;
         }
     };
     out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
@@ -142,27 +213,14 @@ pub async fn run(socket: WebSocket, state: GatewayState, peer: Option<std::net::
         heartbeat_ms: state.settings.heartbeat.as_millis() as u64,
         max_message: state.settings.max_message,
     };
-    // The session has what it needs. Dropped now, not kept in this task for the link's whole
-    // life (its strings, the secret among them, were memory every idle link held).
+    // The session has what it needs; the hello (its strings, the secret among them) ends with
+    // this function, not kept for the link's whole life.
     drop(hello);
     if let Err(e) = out.send(&welcome).await {
         link.set_reason(format!("welcome not sent: {e}"));
-        return;
+        return None;
     }
-    // DEBUG, with a periodic INFO summary (stats.rs): a line each would flood the log of a
-    // large base.
-    tracing::debug!(computer = %link.trapos_id(), "linked");
-    state.stats.joined();
-    let quit = serve(&mut rx, &mut out, orx, &link, &state).await;
-    tracing::debug!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
-    state.stats.left();
-    match quit {
-        Quit::Heartbeat => out.close(CLOSE_HEARTBEAT, "heartbeat_timeout").await,
-        Quit::TooBig(_) => out.close(CLOSE_TOO_BIG, "message too big").await,
-        Quit::Shutdown => out.close(CLOSE_GOING_AWAY, "host shutting down").await,
-        Quit::Closed(_) | Quit::Replaced | Quit::SendFailed(_) => {}
-    }
-    link.set_reason(quit.reason());
+    Some((link, orx))
 }
 
 /// A link attempt that ended before `welcome`: who it claimed to be and why it was turned
@@ -294,7 +352,8 @@ fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// The linked loop.
+/// The linked loop. What it awaits in the middle of the loop (a frame's handling, a send) runs
+/// in a box of its own, so that this state, which every idle link holds, stays small.
 async fn serve(
     rx: &mut Rx,
     out: &mut Sender,
@@ -310,7 +369,7 @@ async fn serve(
     let max = state.settings.max_message as usize;
     let mut reassembler = Reassembler::new(max.saturating_mul(16));
     loop {
-        tokio::select! {
+        let quit = tokio::select! {
             _ = state.shutdown.cancelled() => return Quit::Shutdown,
             _ = heartbeat.tick() => {
                 if awaiting_pong.is_some() {
@@ -321,9 +380,7 @@ async fn serve(
                 }
                 let t = now_ms();
                 awaiting_pong = Some(t);
-                if let Err(e) = out.send(&Message::Ping { t: json!(t) }).await {
-                    return Quit::SendFailed(e.to_string());
-                }
+                out.send_ping(t).await.err().map(|e| Quit::SendFailed(e.to_string()))
             }
             cmd = outbound.recv() => {
                 let msg = match cmd {
@@ -336,64 +393,104 @@ async fn serve(
                     // The session dropped our sender: it replaced us without a close order.
                     None => return Quit::Replaced,
                 };
-                if let Err(e) = out.send(&msg).await {
-                    return Quit::SendFailed(e.to_string());
-                }
+                out.send_owned(msg).await.err().map(|e| Quit::SendFailed(e.to_string()))
             }
             frame = rx.next() => {
-                let text = match frame {
-                    None => return Quit::Closed("connection closed".into()),
-                    Some(Err(e)) => {
-                        let msg = e.to_string();
-                        // tungstenite reports a frame over max_message_size as a capacity error.
-                        if msg.contains("too long") || msg.contains("Space limit") || msg.contains("Capacity") {
-                            return Quit::TooBig(max + 1);
-                        }
-                        return Quit::Closed(format!("socket error: {msg}"));
-                    }
-                    Some(Ok(WsMessage::Close(frame))) => {
-                        let why = frame
-                            .map(|f| format!("closed by computer ({} {})", f.code, f.reason))
-                            .unwrap_or_else(|| "closed by computer".into());
-                        return Quit::Closed(why);
-                    }
-                    Some(Ok(WsMessage::Binary(_))) => {
-                        out.error("bad_message", "binary frames are not part of the protocol", None).await;
-                        continue;
-                    }
-                    Some(Ok(WsMessage::Text(t))) => t,
-                    Some(Ok(_)) => continue,
-                };
-                if text.len() > max {
-                    return Quit::TooBig(text.len());
-                }
-                match Message::decode(&text) {
-                    Ok(Message::Fragment { mid, seq, last, data }) => {
-                        match reassembler.push(&mid, seq, last, &data) {
-                            Ok(Some(whole)) => match Message::decode(&whole) {
-                                Ok(Message::Fragment { .. }) => {
-                                    out.error("bad_message", "a fragment may not contain a fragment", None).await;
-                                }
-                                Ok(msg) => {
-                                    if let Some(q) = handle(msg, out, link, &mut awaiting_pong, &mut missed).await {
-                                        return q;
-                                    }
-                                }
-                                Err(e) => out.error("bad_message", format!("reassembled message {mid:?}: {e}"), None).await,
-                            },
-                            Ok(None) => {}
-                            Err(e) => out.error("bad_message", e.to_string(), None).await,
-                        }
-                    }
-                    Ok(msg) => {
-                        if let Some(q) = handle(msg, out, link, &mut awaiting_pong, &mut missed).await {
-                            return q;
-                        }
-                    }
-                    Err(e) => out.error("bad_message", e, None).await,
-                }
+                let mut at = Frame { out: &mut *out, link, reassembler: &mut reassembler,
+                    awaiting_pong: &mut awaiting_pong, missed: &mut missed, max };
+                Box::pin(at.take(frame)).await
             }
+        };
+        if let Some(q) = quit {
+            return q;
         }
+    }
+}
+
+/// What handling one frame from the computer needs of the linked loop.
+struct Frame<'a> {
+    out: &'a mut Sender,
+    link: &'a Link,
+    reassembler: &'a mut Reassembler,
+    awaiting_pong: &'a mut Option<u64>,
+    missed: &'a mut u32,
+    max: usize,
+}
+
+impl Frame<'_> {
+    /// Acts on one frame (or the socket's end); `Some` ends the link.
+    async fn take(&mut self, frame: Option<Result<WsMessage, axum::Error>>) -> Option<Quit> {
+        let max = self.max;
+        let text = match frame {
+            None => return Some(Quit::Closed("connection closed".into())),
+            Some(Err(e)) => {
+                let msg = e.to_string();
+                // tungstenite reports a frame over max_message_size as a capacity error.
+                if msg.contains("too long")
+                    || msg.contains("Space limit")
+                    || msg.contains("Capacity")
+                {
+                    return Some(Quit::TooBig(max + 1));
+                }
+                return Some(Quit::Closed(format!("socket error: {msg}")));
+            }
+            Some(Ok(WsMessage::Close(frame))) => {
+                let why = frame
+                    .map(|f| format!("closed by computer ({} {})", f.code, f.reason))
+                    .unwrap_or_else(|| "closed by computer".into());
+                return Some(Quit::Closed(why));
+            }
+            Some(Ok(WsMessage::Binary(_))) => {
+                self.out
+                    .error(
+                        "bad_message",
+                        "binary frames are not part of the protocol",
+                        None,
+                    )
+                    .await;
+                return None;
+            }
+            Some(Ok(WsMessage::Text(t))) => t,
+            Some(Ok(_)) => return None,
+        };
+        if text.len() > max {
+            return Some(Quit::TooBig(text.len()));
+        }
+        match Message::decode(&text) {
+            Ok(Message::Fragment {
+                mid,
+                seq,
+                last,
+                data,
+            }) => match self.reassembler.push(&mid, seq, last, &data) {
+                Ok(Some(whole)) => match Message::decode(&whole) {
+                    Ok(Message::Fragment { .. }) => {
+                        self.out
+                            .error("bad_message", "a fragment may not contain a fragment", None)
+                            .await;
+                    }
+                    Ok(msg) => return self.handle(msg).await,
+                    Err(e) => {
+                        self.out
+                            .error(
+                                "bad_message",
+                                format!("reassembled message {mid:?}: {e}"),
+                                None,
+                            )
+                            .await;
+                    }
+                },
+                Ok(None) => {}
+                Err(e) => self.out.error("bad_message", e.to_string(), None).await,
+            },
+            Ok(msg) => return self.handle(msg).await,
+            Err(e) => self.out.error("bad_message", e, None).await,
+        }
+        None
+    }
+
+    async fn handle(&mut self, msg: Message) -> Option<Quit> {
+        handle(msg, self.out, self.link, self.awaiting_pong, self.missed).await
     }
 }
 
