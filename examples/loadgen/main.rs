@@ -7,6 +7,8 @@
 //! cargo run --release --example loadgen                       # the full run (BENCHMARKS.md)
 //! cargo run --release --example loadgen -- --quick            # seconds, small N
 //! cargo run --release --example loadgen -- --json out.json --benchmarks BENCHMARKS.md
+//! cargo run --release --example loadgen -- --era stateless --link 0   # one era, to profile
+//! cargo run --release --example loadgen -- --max-result-bytes 100000  # larger probe pages
 //! ```
 //!
 //! The idle computers of the link storm run in a child process (this binary with
