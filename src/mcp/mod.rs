@@ -64,7 +64,9 @@ pub struct TrapdeskMcp {
     max_result_bytes: usize,
     /// Progress messages queued for one streaming call (`stream_buffer`).
     stream_buffer: usize,
-    tool_router: ToolRouter<TrapdeskMcp>,
+    /// Shared: rmcp's factory clones the server for every stateless (2026-07-28) request, and
+    /// a clone of the table itself copies every tool's entry.
+    tool_router: std::sync::Arc<ToolRouter<TrapdeskMcp>>,
 }
 
 impl TrapdeskMcp {
@@ -76,7 +78,9 @@ impl TrapdeskMcp {
             session,
             max_result_bytes: settings.max_result_bytes,
             stream_buffer: settings.stream_buffer.max(1),
-            tool_router: Self::tool_router() + Self::screen_router() + Self::fleet_router(),
+            tool_router: std::sync::Arc::new(
+                Self::tool_router() + Self::screen_router() + Self::fleet_router(),
+            ),
         }
     }
 
