@@ -65,6 +65,23 @@ async fn probe_pages_return_each_computer_once_while_others_come_and_go() {
             );
             assert_eq!(d["matched"], 500);
         }
+        // The text block is the page as a table: a header, then one row per computer in the
+        // page's order, each starting with its traposId (a client that reads only the text
+        // sees the same page).
+        let page_ids: Vec<&str> = d["computers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["traposId"].as_str().unwrap())
+            .collect();
+        let t = text(&r);
+        let mut table = t.split("\n\n").nth(1).unwrap_or_default().lines();
+        assert!(
+            table.next().is_some_and(|h| h.starts_with("traposId\t")),
+            "{t}"
+        );
+        let rows: Vec<&str> = table.map(|l| l.split('\t').next().unwrap()).collect();
+        assert_eq!(rows, page_ids, "{t}");
         seen.extend(
             d["computers"]
                 .as_array()

@@ -279,6 +279,31 @@ struct Storm {
     rss_before_kib: u64,
     rss_after_kib: u64,
     heap_per_link_kib: f64,
+    /// CPU seconds (user + system) spent during the storm by the host's process and by the
+    /// computers' child: the two share the machine's 2 cores, so the storm cannot take less
+    /// than their sum over 2.
+    host_cpu_s: f64,
+    computers_cpu_s: f64,
+}
+
+/// CPU seconds (user + system) a process has used so far, from `/proc/PID/stat`.
+fn cpu_seconds(pid: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // The command name in parentheses may hold spaces: count fields after its closing one.
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of stat(5); `rest` starts at field 3.
+    let ticks: u64 = [11, 12]
+        .iter()
+        .filter_map(|&i| fields.get(i).and_then(|v| v.parse::<u64>().ok()))
+        .sum();
+    // SAFETY: sysconf only reads a system constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    ticks as f64 / hz
 }
 
 async fn link_storm(
@@ -312,6 +337,8 @@ async fn link_storm(
     let rss_before = rss_kib();
     let heap_before = heap_bytes();
     let (o0, d0) = listen_drops();
+    let child_pid = child.id().map(|p| p.to_string()).unwrap_or_default();
+    let (host_cpu0, child_cpu0) = (cpu_seconds("self"), cpu_seconds(&child_pid));
     let mut stdin = child.stdin.take().ok_or("no stdin")?;
     let stdout = child.stdout.take().ok_or("no stdout")?;
     use tokio::io::AsyncWriteExt;
@@ -324,6 +351,7 @@ async fn link_storm(
     )
     .await;
     let seconds = t.elapsed().as_secs_f64();
+    let (host_cpu1, child_cpu1) = (cpu_seconds("self"), cpu_seconds(&child_pid));
     let mut lines = tokio::io::BufReader::new(stdout).lines();
     let errors = match tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await {
         Ok(Ok(Some(l))) => l
@@ -354,6 +382,8 @@ async fn link_storm(
             heap_per_link_kib: heap_after.saturating_sub(heap_before) as f64
                 / 1024.0
                 / linked.max(1) as f64,
+            host_cpu_s: host_cpu1 - host_cpu0,
+            computers_cpu_s: child_cpu1 - child_cpu0,
         },
         child,
     ))
@@ -566,6 +596,13 @@ async fn run(args: Args) -> Result<u64, String> {
             s.drops
         );
         println!(
+            "link storm CPU: host {:.2} s ({:.0} µs a link), computers' process {:.2} s; (host + computers) / 2 cores = {:.2} s",
+            s.host_cpu_s,
+            s.host_cpu_s * 1e6 / s.linked.max(1) as f64,
+            s.computers_cpu_s,
+            (s.host_cpu_s + s.computers_cpu_s) / 2.0
+        );
+        println!(
             "host RSS {:.1} MiB → {:.1} MiB: {:.1} KiB per idle link ({:.2}× the 8 KiB target)",
             s.rss_before_kib as f64 / 1024.0,
             s.rss_after_kib as f64 / 1024.0,
@@ -580,7 +617,8 @@ async fn run(args: Args) -> Result<u64, String> {
             obj.insert("linkStorm".into(), json!({"computers": s.linked, "handshakes": args.handshakes,
                 "seconds": round(s.seconds), "errors": s.errors, "listenOverflows": s.overflows, "listenDrops": s.drops,
                 "rssBeforeKib": s.rss_before_kib, "rssAfterKib": s.rss_after_kib, "rssPerLinkKib": round(s.rss_per_link_kib),
-                "heapPerLinkKib": round(s.heap_per_link_kib)}));
+                "heapPerLinkKib": round(s.heap_per_link_kib),
+                "hostCpuSeconds": round(s.host_cpu_s), "computersCpuSeconds": round(s.computers_cpu_s)}));
         }
     }
     if let Some((page, walk, missing, dup)) = &probe_rows {
@@ -658,7 +696,7 @@ Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in fligh
 | exec-lua over MCP HTTP, 1 computer, sequential, median | 0.49 ms = 3.9 × floor (stateless 4.7 ×) | initialize {}; stateless {} | ≤ 2 × floor, both eras |\n\
 | exec-lua over MCP HTTP, {} computers, {} in flight | 5,211/s = 0.053 × bare echo (stateless 0.040 ×) | initialize {}; stateless {} | ≥ 0.25 × bare echo, both eras, zero errors |\n\
 | exec-lua through the session API, same load | — | {:.3} ms sequential = {:.2} × WS echo; {:.0}/s = {:.3} × bare echo | — |\n\
-| {} computers linking at once ({} concurrent handshakes) | 3.4 s, 488 SYNs dropped | {:.2} s, ListenOverflows +{}, errors {} | ≤ 2 s, none dropped |\n\
+| {} computers linking at once ({} concurrent handshakes) | 3.4 s, 488 SYNs dropped | {:.2} s, ListenOverflows +{}, errors {}; CPU in the storm: host {:.2} s, the computers' process {:.2} s | ≤ 2 s, none dropped |\n\
 | resident memory per idle link | 137.8 KiB | {:.1} KiB (heap in use: +{:.1} KiB per link) | ≤ 8 KiB |\n\
 | `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them | page {:.1} ms median; all by cursor {:.1} ms, {} missing, {} twice | ≤ 20 ms a page; all in ≤ 200 ms |\n\
 {END}",
@@ -687,6 +725,8 @@ Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in fligh
         f(&s["seconds"]),
         s["listenOverflows"],
         s["errors"],
+        f(&s["hostCpuSeconds"]),
+        f(&s["computersCpuSeconds"]),
         f(&s["rssPerLinkKib"]),
         f(&s["heapPerLinkKib"]),
         s["computers"].as_u64().unwrap_or(0) + args.computers,

@@ -54,6 +54,9 @@ pub(crate) struct ProbeEntry {
     /// Those requests, only when there are any (compact entries: an idle computer has none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending_requests: Vec<Value>,
+    /// Absent until a round trip was measured (compact entries: an idle computer just linked
+    /// has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_rtt_ms: Option<u64>,
     /// This probe's ping: `{ok, rttMs}` or `{ok:false, error}`; absent with `ping:false`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -192,6 +195,51 @@ impl ManyEntry {
     }
 }
 
+impl ProbeEntry {
+    /// This entry's row in the page's table (the text block): every field of the entry, , in far
+    /// fewer bytes than its JSON would take there. `id` and `label` are the two halves of the
+    /// traposId (`"<id>:<label>"`).
+    fn row(&self) -> String {
+        let at = chrono::DateTime::from_timestamp_millis(self.connected_at as i64).map_or_else(
+            || "?".to_owned(),
+            |t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        );
+        let pending = if self.pending_requests.is_empty() {
+            "0".to_owned()
+        } else {
+            let ids: Vec<&str> = self
+                .pending_requests
+                .iter()
+                .filter_map(|r| r.get("requestId").and_then(Value::as_str))
+                .collect();
+            format!("{} ({})", self.pending, ids.join(" "))
+        };
+        let rtt = match (&self.ping, self.last_rtt_ms) {
+            (Some(p), _) if p.get("ok") == Some(&Value::Bool(false)) => {
+                let code = p
+                    .pointer("/error/code")
+                    .and_then(Value::as_str)
+                    .unwrap_or("failed");
+                format!("ping {code}")
+            }
+            (_, Some(ms)) => ms.to_string(),
+            (_, None) => "-".to_owned(),
+        };
+        let policy = |k: &str| self.policy.get(k).and_then(Value::as_str).unwrap_or("?");
+        format!(
+            "{}\t{at}\t{pending}\t{rtt}\t{}/{}/{}\t{}",
+            self.trapos_id,
+            policy("exec"),
+            policy("write"),
+            policy("read"),
+            self.serves.join(",")
+        )
+    }
+}
+
+/// The header of a probe page's table.
+const TABLE_HEADER: &str = "traposId\tconnected (UTC)\tpending\trtt ms\texec/write/read\tserves";
+
 fn size<T: Serialize>(v: &T) -> usize {
     serde_json::to_string(v).map_or(0, |s| s.len())
 }
@@ -201,6 +249,12 @@ fn size<T: Serialize>(v: &T) -> usize {
 fn cost<T: Serialize>(v: &T) -> usize {
     let json = serde_json::to_string(v).unwrap_or_default();
     json.len() + escaped_len(&json) + 2
+}
+
+/// What a probe entry costs in a result: its JSON and a comma in `structuredContent`, and its
+/// row of the table in the text block (escaped there, without the quotes, plus a newline).
+fn probe_cost(e: &ProbeEntry, row: &str) -> usize {
+    size(e) + 1 + escaped_len(row) - 2 + 2
 }
 
 /// The length of `text` as a JSON string (quotes included), counted rather than serialized:
@@ -314,20 +368,25 @@ impl TrapdeskMcp {
         // repeats it, escaped once more). Entries are made one at a time and only until the
         // budget is spent: a page of `limit: 500` holds ~55 idle computers, and making all 500
         // (a policy decision and a serialization each) was most of a page's time.
-        let room = self.max_result_bytes.saturating_sub(ENVELOPE * 2);
+        let room = self
+            .max_result_bytes
+            .saturating_sub(ENVELOPE * 2 + TABLE_HEADER.len());
         let mut used = 0;
         let mut shown = Vec::new();
+        let mut rows = Vec::new();
         for (c, ping) in page.computers.iter().zip(pings) {
             let [exec, write, read] = self.session.effective_policy(&rec.origin, &c.trapos_id);
             let policy =
                 json!({"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()});
             let e = ProbeEntry::new(c, &pending, ping, policy);
-            let n = cost(&e);
+            let row = e.row();
+            let n = probe_cost(&e, &row);
             if used + n > room && !shown.is_empty() {
                 break;
             }
             used += n;
             shown.push(e);
+            rows.push(row);
         }
         let (linked, matched) = (page.linked, page.matched);
         let build = |shown: &[ProbeEntry], cut: bool| {
@@ -345,7 +404,12 @@ impl TrapdeskMcp {
             );
             let data = json!({"computers": shown, "matched": matched, "linked": linked,
                 "nextCursor": next_cursor});
-            Outcome::ok(line, data)
+            let table = if shown.is_empty() {
+                String::new()
+            } else {
+                format!("{TABLE_HEADER}\n{}", rows[..shown.len()].join("\n"))
+            };
+            Outcome::ok(line, data).with_text(table)
         };
         let total = page.computers.len();
         let mut outcome = build(&shown, shown.len() < total);
@@ -590,6 +654,49 @@ mod tests {
         ] {
             assert_eq!(escaped_len(text), size(&text), "{text:?}");
         }
+    }
+
+    fn probe_entry(ping: Option<Value>, last: Option<u64>, pending: Vec<Value>) -> ProbeEntry {
+        ProbeEntry {
+            trapos_id: "7:miner one".into(),
+            id: 7,
+            label: Some("miner one".into()),
+            connected_at: 1_764_585_062_123,
+            serves: vec!["exec-lua".into(), "ping".into()],
+            pending: pending.len(),
+            pending_requests: pending,
+            last_rtt_ms: last,
+            ping,
+            policy: json!({"exec": "ask", "write": "deny", "read": "allow"}),
+        }
+    }
+
+    #[test]
+    fn a_probe_row_holds_every_field_of_its_entry() {
+        let idle = probe_entry(None, None, vec![]);
+        assert_eq!(
+            idle.row(),
+            "7:miner one\t2025-12-01T10:31:02Z\t0\t-\task/deny/allow\texec-lua,ping"
+        );
+        assert_eq!(
+            TABLE_HEADER.split('\t').count(),
+            idle.row().split('\t').count()
+        );
+        let busy = probe_entry(
+            Some(json!({"ok": true, "rttMs": 4})),
+            Some(4),
+            vec![json!({"requestId": "h-1"}), json!({"requestId": "h-2"})],
+        );
+        assert!(busy.row().contains("\t2 (h-1 h-2)\t4\t"), "{}", busy.row());
+        let lost = probe_entry(
+            Some(json!({"ok": false, "error": {"code": "timeout", "message": "no answer"}})),
+            Some(9),
+            vec![],
+        );
+        assert!(lost.row().contains("\tping timeout\t"), "{}", lost.row());
+        // The row costs far less than the JSON it stands for in the text block.
+        let json_cost = cost(&idle);
+        assert!(probe_cost(&idle, &idle.row()) * 10 < json_cost * 7);
     }
 
     fn entry(id: u64, ok: bool, out: &str) -> ManyEntry {

@@ -4,6 +4,9 @@
 //! whose first line says what happened, followed by the same data as compact JSON. The JSON
 //! is repeated in the text because the specification asks for it (clients that ignore
 //! `structuredContent` still see everything), and because of that the budget counts it twice.
+//! A list whose every field fits a table (`probe-computers`) gives the table instead of the
+//! JSON ([`Outcome::with_text`]): just as complete for a client that reads only the text,
+//! easier for a person to read, and a third of the bytes, so a page holds more.
 //!
 //! Claude Code refuses tool results over about 25,000 tokens counting text and structured
 //! content together, so a result is cut to `max_result_bytes` here: captured `output` keeps
@@ -23,6 +26,9 @@ pub struct Outcome {
     pub data: Value,
     /// Whether this is a failed call (`isError: true`).
     pub is_error: bool,
+    /// What the text block holds under the first line, when not the JSON again: a rendering
+    /// of the same data that leaves nothing out (see the module docs).
+    pub text: Option<String>,
 }
 
 impl Outcome {
@@ -32,6 +38,7 @@ impl Outcome {
             line: line.into(),
             data,
             is_error: false,
+            text: None,
         }
     }
 
@@ -41,6 +48,7 @@ impl Outcome {
             line: line.into(),
             data,
             is_error: true,
+            text: None,
         }
     }
 
@@ -54,11 +62,26 @@ impl Outcome {
         Outcome::error(format!("{code}: {message}"), Value::Object(data))
     }
 
+    /// The text block shows `text` under the first line instead of the JSON. The caller sizes
+    /// such a result itself (`probe-computers` ends its page early); should it still be over
+    /// the budget, the text goes back to the JSON and the usual sizing applies.
+    pub fn with_text(mut self, text: String) -> Self {
+        self.text = Some(text);
+        self
+    }
+
     /// Sizes the outcome to `budget` bytes and builds the MCP result.
     pub fn into_result(self, budget: usize) -> CallToolResult {
         let mut line = crate::session::summary::one_line(&self.line, 200);
-        let mut max = json_budget(budget, &line);
         let mut data = self.data;
+        if let Some(text) = &self.text {
+            let mut result = build(&line, Some(text), data, self.is_error);
+            if serde_json::to_string(&result).map_or(usize::MAX, |s| s.len()) <= budget {
+                return result;
+            }
+            data = result.structured_content.take().unwrap_or(Value::Null);
+        }
+        let mut max = json_budget(budget, &line);
         let cut_before = data.get("output_truncated").and_then(Value::as_bool) == Some(true);
         // `fit` changes nothing in data that fits and holds no output the computer cut: then
         // the trial cut on a copy can be skipped (a 24 KiB probe page paid a deep copy and a
@@ -77,7 +100,7 @@ impl Outcome {
         // estimate can be a little high: measure, and shrink in proportion until it fits.
         for _ in 0..6 {
             fit(&mut data, max);
-            let mut result = build(&line, data, self.is_error);
+            let mut result = build(&line, None, data, self.is_error);
             let total = serde_json::to_string(&result).map_or(0, |s| s.len());
             if total <= budget || max < 256 {
                 return result;
@@ -86,19 +109,27 @@ impl Outcome {
             max = (max as u128 * budget as u128 / total as u128) as usize;
             max = max.saturating_sub(128);
         }
-        build(&line, data, self.is_error)
+        build(&line, None, data, self.is_error)
     }
 
     /// Bytes of the MCP result as it is, before any sizing.
     pub fn unfitted_size(&self) -> usize {
         let line = crate::session::summary::one_line(&self.line, 200);
-        let result = build(&line, self.data.clone(), self.is_error);
+        let result = build(
+            &line,
+            self.text.as_deref(),
+            self.data.clone(),
+            self.is_error,
+        );
         serde_json::to_string(&result).map_or(usize::MAX, |s| s.len())
     }
 }
 
-fn build(line: &str, data: Value, is_error: bool) -> CallToolResult {
-    let text = format!("{line}\n\n{data}");
+fn build(line: &str, text: Option<&str>, data: Value, is_error: bool) -> CallToolResult {
+    let text = match text {
+        Some(t) => format!("{line}\n\n{t}"),
+        None => format!("{line}\n\n{data}"),
+    };
     // Made empty and filled in: the SDK's constructors serialize the data for a text block of
     // their own, which this one replaces (a wasted serialization of up to 24 KiB per call).
     let mut result = if is_error {
