@@ -82,13 +82,7 @@ async fn probe_pages_return_each_computer_once_while_others_come_and_go() {
         );
         let rows: Vec<&str> = table.map(|l| l.split('\t').next().unwrap()).collect();
         assert_eq!(rows, page_ids, "{t}");
-        seen.extend(
-            d["computers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c["traposId"].as_str().unwrap().to_owned()),
-        );
+        seen.extend(page_ids.iter().map(|t| t.to_string()));
         pages += 1;
         // Between pages: one computer already returned and one not yet reached unlink, one
         // computer links beyond the end and one before the cursor.

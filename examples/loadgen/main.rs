@@ -688,8 +688,8 @@ fn write_benchmarks(path: &std::path::Path, r: &Value, args: &Args) -> std::io::
         "{BEGIN}\n\
 Command: `cargo run --release --example loadgen -- --benchmarks BENCHMARKS.md{}` \
 (`examples/loadgen/`). Date: {}. Machine: {}; load average {} at the start, {} at the end \
-(other helpers compiling on the same 2 cores: absolute figures are noisy, the ratios to the \
-floor measured in the same run are the figures to compare).\n\n\
+(absolute figures move with the machine and its load; the ratios to the floor measured in \
+the same run are the figures to compare).\n\n\
 Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in flight; bare HTTP/1.1 POST \
 {:.3} ms median; latency floor (one POST + one echo) {:.3} ms.\n\n\
 | what | before (issue 10) | now | target |\n| --- | --- | --- | --- |\n\
@@ -698,7 +698,7 @@ Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in fligh
 | exec-lua through the session API, same load | — | {:.3} ms sequential = {:.2} × WS echo; {:.0}/s = {:.3} × bare echo | — |\n\
 | {} computers linking at once ({} concurrent handshakes) | 3.4 s, 488 SYNs dropped | {:.2} s, ListenOverflows +{}, errors {}; CPU in the storm: host {:.2} s, the computers' process {:.2} s | ≤ 2 s, none dropped |\n\
 | resident memory per idle link | 137.8 KiB | {:.1} KiB (heap in use: +{:.1} KiB per link) | ≤ 8 KiB |\n\
-| `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them | page {:.1} ms median; all by cursor {:.1} ms, {} missing, {} twice | ≤ 20 ms a page; all in ≤ 200 ms |\n\
+| `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them | page {:.1} ms median; all by cursor {:.1} ms in {} pages, {} missing, {} twice | ≤ 20 ms a page; all in ≤ 200 ms |\n\
 {END}",
         if args.quick { " --quick" } else { "" },
         r["date"].as_str().unwrap_or_default(),
@@ -732,6 +732,7 @@ Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in fligh
         s["computers"].as_u64().unwrap_or(0) + args.computers,
         f(&p["page"]["medianMs"]),
         f(&p["walkMs"]),
+        p["walk"]["calls"],
         p["missing"],
         p["duplicates"],
     );

@@ -219,7 +219,7 @@ pub async fn computers(a: ComputersArgs) -> Result<(), Failure> {
 }
 
 /// Every page of `probe-computers`, joined into one reply: a page holds what fits an agent's
-/// result budget (about 55 computers), and a script asking for the computers wants all of
+/// result budget (about 90 idle computers), and a script asking for the computers wants all of
 /// them. The glob is the host's (`match`), the same one the console's filter uses.
 async fn all_pages(conn: &Conn, a: &ComputersArgs) -> Result<Reply, Failure> {
     let mut all = Vec::new();

@@ -364,9 +364,9 @@ impl TrapdeskMcp {
         };
         let pending = self.session.pending();
         // Fit the page to the result budget by ending it early: what does not fit is on the
-        // next page, never cut from this one. Each entry costs its JSON twice (the text block
-        // repeats it, escaped once more). Entries are made one at a time and only until the
-        // budget is spent: a page of `limit: 500` holds ~55 idle computers, and making all 500
+        // next page, never cut from this one. Each entry costs its JSON and its row of the text
+        // block's table. Entries are made one at a time and only until the budget is spent: a
+        // page of `limit: 500` holds ~90 idle computers, and making all 500
         // (a policy decision and a serialization each) was most of a page's time.
         let room = self
             .max_result_bytes
