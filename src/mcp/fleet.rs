@@ -200,9 +200,10 @@ impl ProbeEntry {
     /// fewer bytes than its JSON would take there. `id` and `label` are the two halves of the
     /// traposId (`"<id>:<label>"`).
     fn row(&self) -> String {
+        // `to_rfc3339_opts` rather than `format`: the latter parses its pattern every call.
         let at = chrono::DateTime::from_timestamp_millis(self.connected_at as i64).map_or_else(
             || "?".to_owned(),
-            |t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         );
         let pending = if self.pending_requests.is_empty() {
             "0".to_owned()
@@ -249,6 +250,25 @@ fn size<T: Serialize>(v: &T) -> usize {
 fn cost<T: Serialize>(v: &T) -> usize {
     let json = serde_json::to_string(v).unwrap_or_default();
     json.len() + escaped_len(&json) + 2
+}
+
+/// The most entries a probe page with `room` bytes can hold: `room` over what the smallest
+/// possible entry costs (an empty label, no request, nothing served, the shortest policy
+/// words).
+fn most_per_page(room: usize) -> usize {
+    let smallest = ProbeEntry {
+        trapos_id: "0:".into(),
+        id: 0,
+        label: Some(String::new()),
+        connected_at: 0,
+        serves: Vec::new(),
+        pending: 0,
+        pending_requests: Vec::new(),
+        last_rtt_ms: None,
+        ping: None,
+        policy: json!({"exec": "ask", "write": "ask", "read": "ask"}),
+    };
+    (room / probe_cost(&smallest, &smallest.row()).max(1)).max(1)
 }
 
 /// What a probe entry costs in a result: its JSON and a comma in `structuredContent`, and its
@@ -325,9 +345,15 @@ impl TrapdeskMcp {
         let args =
             json!({"ping": p.ping, "match": p.pattern, "limit": p.limit, "cursor": p.cursor});
         let rec = self.begin(&ctx, "probe-computers", None, args);
+        let room = self
+            .max_result_bytes
+            .saturating_sub(ENVELOPE * 2 + TABLE_HEADER.len());
+        let limit = p.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE) as usize;
         let query = PageQuery {
             glob: p.pattern.as_deref().map(Glob::new),
-            limit: p.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE) as usize,
+            // No more than could fit: a page of `limit: 500` used to copy (and ping) 500
+            // computers to show the ~90 that fit the budget.
+            limit: limit.min(most_per_page(room)),
             cursor: p.cursor.clone().filter(|c| !c.is_empty()),
             offline: false,
         };
@@ -368,9 +394,6 @@ impl TrapdeskMcp {
         // block's table. Entries are made one at a time and only until the budget is spent: a
         // page of `limit: 500` holds ~90 idle computers, and making all 500
         // (a policy decision and a serialization each) was most of a page's time.
-        let room = self
-            .max_result_bytes
-            .saturating_sub(ENVELOPE * 2 + TABLE_HEADER.len());
         let mut used = 0;
         let mut shown = Vec::new();
         let mut rows = Vec::new();
@@ -413,14 +436,19 @@ impl TrapdeskMcp {
         };
         let total = page.computers.len();
         let mut outcome = build(&shown, shown.len() < total);
-        // The estimate is close; the measure is exact. Shorten until the whole result fits,
-        // so that the sizing in `end` never has to drop entries from the list.
-        while shown.len() > 1 && result_size(&outcome) > self.max_result_bytes {
+        // The estimate is close; the measure is exact. Shorten until the whole result fits:
+        // the result is built once and measured as it will be sent, and no later sizing
+        // ever drops entries from the list.
+        loop {
+            let line = outcome.line.clone();
+            let result = outcome.into_unsized();
+            if shown.len() <= 1 || size(&result) <= self.max_result_bytes {
+                return Ok(self.end_sized(rec, Status::Ok, &line, result));
+            }
             let drop = (shown.len() / 10).max(1);
             shown.truncate(shown.len() - drop);
             outcome = build(&shown, true);
         }
-        Ok(self.end(rec, Status::Ok, outcome))
     }
 
     #[tool(
@@ -668,6 +696,21 @@ mod tests {
             last_rtt_ms: last,
             ping,
             policy: json!({"exec": "ask", "write": "deny", "read": "allow"}),
+        }
+    }
+
+    #[test]
+    fn no_entry_costs_less_than_the_page_bound_assumes() {
+        // The session is asked for at most `most_per_page` computers, so that bound must
+        // never be below what really fits: every entry costs at least the smallest one.
+        let room = 24 * 1024;
+        let most = most_per_page(room);
+        assert!((100..200).contains(&most), "{most}");
+        for e in [
+            probe_entry(None, None, vec![]),
+            probe_entry(Some(json!({"ok": true, "rttMs": 1})), Some(1), vec![]),
+        ] {
+            assert!(room / probe_cost(&e, &e.row()) <= most, "{most}");
         }
     }
 

@@ -225,8 +225,20 @@ impl TrapdeskMcp {
         status: Status,
         outcome: Outcome,
     ) -> rmcp::model::CallToolResult {
-        let summary = crate::session::summary::one_line(&outcome.line, 120);
+        let line = outcome.line.clone();
         let result = outcome.into_result(self.max_result_bytes);
+        self.end_sized(rec, status, &line, result)
+    }
+
+    /// [`Self::end`] for a result its tool sized itself (`line` is the outcome's first line).
+    pub(crate) fn end_sized(
+        &self,
+        rec: Recorded,
+        status: Status,
+        line: &str,
+        result: rmcp::model::CallToolResult,
+    ) -> rmcp::model::CallToolResult {
+        let summary = crate::session::summary::one_line(line, 120);
         let data = result.structured_content.clone().unwrap_or(Value::Null);
         self.session
             .tool_call_finished(rec.call_id, status, &summary, data);

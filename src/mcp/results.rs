@@ -70,6 +70,13 @@ impl Outcome {
         self
     }
 
+    /// The MCP result as it is, without sizing: for a caller that sized the outcome itself
+    /// and measures the result it will send (one serialization, no copy).
+    pub fn into_unsized(self) -> CallToolResult {
+        let line = crate::session::summary::one_line(&self.line, 200);
+        build(&line, self.text.as_deref(), self.data, self.is_error)
+    }
+
     /// Sizes the outcome to `budget` bytes and builds the MCP result.
     pub fn into_result(self, budget: usize) -> CallToolResult {
         let mut line = crate::session::summary::one_line(&self.line, 200);

@@ -86,7 +86,7 @@ impl Session {
             .unwrap_or(0);
         call.status = status;
         call.summary = summary.to_owned();
-        call.result = Some(result);
+        call.result = Some(std::sync::Arc::new(result));
         call.duration_ms = Some(duration_ms);
         st.record_call(call.clone());
         let mut entry = State::entry("tool_result", summary.to_owned());

@@ -394,7 +394,9 @@ pub struct ToolCall {
     pub started_at: SystemTime,
     pub status: Status,
     pub summary: String,
-    pub result: Option<Value>,
+    /// Shared, not copied: the call is kept in the session's list and sent to the console,
+    /// and a probe page's result is 24 KiB of JSON.
+    pub result: Option<std::sync::Arc<Value>>,
     pub duration_ms: Option<u64>,
     /// The gateway request this call made, if any.
     pub request_id: Option<String>,
