@@ -40,7 +40,14 @@ fn quick_load_run_has_zero_errors() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["errors"], 0, "{v}");
     assert_eq!(v["linkStorm"]["computers"], 50);
-    assert_eq!(v["probe"]["missing"], 0);
+    // The walk runs in both eras, and each saw every computer exactly once.
+    let probes = v["probe"].as_array().unwrap();
+    assert_eq!(probes.len(), 2, "{v}");
+    for p in probes {
+        assert_eq!(p["missing"], 0, "{p}");
+        assert_eq!(p["duplicates"], 0, "{p}");
+        assert_eq!(p["walksMs"].as_array().unwrap().len(), 5, "{p}");
+    }
     for era in v["mcp"].as_array().unwrap() {
         assert_eq!(era["concurrent"]["calls"], 200, "{era}");
         assert_eq!(era["concurrent"]["errors"], 0, "{era}");

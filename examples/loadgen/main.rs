@@ -395,11 +395,15 @@ async fn link_storm(
 /// probe-computers with everything linked: one page, and every page by cursor.
 async fn probe(
     client: &mcp::Client,
+    era: mcp::Era,
     expect: usize,
     walks: usize,
 ) -> (Series, Series, usize, u64, Vec<f64>) {
     let peer = client.peer().clone();
-    let mut page = Series::new("probe-computers ping:false, one page (default limit)");
+    let mut page = Series::new(&format!(
+        "probe-computers ping:false, {}, one page (default limit)",
+        era.name()
+    ));
     let t = Instant::now();
     for _ in 0..20 {
         let s = Instant::now();
@@ -413,7 +417,7 @@ async fn probe(
     // machine does then: `walks` of them, and the median one is reported (with all the times).
     let mut done: Vec<(Series, usize, u64)> = Vec::new();
     for _ in 0..walks.max(1) {
-        done.push(walk_once(&peer).await);
+        done.push(walk_once(&peer, era).await);
     }
     // In the order they ran: a trend would show something growing from walk to walk.
     let all_ms: Vec<f64> = done.iter().map(|w| w.0.wall.as_secs_f64() * 1e3).collect();
@@ -433,8 +437,14 @@ async fn probe(
 
 /// One walk of every page by cursor: its series, how many computers it saw, and how many of
 /// them came twice.
-async fn walk_once(peer: &rmcp::service::Peer<rmcp::RoleClient>) -> (Series, usize, u64) {
-    let mut walk = Series::new("probe-computers ping:false, all by cursor (limit 500)");
+async fn walk_once(
+    peer: &rmcp::service::Peer<rmcp::RoleClient>,
+    era: mcp::Era,
+) -> (Series, usize, u64) {
+    let mut walk = Series::new(&format!(
+        "probe-computers ping:false, {}, all by cursor",
+        era.name()
+    ));
     let mut seen = HashSet::new();
     let mut dup = 0u64;
     let t = Instant::now();
@@ -518,14 +528,15 @@ async fn run(args: Args) -> Result<u64, String> {
     let (s_lat, s_tp) = session_series(&host.session, &targets, seq, calls, inf).await;
 
     let mut mcp_rows = Vec::new();
-    let eras = [mcp::Era::Initialize, mcp::Era::Stateless]
+    let eras: Vec<mcp::Era> = [mcp::Era::Initialize, mcp::Era::Stateless]
         .into_iter()
         .filter(|e| {
             args.era
                 .as_deref()
                 .is_none_or(|only| e.name().starts_with(only))
-        });
-    for era in eras {
+        })
+        .collect();
+    for &era in &eras {
         let client = mcp::connect(&host.mcp_url(), era).await?;
         // Warm up the connection pool and the server's first-call paths.
         let _ = mcp::sequential(&client, era, &targets[0], 20).await;
@@ -538,14 +549,18 @@ async fn run(args: Args) -> Result<u64, String> {
     }
 
     let mut storm = None;
-    let mut probe_rows = None;
+    let mut probe_rows = Vec::new();
     let mut child = None;
     if args.link > 0 {
         let (s, c) = link_storm(&host, &args, n as usize).await?;
         child = Some(c);
-        let client = mcp::connect(&host.mcp_url(), mcp::Era::Initialize).await?;
-        probe_rows = Some(probe(&client, host.session.linked_count(), args.walks).await);
-        let _ = client.cancel().await;
+        for &era in &eras {
+            let client = mcp::connect(&host.mcp_url(), era).await?;
+            let (page, walk, missing, dup, all_ms) =
+                probe(&client, era, host.session.linked_count(), args.walks).await;
+            probe_rows.push((era, page, walk, missing, dup, all_ms));
+            let _ = client.cancel().await;
+        }
         storm = Some(s);
     }
     if let Some(mut c) = child {
@@ -652,7 +667,8 @@ async fn run(args: Args) -> Result<u64, String> {
                 "hostCpuSeconds": round(s.host_cpu_s), "computersCpuSeconds": round(s.computers_cpu_s)}));
         }
     }
-    if let Some((page, walk, missing, dup, all_ms)) = &probe_rows {
+    let mut json_probe = Vec::new();
+    for (era, page, walk, missing, dup, all_ms) in &probe_rows {
         errors += page.errors + walk.errors + *missing as u64 + dup;
         println!(
             "{}",
@@ -672,11 +688,12 @@ async fn run(args: Args) -> Result<u64, String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        if let Some(obj) = out.as_object_mut() {
-            obj.insert("probe".into(), json!({"page": page.json(), "walk": walk.json(),
-                "walkMs": round(walk.wall.as_secs_f64() * 1e3), "walksMs": all_ms.iter().map(|&ms| round(ms)).collect::<Vec<_>>(),
-                "missing": missing, "duplicates": dup}));
-        }
+        json_probe.push(json!({"era": era.name(), "page": page.json(), "walk": walk.json(),
+            "walkMs": round(walk.wall.as_secs_f64() * 1e3), "walksMs": all_ms.iter().map(|&ms| round(ms)).collect::<Vec<_>>(),
+            "missing": missing, "duplicates": dup}));
+    }
+    if let (false, Some(obj)) = (json_probe.is_empty(), out.as_object_mut()) {
+        obj.insert("probe".into(), Value::Array(json_probe));
     }
     if let Some(obj) = out.as_object_mut() {
         obj.insert("errors".into(), json!(errors));
@@ -721,7 +738,18 @@ fn write_benchmarks(path: &std::path::Path, r: &Value, args: &Args) -> std::io::
         )
     };
     let s = &r["linkStorm"];
-    let p = &r["probe"];
+    let probe = |i: usize| {
+        let p = &r["probe"][i];
+        format!(
+            "page {:.1} ms median; all by cursor {:.1} ms in {} pages (the median of {} walks), {} missing, {} twice",
+            f(&p["page"]["medianMs"]),
+            f(&p["walkMs"]),
+            p["walk"]["calls"],
+            p["walksMs"].as_array().map_or(0, Vec::len),
+            p["missing"],
+            p["duplicates"],
+        )
+    };
     let table = format!(
         "{BEGIN}\n\
 Command: `cargo run --release --example loadgen -- --benchmarks BENCHMARKS.md{}` \
@@ -736,7 +764,7 @@ Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in fligh
 | exec-lua through the session API, same load | — | {:.3} ms sequential = {:.2} × WS echo; {:.0}/s = {:.3} × bare echo | — |\n\
 | {} computers linking at once ({} concurrent handshakes) | 3.4 s, 488 SYNs dropped | {:.2} s, ListenOverflows +{}, errors {}; CPU in the storm: host {:.2} s, the computers' process {:.2} s | ≤ 2 s, none dropped |\n\
 | resident memory per idle link | 137.8 KiB | {:.1} KiB (heap in use: +{:.1} KiB per link) | ≤ 8 KiB |\n\
-| `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them | page {:.1} ms median; all by cursor {:.1} ms in {} pages (the median of {} walks), {} missing, {} twice | ≤ 20 ms a page; all in ≤ 200 ms |\n\
+| `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them | initialize {}; stateless {} | ≤ 20 ms a page; all in ≤ 200 ms |\n\
 {END}",
         if args.quick { " --quick" } else { "" },
         r["date"].as_str().unwrap_or_default(),
@@ -768,12 +796,8 @@ Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in fligh
         f(&s["rssPerLinkKib"]),
         f(&s["heapPerLinkKib"]),
         s["computers"].as_u64().unwrap_or(0) + args.computers,
-        f(&p["page"]["medianMs"]),
-        f(&p["walkMs"]),
-        p["walk"]["calls"],
-        p["walksMs"].as_array().map_or(0, Vec::len),
-        p["missing"],
-        p["duplicates"],
+        probe(0),
+        probe(1),
     );
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let new = match (text.find(BEGIN), text.find(END)) {
