@@ -242,7 +242,7 @@ impl ProbeEntry {
 const TABLE_HEADER: &str = "traposId\tconnected (UTC)\tpending\trtt ms\texec/write/read\tserves";
 
 fn size<T: Serialize>(v: &T) -> usize {
-    serde_json::to_string(v).map_or(0, |s| s.len())
+    summary::json_len(v)
 }
 
 /// What an entry costs in a result: its JSON in `structuredContent`, and the same JSON again,

@@ -69,7 +69,7 @@ impl Session {
     pub fn tool_call_finished(&self, call_id: u64, status: Status, summary: &str, result: Value) {
         // Measured before the lock: a probe page is 24 KiB to serialize, and every other
         // request and link waits while the lock is held.
-        let output_bytes = result.to_string().len() as u64;
+        let output_bytes = summary::json_len(&result) as u64;
         let mut st = self.lock();
         let Some(mut call) = st
             .tool_calls
