@@ -7,6 +7,8 @@
 //! between pages therefore never shift the others: every computer linked for the whole walk is
 //! returned exactly once, whatever happens around it.
 
+use std::ops::Bound;
+
 use super::Session;
 use super::model::ComputerInfo;
 
@@ -106,7 +108,40 @@ impl Session {
     /// One page of computers by glob and cursor (see the module docs for why the walk is exact).
     pub fn computers_page(&self, query: &PageQuery) -> Page {
         let st = self.lock();
-        page(st.computers.values().map(|c| &c.info), query)
+        if query.glob.is_some() || query.offline {
+            // The counts need every computer looked at anyway.
+            return page(st.computers.values().map(|c| &c.info), query);
+        }
+        // Linked computers, no glob (an agent's walk): a range of the ordered keys, and the
+        // counts are the number of connections (one per linked computer).
+        let after = query.cursor.as_deref().map(cursor_key);
+        let start = match after {
+            Some((id, t)) => Bound::Excluded((id, t.to_owned())),
+            None => Bound::Unbounded,
+        };
+        let limit = query.limit.max(1);
+        let mut computers = Vec::new();
+        let mut more = false;
+        for (_, t) in st.order.range((start, Bound::Unbounded)) {
+            let Some(c) = st.computers.get(t).filter(|c| c.info.online) else {
+                continue;
+            };
+            if computers.len() == limit {
+                more = true;
+                break;
+            }
+            computers.push(c.info.clone());
+        }
+        let next_cursor = more
+            .then(|| computers.last().map(|c: &ComputerInfo| c.trapos_id.clone()))
+            .flatten();
+        let linked = st.conns.len();
+        Page {
+            computers,
+            matched: linked,
+            linked,
+            next_cursor,
+        }
     }
 
     /// How many computers are linked now.

@@ -87,6 +87,7 @@ impl Session {
                 c.conn = Some(conn);
             }
             None => {
+                st.order.insert((hello.computer_id, trapos_id.clone()));
                 st.computers.insert(
                     trapos_id.clone(),
                     Computer {

@@ -70,6 +70,7 @@ impl Session {
         let state = State {
             settings,
             computers: HashMap::new(),
+            order: Default::default(),
             conns: HashMap::new(),
             pending: HashMap::new(),
             recent: VecDeque::new(),

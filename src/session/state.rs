@@ -4,7 +4,7 @@
 //! Every function here runs with the lock held and never awaits; the lock is a
 //! `std::sync::Mutex` because no critical section crosses an `.await`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::SystemTime;
 
 use serde_json::Value;
@@ -89,6 +89,10 @@ pub(crate) struct Pending {
 pub(crate) struct State {
     pub settings: Settings,
     pub computers: HashMap<String, Computer>,
+    /// Every key of `computers` in `(id, traposId)` order: a page of linked computers is a
+    /// range of this, where a scan of `computers` read all of them for every page (10,000
+    /// computers of ~400 bytes each: 4 MB read per page of ~90).
+    pub order: BTreeSet<(u64, String)>,
     /// Connection id → traposId.
     pub conns: HashMap<u64, String>,
     pub pending: HashMap<String, Pending>,
@@ -506,7 +510,9 @@ impl State {
         }
         offline.sort();
         for (_, id) in offline.iter().take(offline.len() - OFFLINE_KEPT) {
-            self.computers.remove(id);
+            if let Some(c) = self.computers.remove(id) {
+                self.order.remove(&(c.info.id, c.info.trapos_id));
+            }
         }
     }
 

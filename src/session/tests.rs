@@ -353,3 +353,54 @@ async fn output_events_carry_a_head_so_the_broadcast_ring_stays_small() {
         .sum();
     assert_eq!(kept, big.len() - 1);
 }
+
+/// A page of linked computers without a glob comes from the ordered index; with a glob (or
+/// offline ones) from a scan. Both must give the same pages whatever linked, unlinked and
+/// relinked in between: the index is checked against the scan here.
+#[test]
+fn the_ordered_page_is_the_scanned_page() {
+    use super::fleet::{PageQuery, page};
+    let s = session();
+    let mut links = std::collections::HashMap::new();
+    // Ids out of order, labels that sort against their ids, one id under two labels.
+    let names: Vec<(u64, Option<String>)> = (0..120u64)
+        .map(|i| ((i * 37) % 101, Some(format!("c{}", 120 - i))))
+        .chain([(5, None), (5, Some("zz".into())), (0, None)])
+        .collect();
+    for (step, (id, label)) in names.iter().enumerate() {
+        let (tx, rx) = mpsc::channel(8);
+        let l = s.link(&hello(*id, label.as_deref()), tx);
+        links.insert(step, (l, rx));
+        // Every fourth one unlinks again, and every seventh relinks under the same name.
+        if step % 4 == 3 {
+            links.remove(&(step - 1));
+        }
+        if step % 7 == 6 {
+            let (tx, rx) = mpsc::channel(8);
+            let l = s.link(&hello(*id, label.as_deref()), tx);
+            links.insert(step, (l, rx));
+        }
+    }
+    for limit in [1, 3, 10, 200] {
+        let mut cursor: Option<String> = None;
+        loop {
+            let query = PageQuery {
+                glob: None,
+                limit,
+                cursor: cursor.clone(),
+                offline: false,
+            };
+            let ordered = s.computers_page(&query);
+            let scanned = {
+                let st = s.lock();
+                page(st.computers.values().map(|c| &c.info), &query)
+            };
+            assert_eq!(ordered, scanned, "limit {limit}, after {cursor:?}");
+            match ordered.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+    }
+    drop(links);
+}
