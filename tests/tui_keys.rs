@@ -294,7 +294,7 @@ async fn the_tool_call_popup_scrolls_with_keys_and_wheel() {
     app.set_computers(three_computers());
     let mut call = tool_call(1, Status::Ok);
     let many: Vec<String> = (1..=60).map(|i| format!("entry-{i}")).collect();
-    call.result = Some(std::sync::Arc::new(json!({ "files": many })));
+    call.result = Some(json!({ "files": many }).to_string().into());
     app.set_calls(vec![call]);
     app.focus = Focus::Activity;
     app.on_key(key(KeyCode::Enter));

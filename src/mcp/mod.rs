@@ -138,9 +138,12 @@ impl ServerHandler for TrapdeskMcp {
                 .session
                 .tool_call_started(&client, &name, None, Value::Object(args));
             let result = outcome.into_result(self.max_result_bytes);
-            let data = result.structured_content.clone().unwrap_or(Value::Null);
-            self.session
-                .tool_call_finished(call_id, Status::Failed, &summary, data);
+            self.session.tool_call_finished(
+                call_id,
+                Status::Failed,
+                &summary,
+                result.structured_content.as_ref(),
+            );
             return Ok(CallToolResponse::Complete(result));
         }
         Ok(response)
@@ -239,9 +242,12 @@ impl TrapdeskMcp {
         result: rmcp::model::CallToolResult,
     ) -> rmcp::model::CallToolResult {
         let summary = crate::session::summary::one_line(line, 120);
-        let data = result.structured_content.clone().unwrap_or(Value::Null);
-        self.session
-            .tool_call_finished(rec.call_id, status, &summary, data);
+        self.session.tool_call_finished(
+            rec.call_id,
+            status,
+            &summary,
+            result.structured_content.as_ref(),
+        );
         tracing::debug!(
             call = rec.call_id,
             elapsed_ms = rec.started.elapsed().as_millis() as u64,

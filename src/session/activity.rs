@@ -66,10 +66,18 @@ impl Session {
     }
 
     /// Records the end of an agent's tool call.
-    pub fn tool_call_finished(&self, call_id: u64, status: Status, summary: &str, result: Value) {
-        // Measured before the lock: a probe page is 24 KiB to serialize, and every other
-        // request and link waits while the lock is held.
-        let output_bytes = summary::json_len(&result) as u64;
+    pub fn tool_call_finished(
+        &self,
+        call_id: u64,
+        status: Status,
+        summary: &str,
+        result: Option<&Value>,
+    ) {
+        // Serialized before the lock: a probe page is 24 KiB of JSON, and every other request
+        // and link waits while the lock is held.
+        let result: std::sync::Arc<str> =
+            result.map_or_else(|| "null".into(), |v| v.to_string().into());
+        let output_bytes = result.len() as u64;
         let mut st = self.lock();
         let Some(mut call) = st
             .tool_calls
@@ -86,7 +94,7 @@ impl Session {
             .unwrap_or(0);
         call.status = status;
         call.summary = summary.to_owned();
-        call.result = Some(std::sync::Arc::new(result));
+        call.result = Some(result);
         call.duration_ms = Some(duration_ms);
         st.record_call(call.clone());
         let mut entry = State::entry("tool_result", summary.to_owned());

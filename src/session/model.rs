@@ -394,9 +394,12 @@ pub struct ToolCall {
     pub started_at: SystemTime,
     pub status: Status,
     pub summary: String,
-    /// Shared, not copied: the call is kept in the session's list and sent to the console,
-    /// and a probe page's result is 24 KiB of JSON.
-    pub result: Option<std::sync::Arc<Value>>,
+    /// The result's `structuredContent` as JSON text, shared: the call is kept in the
+    /// session's list (the last 500) and sent to the console, which parses it only when the
+    /// person opens the call. As a `Value` tree a 24 KiB probe page was ~2,000 allocations to
+    /// copy and as many to free again, per call.
+    #[serde(serialize_with = "ser_json_text")]
+    pub result: Option<std::sync::Arc<str>>,
     pub duration_ms: Option<u64>,
     /// The gateway request this call made, if any.
     pub request_id: Option<String>,
@@ -496,6 +499,18 @@ pub(crate) fn epoch_ms(t: SystemTime) -> u64 {
 
 fn ser_time<S: serde::Serializer>(t: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(epoch_ms(*t))
+}
+
+/// JSON text serialized as the JSON it holds (text that does not parse, as a string).
+fn ser_json_text<S: serde::Serializer>(
+    t: &Option<std::sync::Arc<str>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match t.as_deref().map(serde_json::from_str::<Value>) {
+        Some(Ok(v)) => s.serialize_some(&v),
+        Some(Err(_)) => s.serialize_some(&t.as_deref()),
+        None => s.serialize_none(),
+    }
 }
 
 fn ser_opt_time<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {

@@ -185,7 +185,9 @@ pub fn tool_call(id: u64, status: Status) -> ToolCall {
         status,
         summary: "5000".into(),
         result: (status != Status::Running).then(|| {
-            std::sync::Arc::new(json!({"ok": true, "returns": [{"type":"number","value":5000}]}))
+            json!({"ok": true, "returns": [{"type":"number","value":5000}]})
+                .to_string()
+                .into()
         }),
         duration_ms: (status != Status::Running).then_some(41),
         request_id: Some("h-9".into()),

@@ -166,8 +166,11 @@ fn detail_lines(app: &App, id: u64) -> Vec<Line<'static>> {
     };
     lines.extend(pretty(&c.args));
     lines.push(Line::from(Span::styled("result", t.title)));
-    match &c.result {
-        Some(v) => lines.extend(pretty(v)),
+    match c.result.as_deref() {
+        Some(text) => match serde_json::from_str(text) {
+            Ok(v) => lines.extend(pretty(&v)),
+            Err(_) => lines.extend(text.lines().map(|l| Line::from(printable(l)))),
+        },
         None => lines.push(Line::from(Span::styled("(still running)", t.dim))),
     }
     lines
