@@ -196,9 +196,10 @@ impl ManyEntry {
 }
 
 impl ProbeEntry {
-    /// This entry's row in the page's table (the text block): every field of the entry, , in far
+    /// This entry's row in the page's table (the text block): every field of the entry, in far
     /// fewer bytes than its JSON would take there. `id` and `label` are the two halves of the
-    /// traposId (`"<id>:<label>"`).
+    /// traposId (`"<id>:<label>"`). A label is any text a player typed, so its control
+    /// characters are written escaped (`\t`, `\n`) to keep one row a line and six cells.
     fn row(&self) -> String {
         // `to_rfc3339_opts` rather than `format`: the latter parses its pattern every call.
         let at = chrono::DateTime::from_timestamp_millis(self.connected_at as i64).map_or_else(
@@ -227,9 +228,19 @@ impl ProbeEntry {
             (_, None) => "-".to_owned(),
         };
         let policy = |k: &str| self.policy.get(k).and_then(Value::as_str).unwrap_or("?");
+        let id: String = self
+            .trapos_id
+            .chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
         format!(
-            "{}\t{at}\t{pending}\t{rtt}\t{}/{}/{}\t{}",
-            self.trapos_id,
+            "{id}\t{at}\t{pending}\t{rtt}\t{}/{}/{}\t{}",
             policy("exec"),
             policy("write"),
             policy("read"),
@@ -737,6 +748,10 @@ mod tests {
             vec![],
         );
         assert!(lost.row().contains("\tping timeout\t"), "{}", lost.row());
+        let mut odd = probe_entry(None, None, vec![]);
+        odd.trapos_id = "7:a\tb\nc".into();
+        assert!(odd.row().starts_with("7:a\\tb\\nc\t"), "{}", odd.row());
+        assert_eq!(odd.row().split('\t').count(), 6);
         // The row costs far less than the JSON it stands for in the text block.
         let json_cost = cost(&idle);
         assert!(probe_cost(&idle, &idle.row()) * 10 < json_cost * 7);
