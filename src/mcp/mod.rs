@@ -11,7 +11,8 @@
 //! - [`params`]: tool arguments (their docs become the input schemas).
 //! - [`schemas`]: the output schemas.
 //! - `tools`: the `#[tool_router]` with the single-computer and session tools; `fleet`: the
-//!   fleet tools (`probe-computers` by page, `exec-lua-many`); `convert`: outcomes → tool
+//!   fleet tools (`probe-computers` by page, `exec-lua-many`; `fleet/probe.rs` a page's
+//!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
 //!   outcomes.
 //! - `files`: read-file pieces and computer-output pages.
 //! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.

@@ -1,0 +1,336 @@
+//! The fleet tools: `probe-computers` (one page of computers by glob and cursor) and
+//! `exec-lua-many` (one chunk on many computers, the console's broadcast for agents).
+//!
+//! Both answer in compact entries sized to the result budget, and neither loses a computer
+//! without saying so: a probe page that would not fit ends early and its `nextCursor` starts
+//! after the last entry shown; a broadcast whose results would not fit lists the failures first
+//! and counts the rest.
+//!
+//! The tools' handlers and the sizing both share are here; `probe` holds a page's entries,
+//! their table rows and what they cost, `many` a broadcast's results and how they are sized.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ProgressNotificationParam};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use serde::Serialize;
+use serde_json::{Map, json};
+
+use super::convert::timeout;
+use super::params::{ExecLuaMany, ProbeComputers};
+use super::results::Outcome;
+use super::{TrapdeskMcp, schemas};
+use crate::glob::Glob;
+use crate::session::fleet::PageQuery;
+use crate::session::{RequestSpec, Status, summary};
+
+/// How long a probe waits for each computer's `ping`.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// Page size when the caller gives none, and the most a caller may ask for.
+const DEFAULT_PAGE: u64 = 50;
+const MAX_PAGE: u64 = 500;
+/// Computers running a broadcast chunk at once, by default and at most.
+const DEFAULT_CONCURRENCY: u64 = 16;
+const MAX_CONCURRENCY: u64 = 256;
+/// Bytes kept for the structured content's own keys around the list.
+const ENVELOPE: usize = 256;
+
+type ToolResult = Result<CallToolResult, ErrorData>;
+
+mod many;
+mod probe;
+
+use many::{ManyEntry, many_outcome};
+use probe::ProbeEntry;
+use probe::{TABLE_HEADER, most_per_page, probe_cost, probe_line};
+
+fn size<T: Serialize>(v: &T) -> usize {
+    summary::json_len(v)
+}
+
+/// What an entry costs in a result: its JSON in `structuredContent`, and the same JSON again,
+/// escaped as a string, in the text block.
+fn cost<T: Serialize>(v: &T) -> usize {
+    let json = serde_json::to_string(v).unwrap_or_default();
+    json.len() + escaped_len(&json) + 2
+}
+
+/// The length of `text` as a JSON string (quotes included), counted rather than serialized:
+/// serde_json escapes `"`, `\` and the control characters, those with a short form in two
+/// bytes and the rest as `\u00XX`.
+fn escaped_len(text: &str) -> usize {
+    2 + text
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
+/// The size of the MCP result an outcome becomes, unsized.
+fn result_size(o: &Outcome) -> usize {
+    size(&o.clone().into_result(usize::MAX))
+}
+
+#[tool_router(router = fleet_router, vis = "pub(crate)")]
+impl TrapdeskMcp {
+    #[tool(
+        name = "probe-computers",
+        title = "Probe linked computers",
+        description = "List linked ComputerCraft computers, one page at a time: traposId, id, label, connectedAt, the request types each serves, its pending requests, the last round trip, and what the policy lets you do there (policy: exec/write/read = allow, ask or deny). match narrows by a glob on traposId or label (\"miner-*\"); limit sets the page size; pass the returned nextCursor as cursor for the next page (nextCursor is null on the last page). The first line says how many matched. With ping (default true) each computer of the page is pinged now.",
+        annotations(title = "Probe linked computers", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::probe_result()
+    )]
+    async fn probe_computers(
+        &self,
+        Parameters(p): Parameters<ProbeComputers>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args =
+            json!({"ping": p.ping, "match": p.pattern, "limit": p.limit, "cursor": p.cursor});
+        let rec = self.begin(&ctx, "probe-computers", None, args);
+        let room = self
+            .max_result_bytes
+            .saturating_sub(ENVELOPE * 2 + TABLE_HEADER.len());
+        let limit = p.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE) as usize;
+        let query = PageQuery {
+            glob: p.pattern.as_deref().map(Glob::new),
+            // No more than could fit: a page of `limit: 500` used to copy (and ping) 500
+            // computers to show the ~90 that fit the budget.
+            limit: limit.min(most_per_page(room)),
+            cursor: p.cursor.clone().filter(|c| !c.is_empty()),
+            offline: false,
+        };
+        let page = self.session.computers_page(&query);
+        let ping = p.ping != Some(false);
+        // Without pings, nothing to wait for: no future per computer of the page either.
+        let pings = if !ping {
+            vec![None; page.computers.len()]
+        } else {
+            futures_util::future::join_all(page.computers.iter().map(|c| {
+            // Quiet: a probe is the agent looking, not acting; it stays in the session log but
+            // adds nothing to the computers' scrollback.
+            let spec = RequestSpec::new("ping", json!({}))
+                .timeout(Some(PING_TIMEOUT))
+                .quiet();
+            let (session, origin, target) = (
+                self.session.clone(),
+                rec.origin.clone(),
+                c.trapos_id.clone(),
+            );
+            async move {
+                let started = tokio::time::Instant::now();
+                let r = session.request(&target, spec, origin).await;
+                let ms = started.elapsed().as_millis() as u64;
+                Some(match r {
+                    Ok(_) => json!({"ok": true, "rttMs": ms}),
+                    Err(e) => {
+                        json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
+                    }
+                })
+            }
+        }))
+        .await
+        };
+        let pending = self.session.pending();
+        // Fit the page to the result budget by ending it early: what does not fit is on the
+        // next page, never cut from this one. Each entry costs its JSON and its row of the text
+        // block's table. Entries are made one at a time and only until the budget is spent: a
+        // page of `limit: 500` holds ~90 idle computers, and making all 500
+        // (a policy decision and a serialization each) was most of a page's time.
+        let mut used = 0;
+        let mut shown = Vec::new();
+        let mut rows = Vec::new();
+        for (c, ping) in page.computers.iter().zip(pings) {
+            let [exec, write, read] = self.session.effective_policy(&rec.origin, &c.trapos_id);
+            let policy =
+                json!({"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()});
+            let e = ProbeEntry::new(c, &pending, ping, policy);
+            let row = e.row();
+            let n = probe_cost(&e, &row);
+            if used + n > room && !shown.is_empty() {
+                break;
+            }
+            used += n;
+            shown.push(e);
+            rows.push(row);
+        }
+        let (linked, matched) = (page.linked, page.matched);
+        let build = |shown: &[ProbeEntry], cut: bool| {
+            let next_cursor = if cut {
+                shown.last().map(|e| e.trapos_id.clone())
+            } else {
+                page.next_cursor.clone()
+            };
+            let line = probe_line(
+                linked,
+                matched,
+                p.pattern.as_deref(),
+                shown,
+                next_cursor.as_deref(),
+            );
+            let data = json!({"computers": shown, "matched": matched, "linked": linked,
+                "nextCursor": next_cursor});
+            let table = if shown.is_empty() {
+                String::new()
+            } else {
+                format!("{TABLE_HEADER}\n{}", rows[..shown.len()].join("\n"))
+            };
+            Outcome::ok(line, data).with_text(table)
+        };
+        let total = page.computers.len();
+        let mut outcome = build(&shown, shown.len() < total);
+        // The estimate is close; the measure is exact. Shorten until the whole result fits:
+        // the result is built once and measured as it will be sent, and no later sizing
+        // ever drops entries from the list.
+        loop {
+            let line = outcome.line.clone();
+            let result = outcome.into_unsized();
+            if shown.len() <= 1 || size(&result) <= self.max_result_bytes {
+                return Ok(self.end_sized(rec, Status::Ok, &line, result));
+            }
+            let drop = (shown.len() / 10).max(1);
+            shown.truncate(shown.len() - drop);
+            outcome = build(&shown, true);
+        }
+    }
+
+    #[tool(
+        name = "exec-lua-many",
+        title = "Run Lua on many computers",
+        description = "Run one Lua chunk on every linked computer matching a glob (match: on traposId or label, \"*\" for all) or on a list (computers), at most concurrency at a time (default 16). Returns one compact result per computer: ok, status, returns, error, the head of its output and the requestId (read the rest with computer-output). Each computer is reported as it finishes through progress notifications when a progressToken is given. Failures come first in the list; the first line counts them.",
+        annotations(title = "Run Lua on many computers", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schemas::many_result()
+    )]
+    async fn exec_lua_many(
+        &self,
+        Parameters(p): Parameters<ExecLuaMany>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"match": p.pattern, "computers": p.computers, "code": p.code,
+            "timeoutMs": p.timeout_ms, "concurrency": p.concurrency});
+        let target = p.pattern.clone();
+        let rec = self.begin(&ctx, "exec-lua-many", target.as_deref(), args);
+        // Who to run on: unknown names in a list are results of their own, not a refusal of
+        // the whole call, so one typo does not stop a broadcast.
+        let mut early: Vec<ManyEntry> = Vec::new();
+        let targets: Vec<String> = match (&p.pattern, &p.computers) {
+            (Some(_), Some(_)) | (None, None) => {
+                let outcome = Outcome::failure(
+                    "bad_arguments",
+                    "give either match (a glob) or computers (a list), not both and not neither",
+                    Map::new(),
+                );
+                return Ok(self.end(rec, Status::Failed, outcome));
+            }
+            (Some(g), None) => self.session.matching(&Glob::new(g)),
+            (None, Some(list)) => {
+                let mut out: Vec<String> = Vec::new();
+                for q in list {
+                    match self.session.resolve(q) {
+                        Ok(t) if !out.contains(&t) => out.push(t),
+                        Ok(_) => {}
+                        Err(e) => early.push(ManyEntry::new(q.clone(), None, Err(e), 0)),
+                    }
+                }
+                out
+            }
+        };
+        let total = targets.len() + early.len();
+        let concurrency = p
+            .concurrency
+            .unwrap_or(DEFAULT_CONCURRENCY)
+            .clamp(1, MAX_CONCURRENCY) as usize;
+        let token = ctx.meta.get_progress_token();
+        let spec = RequestSpec::new("exec-lua", json!({"code": p.code, "name": "=exec"}))
+            .timeout(timeout(p.timeout_ms));
+        let origin = rec.origin.clone();
+        let mut runs = Box::pin(
+            futures_util::stream::iter(targets.into_iter().map(|t| {
+                let (session, spec, origin) = (self.session.clone(), spec.clone(), origin.clone());
+                async move {
+                    let started = tokio::time::Instant::now();
+                    match session.start(&t, spec, origin) {
+                        Ok(ticket) => {
+                            let id = ticket.id.clone();
+                            let r = ticket.wait().await;
+                            let ms = started.elapsed().as_millis() as u64;
+                            ManyEntry::new(t, Some(id), r, ms)
+                        }
+                        Err(e) => ManyEntry::new(t, None, Err(e), 0),
+                    }
+                }
+            }))
+            .buffer_unordered(concurrency),
+        );
+        let mut done: Vec<ManyEntry> = early;
+        let mut n = 0.0;
+        for e in &done {
+            n += 1.0;
+            self.progress(&ctx, &token, n, total, e.line()).await;
+        }
+        loop {
+            let next = tokio::select! {
+                e = runs.next() => e,
+                // Dropping the stream drops every ticket still waiting, and a dropped ticket
+                // cancels its request on the computer.
+                () = ctx.ct.cancelled() => {
+                    drop(runs);
+                    let outcome = Outcome::failure("cancelled", "the client cancelled the call", Map::new());
+                    return Ok(self.end(rec, Status::Cancelled, outcome));
+                }
+            };
+            let Some(e) = next else { break };
+            n += 1.0;
+            self.progress(&ctx, &token, n, total, e.line()).await;
+            done.push(e);
+        }
+        let (status, outcome) = many_outcome(done, self.max_result_bytes, p.pattern.as_deref());
+        Ok(self.end(rec, status, outcome))
+    }
+}
+
+impl TrapdeskMcp {
+    async fn progress(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        token: &Option<rmcp::model::ProgressToken>,
+        n: f64,
+        total: usize,
+        line: String,
+    ) {
+        if let Some(token) = token {
+            let note = ProgressNotificationParam::new(token.clone(), n)
+                .with_total(total as f64)
+                .with_message(line);
+            // A client that went away needs no progress; the results still matter.
+            let _ = ctx.peer.notify_progress(note).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaped_len_counts_what_serde_json_writes() {
+        let all: String = (0u8..=0x7f).map(char::from).collect();
+        for text in [
+            "",
+            "plain",
+            "q\"uote\\s",
+            "tab\tnew\nline\r",
+            "\u{7}\u{1f}",
+            "€ é 💾",
+            &all,
+        ] {
+            assert_eq!(escaped_len(text), size(&text), "{text:?}");
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! `probe-computers`' page: its entries, their rows in the text block's table, and what an
+//! entry costs in the result budget.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{escaped_len, size};
+use crate::session::{ComputerInfo, PendingInfo};
+
+/// One computer in a `probe-computers` page. A struct rather than ad-hoc JSON so that what an
+/// entry holds is in one place, and a new field (a per-computer policy, say) is one line here
+/// and one where it is filled in.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ProbeEntry {
+    pub trapos_id: String,
+    pub id: u64,
+    pub label: Option<String>,
+    /// Epoch milliseconds.
+    pub connected_at: u64,
+    pub serves: Vec<String>,
+    /// Requests running or queued on it (pings of this probe excepted).
+    pub pending: usize,
+    /// Those requests, only when there are any (compact entries: an idle computer has none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending_requests: Vec<Value>,
+    /// Absent until a round trip was measured (compact entries: an idle computer just linked
+    /// has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_rtt_ms: Option<u64>,
+    /// This probe's ping: `{ok, rttMs}` or `{ok:false, error}`; absent with `ping:false`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping: Option<Value>,
+    /// What the policy lets the caller do there: `{exec, write, read}` = allow, ask or deny.
+    pub policy: Value,
+}
+
+impl ProbeEntry {
+    pub(super) fn new(
+        c: &ComputerInfo,
+        pending: &[PendingInfo],
+        ping: Option<Value>,
+        policy: Value,
+    ) -> Self {
+        let pending_requests: Vec<Value> = pending
+            .iter()
+            .filter(|r| r.trapos_id == c.trapos_id && r.kind != "ping")
+            .map(|r| {
+                json!({"requestId": r.request_id, "kind": r.kind, "summary": r.summary,
+                    "origin": r.origin.name(), "sent": r.sent})
+            })
+            .collect();
+        let rtt = ping
+            .as_ref()
+            .and_then(|p| p.get("rttMs").and_then(Value::as_u64))
+            .or(c.last_rtt_ms);
+        ProbeEntry {
+            trapos_id: c.trapos_id.clone(),
+            id: c.id,
+            label: c.label.clone(),
+            connected_at: crate::session::model::epoch_ms(c.connected_at),
+            serves: c.serves.clone(),
+            pending: pending_requests.len(),
+            pending_requests,
+            last_rtt_ms: rtt,
+            ping,
+            policy,
+        }
+    }
+}
+
+impl ProbeEntry {
+    /// This entry's row in the page's table (the text block): every field of the entry, in far
+    /// fewer bytes than its JSON would take there. `id` and `label` are the two halves of the
+    /// traposId (`"<id>:<label>"`). A label is any text a player typed, so its control
+    /// characters are written escaped (`\t`, `\n`) to keep one row a line and six cells.
+    pub(super) fn row(&self) -> String {
+        // `to_rfc3339_opts` rather than `format`: the latter parses its pattern every call.
+        let at = chrono::DateTime::from_timestamp_millis(self.connected_at as i64).map_or_else(
+            || "?".to_owned(),
+            |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+        let pending = if self.pending_requests.is_empty() {
+            "0".to_owned()
+        } else {
+            let ids: Vec<&str> = self
+                .pending_requests
+                .iter()
+                .filter_map(|r| r.get("requestId").and_then(Value::as_str))
+                .collect();
+            format!("{} ({})", self.pending, ids.join(" "))
+        };
+        let rtt = match (&self.ping, self.last_rtt_ms) {
+            (Some(p), _) if p.get("ok") == Some(&Value::Bool(false)) => {
+                let code = p
+                    .pointer("/error/code")
+                    .and_then(Value::as_str)
+                    .unwrap_or("failed");
+                format!("ping {code}")
+            }
+            (_, Some(ms)) => ms.to_string(),
+            (_, None) => "-".to_owned(),
+        };
+        let policy = |k: &str| self.policy.get(k).and_then(Value::as_str).unwrap_or("?");
+        let id: String = self
+            .trapos_id
+            .chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect();
+        format!(
+            "{id}\t{at}\t{pending}\t{rtt}\t{}/{}/{}\t{}",
+            policy("exec"),
+            policy("write"),
+            policy("read"),
+            self.serves.join(",")
+        )
+    }
+}
+
+/// The header of a probe page's table.
+pub(super) const TABLE_HEADER: &str =
+    "traposId\tconnected (UTC)\tpending\trtt ms\texec/write/read\tserves";
+
+/// The most entries a probe page with `room` bytes can hold: `room` over what the smallest
+/// possible entry costs (an empty label, no request, nothing served, the shortest policy
+/// words).
+pub(super) fn most_per_page(room: usize) -> usize {
+    let smallest = ProbeEntry {
+        trapos_id: "0:".into(),
+        id: 0,
+        label: Some(String::new()),
+        connected_at: 0,
+        serves: Vec::new(),
+        pending: 0,
+        pending_requests: Vec::new(),
+        last_rtt_ms: None,
+        ping: None,
+        policy: json!({"exec": "ask", "write": "ask", "read": "ask"}),
+    };
+    (room / probe_cost(&smallest, &smallest.row()).max(1)).max(1)
+}
+
+/// What a probe entry costs in a result: its JSON and a comma in `structuredContent`, and its
+/// row of the table in the text block (escaped there, without the quotes, plus a newline).
+pub(super) fn probe_cost(e: &ProbeEntry, row: &str) -> usize {
+    size(e) + 1 + escaped_len(row) - 2 + 2
+}
+
+/// The first line of a probe page: how many are linked and matched, what this page holds and
+/// how to go on.
+pub(super) fn probe_line(
+    linked: usize,
+    matched: usize,
+    pattern: Option<&str>,
+    shown: &[ProbeEntry],
+    next_cursor: Option<&str>,
+) -> String {
+    let mut line = match (linked, pattern) {
+        (0, _) => "no computers linked".to_owned(),
+        (l, None) => format!("{l} linked"),
+        (l, Some(g)) => format!("{matched} of {l} linked match {g:?}"),
+    };
+    if matched > 0 {
+        match (shown.first(), shown.last()) {
+            (Some(a), Some(b)) => line.push_str(&format!(
+                "; this page: {} ({} … {})",
+                shown.len(),
+                a.trapos_id,
+                b.trapos_id
+            )),
+            _ => line.push_str("; this page: none (the cursor is past the last one)"),
+        }
+        match next_cursor {
+            Some(c) => line.push_str(&format!("; more with cursor {c:?}")),
+            None => line.push_str("; last page"),
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe_entry(ping: Option<Value>, last: Option<u64>, pending: Vec<Value>) -> ProbeEntry {
+        ProbeEntry {
+            trapos_id: "7:miner one".into(),
+            id: 7,
+            label: Some("miner one".into()),
+            connected_at: 1_764_585_062_123,
+            serves: vec!["exec-lua".into(), "ping".into()],
+            pending: pending.len(),
+            pending_requests: pending,
+            last_rtt_ms: last,
+            ping,
+            policy: json!({"exec": "ask", "write": "deny", "read": "allow"}),
+        }
+    }
+
+    #[test]
+    fn no_entry_costs_less_than_the_page_bound_assumes() {
+        // The session is asked for at most `most_per_page` computers, so that bound must
+        // never be below what really fits: every entry costs at least the smallest one.
+        let room = 24 * 1024;
+        let most = most_per_page(room);
+        assert!((100..200).contains(&most), "{most}");
+        for e in [
+            probe_entry(None, None, vec![]),
+            probe_entry(Some(json!({"ok": true, "rttMs": 1})), Some(1), vec![]),
+        ] {
+            assert!(room / probe_cost(&e, &e.row()) <= most, "{most}");
+        }
+    }
+
+    #[test]
+    fn a_probe_row_holds_every_field_of_its_entry() {
+        let idle = probe_entry(None, None, vec![]);
+        assert_eq!(
+            idle.row(),
+            "7:miner one\t2025-12-01T10:31:02Z\t0\t-\task/deny/allow\texec-lua,ping"
+        );
+        assert_eq!(
+            TABLE_HEADER.split('\t').count(),
+            idle.row().split('\t').count()
+        );
+        let busy = probe_entry(
+            Some(json!({"ok": true, "rttMs": 4})),
+            Some(4),
+            vec![json!({"requestId": "h-1"}), json!({"requestId": "h-2"})],
+        );
+        assert!(busy.row().contains("\t2 (h-1 h-2)\t4\t"), "{}", busy.row());
+        let lost = probe_entry(
+            Some(json!({"ok": false, "error": {"code": "timeout", "message": "no answer"}})),
+            Some(9),
+            vec![],
+        );
+        assert!(lost.row().contains("\tping timeout\t"), "{}", lost.row());
+        let mut odd = probe_entry(None, None, vec![]);
+        odd.trapos_id = "7:a\tb\nc".into();
+        assert!(odd.row().starts_with("7:a\\tb\\nc\t"), "{}", odd.row());
+        assert_eq!(odd.row().split('\t').count(), 6);
+        // The row costs far less than the JSON it stands for in the text block.
+        let json_cost = super::super::cost(&idle);
+        assert!(probe_cost(&idle, &idle.row()) * 10 < json_cost * 7);
+    }
+}
