@@ -102,17 +102,19 @@ impl ProbeEntry {
             (_, None) => "-".to_owned(),
         };
         let policy = |k: &str| self.policy.get(k).and_then(Value::as_str).unwrap_or("?");
-        let id: String = self
-            .trapos_id
-            .chars()
-            .map(|c| {
+        let id: std::borrow::Cow<str> = if self.trapos_id.contains(char::is_control) {
+            let mut id = String::with_capacity(self.trapos_id.len() + 8);
+            for c in self.trapos_id.chars() {
                 if c.is_control() {
-                    c.escape_default().to_string()
+                    id.extend(c.escape_default());
                 } else {
-                    c.to_string()
+                    id.push(c);
                 }
-            })
-            .collect();
+            }
+            id.into()
+        } else {
+            self.trapos_id.as_str().into()
+        };
         format!(
             "{id}\t{at}\t{pending}\t{rtt}\t{}/{}/{}\t{}",
             policy("exec"),
