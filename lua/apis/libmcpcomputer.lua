@@ -669,23 +669,32 @@ function lib.isPartFile(path)
     return fs.getName(path):match(PART_NAME) ~= nil
 end
 
+-- Runs `write(h)`, closes `h`, and checks that `file` now holds `want` bytes: CraftOS-PC drops
+-- what does not fit on a full disk without an error (found by tests/craftos_resilience.rs), so
+-- only the size on disk tells. `name` is the file the error names. Returns ok, error.
+local function writeChecked(h, file, want, name, write)
+    local ok, werr = pcall(write, h)
+    local cok, cerr = pcall(h.close)
+    if ok and not cok then ok, werr = false, cerr end
+    if ok then
+        local sok, got = pcall(fs.getSize, file)
+        if not sok or got ~= want then
+            ok, werr = false, ("Out of space: wrote %s of %d bytes of /%s"):format(
+                sok and tostring(got) or "none", want, name)
+        end
+    end
+    return ok, werr
+end
+
 -- The in-place write of a part file: create (or append to) it, and check its size.
 local function writePart(path, pieces, size, append, pause)
     local oldSize = 0
     if append and fs.exists(path) then oldSize = fs.getSize(path) end
     local h, err = fs.open(path, oldSize > 0 and "ab" or "wb")
     if not h then return fail(err or ("Cannot write /" .. path)) end
-    local ok, werr = pcall(writePieces, h, pieces, pause)
-    local cok, cerr = pcall(h.close)
-    if ok and not cok then ok, werr = false, cerr end
-    if ok then
-        -- A full disk drops bytes silently on CraftOS-PC (see writeFile).
-        local sok, got = pcall(fs.getSize, path)
-        if not sok or got ~= oldSize + size then
-            ok, werr = false, ("Out of space: wrote %s of %d bytes of /%s"):format(
-                sok and tostring(got) or "none", oldSize + size, path)
-        end
-    end
+    local ok, werr = writeChecked(h, path, oldSize + size, path, function(f)
+        writePieces(f, pieces, pause)
+    end)
     -- A part that missed bytes must never be appended to again nor moved: delete it, so that
     -- a later append starts a file of the wrong size that the move's caller can tell.
     if not ok then pcall(fs.delete, path) return fail(werr) end
@@ -733,32 +742,21 @@ function lib.writeFile(path, bytes, append, pause)
     local function forget() pcall(fs.delete, entry) end
     local h, err = fs.open(new, "wb")
     if not h then forget() return fail(err or ("Cannot write /" .. new)) end
-    local ok, werr = pcall(function()
+    -- Swapping in a short file would tear the old one: the size is checked first.
+    local ok, werr = writeChecked(h, new, oldSize + size, path, function(f)
         if oldSize > 0 then
             local r = fs.open(path, "rb")
             if not r then error("Cannot read /" .. path, 0) end
             while true do
                 local piece = r.read(65536)
                 if not piece or piece == "" then break end
-                h.write(piece)
+                f.write(piece)
                 if pause then pause() end
             end
             r.close()
         end
-        writePieces(h, pieces, pause)
+        writePieces(f, pieces, pause)
     end)
-    local cok, cerr = pcall(h.close)
-    if ok and not cok then ok, werr = false, cerr end
-    -- CraftOS-PC drops what does not fit on a full disk without an error (found by
-    -- tests/craftos_resilience.rs): only the size on disk tells. Swapping in a short file
-    -- would tear the old one.
-    if ok then
-        local sok, got = pcall(fs.getSize, new)
-        if not sok or got ~= oldSize + size then
-            ok, werr = false, ("Out of space: wrote %s of %d bytes of /%s"):format(
-                sok and tostring(got) or "none", oldSize + size, path)
-        end
-    end
     if not ok then pcall(fs.delete, new) forget() return fail(werr) end
     ok, werr = swap(path, new, old)
     forget()
