@@ -83,7 +83,7 @@ impl Outcome {
         let mut data = self.data;
         if let Some(text) = &self.text {
             let mut result = build(&line, Some(text), data, self.is_error);
-            if serde_json::to_string(&result).map_or(usize::MAX, |s| s.len()) <= budget {
+            if json_len(&result) <= budget {
                 return result;
             }
             data = result.structured_content.take().unwrap_or(Value::Null);
@@ -108,7 +108,7 @@ impl Outcome {
         for _ in 0..6 {
             fit(&mut data, max);
             let mut result = build(&line, None, data, self.is_error);
-            let total = serde_json::to_string(&result).map_or(0, |s| s.len());
+            let total = json_len(&result);
             if total <= budget || max < 256 {
                 return result;
             }
@@ -128,7 +128,7 @@ impl Outcome {
             self.data.clone(),
             self.is_error,
         );
-        serde_json::to_string(&result).map_or(usize::MAX, |s| s.len())
+        json_len(&result)
     }
 }
 
@@ -188,8 +188,30 @@ pub fn output_marker(cut: usize, trapos_id: &str, request_id: &str) -> String {
     )
 }
 
+/// Bytes of `v` as compact JSON, counted as serde_json writes them, without building the
+/// text: a probe page's result is 24 KiB, and a string that size grown by doubling is a chain
+/// of large allocations (and, on a long-running host's heap, `malloc_consolidate` calls).
+pub fn json_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    match serde_json::to_writer(&mut n, v) {
+        Ok(()) => n.0,
+        // Serializing a Value or our own types does not fail; if it did, no size is known.
+        Err(_) => usize::MAX,
+    }
+}
+
 fn size(v: &Value) -> usize {
-    serde_json::to_string(v).map(|s| s.len()).unwrap_or(0)
+    json_len(v)
 }
 
 /// The marker the computer (and the host, for live output) puts where output was left out.
@@ -433,6 +455,17 @@ fn cut_longest_string(v: &mut Value, excess: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_len_counts_what_serde_json_writes() {
+        for v in [
+            serde_json::json!(null),
+            serde_json::json!({"a": [1, 2.5, "é\n\"q\""], "b": {"c": true}}),
+            serde_json::json!("x".repeat(40_000)),
+        ] {
+            assert_eq!(json_len(&v), v.to_string().len(), "{v}");
+        }
+    }
 
     #[test]
     fn head_and_tail_survive_with_a_marker() {

@@ -8,28 +8,6 @@ use super::model::{RequestError, Status};
 /// Longest summary kept; the full data stays in the payloads.
 const MAX: usize = 120;
 
-/// Bytes of `v` as compact JSON, counted as serde_json writes them, without building the
-/// text: a probe page's result is 24 KiB, and a string that size grown by doubling is a chain
-/// of large allocations (and, on a long-running host's heap, `malloc_consolidate` calls).
-pub fn json_len<T: serde::Serialize + ?Sized>(v: &T) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut n = Count(0);
-    match serde_json::to_writer(&mut n, v) {
-        Ok(()) => n.0,
-        // Serializing a Value or our own types does not fail; if it did, no size is known.
-        Err(_) => usize::MAX,
-    }
-}
-
 /// Cuts text to one line of at most `max` chars, marking the cut with `…`.
 pub fn one_line(text: &str, max: usize) -> String {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
@@ -160,16 +138,6 @@ fn plain(v: &Value) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn json_len_counts_what_serde_json_writes() {
-        for v in [
-            serde_json::json!(null),
-            serde_json::json!({"a": [1, 2.5, "é\n\"q\""], "b": {"c": true}}),
-            serde_json::json!("x".repeat(40_000)),
-        ] {
-            assert_eq!(json_len(&v), v.to_string().len(), "{v}");
-        }
-    }
     use serde_json::json;
 
     #[test]

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{ENVELOPE, cost, result_size};
+use super::{ENVELOPE, cost};
 use crate::mcp::results::Outcome;
 use crate::session::{RequestError, Status, summary};
 
@@ -198,7 +198,7 @@ pub(super) fn many_outcome(
     };
     let mut outcome = build(&shown, omitted);
     // The estimate is close; the measure is exact: leave out more until the whole fits.
-    while shown.len() > 1 && result_size(&outcome) > budget {
+    while shown.len() > 1 && outcome.unfitted_size() > budget {
         let drop = (shown.len() / 10).max(1);
         shown.truncate(shown.len() - drop);
         omitted += drop;

@@ -21,11 +21,11 @@ use serde_json::{Map, json};
 
 use super::convert::timeout;
 use super::params::{ExecLuaMany, ProbeComputers};
-use super::results::Outcome;
+use super::results::{Outcome, json_len};
 use super::{TrapdeskMcp, schemas};
 use crate::glob::Glob;
 use crate::session::fleet::PageQuery;
-use crate::session::{RequestSpec, Status, summary};
+use crate::session::{RequestSpec, Status};
 
 /// How long a probe waits for each computer's `ping`.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,10 +47,6 @@ use many::{ManyEntry, many_outcome};
 use probe::ProbeEntry;
 use probe::{TABLE_HEADER, most_per_page, probe_cost, probe_line};
 
-fn size<T: Serialize>(v: &T) -> usize {
-    summary::json_len(v)
-}
-
 /// What an entry costs in a result: its JSON in `structuredContent`, and the same JSON again,
 /// escaped as a string, in the text block.
 fn cost<T: Serialize>(v: &T) -> usize {
@@ -70,11 +66,6 @@ fn escaped_len(text: &str) -> usize {
             _ => 1,
         })
         .sum::<usize>()
-}
-
-/// The size of the MCP result an outcome becomes, unsized.
-fn result_size(o: &Outcome) -> usize {
-    size(&o.clone().into_result(usize::MAX))
 }
 
 #[tool_router(router = fleet_router, vis = "pub(crate)")]
@@ -191,7 +182,7 @@ impl TrapdeskMcp {
         loop {
             let line = outcome.line.clone();
             let result = outcome.into_unsized();
-            if shown.len() <= 1 || size(&result) <= self.max_result_bytes {
+            if shown.len() <= 1 || json_len(&result) <= self.max_result_bytes {
                 return Ok(self.end_sized(rec, Status::Ok, &line, result));
             }
             let drop = (shown.len() / 10).max(1);
@@ -330,7 +321,7 @@ mod tests {
             "€ é 💾",
             &all,
         ] {
-            assert_eq!(escaped_len(text), size(&text), "{text:?}");
+            assert_eq!(escaped_len(text), json_len(&text), "{text:?}");
         }
     }
 }

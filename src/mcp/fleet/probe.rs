@@ -4,7 +4,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{escaped_len, size};
+use super::escaped_len;
+use crate::mcp::results::json_len;
 use crate::session::{ComputerInfo, PendingInfo};
 
 /// One computer in a `probe-computers` page. A struct rather than ad-hoc JSON so that what an
@@ -149,9 +150,10 @@ pub(super) fn most_per_page(room: usize) -> usize {
 }
 
 /// What a probe entry costs in a result: its JSON and a comma in `structuredContent`, and its
-/// row of the table in the text block (escaped there, without the quotes, plus a newline).
+/// row of the table in the text block: escaped, less the two quotes, plus its newline (`\n`,
+/// two bytes there), so `escaped_len` as it is.
 pub(super) fn probe_cost(e: &ProbeEntry, row: &str) -> usize {
-    size(e) + 1 + escaped_len(row) - 2 + 2
+    json_len(e) + 1 + escaped_len(row)
 }
 
 /// The first line of a probe page: how many are linked and matched, what this page holds and
