@@ -175,6 +175,7 @@ async fn run(o: Opts) -> Result<bool, String> {
             connect: host.mcp_url(),
             timeout: None,
             json: false,
+            data_dir: Some(host.settings.data_dir.clone()),
         },
     };
     // Its own runtime on its own thread: the sync is a separate client, as its process is.

@@ -16,9 +16,15 @@ use crate::session::transcript;
 pub enum AgentCmd {
     /// Create a named agent and print its bearer token (once; only its hash is kept).
     #[command(
-        after_help = "Example: trapdesk agent add claude   (then give that client the printed token)"
+        after_help = "Example: trapdesk agent add claude   (then give that client the printed token)\nIn one command: claude mcp add --transport http trapdesk http://127.0.0.1:4445/mcp --header \"Authorization: Bearer $(trapdesk agent add claude-code --token-only)\""
     )]
-    Add { name: String },
+    Add {
+        name: String,
+        /// Print the token alone, for `$(trapdesk agent add NAME --token-only)` in a client's
+        /// configuration command.
+        #[arg(long)]
+        token_only: bool,
+    },
     /// List the named agents.
     #[command(after_help = "Example: trapdesk agent list")]
     List,
@@ -79,8 +85,12 @@ pub fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 /// As the agents file operations.
 pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     match cmd {
-        AgentCmd::Add { name } => {
+        AgentCmd::Add { name, token_only } => {
             let token = crate::agents::add(dir, &name)?;
+            if token_only {
+                writeln!(out, "{token}")?;
+                return Ok(());
+            }
             writeln!(
                 out,
                 "agent {name} added. Its token (shown this once; only a hash is kept):"
@@ -96,7 +106,7 @@ pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<(
             )?;
             writeln!(
                 out,
-                "From now on the MCP endpoint refuses requests without a named agent's token (401); README.md shows each client's config."
+                "Its calls show as {name} in the console, the log, the transcript and the policy. README.md shows each client's config."
             )?;
         }
         AgentCmd::List => {
@@ -104,7 +114,7 @@ pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<(
             if list.is_empty() {
                 writeln!(
                     out,
-                    "no named agents: the MCP endpoint takes any local client, named by what it says it is"
+                    "no named agents: only this install's own tools (the local token) and --mcp-token can use the MCP endpoint"
                 )?;
             }
             for a in list {

@@ -1,10 +1,19 @@
-//! Named agents: bearer tokens that give an MCP client a name it cannot forge.
+//! The MCP endpoint's credentials: the install's own local token, and named agents' tokens,
+//! which give an MCP client a name it cannot forge.
+//!
+//! Every computer of a Minecraft server on the same machine makes its HTTP requests from
+//! loopback, with no `Origin` (CC: Tweaked's HTTP client sets none), so loopback proves
+//! nothing: the endpoint needs a credential on every request, always. A fresh install makes
+//! one, the **local token** in `<data dir>/mcp-token` (0600, [`local_token`]). Everything of
+//! the install's own that runs as the same user (the CLI, `sync`, `mcp-stdio`, `doctor`) reads
+//! it from there, so nobody types it; a program that can read the data dir could anyway do all
+//! the person can (docs/security.md).
 //!
 //! A client's `clientInfo` name is whatever it says it is. `trapdesk agent add NAME` makes a
 //! random token for NAME and stores only its SHA-256 in `<data dir>/agents.json` (0600); the
-//! token itself is printed once and never kept. Once any named agent exists, the MCP endpoint
-//! requires a token from this file on every request (401 otherwise), and the name in the
-//! session, the log and the policy is the token's name.
+//! token itself is printed once and never kept. A request with a named agent's token carries
+//! that name into the session, the log and the policy. Named agents do not lock out the local
+//! token: they name agents, the local token is the install's own tools.
 //!
 //! The file is checked on each request, so `trapdesk agent remove NAME` (another process) stops
 //! that agent's calls at once, with no reload. Checked, not read: [`Verifier`] looks at the
@@ -18,6 +27,9 @@ use sha2::{Digest, Sha256};
 
 /// The file in the data directory.
 pub const FILE: &str = "agents.json";
+
+/// The local token's file in the data directory.
+pub const LOCAL_FILE: &str = "mcp-token";
 
 /// One named agent as stored: never the token, only its hash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,12 +165,47 @@ pub fn list(dir: &Path) -> Result<Vec<AgentRecord>, AgentError> {
 /// What a bearer token proves.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    /// No named agents exist: tokens are not required (the `--mcp-token` check still is).
-    Open,
     /// The token belongs to this agent.
     Agent(String),
-    /// Named agents exist and this token is none of theirs.
+    /// No token, or none of the named agents' (it may still be the local or the host's one).
     Refused,
+}
+
+/// The install's local token: read from `<dir>/mcp-token`, or made there (0600) when absent.
+/// The host calls it at start, so that the file exists before any client looks for it.
+///
+/// # Errors
+/// The file cannot be read or written.
+pub fn local_token(dir: &Path) -> Result<String, AgentError> {
+    if let Some(t) = read_local(dir)? {
+        return Ok(t);
+    }
+    let p = dir.join(LOCAL_FILE);
+    let token = new_token();
+    std::fs::create_dir_all(dir).map_err(|source| AgentError::Write {
+        path: p.clone(),
+        source,
+    })?;
+    // Beside and renamed over: a client reading at the same moment sees no half token.
+    let tmp = dir.join(format!("{LOCAL_FILE}.tmp"));
+    crate::config::write_private(&tmp, token.as_bytes())
+        .and_then(|()| std::fs::rename(&tmp, &p))
+        .map_err(|source| AgentError::Write { path: p, source })?;
+    Ok(token)
+}
+
+/// The local token of the install whose data dir is `dir`, when one was made (a host has run
+/// there). An empty file counts as none.
+///
+/// # Errors
+/// The file exists but cannot be read.
+pub fn read_local(dir: &Path) -> Result<Option<String>, AgentError> {
+    let p = dir.join(LOCAL_FILE);
+    match std::fs::read_to_string(&p) {
+        Ok(t) => Ok(Some(t.trim().to_owned()).filter(|t| !t.is_empty())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(AgentError::Read { path: p, source }),
+    }
 }
 
 /// Checks a presented token against the file. The comparison is of hashes, in constant time.
@@ -169,6 +216,83 @@ pub fn verify(dir: &Path, token: Option<&str>) -> Verdict {
         Err(e) => {
             tracing::warn!("refusing MCP requests: {e}");
             Verdict::Refused
+        }
+    }
+}
+
+/// Where a client of the running host (the CLI, `sync`, `mcp-stdio`, `doctor`) takes its
+/// bearer token from: an environment variable when one is set, else the local token of the
+/// install whose data dir it is pointed at (`--data-dir`, env `TRAPDESK_DATA_DIR`, else the
+/// platform's), so that the person never types one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    Env {
+        var: &'static str,
+        token: String,
+    },
+    Local {
+        path: PathBuf,
+        token: String,
+    },
+    /// Nothing found; `looked` is the local token's path that did not exist.
+    Missing {
+        looked: Option<PathBuf>,
+    },
+}
+
+impl Credential {
+    /// The first of `vars` that is set and not empty, else the local token in `data_dir` (or
+    /// the default data dir).
+    pub fn find(vars: &[&'static str], data_dir: Option<&Path>) -> Credential {
+        for var in vars {
+            if let Ok(token) = std::env::var(var)
+                && !token.trim().is_empty()
+            {
+                let token = token.trim().to_owned();
+                return Credential::Env { var, token };
+            }
+        }
+        let dir = data_dir
+            .map(Path::to_path_buf)
+            .or_else(crate::config::default_data_dir);
+        let Some(dir) = dir else {
+            return Credential::Missing { looked: None };
+        };
+        let path = dir.join(LOCAL_FILE);
+        match read_local(&dir) {
+            Ok(Some(token)) => Credential::Local { path, token },
+            Ok(None) => Credential::Missing { looked: Some(path) },
+            Err(e) => {
+                tracing::debug!("{e}");
+                Credential::Missing { looked: Some(path) }
+            }
+        }
+    }
+
+    pub fn token(&self) -> Option<&str> {
+        match self {
+            Credential::Env { token, .. } | Credential::Local { token, .. } => Some(token),
+            Credential::Missing { .. } => None,
+        }
+    }
+
+    /// One line saying why the host at `url` answered 401 and what to do, in a person's words.
+    pub fn refused(&self, url: &str) -> String {
+        match self {
+            Credential::Env { var, .. } => format!(
+                "the trapdesk at {url} refused the token in {var} (trapdesk agent list shows the named agents; unset {var} to use this install's own token)"
+            ),
+            Credential::Local { path, .. } => format!(
+                "the trapdesk at {url} refused the local token in {} (that host keeps its data elsewhere: pass its --data-dir, or set TRAPDESK_TOKEN)",
+                path.display()
+            ),
+            Credential::Missing { looked } => format!(
+                "the trapdesk at {url} needs a token (set TRAPDESK_TOKEN to a named agent's token, or pass the host's --data-dir; {})",
+                match looked {
+                    Some(p) => format!("no local token in {}", p.display()),
+                    None => "no home directory to find the local token in".to_owned(),
+                }
+            ),
         }
     }
 }
@@ -263,9 +387,6 @@ impl Verifier {
 
 fn check(store: &Store, token: Option<&str>) -> Verdict {
     use subtle::ConstantTimeEq;
-    if store.agents.is_empty() {
-        return Verdict::Open;
-    }
     let Some(token) = token else {
         return Verdict::Refused;
     };
@@ -327,7 +448,7 @@ mod tests {
     #[test]
     fn add_verify_remove() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
-        assert_eq!(verify(dir.path(), None), Verdict::Open);
+        assert_eq!(verify(dir.path(), None), Verdict::Refused);
         let token = add(dir.path(), "claude-code")?;
         assert!(token.starts_with("td_") && token.len() == 43);
         let stored = std::fs::read_to_string(dir.path().join(FILE))?;
@@ -374,7 +495,7 @@ mod tests {
     fn verifier_follows_the_file() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let v = Verifier::new(dir.path());
-        assert_eq!(v.verify(None), Verdict::Open);
+        assert_eq!(v.verify(None), Verdict::Refused);
         let token = add(dir.path(), "claude-code")?;
         assert_eq!(v.verify(Some(&token)), Verdict::Agent("claude-code".into()));
         assert_eq!(v.verify(None), Verdict::Refused);
@@ -386,13 +507,35 @@ mod tests {
         remove(dir.path(), "claude-code")?;
         assert_eq!(
             v.verify(Some(&again)),
-            Verdict::Open,
-            "no agents left: open again"
+            Verdict::Refused,
+            "no agents left: nothing is open"
         );
         std::fs::remove_file(dir.path().join(FILE))?;
-        assert_eq!(v.verify(None), Verdict::Open);
+        assert_eq!(v.verify(None), Verdict::Refused);
         std::fs::write(dir.path().join(FILE), "not json")?;
         assert_eq!(v.verify(None), Verdict::Refused);
+        Ok(())
+    }
+
+    /// The local token is made once, kept 0600, and read back the same by every client.
+    #[test]
+    fn local_token_is_made_once_and_private() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        assert_eq!(read_local(dir.path())?, None);
+        let first = local_token(dir.path())?;
+        assert!(first.starts_with("td_") && first.len() == 43);
+        assert_eq!(local_token(dir.path())?, first, "kept, not made again");
+        assert_eq!(read_local(dir.path())?, Some(first.clone()));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(LOCAL_FILE))?
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        // It is no named agent's token: it names nobody.
+        assert_eq!(verify(dir.path(), Some(&first)), Verdict::Refused);
         Ok(())
     }
 }

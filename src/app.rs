@@ -34,6 +34,8 @@ pub enum StartError {
         addr: SocketAddr,
         source: std::io::Error,
     },
+    #[error("cannot keep the MCP endpoint's local token: {0}")]
+    LocalToken(#[source] crate::agents::AgentError),
 }
 
 /// Connections the kernel may hold finished but not yet accepted. tokio's `bind` asks for
@@ -93,6 +95,9 @@ pub struct Host {
     pub gateway_addr: SocketAddr,
     /// Where the MCP endpoint actually listens.
     pub mcp_addr: SocketAddr,
+    /// The install's local MCP token (`<data dir>/mcp-token`), which every MCP request needs
+    /// unless it carries a named agent's or the `--mcp-token`.
+    pub local_token: String,
     pub shutdown: CancellationToken,
     /// Stops the gateway, the MCP endpoint and the demo: cancelled only after the session has
     /// failed its pending requests with `shutting_down` and agents have had their results.
@@ -108,8 +113,12 @@ impl Host {
     /// the real ones, so a port of 0 is reported as the port the system picked.
     ///
     /// # Errors
-    /// When a listener cannot be bound.
+    /// When a listener cannot be bound, or the local token cannot be read or made.
     pub async fn start(mut settings: Settings, persist: bool) -> Result<Host, StartError> {
+        // Before anything listens: the MCP endpoint is never open, and a client that finds the
+        // host's port finds the token beside it.
+        let local_token =
+            crate::agents::local_token(&settings.data_dir).map_err(StartError::LocalToken)?;
         let gw = listen(settings.gateway_bind).map_err(|source| StartError::GatewayBind {
             addr: settings.gateway_bind,
             source,
@@ -183,6 +192,7 @@ impl Host {
             settings,
             gateway_addr,
             mcp_addr,
+            local_token,
             shutdown,
             parts,
             tasks,

@@ -89,8 +89,8 @@ pub enum Command {
     Agent {
         #[command(subcommand)]
         action: crate::admin::AgentCmd,
-        /// Data directory [default: the platform's].
-        #[arg(long, value_name = "DIR", global = true)]
+        /// Data directory [default: env TRAPDESK_DATA_DIR, else the platform's].
+        #[arg(long, value_name = "DIR", global = true, env = "TRAPDESK_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
     /// The computers' secrets: rotate the shared one, or give one computer its own.
@@ -98,8 +98,8 @@ pub enum Command {
     Secret {
         #[command(subcommand)]
         action: crate::admin::SecretCmd,
-        /// Data directory [default: the platform's].
-        #[arg(long, value_name = "DIR", global = true)]
+        /// Data directory [default: env TRAPDESK_DATA_DIR, else the platform's].
+        #[arg(long, value_name = "DIR", global = true, env = "TRAPDESK_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
     /// Print (or follow) the audit trail: every request, who made it, how it ended.
@@ -107,8 +107,8 @@ pub enum Command {
     Transcript {
         #[command(flatten)]
         filter: crate::admin::TranscriptArgs,
-        /// Data directory [default: the platform's].
-        #[arg(long, value_name = "DIR")]
+        /// Data directory [default: env TRAPDESK_DATA_DIR, else the platform's].
+        #[arg(long, value_name = "DIR", env = "TRAPDESK_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
     /// Run one emulated computer against any gateway.
@@ -287,7 +287,7 @@ pub async fn mcp_stdio(
         Some(addr) => format!("http://{addr}/mcp"),
         None => crate::mcp::stdio::DEFAULT_CONNECT.to_owned(),
     });
-    match crate::mcp::run_stdio(&url, standalone).await {
+    match crate::mcp::run_stdio(&url, standalone, args.data_dir.as_deref()).await {
         Ok(()) => Ok(()),
         Err(crate::mcp::stdio::StdioError::NoHost { .. }) => {
             let settings = config::resolve(&args)?;

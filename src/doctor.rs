@@ -25,9 +25,6 @@ pub struct DoctorArgs {
     /// Address the gateway was started with [default: as the host resolves it].
     #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR")]
     pub gateway_bind: Option<SocketAddr>,
-    /// Data directory of the host (where the secret is kept).
-    #[arg(long, value_name = "DIR")]
-    pub data_dir: Option<PathBuf>,
     /// Configuration file of the host.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -136,7 +133,7 @@ fn refused(events: &[Value]) -> Vec<String> {
 pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     let host_args = crate::cli::HostArgs {
         gateway_bind: a.gateway_bind,
-        data_dir: a.data_dir.clone(),
+        data_dir: a.client.data_dir.clone(),
         config: a.config.clone(),
         ..Default::default()
     };

@@ -100,21 +100,7 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
             host.gateway_addr,
             host.mcp_url()
         );
-        // One line a person can type on a computer as it is, secret included.
-        eprintln!(
-            "link a computer by typing on it: {}",
-            config::install_line(host.gateway_addr, &host.settings.secret)
-        );
-        match &host.settings.secret_source {
-            SecretSource::Generated(p) => eprintln!(
-                "secret: new, stored in {} with mode 0600\n  `trapdesk secret rotate` makes a new one; `trapdesk secret add COMPUTER` gives one computer its own",
-                p.display()
-            ),
-            SecretSource::Stored(p) => eprintln!("secret: stored in {}", p.display()),
-            SecretSource::Flag => eprintln!("secret: from --secret"),
-            SecretSource::Env => eprintln!("secret: from SANDBOX_PASSWORD"),
-            SecretSource::ConfigFile => eprintln!("secret: from the config file"),
-        }
+        announce_secret(&host);
     }
     if let Some(n) = args.demo {
         host.start_demo(n);
@@ -143,4 +129,37 @@ async fn run_host(args: HostArgs) -> anyhow::Result<()> {
     }
     host.stop().await;
     Ok(())
+}
+
+/// What `--mcp-only` says about the secret. On a terminal, the line a person types on a
+/// computer, secret included; anywhere else (systemd's journal, `2>>host.log`) only where the
+/// secret is and how to show it, so that it never lands in a log file.
+fn announce_secret(host: &Host) {
+    use std::io::IsTerminal;
+    let settings = &host.settings;
+    let source = match &settings.secret_source {
+        SecretSource::Generated(p) => format!("new, stored in {} with mode 0600", p.display()),
+        SecretSource::Stored(p) => format!("stored in {}", p.display()),
+        SecretSource::Flag => "from --secret".to_owned(),
+        SecretSource::Env => "from SANDBOX_PASSWORD".to_owned(),
+        SecretSource::ConfigFile => "from the config file".to_owned(),
+    };
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "link a computer by typing on it: {}",
+            config::install_line(host.gateway_addr, &settings.secret)
+        );
+        eprintln!(
+            "secret: {source}\n  `trapdesk secret rotate` makes a new one; `trapdesk secret add COMPUTER` gives one computer its own"
+        );
+    } else {
+        let dir = if config::default_data_dir().as_ref() == Some(&settings.data_dir) {
+            String::new()
+        } else {
+            format!(" --data-dir {}", settings.data_dir.display())
+        };
+        eprintln!(
+            "link a computer: `trapdesk secret show{dir}` prints the line to type on it (the secret is {source}; not written here, since this is no terminal)"
+        );
+    }
 }

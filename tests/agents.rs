@@ -1,5 +1,6 @@
-//! Named agents: once one exists, the MCP endpoint wants a named agent's token (401 when it is
-//! missing, wrong or removed), and the name everyone sees is the token's, not the clientInfo's.
+//! Named agents: a named agent's token works beside the install's local token (401 when a
+//! token is missing, wrong or removed), and the name everyone sees is the token's, not the
+//! clientInfo's.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 #[path = "support/mcp_fake.rs"]
@@ -45,8 +46,11 @@ async fn tokens_missing_wrong_and_removed_get_401_and_the_name_is_the_tokens() {
     let h = host_with(settings).await;
     link_fake(&h.session, 7, Some("miner"), h.seen.clone());
 
-    // No named agent yet: any local client, named by what it says.
+    // No named agent yet: still nothing without a token; the local token works.
     let (status, _) = raw_post(h.addr, &[], INIT).await;
+    assert_eq!(status, 401);
+    let local = format!("Bearer {}", h.token);
+    let (status, _) = raw_post(h.addr, &[("Authorization", &local)], INIT).await;
     assert_eq!(status, 200);
 
     let token = trapdesk::agents::add(dir.path(), "builder").unwrap();
@@ -55,7 +59,7 @@ async fn tokens_missing_wrong_and_removed_get_401_and_the_name_is_the_tokens() {
     // Missing and wrong tokens: 401, at once.
     let (status, body) = raw_post(h.addr, &[], INIT).await;
     assert_eq!(status, 401, "{body}");
-    assert!(body.contains("missing bearer token"), "{body}");
+    assert!(body.contains("needs a bearer token"), "{body}");
     let (status, body) = raw_post(h.addr, &[("Authorization", "Bearer td_nope")], INIT).await;
     assert_eq!(status, 401, "{body}");
     assert!(
@@ -108,6 +112,9 @@ async fn tokens_missing_wrong_and_removed_get_401_and_the_name_is_the_tokens() {
     // The other agent is unaffected.
     let r = call(&cc, "probe-computers", json!({"ping": false})).await;
     assert_ne!(r.is_error, Some(true));
+    // Named agents never locked out the install's own token.
+    let (status, _) = raw_post(h.addr, &[("Authorization", &local)], INIT).await;
+    assert_eq!(status, 200);
 }
 
 #[tokio::test]
@@ -166,6 +173,7 @@ async fn the_agent_command_prints_the_token_once_and_stores_a_hash() {
         dir.path(),
         trapdesk::admin::AgentCmd::Add {
             name: "codex".into(),
+            token_only: false,
         },
         &mut out,
     )

@@ -120,6 +120,9 @@ async fn the_transcript_holds_every_request_and_no_secret_or_token() {
     assert_eq!(code_close, Some(4001));
     let (status, _) = support_post(&h, "Bearer td_wrong_token_qq").await;
     assert_eq!(status, 401);
+    // The local token is used too: it lives in its own file and nowhere else.
+    let (status, _) = support_post(&h, &format!("Bearer {}", h.local_token)).await;
+    assert_eq!(status, 200);
 
     // Written off the request path: wait for the writer.
     wait_until(|| {
@@ -175,11 +178,17 @@ async fn the_transcript_holds_every_request_and_no_secret_or_token() {
     let files = all_files(&dir);
     assert!(files.iter().any(|(p, _)| p.ends_with("transcript.jsonl")));
     for (path, bytes) in &files {
+        let local = if path.ends_with(trapdesk::agents::LOCAL_FILE) {
+            "td_wrong_token_qq"
+        } else {
+            h.local_token.as_str()
+        };
         for secret in [
             SECRET,
             token.as_str(),
             "not-the-secret-zz",
             "td_wrong_token_qq",
+            local,
         ] {
             assert!(
                 !contains(bytes, secret),

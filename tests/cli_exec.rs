@@ -13,8 +13,18 @@ use std::time::{Duration, Instant};
 
 use support::{emulated, start_host, wait_until};
 
-fn trapdesk(url: &str, args: &[&str]) -> Command {
+/// The binary against `host`, finding the host's local token in its data dir as it does on a
+/// person's machine (no token in the environment).
+fn trapdesk(host: &trapdesk::app::Host, args: &[&str]) -> Command {
+    let mut c = trapdesk_at(&host.mcp_url(), args);
+    c.env("TRAPDESK_DATA_DIR", &host.settings.data_dir);
+    c
+}
+
+/// The binary against whatever answers at `url`, with no token at all.
+fn trapdesk_at(url: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trapdesk"));
+    c.env_remove("TRAPDESK_DATA_DIR");
     // Flags before the positionals: `run` hands everything after PATH to the program.
     c.arg(args[0]).args(["--connect", url]).args(&args[1..]);
     c.env_remove("TRAPDESK_TOKEN")
@@ -37,10 +47,9 @@ fn text(b: &[u8]) -> String {
 async fn exec_prints_output_then_returns_and_exits_by_outcome() {
     let host = start_host().await;
     let _c = emulated(&host, 7, Some("miner")).await;
-    let url = host.mcp_url();
 
     let ok = output(trapdesk(
-        &url,
+        &host,
         &[
             "exec",
             "miner",
@@ -53,7 +62,7 @@ async fn exec_prints_output_then_returns_and_exits_by_outcome() {
     assert_eq!(text(&ok.stderr), "");
 
     let lua_error = output(trapdesk(
-        &url,
+        &host,
         &["exec", "7", "print('before') error('boom')"],
     ))
     .await;
@@ -63,7 +72,7 @@ async fn exec_prints_output_then_returns_and_exits_by_outcome() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("boom"), "{err}");
 
-    let unknown = output(trapdesk(&url, &["exec", "nobody", "return 1"])).await;
+    let unknown = output(trapdesk(&host, &["exec", "nobody", "return 1"])).await;
     assert_eq!(unknown.status.code(), Some(3));
     assert_eq!(text(&unknown.stdout), "");
     let err = text(&unknown.stderr);
@@ -71,7 +80,7 @@ async fn exec_prints_output_then_returns_and_exits_by_outcome() {
     assert!(err.contains("trapdesk computers"), "{err}");
 
     let timed_out = output(trapdesk(
-        &url,
+        &host,
         &["exec", "miner", "sleep(30)", "--timeout", "300ms"],
     ))
     .await;
@@ -97,10 +106,9 @@ async fn exec_prints_output_then_returns_and_exits_by_outcome() {
 async fn exec_json_stdin_run_and_usage() {
     let host = start_host().await;
     let _c = emulated(&host, 3, Some("farm")).await;
-    let url = host.mcp_url();
 
     let json = output(trapdesk(
-        &url,
+        &host,
         &["exec", "farm", "print('p') return {a=1}", "--json"],
     ))
     .await;
@@ -111,12 +119,12 @@ async fn exec_json_stdin_run_and_usage() {
     assert_eq!(v["output"], "p\n");
     assert_eq!(v["traposId"], "3:farm");
 
-    let failed = output(trapdesk(&url, &["exec", "farm", "error('x')", "--json"])).await;
+    let failed = output(trapdesk(&host, &["exec", "farm", "error('x')", "--json"])).await;
     assert_eq!(failed.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&failed.stdout).unwrap();
     assert_eq!(v["ok"], false);
 
-    let mut cmd = trapdesk(&url, &["exec", "farm", "-"]);
+    let mut cmd = trapdesk(&host, &["exec", "farm", "-"]);
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -139,27 +147,27 @@ async fn exec_json_stdin_run_and_usage() {
         "local who = ... print('hi ' .. who .. ' ' .. #arg) return arg[0]",
     )
     .unwrap();
-    let ran = output(trapdesk(&url, &["run", "farm", "greet.lua", "bob", "-x"])).await;
+    let ran = output(trapdesk(&host, &["run", "farm", "greet.lua", "bob", "-x"])).await;
     assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
     assert_eq!(text(&ran.stdout), "hi bob 2\n\"greet.lua\"\n");
 
-    let missing = output(trapdesk(&url, &["run", "farm", "nothere.lua"])).await;
+    let missing = output(trapdesk(&host, &["run", "farm", "nothere.lua"])).await;
     assert_eq!(missing.status.code(), Some(1), "{}", text(&missing.stderr));
 
-    let usage = output(trapdesk(&url, &["exec", "farm"])).await;
+    let usage = output(trapdesk(&host, &["exec", "farm"])).await;
     assert_eq!(usage.status.code(), Some(2));
-    let usage = output(trapdesk(&url, &["get", "farm", "x"])).await;
+    let usage = output(trapdesk(&host, &["get", "farm", "x"])).await;
     assert_eq!(usage.status.code(), Some(2));
     assert!(text(&usage.stderr).contains("COMPUTER:PATH"));
 
-    let listed = output(trapdesk(&url, &["computers", "--match", "f*"])).await;
+    let listed = output(trapdesk(&host, &["computers", "--match", "f*"])).await;
     assert_eq!(listed.status.code(), Some(0));
     assert!(
         text(&listed.stdout).starts_with("3:farm\t"),
         "{}",
         text(&listed.stdout)
     );
-    let none = output(trapdesk(&url, &["computers", "--match", "zzz*", "--json"])).await;
+    let none = output(trapdesk(&host, &["computers", "--match", "zzz*", "--json"])).await;
     let v: serde_json::Value = serde_json::from_slice(&none.stdout).unwrap();
     assert_eq!(v["computers"], serde_json::json!([]));
     host.host.stop().await;
@@ -173,7 +181,7 @@ fn no_host_is_exit_3_with_one_line_saying_what_to_do() {
         .unwrap()
         .port();
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let out = trapdesk(&url, &["computers"]).output().unwrap();
+    let out = trapdesk_at(&url, &["computers"]).output().unwrap();
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(text(&out.stdout), "");
     let err = text(&out.stderr);
@@ -186,7 +194,7 @@ async fn ctrl_c_cancels_on_the_computer_and_exits_130() {
     let host = start_host().await;
     let _c = emulated(&host, 5, Some("slow")).await;
     let mut cmd = trapdesk(
-        &host.mcp_url(),
+        &host,
         &[
             "exec",
             "slow",
@@ -243,7 +251,7 @@ async fn computers_walks_every_page() {
     }
     let url = host.mcp_url();
 
-    let all = output(trapdesk(&url, &["computers", "--json"])).await;
+    let all = output(trapdesk(&host, &["computers", "--json"])).await;
     assert_eq!(all.status.code(), Some(0), "{}", text(&all.stderr));
     let v: serde_json::Value = serde_json::from_slice(&all.stdout).unwrap();
     let ids: Vec<&str> = v["computers"]
@@ -259,7 +267,7 @@ async fn computers_walks_every_page() {
     assert_eq!(v["nextCursor"], serde_json::Value::Null);
 
     // One page would not have held them all: the walk is what listed them.
-    let (agent, _) = mcp_fake::connect(&url).await;
+    let (agent, _) = mcp_fake::connect(&url, &host.local_token).await;
     let page = mcp_fake::data(
         &mcp_fake::call(
             &agent,
@@ -272,7 +280,7 @@ async fn computers_walks_every_page() {
     assert!(page["nextCursor"].is_string(), "{page}");
     agent.cancel().await.unwrap();
 
-    let farms = output(trapdesk(&url, &["computers", "--match", "farm*"])).await;
+    let farms = output(trapdesk(&host, &["computers", "--match", "farm*"])).await;
     assert_eq!(farms.status.code(), Some(0), "{}", text(&farms.stderr));
     let lines: Vec<String> = text(&farms.stdout)
         .lines()

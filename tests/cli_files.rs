@@ -9,8 +9,18 @@ use std::process::{Command, Output, Stdio};
 
 use support::{emulated, start_host};
 
-fn trapdesk(url: &str, args: &[&str]) -> Command {
+/// The binary against `host`, finding the host's local token in its data dir as it does on a
+/// person's machine (no token in the environment).
+fn trapdesk(host: &trapdesk::app::Host, args: &[&str]) -> Command {
+    let mut c = trapdesk_at(&host.mcp_url(), args);
+    c.env("TRAPDESK_DATA_DIR", &host.settings.data_dir);
+    c
+}
+
+/// The binary against whatever answers at `url`, with no token at all.
+fn trapdesk_at(url: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trapdesk"));
+    c.env_remove("TRAPDESK_DATA_DIR");
     c.arg(args[0]).args(["--connect", url]).args(&args[1..]);
     c.env_remove("TRAPDESK_TOKEN")
         .env_remove("TRAPDESK_MCP_TOKEN");
@@ -44,14 +54,13 @@ fn binary(len: usize) -> Vec<u8> {
 async fn put_and_get_are_byte_exact_for_binary_files_of_many_pieces() {
     let host = start_host().await;
     let _c = emulated(&host, 4, Some("store")).await;
-    let url = host.mcp_url();
     let work = tempfile::tempdir().unwrap();
     let data = binary(200_000);
     let local = work.path().join("blob.bin");
     std::fs::write(&local, &data).unwrap();
 
     let put = output(trapdesk(
-        &url,
+        &host,
         &["put", local.to_str().unwrap(), "store:/data/blob.bin"],
     ))
     .await;
@@ -61,7 +70,7 @@ async fn put_and_get_are_byte_exact_for_binary_files_of_many_pieces() {
 
     let back = work.path().join("back.bin");
     let get = output(trapdesk(
-        &url,
+        &host,
         &["get", "4:store:/data/blob.bin", back.to_str().unwrap()],
     ))
     .await;
@@ -72,7 +81,7 @@ async fn put_and_get_are_byte_exact_for_binary_files_of_many_pieces() {
     );
 
     // stdin in, stdout out.
-    let mut cmd = trapdesk(&url, &["put", "-", "store:/small.txt"]);
+    let mut cmd = trapdesk(&host, &["put", "-", "store:/small.txt"]);
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
     let out = tokio::task::spawn_blocking(move || {
         let mut child = cmd.spawn().unwrap();
@@ -87,13 +96,13 @@ async fn put_and_get_are_byte_exact_for_binary_files_of_many_pieces() {
     .await
     .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let got = output(trapdesk(&url, &["get", "store:/small.txt", "-"])).await;
+    let got = output(trapdesk(&host, &["get", "store:/small.txt", "-"])).await;
     assert_eq!(got.stdout, b"h\x00\xffi\n");
 
-    let ls = output(trapdesk(&url, &["ls", "store:/data"])).await;
+    let ls = output(trapdesk(&host, &["ls", "store:/data"])).await;
     assert_eq!(ls.status.code(), Some(0));
     assert_eq!(text(&ls.stdout), "   200000  blob.bin\n");
-    let ls = output(trapdesk(&url, &["ls", "store", "--json"])).await;
+    let ls = output(trapdesk(&host, &["ls", "store", "--json"])).await;
     let v: serde_json::Value = serde_json::from_slice(&ls.stdout).unwrap();
     assert!(
         v["entries"]
@@ -104,19 +113,19 @@ async fn put_and_get_are_byte_exact_for_binary_files_of_many_pieces() {
         "{v}"
     );
 
-    let missing = output(trapdesk(&url, &["get", "store:/nope.txt", "-"])).await;
+    let missing = output(trapdesk(&host, &["get", "store:/nope.txt", "-"])).await;
     assert_eq!(missing.status.code(), Some(1));
     assert_eq!(missing.stdout, b"");
     assert_eq!(text(&missing.stderr).lines().count(), 1);
 
     let gone = output(trapdesk(
-        &url,
+        &host,
         &["put", local.to_str().unwrap(), "nobody:/x"],
     ))
     .await;
     assert_eq!(gone.status.code(), Some(3));
 
-    let no_file = output(trapdesk(&url, &["put", "/no/such/file", "store:/x"])).await;
+    let no_file = output(trapdesk(&host, &["put", "/no/such/file", "store:/x"])).await;
     assert_eq!(no_file.status.code(), Some(2));
     host.host.stop().await;
 }
@@ -135,12 +144,12 @@ fn parts(dir: &std::path::Path) -> Vec<String> {
 
 /// Starts a put of `data` and returns once its first pieces are on the computer.
 async fn put_started(
-    url: &str,
+    host: &trapdesk::app::Host,
     local: &std::path::Path,
     dir: &std::path::Path,
 ) -> std::process::Child {
     let mut cmd = trapdesk(
-        url,
+        host,
         &["put", local.to_str().unwrap(), "store:/data/big.bin"],
     );
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -169,7 +178,6 @@ async fn wait(child: std::process::Child) -> Output {
 async fn an_interrupted_put_leaves_the_old_file_intact() {
     let host = start_host().await;
     let c = emulated(&host, 4, Some("store")).await;
-    let url = host.mcp_url();
     let work = tempfile::tempdir().unwrap();
     let dir = host.dir.path().join("computers/4/data");
     let target = dir.join("big.bin");
@@ -182,7 +190,7 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     std::fs::write(&local, &data).unwrap();
 
     // Killed outright: nothing can clean up, and still the target is untouched.
-    let mut child = put_started(&url, &local, &dir).await;
+    let mut child = put_started(&host, &local, &dir).await;
     child.kill().unwrap();
     let _ = wait(child).await;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
@@ -197,7 +205,7 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     }
 
     // Ctrl-C: exit 130, the target untouched, the part deleted.
-    let child = put_started(&url, &local, &dir).await;
+    let child = put_started(&host, &local, &dir).await;
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")
@@ -219,7 +227,7 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     );
 
     // The computer unlinks mid-put: exit 3, the target untouched.
-    let child = put_started(&url, &local, &dir).await;
+    let child = put_started(&host, &local, &dir).await;
     c.shutdown();
     c.wait_stopped().await;
     let out = wait(child).await;
@@ -232,7 +240,7 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     // Back again, a whole put replaces it in one step.
     let _c = emulated(&host, 4, Some("store")).await;
     let out = output(trapdesk(
-        &url,
+        &host,
         &[
             "put",
             local.to_str().unwrap(),

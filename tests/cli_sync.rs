@@ -12,8 +12,18 @@ use std::time::{Duration, Instant};
 
 use support::{TestHost, emulated, start_host};
 
-fn trapdesk(url: &str, args: &[&str]) -> Command {
+/// The binary against `host`, finding the host's local token in its data dir as it does on a
+/// person's machine (no token in the environment).
+fn trapdesk(host: &trapdesk::app::Host, args: &[&str]) -> Command {
+    let mut c = trapdesk_at(&host.mcp_url(), args);
+    c.env("TRAPDESK_DATA_DIR", &host.settings.data_dir);
+    c
+}
+
+/// The binary against whatever answers at `url`, with no token at all.
+fn trapdesk_at(url: &str, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_trapdesk"));
+    c.env_remove("TRAPDESK_DATA_DIR");
     c.arg(args[0]).args(["--connect", url]).args(&args[1..]);
     c.env_remove("TRAPDESK_TOKEN")
         .env_remove("TRAPDESK_MCP_TOKEN");
@@ -29,8 +39,8 @@ struct Sync {
 }
 
 impl Sync {
-    fn start(url: &str, args: &[&str]) -> Sync {
-        let mut cmd = trapdesk(url, args);
+    fn start(host: &trapdesk::app::Host, args: &[&str]) -> Sync {
+        let mut cmd = trapdesk(host, args);
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let lines = |r: Box<dyn std::io::Read + Send>| {
@@ -142,7 +152,6 @@ fn writes_by_sync(host: &TestHost) -> usize {
 async fn once_pushes_what_differs_and_respects_ignores() {
     let host = start_host().await;
     let _c = emulated(&host, 2, Some("dev")).await;
-    let url = host.mcp_url();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::create_dir_all(d.join("lib")).unwrap();
@@ -155,7 +164,7 @@ async fn once_pushes_what_differs_and_respects_ignores() {
     let local = d.to_str().unwrap();
 
     let first = output(trapdesk(
-        &url,
+        &host,
         &["sync", local, "dev:/proj", "--once", "--ignore", "*.md"],
     ))
     .await;
@@ -186,7 +195,7 @@ async fn once_pushes_what_differs_and_respects_ignores() {
 
     // Nothing changed: nothing is sent again.
     let again = output(trapdesk(
-        &url,
+        &host,
         &["sync", local, "dev:/proj", "--once", "--ignore", "*.md"],
     ))
     .await;
@@ -197,7 +206,7 @@ async fn once_pushes_what_differs_and_respects_ignores() {
     std::fs::write(d.join("main.lua"), "print('main v2')").unwrap();
     std::fs::remove_file(d.join("lib/util.lua")).unwrap();
     let third = output(trapdesk(
-        &url,
+        &host,
         &[
             "sync",
             local,
@@ -229,7 +238,7 @@ async fn once_pushes_what_differs_and_respects_ignores() {
     std::fs::write(remote.join("made-there.lua"), "x").unwrap();
     let down = tempfile::tempdir().unwrap();
     let pulled = output(trapdesk(
-        &url,
+        &host,
         &[
             "sync",
             down.path().to_str().unwrap(),
@@ -260,14 +269,13 @@ async fn once_pushes_what_differs_and_respects_ignores() {
 async fn a_save_is_pushed_and_run_and_a_relinked_computer_gets_pending_pushes() {
     let host = start_host().await;
     let c = emulated(&host, 6, Some("bot")).await;
-    let url = host.mcp_url();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("show.lua"), "print('version 1')").unwrap();
     let remote = host.dir.path().join("computers/6/app");
 
     let mut sync = Sync::start(
-        &url,
+        &host,
         &[
             "sync",
             d.to_str().unwrap(),

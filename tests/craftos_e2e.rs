@@ -283,9 +283,11 @@ async fn a_put_of_several_pieces_over_an_old_file() {
         std::fs::write(&file, &bytes).unwrap();
         let out = tokio::task::spawn_blocking({
             let url = f.host.mcp_url();
+            let data = f.host.settings.data_dir.clone();
             move || {
                 std::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
                     .args(["put", "--connect", &url])
+                    .env("TRAPDESK_DATA_DIR", &data)
                     .arg(&file)
                     .arg("miner:/data/big.bin")
                     .env_remove("TRAPDESK_TOKEN")

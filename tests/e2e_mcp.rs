@@ -35,7 +35,12 @@ async fn agent(
         name: name.into(),
         progress: tx,
     };
-    let transport = StreamableHttpClientTransport::from_uri(host.mcp_url());
+    let transport = StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            host.mcp_url(),
+        )
+        .auth_header(host.local_token.clone()),
+    );
     (a.serve(transport).await.unwrap(), rx)
 }
 
@@ -528,9 +533,12 @@ struct StdioProxy {
 }
 
 impl StdioProxy {
-    fn spawn(url: &str) -> StdioProxy {
+    /// `mcp-stdio` as an agent starts it: no token given, found in the host's data dir.
+    fn spawn(url: &str, data_dir: &std::path::Path) -> StdioProxy {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
             .args(["mcp-stdio", "--connect", url])
+            .env("TRAPDESK_DATA_DIR", data_dir)
+            .env_remove("TRAPDESK_MCP_TOKEN")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())
@@ -579,7 +587,7 @@ async fn stdio_proxy_serves_both_eras_under_the_agents_name() {
 
     // The stateless 2026-07-28 revision: results must say `resultType: "complete"` (the
     // upstream hop is handshake-era, whose results do not carry it).
-    let mut p = StdioProxy::spawn(&host.mcp_url());
+    let mut p = StdioProxy::spawn(&host.mcp_url(), &host.settings.data_dir);
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": {"name": "stdio-modern", "version": "1"},
@@ -614,7 +622,7 @@ async fn stdio_proxy_serves_both_eras_under_the_agents_name() {
     let _ = tokio::time::timeout(Duration::from_secs(5), p.child.wait()).await;
 
     // The initialize handshake: no `resultType` for these older revisions.
-    let mut p = StdioProxy::spawn(&host.mcp_url());
+    let mut p = StdioProxy::spawn(&host.mcp_url(), &host.settings.data_dir);
     p.send(
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},

@@ -31,15 +31,15 @@ fn tool_result(r: ServerResult) -> CallToolResult {
     }
 }
 
-async fn agent(url: &str) -> Client {
-    connect(url).await.0
+async fn agent(host: &trapdesk::app::Host) -> Client {
+    connect(&host.mcp_url(), &host.local_token).await.0
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn computer_output_pages_every_line_exactly_once() {
     let host = start_host().await;
     let _c = emulated(&host, 1, Some("miner")).await;
-    let client = agent(&host.mcp_url()).await;
+    let client = agent(&host).await;
     let r = call(
         &client,
         "exec-lua",
@@ -110,7 +110,7 @@ async fn client_side_truths_on_the_emulator() {
     // Scrollback for every line of every case (the default keeps the newest 10,000 entries).
     let host = start_host_with(|s| s.scrollback_lines = 50_000).await;
     let _c = emulated(&host, 1, Some("miner")).await;
-    let client = agent(&host.mcp_url()).await;
+    let client = agent(&host).await;
     cases::large_output_keeps_head_and_tail(&client, "miner").await;
     cases::programs_run_inside_a_chunk_are_captured(&client, "miner").await;
     cases::errors_read_true(&client, "miner").await;
@@ -152,7 +152,7 @@ async fn client_side_truths_on_the_emulator() {
 async fn every_failure_carries_the_output_so_far() {
     let host = start_host().await;
     let c = emulated(&host, 1, Some("miner")).await;
-    let client = agent(&host.mcp_url()).await;
+    let client = agent(&host).await;
 
     // Timeout.
     let r = call(
@@ -192,7 +192,7 @@ async fn every_failure_carries_the_output_so_far() {
     assert!(d["elapsedMs"].as_u64().unwrap() > 0);
 
     // Cancelled by another agent, with cancel-request: named by its client name.
-    let other = agent(&host.mcp_url()).await;
+    let other = agent(&host).await;
     let h = start_call(
         &client,
         "exec-lua",
@@ -265,7 +265,7 @@ async fn shutdown_answers_a_pending_call_at_once() {
     let support::TestHost { host, dir } = start_host().await;
     let th = support::TestHost { host, dir };
     let _c = emulated(&th, 1, Some("miner")).await;
-    let client = agent(&th.mcp_url()).await;
+    let client = agent(&th).await;
     let h = start_call(
         &client,
         "exec-lua",
@@ -290,7 +290,7 @@ async fn shutdown_answers_a_pending_call_at_once() {
 async fn session_log_counts_honestly_and_pages_back() {
     let host = start_host().await;
     let _c = emulated(&host, 1, Some("miner")).await;
-    let client = agent(&host.mcp_url()).await;
+    let client = agent(&host).await;
     // Enough long events that one answer cannot hold them all.
     for i in 0..60 {
         let code = format!("return '{i}' -- {}", "x".repeat(300));
@@ -351,7 +351,7 @@ async fn session_log_counts_honestly_and_pages_back() {
 async fn smaller_truths() {
     let host = start_host().await;
     let _c = emulated(&host, 1, Some("miner")).await;
-    let client = agent(&host.mcp_url()).await;
+    let client = agent(&host).await;
     call(
         &client,
         "write-file",

@@ -44,6 +44,7 @@ fn command(program: &str, host: &TestHost, cwd: &Path) -> Command {
     c.current_dir(cwd)
         .env("PATH", path)
         .env("TRAPDESK_CONNECT", host.mcp_url())
+        .env("TRAPDESK_DATA_DIR", &host.settings.data_dir)
         .env_remove("TRAPDESK_TOKEN")
         .env_remove("TRAPDESK_MCP_TOKEN")
         .stdin(Stdio::null());

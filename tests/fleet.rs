@@ -44,7 +44,7 @@ async fn probe_pages_return_each_computer_once_while_others_come_and_go() {
     let mut links: HashMap<u64, (Link, mpsc::Receiver<Outbound>)> = (1..=500)
         .map(|i| (i, idle(&h.session, i, &format!("node-{i}"))))
         .collect();
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let mut seen: Vec<String> = Vec::new();
     let mut unlinked: HashSet<String> = HashSet::new();
     let mut cursor: Option<String> = None;
@@ -152,7 +152,7 @@ async fn a_page_too_big_for_one_result_ends_early_and_loses_nobody() {
     let _links: Vec<_> = (1..=120)
         .map(|i| idle(&h.session, i, &format!("n{i}")))
         .collect();
-    let (client, _) = connect_stateless(&h.url).await;
+    let (client, _) = connect_stateless(&h.url, &h.token).await;
     let mut seen = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -224,7 +224,7 @@ async fn exec_lua_many_reports_every_computer_however_it_ended() {
     for id in 1..=50 {
         scripted(&h.session, id);
     }
-    let (client, mut progress) = connect(&h.url).await;
+    let (client, mut progress) = connect(&h.url, &h.token).await;
     let handle = start_call(
         &client,
         "exec-lua-many",
@@ -309,7 +309,7 @@ async fn exec_lua_many_by_list_reports_unknown_names_and_checks_its_arguments() 
     for id in [1, 2] {
         scripted(&h.session, id);
     }
-    let (client, _) = connect_stateless(&h.url).await;
+    let (client, _) = connect_stateless(&h.url, &h.token).await;
     let r = call(
         &client,
         "exec-lua-many",

@@ -78,18 +78,18 @@ async fn sigterm_in_flight_ends_every_request_and_completes_the_transcript() {
     let calls: Vec<_> = (0..3)
         .map(|i| {
             let url = format!("http://127.0.0.1:{mcp}/mcp");
+            let token = trapdesk::agents::read_local(dir.path()).unwrap().unwrap();
             tokio::spawn(async move {
                 use rmcp::ServiceExt;
                 let info = rmcp::model::ClientConfig::new(
                     rmcp::model::ClientCapabilities::default(),
                     rmcp::model::Implementation::new(format!("agent-{i}"), "1"),
                 );
-                let client = info
-                    .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
-                        url,
-                    ))
-                    .await
-                    .unwrap();
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+                    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url)
+                        .auth_header(token),
+                );
+                let client = info.serve(transport).await.unwrap();
                 let Value::Object(args) = json!({"traposId": "slow", "code": "sleep(60)"}) else {
                     unreachable!()
                 };

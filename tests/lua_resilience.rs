@@ -91,7 +91,7 @@ async fn hostile_chunks_leave_the_client_serving() {
         "print(\"mark\" .. ... .. \" ran\")\n",
     )
     .unwrap();
-    let (agent, _) = fake::connect(&host.mcp_url()).await;
+    let (agent, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     shell_works(&agent, 1, "linking").await;
 
     let r = exec(&s, "local co = coroutine.create(function() error('inside') end)\nlocal ok, e = coroutine.resume(co)\nerror('again: ' .. tostring(e))", 10_000).await;

@@ -30,7 +30,7 @@ const TOOLS: [&str; 12] = [
 #[tokio::test]
 async fn tools_are_listed_with_schemas_annotations_and_titles() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let info = client.peer_info().unwrap();
     let server = info.server_info.clone().unwrap();
     assert_eq!(server.name, "trapdesk");
@@ -82,7 +82,7 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
 #[tokio::test]
 async fn exec_lua_resolves_every_trapos_id_form() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     for id in ["7:miner", "7", "miner"] {
         let r = call(
             &client,
@@ -122,7 +122,7 @@ async fn exec_lua_resolves_every_trapos_id_form() {
 #[tokio::test]
 async fn failures_are_tool_errors_with_output() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let r = call(
         &client,
         "exec-lua",
@@ -167,7 +167,7 @@ async fn failures_are_tool_errors_with_output() {
 #[tokio::test]
 async fn arguments_that_fail_the_schema_are_error_results_naming_the_field() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     // MCP 2025-11-25: a tool result with isError, naming the field, so the model can correct
     // its call; not a JSON-RPC -32602.
     let bad = CallToolRequestParams::new("exec-lua")
@@ -231,7 +231,7 @@ async fn arguments_that_fail_the_schema_are_error_results_naming_the_field() {
 #[tokio::test]
 async fn file_tools_round_trip_text_and_bytes() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let r = call(
         &client,
         "write-file",
@@ -320,7 +320,7 @@ async fn file_tools_round_trip_text_and_bytes() {
 #[tokio::test]
 async fn large_reads_come_in_pieces() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let big = "x".repeat(100_000);
     call(
         &client,
@@ -351,7 +351,7 @@ async fn large_reads_come_in_pieces() {
 #[tokio::test]
 async fn big_output_keeps_head_and_tail_and_stays_readable() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let r = call(
         &client,
         "exec-lua",
@@ -402,7 +402,7 @@ async fn big_output_keeps_head_and_tail_and_stays_readable() {
 #[tokio::test]
 async fn live_output_arrives_as_increasing_progress() {
     let h = host().await;
-    let (client, mut progress) = connect(&h.url).await;
+    let (client, mut progress) = connect(&h.url, &h.token).await;
     let handle = start_call(
         &client,
         "exec-lua",
@@ -429,7 +429,7 @@ async fn live_output_arrives_as_increasing_progress() {
 #[tokio::test]
 async fn client_cancellation_cancels_on_the_computer() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let handle = start_call(
         &client,
         "exec-lua",
@@ -465,11 +465,11 @@ async fn client_cancellation_cancels_on_the_computer() {
 #[tokio::test]
 async fn probe_log_and_cancel_request_share_the_session() {
     let h = host().await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let busy = tokio::spawn({
-        let url = h.url.clone();
+        let (url, token) = (h.url.clone(), h.token.clone());
         async move {
-            let (other, _) = connect(&url).await;
+            let (other, _) = connect(&url, &token).await;
             call(
                 &other,
                 "exec-lua",
@@ -529,7 +529,7 @@ async fn probe_log_and_cancel_request_share_the_session() {
 #[tokio::test]
 async fn stateless_era_client_works_and_is_named_from_meta() {
     let h = host().await;
-    let (client, _) = connect_stateless(&h.url).await;
+    let (client, _) = connect_stateless(&h.url, &h.token).await;
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), TOOLS.len());
     let r = call(

@@ -102,8 +102,12 @@ async fn a_50_mb_exec_lua_from_an_agent_is_refused_and_never_reaches_the_compute
         rmcp::model::ClientCapabilities::default(),
         rmcp::model::Implementation::new("huge-agent", "1"),
     );
-    let transport =
-        rmcp::transport::StreamableHttpClientTransport::from_uri(host.mcp_url().to_owned());
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            host.mcp_url(),
+        )
+        .auth_header(host.local_token.clone()),
+    );
     let client = info.serve(transport).await.unwrap();
     let code = "x".repeat(50 << 20);
     let args = json!({"traposId": "1", "code": code});

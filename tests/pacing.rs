@@ -143,7 +143,7 @@ async fn large_payloads_are_sliced(
 async fn large_payloads_are_sliced_on_the_emulator() {
     let host = support::start_host().await;
     let _c = support::emulated(&host, 1, Some("miner")).await;
-    let (client, _progress) = fake::connect(&host.mcp_url()).await;
+    let (client, _progress) = fake::connect(&host.mcp_url(), &host.local_token).await;
     large_payloads_are_sliced(&client, "1:miner", "emulator", &|| String::new()).await;
 }
 

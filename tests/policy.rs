@@ -77,7 +77,7 @@ agent = { exec = "deny", write = "deny", read = "deny" }
 "#,
     )
     .await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     for (tool, args) in calls("reactor") {
         let r = call(&client, tool, args).await;
         assert_eq!(r.is_error, Some(true), "{tool}: {r:?}");
@@ -132,7 +132,7 @@ async fn ask_without_a_console_refuses_at_once_saying_so() {
         "[policy.default]\nagent = { exec = \"ask\", write = \"ask\", read = \"ask\" }\n",
     )
     .await;
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     for (tool, args) in calls("test-1") {
         let started = std::time::Instant::now();
         let r = call(&client, tool, args).await;
@@ -163,7 +163,7 @@ agent = { exec = "ask", write = "ask", read = "ask" }
     )
     .await;
     let _approver = h.session.attach_approver();
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
 
     for (tool, args) in calls("test-1") {
         // y: it runs.
@@ -255,7 +255,7 @@ agent = { exec = "ask", write = "ask", read = "ask" }
 async fn a_reload_never_loosens_a_waiting_approval() {
     let h = host_with_policy("[policy.default]\nagent = { exec = \"ask\" }\n").await;
     let _approver = h.session.attach_approver();
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let handle = start_call(
         &client,
         "exec-lua",
@@ -295,7 +295,7 @@ async fn the_person_has_a_policy_of_their_own() {
         other => panic!("{other:?}"),
     }
     // Agents are not people: the person's policy does not apply to them.
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let r = call(
         &client,
         "write-file",
@@ -320,7 +320,7 @@ agent = { exec = "ask" }
     )
     .await;
     let _approver = h.session.attach_approver();
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let mut app = App::new(
         Settings::default(),
         trapdesk::tui::theme::Theme::plain(),
@@ -419,7 +419,7 @@ person = { exec = "ask" }
     )
     .await;
     let _approver = h.session.attach_approver();
-    let (client, _) = connect(&h.url).await;
+    let (client, _) = connect(&h.url, &h.token).await;
     let mut app = App::new(
         Settings::default(),
         trapdesk::tui::theme::Theme::plain(),

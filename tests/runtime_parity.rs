@@ -774,7 +774,7 @@ async fn differences(
 async fn the_emulator_answers_as_cc_does() {
     let host = support::start_host().await;
     let _c = support::emulated(&host, 1, Some("emu")).await;
-    let (client, _progress) = fake::connect(&host.mcp_url()).await;
+    let (client, _progress) = fake::connect(&host.mcp_url(), &host.local_token).await;
     let cases = CASES
         .iter()
         .chain(WS_CASES)

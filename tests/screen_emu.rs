@@ -87,7 +87,7 @@ async fn fresh_prompt(client: &fake::Client, target: &str) -> Value {
 async fn read_screen_shows_the_prompt_and_send_input_runs_ls() {
     let host = start_host().await;
     let _c = screen_computer(&host, 31, "scr").await;
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     let d = fresh_prompt(&client, "scr").await;
     assert_eq!(
         (d["width"].as_u64(), d["height"].as_u64()),
@@ -154,7 +154,7 @@ async fn colours_keys_and_edit_work_as_a_players() {
         "print(\"waiting\") local _, k = os.pullEvent(\"key\") print(\"got \" .. keys.getName(k))\n",
     )
     .unwrap();
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     fresh_prompt(&client, "paint").await;
 
     // A program painting coloured text: its colours are in the blit rows.
@@ -235,7 +235,7 @@ async fn colours_keys_and_edit_work_as_a_players() {
 async fn bad_input_is_refused_naming_the_field() {
     let host = start_host().await;
     let _c = screen_computer(&host, 33, "bad").await;
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     let r = call(
         &client,
         "send-input",
@@ -287,7 +287,7 @@ async fn input_for_a_computer_without_the_mirror_is_refused() {
             .is_some_and(|c| !c.serves.is_empty())
     })
     .await;
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     for (tool, args) in [
         ("send-input", json!({"traposId": "old", "text": "ls"})),
         ("read-screen", json!({"traposId": "old"})),
@@ -303,7 +303,7 @@ async fn input_for_a_computer_without_the_mirror_is_refused() {
 async fn updates_flow_only_while_watched() {
     let host = start_host().await;
     let c = screen_computer(&host, 35, "watch").await;
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     fresh_prompt(&client, "watch").await;
     // Not watched: typing changes the computer's screen but the host's copy stays as read.
     c.type_text("abc");
@@ -354,7 +354,7 @@ async fn terminate_stops_a_program_as_holding_ctrl_t_does() {
         "print(\"looping\") while true do os.pullEvent(\"never\") end\n",
     )
     .unwrap();
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     fresh_prompt(&client, "term").await;
     call(
         &client,
@@ -394,7 +394,7 @@ async fn online(host: &TestHost, trapos_id: &str, want: bool) {
 async fn the_linked_line_sits_above_a_clean_first_prompt() {
     let host = start_host().await;
     let _c = screen_computer(&host, 37, "clean").await;
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     // No key pressed: the first prompt the shell drew.
     let d = screen_until(&client, "clean", prompt_ready).await;
     let shown = rows(&d);
@@ -435,7 +435,7 @@ async fn turtle_and_pocket_sizes_and_a_resize_are_followed() {
         .await;
     }
     assert_eq!(turtle.screen_size(), (39, 13));
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     for (target, w, h) in [("turtle", 39, 13), ("pocket", 26, 20)] {
         let d = screen_until(&client, target, prompt_ready).await;
         assert_eq!(
@@ -490,7 +490,7 @@ async fn turtle_and_pocket_sizes_and_a_resize_are_followed() {
 async fn reboot_relinks_and_shutdown_stays_off() {
     let host = start_host().await;
     let c = screen_computer(&host, 40, "power").await;
-    let (client, _) = fake::connect(&host.mcp_url()).await;
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     screen_until(&client, "power", prompt_ready).await;
     std::fs::write(
         host.dir.path().join("computers/40/marker.lua"),

@@ -537,7 +537,7 @@ async fn run(args: Args) -> Result<u64, String> {
         })
         .collect();
     for &era in &eras {
-        let client = mcp::connect(&host.mcp_url(), era).await?;
+        let client = mcp::connect(&host.mcp_url(), &host.local_token, era).await?;
         // Warm up the connection pool and the server's first-call paths.
         let _ = mcp::sequential(&client, era, &targets[0], 20).await;
         let ping = mcp::ping(&client, era, seq).await;
@@ -555,7 +555,7 @@ async fn run(args: Args) -> Result<u64, String> {
         let (s, c) = link_storm(&host, &args, n as usize).await?;
         child = Some(c);
         for &era in &eras {
-            let client = mcp::connect(&host.mcp_url(), era).await?;
+            let client = mcp::connect(&host.mcp_url(), &host.local_token, era).await?;
             let (page, walk, missing, dup, all_ms) =
                 probe(&client, era, host.session.linked_count(), args.walks).await;
             probe_rows.push((era, page, walk, missing, dup, all_ms));

@@ -49,8 +49,13 @@ impl Era {
 }
 
 /// Connects an rmcp client in `era`.
-pub async fn connect(url: &str, era: Era) -> Result<Client, String> {
-    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+pub async fn connect(url: &str, token: &str, era: Era) -> Result<Client, String> {
+    let transport = StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_owned(),
+        )
+        .auth_header(token.to_owned()),
+    );
     match era {
         Era::Initialize => Agent.serve(transport).await.map_err(|e| e.to_string()),
         Era::Stateless => Agent

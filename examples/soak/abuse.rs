@@ -59,9 +59,14 @@ fn meta() -> Value {
     })
 }
 
+/// The host's local token: every request needs it, or it is refused before its body is read
+/// (and the body limit would go untested).
+static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 fn head(addr: &str, length: usize) -> String {
+    let token = TOKEN.get().map_or("", String::as_str);
     format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
          Mcp-Method: tools/call\r\nMcp-Name: exec-lua\r\nContent-Length: {length}\r\n\r\n"
     )
@@ -178,6 +183,7 @@ pub async fn run() -> anyhow::Result<()> {
     };
     let (body_limit, stream_buffer) = (settings.max_body_bytes, settings.stream_buffer);
     let host = Host::start(settings, false).await?;
+    let _ = TOKEN.set(host.local_token.clone());
     let addr = host
         .mcp_url()
         .trim_start_matches("http://")

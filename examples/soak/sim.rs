@@ -426,7 +426,7 @@ pub async fn run(cfg: Config) -> anyhow::Result<Report> {
         let url = host.mcp_url();
         let (counts, next) = (counts.clone(), next.clone());
         let cfg = cfg.clone();
-        let client = mcp_client(&url, a).await?;
+        let client = mcp_client(&url, &host.local_token, a).await?;
         callers.push(tokio::spawn(async move {
             let mut rng = StdRng::seed_from_u64(cfg.seed ^ (0x5EED + a as u64));
             while let Some(_n) = next() {
@@ -559,13 +559,18 @@ async fn session_call(session: &Session, cfg: &Config, rng: &mut StdRng, n: u64,
 
 type McpClient = rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig>;
 
-async fn mcp_client(url: &str, n: usize) -> anyhow::Result<McpClient> {
+async fn mcp_client(url: &str, token: &str, n: usize) -> anyhow::Result<McpClient> {
     use rmcp::ServiceExt;
     let info = rmcp::model::ClientConfig::new(
         rmcp::model::ClientCapabilities::default(),
         rmcp::model::Implementation::new(format!("soak-agent-{n}"), "1"),
     );
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            url.to_owned(),
+        )
+        .auth_header(token.to_owned()),
+    );
     Ok(info.serve(transport).await?)
 }
 

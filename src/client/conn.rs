@@ -129,11 +129,17 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Connects to `url` with the bearer `token`, as `name` ([`crate::session::Origin`]).
+    /// Connects to `url` with the bearer token of `credential`, as `name`
+    /// ([`crate::session::Origin`]).
     ///
     /// # Errors
     /// Exit code 3 with what to do when nothing answers or the token is refused.
-    pub async fn open(url: &str, token: Option<&str>, name: &'static str) -> Result<Conn, Failure> {
+    pub async fn open(
+        url: &str,
+        credential: &crate::agents::Credential,
+        name: &'static str,
+    ) -> Result<Conn, Failure> {
+        let token = credential.token();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(Failure::new(
                 exit::USAGE,
@@ -146,8 +152,8 @@ impl Conn {
             let connect = tokio::net::TcpStream::connect(addr);
             match tokio::time::timeout(Duration::from_secs(5), connect).await {
                 Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(connect_failure(url, &e.to_string(), false)),
-                Err(_) => return Err(connect_failure(url, "no answer within 5 s", false)),
+                Ok(Err(e)) => return Err(connect_failure(url, &e.to_string(), None)),
+                Err(_) => return Err(connect_failure(url, "no answer within 5 s", None)),
             }
         }
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
@@ -163,12 +169,12 @@ impl Conn {
         let serve = handler.serve(transport);
         let service = match tokio::time::timeout(Duration::from_secs(10), serve).await {
             Ok(Ok(s)) => s,
-            Ok(Err(e)) => return Err(connect_failure(url, &e.to_string(), token.is_some())),
+            Ok(Err(e)) => return Err(connect_failure(url, &e.to_string(), Some(credential))),
             Err(_) => {
                 return Err(connect_failure(
                     url,
                     "no answer within 10 s",
-                    token.is_some(),
+                    Some(credential),
                 ));
             }
         };
@@ -398,16 +404,16 @@ pub async fn ctrl_c() {
     }
 }
 
-fn connect_failure(url: &str, why: &str, had_token: bool) -> Failure {
+/// `credential` is what was presented, once the TCP connect succeeded (`None` before).
+fn connect_failure(
+    url: &str,
+    why: &str,
+    credential: Option<&crate::agents::Credential>,
+) -> Failure {
     let lower = why.to_ascii_lowercase();
-    let message = if lower.contains("401") || lower.contains("auth") || lower.contains("403") {
-        if had_token {
-            format!(
-                "the trapdesk at {url} refused the token in TRAPDESK_TOKEN; set it to that host's --mcp-token"
-            )
-        } else {
-            format!("the trapdesk at {url} needs a token; set TRAPDESK_TOKEN to its --mcp-token")
-        }
+    let refused = lower.contains("401") || lower.contains("auth") || lower.contains("403");
+    let message = if let (true, Some(c)) = (refused, credential) {
+        c.refused(url)
     } else {
         format!(
             "no trapdesk is running at {url} ({why}); start `trapdesk` or `trapdesk --mcp-only`, or pass --connect URL"

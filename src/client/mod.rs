@@ -63,7 +63,7 @@ pub const DEFAULT_CONNECT: &str = "http://127.0.0.1:4445/mcp";
 /// Flags every client command shares.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ClientArgs {
-    /// MCP endpoint of the running trapdesk (token from env TRAPDESK_TOKEN when it needs one).
+    /// MCP endpoint of the running trapdesk (its token: env TRAPDESK_TOKEN, else the local one).
     // The env lets one export point every editor recipe and Makefile at a host on other ports.
     #[arg(long, value_name = "URL", default_value = DEFAULT_CONNECT, env = "TRAPDESK_CONNECT")]
     pub connect: String,
@@ -73,16 +73,19 @@ pub struct ClientArgs {
     /// Print the structured result as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Data directory of the host, where its local token is [default: the platform's].
+    #[arg(long, value_name = "DIR", env = "TRAPDESK_DATA_DIR")]
+    pub data_dir: Option<std::path::PathBuf>,
 }
 
 impl ClientArgs {
     /// The bearer token: `TRAPDESK_TOKEN`, else `TRAPDESK_MCP_TOKEN` (the host's own flag's
-    /// variable, so one `export` serves both on one machine).
-    pub fn token() -> Option<String> {
-        ["TRAPDESK_TOKEN", "TRAPDESK_MCP_TOKEN"]
-            .iter()
-            .filter_map(|k| std::env::var(k).ok())
-            .find(|t| !t.is_empty())
+    /// variable, so one `export` serves both on one machine), else the install's local token.
+    pub fn credential(&self) -> crate::agents::Credential {
+        crate::agents::Credential::find(
+            &["TRAPDESK_TOKEN", "TRAPDESK_MCP_TOKEN"],
+            self.data_dir.as_deref(),
+        )
     }
 
     /// Opens the connection as `name`.
@@ -90,7 +93,7 @@ impl ClientArgs {
     /// # Errors
     /// Exit code 3 when no trapdesk answers.
     pub async fn open(&self, name: &'static str) -> Result<Conn, Failure> {
-        Conn::open(&self.connect, Self::token().as_deref(), name).await
+        Conn::open(&self.connect, &self.credential(), name).await
     }
 
     /// `timeoutMs` for the host, when one was given.

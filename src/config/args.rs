@@ -32,8 +32,8 @@ pub struct HostArgs {
     /// Secret computers present in hello [default: env SANDBOX_PASSWORD, else generated].
     #[arg(long, value_name = "S")]
     pub secret: Option<String>,
-    /// Directory for everything trapdesk writes (secret, transcript, history, logs).
-    #[arg(long, value_name = "DIR")]
+    /// Directory for everything trapdesk writes (secret, tokens, transcript, history, logs).
+    #[arg(long, value_name = "DIR", env = "TRAPDESK_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
     /// Configuration file [default: config.toml in the data dir, else the platform config dir].
     #[arg(long, value_name = "FILE")]

@@ -6,9 +6,15 @@
 //!
 //! DNS-rebinding protection (a MUST of the specification): rmcp checks `Host` against
 //! loopback names by default, but leaves `Origin` unchecked unless configured, so the
-//! loopback origins are configured here: a request with any other `Origin` gets 403. Bearer
-//! tokens (the host's `--mcp-token`, and named agents' tokens once any exist) are checked
-//! before rmcp sees the request (401 otherwise).
+//! loopback origins are configured here: a request with any other `Origin` gets 403.
+//!
+//! Loopback is no proof of anything here: every computer of a Minecraft server on this machine
+//! makes its HTTP requests from loopback, with no `Origin` and a loopback `Host`. So every
+//! request needs a bearer token, checked before rmcp sees it: the install's local token (which
+//! its own tools read from the data dir), a named agent's, or the host's `--mcp-token`
+//! (`crate::agents`). A refusal is an RFC 6750 401 with a JSON body a client can show, and the
+//! OAuth discovery paths that clients probe after a 401 answer 404, so that a client says it
+//! needs a token instead of failing an OAuth flow this server does not offer.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -54,8 +60,14 @@ const LOOPBACK_ORIGINS: [&str; 6] = [
 /// also an acceptable `Host`, or remote agents could not reach it by address.
 pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) -> Router {
     let settings = session.settings();
+    // Made here when the host did not make it already (a library user's router): no router
+    // is ever open. Unreadable, it refuses its holders rather than letting anyone in.
+    let local_token = crate::agents::local_token(&settings.data_dir)
+        .map_err(|e| tracing::error!("the local MCP token cannot be used: {e}"))
+        .ok();
     let guard = Arc::new(Guard {
         token: settings.mcp_token.clone(),
+        local: local_token,
         agents: crate::agents::Verifier::new(&settings.data_dir),
     });
     let server = TrapdeskMcp::new(session);
@@ -89,9 +101,37 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     sessions.session_config.completed_cache_ttl = RESUME_WINDOW;
     let service: StreamableHttpService<TrapdeskMcp, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
+    // The guard is layered over `/mcp` alone; everything else, the discovery paths among it,
+    // is a plain 404 with or without a token.
     Router::new()
         .nest_service("/mcp", service)
         .layer(middleware::from_fn_with_state(guard, bearer))
+        .fallback(not_found)
+}
+
+/// The OAuth discovery paths MCP clients probe after a 401 (RFC 9728 protected-resource
+/// metadata, RFC 8414 and OpenID Connect server metadata, RFC 7591 registration). This server
+/// offers no OAuth: each is a 404, so that the client gives up on OAuth and reports the 401.
+pub const OAUTH_PATHS: [&str; 5] = [
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-protected-resource/mcp",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/openid-configuration",
+    "/register",
+];
+
+async fn not_found(req: Request) -> Response {
+    let path = req.uri().path();
+    let why = if OAUTH_PATHS.iter().any(|p| path.starts_with(p)) {
+        "this server offers no OAuth: send Authorization: Bearer <token> (trapdesk agent add NAME prints one)"
+    } else {
+        "no such path: the MCP endpoint is /mcp"
+    };
+    (
+        StatusCode::NOT_FOUND,
+        axum::Json(serde_json::json!({ "error": "not_found", "error_description": why })),
+    )
+        .into_response()
 }
 
 /// Serves MCP on `listener` until `shutdown` is cancelled.
@@ -125,9 +165,11 @@ fn is_loopback(ip: IpAddr) -> bool {
     ip.is_loopback()
 }
 
-/// What the bearer check needs: the host's own token, and where the named agents are.
+/// What the bearer check needs: the host's own token, the local token, and where the named
+/// agents are.
 struct Guard {
     token: Option<String>,
+    local: Option<String>,
     agents: crate::agents::Verifier,
 }
 
@@ -135,19 +177,26 @@ struct Guard {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentName(pub String);
 
+/// Whether `given` is `expected`, in constant time.
+fn same(given: Option<&str>, expected: Option<&str>) -> bool {
+    use subtle::ConstantTimeEq;
+    match (given, expected) {
+        (Some(g), Some(t)) => bool::from(g.as_bytes().ct_eq(t.as_bytes())),
+        _ => false,
+    }
+}
+
 /// Checks `Authorization: Bearer <token>` on every request: a named agent's token (then the
-/// request carries its [`AgentName`]), or the host's `--mcp-token`. Neither is needed while no
-/// named agent exists and no `--mcp-token` is set. The agents file is checked each time (and
-/// read again when it changed), so a removed agent is refused at its next request.
+/// request carries its [`AgentName`]), the install's local token, or the host's
+/// `--mcp-token`; anything else is a 401. The agents file is checked each time (and read again
+/// when it changed), so a removed agent is refused at its next request.
 async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
     let given = presented(req.headers());
-    let host_token = match (&guard.token, given.as_deref()) {
-        (Some(t), Some(g)) => {
-            use subtle::ConstantTimeEq;
-            bool::from(g.as_bytes().ct_eq(t.as_bytes()))
-        }
-        _ => false,
-    };
+    if same(given.as_deref(), guard.local.as_deref())
+        || same(given.as_deref(), guard.token.as_deref())
+    {
+        return next.run(req).await;
+    }
     // On a blocking thread although it is only a `stat` now (and a read when the file
     // changed): run inline on the async worker, the check cut the calls a second with 64 in
     // flight by half in A/B runs (BENCHMARKS.md, issue 10). rmcp serves each legacy session
@@ -156,29 +205,38 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
     let verdict = tokio::task::spawn_blocking(move || agents.agents.verify(token.as_deref()))
         .await
         .unwrap_or(crate::agents::Verdict::Refused);
-    let allowed = match verdict {
+    match verdict {
         crate::agents::Verdict::Agent(name) => {
             req.extensions_mut().insert(AgentName(name));
-            true
+            next.run(req).await
         }
-        crate::agents::Verdict::Open => guard.token.is_none() || host_token,
-        crate::agents::Verdict::Refused => host_token,
-    };
-    if allowed {
-        next.run(req).await
-    } else {
-        let why = if given.is_none() {
-            "missing bearer token: send Authorization: Bearer <token> (trapdesk agent add NAME makes one)\n"
-        } else {
-            "wrong or removed bearer token (trapdesk agent list shows the named agents)\n"
-        };
-        (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            why,
-        )
-            .into_response()
+        crate::agents::Verdict::Refused => unauthorized(given.is_some()),
     }
+}
+
+/// The 401 of RFC 6750 section 3: `WWW-Authenticate: Bearer` with `error="invalid_token"`
+/// when a token was sent (none when none was, as section 3.1 says), and a JSON body in the
+/// shape of an OAuth error response, which MCP clients parse and show.
+fn unauthorized(sent: bool) -> Response {
+    let (challenge, error, why) = if sent {
+        (
+            r#"Bearer realm="trapdesk", error="invalid_token", error_description="wrong or removed token""#,
+            "invalid_token",
+            "wrong or removed bearer token: `trapdesk agent list` shows the named agents, `trapdesk agent add NAME` prints a new token",
+        )
+    } else {
+        (
+            r#"Bearer realm="trapdesk""#,
+            "unauthorized",
+            "this MCP endpoint needs a bearer token: send Authorization: Bearer <token>; `trapdesk agent add NAME` prints one, and `trapdesk mcp-stdio` needs none",
+        )
+    };
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, challenge)],
+        axum::Json(serde_json::json!({ "error": error, "error_description": why })),
+    )
+        .into_response()
 }
 
 /// The bearer token of a request, if it has one.

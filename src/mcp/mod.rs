@@ -45,7 +45,7 @@ use tokio::sync::mpsc;
 
 use crate::session::{Ending, Origin, RequestError, RequestSpec, Session, Status};
 
-pub use http::{McpError, serve_http};
+pub use http::{McpError, OAUTH_PATHS, serve_http};
 pub use results::Outcome;
 pub use stdio::{StdioError, run_stdio, serve_stdio_session};
 

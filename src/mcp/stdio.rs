@@ -56,11 +56,15 @@ pub enum StdioError {
 /// # Errors
 /// [`StdioError::Unreachable`] (already reported on stderr) or [`StdioError::NoHost`] when
 /// nothing answers at `connect`; [`StdioError::Serve`] when stdio itself fails.
-pub async fn run_stdio(connect: &str, standalone: bool) -> Result<(), StdioError> {
-    let token = std::env::var("TRAPDESK_MCP_TOKEN")
-        .ok()
-        .filter(|t| !t.is_empty());
-    run_stdio_with(connect, token, standalone).await
+pub async fn run_stdio(
+    connect: &str,
+    standalone: bool,
+    data_dir: Option<&std::path::Path>,
+) -> Result<(), StdioError> {
+    // `TRAPDESK_MCP_TOKEN` (a named agent's, or the host's `--mcp-token`), else the install's
+    // local token, so that `claude mcp add trapdesk -- trapdesk mcp-stdio` needs nothing else.
+    let credential = crate::agents::Credential::find(&["TRAPDESK_MCP_TOKEN"], data_dir);
+    run_stdio_with(connect, credential, standalone).await
 }
 
 /// [`run_stdio`] with an explicit bearer token for the upstream endpoint.
@@ -69,7 +73,7 @@ pub async fn run_stdio(connect: &str, standalone: bool) -> Result<(), StdioError
 /// As [`run_stdio`].
 pub async fn run_stdio_with(
     connect: &str,
-    token: Option<String>,
+    credential: crate::agents::Credential,
     standalone: bool,
 ) -> Result<(), StdioError> {
     if let Err(reason) = reachable(connect).await {
@@ -90,7 +94,7 @@ pub async fn run_stdio_with(
     }
     let proxy = Proxy {
         url: connect.to_owned(),
-        token,
+        credential,
         upstream: Arc::new(OnceCell::new()),
         routes: Arc::default(),
     };
@@ -192,7 +196,7 @@ impl ClientHandler for Upstream {
 #[derive(Clone)]
 struct Proxy {
     url: String,
-    token: Option<String>,
+    credential: crate::agents::Credential,
     upstream: Arc<OnceCell<RunningService<RoleClient, Upstream>>>,
     routes: Routes,
 }
@@ -207,8 +211,8 @@ impl Proxy {
             .upstream
             .get_or_try_init(|| async {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
-                if let Some(t) = &self.token {
-                    config = config.auth_header(t.clone());
+                if let Some(t) = self.credential.token() {
+                    config = config.auth_header(t.to_owned());
                 }
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let handler = Upstream {
@@ -216,10 +220,16 @@ impl Proxy {
                     routes: self.routes.clone(),
                 };
                 handler.serve(transport).await.map_err(|e| {
-                    ErrorData::internal_error(
-                        format!("cannot reach trapdesk at {}: {e}", self.url),
-                        None,
-                    )
+                    let text = e.to_string();
+                    let lower = text.to_ascii_lowercase();
+                    // A person reads this line in the agent's log: what to do, no type names.
+                    let message = if lower.contains("401") || lower.contains("auth") {
+                        self.credential.refused(&self.url)
+                    } else {
+                        format!("cannot reach trapdesk at {}: {text}", self.url)
+                    };
+                    eprintln!("trapdesk mcp-stdio: {message}");
+                    ErrorData::internal_error(message, None)
                 })
             })
             .await?;

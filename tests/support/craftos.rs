@@ -391,7 +391,7 @@ impl Fleet {
                 CraftComputer::spawn_with(&launcher, i as u64 + 1, l, port, SECRET, *o)
             })
             .collect();
-        let (client, progress) = connect(&host.mcp_url()).await;
+        let (client, progress) = connect(&host.mcp_url(), &host.local_token).await;
         let fleet = Fleet {
             client,
             progress,

@@ -197,6 +197,10 @@ pub fn link_fake(session: &Session, id: u64, label: Option<&str>, seen: Shared) 
 pub struct Host {
     pub session: Session,
     pub url: String,
+    /// The local token every request needs (`<data dir>/mcp-token`).
+    pub token: String,
+    /// The data dir when the test gave none of its own.
+    _dir: Option<tempfile::TempDir>,
     pub addr: std::net::SocketAddr,
     pub seen: Shared,
     pub shutdown: CancellationToken,
@@ -208,7 +212,14 @@ impl Drop for Host {
     }
 }
 
-pub async fn host_with(settings: Settings) -> Host {
+pub async fn host_with(mut settings: Settings) -> Host {
+    // `Settings::default()` keeps its data in "."; a test must not leave a token in the tree.
+    let dir =
+        (settings.data_dir == std::path::Path::new(".")).then(|| tempfile::tempdir().unwrap());
+    if let Some(d) = &dir {
+        settings.data_dir = d.path().to_owned();
+    }
+    let token = trapdesk::agents::local_token(&settings.data_dir).unwrap();
     let session = Session::new(settings, false);
     let seen = Shared::default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -222,6 +233,8 @@ pub async fn host_with(settings: Settings) -> Host {
     Host {
         session,
         url: format!("http://{addr}/mcp"),
+        token,
+        _dir: dir,
         addr,
         seen,
         shutdown,
@@ -263,28 +276,36 @@ impl ClientHandler for Agent {
 pub type Client = RunningService<RoleClient, Agent>;
 
 /// An `initialize`-era client named `test-agent`.
-pub async fn connect(url: &str) -> (Client, mpsc::UnboundedReceiver<ProgressNotificationParam>) {
+/// A transport to `url` that presents `token`.
+pub fn transport(url: &str, token: &str) -> StreamableHttpClientTransport<reqwest::Client> {
+    StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token.to_owned()),
+    )
+}
+
+pub async fn connect(
+    url: &str,
+    token: &str,
+) -> (Client, mpsc::UnboundedReceiver<ProgressNotificationParam>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let agent = Agent {
         name: "test-agent".into(),
         progress: tx,
     };
-    let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
-    (agent.serve(transport).await.unwrap(), rx)
+    (agent.serve(transport(url, token)).await.unwrap(), rx)
 }
 
 /// A stateless 2026-07-28 client (`server/discover`, no session) named `stateless-agent`.
 pub async fn connect_stateless(
     url: &str,
+    token: &str,
 ) -> (Client, mpsc::UnboundedReceiver<ProgressNotificationParam>) {
     let (tx, rx) = mpsc::unbounded_channel();
     let agent = Agent {
         name: "stateless-agent".into(),
         progress: tx,
     };
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.to_owned()),
-    );
+    let transport = transport(url, token);
     let client = agent
         .serve_with_lifecycle(
             transport,
@@ -347,10 +368,21 @@ pub async fn raw_post(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
+    raw_request(addr, "POST", "/mcp", headers, body).await
+}
+
+/// One HTTP/1.1 request written by hand (no client library's defaults), and the whole answer.
+pub async fn raw_request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "{method} {path} HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {

@@ -200,7 +200,7 @@ pub fn host_process(dir: &Path, gw: u16, mcp: u16) -> tokio::process::Child {
 }
 
 /// An MCP client of the host on `mcp`, once the computer labelled `torn` answers through it.
-pub async fn agent_when_linked(mcp: u16) -> fake::Client {
+pub async fn agent_when_linked(mcp: u16, host_dir: &Path) -> fake::Client {
     let start = Instant::now();
     loop {
         assert!(
@@ -215,12 +215,9 @@ pub async fn agent_when_linked(mcp: u16) -> fake::Client {
                 name: "tear-agent".into(),
                 progress: tx,
             };
-            agent
-                .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
-                    url,
-                ))
-                .await
-                .ok()
+            // The host writes its local token before it listens.
+            let token = trapdesk::agents::read_local(host_dir).ok().flatten()?;
+            agent.serve(fake::transport(&url, &token)).await.ok()
         })
         .await;
         if let Ok(Some(client)) = connected
@@ -255,7 +252,7 @@ pub async fn host_stops(
     mcp: u16,
     rounds: u32,
 ) -> Vec<(String, Outcome)> {
-    let mut agent = agent_when_linked(mcp).await;
+    let mut agent = agent_when_linked(mcp, host_dir).await;
     // How long the megabyte write takes through MCP.
     let args =
         json!({"traposId": "torn", "path": TARGET, "content": b64(&new()), "encoding": "base64"});
@@ -291,7 +288,7 @@ pub async fn host_stops(
             .expect("the host did not stop");
         let _ = tokio::time::timeout(Duration::from_secs(15), call).await;
         host = host_process(host_dir, gw, mcp);
-        agent = agent_when_linked(mcp).await;
+        agent = agent_when_linked(mcp, host_dir).await;
         let first = content_verdict(root, &format!("host SIG{signal} {at:?} into the write"));
         tokio::time::sleep(whole + Duration::from_millis(500)).await;
         assert!(exec_mcp(&agent, "return 1").await);
