@@ -25,9 +25,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import contextlib
+
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import Implementation
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,6 +53,13 @@ TOOLS = {
 }
 
 pytestmark = pytest.mark.anyio
+
+# A strong secret (the host refuses weak ones given by hand).
+SECRET = "acceptance-secret-7f3k9q2m"
+
+# Each host's local token by its MCP URL: every request needs one, as a stranger's agent
+# would be told by `trapdesk agent add` (the local one here, read from the data dir).
+TOKENS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="session")
@@ -81,7 +92,7 @@ class HostProcess:
                 "--data-dir",
                 self.dir,
                 "--secret",
-                "s",
+                SECRET,
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -91,6 +102,9 @@ class HostProcess:
         )
         self.lines: list[str] = []
         self.url = self._read_start_line()
+        # Written before the host listens, so it is there once the start line is.
+        self.token = (Path(self.dir) / "mcp-token").read_text().strip()
+        TOKENS[self.url] = self.token
         threading.Thread(target=self._drain, daemon=True).start()
 
     def _read_start_line(self) -> str:
@@ -128,8 +142,23 @@ def text(r: Any) -> str:
     return r.content[0].text if r.content else ""
 
 
-def client(url: str, name: str, mode: str = "auto") -> Client:
-    return Client(url, client_info=Implementation(name=name, version="0.1"), mode=mode)
+@contextlib.asynccontextmanager
+async def _with_token(url: str, token: str):  # type: ignore[no-untyped-def]
+    """Streamable HTTP with `Authorization: Bearer`, as a client configured with a header sends."""
+    async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            yield streams
+
+
+def client(server: Any, name: str, mode: str = "auto") -> Client:
+    if isinstance(server, str):
+        server = _with_token(server, TOKENS[server])
+    return Client(server, client_info=Implementation(name=name, version="0.1"), mode=mode)
+
+
+def stdio(host: HostProcess) -> StdioServerParameters:
+    """`trapdesk mcp-stdio` as an agent starts it: it finds the host's token in its data dir."""
+    return StdioServerParameters(command=str(BIN), args=["mcp-stdio", "--connect", host.url, "--data-dir", host.dir])
 
 
 async def _wait_for_two(url: str) -> list[dict[str, Any]]:
@@ -277,7 +306,7 @@ async def test_live_output_arrives_as_progress(host: HostProcess) -> None:
 
 
 async def test_stdio_proxy_joins_the_session_under_the_agents_name(host: HostProcess) -> None:
-    params = StdioServerParameters(command=str(BIN), args=["mcp-stdio", "--connect", host.url])
+    params = stdio(host)
     async with client(params, "acceptance-stdio-agent") as c:  # type: ignore[arg-type]
         tools = (await c.list_tools()).tools
         assert {t.name for t in tools} == TOOLS
@@ -305,7 +334,7 @@ async def test_abandoning_a_call_cancels_it_on_the_computer(host: HostProcess, v
     """The SDK sends notifications/cancelled when a call's scope is cancelled; the chunk stops."""
     server: Any = host.url
     if via == "stdio":
-        server = StdioServerParameters(command=str(BIN), args=["mcp-stdio", "--connect", host.url])
+        server = stdio(host)
     async with client(server, f"acceptance-cancel-{via}") as c:
         with anyio.move_on_after(1.0) as scope:
             await c.call_tool("exec-lua", {"traposId": "farm", "code": "print('zz') sleep(30)"})
@@ -346,7 +375,7 @@ async def test_stdio_standalone_runs_its_own_host(tmp_path: Path) -> None:
         args=[
             "mcp-stdio", "--standalone", "--connect", "http://127.0.0.1:9/mcp",
             "--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0",
-            "--data-dir", str(tmp_path), "--secret", "s", "--demo", "1",
+            "--data-dir", str(tmp_path), "--secret", SECRET, "--demo", "1",
         ],
     )
     async with client(params, "acceptance-standalone") as c:  # type: ignore[arg-type]
@@ -376,8 +405,10 @@ def test_foreign_origin_is_refused(host: HostProcess) -> None:
         }
     ).encode()
 
-    def post(origin: str | None) -> int:
+    def post(origin: str | None, token: str | None = host.token) -> int:
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
         if origin:
             headers["Origin"] = origin
         req = urllib.request.Request(host.url, data=body, headers=headers, method="POST")
@@ -390,6 +421,19 @@ def test_foreign_origin_is_refused(host: HostProcess) -> None:
     assert post("http://evil.example") == 403
     assert post("http://localhost:3000") == 200
     assert post(None) == 200
+    # As a computer of the same Minecraft server asks: loopback, no Origin, no token.
+    assert post(None, token=None) == 401
+    assert post(None, token="td_guessed") == 401
+
+
+async def test_the_sdk_without_a_token_is_refused_with_a_reason(host: HostProcess) -> None:
+    """The official client, given no token, cannot even list the tools (this SDK reports the
+    401 as a generic "Server returned an error response")."""
+    listed = None
+    with pytest.raises(Exception):
+        async with Client(host.url, client_info=Implementation(name="no-token", version="0.1")) as c:
+            listed = await c.list_tools()
+    assert listed is None
 
 
 async def test_results_tell_the_truth(host: HostProcess) -> None:
