@@ -132,6 +132,27 @@ impl CraftComputer {
         secret: &str,
         opts: Options,
     ) -> CraftComputer {
+        let startup = format!(
+            "-- Once, as a player would type it at the prompt.\n\
+             fs.delete(shell.getRunningProgram())\n\
+             shell.run(\"wget run http://127.0.0.1:{gateway_port}/install.lua {secret}\")\n"
+        );
+        Self::spawn_startup(launcher, id, label, &startup, opts)
+    }
+
+    /// A computer whose `startup.lua` is `startup` and nothing else: no client, not linked
+    /// (another player's computer on the same server).
+    pub fn spawn_program(launcher: &Path, id: u64, label: &str, startup: &str) -> CraftComputer {
+        Self::spawn_startup(launcher, id, label, startup, Options::default())
+    }
+
+    fn spawn_startup(
+        launcher: &Path,
+        id: u64,
+        label: &str,
+        startup: &str,
+        opts: Options,
+    ) -> CraftComputer {
         let data = tempfile::tempdir().unwrap();
         let root = data.path();
         std::fs::create_dir_all(root.join("config")).unwrap();
@@ -157,15 +178,7 @@ impl CraftComputer {
             format!("{{ \"base64\": true, \"isColor\": true, \"label\": \"{b64}\" }}\n"),
         )
         .unwrap();
-        std::fs::write(
-            files.join("startup.lua"),
-            format!(
-                "-- Once, as a player would type it at the prompt.\n\
-                 fs.delete(shell.getRunningProgram())\n\
-                 shell.run(\"wget run http://127.0.0.1:{gateway_port}/install.lua {secret}\")\n"
-            ),
-        )
-        .unwrap();
+        std::fs::write(files.join("startup.lua"), startup).unwrap();
 
         let (child, stdin, screen, reader) = start_process(launcher, root, id, opts.size.is_some());
         CraftComputer {
