@@ -19,6 +19,8 @@ use crate::client::{ClientArgs, Failure, exit};
 use crate::config::{self, SecretSource};
 use crate::session::Origin;
 
+pub mod ccrules;
+
 /// `trapdesk doctor`.
 #[derive(Debug, Args, Clone)]
 pub struct DoctorArgs {
