@@ -62,6 +62,10 @@ async fn doctor_reports_addresses_rules_secret_links_and_refusals() {
         "{out}"
     );
     assert!(out.contains("every local service"), "{out}");
+    assert!(
+        out.contains(&format!("(port {} is the running gateway's", gw.port())),
+        "{out}"
+    );
     assert!(out.contains("$private"), "{out}");
     assert!(
         out.contains(&format!("wget run http://{gw}/install.lua {SECRET}")),
@@ -120,7 +124,9 @@ async fn doctor_without_a_host_says_what_to_start_and_exits_3() {
         ])
         .arg("--data-dir")
         .arg(&dir)
-        .env("SANDBOX_PASSWORD", SECRET);
+        .env("SANDBOX_PASSWORD", SECRET)
+        .current_dir(&dir)
+        .env("HOME", &dir);
         c
     })
     .await;
@@ -130,6 +136,13 @@ async fn doctor_without_a_host_says_what_to_start_and_exits_3() {
     assert!(s.contains("trapdesk --mcp-only"), "{s}");
     // The rules and the installer line are still there: they do not need a running host.
     assert!(s.contains("[[http.rules]]"), "{s}");
+    assert!(
+        s.contains(&format!(
+            "(port {} is from the flags and defaults",
+            gw.port()
+        )),
+        "{s}"
+    );
 }
 
 /// A server folder with `world/serverconfig/computercraft-server.toml` holding `rules` (TOML

@@ -280,6 +280,19 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         (None, false) => report.line("the rule for the gateway, to go ABOVE the rule with host = \"$private\" (the first matching rule wins):"),
     }
     report.line("(keep the port: a rule without one opens every local service on that machine, the MCP endpoint, databases, admin panels, to every computer of every player in the world)");
+    // The running host does not tell its gateway's port over MCP; /health answering at the
+    // configured address is what shows that the port is the live one.
+    if answers.is_ok() {
+        report.line(&format!(
+            "(port {} is the running gateway's: it answered /health)",
+            bind.port()
+        ));
+    } else {
+        report.line(&format!(
+            "(port {} is from the flags and defaults: no gateway answered there; give doctor the --gateway-bind trapdesk was started with)",
+            bind.port()
+        ));
+    }
     let mut rules = Vec::new();
     for r in &reach {
         rules.push(http_rule(r.addr.ip(), r.addr.port()));
