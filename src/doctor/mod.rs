@@ -38,8 +38,8 @@ pub struct DoctorArgs {
     /// Configuration file of the host.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The Minecraft server's folder, a world's folder (or .minecraft, or the file itself), to
-    /// read computercraft-server.toml from [default: looked for from the current directory].
+    /// The Minecraft server's or a world's folder (or .minecraft, or the file) to read
+    /// computercraft-server.toml from [default: looked for from the current directory].
     #[arg(long, value_name = "DIR")]
     pub minecraft: Option<PathBuf>,
     #[command(flatten)]
@@ -259,13 +259,23 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
             from: r.from,
         })
         .collect();
-    let mcp = url_host_port(&a.client.connect).and_then(|(host, port)| {
-        resolve(&host, port).map(|addr| Target {
-            domain: host,
-            addr,
-            from: "this machine",
-        })
-    });
+    // Where a computer asking for the MCP endpoint would land (a name needs a DNS lookup, so
+    // off the runtime's threads, like the /health probe).
+    let mcp = match url_host_port(&a.client.connect) {
+        Some((host, port)) => {
+            let name = host.clone();
+            tokio::task::spawn_blocking(move || resolve(&name, port))
+                .await
+                .ok()
+                .flatten()
+                .map(|addr| Target {
+                    domain: host,
+                    addr,
+                    from: "this machine",
+                })
+        }
+        None => None,
+    };
     let search = find_server_config(a.minecraft.as_deref());
     let (verdicts, insert_above) =
         server_config_report(&mut report, &search, &gateway, mcp.as_ref());
