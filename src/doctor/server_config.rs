@@ -31,7 +31,9 @@ pub const FILE: &str = "computercraft-server.toml";
 /// Why a file found is the one that counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// `<world>/serverconfig/computercraft-server.toml`, or the file named with `--minecraft`.
+    /// The file named with `--minecraft`.
+    Given,
+    /// `<world>/serverconfig/computercraft-server.toml`.
     World,
     /// `<server>/config/computercraft-server.toml`, read when the world has none.
     Instance,
@@ -42,6 +44,7 @@ pub enum Role {
 impl Role {
     pub fn as_str(self) -> &'static str {
         match self {
+            Role::Given => "given",
             Role::World => "world",
             Role::Instance => "instance",
             Role::Template => "template",
@@ -51,6 +54,7 @@ impl Role {
     /// One line on what the file is to the server.
     pub fn note(self) -> &'static str {
         match self {
+            Role::Given => "the file given with --minecraft",
             Role::World => "the world's own: it wins over every other",
             Role::Instance => {
                 "no world here has its own, so NeoForge and Fabric for Minecraft 1.21 read this one; Forge and 1.20 Fabric give the world its own at its next start instead"
@@ -78,7 +82,7 @@ const MAX_WORLDS: usize = 8;
 pub fn locate(dir: &Path, s: &mut Search) {
     if dir.is_file() {
         s.looked.push(dir.display().to_string());
-        s.found.push((dir.to_owned(), Role::World));
+        s.found.push((dir.to_owned(), Role::Given));
         return;
     }
     let in_world = |w: &Path| w.join("serverconfig").join(FILE);
@@ -114,11 +118,26 @@ pub fn locate(dir: &Path, s: &mut Search) {
         any(s, dir.join("saves"));
     }
     s.found.truncate(before + MAX_WORLDS);
-    if s.found.len() == before {
-        check(s, dir.join("config").join(FILE), Role::Instance);
+    // `config/` and `defaultconfigs/` sit beside the worlds: in `dir` when it is the server's
+    // (or the launcher's) folder, above it when it is a world (two levels up under `saves/`).
+    let mut instance = dir.to_owned();
+    if dir.join("level.dat").is_file()
+        && let Some(up) = dir.parent()
+    {
+        instance = match up.parent() {
+            Some(top) if up.file_name().is_some_and(|n| n == "saves") => top.to_owned(),
+            _ => up.to_owned(),
+        };
     }
     if s.found.len() == before {
-        check(s, dir.join("defaultconfigs").join(FILE), Role::Template);
+        check(s, instance.join("config").join(FILE), Role::Instance);
+    }
+    if s.found.len() == before {
+        check(
+            s,
+            instance.join("defaultconfigs").join(FILE),
+            Role::Template,
+        );
     }
 }
 
@@ -369,6 +388,22 @@ mod tests {
         std::fs::write(c.join(FILE), "")?;
         let mut s = Search::default();
         locate(dir.path(), &mut s);
+        assert_eq!(s.found, vec![(c.join(FILE), Role::Instance)]);
+        Ok(())
+    }
+
+    #[test]
+    fn a_world_without_its_own_file_uses_the_instances() -> std::io::Result<()> {
+        // Single player on NeoForge 1.21: .minecraft/config/ holds the live file.
+        let dir = tempfile::tempdir()?;
+        let world = dir.path().join("saves").join("New World");
+        std::fs::create_dir_all(&world)?;
+        std::fs::write(world.join("level.dat"), "")?;
+        let c = dir.path().join("config");
+        std::fs::create_dir_all(&c)?;
+        std::fs::write(c.join(FILE), "")?;
+        let mut s = Search::default();
+        locate(&world, &mut s);
         assert_eq!(s.found, vec![(c.join(FILE), Role::Instance)]);
         Ok(())
     }
