@@ -2,10 +2,13 @@
 //! gateway's address and the MCP endpoint's.
 //!
 //! Which file a server reads (CC: Tweaked registers a server config of that name):
-//! - Forge (and NeoForge for 1.20.1): `<world>/serverconfig/` (`ServerLifecycleHooks.java:96` in
+//! - Forge (and NeoForge for 1.20.1): `<world>/serverconfig/` (`src/main/java/net/minecraftforge/
+//!   server/ServerLifecycleHooks.java:96` in
 //!   neoforged/NeoForge branch 1.20.1 at a3317fc07); a world without one gets a copy of
 //!   `<server>/defaultconfigs/computercraft-server.toml` when that exists, else CC's defaults
-//!   (`ConfigFileTypeHandler.setupConfigFile` in MinecraftForge's fmlcore).
+//!   (Forge's loader as forked in neoforged/FancyModLoader branch 1.20.1 at 21267b88a:
+//!   `core/src/main/java/net/minecraftforge/fml/config/ConfigFileTypeHandler.java:69-80`, the
+//!   folder's name from `loader/.../fml/loading/FMLConfig.java:31`).
 //! - NeoForge for 1.21: `<server>/config/`, unless the world has its own
 //!   `serverconfig/computercraft-server.toml`, which then wins (`ServerLifecycleHooks.java:97`
 //!   on branch 1.21.1 at 718fd71c7; `ConfigTracker.java:149-158` in neoforged/FancyModLoader at
