@@ -201,8 +201,9 @@ fn refused(events: &[Value]) -> Vec<String> {
 /// `trapdesk doctor`.
 ///
 /// # Errors
-/// A [`Failure`] with exit code 3 when no trapdesk runs or its gateway does not answer
-/// (after printing everything it could check); 2 for a bad configuration.
+/// A [`Failure`] with exit code 3 when no trapdesk runs, its gateway does not answer, or a
+/// `computercraft-server.toml` it read needs changing (after printing everything it could
+/// check); 2 for a bad configuration or a `--minecraft` that does not exist.
 pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     let host_args = crate::cli::HostArgs {
         gateway_bind: a.gateway_bind,
