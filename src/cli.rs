@@ -60,8 +60,10 @@ pub enum Command {
         after_help = "Example: trapdesk sync ./src miner:/prog --run \"prog/main.lua --verbose\" --ignore '*.md'"
     )]
     Sync(crate::sync::SyncArgs),
-    /// Check why a computer will not link: addresses, port, http rules, secret, refused links.
-    #[command(after_help = "Example: trapdesk doctor --gateway-bind 0.0.0.0:4444")]
+    /// Check why a computer will not link: addresses, port, the server's http rules, secret, refusals.
+    #[command(
+        after_help = "Example: trapdesk doctor --minecraft ~/mc-server --gateway-bind 0.0.0.0:4444"
+    )]
     Doctor(crate::doctor::DoctorArgs),
     /// Print shell completions (from these definitions) for bash, zsh or fish.
     #[command(

@@ -90,10 +90,25 @@ pub async fn index(State(state): State<GatewayState>, headers: HeaderMap) -> Res
 
 /// The body of `/` for a gateway reachable at `host`.
 pub fn index_text(host: &str) -> String {
+    // The rule names this port: CC: Tweaked matches a rule without one on every port of the
+    // host, which would open every local service to every computer in the world. A Host
+    // without a port was port 80 (CC's default for http URLs).
+    let (name, port) = match host.strip_prefix('[') {
+        Some(v6) => v6
+            .split_once("]:")
+            .unwrap_or((v6.trim_end_matches(']'), "80")),
+        None if host.matches(':').count() == 1 => host.split_once(':').unwrap_or((host, "80")),
+        None => (host, "80"),
+    };
     format!(
         "trapdesk {} gateway\n\n\
          Link a ComputerCraft computer: on it, type\n\n    wget run http://{host}/install.lua <secret>\n\n\
          (the secret is shown in the trapdesk console with the s key, or printed by trapdesk --mcp-only).\n\n\
+         \"Domain not permitted\"? In the server's computercraft-server.toml, above the rule with\n\
+         host = \"$private\", add (keep the port: without it every local service on that machine is\n\
+         open to every computer of every player in the world):\n\n    \
+         [[http.rules]]\n    host = \"{name}\"\n    port = {port}\n    action = \"allow\"\n\n\
+         `trapdesk doctor --minecraft DIR` checks the server's file.\n\n\
          GET /install.lua   the installer\n\
          GET /lua/<path>    the client files\n\
          GET /health        JSON status\n\
@@ -128,5 +143,16 @@ mod tests {
         assert!(valid_host("my-host.example"));
         assert!(!valid_host("x\"; os.shutdown() --"));
         assert!(!valid_host(""));
+    }
+
+    #[test]
+    fn the_help_page_gives_the_rule_with_this_port() {
+        let page = index_text("192.168.1.20:4444");
+        assert!(
+            page.contains("    host = \"192.168.1.20\"\n    port = 4444\n"),
+            "{page}"
+        );
+        assert!(index_text("[::1]:9").contains("host = \"::1\"\n    port = 9\n"));
+        assert!(index_text("mc.example").contains("port = 80\n"));
     }
 }

@@ -29,11 +29,13 @@ pub fn link_text(app: &App, inner: Rect, buf: &mut Buffer) {
     };
     let t = &app.theme;
     // A wildcard bind is no address a computer can use; the person must put the LAN one in.
-    let addr = if s.gateway_bind.ip().is_unspecified() {
-        format!("<this host's address>:{}", s.gateway_bind.port())
+    let (addr, host) = if s.gateway_bind.ip().is_unspecified() {
+        let host = "<this host's address>".to_owned();
+        (format!("{host}:{}", s.gateway_bind.port()), host)
     } else {
-        s.gateway_bind.to_string()
+        (s.gateway_bind.to_string(), s.gateway_bind.ip().to_string())
     };
+    let rule = |text: String| Line::from(Span::styled(format!("  {text}"), t.accent));
     let lines = vec![
         Line::from(Span::styled("Link a ComputerCraft computer:", t.title)),
         Line::from("On the computer, run:"),
@@ -48,12 +50,18 @@ pub fn link_text(app: &App, inner: Rect, buf: &mut Buffer) {
         Line::from(""),
         Line::from(vec![
             Span::styled("Blocked? ", t.warn),
+            // The port matters: CC matches a rule without one on every port of the host.
             Span::raw(
-                "CC blocks private addresses by default: in serverconfig/computercraft-server.toml \
-                 add an allow rule for this host before the $private deny rule. \
-                 `trapdesk doctor` in a shell prints the exact lines and checks the rest.",
+                "CC denies private addresses: in serverconfig/computercraft-server.toml, \
+                 above host = \"$private\", add this (keep the port, or every local service \
+                 here is open to every computer in the world):",
             ),
         ]),
+        rule("[[http.rules]]".into()),
+        rule(format!("host = \"{host}\"")),
+        rule(format!("port = {}", s.gateway_bind.port())),
+        rule("action = \"allow\"".into()),
+        Line::from("`trapdesk doctor --minecraft DIR` checks the server's file and the rest."),
         Line::from(vec![
             Span::styled("Refused? ", t.warn),
             Span::raw(

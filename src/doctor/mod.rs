@@ -1,7 +1,9 @@
 //! `trapdesk doctor`: what a newcomer needs when a real computer will not link. Which
 //! addresses the gateway listens on and which a Minecraft server here or elsewhere could use,
-//! whether the port answers, the `[[http.rules]]` lines for `computercraft-server.toml`, where
-//! the secret is and the installer line, and the last refused links with their reasons.
+//! whether the port answers, the server's `computercraft-server.toml` read and judged as
+//! CC: Tweaked would (may a computer open the gateway? does a rule open more than its port?),
+//! the `[[http.rules]]` lines to add, where the secret is and the installer line, and the last
+//! refused links with their reasons.
 //!
 //! It reads the settings the host would (flags, config file, environment) and asks the running
 //! trapdesk through its MCP endpoint (origin `cli`), so it works the same whether or not a
@@ -9,7 +11,7 @@
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
@@ -18,6 +20,11 @@ use serde_json::{Value, json};
 use crate::client::{ClientArgs, Failure, exit};
 use crate::config::{self, SecretSource};
 use crate::session::Origin;
+
+pub mod ccrules;
+pub mod server_config;
+
+use server_config::{Search, Target};
 
 /// `trapdesk doctor`.
 #[derive(Debug, Args, Clone)]
@@ -28,6 +35,10 @@ pub struct DoctorArgs {
     /// Configuration file of the host.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The Minecraft server's or a world's folder (or .minecraft, or the file) to read
+    /// computercraft-server.toml from [default: looked for from the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub minecraft: Option<PathBuf>,
     #[command(flatten)]
     pub client: ClientArgs,
 }
@@ -78,9 +89,68 @@ fn lan_address() -> Option<IpAddr> {
     s.local_addr().ok().map(|a| a.ip())
 }
 
-/// The `[[http.rules]]` lines that let CC: Tweaked reach `host`.
-pub fn http_rule(host: IpAddr) -> String {
-    format!("[[http.rules]]\nhost = \"{host}\"\naction = \"allow\"")
+/// The `[[http.rules]]` lines that let CC: Tweaked's computers reach the gateway at `host:port`
+/// and nothing else there: without `port` a rule matches every port of the host
+/// (`AddressRule.java:63`).
+pub fn http_rule(host: IpAddr, port: u16) -> String {
+    let port_line = format!("port = {port}");
+    format!(
+        "[[http.rules]]\nhost = \"{host}\"\n{port_line:<23}# the gateway's own port\naction = \"allow\""
+    )
+}
+
+/// Host and port of an `http://` or `https://` URL (the MCP endpoint's), default ports
+/// included; `None` for anything else.
+fn url_host_port(url: &str) -> Option<(String, u16)> {
+    let (rest, default) = if let Some(r) = url.strip_prefix("http://") {
+        (r, 80)
+    } else {
+        (url.strip_prefix("https://")?, 443)
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit('@').next()?;
+    if let Some(v6) = authority.strip_prefix('[') {
+        let (host, after) = v6.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None => default,
+        };
+        return Some((host.to_owned(), port));
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) => Some((h.to_owned(), p.parse().ok()?)),
+        None => Some((authority.to_owned(), default)),
+    }
+}
+
+/// Where a computer asking for `host:port` would be sent: CC: Tweaked resolves the name and
+/// checks the rules against both (`Websocket.java:82-83`).
+fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Some(SocketAddr::new(ip, port));
+    }
+    std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .ok()?
+        .next()
+}
+
+/// Which `computercraft-server.toml` files count: from `--minecraft DIR`, else from the current
+/// directory, else from the default launcher's folder (single player).
+fn find_server_config(dir: Option<&Path>) -> Search {
+    let mut s = Search::default();
+    match dir {
+        Some(d) => server_config::locate(d, &mut s),
+        None => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            server_config::locate(&cwd, &mut s);
+            if s.found.is_empty()
+                && let Some(l) = server_config::launcher_dir().filter(|l| l.is_dir())
+            {
+                server_config::locate(&l, &mut s);
+            }
+        }
+    }
+    s
 }
 
 /// Whether the gateway answers `/health` at `addr` (plain HTTP over a TCP socket).
@@ -128,8 +198,9 @@ fn refused(events: &[Value]) -> Vec<String> {
 /// `trapdesk doctor`.
 ///
 /// # Errors
-/// A [`Failure`] with exit code 3 when no trapdesk runs or its gateway does not answer
-/// (after printing everything it could check); 2 for a bad configuration.
+/// A [`Failure`] with exit code 3 when no trapdesk runs, its gateway does not answer, or a
+/// `computercraft-server.toml` it read needs changing (after printing everything it could
+/// check); 2 for a bad configuration or a `--minecraft` that does not exist.
 pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     let host_args = crate::cli::HostArgs {
         gateway_bind: a.gateway_bind,
@@ -139,6 +210,12 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     };
     let settings = config::resolve(&host_args)
         .map_err(|e| Failure::new(exit::USAGE, format!("cannot read the settings: {e}")))?;
+    if let Some(d) = a.minecraft.as_deref().filter(|d| !d.exists()) {
+        return Err(Failure::new(
+            exit::USAGE,
+            format!("--minecraft {}: no such file or folder", d.display()),
+        ));
+    }
     let bind = settings.gateway_bind;
     let reach = reachable_addresses(bind, lan_address());
     let mut report = Report::new(a.client.json);
@@ -172,10 +249,61 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     report.data("gateway", json!({"bind": bind.to_string(), "reachable": reach.iter().map(|r| json!({"address": r.addr.to_string(), "from": r.from})).collect::<Vec<_>>(), "answers": answers.is_ok()}));
 
     report.head("computercraft-server.toml");
-    report.line("in <world>/serverconfig/computercraft-server.toml, put these lines ABOVE the rule with host = \"$private\" (the first matching rule wins), then restart the server:");
+    let gateway: Vec<Target> = reach
+        .iter()
+        .map(|r| Target {
+            domain: r.addr.ip().to_string(),
+            addr: r.addr,
+            from: r.from,
+        })
+        .collect();
+    // Where a computer asking for the MCP endpoint would land (a name needs a DNS lookup, so
+    // off the runtime's threads, like the /health probe).
+    let mcp = match url_host_port(&a.client.connect) {
+        Some((host, port)) => {
+            let name = host.clone();
+            tokio::task::spawn_blocking(move || resolve(&name, port))
+                .await
+                .ok()
+                .flatten()
+                .map(|addr| Target {
+                    domain: host,
+                    addr,
+                    from: "this machine",
+                })
+        }
+        None => None,
+    };
+    let search = find_server_config(a.minecraft.as_deref());
+    let (verdicts, insert_above) =
+        server_config_report(&mut report, &search, &gateway, mcp.as_ref());
+    problems += verdicts.iter().filter(|v| v["ok"] == false).count();
+    report.data(
+        "minecraft",
+        json!({"looked": search.looked, "read": verdicts}),
+    );
+    match (insert_above, search.found.is_empty()) {
+        (Some(n), _) => report.line(&format!("to let computers reach the gateway, put these lines ABOVE rule {n} of that file (the first matching rule wins), then restart the server:")),
+        (None, true) => report.line("in <world>/serverconfig/computercraft-server.toml, put these lines ABOVE the rule with host = \"$private\" (the first matching rule wins), then restart the server:"),
+        (None, false) => report.line("the rule for the gateway, to go ABOVE the rule with host = \"$private\" (the first matching rule wins):"),
+    }
+    report.line("(keep the port: a rule without one opens every local service on that machine, the MCP endpoint, databases, admin panels, to every computer of every player in the world)");
+    // The running host does not tell its gateway's port over MCP; /health answering at the
+    // configured address is what shows that the port is the live one.
+    if answers.is_ok() {
+        report.line(&format!(
+            "(port {} is the running gateway's: it answered /health)",
+            bind.port()
+        ));
+    } else {
+        report.line(&format!(
+            "(port {} is from the flags and defaults: no gateway answered there; give doctor the --gateway-bind trapdesk was started with)",
+            bind.port()
+        ));
+    }
     let mut rules = Vec::new();
     for r in &reach {
-        rules.push(http_rule(r.addr.ip()));
+        rules.push(http_rule(r.addr.ip(), r.addr.port()));
     }
     rules.dedup();
     for r in &rules {
@@ -271,6 +399,52 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     }
 }
 
+/// The files found, each read and judged for the gateway and the MCP endpoint; or where it
+/// looked. Returns each file's data (`ok` false when something in it needs changing) and the
+/// rule to insert the allow rule above, when one denies the gateway.
+fn server_config_report(
+    report: &mut Report,
+    search: &Search,
+    gateway: &[Target],
+    mcp: Option<&Target>,
+) -> (Vec<Value>, Option<usize>) {
+    if search.found.is_empty() {
+        report.line("found no computercraft-server.toml; looked in:");
+        for l in &search.looked {
+            report.line(&format!("  {l}"));
+        }
+        report.line("give the Minecraft server's folder or the world's with --minecraft DIR");
+    }
+    let mut out = Vec::new();
+    let mut insert_above = None;
+    for (path, role) in &search.found {
+        report.line(&format!("read {} ({})", path.display(), role.note()));
+        let (path_s, role_s) = (path.display().to_string(), role.as_str());
+        match server_config::read(path) {
+            Err(e) => {
+                report.line(&format!("  cannot read it: {e}"));
+                out.push(json!({"path": path_s, "role": role_s, "ok": false, "error": e}));
+            }
+            Ok(cfg) => {
+                let v = server_config::check(&cfg, gateway, mcp);
+                for l in &v.lines {
+                    report.line(&format!("  {l}"));
+                }
+                for w in &v.warnings {
+                    report.line(&format!("  warning: {w}"));
+                }
+                insert_above = insert_above.or(v.insert_above);
+                let mut d = v.data;
+                d["path"] = json!(path_s);
+                d["role"] = json!(role_s);
+                d["ok"] = json!(v.gateway_ok && v.warnings.is_empty());
+                out.push(d);
+            }
+        }
+    }
+    (out, insert_above)
+}
+
 /// Text for a person, or one JSON object with `--json`.
 struct Report {
     json: bool,
@@ -324,8 +498,22 @@ mod tests {
     fn the_rule_is_toml_for_cc() {
         let ip: IpAddr = "10.0.0.5".parse().unwrap_or_else(|_| unreachable!());
         assert_eq!(
-            http_rule(ip),
-            "[[http.rules]]\nhost = \"10.0.0.5\"\naction = \"allow\""
+            http_rule(ip, 4444),
+            "[[http.rules]]\nhost = \"10.0.0.5\"\nport = 4444            # the gateway's own port\naction = \"allow\""
         );
+    }
+
+    #[test]
+    fn the_mcp_url_gives_host_and_port() {
+        assert_eq!(
+            url_host_port("http://127.0.0.1:4445/mcp"),
+            Some(("127.0.0.1".into(), 4445))
+        );
+        assert_eq!(url_host_port("http://[::1]:9/mcp"), Some(("::1".into(), 9)));
+        assert_eq!(
+            url_host_port("https://example.org/mcp"),
+            Some(("example.org".into(), 443))
+        );
+        assert_eq!(url_host_port("ws://x:1/"), None);
     }
 }
