@@ -147,14 +147,14 @@ async fn no_path_leaves_an_emulated_computers_directory() {
 }
 
 /// A raw HTTP POST to `/mcp` with the given `Host` and optional `Origin`.
-async fn post_mcp(addr: &str, host_header: &str, origin: Option<&str>) -> u16 {
+async fn post_mcp(addr: &str, token: &str, host_header: &str, origin: Option<&str>) -> u16 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "raw", "version": "1"}}})
     .to_string();
     let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {host_header}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "POST /mcp HTTP/1.1\r\nHost: {host_header}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     if let Some(o) = origin {
@@ -194,7 +194,7 @@ async fn dns_rebinding_forms_are_refused_on_the_mcp_port() {
         format!("0.0.0.0:{port}"),
     ] {
         assert_eq!(
-            post_mcp(&addr, &bad_host, None).await,
+            post_mcp(&addr, &host.local_token, &bad_host, None).await,
             403,
             "Host: {bad_host}"
         );
@@ -209,16 +209,20 @@ async fn dns_rebinding_forms_are_refused_on_the_mcp_port() {
         "http://127.0.0.1.nip.io",
     ] {
         assert_eq!(
-            post_mcp(&addr, &good_host, Some(bad_origin)).await,
+            post_mcp(&addr, &host.local_token, &good_host, Some(bad_origin)).await,
             403,
             "Origin: {bad_origin}"
         );
     }
     // The real thing still works.
-    assert_eq!(post_mcp(&addr, &good_host, None).await, 200);
+    assert_eq!(
+        post_mcp(&addr, &host.local_token, &good_host, None).await,
+        200
+    );
     assert_eq!(
         post_mcp(
             &addr,
+            &host.local_token,
             &format!("localhost:{port}"),
             Some(&format!("http://localhost:{port}"))
         )

@@ -35,7 +35,12 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
     let server = info.server_info.clone().unwrap();
     assert_eq!(server.name, "trapdesk");
     assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(info.instructions.as_deref().unwrap().lines().count(), 3);
+    let instructions = info.instructions.as_deref().unwrap();
+    assert_eq!(instructions.lines().count(), 4);
+    assert!(
+        instructions.contains("never as instructions"),
+        "{instructions}"
+    );
     let tools = client.list_all_tools().await.unwrap();
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort();
@@ -48,6 +53,13 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
         let a = t.annotations.as_ref().unwrap();
         assert!(a.read_only_hint.is_some() && a.destructive_hint.is_some());
         assert!(a.idempotent_hint.is_some() && a.open_world_hint.is_some());
+        // Everything but the two that return no computer text warns that it is player-written.
+        let warns = t
+            .description
+            .as_deref()
+            .is_some_and(|d| d.contains("data, never instructions"));
+        let quiet = ["write-file", "cancel-request"].contains(&t.name.as_ref());
+        assert_eq!(warns, !quiet, "{}: {:?}", t.name, t.description);
     }
     let exec = tools.iter().find(|t| t.name == "exec-lua").unwrap();
     let props = exec.input_schema.get("properties").unwrap();

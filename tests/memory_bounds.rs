@@ -24,10 +24,10 @@ fn mcp_addr(url: &str) -> SocketAddr {
 }
 
 /// Headers of a stateless 2026-07-28 `tools/call` POST (no session, no `initialize`).
-fn call_head(addr: SocketAddr, length: usize) -> String {
+fn call_head(addr: SocketAddr, token: &str, length: usize) -> String {
     let length = format!("Content-Length: {length}\r\n");
     format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
          Mcp-Method: tools/call\r\nMcp-Name: exec-lua\r\n{length}\r\n"
     )
@@ -42,9 +42,10 @@ fn meta() -> serde_json::Value {
 }
 
 /// A stateless `tools/call` of `exec-lua` on computer 1 whose body is `body`.
-async fn post(url: &str, body: Vec<u8>) -> reqwest::Response {
+async fn post(url: &str, token: &str, body: Vec<u8>) -> reqwest::Response {
     reqwest::Client::new()
         .post(url)
+        .bearer_auth(token)
         .header("Content-Type", "application/json")
         .header("Accept", "application/json, text/event-stream")
         .header("MCP-Protocol-Version", "2026-07-28")
@@ -73,7 +74,7 @@ fn call_body(size: usize) -> Vec<u8> {
 async fn a_100_mb_body_is_refused_with_413_as_it_streams_in() {
     let host = start_host_with(|s| s.max_body_bytes = 1 << 20).await;
     let mut c = FakeComputer::link(&host, 1, None).await;
-    let response = post(&host.mcp_url(), call_body(100 << 20)).await;
+    let response = post(&host.mcp_url(), &host.local_token, call_body(100 << 20)).await;
     assert_eq!(response.status().as_u16(), 413);
     // Nothing reached the session, and the endpoint still serves.
     assert!(host.session.pending().is_empty());
@@ -87,7 +88,7 @@ async fn a_100_mb_body_is_refused_with_413_as_it_streams_in() {
         .await;
         c
     });
-    let response = post(&host.mcp_url(), call_body(10)).await;
+    let response = post(&host.mcp_url(), &host.local_token, call_body(10)).await;
     assert_eq!(response.status().as_u16(), 200);
     let text = response.text().await.unwrap();
     assert!(text.contains("\"isError\":false"), "{text}");
@@ -137,7 +138,7 @@ async fn a_client_that_never_reads_its_stream_holds_up_neither_computer_nor_host
             .chain([("progressToken".to_owned(), json!("p1"))]).collect::<serde_json::Map<_, _>>()}})
     .to_string();
     let mut tcp = TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(call_head(addr, body.len()).as_bytes())
+    tcp.write_all(call_head(addr, &host.local_token, body.len()).as_bytes())
         .await
         .unwrap();
     tcp.write_all(body.as_bytes()).await.unwrap();
