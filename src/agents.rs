@@ -234,9 +234,11 @@ pub enum Credential {
         path: PathBuf,
         token: String,
     },
-    /// Nothing found; `looked` is the local token's path that did not exist.
+    /// Nothing found; `looked` is the local token's path that did not exist, `var` the
+    /// environment variable that would have been read first.
     Missing {
         looked: Option<PathBuf>,
+        var: &'static str,
     },
 }
 
@@ -252,19 +254,26 @@ impl Credential {
                 return Credential::Env { var, token };
             }
         }
+        let var = vars.first().copied().unwrap_or("TRAPDESK_TOKEN");
         let dir = data_dir
             .map(Path::to_path_buf)
             .or_else(crate::config::default_data_dir);
         let Some(dir) = dir else {
-            return Credential::Missing { looked: None };
+            return Credential::Missing { looked: None, var };
         };
         let path = dir.join(LOCAL_FILE);
         match read_local(&dir) {
             Ok(Some(token)) => Credential::Local { path, token },
-            Ok(None) => Credential::Missing { looked: Some(path) },
+            Ok(None) => Credential::Missing {
+                looked: Some(path),
+                var,
+            },
             Err(e) => {
                 tracing::debug!("{e}");
-                Credential::Missing { looked: Some(path) }
+                Credential::Missing {
+                    looked: Some(path),
+                    var,
+                }
             }
         }
     }
@@ -283,11 +292,11 @@ impl Credential {
                 "the trapdesk at {url} refused the token in {var} (trapdesk agent list shows the named agents; unset {var} to use this install's own token)"
             ),
             Credential::Local { path, .. } => format!(
-                "the trapdesk at {url} refused the local token in {} (that host keeps its data elsewhere: pass its --data-dir, or set TRAPDESK_TOKEN)",
+                "the trapdesk at {url} refused the local token in {} (that host keeps its data elsewhere: pass its --data-dir, or set a named agent's token)",
                 path.display()
             ),
-            Credential::Missing { looked } => format!(
-                "the trapdesk at {url} needs a token (set TRAPDESK_TOKEN to a named agent's token, or pass the host's --data-dir; {})",
+            Credential::Missing { looked, var } => format!(
+                "the trapdesk at {url} needs a token (set {var} to a named agent's token, or pass the host's --data-dir; {})",
                 match looked {
                     Some(p) => format!("no local token in {}", p.display()),
                     None => "no home directory to find the local token in".to_owned(),

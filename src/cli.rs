@@ -307,7 +307,10 @@ pub async fn mcp_stdio(
             host.stop().await;
             served.map_err(Into::into)
         }
-        Err(crate::mcp::stdio::StdioError::Unreachable { .. }) => Err(AlreadyReported.into()),
+        Err(
+            crate::mcp::stdio::StdioError::Unreachable { .. }
+            | crate::mcp::stdio::StdioError::Refused(_),
+        ) => Err(AlreadyReported.into()),
         Err(e) => Err(e.into()),
     }
 }

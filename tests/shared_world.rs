@@ -359,3 +359,41 @@ fn the_cli_finds_the_local_token_and_says_what_to_set_without_it() {
     assert_eq!(cli(host.data.path(), None).status.code(), Some(0));
     let _ = host.addr();
 }
+
+/// `mcp-stdio` started by an agent without a usable token stops at once with one line on
+/// stderr (the agent's server list then shows it failed, its log says what to set).
+#[test]
+fn mcp_stdio_without_a_token_says_what_to_set_in_one_line() {
+    let host = UserHost::start(None);
+    let stdio = |data: &Path, token: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_trapdesk"));
+        c.args(["mcp-stdio", "--connect", &host.mcp])
+            .env("TRAPDESK_DATA_DIR", data)
+            .env_remove("TRAPDESK_MCP_TOKEN")
+            .stdin(Stdio::null());
+        if let Some(t) = token {
+            c.env("TRAPDESK_MCP_TOKEN", t);
+        }
+        c.output().unwrap()
+    };
+    let elsewhere = tempfile::tempdir().unwrap();
+    let none = stdio(elsewhere.path(), None);
+    assert!(!none.status.success());
+    assert!(none.stdout.is_empty(), "nothing on the MCP channel");
+    let err = String::from_utf8_lossy(&none.stderr).into_owned();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("needs a token (set TRAPDESK_MCP_TOKEN"),
+        "{err}"
+    );
+
+    let wrong = stdio(host.data.path(), Some("td_not_a_token"));
+    assert!(!wrong.status.success());
+    let err = String::from_utf8_lossy(&wrong.stderr).into_owned();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("refused the token in TRAPDESK_MCP_TOKEN"),
+        "{err}"
+    );
+    assert!(!err.contains("td_not_a_token"), "{err}");
+}

@@ -47,6 +47,9 @@ pub enum StdioError {
     NoHost { url: String },
     #[error("the --connect URL {0:?} is not an http:// or https:// URL")]
     BadUrl(String),
+    /// The host refused the token (already reported on stderr).
+    #[error("{0}")]
+    Refused(String),
     #[error("MCP on stdio failed: {0}")]
     Serve(String),
 }
@@ -91,6 +94,13 @@ pub async fn run_stdio_with(
         };
         eprintln!("trapdesk mcp-stdio: {err}");
         return Err(err);
+    }
+    // Said at once, in one line, so that the agent's server list shows a failed server and its
+    // log says what to set, rather than every tool call failing later.
+    if refuses(connect, credential.token()).await {
+        let why = credential.refused(connect);
+        eprintln!("trapdesk mcp-stdio: {why}");
+        return Err(StdioError::Refused(why));
     }
     let proxy = Proxy {
         url: connect.to_owned(),
@@ -153,6 +163,41 @@ async fn reachable(url: &str) -> Result<(), Reach> {
         Ok(Err(e)) => Err(Reach::Down(e.to_string())),
         Err(_) => Err(Reach::Down("no answer within 3 s".into())),
     }
+}
+
+/// Whether the host at the plain `http://` `url` answers `token` with 401. One `GET` with
+/// the token and nothing else: the guard answers it before rmcp (which would refuse a `GET`
+/// without a session), so it opens no MCP session. `false` when it cannot tell (https, a
+/// broken connection): the first real request then says what went wrong.
+async fn refuses(url: &str, token: Option<&str>) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let addr = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| !p.contains(']'))
+    {
+        authority.replace(['[', ']'], "")
+    } else {
+        format!("{}:80", authority.replace(['[', ']'], ""))
+    };
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    let ask = async {
+        let mut s = tokio::net::TcpStream::connect(addr.as_str()).await.ok()?;
+        let req =
+            format!("GET /{path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n");
+        s.write_all(req.as_bytes()).await.ok()?;
+        let mut head = [0u8; 12];
+        s.read_exact(&mut head).await.ok()?;
+        Some(head.ends_with(b" 401"))
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(3), ask)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or(false)
 }
 
 /// Upstream progress token → the downstream token and peer it belongs to.
