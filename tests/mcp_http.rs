@@ -81,7 +81,12 @@ async fn every_request_needs_a_token_even_from_loopback() {
 async fn oauth_discovery_paths_answer_404_with_or_without_a_token() {
     let h = host().await;
     let local = format!("Bearer {}", h.token);
-    for path in trapdesk::mcp::OAUTH_PATHS {
+    // Codex also probes under the endpoint's path.
+    let under = [
+        "/mcp/.well-known/oauth-protected-resource",
+        "/mcp/.well-known/openid-configuration",
+    ];
+    for path in trapdesk::mcp::OAUTH_PATHS.into_iter().chain(under) {
         for method in ["GET", "POST"] {
             for auth in [None, Some(local.as_str()), Some("Bearer td_wrong")] {
                 let headers: Vec<(&str, &str)> =

@@ -69,6 +69,7 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
         token: settings.mcp_token.clone(),
         local: local_token,
         agents: crate::agents::Verifier::new(&settings.data_dir),
+        refusals: Refusals::default(),
     });
     let server = TrapdeskMcp::new(session);
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
@@ -122,7 +123,8 @@ pub const OAUTH_PATHS: [&str; 5] = [
 
 async fn not_found(req: Request) -> Response {
     let path = req.uri().path();
-    let why = if OAUTH_PATHS.iter().any(|p| path.starts_with(p)) {
+    let oauth = path.contains("/.well-known/") || OAUTH_PATHS.iter().any(|p| path.starts_with(p));
+    let why = if oauth {
         "this server offers no OAuth: send Authorization: Bearer <token> (trapdesk agent add NAME prints one)"
     } else {
         "no such path: the MCP endpoint is /mcp"
@@ -171,6 +173,7 @@ struct Guard {
     token: Option<String>,
     local: Option<String>,
     agents: crate::agents::Verifier,
+    refusals: Refusals,
 }
 
 /// The name a named agent's token proved, for the tools (see [`super::client_name`]).
@@ -191,6 +194,12 @@ fn same(given: Option<&str>, expected: Option<&str>) -> bool {
 /// `--mcp-token`; anything else is a 401. The agents file is checked each time (and read again
 /// when it changed), so a removed agent is refused at its next request.
 async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
+    // Codex probes discovery under the endpoint's own path too (`/mcp/.well-known/…`): the
+    // same 404 as at the root, token or not, rather than a 401 that invites OAuth again.
+    let path = req.uri().path();
+    if path.starts_with("/.well-known/") || path.starts_with("/mcp/.well-known/") {
+        return not_found(req).await;
+    }
     let given = presented(req.headers());
     if same(given.as_deref(), guard.local.as_deref())
         || same(given.as_deref(), guard.token.as_deref())
@@ -210,7 +219,36 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
             req.extensions_mut().insert(AgentName(name));
             next.run(req).await
         }
-        crate::agents::Verdict::Refused => unauthorized(given.is_some()),
+        crate::agents::Verdict::Refused => {
+            guard.refusals.note(given.is_some());
+            unauthorized(given.is_some())
+        }
+    }
+}
+
+/// Counts refused requests for the log: each at DEBUG, and at most one WARN a minute with the
+/// count since the last, so that a person sees that something on this machine (another
+/// player's computer, a misconfigured client) knocks, and a flood cannot fill the log.
+#[derive(Default)]
+struct Refusals {
+    count: std::sync::atomic::AtomicU64,
+    last_warn: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl Refusals {
+    fn note(&self, sent_token: bool) {
+        use std::sync::atomic::Ordering;
+        let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::debug!(sent_token, "MCP request refused (401)");
+        let mut last = self.last_warn.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(60)) {
+            *last = Some(std::time::Instant::now());
+            self.count.store(0, Ordering::Relaxed);
+            tracing::warn!(
+                refused = n,
+                "MCP requests without a valid token refused (401); `trapdesk agent add NAME` gives a client a token"
+            );
+        }
     }
 }
 
