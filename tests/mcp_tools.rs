@@ -95,7 +95,15 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
 async fn exec_lua_resolves_every_trapos_id_form() {
     let h = host().await;
     let (client, _) = connect(&h.url, &h.token).await;
-    for id in ["7:miner", "7", "miner"] {
+    // Case is ignored as the globs ignore it; a bare id may come as a JSON number.
+    for id in [
+        json!("7:miner"),
+        json!("7"),
+        json!("miner"),
+        json!("7:MINER"),
+        json!("Miner"),
+        json!(7),
+    ] {
         let r = call(
             &client,
             "exec-lua",
@@ -120,6 +128,19 @@ async fn exec_lua_resolves_every_trapos_id_form() {
     assert!(text(&r).starts_with("unknown_computer"), "{}", text(&r));
     assert!(text(&r).contains("7:miner"));
     assert_eq!(data(&r)["error"]["code"], "unknown_computer");
+    // Two labels that differ in case only from the query are still two computers.
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "FARM", "code": "x"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        text(&r).contains("8:farm") && text(&r).contains("9:farm"),
+        "{}",
+        text(&r)
+    );
     let r = call(
         &client,
         "exec-lua",
@@ -195,7 +216,7 @@ async fn arguments_that_fail_the_schema_are_error_results_naming_the_field() {
         text(&r)
     );
     let bad = CallToolRequestParams::new("exec-lua").with_arguments(
-        json!({"traposId": 7, "code": "return 1"})
+        json!({"traposId": true, "code": "return 1"})
             .as_object()
             .unwrap()
             .clone(),
@@ -203,7 +224,7 @@ async fn arguments_that_fail_the_schema_are_error_results_naming_the_field() {
     let r = client.call_tool(bad).await.unwrap();
     assert_eq!(r.is_error, Some(true));
     assert_eq!(data(&r)["field"], "traposId");
-    assert!(text(&r).contains("expected string, got 7"), "{}", text(&r));
+    assert!(text(&r).contains("a computer id (7)"), "{}", text(&r));
     let bad = CallToolRequestParams::new("read-file").with_arguments(
         json!({"traposId": "miner", "path": "/a", "offset": "x"})
             .as_object()

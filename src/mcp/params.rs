@@ -5,7 +5,27 @@
 //! that adds a field it knows about should not lose the call.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+
+/// A computer as a caller names it: a string, or a bare id as a JSON number (the MCP
+/// Inspector sends `traposId=7` as `7`), which means the same as `"7"`.
+fn computer<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Named {
+        Text(String),
+        Id(u64),
+    }
+    Ok(match Named::deserialize(d) {
+        Ok(Named::Text(s)) => s,
+        Ok(Named::Id(n)) => n.to_string(),
+        Err(_) => {
+            return Err(serde::de::Error::custom(
+                "a traposId (\"7:miner\"), a computer id (7) or a label (\"miner\")",
+            ));
+        }
+    })
+}
 
 /// Arguments of `probe-computers`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -53,6 +73,7 @@ pub struct ExecLuaMany {
 #[serde(rename_all = "camelCase")]
 pub struct ExecLua {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
     /// Lua source to run as one chunk; its returned values come back as descriptors.
     pub code: String,
@@ -66,6 +87,7 @@ pub struct ExecLua {
 #[serde(rename_all = "camelCase")]
 pub struct RunFile {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
     /// Path of an existing Lua program on the computer.
     pub path: String,
@@ -93,6 +115,7 @@ pub enum Encoding {
 #[serde(rename_all = "camelCase")]
 pub struct WriteFile {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
     /// Path of the file on the computer; missing parent directories are created.
     pub path: String,
@@ -111,6 +134,7 @@ pub struct WriteFile {
 #[serde(rename_all = "camelCase")]
 pub struct ReadFile {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
     /// Path of the file on the computer.
     pub path: String,
@@ -127,6 +151,7 @@ pub struct ReadFile {
 #[serde(rename_all = "camelCase")]
 pub struct ListFiles {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
     /// Directory to list (default "/").
     #[serde(default)]
@@ -139,6 +164,7 @@ pub struct ListFiles {
 pub struct ComputerOutput {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     /// A computer that unlinked recently can still be read by its full traposId.
+    #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
     /// Most lines in the page (default 200).
     #[serde(default)]
@@ -176,6 +202,7 @@ pub struct CancelRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ReadScreen {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
     /// Also return the colours: fg and bg rows in blit form (one hex digit per cell) and the
     /// palette (default false).
@@ -188,6 +215,7 @@ pub struct ReadScreen {
 #[serde(rename_all = "camelCase")]
 pub struct SendInput {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
     /// Text typed as char events (a newline presses enter); at most 4096 characters.
     #[serde(default)]

@@ -192,6 +192,9 @@ impl State {
     }
 
     /// Finds the linked computer a caller means: full traposId, bare id, or unique label.
+    /// Case counts only to choose between names that differ in nothing else: `7:MINER` and
+    /// `MINER` find `7:miner`, as the globs of the filter and the policy do (ASCII case
+    /// ignored); an exact match wins over one that ignores case.
     pub fn resolve(&self, query: &str) -> Result<String, RequestError> {
         let query = query.trim();
         if let Some(c) = self.computers.get(query)
@@ -200,18 +203,32 @@ impl State {
             return Ok(query.to_owned());
         }
         let linked = self.linked_ids();
+        let online = || self.computers.values().filter(|c| c.conn.is_some());
+        let ids = |f: &dyn Fn(&&Computer) -> bool| -> Vec<String> {
+            online()
+                .filter(|c| f(c))
+                .map(|c| c.info.trapos_id.clone())
+                .collect()
+        };
         let matches: Vec<String> = if let Ok(id) = query.parse::<u64>() {
-            self.computers
-                .values()
-                .filter(|c| c.conn.is_some() && c.info.id == id)
-                .map(|c| c.info.trapos_id.clone())
-                .collect()
+            ids(&|c| c.info.id == id)
         } else {
-            self.computers
-                .values()
-                .filter(|c| c.conn.is_some() && c.info.label.as_deref() == Some(query))
-                .map(|c| c.info.trapos_id.clone())
-                .collect()
+            let exact = ids(&|c| c.info.label.as_deref() == Some(query));
+            if exact.is_empty() {
+                let full = ids(&|c| c.info.trapos_id.eq_ignore_ascii_case(query));
+                if full.is_empty() {
+                    ids(&|c| {
+                        c.info
+                            .label
+                            .as_deref()
+                            .is_some_and(|l| l.eq_ignore_ascii_case(query))
+                    })
+                } else {
+                    full
+                }
+            } else {
+                exact
+            }
         };
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap_or_default()),
