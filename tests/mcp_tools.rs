@@ -236,6 +236,17 @@ async fn arguments_that_fail_the_schema_are_error_results_naming_the_field() {
         (r.is_error, data(&r)["field"].clone()),
         (Some(true), json!("offset"))
     );
+    // An unknown argument (a misspelt timeoutMs) is refused by name, not ignored.
+    let r = call(
+        &client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "return 1", "timeOut": 5000}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(data(&r)["field"], "timeOut");
+    assert!(text(&r).contains("unknown field `timeOut`"), "{}", text(&r));
+    assert!(text(&r).contains("timeoutMs"), "{}", text(&r));
     // Out of the documented range.
     for ms in [0, 99_999_999] {
         let r = call(

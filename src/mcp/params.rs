@@ -29,7 +29,7 @@ fn computer<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 
 /// Arguments of `probe-computers`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProbeComputers {
     /// Send a `ping` to each computer of the page and report its round trip (default true).
     #[serde(default)]
@@ -49,7 +49,7 @@ pub struct ProbeComputers {
 
 /// Arguments of `exec-lua-many`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecLuaMany {
     /// Run on every linked computer whose traposId, label or id matches this glob ("*" for
     /// all). Give this or `computers`.
@@ -70,7 +70,7 @@ pub struct ExecLuaMany {
 
 /// Arguments of `exec-lua`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecLua {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
@@ -84,7 +84,7 @@ pub struct ExecLua {
 
 /// Arguments of `run-file`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RunFile {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
@@ -112,7 +112,7 @@ pub enum Encoding {
 
 /// Arguments of `write-file`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WriteFile {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
@@ -131,7 +131,7 @@ pub struct WriteFile {
 
 /// Arguments of `read-file`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadFile {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
@@ -148,7 +148,7 @@ pub struct ReadFile {
 
 /// Arguments of `list-files`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListFiles {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
@@ -160,7 +160,7 @@ pub struct ListFiles {
 
 /// Arguments of `computer-output`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ComputerOutput {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     /// A computer that unlinked recently can still be read by its full traposId.
@@ -179,7 +179,7 @@ pub struct ComputerOutput {
 
 /// Arguments of `session-log`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionLog {
     /// Most events to return, newest last (default 100).
     #[serde(default)]
@@ -191,7 +191,7 @@ pub struct SessionLog {
 
 /// Arguments of `cancel-request`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CancelRequest {
     /// Id of a pending request (as reported by `exec-lua`, `probe-computers`, `session-log`).
     pub request_id: String,
@@ -199,7 +199,7 @@ pub struct CancelRequest {
 
 /// Arguments of `read-screen`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadScreen {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
@@ -212,7 +212,7 @@ pub struct ReadScreen {
 
 /// Arguments of `send-input`.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SendInput {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
@@ -264,9 +264,12 @@ pub(crate) fn invalid_field(field: &str, message: &str) -> super::Outcome {
     super::Outcome::failure("invalid_arguments", message, extra)
 }
 
-/// serde names a missing or unknown field in backticks: "missing field `code`".
+/// serde names a missing or unknown field in backticks: "missing field `code`", "unknown
+/// field `timeOut`, expected one of `traposId`, `code`, `timeoutMs`".
 fn backticked(detail: &str) -> Option<String> {
-    let rest = detail.strip_prefix("missing field `")?;
+    let rest = detail
+        .strip_prefix("missing field `")
+        .or_else(|| detail.strip_prefix("unknown field `"))?;
     rest.split('`').next().map(str::to_owned)
 }
 
