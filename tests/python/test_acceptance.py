@@ -81,7 +81,7 @@ class HostProcess:
                 "--data-dir",
                 self.dir,
                 "--secret",
-                "s",
+                "acceptance-secret-7q2k",
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -346,7 +346,7 @@ async def test_stdio_standalone_runs_its_own_host(tmp_path: Path) -> None:
         args=[
             "mcp-stdio", "--standalone", "--connect", "http://127.0.0.1:9/mcp",
             "--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0",
-            "--data-dir", str(tmp_path), "--secret", "s", "--demo", "1",
+            "--data-dir", str(tmp_path), "--secret", "acceptance-secret-7q2k", "--demo", "1",
         ],
     )
     async with client(params, "acceptance-standalone") as c:  # type: ignore[arg-type]
