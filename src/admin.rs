@@ -31,7 +31,9 @@ pub enum AgentCmd {
 #[derive(Debug, Subcommand)]
 pub enum SecretCmd {
     /// Print the shared secret and the line that installs the client on a computer.
-    #[command(after_help = "Example: trapdesk secret show   (then type the printed line on a computer)")]
+    #[command(
+        after_help = "Example: trapdesk secret show   (then type the printed line on a computer)"
+    )]
     Show {
         /// The gateway's address, for the install line [default: as the host resolves it].
         #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR", value_parser = crate::config::parse_bind)]

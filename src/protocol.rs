@@ -421,7 +421,10 @@ mod tests {
             max_message: 1 << 20,
             secret: None,
         };
-        assert!(!welcome.encode().contains("secret"), "no secret unless enrolled");
+        assert!(
+            !welcome.encode().contains("secret"),
+            "no secret unless enrolled"
+        );
         let wrong_first = json!({"type":"ping","t":1});
         assert!(matches!(
             Hello::from_value(&wrong_first),

@@ -246,7 +246,8 @@ pub fn forget(dir: &Path, computer: &str) -> Result<Vec<ComputerSecret>, SecretE
             .filter(|c| c.label.as_deref() == Some(computer))
             .count();
         let hit = |c: &ComputerSecret| {
-            c.computer == computer || (!direct && by_label == 1 && c.label.as_deref() == Some(computer))
+            c.computer == computer
+                || (!direct && by_label == 1 && c.label.as_deref() == Some(computer))
         };
         let (gone, kept): (Vec<_>, Vec<_>) = store.computers.drain(..).partition(|c| hit(c));
         store.computers = kept;
@@ -778,8 +779,7 @@ mod tests {
     }
 
     #[test]
-    fn closed_enrolment_links_no_new_id_but_bound_ones() -> Result<(), Box<dyn std::error::Error>>
-    {
+    fn closed_enrolment_links_no_new_id_but_bound_ones() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let shared = rotate(dir.path())?;
         let s = Secrets::new(&settings(dir.path()));
@@ -834,7 +834,9 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join(FILE))?.permissions().mode();
+            let mode = std::fs::metadata(dir.path().join(FILE))?
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         Ok(())

@@ -214,7 +214,9 @@ fn mcp_only_prints_one_ready_to_type_install_line() {
     std::thread::sleep(Duration::from_millis(200));
     let text = seen.lock().unwrap().join("\n");
     assert!(
-        text.contains(&format!("wget run http://{addr}/install.lua s3cret-for-the-cli-4k7q")),
+        text.contains(&format!(
+            "wget run http://{addr}/install.lua s3cret-for-the-cli-4k7q"
+        )),
         "{text}"
     );
     assert_eq!(stop(child).code(), Some(0));

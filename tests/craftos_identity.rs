@@ -75,7 +75,10 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id_on_craftos() {
         );
     }
     let c = f.host.session.computer("1:miner").unwrap();
-    assert!(c.online && c.connected_at == linked_at, "the real one was replaced");
+    assert!(
+        c.online && c.connected_at == linked_at,
+        "the real one was replaced"
+    );
     assert_eq!(exec(&f, "return 6 * 7").await["returns"][0]["value"], 42);
     assert_eq!(
         exec(&f, "return settings.get('sandbox.password')").await["returns"][0]["value"],

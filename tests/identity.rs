@@ -70,7 +70,9 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id() {
     let real = emulated(&host, 7, Some("miner")).await;
     let b = wait_firm(&host, "7").await;
     assert_eq!(b.label.as_deref(), Some("miner"));
-    let own = own_secret(&host, "7:miner").await.expect("stored its secret");
+    let own = own_secret(&host, "7:miner")
+        .await
+        .expect("stored its secret");
     assert_ne!(own, SECRET);
     assert_eq!(trapdesk::agents::hash(&own), b.secret_sha256);
     let linked_at = host.session.computer("7:miner").unwrap().connected_at;
@@ -125,7 +127,11 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id() {
     })
     .await;
     assert_eq!(own_secret(&host, "7:miner").await.as_deref(), Some(&*own));
-    assert_eq!(binding(&host, "7").unwrap(), b, "the binding did not change");
+    assert_eq!(
+        binding(&host, "7").unwrap(),
+        b,
+        "the binding did not change"
+    );
     real.shutdown();
 }
 
@@ -176,7 +182,10 @@ async fn clients_that_cannot_enrol_link_unbound_as_before() {
     let (_a, w) = FakeComputer::link_with(&host, hello(5, Some("old"))).await;
     assert!(w.get("secret").is_none());
     assert!(binding(&host, "5").is_none(), "nothing bound");
-    assert!(!host.dir.path().join(secrets::FILE).exists(), "nothing written");
+    assert!(
+        !host.dir.path().join(secrets::FILE).exists(),
+        "nothing written"
+    );
     // A bound id needs its own secret whatever the hello says.
     let own = secrets::add(host.dir.path(), "6").unwrap();
     let (code, _) = refused(&host, &hello(6, None)).await;
@@ -237,9 +246,9 @@ async fn a_forgotten_computer_enrols_again_by_itself() {
     })
     .await;
     wait_until(|| {
-        host.session.computer("9:lab").is_some_and(|c| {
-            c.online && c.serves.iter().any(|s| s == "exec-lua")
-        })
+        host.session
+            .computer("9:lab")
+            .is_some_and(|c| c.online && c.serves.iter().any(|s| s == "exec-lua"))
     })
     .await;
     let own = own_secret(&host, "9:lab").await.unwrap();
@@ -258,9 +267,10 @@ async fn a_second_demo_run_relinks_its_enrolled_computers() {
     for run in 0..2 {
         let stop = CancellationToken::new();
         let (url, dir, until) = (url.clone(), host.dir.path().to_owned(), stop.clone());
-        let demo = tokio::spawn(async move {
-            trapdesk::emu::run_demo(2, &url, SECRET, &dir, until).await
-        });
+        let demo =
+            tokio::spawn(
+                async move { trapdesk::emu::run_demo(2, &url, SECRET, &dir, until).await },
+            );
         wait_until(|| {
             ["1:miner", "2:farm"].iter().all(|t| {
                 host.session
@@ -397,7 +407,9 @@ async fn connections_that_never_link_are_bounded_and_never_block_a_right_secret(
         let mut s = tokio::net::TcpStream::connect(host.gateway_addr)
             .await
             .unwrap();
-        s.write_all(b"GET /gateway HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+        s.write_all(b"GET /gateway HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
         idle.push(s);
     }
     // The host accepts them all, and holds at most MAX_WAITING of them: ours are n + 1, so
@@ -452,4 +464,100 @@ async fn connections_that_never_link_are_bounded_and_never_block_a_right_secret(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let _ = first.ws.next().await;
+}
+
+fn trapdesk(dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .env_remove("SANDBOX_PASSWORD")
+        .env_remove("TRAPDESK_GATEWAY_BIND")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_secret_commands_show_list_forget_and_close_enrolment() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (ok, out, err) = trapdesk(d, &["secret", "show"]);
+    assert!(ok, "{err}");
+    let shared = std::fs::read_to_string(d.join("secret")).unwrap();
+    assert!(out.contains(&format!("    {}", shared.trim())), "{out}");
+    assert!(
+        out.contains(&format!(
+            "wget run http://127.0.0.1:4444/install.lua {}",
+            shared.trim()
+        )),
+        "{out}"
+    );
+    let (_, out, _) = trapdesk(d, &["secret", "list"]);
+    assert!(
+        out.contains("enrolment is open") && out.contains("no computer"),
+        "{out}"
+    );
+    let (ok, out, _) = trapdesk(d, &["secret", "add", "7"]);
+    assert!(ok && out.contains("set trapdesk.secret"), "{out}");
+    let (_, out, _) = trapdesk(d, &["secret", "enrol", "off"]);
+    assert!(out.contains("enrolment is closed"), "{out}");
+    let (_, out, _) = trapdesk(d, &["secret", "list"]);
+    assert!(out.contains("enrolment is closed"), "{out}");
+    assert!(out.contains("7  firm, added since "), "{out}");
+    assert!(
+        !out.contains(&binding_hash(d, "7")),
+        "never a hash or a secret: {out}"
+    );
+    let (_, out, _) = trapdesk(d, &["secret", "show"]);
+    assert!(out.contains("Enrolment is closed"), "{out}");
+    let (ok, out, _) = trapdesk(d, &["secret", "forget", "7"]);
+    assert!(
+        ok && out.contains("computer 7 no longer has a secret of its own"),
+        "{out}"
+    );
+    let (ok, _, err) = trapdesk(d, &["secret", "forget", "7"]);
+    assert!(
+        !ok && err.contains("no computer \"7\" has a secret of its own"),
+        "{err}"
+    );
+    let (_, out, _) = trapdesk(d, &["secret", "enrol", "on"]);
+    assert!(out.contains("enrolment is open"), "{out}");
+}
+
+fn binding_hash(dir: &std::path::Path, computer: &str) -> String {
+    secrets::list(dir)
+        .unwrap()
+        .into_iter()
+        .find(|c| c.computer == computer)
+        .map(|c| c.secret_sha256)
+        .unwrap()
+}
+
+#[test]
+fn a_weak_secret_given_by_hand_is_refused_at_start_with_the_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = trapdesk(
+        dir.path(),
+        &[
+            "--mcp-only",
+            "--gateway-bind",
+            "127.0.0.1:0",
+            "--mcp-bind",
+            "127.0.0.1:0",
+            "--secret",
+            "hunter2",
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("--secret is too weak")
+            && err.contains("at least 16 characters and at least 8 different ones"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "the secret is not echoed: {err}");
 }

@@ -344,10 +344,12 @@ handleMessage = function(msg, payloadText)
         if type(msg.secret) == "string" and msg.secret ~= "" then
             -- Enrolled: our own secret from now on. `enrolled` only once it is on disk, so
             -- that the host never makes firm a secret this computer would lose at reboot.
+            local before = settings.get("trapdesk.secret")
             settings.set("trapdesk.secret", msg.secret)
             local saved = settings.save()
             if saved == false then
-                settings.unset("trapdesk.secret")
+                -- As it is on disk: the next link enrols again with the shared secret.
+                if before == nil then settings.unset("trapdesk.secret") else settings.set("trapdesk.secret", before) end
                 say("could not save the secret the host gave this computer (disk full?); it enrols again at the next link")
             else
                 send({ type = "enrolled" })

@@ -195,7 +195,10 @@ fn weak_secrets_given_by_hand_are_refused_with_the_rule() -> Result<(), Box<dyn 
     a.secret = Some("s3cret".into());
     let e = refused(&a, &none);
     assert!(e.contains("--secret is too weak"), "{e}");
-    assert!(e.contains("6 characters") && e.contains("at least 16"), "{e}");
+    assert!(
+        e.contains("6 characters") && e.contains("at least 16"),
+        "{e}"
+    );
     // Long but repetitive.
     a.secret = Some("abababababababababab".into());
     let e = refused(&a, &none);

@@ -260,7 +260,10 @@ mod tests {
         super::install_client(dir.path(), "ws://h/gateway", "shared-secret-1234")?;
         assert_eq!(super::own_secret(dir.path()).as_deref(), Some("own\"s"));
         let text = std::fs::read_to_string(dir.path().join(".settings"))?;
-        assert!(text.contains("shared-secret-1234") && !text.contains("old"), "{text}");
+        assert!(
+            text.contains("shared-secret-1234") && !text.contains("old"),
+            "{text}"
+        );
         Ok(())
     }
 

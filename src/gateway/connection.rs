@@ -573,7 +573,9 @@ impl Frame<'_> {
                 tracing::info!(computer = %self.link.trapos_id(), "enrolment firm: only its own secret links it now");
             }
             Ok(false) => {}
-            Err(e) => tracing::warn!(computer = %self.link.trapos_id(), "enrolment not made firm: {e}"),
+            Err(e) => {
+                tracing::warn!(computer = %self.link.trapos_id(), "enrolment not made firm: {e}")
+            }
         }
     }
 }
