@@ -186,8 +186,16 @@ pub fn link_status(line: &str) -> Option<String> {
     if let Some(id) = msg.strip_prefix("linked as ") {
         return Some(format!("linked as {id}"));
     }
+    // The host's reason comes first, in its `auth_failed` error; the close that follows adds
+    // nothing, unless the reason was lost.
+    if let Some(why) = msg.strip_prefix("host error auth_failed: ") {
+        if why == "wrong secret" {
+            return Some("refused: wrong secret; pass the host's secret with --secret".to_owned());
+        }
+        return Some(format!("refused: {why}"));
+    }
     if msg.starts_with("link down (4001)") {
-        return Some("refused: wrong secret; pass the host's secret with --secret".to_owned());
+        return None;
     }
     if msg.starts_with("link down (4003)") {
         return Some("refused: the host speaks another protocol version".to_owned());
@@ -237,9 +245,14 @@ mod tests {
             Some("linked as 9:scout")
         );
         assert_eq!(
-            link_status("[17] link down (4001): auth_failed").as_deref(),
+            link_status("[17] host error auth_failed: wrong secret").as_deref(),
             Some("refused: wrong secret; pass the host's secret with --secret")
         );
+        assert_eq!(
+            link_status("[17] host error auth_failed: computer 7 is enrolled with its own secret; the shared secret no longer links it; on the host: trapdesk secret forget 7").as_deref(),
+            Some("refused: computer 7 is enrolled with its own secret; the shared secret no longer links it; on the host: trapdesk secret forget 7")
+        );
+        assert_eq!(link_status("[17] link down (4001): auth_failed"), None);
         assert_eq!(
             link_status("[17] retrying in 58.1 s").as_deref(),
             Some("retrying in 58.1 s")
