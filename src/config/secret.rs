@@ -55,8 +55,9 @@ pub fn strong_enough(secret: &str) -> Result<(), String> {
         .collect::<std::collections::HashSet<_>>()
         .len();
     if chars < MIN_SECRET_CHARS || distinct < MIN_SECRET_DISTINCT {
+        let plural = if chars == 1 { "" } else { "s" };
         return Err(format!(
-            "it has {chars} characters, {distinct} of them different; a secret needs at least {MIN_SECRET_CHARS} characters and at least {MIN_SECRET_DISTINCT} different ones"
+            "it has {chars} character{plural}, {distinct} of them different; a secret needs at least {MIN_SECRET_CHARS} characters and at least {MIN_SECRET_DISTINCT} different ones"
         ));
     }
     Ok(())
