@@ -34,7 +34,7 @@ pub const FILE: &str = "computer-secrets.json";
 
 /// Ids logged one by one as running a client that cannot enrol; past this, one more line says
 /// the rest are not (a load test links 10,000 scripted computers).
-const CANNOT_ENROL_LOGGED: usize = 1024;
+const CANNOT_ENROL_LOGGED: usize = 256;
 
 /// One computer's own secret, as stored: never the secret, only its hash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
