@@ -198,6 +198,9 @@ async fn start(
 ) -> Option<(Link, mpsc::Receiver<Outbound>, Enrolling)> {
     let addr = peer.as_ref().map(|p| p.addr);
     let place = peer.map(|p| p.place);
+    if let Some(p) = &place {
+        p.upgraded();
+    }
     let accepted = match handshake(rx, out, state, place.as_deref()).await {
         Ok(a) => a,
         Err(Refused { who, why }) => {

@@ -9,8 +9,10 @@
 //! closes. At most [`MAX_WAITING`] wait; the next one to arrive pushes out the **oldest**: a
 //! real computer sends its `hello` within milliseconds of connecting, so the newest are the
 //! ones worth keeping, and a flood of idle sockets cannot keep a computer from linking. The
-//! pushed-out connection's reads fail at once (the HTTP layer drops it); one that was already
-//! upgraded and waiting for its `hello` is closed with 1013 `try_again_later`.
+//! pushed-out connection's reads and writes fail at once (the HTTP layer drops it, also in the
+//! middle of a response its peer does not read); one that was already upgraded and waiting
+//! for its `hello` is closed with 1013 `try_again_later` (its writes still go, each bounded by
+//! the link's stall timeout).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -53,7 +55,9 @@ impl Waiting {
             waiting: Arc::downgrade(self),
             out: CancellationToken::new(),
             gone: AtomicBool::new(false),
+            upgraded: AtomicBool::new(false),
             reader: AtomicWaker::new(),
+            writer: AtomicWaker::new(),
         });
         let victims: Vec<Arc<Place>> = {
             let mut open = self.open();
@@ -96,10 +100,14 @@ pub struct Place {
     waiting: Weak<Waiting>,
     /// Cancelled when the connection is pushed out.
     out: CancellationToken,
-    /// Set when it is pushed out (checked on every read, without a lock).
+    /// Set when it is pushed out (checked on every read and write, without a lock).
     gone: AtomicBool,
-    /// The task reading the connection, woken when it is pushed out.
+    /// Set once it is a WebSocket: its handshake then says goodbye itself (1013), so its
+    /// writes must keep working.
+    upgraded: AtomicBool,
+    /// The tasks reading and writing the connection, woken when it is pushed out.
     reader: AtomicWaker,
+    writer: AtomicWaker,
 }
 
 impl Place {
@@ -107,6 +115,17 @@ impl Place {
         self.gone.store(true, Ordering::Release);
         self.out.cancel();
         self.reader.wake();
+        self.writer.wake();
+    }
+
+    /// The connection is a WebSocket now (its handshake task owns it).
+    pub fn upgraded(&self) {
+        self.upgraded.store(true, Ordering::Release);
+    }
+
+    /// Whether a write must fail: pushed out, and not a WebSocket saying goodbye.
+    fn write_refused(&self) -> bool {
+        self.gone.load(Ordering::Acquire) && !self.upgraded.load(Ordering::Acquire)
     }
 
     /// The connection linked: it no longer waits and can no longer be pushed out.
@@ -145,12 +164,6 @@ impl AsyncRead for Guarded {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let pushed_out = || {
-            Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::ConnectionAborted,
-                "pushed out: too many connections waiting to link",
-            )))
-        };
         if self.place.gone.load(Ordering::Acquire) {
             return pushed_out();
         }
@@ -163,16 +176,41 @@ impl AsyncRead for Guarded {
     }
 }
 
+fn pushed_out<T>() -> Poll<io::Result<T>> {
+    Poll::Ready(Err(io::Error::new(
+        io::ErrorKind::ConnectionAborted,
+        "pushed out: too many connections waiting to link",
+    )))
+}
+
+impl Guarded {
+    /// Whether a write must fail now; registers the writer to be woken when it must.
+    fn refuse_write(&self, cx: &Context<'_>) -> bool {
+        if self.place.write_refused() {
+            return true;
+        }
+        self.place.writer.register(cx.waker());
+        // Checked again after registering, so a push-out in between is not missed.
+        self.place.write_refused()
+    }
+}
+
 impl AsyncWrite for Guarded {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        if self.refuse_write(cx) {
+            return pushed_out();
+        }
         Pin::new(&mut self.tcp).poll_write(cx, buf)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.refuse_write(cx) {
+            return pushed_out();
+        }
         Pin::new(&mut self.tcp).poll_flush(cx)
     }
 
@@ -185,6 +223,9 @@ impl AsyncWrite for Guarded {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        if self.refuse_write(cx) {
+            return pushed_out();
+        }
         Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
     }
 
@@ -270,9 +311,15 @@ mod tests {
         assert!(!linked.gone.load(Ordering::Acquire), "a linked one stays");
         assert!(rest.iter().all(|p| !p.gone.load(Ordering::Acquire)));
         assert_eq!(w.pushed_out(), 1);
+        // Pushed out, its writes fail too (a response its peer never reads cannot hold the
+        // socket), unless it is a WebSocket closing with 1013.
+        assert!(first.write_refused());
+        rest[0].upgraded();
+        let _ = w.admit();
+        assert!(rest[0].gone.load(Ordering::Acquire) && !rest[0].write_refused());
         for p in &rest {
             p.leave();
         }
-        assert!(w.is_empty());
+        assert_eq!(w.len(), 1);
     }
 }
