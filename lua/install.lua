@@ -4,7 +4,10 @@
 -- `host:port` and `__TRAPDESK_FILES__` by the list of client files. It
 -- downloads every file into /trapdesk/ (atomically, so re-running upgrades in
 -- place), installs /startup/trapdesk.lua (the player's own /startup.lua is
--- left alone), sets `sandbox.url` and `sandbox.password`, and starts the client.
+-- left alone), sets `sandbox.url` and `sandbox.password` (the shared secret,
+-- which enrols the computer), and starts the client. A computer already
+-- enrolled keeps its own secret (`trapdesk.secret`): re-running the installer
+-- upgrades it without enrolling it again.
 
 local HOST = "__TRAPDESK_HOST__"
 local FILES = __TRAPDESK_FILES__
@@ -13,6 +16,7 @@ local args = { ... }
 
 local function allowAdvice(err)
     local host = HOST:match("^%[?([^%]]-)%]?:%d+$") or HOST:match("^[^:]+") or HOST
+    local port = HOST:match(":(%d+)$")
     printError("CC: Tweaked refused to contact " .. HOST .. " (" .. tostring(err) .. ").")
     print("Private and loopback addresses are blocked by default. In the world folder, edit")
     print("serverconfig/computercraft-server.toml and add, BEFORE the")
@@ -20,6 +24,8 @@ local function allowAdvice(err)
     print("")
     print("  [[http.rules]]")
     print('  host = "' .. host .. '"')
+    -- Only trapdesk's port: without it, every local service is open to every computer.
+    if port then print("  port = " .. port) end
     print('  action = "allow"')
     print("")
     print("then restart the world (or /reload) and run the installer again.")
@@ -88,13 +94,15 @@ if not secret or secret == "" then
     secret = settings.get("sandbox.password")
     if secret then
         print("Keeping the secret already set.")
+    elseif settings.get("trapdesk.secret") then
+        print("Keeping this computer's own secret.")
     else
-        write("Secret (shown by trapdesk): ")
+        write("Secret (shown by trapdesk secret show): ")
         secret = read("*")
     end
 end
 settings.set("sandbox.url", "ws://" .. HOST .. "/gateway")
-settings.set("sandbox.password", secret)
+if secret then settings.set("sandbox.password", secret) end
 settings.save()
 print("Linking to ws://" .. HOST .. "/gateway")
 print("Uninstall with: " .. ROOT .. "uninstall.lua")
@@ -108,12 +116,24 @@ local function report()
         local ev, what, detail = os.pullEvent()
         if ev == "trapdesk_link" and what == "linked" then
             print("Linked to trapdesk as " .. tostring(detail) .. ".")
+            if settings.get("trapdesk.secret") then
+                print("This computer has a secret of its own (trapdesk.secret); only it links this id.")
+            end
             return
         elseif ev == "trapdesk_link" and what == "refused" then
-            printError("trapdesk refused this computer: " .. tostring(detail))
-            if tostring(detail):find("auth") then
-                print("The secret is wrong. In the trapdesk console press s (or read what")
-                print("trapdesk --mcp-only printed), then on this computer run:")
+            detail = tostring(detail)
+            printError("trapdesk refused this computer: " .. detail)
+            if detail:find("own secret", 1, true) then
+                print("Another computer, or an earlier install, holds this id. If this")
+                print("computer is the one, on the host run:")
+                print("  trapdesk secret forget " .. os.getComputerID())
+                print("(the client retries every minute and enrols again).")
+            elseif detail:find("enrolment is closed", 1, true) then
+                print("On the host run: trapdesk secret enrol on")
+                print("(the client retries every minute).")
+            elseif detail:find("auth") then
+                print("The secret is wrong. In the trapdesk console press s (or run")
+                print("trapdesk secret show on the host), then on this computer run:")
                 print("  set sandbox.password <secret>")
                 print("(the client retries every minute), or run the installer again:")
                 print("  wget run http://" .. HOST .. "/install.lua <secret>")

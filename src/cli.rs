@@ -95,8 +95,8 @@ pub enum Command {
         #[arg(long, value_name = "DIR", global = true, env = "TRAPDESK_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
-    /// The computers' secrets: rotate the shared one, or give one computer its own.
-    #[command(after_help = "Example: trapdesk secret rotate")]
+    /// The computers' secrets: show or rotate the shared one, list, add or forget computers' own, open or close enrolment.
+    #[command(after_help = "Example: trapdesk secret show")]
     Secret {
         #[command(subcommand)]
         action: crate::admin::SecretCmd,

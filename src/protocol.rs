@@ -25,8 +25,9 @@ pub const CLOSE_HEARTBEAT: u16 = 4005;
 pub const CLOSE_HELLO_TIMEOUT: u16 = 4008;
 /// Close code: a frame above our `max_message` (RFC 6455 "message too big").
 pub const CLOSE_TOO_BIG: u16 = 1009;
-/// Close code: too many wrong secrets from this address are being refused right now; the
-/// hello was not checked (RFC 6455 "try again later").
+/// Close code: the connection was still waiting to link (no `welcome` yet) when more than the
+/// gateway's cap of such connections were open, and it was the oldest (RFC 6455 "try again
+/// later"). Only a flood of connections that do not link gets it.
 pub const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
 /// Close code: the host is shutting down.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
@@ -43,7 +44,13 @@ pub enum Message {
         trapos_id: String,
         heartbeat_ms: u64,
         max_message: u64,
+        /// The computer's new secret of its own, only when this hello enrolled it
+        /// (docs/protocol.md, "Enrolment"). Never logged.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        secret: Option<String>,
     },
+    /// The computer stored the secret its `welcome` carried: the host makes its binding firm.
+    Enrolled,
     /// A request from the host to the computer.
     GatewayRequest(Request),
     /// The computer's answer to a `gateway_request`.
@@ -204,6 +211,21 @@ impl Hello {
             host: opt_str("host"),
             max_message,
         })
+    }
+
+    /// Whether a `hello` says `"enrol": true`: its client can store a secret of its own, so the
+    /// shared secret may enrol it (docs/protocol.md, "Enrolment"). Read beside
+    /// [`Hello::from_value`] rather than kept in [`Hello`], which the session holds for the
+    /// link's life and every test builds by hand.
+    ///
+    /// # Errors
+    /// [`HelloError::Bad`] when `enrol` is present and neither a boolean nor null.
+    pub fn enrol_of(v: &Value) -> Result<bool, HelloError> {
+        match v.get("enrol") {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(HelloError::Bad("enrol must be a boolean".into())),
+        }
     }
 
     /// The registry key: `"<computer_id>:<label>"`, `"7:"` when unlabelled.
@@ -378,6 +400,31 @@ mod tests {
             Hello::from_value(&no_secret),
             Err(HelloError::Bad(_))
         ));
+        let enrolling =
+            json!({"type":"hello","protocol":1,"computer_id":7,"secret":"s","enrol":true});
+        assert_eq!(Hello::enrol_of(&enrolling), Ok(true));
+        assert_eq!(Hello::enrol_of(&good), Ok(false));
+        let bad_enrol =
+            json!({"type":"hello","protocol":1,"computer_id":7,"secret":"s","enrol":"yes"});
+        assert!(matches!(
+            Hello::enrol_of(&bad_enrol),
+            Err(HelloError::Bad(_))
+        ));
+        assert_eq!(
+            Message::decode(r#"{"type":"enrolled"}"#),
+            Ok(Message::Enrolled)
+        );
+        let welcome = Message::Welcome {
+            protocol: 1,
+            trapos_id: "7:".into(),
+            heartbeat_ms: 15000,
+            max_message: 1 << 20,
+            secret: None,
+        };
+        assert!(
+            !welcome.encode().contains("secret"),
+            "no secret unless enrolled"
+        );
         let wrong_first = json!({"type":"ping","t":1});
         assert!(matches!(
             Hello::from_value(&wrong_first),

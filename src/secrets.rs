@@ -1,15 +1,28 @@
-//! The computers' secrets: the shared one (rotated with `trapdesk secret rotate`) and optional
-//! per-computer ones (`trapdesk secret add COMPUTER`), so that one leaked computer does not
-//! expose the rest.
+//! The computers' secrets: the shared one (rotated with `trapdesk secret rotate`) and each
+//! computer's own (made by enrolment, or by `trapdesk secret add COMPUTER`), so that nobody who
+//! holds the shared secret, or another computer's secret, can link under a computer's id.
 //!
-//! Per-computer secrets are stored only as SHA-256 hashes in `<data dir>/computer-secrets.json`
-//! (0600). A computer that has one must present it, and the shared secret no longer links it;
-//! a computer without one must present the shared secret, so presenting another computer's
-//! secret never links anything. The gateway reads both files at each `hello`, so a rotation or
-//! an added secret applies to the next link with no restart (computers already linked stay
-//! linked until they reconnect).
+//! **Enrolment** (docs/protocol.md, "Enrolment"): the shared secret only enrols. A client that
+//! can store a secret says `"enrol": true` in its `hello`; the first such hello of an id that is
+//! not bound, with the shared secret, gets a fresh secret of its own in `welcome`. The host keeps
+//! its SHA-256 as a *pending* binding, and makes it *firm* when the computer says `enrolled`
+//! (it stored the secret) or first links with it. From then on that id links only with its own
+//! secret. While pending, the shared secret still links (and enrols again with a new secret),
+//! so a lost `welcome` or `enrolled` never locks a computer out.
+//!
+//! Everything lives in `<data dir>/computer-secrets.json` (0600): the bindings (hashes only, by
+//! id, or by id or label for `secret add`), and whether enrolment is closed. Each change reads
+//! the file afresh under a lock file and replaces it by a rename, so the host and the
+//! `trapdesk secret` commands never lose each other's changes and a reader never sees half a
+//! file. The gateway keeps the file parsed ([`Secrets`]) and looks at it with one `stat` per
+//! `hello`, reading it again only when it changed, so a change by `trapdesk secret …` applies
+//! to the next link with no restart, and 10,000 computers linking at once do not read it
+//! 10,000 times. Hellos that change nothing never write it.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
@@ -19,17 +32,51 @@ use crate::config::{SecretSource, Settings, generate_secret, write_private};
 /// The per-computer file in the data directory.
 pub const FILE: &str = "computer-secrets.json";
 
-/// One computer's own secret, as stored.
+/// Ids logged one by one as running a client that cannot enrol; past this, one more line says
+/// the rest are not (a load test links 10,000 scripted computers).
+const CANNOT_ENROL_LOGGED: usize = 256;
+
+/// One computer's own secret, as stored: never the secret, only its hash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComputerSecret {
-    /// A computer id (`"7"`) or label (`"miner"`).
+    /// A computer id (`"7"`), or for `secret add` also a label (`"miner"`).
     pub computer: String,
     pub secret_sha256: String,
+    /// Enrolled, but the computer has not yet said it stored the secret.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
+    /// How it was made: `"enrolled"`, or `"added"` by `trapdesk secret add`. Files written
+    /// before enrolment existed have none (they were all added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub how: Option<String>,
+    /// The label the computer had when it enrolled, for `secret list` and `secret forget
+    /// LABEL` only: labels change, the binding is by id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// When it was made, or made firm, in epoch milliseconds (0 in older files).
+    #[serde(default)]
+    pub since_ms: u64,
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 struct Store {
+    /// Set by `trapdesk secret enrol off`: the shared secret links no unbound computer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    enrolment_closed: bool,
+    #[serde(default)]
     computers: Vec<ComputerSecret>,
+}
+
+impl Store {
+    /// The binding that applies to a computer: by id, or by label (`secret add miner`); the
+    /// newest wins, as `add` replaces.
+    fn binding(&self, id: u64, label: Option<&str>) -> Option<&ComputerSecret> {
+        let id = id.to_string();
+        self.computers
+            .iter()
+            .rev()
+            .find(|c| c.computer == id || (label.is_some() && Some(c.computer.as_str()) == label))
+    }
 }
 
 /// Why a secret could not be changed.
@@ -44,10 +91,23 @@ pub enum SecretError {
     Parse { path: PathBuf, message: String },
     #[error("computer {0:?} is not an id or label (use the id, like 7, or the label, like miner)")]
     BadComputer(String),
+    #[error("no computer {computer:?} has a secret of its own; bound: {}", if known.is_empty() { "none".to_owned() } else { known.join(", ") })]
+    Unknown {
+        computer: String,
+        known: Vec<String>,
+    },
+    #[error(
+        "{path} is locked by another trapdesk (its lock file {lock} is fresh); try again, or delete the lock file if no trapdesk is changing secrets"
+    )]
+    Locked { path: PathBuf, lock: PathBuf },
+}
+
+fn path(dir: &Path) -> PathBuf {
+    dir.join(FILE)
 }
 
 fn load(dir: &Path) -> Result<Store, SecretError> {
-    let path = dir.join(FILE);
+    let path = path(dir);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| SecretError::Parse {
             path,
@@ -56,6 +116,91 @@ fn load(dir: &Path) -> Result<Store, SecretError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
         Err(source) => Err(SecretError::Io { path, source }),
     }
+}
+
+fn save(dir: &Path, store: &Store) -> Result<(), SecretError> {
+    let p = path(dir);
+    let text = serde_json::to_string_pretty(store).unwrap_or_default();
+    // Written beside and renamed over: a reader never sees half a file, and the new inode tells
+    // every cached reader that it changed.
+    let tmp = dir.join(format!("{FILE}.tmp"));
+    write_private(&tmp, text.as_bytes())
+        .and_then(|()| std::fs::rename(&tmp, &p))
+        .map_err(|source| SecretError::Io { path: p, source })
+}
+
+/// A lock file older than this was left by a process that died while holding it.
+const STALE_LOCK: Duration = Duration::from_secs(10);
+/// How long a change waits for another one to finish.
+const LOCK_WAIT: Duration = Duration::from_secs(3);
+
+/// Held while a change reads, edits and replaces the file: the host (enrolment) and the
+/// `trapdesk secret` commands are different processes, and a read-edit-rename by one in the
+/// middle of another's would lose the other's change.
+struct Lock(PathBuf);
+
+impl Lock {
+    fn take(dir: &Path) -> Result<Lock, SecretError> {
+        let lock = dir.join(format!("{FILE}.lock"));
+        let start = std::time::Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&lock)
+            {
+                Ok(_) => return Ok(Lock(lock)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(&lock)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| SystemTime::now().duration_since(t).ok())
+                        .is_some_and(|age| age > STALE_LOCK);
+                    if stale {
+                        let _ = std::fs::remove_file(&lock);
+                        continue;
+                    }
+                    if start.elapsed() > LOCK_WAIT {
+                        return Err(SecretError::Locked {
+                            path: path(dir),
+                            lock,
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(source) => return Err(SecretError::Io { path: lock, source }),
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Reads the file afresh, lets `edit` change it, and writes it back when `edit` says it
+/// changed something (`Ok(true)`).
+fn change<T>(
+    dir: &Path,
+    edit: impl FnOnce(&mut Store) -> Result<(T, bool), SecretError>,
+) -> Result<T, SecretError> {
+    std::fs::create_dir_all(dir).map_err(|source| SecretError::Io {
+        path: dir.to_owned(),
+        source,
+    })?;
+    let _lock = Lock::take(dir)?;
+    let mut store = load(dir)?;
+    let (out, changed) = edit(&mut store)?;
+    if changed {
+        save(dir, &store)?;
+    }
+    Ok(out)
+}
+
+fn now_ms() -> u64 {
+    crate::session::model::epoch_ms(SystemTime::now())
 }
 
 /// Gives `computer` (an id or label) a secret of its own, replacing any it had, and returns
@@ -68,17 +213,80 @@ pub fn add(dir: &Path, computer: &str) -> Result<String, SecretError> {
     if computer.is_empty() || computer.contains(':') {
         return Err(SecretError::BadComputer(computer.to_owned()));
     }
-    let mut store = load(dir)?;
     let secret = generate_secret();
-    store.computers.retain(|c| c.computer != computer);
-    store.computers.push(ComputerSecret {
-        computer: computer.to_owned(),
-        secret_sha256: crate::agents::hash(&secret),
-    });
-    let path = dir.join(FILE);
-    let text = serde_json::to_string_pretty(&store).unwrap_or_default();
-    write_private(&path, text.as_bytes()).map_err(|source| SecretError::Io { path, source })?;
+    let hash = crate::agents::hash(&secret);
+    change(dir, |store| {
+        store.computers.retain(|c| c.computer != computer);
+        store.computers.push(ComputerSecret {
+            computer: computer.to_owned(),
+            secret_sha256: hash,
+            pending: false,
+            how: Some("added".into()),
+            label: None,
+            since_ms: now_ms(),
+        });
+        Ok(((), true))
+    })?;
     Ok(secret)
+}
+
+/// Removes the own secret of `computer`: its id (`7`), the name it was added under, or the
+/// label it enrolled with when that names one binding only. Returns what was removed. The
+/// computer can then enrol again (or link with the shared secret, with an older client).
+///
+/// # Errors
+/// No such binding, or the file cannot be read or written.
+pub fn forget(dir: &Path, computer: &str) -> Result<Vec<ComputerSecret>, SecretError> {
+    let computer = computer.trim();
+    change(dir, |store| {
+        let direct = store.computers.iter().any(|c| c.computer == computer);
+        let by_label = store
+            .computers
+            .iter()
+            .filter(|c| c.label.as_deref() == Some(computer))
+            .count();
+        let hit = |c: &ComputerSecret| {
+            c.computer == computer
+                || (!direct && by_label == 1 && c.label.as_deref() == Some(computer))
+        };
+        let (gone, kept): (Vec<_>, Vec<_>) = store.computers.drain(..).partition(|c| hit(c));
+        store.computers = kept;
+        if gone.is_empty() {
+            return Err(SecretError::Unknown {
+                computer: computer.to_owned(),
+                known: store.computers.iter().map(|c| c.computer.clone()).collect(),
+            });
+        }
+        Ok((gone, true))
+    })
+}
+
+/// Every binding, in the order made (hashes included; callers show none of them).
+///
+/// # Errors
+/// An unreadable or invalid file.
+pub fn list(dir: &Path) -> Result<Vec<ComputerSecret>, SecretError> {
+    Ok(load(dir)?.computers)
+}
+
+/// Whether enrolment is open (the default).
+///
+/// # Errors
+/// An unreadable or invalid file.
+pub fn enrolment_open(dir: &Path) -> Result<bool, SecretError> {
+    Ok(!load(dir)?.enrolment_closed)
+}
+
+/// Opens or closes enrolment; returns whether that changed anything.
+///
+/// # Errors
+/// The file cannot be read or written.
+pub fn set_enrolment(dir: &Path, open: bool) -> Result<bool, SecretError> {
+    change(dir, |store| {
+        let changed = store.enrolment_closed == open;
+        store.enrolment_closed = !open;
+        Ok((changed, changed))
+    })
 }
 
 /// Writes a new shared secret to `<data dir>/secret` and returns it.
@@ -88,61 +296,379 @@ pub fn add(dir: &Path, computer: &str) -> Result<String, SecretError> {
 pub fn rotate(dir: &Path) -> Result<String, SecretError> {
     let path = dir.join("secret");
     let secret = generate_secret();
-    write_private(&path, secret.as_bytes()).map_err(|source| SecretError::Io { path, source })?;
+    // By rename, as the bindings: the gateway notices the new inode at the next hello.
+    let tmp = dir.join("secret.tmp");
+    write_private(&tmp, secret.as_bytes())
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|source| SecretError::Io { path, source })?;
     Ok(secret)
 }
 
-/// Whether a computer (`id`, `label`) presenting `given` may link.
-pub fn accepts(settings: &Settings, id: u64, label: Option<&str>, given: &str) -> bool {
-    let store = match load(&settings.data_dir) {
-        Ok(s) => s,
-        Err(e) => {
-            // Refusing everyone is safer than letting a computer past its own secret.
-            tracing::warn!("refusing computers: {e}");
-            return false;
-        }
-    };
-    let id = id.to_string();
-    let own = store
-        .computers
-        .iter()
-        .rev()
-        .find(|c| c.computer == id || Some(c.computer.as_str()) == label);
-    if let Some(own) = own {
-        let h = crate::agents::hash(given);
-        return bool::from(h.as_bytes().ct_eq(own.secret_sha256.as_bytes()));
-    }
-    let shared = current_shared(settings);
-    bool::from(given.as_bytes().ct_eq(shared.as_bytes()))
+/// The verdict on one `hello`'s secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The shared secret, for an id with no secret of its own, from a client that did not ask
+    /// to enrol (or a pending id): links, unbound.
+    Shared,
+    /// The computer's own secret. `pending`: its binding is not firm yet, and this hello makes
+    /// it so ([`confirm`]).
+    Own { pending: bool },
+    /// The shared secret from a client that can enrol, for an id that is not (firmly) bound:
+    /// enrol it ([`enrol`]) and send the new secret in `welcome`.
+    Enrol,
+    /// Refused (`auth_failed`).
+    Refused(Refusal),
 }
 
-/// The shared secret now: a stored one is read again, so `secret rotate` takes effect at once.
-fn current_shared(settings: &Settings) -> String {
-    match &settings.secret_source {
-        SecretSource::Generated(p) | SecretSource::Stored(p) => std::fs::read_to_string(p)
-            .ok()
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| settings.secret.clone()),
-        _ => settings.secret.clone(),
+/// Why a secret was refused, as the computer (and the person) are told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Neither the shared secret nor this computer's own.
+    Wrong,
+    /// The shared secret under an id (or label) that has its own secret.
+    Bound { computer: String },
+    /// The shared secret for an unbound id while enrolment is closed.
+    EnrolmentClosed,
+    /// The secrets file cannot be read: refusing is safer than letting a computer past its own
+    /// secret.
+    Unreadable,
+}
+
+impl Refusal {
+    /// The `auth_failed` message: what happened and what to do about it.
+    pub fn message(&self) -> String {
+        match self {
+            Refusal::Wrong => "wrong secret".into(),
+            Refusal::Bound { computer } => format!(
+                "computer {computer} is enrolled with its own secret; the shared secret no longer links it; on the host: trapdesk secret forget {computer}"
+            ),
+            Refusal::EnrolmentClosed => {
+                "enrolment is closed: the shared secret links no new computer; on the host: trapdesk secret enrol on".into()
+            }
+            Refusal::Unreadable => {
+                "the host cannot read its computer secrets file; see its log".into()
+            }
+        }
     }
+
+    /// What the session log says about it (never a secret).
+    pub fn why(&self) -> String {
+        match self {
+            Refusal::Wrong => "wrong secret (auth_failed): the computer's secret is neither this host's shared secret nor its own".into(),
+            other => format!("auth_failed: {}", other.message()),
+        }
+    }
+}
+
+/// Decides on one hello from the bindings and the shared secret. Both comparisons are made in
+/// constant time, and both are always made, so the answer's timing says nothing about which one
+/// failed.
+fn judge(
+    store: &Store,
+    shared: &str,
+    id: u64,
+    label: Option<&str>,
+    given: &str,
+    enrol: bool,
+) -> Verdict {
+    let is_shared = bool::from(given.as_bytes().ct_eq(shared.as_bytes())) && !shared.is_empty();
+    let given_hash = crate::agents::hash(given);
+    match store.binding(id, label) {
+        Some(own) => {
+            if bool::from(given_hash.as_bytes().ct_eq(own.secret_sha256.as_bytes())) {
+                Verdict::Own {
+                    pending: own.pending,
+                }
+            } else if is_shared && own.pending && !store.enrolment_closed {
+                if enrol {
+                    Verdict::Enrol
+                } else {
+                    Verdict::Shared
+                }
+            } else if is_shared && own.pending {
+                Verdict::Refused(Refusal::EnrolmentClosed)
+            } else if is_shared {
+                Verdict::Refused(Refusal::Bound {
+                    computer: own.computer.clone(),
+                })
+            } else {
+                Verdict::Refused(Refusal::Wrong)
+            }
+        }
+        None if !is_shared => Verdict::Refused(Refusal::Wrong),
+        None if store.enrolment_closed => Verdict::Refused(Refusal::EnrolmentClosed),
+        None if enrol => Verdict::Enrol,
+        None => Verdict::Shared,
+    }
+}
+
+/// What an enrolment gave: the secret for `welcome` and its hash, which the connection keeps
+/// to confirm exactly this binding when the computer says `enrolled`.
+#[derive(Debug, Clone)]
+pub struct Enrolled {
+    pub secret: String,
+    pub secret_sha256: String,
+}
+
+/// Gives computer `id` a new secret of its own, stored as a pending binding (replacing a
+/// pending one). Blocking (file I/O): the gateway runs it off its threads.
+///
+/// # Errors
+/// [`Refusal::Bound`] when a firm binding appeared meanwhile (another hello, `secret add`),
+/// [`Refusal::EnrolmentClosed`] when enrolment was closed meanwhile, or the file error.
+pub fn enrol(
+    dir: &Path,
+    id: u64,
+    label: Option<&str>,
+) -> Result<Result<Enrolled, Refusal>, SecretError> {
+    let secret = generate_secret();
+    let hash = crate::agents::hash(&secret);
+    change(dir, |store| {
+        // Decided again on the file as it is now, under the lock.
+        match store.binding(id, label) {
+            Some(own) if !own.pending => {
+                return Ok((
+                    Err(Refusal::Bound {
+                        computer: own.computer.clone(),
+                    }),
+                    false,
+                ));
+            }
+            _ if store.enrolment_closed => return Ok((Err(Refusal::EnrolmentClosed), false)),
+            _ => {}
+        }
+        let key = id.to_string();
+        store.computers.retain(|c| c.computer != key);
+        store.computers.push(ComputerSecret {
+            computer: key,
+            secret_sha256: hash.clone(),
+            pending: true,
+            how: Some("enrolled".into()),
+            label: label.filter(|l| !l.is_empty()).map(str::to_owned),
+            since_ms: now_ms(),
+        });
+        Ok((
+            Ok(Enrolled {
+                secret,
+                secret_sha256: hash,
+            }),
+            true,
+        ))
+    })
+}
+
+/// Makes the pending binding of `id` with this hash firm (the computer stored its secret).
+/// Returns whether it changed anything: a binding already firm, replaced or forgotten meanwhile
+/// is left as it is.
+///
+/// # Errors
+/// The file cannot be read or written.
+pub fn confirm(dir: &Path, id: u64, secret_sha256: &str) -> Result<bool, SecretError> {
+    let key = id.to_string();
+    change(dir, |store| {
+        let hit = store
+            .computers
+            .iter_mut()
+            .find(|c| c.computer == key && c.pending && c.secret_sha256 == secret_sha256);
+        match hit {
+            Some(c) => {
+                c.pending = false;
+                c.since_ms = now_ms();
+                Ok((true, true))
+            }
+            None => Ok((false, false)),
+        }
+    })
+}
+
+/// What tells one version of a file from another without reading it: absent, or its device,
+/// inode, size, and modification and change times to the nanosecond (as `agents::Verifier`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stamp {
+    Absent,
+    Present([i64; 7]),
+}
+
+impl Stamp {
+    /// `None` when the file cannot be looked at, or the platform has no inodes: then it is read.
+    fn of(path: &Path) -> Option<Stamp> {
+        match std::fs::metadata(path) {
+            Ok(m) => {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::MetadataExt;
+                    Some(Stamp::Present([
+                        m.dev() as i64,
+                        m.ino() as i64,
+                        m.size() as i64,
+                        m.mtime(),
+                        m.mtime_nsec(),
+                        m.ctime(),
+                        m.ctime_nsec(),
+                    ]))
+                }
+                #[cfg(not(unix))]
+                {
+                    let _ = m;
+                    None
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Stamp::Absent),
+            Err(_) => None,
+        }
+    }
+}
+
+/// A file kept parsed between hellos, read again only when its stamp changed.
+#[derive(Debug)]
+struct Cached<T> {
+    path: PathBuf,
+    held: Mutex<Option<(Stamp, Arc<T>)>>,
+}
+
+impl<T> Cached<T> {
+    fn new(path: PathBuf) -> Self {
+        Cached {
+            path,
+            held: Mutex::new(None),
+        }
+    }
+
+    fn get<E>(&self, read: impl FnOnce(&Path) -> Result<T, E>) -> Result<Arc<T>, E> {
+        let stamp = Stamp::of(&self.path);
+        if let Some(stamp) = &stamp {
+            let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((s, v)) = held.as_ref()
+                && s == stamp
+            {
+                return Ok(v.clone());
+            }
+        }
+        let value = Arc::new(read(&self.path)?);
+        // The stamp was taken before the read: a change in between shows as a new stamp at
+        // the next hello, which reads again.
+        if let Some(stamp) = stamp {
+            *self.held.lock().unwrap_or_else(|p| p.into_inner()) = Some((stamp, value.clone()));
+        }
+        Ok(value)
+    }
+}
+
+/// The gateway's view of the secrets: the bindings file and the shared secret, each checked
+/// with one `stat` per hello.
+#[derive(Debug)]
+pub struct Secrets {
+    dir: PathBuf,
+    store: Cached<Store>,
+    /// The shared secret's file when it is the stored one (`secret rotate` writes it); `None`
+    /// when it came from a flag, the environment or config.toml, which a running host keeps.
+    shared_file: Option<Cached<String>>,
+    shared_fixed: String,
+    /// Ids already logged as running a client that cannot enrol.
+    cannot_enrol: Mutex<HashSet<u64>>,
+}
+
+impl Secrets {
+    pub fn new(settings: &Settings) -> Self {
+        let shared_file = match &settings.secret_source {
+            SecretSource::Generated(p) | SecretSource::Stored(p) => Some(Cached::new(p.clone())),
+            _ => None,
+        };
+        Secrets {
+            dir: settings.data_dir.clone(),
+            store: Cached::new(path(&settings.data_dir)),
+            shared_file,
+            shared_fixed: settings.secret.clone(),
+            cannot_enrol: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// The data directory the bindings live in (for [`enrol`] and [`confirm`]).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The shared secret now: a stored one is looked at again, so `secret rotate` applies at
+    /// once; an empty or unreadable file leaves the one the host started with.
+    fn shared(&self) -> Arc<String> {
+        let fixed = || Arc::new(self.shared_fixed.clone());
+        let Some(file) = &self.shared_file else {
+            return fixed();
+        };
+        file.get(|p| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .ok_or(())
+        })
+        .unwrap_or_else(|()| fixed())
+    }
+
+    /// The verdict on a hello's secret. Reads nothing when neither file changed.
+    pub fn check(&self, id: u64, label: Option<&str>, given: &str, enrol: bool) -> Verdict {
+        let store = match self.store.get(|_| load(&self.dir)) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("refusing computers: {e}");
+                return Verdict::Refused(Refusal::Unreadable);
+            }
+        };
+        let verdict = judge(&store, &self.shared(), id, label, given, enrol);
+        if verdict == Verdict::Shared && !enrol {
+            self.cannot_enrol(id);
+        }
+        verdict
+    }
+
+    /// Says once per id that a computer links with the shared secret because its client
+    /// cannot enrol (it predates enrolment, or is a scripted one): such a computer's id can be
+    /// taken by anyone holding the shared secret.
+    fn cannot_enrol(&self, id: u64) {
+        let mut seen = self.cannot_enrol.lock().unwrap_or_else(|p| p.into_inner());
+        if seen.len() > CANNOT_ENROL_LOGGED || !seen.insert(id) {
+            return;
+        }
+        if seen.len() > CANNOT_ENROL_LOGGED {
+            tracing::info!(
+                "more than {CANNOT_ENROL_LOGGED} computers run a client that cannot enrol; the rest are not logged one by one"
+            );
+        } else {
+            tracing::info!(
+                "computer {id} runs a client that cannot enrol: it links with the shared secret, unbound (re-run the installer to update it)"
+            );
+        }
+    }
+}
+
+/// Whether a computer (`id`, `label`) presenting `given` may link, without enrolling: the
+/// one-shot form of [`Secrets::check`] for callers that hold no [`Secrets`].
+pub fn accepts(settings: &Settings, id: u64, label: Option<&str>, given: &str) -> bool {
+    matches!(
+        Secrets::new(settings).check(id, label, given, false),
+        Verdict::Shared | Verdict::Own { .. }
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn settings(dir: &Path) -> Settings {
+        Settings {
+            data_dir: dir.to_owned(),
+            secret: "stale".into(),
+            secret_source: SecretSource::Stored(dir.join("secret")),
+            ..Settings::default()
+        }
+    }
+
     #[test]
     fn own_secrets_replace_the_shared_one_for_their_computer()
     -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let shared = rotate(dir.path())?;
-        let settings = Settings {
-            data_dir: dir.path().to_owned(),
-            secret: "stale".into(),
-            secret_source: SecretSource::Stored(dir.path().join("secret")),
-            ..Settings::default()
-        };
+        let settings = settings(dir.path());
         assert!(accepts(&settings, 7, Some("miner"), &shared));
         let miner = add(dir.path(), "miner")?;
         let farm = add(dir.path(), "12")?;
@@ -160,6 +686,178 @@ mod tests {
         let new = rotate(dir.path())?;
         assert!(!accepts(&settings, 3, None, &shared), "rotated out");
         assert!(accepts(&settings, 3, None, &new));
+        Ok(())
+    }
+
+    #[test]
+    fn enrolment_binds_an_id_pending_then_firm() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let shared = rotate(dir.path())?;
+        let s = Secrets::new(&settings(dir.path()));
+        assert_eq!(s.check(7, Some("miner"), &shared, true), Verdict::Enrol);
+        // A client that cannot enrol links unbound, and binds nothing.
+        assert_eq!(s.check(8, None, &shared, false), Verdict::Shared);
+        let e = enrol(dir.path(), 7, Some("miner"))?.map_err(|r| r.message())?;
+        assert_eq!(e.secret.len(), 20);
+        let text = std::fs::read_to_string(dir.path().join(FILE))?;
+        assert!(!text.contains(&e.secret), "only the hash is kept");
+        // Pending: the own secret links (and makes it firm), the shared one re-enrols.
+        assert_eq!(
+            s.check(7, Some("miner"), &e.secret, true),
+            Verdict::Own { pending: true }
+        );
+        assert_eq!(s.check(7, Some("miner"), &shared, true), Verdict::Enrol);
+        assert_eq!(s.check(7, Some("miner"), &shared, false), Verdict::Shared);
+        assert!(confirm(dir.path(), 7, &e.secret_sha256)?);
+        assert!(!confirm(dir.path(), 7, &e.secret_sha256)?, "already firm");
+        assert_eq!(
+            s.check(7, Some("miner"), &e.secret, true),
+            Verdict::Own { pending: false }
+        );
+        // Firm: the shared secret no longer links id 7, whatever the hello or label says.
+        let bound = Verdict::Refused(Refusal::Bound {
+            computer: "7".into(),
+        });
+        assert_eq!(s.check(7, Some("miner"), &shared, true), bound);
+        assert_eq!(s.check(7, Some("other"), &shared, false), bound);
+        assert_eq!(
+            s.check(7, None, "guess", true),
+            Verdict::Refused(Refusal::Wrong)
+        );
+        assert!(
+            Refusal::Bound {
+                computer: "7".into()
+            }
+            .message()
+            .contains("trapdesk secret forget 7")
+        );
+        // Its own secret is no other computer's.
+        assert_eq!(
+            s.check(9, None, &e.secret, true),
+            Verdict::Refused(Refusal::Wrong)
+        );
+        // A second enrolment of a firm id is refused under the lock.
+        assert!(matches!(
+            enrol(dir.path(), 7, None)?,
+            Err(Refusal::Bound { .. })
+        ));
+        // Forget (by the label it enrolled with) lets it enrol again.
+        let gone = forget(dir.path(), "miner")?;
+        assert_eq!(gone.len(), 1);
+        assert_eq!(s.check(7, Some("miner"), &shared, true), Verdict::Enrol);
+        assert!(matches!(
+            forget(dir.path(), "7"),
+            Err(SecretError::Unknown { .. })
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn a_re_enrolment_replaces_the_pending_secret() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let shared = rotate(dir.path())?;
+        let s = Secrets::new(&settings(dir.path()));
+        let first = enrol(dir.path(), 3, None)?.map_err(|r| r.message())?;
+        // The welcome was lost: the computer comes back with the shared secret.
+        let second = enrol(dir.path(), 3, None)?.map_err(|r| r.message())?;
+        assert_ne!(first.secret, second.secret);
+        assert_eq!(
+            s.check(3, None, &first.secret, true),
+            Verdict::Refused(Refusal::Wrong)
+        );
+        assert!(
+            !confirm(dir.path(), 3, &first.secret_sha256)?,
+            "a stale enrolled"
+        );
+        assert_eq!(
+            s.check(3, None, &second.secret, true),
+            Verdict::Own { pending: true }
+        );
+        assert_eq!(list(dir.path())?.len(), 1);
+        let _ = shared;
+        Ok(())
+    }
+
+    #[test]
+    fn closed_enrolment_links_no_new_id_but_bound_ones() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let shared = rotate(dir.path())?;
+        let s = Secrets::new(&settings(dir.path()));
+        let e = enrol(dir.path(), 1, None)?.map_err(|r| r.message())?;
+        confirm(dir.path(), 1, &e.secret_sha256)?;
+        let pending = enrol(dir.path(), 2, None)?.map_err(|r| r.message())?;
+        assert!(set_enrolment(dir.path(), false)?);
+        assert!(!set_enrolment(dir.path(), false)?, "no change");
+        assert!(!enrolment_open(dir.path())?);
+        let closed = Verdict::Refused(Refusal::EnrolmentClosed);
+        assert_eq!(s.check(5, None, &shared, true), closed);
+        assert_eq!(s.check(5, None, &shared, false), closed);
+        assert_eq!(s.check(2, None, &shared, true), closed, "pending, closed");
+        assert_eq!(
+            s.check(2, None, &pending.secret, true),
+            Verdict::Own { pending: true }
+        );
+        assert_eq!(
+            s.check(1, None, &e.secret, true),
+            Verdict::Own { pending: false }
+        );
+        assert!(matches!(
+            enrol(dir.path(), 5, None)?,
+            Err(Refusal::EnrolmentClosed)
+        ));
+        assert!(Refusal::EnrolmentClosed.message().contains("enrol on"));
+        assert!(set_enrolment(dir.path(), true)?);
+        assert_eq!(s.check(5, None, &shared, true), Verdict::Enrol);
+        Ok(())
+    }
+
+    #[test]
+    fn the_file_is_read_again_only_when_it_changed() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let shared = rotate(dir.path())?;
+        let s = Secrets::new(&settings(dir.path()));
+        assert_eq!(s.check(1, None, &shared, true), Verdict::Enrol);
+        let before = s.store.get(|_| Err::<Store, ()>(()));
+        assert!(before.is_ok(), "cached: no read");
+        add(dir.path(), "1")?;
+        assert!(
+            s.store.get(|_| Err::<Store, ()>(())).is_err(),
+            "changed: read"
+        );
+        // Hellos that change nothing write nothing.
+        let stamp = Stamp::of(&dir.path().join(FILE));
+        for _ in 0..3 {
+            let _ = s.check(1, None, &shared, true);
+            let _ = s.check(2, None, &shared, false);
+        }
+        assert_eq!(Stamp::of(&dir.path().join(FILE)), stamp);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(FILE))?
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_fresh_lock_waits_and_a_stale_one_is_taken() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let lock = dir.path().join(format!("{FILE}.lock"));
+        std::fs::write(&lock, "")?;
+        let t = std::thread::spawn({
+            let lock = lock.clone();
+            move || {
+                std::thread::sleep(Duration::from_millis(100));
+                let _ = std::fs::remove_file(lock);
+            }
+        });
+        add(dir.path(), "4")?;
+        let _ = t.join();
+        assert!(!lock.exists());
+        assert_eq!(list(dir.path())?.len(), 1);
         Ok(())
     }
 }

@@ -23,7 +23,7 @@ fn mcp_only_serves_health_and_exits_zero_on_sigterm() {
         ])
         .arg("--data-dir")
         .arg(dir.path())
-        .args(["--secret", "s3cret"])
+        .args(["--secret", "s3cret-for-the-cli-4k7q"])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -133,7 +133,7 @@ fn start_headless(
         .args(extra)
         .arg("--data-dir")
         .arg(dir)
-        .args(["--secret", "s3cret"])
+        .args(["--secret", "s3cret-for-the-cli-4k7q"])
         .env_remove("RUST_LOG")
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -194,7 +194,7 @@ fn host_names_bind_and_the_root_page_says_how_to_link() {
     );
     assert!(body.contains("/health"), "{body}");
     assert!(
-        !body.contains("s3cret"),
+        !body.contains("s3cret-for-the-cli-4k7q"),
         "the page must not show the secret: {body}"
     );
     assert_eq!(stop(child).code(), Some(0));

@@ -1,6 +1,7 @@
 //! Hostile input is refused cheaply (RELIABILITY.md, guarantee 5): no path leaves an emulated
 //! computer's directory, DNS-rebinding forms of `Host`/`Origin` are refused on the MCP port, and
-//! repeated wrong secrets from one address are slowed without slowing linked computers.
+//! wrong secrets are refused at once without slowing linked computers (the floods and the
+//! bound on connections that never link are in `tests/identity.rs`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod support;
@@ -244,24 +245,24 @@ async fn try_secret(host: &trapdesk::app::Host, id: u64, secret: &str) -> (Optio
 }
 
 #[tokio::test]
-async fn wrong_secrets_are_slowed_per_address_but_linked_computers_are_not() {
+async fn wrong_secrets_are_refused_at_once_and_linked_computers_do_not_notice() {
     let host = start_host_with(|s| s.heartbeat = Duration::from_secs(30)).await;
     // A linked computer, working before the flood.
     let mut linked = FakeComputer::link(&host, 1, Some("miner")).await;
-    // The first few wrong secrets are answered at once; then each waits longer.
+    // Every wrong secret is refused at once: holding a refusal buys nothing once every secret
+    // is checked (security rests on the secret's strength, see docs/security.md).
     let mut waits = Vec::new();
-    for i in 0..8 {
+    for i in 0..20 {
         let (code, took) = try_secret(&host, 100 + i, "guess").await;
         assert_eq!(code, Some(4001));
         waits.push(took);
     }
-    assert!(waits[0] < Duration::from_millis(500), "{waits:?}");
     assert!(
-        waits[7] >= Duration::from_millis(400),
-        "the 8th wrong secret was not slowed: {waits:?}"
+        waits.iter().all(|w| *w < Duration::from_millis(500)),
+        "{waits:?}"
     );
     // Meanwhile a linked computer answers promptly, and a right secret from the same address
-    // links without the penalty (every computer of a Minecraft server shares its address).
+    // links at once (every computer of a Minecraft server shares its address).
     let session = host.session.clone();
     let start = std::time::Instant::now();
     let t = tokio::spawn(async move {

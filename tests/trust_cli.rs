@@ -73,7 +73,7 @@ fn sighup_reloads_the_policy() {
             "--mcp-bind",
             "127.0.0.1:0",
         ])
-        .args(["--secret", "s3cret"])
+        .args(["--secret", "s3cret-for-the-cli-4k7q"])
         .arg("--data-dir")
         .arg(dir.path())
         .stderr(Stdio::piped())

@@ -47,7 +47,7 @@ impl Tmux {
         let bin = env!("CARGO_BIN_EXE_trapdesk");
         let cmd = format!(
             "'{bin}' --demo 1 --data-dir '{}' --gateway-bind 127.0.0.1:0 \
-             --mcp-bind 127.0.0.1:0 --secret s; \
+             --mcp-bind 127.0.0.1:0 --secret tui-pty-secret-7kq2; \
              echo \"trapdesk exited: $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; \
              sleep 600",
             data_dir.display()

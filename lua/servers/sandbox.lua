@@ -5,12 +5,18 @@
 -- (through the events of apis/libsandbox.lua), coalesces their output,
 -- forwards `cancel`, fragments and reassembles large messages, and
 -- reconnects after any drop with backoff (1 s doubling to 30 s, +-25 %
--- jitter), forever. Close 4001 (wrong secret) prints a clear message and
+-- jitter), forever. Close 4001 (wrong secret) prints the host's reason and
 -- retries every 60 s, re-reading the settings each time so that
 -- `set sandbox.password ...` takes effect without a reboot. 4003 (protocol)
 -- retries every 5 min; 4002 (replaced by another link with our id) waits 30 s.
 --
--- Gated on the setting `sandbox.url`; the secret is `sandbox.password`.
+-- Gated on the setting `sandbox.url`. Enrolment (docs/protocol.md): the hello
+-- says `enrol = true` and carries the computer's own secret (`trapdesk.secret`)
+-- when it has one, else the shared one (`sandbox.password`). A welcome that
+-- carries a secret is stored in `trapdesk.secret` (settings.save) and only then
+-- answered with `enrolled`. When the host refuses the own secret (it forgot the
+-- binding), the next attempt, a second later, presents the shared one, which
+-- enrols again if the host allows it.
 
 local CLIENT = "trapdesk-lua/0.1.0"
 local LIMIT = 131072 -- CC's max_websocket_message: never send a frame above it
@@ -74,6 +80,9 @@ local fragments = {}     -- mid -> { parts, next }
 local midCounter = 0
 local outQueue = {}      -- in order: output { id, wire, stream, text, pos } and answers { respond, wire, ok, json }
 local linkedOnce = false
+local sentOwn = false     -- the current hello carried trapdesk.secret
+local tryShared = false   -- the own secret was just refused: present the shared one next
+local hostSays            -- the message of the host's last error frame (why it refused)
 local screenQueue = {}   -- `screen` messages (JSON text) waiting behind answers and output
 local SCREEN_BACKLOG = 4 -- more waiting than this: drop them and ask the screen server for a whole frame
 
@@ -331,6 +340,22 @@ handleMessage = function(msg, payloadText)
         end
     elseif kind == "welcome" and phase == "hello" then
         setPhase("linked")
+        tryShared = false
+        if type(msg.secret) == "string" and msg.secret ~= "" then
+            -- Enrolled: our own secret from now on. `enrolled` only once it is on disk, so
+            -- that the host never makes firm a secret this computer would lose at reboot.
+            local before = settings.get("trapdesk.secret")
+            settings.set("trapdesk.secret", msg.secret)
+            local saved = settings.save()
+            if saved == false then
+                -- As it is on disk: the next link enrols again with the shared secret.
+                if before == nil then settings.unset("trapdesk.secret") else settings.set("trapdesk.secret", before) end
+                say("could not save the secret the host gave this computer (disk full?); it enrols again at the next link")
+            else
+                send({ type = "enrolled" })
+                log("enrolled: this computer has a secret of its own (trapdesk.secret)")
+            end
+        end
         backoff = 1
         lastPing = os.clock()
         if type(msg.heartbeat_ms) == "number" and msg.heartbeat_ms > 0 then heartbeat = msg.heartbeat_ms / 1000 end
@@ -343,6 +368,7 @@ handleMessage = function(msg, payloadText)
         log("linked as " .. tostring(msg.trapos_id))
     elseif kind == "error" then
         log("host error " .. tostring(msg.code) .. ": " .. tostring(msg.message))
+        if phase == "hello" then hostSays = tostring(msg.message) end
     end
 end
 
@@ -367,13 +393,33 @@ drop = function(code, reason)
         hostRequests[wire] = nil
     end
     log(("link down (%s): %s"):format(tostring(code), tostring(reason)))
+    local says = hostSays
+    hostSays = nil
+    local own = sentOwn
+    sentOwn = false
+    if code == 4001 and own and not tryShared and settings.get("sandbox.password") then
+        -- Our own secret was refused: the host lost or forgot our binding. The shared secret
+        -- enrols us again if the host allows it; it decides, and says why if not.
+        tryShared = true
+        log("own secret refused (" .. tostring(says) .. "); trying the shared secret")
+        os.queueEvent("trapdesk_link", "retrying", "own secret refused")
+        scheduleRetry(1)
+        return
+    end
+    tryShared = false
     if code == 4001 or code == 4003 then
-        os.queueEvent("trapdesk_link", "refused", tostring(reason or code))
+        local why = tostring(reason or code)
+        if says then why = why .. ": " .. says end
+        os.queueEvent("trapdesk_link", "refused", why)
     else
         os.queueEvent("trapdesk_link", "retrying", tostring(reason or code or "link down"))
     end
     if code == 4001 then
-        say("the host refused the secret. Set it with: set sandbox.password <secret> (retrying every minute)")
+        if says and says ~= "wrong secret" then
+            say("the host refused this computer: " .. says .. " (retrying every minute)")
+        else
+            say("the host refused the secret. Set it with: set sandbox.password <secret> (retrying every minute)")
+        end
         scheduleRetry(60)
     elseif code == 4003 then
         say("the host does not speak protocol 1; retrying every 5 minutes")
@@ -389,11 +435,15 @@ end
 local function opened(handle)
     ws = handle
     setPhase("hello")
+    hostSays = nil
     local label = os.getComputerLabel()
+    local own = settings.get("trapdesk.secret")
+    sentOwn = type(own) == "string" and own ~= "" and not tryShared
+    local secret = sentOwn and own or tostring(settings.get("sandbox.password") or "")
     send({
         type = "hello", protocol = 1, computer_id = os.getComputerID(),
         label = label == nil and json.null or label,
-        secret = tostring(settings.get("sandbox.password") or ""),
+        secret = secret, enrol = true,
         serves = servedTypes(), client = CLIENT, host = _HOST or "ComputerCraft",
         max_message = LIMIT,
     })

@@ -37,14 +37,48 @@ pub(super) fn stored_secret(data_dir: &Path) -> Result<(String, SecretSource), C
     Ok((secret, SecretSource::Generated(path)))
 }
 
-/// 20 characters from an alphabet that survives typing into a Minecraft chat-like prompt.
+/// Shortest secret a person may give (`--secret`, `SANDBOX_PASSWORD`, config.toml).
+pub const MIN_SECRET_CHARS: usize = 16;
+/// Fewest different characters in it.
+pub const MIN_SECRET_DISTINCT: usize = 8;
+
+/// Whether a secret given by hand is strong enough to be the only thing between the gateway
+/// and anyone who can reach it: every hello's secret is checked at once, with no slowing of
+/// guesses, so a short or repetitive one would fall to guessing.
+///
+/// # Errors
+/// The reason, with the rule, as one phrase.
+pub fn strong_enough(secret: &str) -> Result<(), String> {
+    let chars = secret.chars().count();
+    let distinct = secret
+        .chars()
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    if chars < MIN_SECRET_CHARS || distinct < MIN_SECRET_DISTINCT {
+        let plural = if chars == 1 { "" } else { "s" };
+        return Err(format!(
+            "it has {chars} character{plural}, {distinct} of them different; a secret needs at least {MIN_SECRET_CHARS} characters and at least {MIN_SECRET_DISTINCT} different ones"
+        ));
+    }
+    Ok(())
+}
+
+/// 20 characters from an alphabet that survives typing into a Minecraft chat-like prompt
+/// (31 letters and digits: about 99 bits), never one [`strong_enough`] would refuse.
 pub fn generate_secret() -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"abcdefghjkmnpqrstuvwxyz23456789";
     let mut rng = rand::rng();
-    (0..20)
-        .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
-        .collect()
+    loop {
+        let s: String = (0..20)
+            .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
+            .collect();
+        // Fewer than 8 different characters in 20 draws from 31 happens about once in
+        // three million; drawing again costs nothing.
+        if strong_enough(&s).is_ok() {
+            return s;
+        }
+    }
 }
 
 /// Writes a file readable by its owner only.

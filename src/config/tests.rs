@@ -71,27 +71,27 @@ fn flags_beat_env_beat_file() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     std::fs::write(
         dir.path().join("config.toml"),
-        "secret = \"from-file\"\nmcp_bind = \"127.0.0.1:5000\"\nmax_message = 9000\n",
+        "secret = \"from-the-file-0123\"\nmcp_bind = \"127.0.0.1:5000\"\nmax_message = 9000\n",
     )?;
     let env = |n: &'static str| match n {
-        "SANDBOX_PASSWORD" => Some("from-env".to_owned()),
+        "SANDBOX_PASSWORD" => Some("from-the-env-01234".to_owned()),
         "MCP_PORT" => Some("6000".to_owned()),
         _ => None,
     };
     let s = resolve_with_env(&args(dir.path()), &env)?;
-    assert_eq!(s.secret, "from-env");
+    assert_eq!(s.secret, "from-the-env-01234");
     assert_eq!(s.mcp_bind.port(), 6000);
     assert_eq!(s.max_message, 9000);
     let mut a = args(dir.path());
-    a.secret = Some("from-flag".into());
+    a.secret = Some("from-the-flag-0123".into());
     a.mcp_bind = Some("127.0.0.1:7000".parse()?);
     let s = resolve_with_env(&a, &env)?;
-    assert_eq!(s.secret, "from-flag");
+    assert_eq!(s.secret, "from-the-flag-0123");
     assert_eq!(s.mcp_bind.port(), 7000);
     let no_env = |_: &'static str| None;
     assert_eq!(
         resolve_with_env(&args(dir.path()), &no_env)?.secret,
-        "from-file"
+        "from-the-file-0123"
     );
     Ok(())
 }
@@ -156,7 +156,10 @@ fn nonsense_values_are_refused_with_the_range() -> Result<(), Box<dyn std::error
     assert!(e.contains("allowed 1000..=300000"), "{e}");
     let e = error_for("max_in_flight = 0\n")?;
     assert!(e.contains("allowed 1..=1024"), "{e}");
-    assert_eq!(error_for("heartbeat_ms = 5000\nsecret = \"x\"\n")?, "");
+    assert_eq!(
+        error_for("heartbeat_ms = 5000\nsecret = \"x-long-enough-123\"\n")?,
+        ""
+    );
     Ok(())
 }
 
@@ -170,9 +173,47 @@ fn bind_addresses_take_host_names() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     std::fs::write(
         dir.path().join("config.toml"),
-        "gateway_bind = \"localhost:4999\"\nsecret = \"x\"\n",
+        "gateway_bind = \"localhost:4999\"\nsecret = \"x-long-enough-123\"\n",
     )?;
     let s = resolve_with_env(&args(dir.path()), &|_| None)?;
     assert_eq!(s.gateway_bind, "127.0.0.1:4999".parse()?);
+    Ok(())
+}
+
+#[test]
+fn weak_secrets_given_by_hand_are_refused_with_the_rule() -> Result<(), Box<dyn std::error::Error>>
+{
+    let dir = tempfile::tempdir()?;
+    let none = |_: &'static str| None;
+    let refused = |a: &HostArgs, env: &dyn Fn(&'static str) -> Option<String>| {
+        resolve_with_env(a, env)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    let mut a = args(dir.path());
+    a.secret = Some("s3cret".into());
+    let e = refused(&a, &none);
+    assert!(e.contains("--secret is too weak"), "{e}");
+    assert!(
+        e.contains("6 characters") && e.contains("at least 16"),
+        "{e}"
+    );
+    // Long but repetitive.
+    a.secret = Some("abababababababababab".into());
+    let e = refused(&a, &none);
+    assert!(
+        e.contains("2 of them different") && e.contains("at least 8"),
+        "{e}"
+    );
+    a.secret = Some("correct-horse-battery".into());
+    assert_eq!(refused(&a, &none), "");
+    let env = |n: &'static str| (n == "SANDBOX_PASSWORD").then(|| "short".to_owned());
+    assert!(refused(&args(dir.path()), &env).contains("SANDBOX_PASSWORD is too weak"));
+    assert!(error_for("secret = \"aaaaaaaaaaaaaaaaaaaa\"\n")?.contains("config file's secret"));
+    // Generated ones always pass.
+    for _ in 0..1000 {
+        assert!(strong_enough(&generate_secret()).is_ok());
+    }
     Ok(())
 }

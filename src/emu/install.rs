@@ -44,15 +44,36 @@ fn lua_quote(s: &str) -> String {
     out
 }
 
+/// The computer's own secret (`trapdesk.secret`) in the `/.settings` already on its disk, if
+/// any. The file is what `settings.save` wrote (`textutils.serialize`), so it is read as Lua,
+/// in an empty environment, as `settings.load` does.
+fn own_secret(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join(".settings")).ok()?;
+    let lua = mlua::Lua::new();
+    let table: mlua::Table = lua
+        .load(format!("return {text}"))
+        .set_environment(lua.create_table().ok()?)
+        .eval()
+        .ok()?;
+    table
+        .get::<Option<String>>("trapdesk.secret")
+        .ok()
+        .flatten()
+        .filter(|s| !s.is_empty())
+}
+
 /// Writes the client as the installer would, without HTTP: every embedded `lua/` file except
 /// `install.lua` to `/trapdesk/<path>` in the root, `lua/startup.lua` also to
 /// `/startup/trapdesk.lua`, and settings `sandbox.url` and `sandbox.password` into `/.settings`
 /// (in `textutils.serialize` form, which the emulator's `settings.load` reads, as CC's does).
+/// The computer's own secret (`trapdesk.secret`), when it enrolled on an earlier boot, is
+/// kept, as the installer keeps it: a demo disk reused by the next `--demo` relinks with it.
 /// Other settings already in `/.settings` are dropped.
 ///
 /// # Errors
 /// `EmuError::Io` when a file cannot be written.
 pub fn install_client(root: &Path, url: &str, secret: &str) -> Result<(), EmuError> {
+    let own = own_secret(root);
     for (path, bytes) in crate::lua_files::FILES {
         if *path == "install.lua" {
             continue;
@@ -62,8 +83,11 @@ pub fn install_client(root: &Path, url: &str, secret: &str) -> Result<(), EmuErr
             write(&root.join("startup").join("trapdesk.lua"), bytes)?;
         }
     }
+    let own = own
+        .map(|s| format!("  [ \"trapdesk.secret\" ] = {},\n", lua_quote(&s)))
+        .unwrap_or_default();
     let settings = format!(
-        "{{\n  [ \"sandbox.url\" ] = {},\n  [ \"sandbox.password\" ] = {},\n}}",
+        "{{\n  [ \"sandbox.url\" ] = {},\n  [ \"sandbox.password\" ] = {},\n{own}}}",
         lua_quote(url),
         lua_quote(secret)
     );
@@ -162,8 +186,16 @@ pub fn link_status(line: &str) -> Option<String> {
     if let Some(id) = msg.strip_prefix("linked as ") {
         return Some(format!("linked as {id}"));
     }
+    // The host's reason comes first, in its `auth_failed` error; the close that follows adds
+    // nothing, unless the reason was lost.
+    if let Some(why) = msg.strip_prefix("host error auth_failed: ") {
+        if why == "wrong secret" {
+            return Some("refused: wrong secret; pass the host's secret with --secret".to_owned());
+        }
+        return Some(format!("refused: {why}"));
+    }
     if msg.starts_with("link down (4001)") {
-        return Some("refused: wrong secret; pass the host's secret with --secret".to_owned());
+        return None;
     }
     if msg.starts_with("link down (4003)") {
         return Some("refused: the host speaks another protocol version".to_owned());
@@ -213,14 +245,39 @@ mod tests {
             Some("linked as 9:scout")
         );
         assert_eq!(
-            link_status("[17] link down (4001): auth_failed").as_deref(),
+            link_status("[17] host error auth_failed: wrong secret").as_deref(),
             Some("refused: wrong secret; pass the host's secret with --secret")
         );
+        assert_eq!(
+            link_status("[17] host error auth_failed: computer 7 is enrolled with its own secret; the shared secret no longer links it; on the host: trapdesk secret forget 7").as_deref(),
+            Some("refused: computer 7 is enrolled with its own secret; the shared secret no longer links it; on the host: trapdesk secret forget 7")
+        );
+        assert_eq!(link_status("[17] link down (4001): auth_failed"), None);
         assert_eq!(
             link_status("[17] retrying in 58.1 s").as_deref(),
             Some("retrying in 58.1 s")
         );
         assert_eq!(link_status("[17] binary frame ignored"), None);
+    }
+
+    #[test]
+    fn a_reinstall_keeps_the_own_secret() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        super::install_client(dir.path(), "ws://h/gateway", "shared-secret-1234")?;
+        assert_eq!(super::own_secret(dir.path()), None);
+        // What the emulator's settings.save writes after an enrolment.
+        std::fs::write(
+            dir.path().join(".settings"),
+            "{\n  [ \"sandbox.password\" ] = \"old\",\n  [ \"trapdesk.secret\" ] = \"own\\\"s\",\n}",
+        )?;
+        super::install_client(dir.path(), "ws://h/gateway", "shared-secret-1234")?;
+        assert_eq!(super::own_secret(dir.path()).as_deref(), Some("own\"s"));
+        let text = std::fs::read_to_string(dir.path().join(".settings"))?;
+        assert!(
+            text.contains("shared-secret-1234") && !text.contains("old"),
+            "{text}"
+        );
+        Ok(())
     }
 
     #[test]

@@ -2,7 +2,6 @@
 //! outbound queue, the heartbeat and shutdown. The socket belongs to this task alone.
 
 use std::future::Future;
-use std::net::IpAddr;
 use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
@@ -13,12 +12,14 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::GatewayState;
+use super::door::{Peer, Place};
 use super::fragment::{self, Reassembler};
 use super::protocol::{
     CLOSE_AUTH_FAILED, CLOSE_BAD_HELLO, CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_HELLO_TIMEOUT,
     CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, CLOSE_UNSUPPORTED_PROTOCOL, Hello, HelloError, Message,
     PROTOCOL_VERSION, Response, wire,
 };
+use crate::secrets::Verdict;
 use crate::session::{Link, Outbound, Stream};
 
 type Tx = SplitSink<WebSocket, WsMessage>;
@@ -148,27 +149,29 @@ impl Sender {
 pub fn run(
     socket: WebSocket,
     state: GatewayState,
-    peer: Option<std::net::SocketAddr>,
+    peer: Option<Peer>,
 ) -> impl Future<Output = ()> + Send {
     let (tx, rx) = socket.split();
     linked(tx, rx, state, peer)
 }
 
-async fn linked(tx: Tx, mut rx: Rx, state: GatewayState, peer: Option<std::net::SocketAddr>) {
+async fn linked(tx: Tx, mut rx: Rx, state: GatewayState, peer: Option<Peer>) {
     let mut out = Sender {
         tx,
         limit: state.settings.max_message as usize,
         next_mid: 0,
         stall: state.settings.heartbeat * MAX_MISSED,
     };
-    let Some((mut link, orx)) = Box::pin(start(&mut rx, &mut out, &state, peer)).await else {
+    let Some((mut link, orx, mut enrolling)) =
+        Box::pin(start(&mut rx, &mut out, &state, peer)).await
+    else {
         return;
     };
     // DEBUG, with a periodic INFO summary (stats.rs): a line each would flood the log of a
     // large base.
     tracing::debug!(computer = %link.trapos_id(), "linked");
     state.stats.joined();
-    let quit = serve(&mut rx, &mut out, orx, &link, &state).await;
+    let quit = serve(&mut rx, &mut out, orx, &link, &state, &mut enrolling).await;
     tracing::debug!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
     state.stats.left();
     match quit {
@@ -180,24 +183,35 @@ async fn linked(tx: Tx, mut rx: Rx, state: GatewayState, peer: Option<std::net::
     link.set_reason(quit.reason());
 }
 
-/// The handshake, the session's registration and the `welcome`: the link and its outbound
-/// queue, or `None` when the computer was turned away or went away (already reported).
+/// A binding this connection made pending by enrolling its computer: confirmed when the
+/// computer says `enrolled` (boxed: most links never enrol, and every idle link holds this).
+type Enrolling = Option<Box<(u64, String)>>;
+
+/// The handshake, the session's registration and the `welcome`: the link, its outbound queue
+/// and the binding it enrolled, or `None` when the computer was turned away or went away
+/// (already reported).
 async fn start(
     rx: &mut Rx,
     out: &mut Sender,
     state: &GatewayState,
-    peer: Option<std::net::SocketAddr>,
-) -> Option<(Link, mpsc::Receiver<Outbound>)> {
-    let hello = match handshake(rx, out, state, peer.map(|a| a.ip())).await {
-        Ok(h) => h,
+    peer: Option<Peer>,
+) -> Option<(Link, mpsc::Receiver<Outbound>, Enrolling)> {
+    let addr = peer.as_ref().map(|p| p.addr);
+    let place = peer.map(|p| p.place);
+    if let Some(p) = &place {
+        p.upgraded();
+    }
+    let accepted = match handshake(rx, out, state, place.as_deref()).await {
+        Ok(a) => a,
         Err(Refused { who, why }) => {
             if let Some(why) = why {
                 state.stats.refused();
-                state.session.link_refused(who.as_deref(), peer, &why);
+                state.session.link_refused(who.as_deref(), addr, &why);
             }
             return None;
         }
     };
+    let Accepted { hello, enrolled } = accepted;
     out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
     // Room for every request the session may have in flight plus a cancel for each, whatever
     // `outbound_queue` says: filling it must mean the socket stopped taking messages.
@@ -207,11 +221,17 @@ async fn start(
         .max(2 * state.settings.max_in_flight + 8);
     let (otx, orx) = mpsc::channel(room);
     let mut link = state.session.link(&hello, otx);
+    let id = hello.computer_id;
+    let (secret, enrolling) = match enrolled {
+        Some(e) => (Some(e.secret), Some(Box::new((id, e.secret_sha256)))),
+        None => (None, None),
+    };
     let welcome = Message::Welcome {
         protocol: PROTOCOL_VERSION,
         trapos_id: hello.trapos_id(),
         heartbeat_ms: state.settings.heartbeat.as_millis() as u64,
         max_message: state.settings.max_message,
+        secret,
     };
     // The session has what it needs; the hello (its strings, the secret among them) ends with
     // this function, not kept for the link's whole life.
@@ -220,7 +240,10 @@ async fn start(
         link.set_reason(format!("welcome not sent: {e}"));
         return None;
     }
-    Some((link, orx))
+    if let Some(place) = place {
+        place.linked();
+    }
+    Some((link, orx, enrolling))
 }
 
 /// A link attempt that ended before `welcome`: who it claimed to be and why it was turned
@@ -246,17 +269,51 @@ impl Refused {
     }
 }
 
+/// A hello that passed, and the secret it enrolled, if it did.
+struct Accepted {
+    hello: Hello,
+    enrolled: Option<crate::secrets::Enrolled>,
+}
+
+/// Runs blocking work on the secrets file off the gateway's threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, crate::secrets::SecretError> + Send + 'static,
+) -> Result<T, String> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(e) => Err(format!("the secrets task failed: {e}")),
+    }
+}
+
 /// Waits for `hello` and checks it. On any failure the computer is told why and closed.
 async fn handshake(
     rx: &mut Rx,
     out: &mut Sender,
     state: &GatewayState,
-    peer: Option<IpAddr>,
-) -> Result<Hello, Refused> {
+    place: Option<&Place>,
+) -> Result<Accepted, Refused> {
     let deadline = tokio::time::sleep(state.settings.hello_timeout);
     tokio::pin!(deadline);
+    let pushed_out = async {
+        match place {
+            Some(p) => p.pushed_out().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(pushed_out);
     let text = loop {
         tokio::select! {
+            biased;
+            () = &mut pushed_out => {
+                out.error(
+                    "try_again_later",
+                    "too many connections are waiting to link; this one waited longest",
+                    None,
+                )
+                .await;
+                out.close(CLOSE_TRY_AGAIN_LATER, "try_again_later").await;
+                return Err(Refused::quiet());
+            }
             _ = &mut deadline => {
                 out.error("hello_timeout", "no hello within the deadline", None).await;
                 out.close(CLOSE_HELLO_TIMEOUT, "hello_timeout").await;
@@ -280,8 +337,8 @@ async fn handshake(
     };
     let hello = wire::decode(&text)
         .map_err(|e| HelloError::Bad(e.to_string()))
-        .and_then(|v| Hello::from_value(&v));
-    let hello = match hello {
+        .and_then(|v| Ok((Hello::from_value(&v)?, Hello::enrol_of(&v)?)));
+    let (hello, enrol) = match hello {
         Ok(h) => h,
         Err(HelloError::Bad(msg)) => {
             out.error("bad_hello", msg.clone(), None).await;
@@ -295,54 +352,58 @@ async fn handshake(
             return Err(Refused::because(None, format!("unsupported_protocol: {e}")));
         }
     };
-    if let Some(ip) = peer
-        && state.throttle.saturated(ip)
-    {
-        // Checked before the secret, so that parallel sockets buy a guesser nothing.
-        out.error(
-            "try_again_later",
-            "too many wrong secrets from this address; retry later",
-            None,
-        )
-        .await;
-        out.close(CLOSE_TRY_AGAIN_LATER, "try_again_later").await;
-        return Err(Refused::because(
-            Some(hello.trapos_id()),
-            "try_again_later: too many wrong secrets from this address are being refused",
-        ));
-    }
-    if !crate::secrets::accepts(
-        &state.settings,
-        hello.computer_id,
-        hello.label.as_deref(),
-        &hello.secret,
-    ) {
-        let wait = peer.map(|ip| state.throttle.strike(ip)).unwrap_or_default();
-        // Never the secret itself: logs are not a safe place for it.
-        tracing::warn!(computer = %hello.trapos_id(), ?peer, ?wait, "refused: wrong secret");
-        // Only this connection waits; the guard frees its place even if the task is dropped.
-        let _waiting = peer.map(|ip| Waiting(&state.throttle, ip));
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = state.shutdown.cancelled() => {}
+    // Every hello's secret is checked, at once: a right one links whatever else its address
+    // is doing, a wrong one is refused now (holding it open would buy nothing).
+    let id = hello.computer_id;
+    let label = hello.label.clone();
+    let verdict = state
+        .secrets
+        .check(id, label.as_deref(), &hello.secret, enrol);
+    let refusal = match verdict {
+        Verdict::Shared | Verdict::Own { pending: false } => None,
+        Verdict::Own { pending: true } => {
+            // The computer has its secret (it just presented it): the binding is firm now,
+            // even if its `enrolled` was lost.
+            let dir = state.secrets.dir().to_owned();
+            let hash = crate::agents::hash(&hello.secret);
+            if let Err(e) = blocking(move || crate::secrets::confirm(&dir, id, &hash)).await {
+                tracing::warn!(computer = %hello.trapos_id(), "enrolment not made firm: {e}");
+            }
+            None
         }
-        out.error("auth_failed", "wrong secret", None).await;
+        Verdict::Enrol => {
+            let dir = state.secrets.dir().to_owned();
+            let l = label.clone();
+            match blocking(move || crate::secrets::enrol(&dir, id, l.as_deref())).await {
+                Ok(Ok(e)) => {
+                    tracing::info!(computer = %hello.trapos_id(), "enrolled: the computer has a secret of its own (pending until it says it stored it)");
+                    return Ok(Accepted {
+                        hello,
+                        enrolled: Some(e),
+                    });
+                }
+                Ok(Err(refusal)) => Some(refusal),
+                Err(e) => {
+                    // The shared secret was right: link as a client that cannot enrol would,
+                    // rather than turn a computer away for the host's own disk.
+                    tracing::warn!(computer = %hello.trapos_id(), "not enrolled, linked with the shared secret: {e}");
+                    None
+                }
+            }
+        }
+        Verdict::Refused(r) => Some(r),
+    };
+    if let Some(refusal) = refusal {
+        // Never the secret itself: logs are not a safe place for it.
+        tracing::warn!(computer = %hello.trapos_id(), "refused: {}", refusal.message());
+        out.error("auth_failed", refusal.message(), None).await;
         out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
-        return Err(Refused::because(
-            Some(hello.trapos_id()),
-            "wrong secret (auth_failed): the computer's sandbox.password is not this host's secret",
-        ));
+        return Err(Refused::because(Some(hello.trapos_id()), refusal.why()));
     }
-    Ok(hello)
-}
-
-/// A refusal waiting on the throttle; dropping it frees the place.
-struct Waiting<'a>(&'a super::throttle::Throttle, IpAddr);
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.0.done(self.1);
-    }
+    Ok(Accepted {
+        hello,
+        enrolled: None,
+    })
 }
 
 fn now_ms() -> u64 {
@@ -360,6 +421,7 @@ async fn serve(
     mut outbound: mpsc::Receiver<Outbound>,
     link: &Link,
     state: &GatewayState,
+    enrolling: &mut Enrolling,
 ) -> Quit {
     let period = state.settings.heartbeat.max(Duration::from_millis(10));
     let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
@@ -397,7 +459,8 @@ async fn serve(
             }
             frame = rx.next() => {
                 let mut at = Frame { out: &mut *out, link, reassembler: &mut reassembler,
-                    awaiting_pong: &mut awaiting_pong, missed: &mut missed, max };
+                    awaiting_pong: &mut awaiting_pong, missed: &mut missed, max,
+                    enrolling: &mut *enrolling, state };
                 Box::pin(at.take(frame)).await
             }
         };
@@ -415,6 +478,8 @@ struct Frame<'a> {
     awaiting_pong: &'a mut Option<u64>,
     missed: &'a mut u32,
     max: usize,
+    enrolling: &'a mut Enrolling,
+    state: &'a GatewayState,
 }
 
 impl Frame<'_> {
@@ -490,7 +555,31 @@ impl Frame<'_> {
     }
 
     async fn handle(&mut self, msg: Message) -> Option<Quit> {
+        if let Message::Enrolled = msg {
+            self.enrolled().await;
+            return None;
+        }
         handle(msg, self.out, self.link, self.awaiting_pong, self.missed).await
+    }
+
+    /// The computer stored the secret this connection's `welcome` gave it: its binding is firm.
+    /// An `enrolled` from a connection that enrolled nothing changes nothing.
+    async fn enrolled(&mut self) {
+        let Some(b) = self.enrolling.take() else {
+            tracing::debug!(computer = %self.link.trapos_id(), "enrolled without an enrolment");
+            return;
+        };
+        let (id, hash) = *b;
+        let dir = self.state.secrets.dir().to_owned();
+        match blocking(move || crate::secrets::confirm(&dir, id, &hash)).await {
+            Ok(true) => {
+                tracing::info!(computer = %self.link.trapos_id(), "enrolment firm: only its own secret links it now");
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(computer = %self.link.trapos_id(), "enrolment not made firm: {e}")
+            }
+        }
     }
 }
 

@@ -2,27 +2,26 @@
 //!
 //! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
 //! [`connection`]); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same
-//! port (in [`install`]). Wrong secrets are slowed per address in [`throttle`]. The gateway
-//! knows nothing of who asked for a request: it moves frames
-//! between a socket and the [`Session`].
+//! port (in [`install`]). Every `hello`'s secret is checked against [`crate::secrets`] and a
+//! right one links at once; the connections that have not linked yet are bounded in [`door`].
+//! The gateway knows nothing of who asked for a request: it moves frames between a socket and
+//! the [`Session`].
 
 pub mod connection;
+pub mod door;
 pub mod fragment;
 pub mod install;
 pub mod stats;
-pub mod throttle;
 /// The wire types live beneath the session (`crate::protocol`), which both sides use; this
 /// name stays so the gateway reads as it always has.
 pub use crate::protocol;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{ConnectInfo, State, WebSocketUpgrade};
 use axum::response::Response;
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -37,8 +36,10 @@ pub struct GatewayState {
     pub shutdown: CancellationToken,
     /// Link counts for the periodic INFO summary.
     pub stats: Arc<stats::LinkStats>,
-    /// Wrong-secret strikes per address.
-    pub throttle: Arc<throttle::Throttle>,
+    /// The computers' secrets, kept parsed between hellos.
+    pub secrets: Arc<crate::secrets::Secrets>,
+    /// The connections that have not linked yet.
+    pub waiting: Arc<door::Waiting>,
 }
 
 /// The gateway's routes.
@@ -63,12 +64,12 @@ async fn upgrade(
     extensions: axum::http::Extensions,
     ws: WebSocketUpgrade,
 ) -> Response {
-    // Where the computer connects from: for the log of refused links and the per-address
-    // slowing of wrong secrets. Present when served by [`serve`]; a router mounted elsewhere
-    // without connect info simply does not know.
+    // Where the computer connects from (for the log of refused links) and its place among the
+    // connections waiting to link. Present when served by [`serve`]; a router mounted
+    // elsewhere without connect info simply does not know.
     let peer = extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| *addr);
+        .get::<ConnectInfo<door::Peer>>()
+        .map(|ConnectInfo(peer)| peer.clone());
     // Let frames a little over our limit through the WebSocket layer so that we can answer
     // them with the protocol's close code 1009 ourselves; far larger ones are cut off there.
     let limit = (state.settings.max_message as usize).saturating_add(1);
@@ -101,23 +102,19 @@ pub async fn serve(
         stats::INTERVAL,
         shutdown.clone(),
     ));
+    let waiting = Arc::new(door::Waiting::default());
     let state = GatewayState {
+        secrets: Arc::new(crate::secrets::Secrets::new(&settings)),
         session,
         settings,
         shutdown: shutdown.clone(),
         stats,
-        throttle: Arc::default(),
+        waiting: waiting.clone(),
     };
-    // Requests are small frames sent back to back; without TCP_NODELAY, Nagle's algorithm and
-    // the peer's delayed ACK hold the second of two frames for ~40 ms (see BENCHMARKS.md).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("TCP_NODELAY not set: {e}");
-        }
-    });
+    let listener = door::Door { listener, waiting };
     axum::serve(
         listener,
-        router(state).into_make_service_with_connect_info::<SocketAddr>(),
+        router(state).into_make_service_with_connect_info::<door::Peer>(),
     )
     .with_graceful_shutdown(async move { shutdown.cancelled().await })
     .await

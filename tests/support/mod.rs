@@ -14,7 +14,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use trapdesk::app::Host;
 use trapdesk::config::Settings;
 
-pub const SECRET: &str = "test-secret";
+pub const SECRET: &str = "test-secret-7kq2m9xw";
 
 /// A running host and the temp dir it writes to (kept alive as long as the host).
 pub struct TestHost {
