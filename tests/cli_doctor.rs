@@ -378,3 +378,34 @@ fn every_command_has_an_example_in_its_help() {
         );
     }
 }
+
+/// Without `--gateway-bind`, doctor checks the gateway of the host running on its data dir
+/// (`host.json` there), not the default port 4444, and gives the rule with that port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_checks_the_running_hosts_gateway_not_the_default() {
+    let host = start_host().await;
+    let gw = host.gateway_addr;
+    assert_ne!(gw.port(), 4444);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trapdesk"));
+    c.args(["doctor", "--connect", &host.mcp_url()])
+        .arg("--data-dir")
+        .arg(host.dir.path())
+        .env("SANDBOX_PASSWORD", SECRET)
+        .env_remove("TRAPDESK_GATEWAY_BIND")
+        .env_remove("TRAPDESK_TOKEN")
+        .env_remove("TRAPDESK_MCP_TOKEN")
+        .current_dir(host.dir.path())
+        .env("HOME", host.dir.path());
+    let out = output(c).await;
+    let printed = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{printed}{}", text(&out.stderr));
+    assert!(
+        printed.contains(&format!("listens on {gw} (the running host's")),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!("port = {}", gw.port())),
+        "{printed}"
+    );
+    assert!(!printed.contains("4444"), "{printed}");
+}

@@ -216,13 +216,28 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
             format!("--minecraft {}: no such file or folder", d.display()),
         ));
     }
-    let bind = settings.gateway_bind;
+    // The host running on this data dir says where it listens; the flags and defaults are
+    // only a guess when none does (or when --gateway-bind names another).
+    let running = crate::app::Running::read(&settings.data_dir).filter(|r| {
+        a.gateway_bind.is_none()
+            && url_host_port(&a.client.connect).is_some_and(|(_, p)| p == r.mcp.port())
+    });
+    let bind = running
+        .as_ref()
+        .map_or(settings.gateway_bind, |r| r.gateway);
     let reach = reachable_addresses(bind, lan_address());
     let mut report = Report::new(a.client.json);
     let mut problems = 0;
 
     report.head("Gateway");
-    report.line(&format!("listens on {bind}"));
+    match &running {
+        Some(r) => report.line(&format!(
+            "listens on {bind} (the running host's, process {}, from {})",
+            r.pid,
+            settings.data_dir.join(crate::app::RUNNING_FILE).display()
+        )),
+        None => report.line(&format!("listens on {bind}")),
+    }
     for r in &reach {
         report.line(&format!(
             "  ws://{}/gateway  reachable from {}",
@@ -230,7 +245,10 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         ));
     }
     if bind.ip().is_loopback() {
-        report.line("  a Minecraft server on another machine cannot reach it: start trapdesk with --gateway-bind 0.0.0.0:4444");
+        report.line(&format!(
+            "  a Minecraft server on another machine cannot reach it: start trapdesk with --gateway-bind 0.0.0.0:{}",
+            bind.port()
+        ));
     }
     let probe = reach.first().map_or(bind, |r| r.addr);
     let answers = tokio::task::spawn_blocking(move || health(probe))
@@ -290,7 +308,12 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     report.line("(keep the port: a rule without one opens every local service on that machine, the MCP endpoint, databases, admin panels, to every computer of every player in the world)");
     // The running host does not tell its gateway's port over MCP; /health answering at the
     // configured address is what shows that the port is the live one.
-    if answers.is_ok() {
+    if running.is_some() {
+        report.line(&format!(
+            "(port {} is the running host's gateway, as it says in its data dir)",
+            bind.port()
+        ));
+    } else if answers.is_ok() {
         report.line(&format!(
             "(port {} is the running gateway's: it answered /health)",
             bind.port()
