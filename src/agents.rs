@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::stamp::Stamp;
+
 /// The file in the data directory.
 pub const FILE: &str = "agents.json";
 
@@ -313,45 +315,6 @@ pub struct Verifier {
     cache: std::sync::Mutex<Option<(Stamp, std::sync::Arc<Store>)>>,
 }
 
-/// What tells one version of the agents file from another without reading it: absent, or its
-/// device, inode, size, and modification and change times to the nanosecond.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Stamp {
-    Absent,
-    Present([i64; 7]),
-}
-
-impl Stamp {
-    /// `None` when the file cannot be looked at (then it is read, and that error reported).
-    fn of(dir: &Path) -> Option<Stamp> {
-        match std::fs::metadata(path(dir)) {
-            Ok(m) => {
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::MetadataExt;
-                    Some(Stamp::Present([
-                        m.dev() as i64,
-                        m.ino() as i64,
-                        m.size() as i64,
-                        m.mtime(),
-                        m.mtime_nsec(),
-                        m.ctime(),
-                        m.ctime_nsec(),
-                    ]))
-                }
-                #[cfg(not(unix))]
-                {
-                    // Without an inode, a stamp could miss a same-size rewrite: always read.
-                    let _ = m;
-                    None
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Stamp::Absent),
-            Err(_) => None,
-        }
-    }
-}
-
 impl Verifier {
     /// A verifier for the agents file in `dir`.
     pub fn new(dir: &Path) -> Self {
@@ -363,7 +326,7 @@ impl Verifier {
 
     /// Like [`verify`]. Costs one `stat` when the file did not change, and a read when it did.
     pub fn verify(&self, token: Option<&str>) -> Verdict {
-        let Some(stamp) = Stamp::of(&self.dir) else {
+        let Some(stamp) = Stamp::of(&path(&self.dir)) else {
             return verify(&self.dir, token);
         };
         let cached = {

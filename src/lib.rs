@@ -11,6 +11,8 @@
 //!   forge.
 //! - [`config`]: settings from defaults, `config.toml`, environment and flags (it owns the
 //!   host flags, `HostArgs`, so it depends on nothing above it; `cli` re-exports them).
+//! - [`stamp`]: one `stat` tells whether a file read on every request changed (agents,
+//!   secrets).
 //! - [`secrets`]: the computers' secrets: rotating the shared one, per-computer ones (hashed).
 //! - [`session`]: the hub. Registry of computers, pending requests with their deadlines, the
 //!   event broadcast, the recent log and transcript, per-computer output rings, the computers'
@@ -56,5 +58,6 @@ pub mod policy;
 pub mod protocol;
 pub mod secrets;
 pub mod session;
+pub mod stamp;
 pub mod sync;
 pub mod tui;

@@ -27,6 +27,8 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
+use crate::stamp::Stamp;
+
 use crate::config::{SecretSource, Settings, generate_secret, write_private};
 
 /// The per-computer file in the data directory.
@@ -479,44 +481,6 @@ pub fn confirm(dir: &Path, id: u64, secret_sha256: &str) -> Result<bool, SecretE
             None => Ok((false, false)),
         }
     })
-}
-
-/// What tells one version of a file from another without reading it: absent, or its device,
-/// inode, size, and modification and change times to the nanosecond (as `agents::Verifier`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Stamp {
-    Absent,
-    Present([i64; 7]),
-}
-
-impl Stamp {
-    /// `None` when the file cannot be looked at, or the platform has no inodes: then it is read.
-    fn of(path: &Path) -> Option<Stamp> {
-        match std::fs::metadata(path) {
-            Ok(m) => {
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::MetadataExt;
-                    Some(Stamp::Present([
-                        m.dev() as i64,
-                        m.ino() as i64,
-                        m.size() as i64,
-                        m.mtime(),
-                        m.mtime_nsec(),
-                        m.ctime(),
-                        m.ctime_nsec(),
-                    ]))
-                }
-                #[cfg(not(unix))]
-                {
-                    let _ = m;
-                    None
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(Stamp::Absent),
-            Err(_) => None,
-        }
-    }
 }
 
 /// A file kept parsed between hellos, read again only when its stamp changed.
