@@ -323,7 +323,8 @@ async fn exec_lua_many_by_list_reports_unknown_names_and_checks_its_arguments() 
     assert_eq!(d["okCount"], 2);
     let r = call(&client, "exec-lua-many", json!({"code": "return 1"})).await;
     assert_eq!(r.is_error, Some(true));
-    assert_eq!(data(&r)["error"]["code"], "bad_arguments");
+    assert_eq!(data(&r)["error"]["code"], "invalid_arguments");
+    assert_eq!(data(&r)["field"], "match");
     let r = call(
         &client,
         "exec-lua-many",

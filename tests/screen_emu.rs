@@ -245,7 +245,7 @@ async fn bad_input_is_refused_naming_the_field() {
     assert_eq!(r.is_error, Some(true));
     let d = data(&r);
     assert_eq!(d["field"], "keys[1]");
-    assert_eq!(d["error"]["code"], "bad_request");
+    assert_eq!(d["error"]["code"], "invalid_arguments");
     assert!(
         text(&r).contains("unknown key name \"entr\""),
         "{}",

@@ -52,7 +52,13 @@ fn failure(e: &ScreenError, target: &str, field: Option<&str>) -> (Status, Outco
         ScreenError::Request(r) => crate::session::summary::outcome(&Err(r.clone())).0,
         _ => Status::Failed,
     };
-    (status, Outcome::failure(e.code(), &e.to_string(), extra))
+    // Input the host refuses before sending is a bad argument of the tool, reported with the
+    // one code every tool uses for that; the computer's own `bad_request` stays its own.
+    let code = match e {
+        ScreenError::Input(_) => "invalid_arguments",
+        _ => e.code(),
+    };
+    (status, Outcome::failure(code, &e.to_string(), extra))
 }
 
 #[tool_router(router = screen_router, vis = "pub(crate)")]

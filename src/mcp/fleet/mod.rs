@@ -212,10 +212,9 @@ impl TrapdeskMcp {
         let mut early: Vec<ManyEntry> = Vec::new();
         let targets: Vec<String> = match (&p.pattern, &p.computers) {
             (Some(_), Some(_)) | (None, None) => {
-                let outcome = Outcome::failure(
-                    "bad_arguments",
-                    "give either match (a glob) or computers (a list), not both and not neither",
-                    Map::new(),
+                let outcome = super::params::invalid_field(
+                    "match",
+                    "exec-lua-many: invalid argument match: give either match (a glob) or computers (a list), not both and not neither",
                 );
                 return Ok(self.end(rec, Status::Failed, outcome));
             }
