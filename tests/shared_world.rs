@@ -283,8 +283,10 @@ fn mcp_only_on_a_terminal_shows_the_install_line() {
             .output()
             .unwrap()
     };
+    // `timeout`: tmux's kill-server hangs the pane up, and SIGHUP only reloads the policy of a
+    // running host, so without it the host would outlive the test.
     let cmd = format!(
-        "'{}' --mcp-only --data-dir '{}' --gateway-bind 127.0.0.1:0 --mcp-bind 127.0.0.1:0; sleep 60",
+        "timeout 30 '{}' --mcp-only --data-dir '{}' --gateway-bind 127.0.0.1:0 --mcp-bind 127.0.0.1:0; sleep 60",
         env!("CARGO_BIN_EXE_trapdesk"),
         data.path().display()
     );
@@ -312,6 +314,10 @@ fn mcp_only_on_a_terminal_shows_the_install_line() {
         std::thread::sleep(Duration::from_millis(100));
     };
     tmux(&["kill-server"]);
+    // The host is gone once `timeout` ends it; kill it now rather than leave it for 30 s.
+    let _ = Command::new("pkill")
+        .args(["-f", "--", &format!("--data-dir {}", data.path().display())])
+        .status();
     let secret = std::fs::read_to_string(data.path().join("secret")).unwrap();
     assert!(
         screen.contains(&format!("install.lua {}", secret.trim())),
