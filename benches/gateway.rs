@@ -14,9 +14,9 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message as Ws;
-use trapdesk::app::Host;
 use trapdesk::config::Settings;
 use trapdesk::gateway::protocol::{Hello, Response};
+use trapdesk::host::Host;
 use trapdesk::session::{Origin, Outbound, RequestSpec, Session};
 
 const SECRET: &str = "bench";

@@ -20,11 +20,11 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use trapdesk::app::Host;
-use trapdesk::client::ClientArgs;
+use trapdesk::commands::remote::ClientArgs;
+use trapdesk::commands::sync::SyncArgs;
 use trapdesk::config::Settings;
 use trapdesk::emu::{Computer, ComputerSpec, install_client};
-use trapdesk::sync::SyncArgs;
+use trapdesk::host::Host;
 
 const BOUND: Duration = Duration::from_millis(300);
 const SECRET: &str = "bench-secret";
@@ -184,7 +184,7 @@ async fn run(o: Opts) -> Result<bool, String> {
             .enable_all()
             .build();
         if let Ok(rt) = rt
-            && let Err(f) = rt.block_on(trapdesk::sync::sync(args))
+            && let Err(f) = rt.block_on(trapdesk::commands::sync::sync(args))
         {
             eprintln!("sync ended: {f}");
         }
@@ -232,7 +232,7 @@ async fn run(o: Opts) -> Result<bool, String> {
     println!(
         "  over {}: {over}; never arrived (5 s): {lost}; debounce {}",
         ms(BOUND),
-        ms(trapdesk::sync::DEBOUNCE)
+        ms(trapdesk::commands::sync::DEBOUNCE)
     );
     host.stop().await;
     // Where the time goes, from the host's own record: how long each request spent between

@@ -1,63 +1,66 @@
 //! trapdesk: one terminal console and one MCP endpoint for every linked ComputerCraft computer.
 //!
 //! Computers run the Lua client in `lua/` and hold one WebSocket each to the gateway. A person
-//! (through the TUI) and AI agents (through MCP) drive them through one shared session, so each
-//! sees what the other does as it happens.
+//! (through the console) and AI agents (through MCP) drive them through one shared session, so
+//! each sees what the other does as it happens.
 //!
 //! # Layout
 //!
-//! - [`admin`]: the `agent`, `secret` and `transcript` subcommands.
-//! - [`agents`]: named agents, whose bearer tokens (stored hashed) give them a name they cannot
-//!   forge.
-//! - [`config`]: settings from defaults, `config.toml`, environment and flags (it owns the
-//!   host flags, `HostArgs`, so it depends on nothing above it; `cli` re-exports them).
-//! - [`stamp`]: one `stat` tells whether a file read on every request changed (agents,
-//!   secrets).
-//! - [`secrets`]: the computers' secrets: rotating the shared one, per-computer ones (hashed).
-//! - [`session`]: the hub. Registry of computers, pending requests with their deadlines, the
-//!   event broadcast, the recent log and transcript, per-computer output rings, the computers'
-//!   terminal mirrors (`session::screen`: frames, watching, input checks). Every other
-//!   part is a client of it.
-//! - [`gateway`]: the axum server computers link to: `/gateway` WebSocket, `/install.lua`,
-//!   `/lua/*`, `/health`.
+//! The modules are listed by role, and each imports only from the groups above it (the
+//! emulator, a computer of its own, only from the vocabulary). `docs/architecture.md` shows how
+//! a request travels and where each kind of change goes.
+//!
+//! **Vocabulary**: what every other part speaks, depending on nothing of ours above it.
+//! - [`protocol`]: the wire messages of `docs/protocol.md` and the byte-string rule, shared
+//!   by the hub, the gateway and the emulator.
 //! - [`glob`]: the one `*`/`?` glob (ASCII case ignored) of the console's filter, the fleet
-//!   tools, the policy's rules and the CLI, beneath everything that matches computers.
-//! - [`protocol`]: the wire types of `docs/protocol.md` and the byte-string rule, beneath the
-//!   session so that the hub and the gateway (and the emulator) share them without the hub
-//!   depending on the gateway.
+//!   tools, the policy's rules and the CLI.
 //! - [`policy`]: who may do what on which computer (`[policy]` of `config.toml`); it only
 //!   decides, and the session is its one door.
+//! - [`config`]: settings from defaults, `config.toml`, environment and flags (it owns the
+//!   host's flags, so it depends on nothing above it).
+//! - [`lua_files`]: the `lua/` client, embedded at build time.
+//!
+//! **Trust**: [`trust`], the stores of who holds which credential: named agents and the local
+//! token for MCP, the computers' secrets for the gateway (hashed, checked with one `stat`).
+//!
+//! **The hub**: [`session`]. Registry of computers, pending requests with their deadlines, the
+//! event broadcast, the recent log and transcript, output rings, terminal mirrors. Every front
+//! is a client of it; it imports none of them.
+//!
+//! **The fronts**, side by side, none importing another:
+//! - [`gateway`]: the axum server computers link to (`/gateway` WebSocket, `/install.lua`,
+//!   `/lua/*`, `/health`).
 //! - [`mcp`]: the rmcp server that offers the session's actions to agents over Streamable HTTP
 //!   and stdio.
 //! - [`tui`]: the ratatui console.
-//! - [`emu`]: an emulated CC: Tweaked computer (embedded Lua 5.2) that runs the real client.
-//! - [`lua_files`]: the `lua/` client, embedded at build time.
-//! - [`app`]: the running host (gateway + MCP + demo around one session), shared by `main` and
-//!   the tests.
-//! - [`client`]: the one-shot commands (`exec`, `run`, `computers`, `ls`, `get`, `put`), MCP
-//!   clients of the running trapdesk under the origin `cli`.
-//! - [`sync`]: `trapdesk sync`, a local folder mirrored onto a computer (run-on-save), an MCP
-//!   client under the origin `sync`.
-//! - [`doctor`]: `trapdesk doctor`, why a computer will not link.
-//! - [`cli`]: the command line (flags, subcommands), the other run modes (`mcp-stdio`,
-//!   `emulate`), logging and signals.
+//!
+//! **A computer**: [`emu`], an emulated CC: Tweaked computer (embedded Lua 5.2) that runs the
+//! real client and links like any other.
+//!
+//! **The wiring**: [`host`], the running host (listeners, gateway, MCP, trust watch and demo
+//! around one session), with the process's logging and signals.
+//!
+//! **The commands**: [`commands`], every subcommand: the command line, the run modes, the
+//! admin of the stores, `doctor`, the one-shot MCP clients (`exec`, `ls`, `put`, ...) and
+//! `sync`. `main.rs` only parses and runs one.
 
-pub mod admin;
-pub mod agents;
-pub mod app;
-pub mod cli;
-pub mod client;
 pub mod config;
-pub mod doctor;
-pub mod emu;
-pub mod gateway;
 pub mod glob;
 pub mod lua_files;
-pub mod mcp;
 pub mod policy;
 pub mod protocol;
-pub mod secrets;
+
+pub mod trust;
+
 pub mod session;
-pub mod stamp;
-pub mod sync;
+
+pub mod gateway;
+pub mod mcp;
 pub mod tui;
+
+pub mod emu;
+
+pub mod host;
+
+pub mod commands;

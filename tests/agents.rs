@@ -53,8 +53,8 @@ async fn tokens_missing_wrong_and_removed_get_401_and_the_name_is_the_tokens() {
     let (status, _) = raw_post(h.addr, &[("Authorization", &local)], INIT).await;
     assert_eq!(status, 200);
 
-    let token = trapdesk::agents::add(dir.path(), "builder").unwrap();
-    let other = trapdesk::agents::add(dir.path(), "claude-code").unwrap();
+    let token = trapdesk::trust::agents::add(dir.path(), "builder").unwrap();
+    let other = trapdesk::trust::agents::add(dir.path(), "claude-code").unwrap();
 
     // Missing and wrong tokens: 401, at once.
     let (status, body) = raw_post(h.addr, &[], INIT).await;
@@ -98,7 +98,7 @@ async fn tokens_missing_wrong_and_removed_get_401_and_the_name_is_the_tokens() {
     assert_eq!(data(&r)["computers"][0]["policy"]["exec"], "deny");
 
     // Removed: its next call is refused at once.
-    trapdesk::agents::remove(dir.path(), "builder").unwrap();
+    trapdesk::trust::agents::remove(dir.path(), "builder").unwrap();
     let err = c
         .call_tool(
             rmcp::model::CallToolRequestParams::new("probe-computers")
@@ -126,8 +126,8 @@ async fn removing_an_agent_cancels_its_pending_calls() {
     };
     let h = host_with(settings).await;
     link_fake(&h.session, 7, Some("miner"), h.seen.clone());
-    let token = trapdesk::agents::add(dir.path(), "builder").unwrap();
-    tokio::spawn(trapdesk::agents::watch_removals(
+    let token = trapdesk::trust::agents::add(dir.path(), "builder").unwrap();
+    tokio::spawn(trapdesk::host::watch_removals(
         h.session.clone(),
         dir.path().to_owned(),
         h.shutdown.clone(),
@@ -141,7 +141,7 @@ async fn removing_an_agent_cancels_its_pending_calls() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     assert_eq!(h.session.pending().len(), 1);
-    trapdesk::agents::remove(dir.path(), "builder").unwrap();
+    trapdesk::trust::agents::remove(dir.path(), "builder").unwrap();
     let started = std::time::Instant::now();
     let r = match call.await_response().await {
         Ok(rmcp::model::ServerResult::CallToolResult(r)) => Some(r),
@@ -169,9 +169,9 @@ async fn removing_an_agent_cancels_its_pending_calls() {
 async fn the_agent_command_prints_the_token_once_and_stores_a_hash() {
     let dir = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
-    trapdesk::admin::agent(
+    trapdesk::commands::admin::agent(
         dir.path(),
-        trapdesk::admin::AgentCmd::Add {
+        trapdesk::commands::admin::AgentCmd::Add {
             name: "codex".into(),
             token_only: false,
         },
@@ -186,7 +186,12 @@ async fn the_agent_command_prints_the_token_once_and_stores_a_hash() {
         .to_owned();
     assert!(printed.contains("Authorization: Bearer"));
     let mut out = Vec::new();
-    trapdesk::admin::agent(dir.path(), trapdesk::admin::AgentCmd::List, &mut out).unwrap();
+    trapdesk::commands::admin::agent(
+        dir.path(),
+        trapdesk::commands::admin::AgentCmd::List,
+        &mut out,
+    )
+    .unwrap();
     let listed = String::from_utf8(out).unwrap();
     assert!(
         listed.contains("codex") && !listed.contains(&token),
@@ -197,13 +202,17 @@ async fn the_agent_command_prints_the_token_once_and_stores_a_hash() {
         assert!(!text.contains(&token), "the token was stored");
     }
     let mut out = Vec::new();
-    trapdesk::admin::agent(
+    trapdesk::commands::admin::agent(
         dir.path(),
-        trapdesk::admin::AgentCmd::Remove {
+        trapdesk::commands::admin::AgentCmd::Remove {
             name: "codex".into(),
         },
         &mut out,
     )
     .unwrap();
-    assert!(trapdesk::agents::list(dir.path()).unwrap().is_empty());
+    assert!(
+        trapdesk::trust::agents::list(dir.path())
+            .unwrap()
+            .is_empty()
+    );
 }

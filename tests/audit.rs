@@ -62,7 +62,7 @@ fn contains(hay: &[u8], needle: &str) -> bool {
 async fn the_transcript_holds_every_request_and_no_secret_or_token() {
     let h = start_host().await;
     let mut computer = FakeComputer::link(&h, 7, Some("miner")).await;
-    let token = trapdesk::agents::add(h.dir.path(), "builder").unwrap();
+    let token = trapdesk::trust::agents::add(h.dir.path(), "builder").unwrap();
     let answer = json!({"ok": true, "returns": [], "n": 0, "output": "twelve bytes"});
 
     // The person runs something.
@@ -162,11 +162,11 @@ async fn the_transcript_holds_every_request_and_no_secret_or_token() {
 
     // `trapdesk transcript` reads it back, filtered.
     let mut out = Vec::new();
-    let filter = trapdesk::admin::TranscriptArgs {
+    let filter = trapdesk::commands::admin::TranscriptArgs {
         origin: Some("person".into()),
         ..Default::default()
     };
-    trapdesk::admin::transcript(h.dir.path(), filter, &mut out)
+    trapdesk::commands::admin::transcript(h.dir.path(), filter, &mut out)
         .await
         .unwrap();
     let printed = String::from_utf8(out).unwrap();
@@ -178,7 +178,7 @@ async fn the_transcript_holds_every_request_and_no_secret_or_token() {
     let files = all_files(&dir);
     assert!(files.iter().any(|(p, _)| p.ends_with("transcript.jsonl")));
     for (path, bytes) in &files {
-        let local = if path.ends_with(trapdesk::agents::LOCAL_FILE) {
+        let local = if path.ends_with(trapdesk::trust::agents::LOCAL_FILE) {
             "td_wrong_token_qq"
         } else {
             h.local_token.as_str()
@@ -236,7 +236,12 @@ async fn a_rotated_secret_locks_out_the_old_one() {
     c.close().await;
 
     let mut out = Vec::new();
-    trapdesk::admin::secret(h.dir.path(), trapdesk::admin::SecretCmd::Rotate, &mut out).unwrap();
+    trapdesk::commands::admin::secret(
+        h.dir.path(),
+        trapdesk::commands::admin::SecretCmd::Rotate,
+        &mut out,
+    )
+    .unwrap();
     let printed = String::from_utf8(out).unwrap();
     assert!(printed.contains("set sandbox.password"), "{printed}");
     let new = std::fs::read_to_string(h.dir.path().join("secret")).unwrap();
@@ -268,7 +273,7 @@ async fn a_rotated_secret_locks_out_the_old_one() {
 #[tokio::test]
 async fn a_computers_own_secret_links_only_that_computer() {
     let h = start_host().await;
-    let miner = trapdesk::secrets::add(h.dir.path(), "miner").unwrap();
+    let miner = trapdesk::trust::secrets::add(h.dir.path(), "miner").unwrap();
     // The miner with its own secret links; with the shared one it no longer does.
     let mut m = hello(7, Some("miner"));
     m["secret"] = json!(miner);

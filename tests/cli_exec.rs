@@ -15,7 +15,7 @@ use support::{emulated, start_host, wait_until};
 
 /// The binary against `host`, finding the host's local token in its data dir as it does on a
 /// person's machine (no token in the environment).
-fn trapdesk(host: &trapdesk::app::Host, args: &[&str]) -> Command {
+fn trapdesk(host: &trapdesk::host::Host, args: &[&str]) -> Command {
     let mut c = trapdesk_at(&host.mcp_url(), args);
     c.env("TRAPDESK_DATA_DIR", &host.settings.data_dir);
     c

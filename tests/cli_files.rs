@@ -11,7 +11,7 @@ use support::{emulated, start_host};
 
 /// The binary against `host`, finding the host's local token in its data dir as it does on a
 /// person's machine (no token in the environment).
-fn trapdesk(host: &trapdesk::app::Host, args: &[&str]) -> Command {
+fn trapdesk(host: &trapdesk::host::Host, args: &[&str]) -> Command {
     let mut c = trapdesk_at(&host.mcp_url(), args);
     c.env("TRAPDESK_DATA_DIR", &host.settings.data_dir);
     c
@@ -144,7 +144,7 @@ fn parts(dir: &std::path::Path) -> Vec<String> {
 
 /// Starts a put of `data` and returns once its first pieces are on the computer.
 async fn put_started(
-    host: &trapdesk::app::Host,
+    host: &trapdesk::host::Host,
     local: &std::path::Path,
     dir: &std::path::Path,
 ) -> std::process::Child {

@@ -14,7 +14,7 @@ use support::{TestHost, emulated, start_host};
 
 /// The binary against `host`, finding the host's local token in its data dir as it does on a
 /// person's machine (no token in the environment).
-fn trapdesk(host: &trapdesk::app::Host, args: &[&str]) -> Command {
+fn trapdesk(host: &trapdesk::host::Host, args: &[&str]) -> Command {
     let mut c = trapdesk_at(&host.mcp_url(), args);
     c.env("TRAPDESK_DATA_DIR", &host.settings.data_dir);
     c
@@ -39,7 +39,7 @@ struct Sync {
 }
 
 impl Sync {
-    fn start(host: &trapdesk::app::Host, args: &[&str]) -> Sync {
+    fn start(host: &trapdesk::host::Host, args: &[&str]) -> Sync {
         let mut cmd = trapdesk(host, args);
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use craftos::Fleet;
 use serde_json::{Value, json};
 use support::{FakeComputer, SECRET, hello};
-use trapdesk::secrets;
 use trapdesk::session::{Origin, RequestSpec};
+use trapdesk::trust::secrets;
 
 async fn exec(f: &Fleet, code: &str) -> Value {
     f.host
@@ -56,7 +56,7 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id_on_craftos() {
     let b = firm(&f).unwrap();
     let v = exec(&f, "return settings.get('trapdesk.secret')").await;
     let own = v["returns"][0]["value"].as_str().unwrap().to_owned();
-    assert_eq!(trapdesk::agents::hash(&own), b.secret_sha256);
+    assert_eq!(trapdesk::trust::hash(&own), b.secret_sha256);
     let linked_at = f.host.session.computer("1:miner").unwrap().connected_at;
 
     for h in [hello(1, Some("miner")), {

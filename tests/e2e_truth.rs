@@ -31,7 +31,7 @@ fn tool_result(r: ServerResult) -> CallToolResult {
     }
 }
 
-async fn agent(host: &trapdesk::app::Host) -> Client {
+async fn agent(host: &trapdesk::host::Host) -> Client {
     connect(&host.mcp_url(), &host.local_token).await.0
 }
 

@@ -78,7 +78,7 @@ async fn sigterm_in_flight_ends_every_request_and_completes_the_transcript() {
     let calls: Vec<_> = (0..3)
         .map(|i| {
             let url = format!("http://127.0.0.1:{mcp}/mcp");
-            let token = trapdesk::agents::read_local(dir.path()).unwrap().unwrap();
+            let token = trapdesk::trust::agents::read_local(dir.path()).unwrap().unwrap();
             tokio::spawn(async move {
                 use rmcp::ServiceExt;
                 let info = rmcp::model::ClientConfig::new(
@@ -227,7 +227,7 @@ async fn restart_with(n: u64) {
     use trapdesk::emu::{Computer, ComputerSpec, install_client};
     let dir = tempfile::tempdir().unwrap();
     let s = support::settings(dir.path());
-    let host = trapdesk::app::Host::start(s.clone(), false).await.unwrap();
+    let host = trapdesk::host::Host::start(s.clone(), false).await.unwrap();
     let url = host.gateway_url();
     let mut computers = Vec::new();
     for id in 0..n {
@@ -238,7 +238,7 @@ async fn restart_with(n: u64) {
         computers.push(Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap());
     }
     let online =
-        |h: &trapdesk::app::Host| h.session.computers().iter().filter(|c| c.online).count();
+        |h: &trapdesk::host::Host| h.session.computers().iter().filter(|c| c.online).count();
     let start = std::time::Instant::now();
     while online(&host) < n as usize {
         assert!(
@@ -253,7 +253,7 @@ async fn restart_with(n: u64) {
     // The same address again, as a restarted process would bind it.
     let mut s2 = s.clone();
     s2.gateway_bind = gateway_bind;
-    let host = trapdesk::app::Host::start(s2, false).await.unwrap();
+    let host = trapdesk::host::Host::start(s2, false).await.unwrap();
     let mut events = host.session.subscribe();
     let restarted = std::time::Instant::now();
     let mut link_times = Vec::new();

@@ -234,7 +234,7 @@ async fn dns_rebinding_forms_are_refused_on_the_mcp_port() {
 
 /// Sends a hello with `secret` on a fresh socket; returns the close code and how long the
 /// answer took.
-async fn try_secret(host: &trapdesk::app::Host, id: u64, secret: &str) -> (Option<u16>, Duration) {
+async fn try_secret(host: &trapdesk::host::Host, id: u64, secret: &str) -> (Option<u16>, Duration) {
     let mut c = FakeComputer::connect_raw(host).await;
     let mut h = hello(id, None);
     h["secret"] = json!(secret);

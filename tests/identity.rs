@@ -18,8 +18,8 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use support::{FakeComputer, SECRET, TestHost, emulated, hello, start_host, wait_until};
 use tokio::io::AsyncWriteExt;
-use trapdesk::secrets::{self, ComputerSecret};
 use trapdesk::session::{Origin, RequestSpec};
+use trapdesk::trust::secrets::{self, ComputerSecret};
 
 /// Sends `hello` on a fresh socket and returns the close code and what came before it.
 async fn refused(host: &TestHost, hello: &Value) -> (Option<u16>, Vec<Value>) {
@@ -74,7 +74,7 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id() {
         .await
         .expect("stored its secret");
     assert_ne!(own, SECRET);
-    assert_eq!(trapdesk::agents::hash(&own), b.secret_sha256);
+    assert_eq!(trapdesk::trust::hash(&own), b.secret_sha256);
     let linked_at = host.session.computer("7:miner").unwrap().connected_at;
 
     // Anyone holding the shared secret, under its id and label, with or without enrol, or
@@ -253,7 +253,7 @@ async fn a_forgotten_computer_enrols_again_by_itself() {
     .await;
     let own = own_secret(&host, "9:lab").await.unwrap();
     assert_eq!(
-        trapdesk::agents::hash(&own),
+        trapdesk::trust::hash(&own),
         binding(&host, "9").unwrap().secret_sha256
     );
     real.shutdown();

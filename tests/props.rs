@@ -278,10 +278,10 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config.toml");
         let none = |_: &'static str| None;
-        let args = |f: &std::path::Path| trapdesk::cli::HostArgs {
+        let args = |f: &std::path::Path| trapdesk::config::HostArgs {
             data_dir: Some(dir.path().to_owned()),
             config: Some(f.to_owned()),
-            ..trapdesk::cli::HostArgs::default()
+            ..trapdesk::config::HostArgs::default()
         };
         std::fs::write(&file, &text).unwrap();
         match resolve_with_env(&args(&file), &none) {

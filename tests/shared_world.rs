@@ -91,7 +91,7 @@ impl UserHost {
 
     /// The token the test itself uses to look (a person's tools read it the same way).
     fn token(&self) -> String {
-        trapdesk::agents::read_local(self.data.path())
+        trapdesk::trust::agents::read_local(self.data.path())
             .unwrap()
             .unwrap()
     }
@@ -360,7 +360,7 @@ fn the_cli_finds_the_local_token_and_says_what_to_set_without_it() {
     assert!(!err.contains("td_not_a_token"), "{err}");
 
     // A named agent's token names it; the local token still works beside it.
-    let token = trapdesk::agents::add(host.data.path(), "builder").unwrap();
+    let token = trapdesk::trust::agents::add(host.data.path(), "builder").unwrap();
     assert_eq!(cli(host.data.path(), Some(&token)).status.code(), Some(0));
     assert_eq!(cli(host.data.path(), None).status.code(), Some(0));
     let _ = host.addr();

@@ -90,7 +90,7 @@ async fn a_refused_link_shows_in_the_status_line() {
     let mut s = settings();
     s.gateway_bind = "127.0.0.1:0".parse().unwrap_or(s.gateway_bind);
     s.mcp_bind = "127.0.0.1:0".parse().unwrap_or(s.mcp_bind);
-    let Ok(host) = trapdesk::app::Host::start(s, false).await else {
+    let Ok(host) = trapdesk::host::Host::start(s, false).await else {
         panic!("host did not start")
     };
     let mut events = host.session.subscribe();

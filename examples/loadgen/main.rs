@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
-use trapdesk::app::Host;
 use trapdesk::config::Settings;
+use trapdesk::host::Host;
 use trapdesk::session::{Origin, RequestSpec, Session};
 
 use report::{HEADER, Series, round};

@@ -13,8 +13,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message as Ws;
 
-use trapdesk::app::Host;
 use trapdesk::config::Settings;
+use trapdesk::host::Host;
 
 use crate::sim::{hello, rss_kb};
 

@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message as Ws;
 
-use trapdesk::app::Host;
 use trapdesk::config::Settings;
+use trapdesk::host::Host;
 use trapdesk::session::{Event, Origin, RequestError, RequestSpec, Session};
 
 /// What to run.

@@ -11,7 +11,7 @@ use clap::Args;
 /// Flags of the host itself (console, headless, demo): the top layer of the settings.
 ///
 /// It lives here rather than in `cli` so that `config` (beneath the hub) depends on nothing
-/// above it; `cli` flattens it into its parser and re-exports it as `cli::HostArgs`.
+/// above it; `commands` flattens it into its parser.
 #[derive(Debug, Args, Default, Clone)]
 pub struct HostArgs {
     /// Run the gateway and the MCP endpoint without the console (logs go to stderr).

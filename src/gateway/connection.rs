@@ -19,8 +19,8 @@ use super::protocol::{
     CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, CLOSE_UNSUPPORTED_PROTOCOL, Hello, HelloError, Message,
     PROTOCOL_VERSION, Response, wire,
 };
-use crate::secrets::Verdict;
 use crate::session::{Link, Outbound, Stream};
+use crate::trust::secrets::Verdict;
 
 type Tx = SplitSink<WebSocket, WsMessage>;
 type Rx = SplitStream<WebSocket>;
@@ -272,12 +272,12 @@ impl Refused {
 /// A hello that passed, and the secret it enrolled, if it did.
 struct Accepted {
     hello: Hello,
-    enrolled: Option<crate::secrets::Enrolled>,
+    enrolled: Option<crate::trust::secrets::Enrolled>,
 }
 
 /// Runs blocking work on the secrets file off the gateway's threads.
 async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, crate::secrets::SecretError> + Send + 'static,
+    f: impl FnOnce() -> Result<T, crate::trust::secrets::SecretError> + Send + 'static,
 ) -> Result<T, String> {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(|e| e.to_string()),
@@ -365,8 +365,9 @@ async fn handshake(
             // The computer has its secret (it just presented it): the binding is firm now,
             // even if its `enrolled` was lost.
             let dir = state.secrets.dir().to_owned();
-            let hash = crate::agents::hash(&hello.secret);
-            if let Err(e) = blocking(move || crate::secrets::confirm(&dir, id, &hash)).await {
+            let hash = crate::trust::hash(&hello.secret);
+            if let Err(e) = blocking(move || crate::trust::secrets::confirm(&dir, id, &hash)).await
+            {
                 tracing::warn!(computer = %hello.trapos_id(), "enrolment not made firm: {e}");
             }
             None
@@ -374,7 +375,7 @@ async fn handshake(
         Verdict::Enrol => {
             let dir = state.secrets.dir().to_owned();
             let l = label.clone();
-            match blocking(move || crate::secrets::enrol(&dir, id, l.as_deref())).await {
+            match blocking(move || crate::trust::secrets::enrol(&dir, id, l.as_deref())).await {
                 Ok(Ok(e)) => {
                     tracing::info!(computer = %hello.trapos_id(), "enrolled: the computer has a secret of its own (pending until it says it stored it)");
                     return Ok(Accepted {
@@ -571,7 +572,7 @@ impl Frame<'_> {
         };
         let (id, hash) = *b;
         let dir = self.state.secrets.dir().to_owned();
-        match blocking(move || crate::secrets::confirm(&dir, id, &hash)).await {
+        match blocking(move || crate::trust::secrets::confirm(&dir, id, &hash)).await {
             Ok(true) => {
                 tracing::info!(computer = %self.link.trapos_id(), "enrolment firm: only its own secret links it now");
             }

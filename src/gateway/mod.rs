@@ -2,7 +2,7 @@
 //!
 //! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
 //! [`connection`]); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same
-//! port (in [`install`]). Every `hello`'s secret is checked against [`crate::secrets`] and a
+//! port (in [`install`]). Every `hello`'s secret is checked against [`crate::trust::secrets`] and a
 //! right one links at once; the connections that have not linked yet are bounded in [`door`].
 //! The gateway knows nothing of who asked for a request: it moves frames between a socket and
 //! the [`Session`].
@@ -37,7 +37,7 @@ pub struct GatewayState {
     /// Link counts for the periodic INFO summary.
     pub stats: Arc<stats::LinkStats>,
     /// The computers' secrets, kept parsed between hellos.
-    pub secrets: Arc<crate::secrets::Secrets>,
+    pub secrets: Arc<crate::trust::secrets::Secrets>,
     /// The connections that have not linked yet.
     pub waiting: Arc<door::Waiting>,
 }
@@ -104,7 +104,7 @@ pub async fn serve(
     ));
     let waiting = Arc::new(door::Waiting::default());
     let state = GatewayState {
-        secrets: Arc::new(crate::secrets::Secrets::new(&settings)),
+        secrets: Arc::new(crate::trust::secrets::Secrets::new(&settings)),
         session,
         settings,
         shutdown: shutdown.clone(),

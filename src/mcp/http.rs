@@ -12,7 +12,7 @@
 //! makes its HTTP requests from loopback, with no `Origin` and a loopback `Host`. So every
 //! request needs a bearer token, checked before rmcp sees it: the install's local token (which
 //! its own tools read from the data dir), a named agent's, or the host's `--mcp-token`
-//! (`crate::agents`). A refusal is an RFC 6750 401 with a JSON body a client can show, and the
+//! (`crate::trust::agents`). A refusal is an RFC 6750 401 with a JSON body a client can show, and the
 //! OAuth discovery paths that clients probe after a 401 answer 404, so that a client says it
 //! needs a token instead of failing an OAuth flow this server does not offer.
 
@@ -62,13 +62,13 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     let settings = session.settings();
     // Made here when the host did not make it already (a library user's router): no router
     // is ever open. Unreadable, it refuses its holders rather than letting anyone in.
-    let local_token = crate::agents::local_token(&settings.data_dir)
+    let local_token = crate::trust::agents::local_token(&settings.data_dir)
         .map_err(|e| tracing::error!("the local MCP token cannot be used: {e}"))
         .ok();
     let guard = Arc::new(Guard {
         token: settings.mcp_token.clone(),
         local: local_token,
-        agents: crate::agents::Verifier::new(&settings.data_dir),
+        agents: crate::trust::agents::Verifier::new(&settings.data_dir),
         refusals: Refusals::default(),
     });
     let server = TrapdeskMcp::new(session);
@@ -172,7 +172,7 @@ fn is_loopback(ip: IpAddr) -> bool {
 struct Guard {
     token: Option<String>,
     local: Option<String>,
-    agents: crate::agents::Verifier,
+    agents: crate::trust::agents::Verifier,
     refusals: Refusals,
 }
 
@@ -213,13 +213,13 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
     let (agents, token) = (guard.clone(), given.clone());
     let verdict = tokio::task::spawn_blocking(move || agents.agents.verify(token.as_deref()))
         .await
-        .unwrap_or(crate::agents::Verdict::Refused);
+        .unwrap_or(crate::trust::agents::Verdict::Refused);
     match verdict {
-        crate::agents::Verdict::Agent(name) => {
+        crate::trust::agents::Verdict::Agent(name) => {
             req.extensions_mut().insert(AgentName(name));
             next.run(req).await
         }
-        crate::agents::Verdict::Refused => {
+        crate::trust::agents::Verdict::Refused => {
             guard.refusals.note(given.is_some());
             unauthorized(given.is_some())
         }

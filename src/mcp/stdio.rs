@@ -66,7 +66,7 @@ pub async fn run_stdio(
 ) -> Result<(), StdioError> {
     // `TRAPDESK_MCP_TOKEN` (a named agent's, or the host's `--mcp-token`), else the install's
     // local token, so that `claude mcp add trapdesk -- trapdesk mcp-stdio` needs nothing else.
-    let credential = crate::agents::Credential::find(&["TRAPDESK_MCP_TOKEN"], data_dir);
+    let credential = crate::trust::agents::Credential::find(&["TRAPDESK_MCP_TOKEN"], data_dir);
     run_stdio_with(connect, credential, standalone).await
 }
 
@@ -76,7 +76,7 @@ pub async fn run_stdio(
 /// As [`run_stdio`].
 pub async fn run_stdio_with(
     connect: &str,
-    credential: crate::agents::Credential,
+    credential: crate::trust::agents::Credential,
     standalone: bool,
 ) -> Result<(), StdioError> {
     if let Err(reason) = reachable(connect).await {
@@ -241,7 +241,7 @@ impl ClientHandler for Upstream {
 #[derive(Clone)]
 struct Proxy {
     url: String,
-    credential: crate::agents::Credential,
+    credential: crate::trust::agents::Credential,
     upstream: Arc<OnceCell<RunningService<RoleClient, Upstream>>>,
     routes: Routes,
 }

@@ -219,7 +219,7 @@ pub async fn host_with(mut settings: Settings) -> Host {
     if let Some(d) = &dir {
         settings.data_dir = d.path().to_owned();
     }
-    let token = trapdesk::agents::local_token(&settings.data_dir).unwrap();
+    let token = trapdesk::trust::agents::local_token(&settings.data_dir).unwrap();
     let session = Session::new(settings, false);
     let seen = Shared::default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

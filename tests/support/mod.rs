@@ -11,8 +11,8 @@ use tokio_tungstenite::tungstenite::Message as Ws;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use trapdesk::app::Host;
 use trapdesk::config::Settings;
+use trapdesk::host::Host;
 
 pub const SECRET: &str = "test-secret-7kq2m9xw";
 

@@ -216,7 +216,9 @@ pub async fn agent_when_linked(mcp: u16, host_dir: &Path) -> fake::Client {
                 progress: tx,
             };
             // The host writes its local token before it listens.
-            let token = trapdesk::agents::read_local(host_dir).ok().flatten()?;
+            let token = trapdesk::trust::agents::read_local(host_dir)
+                .ok()
+                .flatten()?;
             agent.serve(fake::transport(&url, &token)).await.ok()
         })
         .await;

@@ -27,7 +27,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
-use crate::stamp::Stamp;
+use super::stamp::Stamp;
 
 use crate::config::{SecretSource, Settings, generate_secret, write_private};
 
@@ -216,7 +216,7 @@ pub fn add(dir: &Path, computer: &str) -> Result<String, SecretError> {
         return Err(SecretError::BadComputer(computer.to_owned()));
     }
     let secret = generate_secret();
-    let hash = crate::agents::hash(&secret);
+    let hash = crate::trust::hash(&secret);
     change(dir, |store| {
         store.computers.retain(|c| c.computer != computer);
         store.computers.push(ComputerSecret {
@@ -374,7 +374,7 @@ fn judge(
     enrol: bool,
 ) -> Verdict {
     let is_shared = bool::from(given.as_bytes().ct_eq(shared.as_bytes())) && !shared.is_empty();
-    let given_hash = crate::agents::hash(given);
+    let given_hash = crate::trust::hash(given);
     match store.binding(id, label) {
         Some(own) => {
             if bool::from(given_hash.as_bytes().ct_eq(own.secret_sha256.as_bytes())) {
@@ -424,7 +424,7 @@ pub fn enrol(
     label: Option<&str>,
 ) -> Result<Result<Enrolled, Refusal>, SecretError> {
     let secret = generate_secret();
-    let hash = crate::agents::hash(&secret);
+    let hash = crate::trust::hash(&secret);
     change(dir, |store| {
         // Decided again on the file as it is now, under the lock.
         match store.binding(id, label) {

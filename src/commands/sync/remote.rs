@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::State;
-use crate::client::{Failure, exit, transfer};
+use crate::commands::remote::{Failure, exit, transfer};
 
 /// Size and checksum of a file.
 pub type Sum = (u64, u32);
@@ -140,7 +140,7 @@ pub async fn pull(st: &mut State) -> Result<(), Failure> {
             continue;
         }
         let bytes = transfer::get(&st.conn, &st.computer, &st.remote(&rel), st.timeout).await?;
-        crate::client::write_atomically(&local, &bytes).map_err(|e| {
+        crate::commands::remote::write_atomically(&local, &bytes).map_err(|e| {
             Failure::new(
                 exit::FAILED,
                 format!("cannot write {}: {e}", local.display()),

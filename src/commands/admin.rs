@@ -120,7 +120,7 @@ pub fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     match cmd {
         AgentCmd::Add { name, token_only } => {
-            let token = crate::agents::add(dir, &name)?;
+            let token = crate::trust::agents::add(dir, &name)?;
             if token_only {
                 writeln!(out, "{token}")?;
                 return Ok(());
@@ -144,7 +144,7 @@ pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<(
             )?;
         }
         AgentCmd::List => {
-            let list = crate::agents::list(dir)?;
+            let list = crate::trust::agents::list(dir)?;
             if list.is_empty() {
                 writeln!(
                     out,
@@ -159,7 +159,7 @@ pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<(
             }
         }
         AgentCmd::Remove { name } => {
-            crate::agents::remove(dir, &name)?;
+            crate::trust::agents::remove(dir, &name)?;
             writeln!(
                 out,
                 "agent {name} removed; its token is refused from its next request on"
@@ -180,7 +180,7 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
             config,
         } => show(dir, gateway_bind, config, out)?,
         SecretCmd::Rotate => {
-            let s = crate::secrets::rotate(dir)?;
+            let s = crate::trust::secrets::rotate(dir)?;
             writeln!(
                 out,
                 "new shared secret written to {} (mode 0600):",
@@ -208,7 +208,7 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
             )?;
         }
         SecretCmd::Add { computer } => {
-            let s = crate::secrets::add(dir, &computer)?;
+            let s = crate::trust::secrets::add(dir, &computer)?;
             writeln!(
                 out,
                 "computer {computer} now has a secret of its own (only a hash is kept):"
@@ -227,8 +227,8 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
             )?;
         }
         SecretCmd::List => {
-            let list = crate::secrets::list(dir)?;
-            let open = crate::secrets::enrolment_open(dir)?;
+            let list = crate::trust::secrets::list(dir)?;
+            let open = crate::trust::secrets::enrolment_open(dir)?;
             writeln!(
                 out,
                 "enrolment is {}",
@@ -261,7 +261,7 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
             }
         }
         SecretCmd::Forget { computer } => {
-            let gone = crate::secrets::forget(dir, &computer)?;
+            let gone = crate::trust::secrets::forget(dir, &computer)?;
             for c in gone {
                 writeln!(
                     out,
@@ -272,7 +272,7 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
         }
         SecretCmd::Enrol { state } => {
             let open = state == Switch::On;
-            let changed = crate::secrets::set_enrolment(dir, open)?;
+            let changed = crate::trust::secrets::set_enrolment(dir, open)?;
             let now = if open {
                 "open: a computer without a secret of its own that presents the shared secret gets one"
             } else {
@@ -329,7 +329,7 @@ fn show(
         crate::config::install_line(settings.gateway_bind, &settings.secret)
     )?;
     writeln!(out)?;
-    if !crate::secrets::enrolment_open(dir)? {
+    if !crate::trust::secrets::enrolment_open(dir)? {
         writeln!(
             out,
             "Enrolment is closed: the shared secret links no new computer until `trapdesk secret enrol on`."

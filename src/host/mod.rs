@@ -1,6 +1,8 @@
-//! Wiring of the run modes: binds the listeners, starts the gateway, the MCP endpoint and the
-//! emulated demo computers around one session, and stops them together. `main` and the
-//! integration tests both start the host through [`Host::start`].
+//! The host's wiring, in one place: binds the listeners, starts the gateway, the MCP endpoint,
+//! the watch on the trust stores and the emulated demo computers around one session, and stops
+//! them together ([`Host`]); runs it with the console or headless ([`run`]). The `trapdesk`
+//! command, `mcp-stdio --standalone` and the integration tests all start a host through
+//! [`Host::start`]. Logging and signals, which every run mode shares, are in [`process`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,9 +11,14 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Settings;
+use crate::config::{self, SecretSource, Settings};
 use crate::gateway;
 use crate::session::Session;
+
+pub mod process;
+mod running;
+
+pub use running::{RUNNING_FILE, Running};
 
 /// Why the host could not start.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +42,7 @@ pub enum StartError {
         source: std::io::Error,
     },
     #[error("cannot keep the MCP endpoint's local token: {0}")]
-    LocalToken(#[source] crate::agents::AgentError),
+    LocalToken(#[source] crate::trust::agents::AgentError),
 }
 
 /// Connections the kernel may hold finished but not yet accepted. tokio's `bind` asks for
@@ -117,8 +124,8 @@ impl Host {
     pub async fn start(mut settings: Settings, persist: bool) -> Result<Host, StartError> {
         // Before anything listens: the MCP endpoint is never open, and a client that finds the
         // host's port finds the token beside it.
-        let local_token =
-            crate::agents::local_token(&settings.data_dir).map_err(StartError::LocalToken)?;
+        let local_token = crate::trust::agents::local_token(&settings.data_dir)
+            .map_err(StartError::LocalToken)?;
         let gw = listen(settings.gateway_bind).map_err(|source| StartError::GatewayBind {
             addr: settings.gateway_bind,
             source,
@@ -182,7 +189,7 @@ impl Host {
                 }
             });
         }
-        tasks.spawn(crate::agents::watch_removals(
+        tasks.spawn(watch_removals(
             session.clone(),
             settings.data_dir.clone(),
             shutdown.clone(),
@@ -230,59 +237,140 @@ impl Host {
     /// Stops everything and waits for the parts to finish.
     pub async fn stop(mut self) {
         self.shutdown.cancel();
-        while self.tasks.join_next().await.is_some() {}
+        // Every task ends on the cancel, but a graceful HTTP shutdown waits for its open
+        // connections and an emulated computer for its Lua thread; on a loaded machine that
+        // took over 15 s once. A person who quits should not wait for them: after a bound the
+        // rest are aborted.
+        let joined = tokio::time::timeout(STOP_PATIENCE, async {
+            while self.tasks.join_next().await.is_some() {}
+        })
+        .await;
+        if joined.is_err() {
+            tracing::warn!(
+                "{} host tasks still running {STOP_PATIENCE:?} after the stop; aborting them",
+                self.tasks.len()
+            );
+            self.tasks.abort_all();
+        }
         Running::remove(&self.settings.data_dir, std::process::id());
     }
 }
 
-/// The file in the data dir that says where the host using it listens.
-pub const RUNNING_FILE: &str = "host.json";
+/// How long [`Host::stop`] waits for the host's tasks before aborting them: the drain, then
+/// as long again for the parts to close.
+const STOP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2 * DRAIN.as_secs());
 
-/// `<data dir>/host.json`: the running host's process and addresses. Written at start,
-/// removed at a clean stop; a host that died leaves it behind, so a reader checks that the
-/// process still exists.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Running {
-    pub pid: u32,
-    pub gateway: SocketAddr,
-    pub mcp: SocketAddr,
+/// The host as `trapdesk` runs it: the console on the terminal until it quits, or headless
+/// (`--mcp-only`) until a signal; with `--demo N`, N emulated computers.
+///
+/// # Errors
+/// When the settings are wrong, a listener cannot be bound, or the console fails.
+pub async fn run(args: config::HostArgs) -> anyhow::Result<()> {
+    let settings = config::resolve(&args)?;
+    let headless = args.mcp_only;
+    process::init_logging(&settings.data_dir, headless)?;
+    let mut host = Host::start(settings, true).await?;
+    let stop_signal = process::termination();
+    process::reload_on_hangup(host.session.clone());
+    if headless {
+        eprintln!(
+            "trapdesk {}: gateway ws://{}/gateway, MCP {}",
+            env!("CARGO_PKG_VERSION"),
+            host.gateway_addr,
+            host.mcp_url()
+        );
+        announce_secret(&host);
+    }
+    if let Some(n) = args.demo {
+        host.start_demo(n);
+    }
+    if headless {
+        let shutdown = host.shutdown.clone();
+        tokio::select! {
+            _ = stop_signal => tracing::info!("signal received, stopping"),
+            _ = shutdown.cancelled() => {}
+        }
+    } else {
+        let (session, settings, shutdown) = (
+            host.session.clone(),
+            (*host.settings).clone(),
+            host.shutdown.clone(),
+        );
+        let tui = tokio::spawn(crate::tui::run(session, settings, shutdown.clone()));
+        tokio::select! {
+            r = tui => match r {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => { host.stop().await; return Err(e.into()); }
+                Err(e) => { host.stop().await; anyhow::bail!("console failed: {e}"); }
+            },
+            _ = stop_signal => {}
+        }
+    }
+    host.stop().await;
+    Ok(())
 }
 
-impl Running {
-    fn write(dir: &std::path::Path, gateway: SocketAddr, mcp: SocketAddr) -> std::io::Result<()> {
-        let me = Running {
-            pid: std::process::id(),
-            gateway,
-            mcp,
+/// What `--mcp-only` says about the secret. On a terminal, the line a person types on a
+/// computer, secret included; anywhere else (systemd's journal, `2>>host.log`) only where the
+/// secret is and how to show it, so that it never lands in a log file.
+fn announce_secret(host: &Host) {
+    use std::io::IsTerminal as _;
+    let settings = &host.settings;
+    let source = match &settings.secret_source {
+        SecretSource::Generated(p) => format!("new, stored in {} with mode 0600", p.display()),
+        SecretSource::Stored(p) => format!("stored in {}", p.display()),
+        SecretSource::Flag => "from --secret".to_owned(),
+        SecretSource::Env => "from SANDBOX_PASSWORD".to_owned(),
+        SecretSource::ConfigFile => "from the config file".to_owned(),
+    };
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "link a computer by typing on it: {}",
+            config::install_line(host.gateway_addr, &settings.secret)
+        );
+        eprintln!(
+            "secret: {source}\n  `trapdesk secret rotate` makes a new one; `trapdesk secret add COMPUTER` gives one computer its own"
+        );
+    } else {
+        let dir = if config::default_data_dir().as_ref() == Some(&settings.data_dir) {
+            String::new()
+        } else {
+            format!(" --data-dir {}", settings.data_dir.display())
         };
-        let text = serde_json::to_string(&me).unwrap_or_default();
-        std::fs::create_dir_all(dir)?;
-        // Beside and renamed over: a reader never sees half of it.
-        let tmp = dir.join(format!("{RUNNING_FILE}.{}", std::process::id()));
-        crate::config::write_private(&tmp, text.as_bytes())?;
-        std::fs::rename(&tmp, dir.join(RUNNING_FILE))
+        eprintln!(
+            "link a computer: `trapdesk secret show{dir}` prints the line to type on it (the secret is {source}; not written here, since this is no terminal)"
+        );
     }
+}
 
-    /// Removes the file if it is still this process's (another host may have taken the dir).
-    fn remove(dir: &std::path::Path, pid: u32) {
-        if Running::read_any(dir).is_some_and(|r| r.pid == pid) {
-            let _ = std::fs::remove_file(dir.join(RUNNING_FILE));
+/// Cancels the pending calls of every named agent that is removed while the host runs, so a
+/// removed agent's calls stop at once, not only its next request. Polls the file twice a
+/// second until `shutdown`.
+pub async fn watch_removals(
+    session: Session,
+    dir: std::path::PathBuf,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let names = |dir: &std::path::Path| -> Vec<String> {
+        crate::trust::agents::list(dir)
+            .map(|l| l.into_iter().map(|a| a.name).collect())
+            .unwrap_or_default()
+    };
+    let mut known = names(&dir);
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
         }
-    }
-
-    fn read_any(dir: &std::path::Path) -> Option<Running> {
-        let text = std::fs::read_to_string(dir.join(RUNNING_FILE)).ok()?;
-        serde_json::from_str(&text).ok()
-    }
-
-    /// The host running on the data dir `dir`, if its process is alive (on Linux, by
-    /// `/proc`; elsewhere the file is taken as it is).
-    pub fn read(dir: &std::path::Path) -> Option<Running> {
-        let r = Running::read_any(dir)?;
-        let proc = std::path::Path::new("/proc");
-        if proc.exists() && !proc.join(r.pid.to_string()).exists() {
-            return None;
+        let dir2 = dir.clone();
+        let now = tokio::task::spawn_blocking(move || names(&dir2))
+            .await
+            .unwrap_or_default();
+        for gone in known.iter().filter(|n| !now.contains(n)) {
+            let origin = crate::session::Origin::Agent(gone.clone());
+            let n = session.cancel_all_of(&origin);
+            tracing::info!(agent = %gone, cancelled = n, "named agent removed");
         }
-        Some(r)
+        known = now;
     }
 }

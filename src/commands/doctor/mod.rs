@@ -17,7 +17,7 @@ use std::time::Duration;
 use clap::Args;
 use serde_json::{Value, json};
 
-use crate::client::{ClientArgs, Failure, exit};
+use crate::commands::remote::{ClientArgs, Failure, exit};
 use crate::config::{self, SecretSource};
 use crate::session::Origin;
 
@@ -202,7 +202,7 @@ fn refused(events: &[Value]) -> Vec<String> {
 /// `computercraft-server.toml` it read needs changing (after printing everything it could
 /// check); 2 for a bad configuration or a `--minecraft` that does not exist.
 pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
-    let host_args = crate::cli::HostArgs {
+    let host_args = crate::config::HostArgs {
         gateway_bind: a.gateway_bind,
         data_dir: a.client.data_dir.clone(),
         config: a.config.clone(),
@@ -218,7 +218,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     }
     // The host running on this data dir says where it listens; the flags and defaults are
     // only a guess when none does (or when --gateway-bind names another).
-    let running = crate::app::Running::read(&settings.data_dir).filter(|r| {
+    let running = crate::host::Running::read(&settings.data_dir).filter(|r| {
         a.gateway_bind.is_none()
             && url_host_port(&a.client.connect).is_some_and(|(_, p)| p == r.mcp.port())
     });
@@ -234,7 +234,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         Some(r) => report.line(&format!(
             "listens on {bind} (the running host's, process {}, from {})",
             r.pid,
-            settings.data_dir.join(crate::app::RUNNING_FILE).display()
+            settings.data_dir.join(crate::host::RUNNING_FILE).display()
         )),
         None => report.line(&format!("listens on {bind}")),
     }

@@ -136,7 +136,7 @@ impl Conn {
     /// Exit code 3 with what to do when nothing answers or the token is refused.
     pub async fn open(
         url: &str,
-        credential: &crate::agents::Credential,
+        credential: &crate::trust::agents::Credential,
         name: &'static str,
     ) -> Result<Conn, Failure> {
         let token = credential.token();
@@ -408,7 +408,7 @@ pub async fn ctrl_c() {
 fn connect_failure(
     url: &str,
     why: &str,
-    credential: Option<&crate::agents::Credential>,
+    credential: Option<&crate::trust::agents::Credential>,
 ) -> Failure {
     let lower = why.to_ascii_lowercase();
     let refused = lower.contains("401") || lower.contains("auth") || lower.contains("403");

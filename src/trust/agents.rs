@@ -23,9 +23,9 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use crate::stamp::Stamp;
+use super::hash;
+use super::stamp::Stamp;
 
 /// The file in the data directory.
 pub const FILE: &str = "agents.json";
@@ -95,14 +95,6 @@ fn save(dir: &Path, store: &Store) -> Result<(), AgentError> {
     crate::config::write_private(&tmp, text.as_bytes())
         .and_then(|()| std::fs::rename(&tmp, &p))
         .map_err(|source| AgentError::Write { path: p, source })
-}
-
-/// Hex SHA-256 of a token.
-pub fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 fn valid_name(name: &str) -> bool {
@@ -368,38 +360,6 @@ fn check(store: &Store, token: Option<&str>) -> Verdict {
         .iter()
         .find(|a| bool::from(a.token_sha256.as_bytes().ct_eq(given.as_bytes())))
         .map_or(Verdict::Refused, |a| Verdict::Agent(a.name.clone()))
-}
-
-/// Cancels the pending calls of every named agent that is removed while the host runs, so a
-/// removed agent's calls stop at once, not only its next request. Polls the file twice a
-/// second until `shutdown`.
-pub async fn watch_removals(
-    session: crate::session::Session,
-    dir: PathBuf,
-    shutdown: tokio_util::sync::CancellationToken,
-) {
-    let names = |dir: &Path| -> Vec<String> {
-        list(dir)
-            .map(|l| l.into_iter().map(|a| a.name).collect())
-            .unwrap_or_default()
-    };
-    let mut known = names(&dir);
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            () = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
-        }
-        let dir2 = dir.clone();
-        let now = tokio::task::spawn_blocking(move || names(&dir2))
-            .await
-            .unwrap_or_default();
-        for gone in known.iter().filter(|n| !now.contains(n)) {
-            let origin = crate::session::Origin::Agent(gone.clone());
-            let n = session.cancel_all_of(&origin);
-            tracing::info!(agent = %gone, cancelled = n, "named agent removed");
-        }
-        known = now;
-    }
 }
 
 /// `td_` and 40 random characters (about 238 bits).

@@ -27,7 +27,7 @@ use clap::Args;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::client::{ClientArgs, Conn, Failure, exit, split_target, transfer};
+use crate::commands::remote::{ClientArgs, Conn, Failure, exit, split_target, transfer};
 use crate::session::Origin;
 use scan::{Hash, Tree};
 
@@ -265,7 +265,7 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
     {
         let t = interrupted.clone();
         tokio::spawn(async move {
-            crate::client::conn::ctrl_c().await;
+            crate::commands::remote::conn::ctrl_c().await;
             t.cancel();
         });
     }

@@ -81,8 +81,8 @@ pub struct ClientArgs {
 impl ClientArgs {
     /// The bearer token: `TRAPDESK_TOKEN`, else `TRAPDESK_MCP_TOKEN` (the host's own flag's
     /// variable, so one `export` serves both on one machine), else the install's local token.
-    pub fn credential(&self) -> crate::agents::Credential {
-        crate::agents::Credential::find(
+    pub fn credential(&self) -> crate::trust::agents::Credential {
+        crate::trust::agents::Credential::find(
             &["TRAPDESK_TOKEN", "TRAPDESK_MCP_TOKEN"],
             self.data_dir.as_deref(),
         )

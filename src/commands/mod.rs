@@ -1,0 +1,292 @@
+//! Every subcommand under one roof: the command line's flags and subcommands ([`Cli`]), and
+//! what each runs ([`run`]): the host itself ([`crate::host::run`]), the other run modes
+//! ([`modes`]), the data dir's stores ([`admin`]), `doctor`, the one-shot commands that are
+//! MCP clients of the running host ([`remote`]) and [`sync`]. Nothing below imports from here.
+//!
+//! A new subcommand: a variant of [`Command`] with an `Example:` line in its help (a test
+//! checks every one), its arguments and code in a module here, one arm in [`run`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The host's flags live in `config` (beneath the hub), so that settings do not depend on the
+/// command line.
+use crate::config::HostArgs;
+
+pub mod admin;
+pub mod doctor;
+pub mod modes;
+pub mod remote;
+pub mod sync;
+
+pub use modes::{emulate, mcp_stdio};
+
+/// Command line of the `trapdesk` binary.
+#[derive(Debug, Parser)]
+#[command(
+    name = "trapdesk",
+    version,
+    about = "Operate ComputerCraft computers from a terminal and from AI agents",
+    after_help = "Example: trapdesk --demo 3   (console with three emulated computers)\nA computer will not link? Run `trapdesk doctor`."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub host: HostArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Modes other than the host.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run Lua on a linked computer: output streams as it comes, returned values follow.
+    #[command(
+        after_help = "Example: trapdesk exec miner 'print(turtle.getFuelLevel()) return os.time()'\nExit codes: 0 ok, 1 Lua error, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C (cancelled on the computer)."
+    )]
+    Exec(remote::ExecArgs),
+    /// Run a program on a linked computer with arguments.
+    #[command(
+        after_help = "Example: trapdesk run miner dig.lua 3 north\nExit codes: 0 ok, 1 the program failed, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C."
+    )]
+    Run(remote::RunArgs),
+    /// List the linked computers.
+    #[command(after_help = "Example: trapdesk computers --match 'miner*'")]
+    Computers(remote::ComputersArgs),
+    /// List a directory on a computer.
+    #[command(after_help = "Example: trapdesk ls miner:/programs")]
+    Ls(remote::LsArgs),
+    /// Copy a file from a computer (byte-exact).
+    #[command(after_help = "Example: trapdesk get miner:/startup.lua ./startup.lua")]
+    Get(remote::GetArgs),
+    /// Copy a file to a computer (byte-exact, any size the host supports).
+    #[command(after_help = "Example: trapdesk put ./dig.lua miner:/dig.lua")]
+    Put(remote::PutArgs),
+    /// Mirror a local folder onto a computer: push what differs, then each save (run-on-save).
+    #[command(
+        after_help = "Example: trapdesk sync ./src miner:/prog --run \"prog/main.lua --verbose\" --ignore '*.md'"
+    )]
+    Sync(sync::SyncArgs),
+    /// Check why a computer will not link: addresses, port, the server's http rules, secret, refusals.
+    #[command(
+        after_help = "Example: trapdesk doctor --minecraft ~/mc-server --gateway-bind 0.0.0.0:4444"
+    )]
+    Doctor(doctor::DoctorArgs),
+    /// Print shell completions (from these definitions) for bash, zsh or fish.
+    #[command(
+        after_help = "Example: trapdesk completions bash > ~/.local/share/bash-completion/completions/trapdesk"
+    )]
+    Completions {
+        /// bash, zsh, fish (also elvish, powershell).
+        shell: clap_complete::Shell,
+    },
+    /// Serve MCP on stdio, forwarding to a running trapdesk so the agent joins its session.
+    #[command(after_help = "Example: claude mcp add trapdesk -- trapdesk mcp-stdio")]
+    McpStdio {
+        /// MCP endpoint of the running trapdesk [default: http://127.0.0.1:4445/mcp].
+        #[arg(long, value_name = "URL")]
+        connect: Option<String>,
+        /// With no trapdesk running, run a headless gateway of our own instead of failing
+        /// (the host flags below then apply to it).
+        #[arg(long)]
+        standalone: bool,
+        #[command(flatten)]
+        host: HostArgs,
+    },
+    /// Named agents: bearer tokens that name MCP clients (docs/security.md).
+    #[command(after_help = "Example: trapdesk agent add claude")]
+    Agent {
+        #[command(subcommand)]
+        action: admin::AgentCmd,
+        /// Data directory [default: env TRAPDESK_DATA_DIR, else the platform's].
+        #[arg(long, value_name = "DIR", global = true, env = "TRAPDESK_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// The computers' secrets: show or rotate the shared one, list, add or forget computers' own, open or close enrolment.
+    #[command(after_help = "Example: trapdesk secret show")]
+    Secret {
+        #[command(subcommand)]
+        action: admin::SecretCmd,
+        /// Data directory [default: env TRAPDESK_DATA_DIR, else the platform's].
+        #[arg(long, value_name = "DIR", global = true, env = "TRAPDESK_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// Print (or follow) the audit trail: every request, who made it, how it ended.
+    #[command(after_help = "Example: trapdesk transcript --origin cli --outcome error --follow")]
+    Transcript {
+        #[command(flatten)]
+        filter: admin::TranscriptArgs,
+        /// Data directory [default: env TRAPDESK_DATA_DIR, else the platform's].
+        #[arg(long, value_name = "DIR", env = "TRAPDESK_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// Run one emulated computer against any gateway.
+    #[command(
+        after_help = "Example: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 7 --label miner --secret S"
+    )]
+    Emulate {
+        /// Gateway WebSocket URL, for example ws://127.0.0.1:4444/gateway.
+        #[arg(long)]
+        url: String,
+        /// Computer id.
+        #[arg(long, default_value_t = 0)]
+        id: u64,
+        /// Computer label.
+        #[arg(long)]
+        label: Option<String>,
+        /// Secret [default: env SANDBOX_PASSWORD].
+        #[arg(long, value_name = "S")]
+        secret: Option<String>,
+        /// Directory for the log, and for the disk unless --disk is given.
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+        /// Directory that is the computer's disk [default: computers/<id> in the data dir].
+        #[arg(long, value_name = "DIR")]
+        disk: Option<PathBuf>,
+    },
+}
+
+/// `trapdesk completions SHELL`: the completion script, generated from the clap definitions.
+pub fn completions(shell: clap_complete::Shell) {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "trapdesk", &mut script);
+    // A closed pipe (`| head`) is the reader's choice, not an error worth a panic.
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), &script);
+}
+
+/// The one line `main` prints for an error: the error and each cause that adds something.
+/// (`{:#}` would repeat an OS error whose text the outer message already quotes.)
+pub fn report(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        let core = c.find(" (os error").map_or(c.as_str(), |i| &c[..i]);
+        if !text.contains(core) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+    }
+    text
+}
+
+/// An error already explained on stderr; `main` only sets the exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("already reported")]
+pub struct AlreadyReported;
+
+/// Runs the parsed command line to its end.
+///
+/// # Errors
+/// The command's own error; a [`remote::Failure`] carries its exit code, an
+/// [`AlreadyReported`] was explained on stderr already.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let client = |r: Result<(), remote::Failure>| r.map_err(anyhow::Error::new);
+    match cli.command {
+        None => crate::host::run(cli.host).await,
+        Some(Command::McpStdio {
+            connect,
+            standalone,
+            host,
+        }) => mcp_stdio(host, connect, standalone).await,
+        Some(Command::Emulate {
+            url,
+            id,
+            label,
+            secret,
+            data_dir,
+            disk,
+        }) => emulate(url, id, label, secret, data_dir, disk).await,
+        Some(Command::Exec(a)) => client(remote::exec(a).await),
+        Some(Command::Run(a)) => client(remote::run(a).await),
+        Some(Command::Computers(a)) => client(remote::computers(a).await),
+        Some(Command::Ls(a)) => client(remote::ls(a).await),
+        Some(Command::Get(a)) => client(remote::get(a).await),
+        Some(Command::Put(a)) => client(remote::put(a).await),
+        Some(Command::Sync(a)) => client(sync::sync(a).await),
+        Some(Command::Doctor(a)) => client(doctor::doctor(a).await),
+        Some(Command::Completions { shell }) => {
+            completions(shell);
+            Ok(())
+        }
+        Some(Command::Agent { action, data_dir }) => {
+            let dir = admin::data_dir(data_dir)?;
+            admin::agent(&dir, action, &mut std::io::stdout())
+        }
+        Some(Command::Secret { action, data_dir }) => {
+            let dir = admin::data_dir(data_dir)?;
+            admin::secret(&dir, action, &mut std::io::stdout())
+        }
+        Some(Command::Transcript { filter, data_dir }) => {
+            let dir = admin::data_dir(data_dir)?;
+            admin::transcript(&dir, filter, &mut std::io::stdout()).await
+        }
+    }
+}
+
+/// The process's exit code for [`run`]'s outcome, with the one line it prints for an error.
+pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<remote::Failure>() => match e.downcast::<remote::Failure>() {
+            Ok(f) => {
+                if !f.message.is_empty() {
+                    eprintln!("trapdesk: {}", f.message);
+                }
+                ExitCode::from(f.code)
+            }
+            Err(_) => ExitCode::FAILURE,
+        },
+        Err(e) if e.is::<AlreadyReported>() => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("trapdesk: {}", report(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every command, parents and leaves, as `trapdesk a b` with its definition.
+    fn walk(cmd: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        out.push((path.to_owned(), cmd.clone()));
+        for sub in cmd.get_subcommands() {
+            walk(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_command_help_shows_an_example() {
+        let mut root = Cli::command();
+        root.build();
+        let mut all = Vec::new();
+        walk(&root, "trapdesk", &mut all);
+        // clap's generated `help` subcommands are not ours to document.
+        all.retain(|(path, _)| !path.split(' ').any(|w| w == "help"));
+        assert!(
+            all.len() > 15,
+            "the tree walk found too little: {}",
+            all.len()
+        );
+        let mut missing = Vec::new();
+        for (path, mut cmd) in all {
+            let help = cmd.render_long_help().to_string();
+            // The example must run this very command, not some other one.
+            let ok = help.lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("Example:") && l.contains(path.as_str())
+            });
+            if !ok {
+                missing.push(path);
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "no example line in --help of: {missing:?}"
+        );
+    }
+}
