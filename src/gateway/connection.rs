@@ -1,29 +1,24 @@
-//! One linked computer: handshake, then one `select!` loop over the socket, the session's
-//! outbound queue, the heartbeat and shutdown. The socket belongs to this task alone.
+//! One linked computer's task: the handshake ([`super::handshake`]), then one `select!` loop
+//! over the socket, the session's outbound queue, the heartbeat and shutdown, then the close.
+//! The socket belongs to this task alone; it is any pair of [`SocketTx`]/[`SocketRx`] halves,
+//! so the loop is unit-tested over channels (below).
 
 use std::future::Future;
-use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
-use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes, WebSocket};
-use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
+use axum::extract::ws::{Message as WsMessage, WebSocket};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::GatewayState;
-use super::door::{Peer, Place};
-use super::fragment::{self, Reassembler};
-use super::protocol::{
-    CLOSE_AUTH_FAILED, CLOSE_BAD_HELLO, CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_HELLO_TIMEOUT,
-    CLOSE_TOO_BIG, CLOSE_TRY_AGAIN_LATER, CLOSE_UNSUPPORTED_PROTOCOL, Hello, HelloError, Message,
-    PROTOCOL_VERSION, Response, wire,
-};
+use super::door::Peer;
+use super::fragment::Reassembler;
+use super::handshake::{Enrolling, blocking, start};
+use super::protocol::{CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_TOO_BIG, Message, Response};
+use super::sender::Sender;
+use super::socket::{SocketRx, SocketTx};
 use crate::session::{Link, Outbound, Stream};
-use crate::trust::secrets::Verdict;
-
-type Tx = SplitSink<WebSocket, WsMessage>;
-type Rx = SplitStream<WebSocket>;
 
 /// Heartbeats that may go unanswered before the computer counts as gone.
 const MAX_MISSED: u32 = 3;
@@ -52,98 +47,11 @@ impl Quit {
     }
 }
 
-/// Per-connection sending side: knows the computer's frame limit and fragments above it.
-struct Sender {
-    tx: Tx,
-    limit: usize,
-    next_mid: u64,
-    /// How long one frame may wait for the socket: a computer that stops reading would
-    /// otherwise hold this task (and its heartbeat) forever.
-    stall: Duration,
-}
-
-/// A send in progress, boxed (see [`Sender::send`]).
-type Sending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-impl Sender {
-    /// Boxed, as are [`Sender::error`] and [`Sender::close`]: an async fn's state is as large
-    /// as the largest thing it awaits, and this task lives as long as the link. Inline, these
-    /// futures (a timer, the frame, its fragments) made every idle link's task ~3.3 KiB; a box
-    /// per frame sent costs less than the frame's own encoding (BENCHMARKS.md, issue 10).
-    fn send<'a>(&'a mut self, msg: &'a Message) -> Sending<'a, Result<(), axum::Error>> {
-        Box::pin(async move {
-            let frame = msg.encode();
-            if frame.len() <= self.limit {
-                return self.write(frame).await;
-            }
-            self.next_mid += 1;
-            let mid = format!("g-{}", self.next_mid);
-            for piece in fragment::split(frame, &mid, self.limit) {
-                self.write(piece).await?;
-            }
-            Ok(())
-        })
-    }
-
-    async fn write(&mut self, frame: String) -> Result<(), axum::Error> {
-        match tokio::time::timeout(self.stall, self.tx.send(WsMessage::Text(frame.into()))).await {
-            Ok(r) => r,
-            Err(_) => Err(axum::Error::new(format!(
-                "the socket took no frame for {} s (the computer is not reading)",
-                self.stall.as_secs()
-            ))),
-        }
-    }
-
-    /// Sends a message it owns (the caller's state then holds no message while it waits).
-    fn send_owned<'a>(&'a mut self, msg: Message) -> Sending<'a, Result<(), axum::Error>> {
-        Box::pin(async move { self.send(&msg).await })
-    }
-
-    /// The heartbeat's `ping`.
-    fn send_ping<'a>(&'a mut self, t: u64) -> Sending<'a, Result<(), axum::Error>> {
-        self.send_owned(Message::Ping { t: json!(t) })
-    }
-
-    fn error<'a>(
-        &'a mut self,
-        code: &'a str,
-        message: impl Into<String>,
-        id: Option<String>,
-    ) -> Sending<'a, ()> {
-        let msg = Message::Error {
-            code: code.to_owned(),
-            message: message.into(),
-            id,
-        };
-        Box::pin(async move {
-            if let Err(e) = self.send(&msg).await {
-                tracing::debug!("could not send error {code}: {e}");
-            }
-        })
-    }
-
-    fn close<'a>(&'a mut self, code: u16, reason: &str) -> Sending<'a, ()> {
-        let frame = CloseFrame {
-            code,
-            reason: Utf8Bytes::from(reason.to_owned()),
-        };
-        Box::pin(async move {
-            // The peer may be gone already, or not reading; then there is nobody to tell.
-            let _ = tokio::time::timeout(self.stall, async {
-                let _ = self.tx.send(WsMessage::Close(Some(frame))).await;
-                let _ = self.tx.close().await;
-            })
-            .await;
-        })
-    }
-}
-
 /// Runs one computer's connection to its end.
 ///
 /// Not an `async fn`: its state would keep a slot for the whole `socket` (368 bytes) for the
 /// link's life although the socket is split at once. What every idle link's task holds is kept
-/// small on purpose (BENCHMARKS.md, issue 10): the handshake, each frame's handling and each
+/// small on purpose (BENCHMARKS.md, "Fleets and the floor"): the handshake, each frame's handling and each
 /// send run in boxes of their own, so the task is sized for the idle loop, not for its largest
 /// moment.
 pub fn run(
@@ -155,13 +63,18 @@ pub fn run(
     linked(tx, rx, state, peer)
 }
 
-async fn linked(tx: Tx, mut rx: Rx, state: GatewayState, peer: Option<Peer>) {
-    let mut out = Sender {
+/// The whole life of a link over any socket halves: the handshake, the loop, the close.
+pub(super) async fn linked(
+    tx: impl SocketTx,
+    mut rx: impl SocketRx,
+    state: GatewayState,
+    peer: Option<Peer>,
+) {
+    let mut out = Sender::new(
         tx,
-        limit: state.settings.max_message as usize,
-        next_mid: 0,
-        stall: state.settings.heartbeat * MAX_MISSED,
-    };
+        state.settings.max_message as usize,
+        state.settings.heartbeat * MAX_MISSED,
+    );
     let Some((mut link, orx, mut enrolling)) =
         Box::pin(start(&mut rx, &mut out, &state, peer)).await
     else {
@@ -183,230 +96,6 @@ async fn linked(tx: Tx, mut rx: Rx, state: GatewayState, peer: Option<Peer>) {
     link.set_reason(quit.reason());
 }
 
-/// A binding this connection made pending by enrolling its computer: confirmed when the
-/// computer says `enrolled` (boxed: most links never enrol, and every idle link holds this).
-type Enrolling = Option<Box<(u64, String)>>;
-
-/// The handshake, the session's registration and the `welcome`: the link, its outbound queue
-/// and the binding it enrolled, or `None` when the computer was turned away or went away
-/// (already reported).
-async fn start(
-    rx: &mut Rx,
-    out: &mut Sender,
-    state: &GatewayState,
-    peer: Option<Peer>,
-) -> Option<(Link, mpsc::Receiver<Outbound>, Enrolling)> {
-    let addr = peer.as_ref().map(|p| p.addr);
-    let place = peer.map(|p| p.place);
-    if let Some(p) = &place {
-        p.upgraded();
-    }
-    let accepted = match handshake(rx, out, state, place.as_deref()).await {
-        Ok(a) => a,
-        Err(Refused { who, why }) => {
-            if let Some(why) = why {
-                state.stats.refused();
-                state.session.link_refused(who.as_deref(), addr, &why);
-            }
-            return None;
-        }
-    };
-    let Accepted { hello, enrolled } = accepted;
-    out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
-    // Room for every request the session may have in flight plus a cancel for each, whatever
-    // `outbound_queue` says: filling it must mean the socket stopped taking messages.
-    let room = state
-        .settings
-        .outbound_queue
-        .max(2 * state.settings.max_in_flight + 8);
-    let (otx, orx) = mpsc::channel(room);
-    let mut link = state.session.link(&hello, otx);
-    let id = hello.computer_id;
-    let (secret, enrolling) = match enrolled {
-        Some(e) => (Some(e.secret), Some(Box::new((id, e.secret_sha256)))),
-        None => (None, None),
-    };
-    let welcome = Message::Welcome {
-        protocol: PROTOCOL_VERSION,
-        trapos_id: hello.trapos_id(),
-        heartbeat_ms: state.settings.heartbeat.as_millis() as u64,
-        max_message: state.settings.max_message,
-        secret,
-    };
-    // The session has what it needs; the hello (its strings, the secret among them) ends with
-    // this function, not kept for the link's whole life.
-    drop(hello);
-    if let Err(e) = out.send(&welcome).await {
-        link.set_reason(format!("welcome not sent: {e}"));
-        return None;
-    }
-    if let Some(place) = place {
-        place.linked();
-    }
-    Some((link, orx, enrolling))
-}
-
-/// A link attempt that ended before `welcome`: who it claimed to be and why it was turned
-/// away (`None` when the peer simply went away or the host is stopping: nothing to report).
-struct Refused {
-    who: Option<String>,
-    why: Option<String>,
-}
-
-impl Refused {
-    fn quiet() -> Self {
-        Refused {
-            who: None,
-            why: None,
-        }
-    }
-
-    fn because(who: Option<String>, why: impl Into<String>) -> Self {
-        Refused {
-            who,
-            why: Some(why.into()),
-        }
-    }
-}
-
-/// A hello that passed, and the secret it enrolled, if it did.
-struct Accepted {
-    hello: Hello,
-    enrolled: Option<crate::trust::secrets::Enrolled>,
-}
-
-/// Runs blocking work on the secrets file off the gateway's threads.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, crate::trust::secrets::SecretError> + Send + 'static,
-) -> Result<T, String> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r.map_err(|e| e.to_string()),
-        Err(e) => Err(format!("the secrets task failed: {e}")),
-    }
-}
-
-/// Waits for `hello` and checks it. On any failure the computer is told why and closed.
-async fn handshake(
-    rx: &mut Rx,
-    out: &mut Sender,
-    state: &GatewayState,
-    place: Option<&Place>,
-) -> Result<Accepted, Refused> {
-    let deadline = tokio::time::sleep(state.settings.hello_timeout);
-    tokio::pin!(deadline);
-    let pushed_out = async {
-        match place {
-            Some(p) => p.pushed_out().await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(pushed_out);
-    let text = loop {
-        tokio::select! {
-            biased;
-            () = &mut pushed_out => {
-                out.error(
-                    "try_again_later",
-                    "too many connections are waiting to link; this one waited longest",
-                    None,
-                )
-                .await;
-                out.close(CLOSE_TRY_AGAIN_LATER, "try_again_later").await;
-                return Err(Refused::quiet());
-            }
-            _ = &mut deadline => {
-                out.error("hello_timeout", "no hello within the deadline", None).await;
-                out.close(CLOSE_HELLO_TIMEOUT, "hello_timeout").await;
-                return Err(Refused::because(None, "no hello within the deadline (hello_timeout)"));
-            }
-            _ = state.shutdown.cancelled() => {
-                out.close(CLOSE_GOING_AWAY, "host shutting down").await;
-                return Err(Refused::quiet());
-            }
-            frame = rx.next() => match frame {
-                None | Some(Err(_)) | Some(Ok(WsMessage::Close(_))) => return Err(Refused::quiet()),
-                Some(Ok(WsMessage::Text(t))) => break t.to_string(),
-                Some(Ok(WsMessage::Binary(_))) => {
-                    out.error("bad_hello", "expected a hello text frame, got binary", None).await;
-                    out.close(CLOSE_BAD_HELLO, "bad_hello").await;
-                    return Err(Refused::because(None, "bad_hello: a binary frame instead of hello"));
-                }
-                Some(Ok(_)) => continue,
-            }
-        }
-    };
-    let hello = wire::decode(&text)
-        .map_err(|e| HelloError::Bad(e.to_string()))
-        .and_then(|v| Ok((Hello::from_value(&v)?, Hello::enrol_of(&v)?)));
-    let (hello, enrol) = match hello {
-        Ok(h) => h,
-        Err(HelloError::Bad(msg)) => {
-            out.error("bad_hello", msg.clone(), None).await;
-            out.close(CLOSE_BAD_HELLO, "bad_hello").await;
-            return Err(Refused::because(None, format!("bad_hello: {msg}")));
-        }
-        Err(e @ HelloError::Unsupported(_)) => {
-            out.error("unsupported_protocol", e.to_string(), None).await;
-            out.close(CLOSE_UNSUPPORTED_PROTOCOL, "unsupported_protocol")
-                .await;
-            return Err(Refused::because(None, format!("unsupported_protocol: {e}")));
-        }
-    };
-    // Every hello's secret is checked, at once: a right one links whatever else its address
-    // is doing, a wrong one is refused now (holding it open would buy nothing).
-    let id = hello.computer_id;
-    let label = hello.label.clone();
-    let verdict = state
-        .secrets
-        .check(id, label.as_deref(), &hello.secret, enrol);
-    let refusal = match verdict {
-        Verdict::Shared | Verdict::Own { pending: false } => None,
-        Verdict::Own { pending: true } => {
-            // The computer has its secret (it just presented it): the binding is firm now,
-            // even if its `enrolled` was lost.
-            let dir = state.secrets.dir().to_owned();
-            let hash = crate::trust::hash(&hello.secret);
-            if let Err(e) = blocking(move || crate::trust::secrets::confirm(&dir, id, &hash)).await
-            {
-                tracing::warn!(computer = %hello.trapos_id(), "enrolment not made firm: {e}");
-            }
-            None
-        }
-        Verdict::Enrol => {
-            let dir = state.secrets.dir().to_owned();
-            let l = label.clone();
-            match blocking(move || crate::trust::secrets::enrol(&dir, id, l.as_deref())).await {
-                Ok(Ok(e)) => {
-                    tracing::info!(computer = %hello.trapos_id(), "enrolled: the computer has a secret of its own (pending until it says it stored it)");
-                    return Ok(Accepted {
-                        hello,
-                        enrolled: Some(e),
-                    });
-                }
-                Ok(Err(refusal)) => Some(refusal),
-                Err(e) => {
-                    // The shared secret was right: link as a client that cannot enrol would,
-                    // rather than turn a computer away for the host's own disk.
-                    tracing::warn!(computer = %hello.trapos_id(), "not enrolled, linked with the shared secret: {e}");
-                    None
-                }
-            }
-        }
-        Verdict::Refused(r) => Some(r),
-    };
-    if let Some(refusal) = refusal {
-        // Never the secret itself: logs are not a safe place for it.
-        tracing::warn!(computer = %hello.trapos_id(), "refused: {}", refusal.message());
-        out.error("auth_failed", refusal.message(), None).await;
-        out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
-        return Err(Refused::because(Some(hello.trapos_id()), refusal.why()));
-    }
-    Ok(Accepted {
-        hello,
-        enrolled: None,
-    })
-}
-
 fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -417,8 +106,8 @@ fn now_ms() -> u64 {
 /// The linked loop. What it awaits in the middle of the loop (a frame's handling, a send) runs
 /// in a box of its own, so that this state, which every idle link holds, stays small.
 async fn serve(
-    rx: &mut Rx,
-    out: &mut Sender,
+    rx: &mut impl SocketRx,
+    out: &mut Sender<impl SocketTx>,
     mut outbound: mpsc::Receiver<Outbound>,
     link: &Link,
     state: &GatewayState,
@@ -472,8 +161,8 @@ async fn serve(
 }
 
 /// What handling one frame from the computer needs of the linked loop.
-struct Frame<'a> {
-    out: &'a mut Sender,
+struct Frame<'a, Tx> {
+    out: &'a mut Sender<Tx>,
     link: &'a Link,
     reassembler: &'a mut Reassembler,
     awaiting_pong: &'a mut Option<u64>,
@@ -483,7 +172,7 @@ struct Frame<'a> {
     state: &'a GatewayState,
 }
 
-impl Frame<'_> {
+impl<Tx: SocketTx> Frame<'_, Tx> {
     /// Acts on one frame (or the socket's end); `Some` ends the link.
     async fn take(&mut self, frame: Option<Result<WsMessage, axum::Error>>) -> Option<Quit> {
         let max = self.max;
@@ -587,7 +276,7 @@ impl Frame<'_> {
 /// Acts on one whole message from a linked computer.
 async fn handle(
     msg: Message,
-    out: &mut Sender,
+    out: &mut Sender<impl SocketTx>,
     link: &Link,
     awaiting_pong: &mut Option<u64>,
     missed: &mut u32,
@@ -653,4 +342,184 @@ async fn handle(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    //! The link loop over channels instead of a socket: what a computer sends goes in one
+    //! channel, what the gateway sends comes out of the other, and the session is real.
+
+    use std::sync::Arc;
+
+    use axum::extract::ws::Message as WsMessage;
+    use serde_json::{Value, json};
+    use tokio::sync::mpsc;
+
+    use super::super::protocol::{CLOSE_AUTH_FAILED, CLOSE_HEARTBEAT};
+    use super::super::{GatewayState, door, stats};
+    use crate::config::Settings;
+    use crate::session::{Origin, RequestSpec, Session};
+
+    const SECRET: &str = "test-secret-7kq2m9xw";
+
+    /// A computer at the far end of a channel pair, and the link task serving it.
+    struct Computer {
+        to_gateway: mpsc::UnboundedSender<Result<WsMessage, axum::Error>>,
+        from_gateway: mpsc::UnboundedReceiver<WsMessage>,
+        session: Session,
+        link: tokio::task::JoinHandle<()>,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Computer {
+        fn start(heartbeat_ms: u64) -> Computer {
+            let dir = tempfile::tempdir().expect("a temp dir");
+            let settings = Settings {
+                secret: SECRET.into(),
+                data_dir: dir.path().to_owned(),
+                heartbeat: std::time::Duration::from_millis(heartbeat_ms),
+                ..Settings::default()
+            };
+            let session = Session::new(settings.clone(), false);
+            let state = GatewayState {
+                secrets: Arc::new(crate::trust::secrets::Secrets::new(&settings)),
+                session: session.clone(),
+                settings: Arc::new(settings),
+                shutdown: tokio_util::sync::CancellationToken::new(),
+                stats: Arc::new(stats::LinkStats::default()),
+                waiting: Arc::new(door::Waiting::default()),
+            };
+            let (to_gateway, rx) = mpsc::unbounded_channel();
+            let (tx, from_gateway) = mpsc::unbounded_channel();
+            let sink = Box::pin(futures_util::sink::unfold(
+                tx,
+                |tx, m: WsMessage| async move {
+                    tx.send(m).map_err(axum::Error::new)?;
+                    Ok::<_, axum::Error>(tx)
+                },
+            ));
+            let stream = Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+                rx.recv().await.map(|m| (m, rx))
+            }));
+            let link = tokio::spawn(super::linked(sink, stream, state, None));
+            Computer {
+                to_gateway,
+                from_gateway,
+                session,
+                link,
+                _dir: dir,
+            }
+        }
+
+        fn send(&self, v: Value) {
+            let text = v.to_string();
+            self.to_gateway
+                .send(Ok(WsMessage::Text(text.into())))
+                .expect("the link reads");
+        }
+
+        /// The next text frame as JSON, or the close frame's code.
+        async fn next(&mut self) -> Result<Value, Option<u16>> {
+            loop {
+                match self.from_gateway.recv().await {
+                    Some(WsMessage::Text(t)) => {
+                        return Ok(serde_json::from_str(t.as_str()).expect("JSON from the gateway"));
+                    }
+                    Some(WsMessage::Close(f)) => return Err(f.map(|f| f.code)),
+                    Some(_) => continue,
+                    None => return Err(None),
+                }
+            }
+        }
+
+        /// The next message of `type`, skipping heartbeats.
+        async fn next_of(&mut self, kind: &str) -> Value {
+            loop {
+                let v = self.next().await.expect("a message, not a close");
+                if v["type"] == kind {
+                    return v;
+                }
+            }
+        }
+
+        fn hello(&self, secret: &str) {
+            self.send(json!({"type": "hello", "protocol": 1, "computer_id": 7,
+                "label": "miner", "secret": secret}));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_request_travels_to_the_computer_and_its_answer_back() {
+        let mut c = Computer::start(15_000);
+        c.hello(SECRET);
+        let welcome = c.next_of("welcome").await;
+        assert_eq!(welcome["trapos_id"], "7:miner", "{welcome}");
+        let session = c.session.clone();
+        let call = tokio::spawn(async move {
+            session
+                .request(
+                    "miner",
+                    RequestSpec::new("exec-lua", json!({"code": "return 1"})),
+                    Origin::Person,
+                )
+                .await
+        });
+        let req = c.next_of("gateway_request").await;
+        assert_eq!(req["request"], "exec-lua", "{req}");
+        let id = req["id"].as_str().expect("an id").to_owned();
+        c.send(json!({"type": "output", "id": id, "stream": "stdout", "text": "hi\n"}));
+        c.send(json!({"type": "computer_response", "id": id, "ok": true,
+            "payload": {"returns": [1]}}));
+        let got = call
+            .await
+            .expect("the call task")
+            .expect("the request's result");
+        assert_eq!(got["returns"], json!([1]), "{got}");
+    }
+
+    #[tokio::test]
+    async fn a_wrong_secret_is_told_and_closed_with_auth_failed() {
+        let mut c = Computer::start(15_000);
+        c.hello("not-the-secret-at-all");
+        let err = c.next_of("error").await;
+        assert_eq!(err["code"], "auth_failed", "{err}");
+        assert_eq!(c.next().await, Err(Some(CLOSE_AUTH_FAILED)));
+        c.link.await.expect("the link task ends");
+        assert!(c.session.computers().is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_computer_that_answers_no_ping_is_closed_after_three() {
+        let mut c = Computer::start(1_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        let mut pings = 0;
+        let code = loop {
+            match c.next().await {
+                Ok(v) if v["type"] == "ping" => pings += 1,
+                Ok(_) => {}
+                Err(code) => break code,
+            }
+        };
+        assert_eq!(code, Some(CLOSE_HEARTBEAT));
+        assert_eq!(
+            pings, 3,
+            "closed at the heartbeat after three unanswered pings"
+        );
+        c.link.await.expect("the link task ends");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_computer_that_answers_every_ping_stays() {
+        let mut c = Computer::start(1_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        for _ in 0..10 {
+            let ping = c.next_of("ping").await;
+            c.send(json!({"type": "pong", "t": ping["t"]}));
+        }
+        assert_eq!(c.session.computers().len(), 1);
+        drop(c.to_gateway);
+        c.link.await.expect("the link ends when the socket does");
+    }
 }

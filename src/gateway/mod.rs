@@ -1,7 +1,7 @@
 //! The gateway: the one HTTP/WebSocket listener computers link to.
 //!
 //! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
-//! [`connection`]); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same
+//! [`connection`]: its handshake, its sending side and its loop); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same
 //! port (in [`install`]). Every `hello`'s secret is checked against [`crate::trust::secrets`] and a
 //! right one links at once; the connections that have not linked yet are bounded in [`door`].
 //! The gateway knows nothing of who asked for a request: it moves frames between a socket and
@@ -10,7 +10,10 @@
 pub mod connection;
 pub mod door;
 pub mod fragment;
+mod handshake;
 pub mod install;
+mod sender;
+mod socket;
 pub mod stats;
 /// The wire types live beneath the session (`crate::protocol`), which both sides use; this
 /// name stays so the gateway reads as it always has.
