@@ -241,40 +241,19 @@ impl Conn {
             )
             .await
             .map_err(|e| self.lost(&e.to_string()))?;
-        let token = handle.progress_token.clone();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        {
-            let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-            for text in routes.early.remove(&token).unwrap_or_default() {
-                let _ = tx.send(text);
-            }
-            routes.live.insert(token.clone(), tx);
-        }
+        // Held to the end of the call, however it ends: its drop forgets the progress route.
+        let mut route = self.route(handle.progress_token.clone());
         let id = handle.id.clone();
-        let response = handle.await_response();
-        let mut response = std::pin::pin!(response);
-        let mut stop = std::pin::pin!(stop);
-        let sleep = async {
-            match deadline {
-                Some(d) => tokio::time::sleep(d).await,
-                None => std::future::pending().await,
-            }
-        };
-        let mut sleep = std::pin::pin!(sleep);
         let mut streamed = String::new();
-        let outcome = loop {
-            tokio::select! {
-                biased;
-                Some(text) = rx.recv() => {
-                    on_output(&text);
-                    streamed.push_str(&text);
-                }
-                r = &mut response => break Ok(r),
-                () = &mut stop => break Err(exit::INTERRUPTED),
-                () = &mut sleep => break Err(exit::UNREACHABLE),
-            }
+        let ended = {
+            let response = std::pin::pin!(handle.await_response());
+            wait(response, deadline, stop, &mut route.rx, &mut |text| {
+                on_output(text);
+                streamed.push_str(text);
+            })
+            .await
         };
-        let result = match outcome {
+        let result = match ended {
             Ok(r) => r,
             Err(code) => {
                 let note = rmcp::model::CancelledNotificationParam::new(
@@ -283,7 +262,6 @@ impl Conn {
                 );
                 // If the host is gone, nothing runs there any more.
                 let _ = peer.notify_cancelled(note).await;
-                self.forget(&token);
                 return Err(if code == exit::INTERRUPTED {
                     Failure::new(code, "cancelled")
                 } else {
@@ -294,14 +272,40 @@ impl Conn {
                 });
             }
         };
-        // Output still queued behind the answer: the answer's own captured output says how
-        // much is missing when it holds all of it; otherwise wait briefly for the rest.
-        while let Ok(text) = rx.try_recv() {
+        // Output still queued behind the answer.
+        while let Ok(text) = route.rx.try_recv() {
             on_output(&text);
             streamed.push_str(&text);
         }
-        let reply = match result {
-            Ok(ServerResult::CallToolResult(r)) => Reply {
+        let reply = self.reply(tool, result)?;
+        rest_of_output(&reply, &streamed, &mut route.rx, on_output).await;
+        Ok(reply)
+    }
+
+    /// Routes the progress of the call with `token` to the returned receiver, with what
+    /// arrived before the call knew its token.
+    fn route(&self, token: ProgressToken) -> Route<'_> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        for text in routes.early.remove(&token).unwrap_or_default() {
+            let _ = tx.send(text);
+        }
+        routes.live.insert(token.clone(), tx);
+        Route {
+            routes: &self.routes,
+            token,
+            rx,
+        }
+    }
+
+    /// A tool call's answer as a [`Reply`], or why there is none.
+    fn reply(
+        &self,
+        tool: &str,
+        result: Result<ServerResult, rmcp::ServiceError>,
+    ) -> Result<Reply, Failure> {
+        match result {
+            Ok(ServerResult::CallToolResult(r)) => Ok(Reply {
                 is_error: r.is_error == Some(true),
                 data: r
                     .structured_content
@@ -313,56 +317,14 @@ impl Conn {
                     .and_then(|c| c.as_text())
                     .map(|t| t.text.clone())
                     .unwrap_or_default(),
-            },
-            Ok(other) => {
-                self.forget(&token);
-                return Err(self.lost(&format!("unexpected answer {other:?}")));
-            }
-            Err(rmcp::ServiceError::McpError(e)) => {
-                self.forget(&token);
-                return Err(Failure::new(
-                    exit::USAGE,
-                    format!("{tool}: the host refused the call: {}", e.message),
-                ));
-            }
-            Err(e) => {
-                self.forget(&token);
-                return Err(self.lost(&e.to_string()));
-            }
-        };
-        let full = reply.data.get("output").and_then(Value::as_str);
-        let truncated = reply.data.get("output_truncated").and_then(Value::as_bool) == Some(true);
-        match full.and_then(|f| f.strip_prefix(streamed.as_str())) {
-            Some(rest) if !truncated && !streamed.is_empty() => {
-                if !rest.is_empty() {
-                    on_output(rest);
-                }
-            }
-            _ if !streamed.is_empty() => {
-                while let Ok(Some(text)) =
-                    tokio::time::timeout(Duration::from_millis(200), rx.recv()).await
-                {
-                    on_output(&text);
-                }
-            }
-            // Nothing streamed (the host does not stream this call): the captured output is
-            // all there is.
-            _ => {
-                if let Some(f) = full
-                    && !f.is_empty()
-                {
-                    on_output(f);
-                }
-            }
+            }),
+            Ok(other) => Err(self.lost(&format!("unexpected answer {other:?}"))),
+            Err(rmcp::ServiceError::McpError(e)) => Err(Failure::new(
+                exit::USAGE,
+                format!("{tool}: the host refused the call: {}", e.message),
+            )),
+            Err(e) => Err(self.lost(&e.to_string())),
         }
-        self.forget(&token);
-        Ok(reply)
-    }
-
-    fn forget(&self, token: &ProgressToken) {
-        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-        routes.live.remove(token);
-        routes.early.remove(token);
     }
 
     fn lost(&self, why: &str) -> Failure {
@@ -420,4 +382,82 @@ fn connect_failure(
         )
     };
     Failure::new(exit::UNREACHABLE, message)
+}
+
+/// A call's progress route, forgotten when the call ends however it ends.
+struct Route<'a> {
+    routes: &'a SharedRoutes,
+    token: ProgressToken,
+    rx: mpsc::UnboundedReceiver<String>,
+}
+
+impl Drop for Route<'_> {
+    fn drop(&mut self) {
+        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
+        routes.live.remove(&self.token);
+        routes.early.remove(&self.token);
+    }
+}
+
+/// Passes output on until the answer comes: `Err` with the exit code when `stop` (Ctrl-C) or
+/// the deadline came first.
+async fn wait<R>(
+    mut response: std::pin::Pin<&mut impl std::future::Future<Output = R>>,
+    deadline: Option<Duration>,
+    stop: impl std::future::Future<Output = ()>,
+    rx: &mut mpsc::UnboundedReceiver<String>,
+    on_output: &mut impl FnMut(&str),
+) -> Result<R, u8> {
+    let mut stop = std::pin::pin!(stop);
+    let sleep = async {
+        match deadline {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    let mut sleep = std::pin::pin!(sleep);
+    loop {
+        tokio::select! {
+            biased;
+            Some(text) = rx.recv() => on_output(&text),
+            r = &mut response => return Ok(r),
+            () = &mut stop => return Err(exit::INTERRUPTED),
+            () = &mut sleep => return Err(exit::UNREACHABLE),
+        }
+    }
+}
+
+/// The output the answer holds that did not stream: the answer's own captured output says
+/// how much is missing when it holds all of it; otherwise waits briefly for the rest.
+async fn rest_of_output(
+    reply: &Reply,
+    streamed: &str,
+    rx: &mut mpsc::UnboundedReceiver<String>,
+    on_output: &mut impl FnMut(&str),
+) {
+    let full = reply.data.get("output").and_then(Value::as_str);
+    let truncated = reply.data.get("output_truncated").and_then(Value::as_bool) == Some(true);
+    match full.and_then(|f| f.strip_prefix(streamed)) {
+        Some(rest) if !truncated && !streamed.is_empty() => {
+            if !rest.is_empty() {
+                on_output(rest);
+            }
+        }
+        _ if !streamed.is_empty() => {
+            while let Ok(Some(text)) =
+                tokio::time::timeout(Duration::from_millis(200), rx.recv()).await
+            {
+                on_output(&text);
+            }
+        }
+        // Nothing streamed (the host does not stream this call): the captured output is
+        // all there is.
+        _ => {
+            if let Some(f) = full
+                && !f.is_empty()
+            {
+                on_output(f);
+            }
+        }
+    }
 }
