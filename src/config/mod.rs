@@ -176,19 +176,7 @@ pub fn resolve_with_env(
         path: data_dir.clone(),
         source,
     })?;
-    let (file, config_file) = match &args.config {
-        Some(p) => read_file_config(p, true)?,
-        None => {
-            let in_data = data_dir.join("config.toml");
-            if args.data_dir.is_some() || in_data.exists() {
-                read_file_config(&in_data, false)?
-            } else if let Some(p) = default_config_file() {
-                read_file_config(&p, false)?
-            } else {
-                (FileConfig::default(), None)
-            }
-        }
-    };
+    let (file, config_file) = config_file_of(args, &data_dir)?;
     let mut s = Settings {
         data_dir,
         config_file,
@@ -203,7 +191,42 @@ pub fn resolve_with_env(
     if let Some(n) = file.transcript_keep {
         s.transcript_keep = n;
     }
+    binds(args, &file, env, &mut s)?;
+    sizes(args, &file, &mut s)?;
+    tunables(&file, &mut s)?;
+    let (secret, source) = secret_of(args, env, file.secret, &s.data_dir)?;
+    s.secret = secret;
+    s.secret_source = source;
+    Ok(s)
+}
 
+/// The config file (`--config`, else the data dir's, else the default place) and its path.
+fn config_file_of(
+    args: &HostArgs,
+    data_dir: &std::path::Path,
+) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
+    Ok(match &args.config {
+        Some(p) => read_file_config(p, true)?,
+        None => {
+            let in_data = data_dir.join("config.toml");
+            if args.data_dir.is_some() || in_data.exists() {
+                read_file_config(&in_data, false)?
+            } else if let Some(p) = default_config_file() {
+                read_file_config(&p, false)?
+            } else {
+                (FileConfig::default(), None)
+            }
+        }
+    })
+}
+
+/// The two listeners' addresses, and the MCP token a listener off loopback needs.
+fn binds(
+    args: &HostArgs,
+    file: &FileConfig,
+    env: &dyn Fn(&'static str) -> Option<String>,
+    s: &mut Settings,
+) -> Result<(), ConfigError> {
     // gateway_bind: the env var is read by clap into the flag already.
     let file_bind = |key: &str,
                      value: &Option<String>|
@@ -233,10 +256,15 @@ pub fn resolve_with_env(
             a
         }
     };
-    s.mcp_token = args.mcp_token.clone().or(file.mcp_token);
+    s.mcp_token = args.mcp_token.clone().or(file.mcp_token.clone());
     if !s.mcp_bind.ip().is_loopback() && s.mcp_token.is_none() {
         return Err(ConfigError::McpWithoutToken(s.mcp_bind));
     }
+    Ok(())
+}
+
+/// The size limits that flags and the file both set, with their floors.
+fn sizes(args: &HostArgs, file: &FileConfig, s: &mut Settings) -> Result<(), ConfigError> {
     s.max_message = args
         .max_message
         .or(file.max_message)
@@ -257,6 +285,11 @@ pub fn resolve_with_env(
             s.max_result_bytes
         )));
     }
+    Ok(())
+}
+
+/// The file-only tunables, each within its range (`limits`).
+fn tunables(file: &FileConfig, s: &mut Settings) -> Result<(), ConfigError> {
     // Out-of-range values are refused, not bent (see `limits`).
     if let Some(ms) = in_range("heartbeat_ms", file.heartbeat_ms, HEARTBEAT_MS)? {
         s.heartbeat = Duration::from_millis(ms);
@@ -290,14 +323,25 @@ pub fn resolve_with_env(
         s.max_body_bytes = n;
     }
 
+    Ok(())
+}
+
+/// The computers' shared secret and where it came from: a flag, the environment or the file
+/// (refused when weak), else the data dir's stored one (generated at first start).
+fn secret_of(
+    args: &HostArgs,
+    env: &dyn Fn(&'static str) -> Option<String>,
+    file_secret: Option<String>,
+    data_dir: &std::path::Path,
+) -> Result<(String, SecretSource), ConfigError> {
     let (secret, source) = if let Some(sec) = args.secret.clone() {
         (sec, SecretSource::Flag)
     } else if let Some(sec) = env("SANDBOX_PASSWORD") {
         (sec, SecretSource::Env)
-    } else if let Some(sec) = file.secret {
+    } else if let Some(sec) = file_secret {
         (sec, SecretSource::ConfigFile)
     } else {
-        stored_secret(&s.data_dir)?
+        stored_secret(data_dir)?
     };
     if secret.is_empty() {
         return Err(ConfigError::Invalid("the secret must not be empty".into()));
@@ -316,9 +360,7 @@ pub fn resolve_with_env(
             "{given} is too weak: {why}. Leave it out and trapdesk generates one (`trapdesk secret show` prints it)"
         )));
     }
-    s.secret = secret;
-    s.secret_source = source;
-    Ok(s)
+    Ok((secret, source))
 }
 
 #[cfg(test)]
