@@ -229,8 +229,32 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     let mut report = Report::new(a.client.json);
     let mut problems = 0;
 
+    let answered = gateway_section(&mut report, bind, running.as_ref(), &settings, &reach).await;
+    if !answered {
+        problems += 1;
+    }
+    problems +=
+        server_config_section(&mut report, &a, bind, running.as_ref(), answered, &reach).await;
+    secret_section(&mut report, &settings, bind, &reach);
+    problems += session_section(&mut report, &a).await;
+    report.finish();
+    if problems > 0 {
+        Err(Failure::new(exit::UNREACHABLE, ""))
+    } else {
+        Ok(())
+    }
+}
+
+/// Where the gateway listens, from where it is reachable, and whether it answers (`/health`).
+async fn gateway_section(
+    report: &mut Report,
+    bind: SocketAddr,
+    running: Option<&crate::host::Running>,
+    settings: &config::Settings,
+    reach: &[Reach],
+) -> bool {
     report.head("Gateway");
-    match &running {
+    match running {
         Some(r) => report.line(&format!(
             "listens on {bind} (the running host's, process {}, from {})",
             r.pid,
@@ -238,7 +262,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         )),
         None => report.line(&format!("listens on {bind}")),
     }
-    for r in &reach {
+    for r in reach {
         report.line(&format!(
             "  ws://{}/gateway  reachable from {}",
             r.addr, r.from
@@ -257,7 +281,6 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     match &answers {
         Ok(()) => report.line(&format!("port {} answers (/health ok)", bind.port())),
         Err(e) => {
-            problems += 1;
             report.line(&format!(
                 "port {} does not answer at {probe} ({e}): start `trapdesk` (or `trapdesk --mcp-only`) with these settings",
                 bind.port()
@@ -266,6 +289,20 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     }
     report.data("gateway", json!({"bind": bind.to_string(), "reachable": reach.iter().map(|r| json!({"address": r.addr.to_string(), "from": r.from})).collect::<Vec<_>>(), "answers": answers.is_ok()}));
 
+    answers.is_ok()
+}
+
+/// The Minecraft server's HTTP rules for the gateway and the MCP endpoint, and the rule to
+/// add: the number of files that need changing.
+async fn server_config_section(
+    report: &mut Report,
+    a: &DoctorArgs,
+    bind: SocketAddr,
+    running: Option<&crate::host::Running>,
+    answered: bool,
+    reach: &[Reach],
+) -> usize {
+    let mut problems = 0;
     report.head("computercraft-server.toml");
     let gateway: Vec<Target> = reach
         .iter()
@@ -293,8 +330,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         None => None,
     };
     let search = find_server_config(a.minecraft.as_deref());
-    let (verdicts, insert_above) =
-        server_config_report(&mut report, &search, &gateway, mcp.as_ref());
+    let (verdicts, insert_above) = server_config_report(report, &search, &gateway, mcp.as_ref());
     problems += verdicts.iter().filter(|v| v["ok"] == false).count();
     report.data(
         "minecraft",
@@ -313,7 +349,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
             "(port {} is the running host's gateway, as it says in its data dir)",
             bind.port()
         ));
-    } else if answers.is_ok() {
+    } else if answered {
         report.line(&format!(
             "(port {} is the running gateway's: it answered /health)",
             bind.port()
@@ -325,7 +361,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         ));
     }
     let mut rules = Vec::new();
-    for r in &reach {
+    for r in reach {
         rules.push(http_rule(r.addr.ip(), r.addr.port()));
     }
     rules.dedup();
@@ -337,6 +373,16 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     }
     report.data("httpRules", json!(rules));
 
+    problems
+}
+
+/// Where the secret comes from, and the line to type on a computer.
+fn secret_section(
+    report: &mut Report,
+    settings: &config::Settings,
+    bind: SocketAddr,
+    reach: &[Reach],
+) {
     report.head("Secret and installer");
     let secret_at = match &settings.secret_source {
         SecretSource::Generated(p) | SecretSource::Stored(p) => {
@@ -358,7 +404,12 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         "secret",
         json!({"where": secret_at, "installer": one_liner}),
     );
+}
 
+/// What the running host says over MCP: the linked computers and the last refused links; the
+/// number of problems (1 when no host answers).
+async fn session_section(report: &mut Report, a: &DoctorArgs) -> usize {
+    let mut problems = 0;
     report.head("Session");
     match a.client.open(Origin::CLI_CLIENT).await {
         Err(f) => {
@@ -414,12 +465,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
             );
         }
     }
-    report.finish();
-    if problems > 0 {
-        Err(Failure::new(exit::UNREACHABLE, ""))
-    } else {
-        Ok(())
-    }
+    problems
 }
 
 /// The files found, each read and judged for the gateway and the MCP endpoint; or where it
