@@ -185,7 +185,7 @@ pub fn output_page(
                 .unwrap_or_default()
                 .to_owned();
             let room = json_budget(max_result_bytes, "").saturating_sub(ENVELOPE) / 2;
-            let cut = super::results::head_tail(&text, room, |n| format!("[… {n} bytes cut …]"));
+            let cut = super::cut::head_tail(&text, room, |n| format!("[… {n} bytes cut …]"));
             if let Some(obj) = v.as_object_mut() {
                 obj.insert("text".into(), json!(cut));
                 obj.insert("cut".into(), json!(true));

@@ -20,6 +20,7 @@
 //! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk.
 
 mod convert;
+pub mod cut;
 mod files;
 mod fleet;
 pub mod http;

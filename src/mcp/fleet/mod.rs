@@ -20,8 +20,9 @@ use serde::Serialize;
 use serde_json::{Map, json};
 
 use super::convert::timeout;
+use super::cut::json_len;
 use super::params::{ExecLuaMany, ProbeComputers};
-use super::results::{Outcome, json_len};
+use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
 use crate::glob::Glob;
 use crate::session::fleet::PageQuery;

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::escaped_len;
-use crate::mcp::results::json_len;
+use crate::mcp::cut::json_len;
 use crate::session::{ComputerInfo, PendingInfo};
 
 /// One computer in a `probe-computers` page. A struct rather than ad-hoc JSON so that what an
