@@ -99,59 +99,13 @@ impl TrapdeskMcp {
             offline: false,
         };
         let page = self.session.computers_page(&query);
-        let ping = p.ping != Some(false);
-        // Without pings, nothing to wait for: no future per computer of the page either.
-        let pings = if !ping {
+        let pings = if p.ping == Some(false) {
+            // Without pings, nothing to wait for: no future per computer of the page either.
             vec![None; page.computers.len()]
         } else {
-            futures_util::future::join_all(page.computers.iter().map(|c| {
-            // Quiet: a probe is the agent looking, not acting; it stays in the session log but
-            // adds nothing to the computers' scrollback.
-            let spec = RequestSpec::new("ping", json!({}))
-                .timeout(Some(PING_TIMEOUT))
-                .quiet();
-            let (session, origin, target) = (
-                self.session.clone(),
-                rec.origin.clone(),
-                c.trapos_id.clone(),
-            );
-            async move {
-                let started = tokio::time::Instant::now();
-                let r = session.request(&target, spec, origin).await;
-                let ms = started.elapsed().as_millis() as u64;
-                Some(match r {
-                    Ok(_) => json!({"ok": true, "rttMs": ms}),
-                    Err(e) => {
-                        json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
-                    }
-                })
-            }
-        }))
-        .await
+            ping_all(&self.session, &page.computers, &rec.origin).await
         };
-        let pending = self.session.pending();
-        // Fit the page to the result budget by ending it early: what does not fit is on the
-        // next page, never cut from this one. Each entry costs its JSON and its row of the text
-        // block's table. Entries are made one at a time and only until the budget is spent: a
-        // page of `limit: 500` holds ~90 idle computers, and making all 500
-        // (a policy decision and a serialization each) was most of a page's time.
-        let mut used = 0;
-        let mut shown = Vec::new();
-        let mut rows = Vec::new();
-        for (c, ping) in page.computers.iter().zip(pings) {
-            let [exec, write, read] = self.session.effective_policy(&rec.origin, &c.trapos_id);
-            let policy =
-                json!({"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()});
-            let e = ProbeEntry::new(c, &pending, ping, policy);
-            let row = e.row();
-            let n = probe_cost(&e, &row);
-            if used + n > room && !shown.is_empty() {
-                break;
-            }
-            used += n;
-            shown.push(e);
-            rows.push(row);
-        }
+        let (mut shown, rows) = self.first_fit(&page.computers, pings, &rec.origin, room);
         let (linked, matched) = (page.linked, page.matched);
         let build = |shown: &[ProbeEntry], cut: bool| {
             let next_cursor = if cut {
@@ -302,6 +256,69 @@ impl TrapdeskMcp {
             // A client that went away needs no progress; the results still matter.
             let _ = ctx.peer.notify_progress(note).await;
         }
+    }
+}
+
+/// Pings each computer of a page at once (quietly: a probe is the agent looking, not acting;
+/// it stays in the session log but adds nothing to the computers' scrollback): `{ok, rttMs}`
+/// or `{ok: false, error}` for each.
+async fn ping_all(
+    session: &crate::session::Session,
+    computers: &[crate::session::ComputerInfo],
+    origin: &crate::session::Origin,
+) -> Vec<Option<serde_json::Value>> {
+    futures_util::future::join_all(computers.iter().map(|c| {
+        let spec = RequestSpec::new("ping", json!({}))
+            .timeout(Some(PING_TIMEOUT))
+            .quiet();
+        let (session, origin, target) = (session.clone(), origin.clone(), c.trapos_id.clone());
+        async move {
+            let started = tokio::time::Instant::now();
+            let r = session.request(&target, spec, origin).await;
+            let ms = started.elapsed().as_millis() as u64;
+            Some(match r {
+                Ok(_) => json!({"ok": true, "rttMs": ms}),
+                Err(e) => {
+                    json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
+                }
+            })
+        }
+    }))
+    .await
+}
+
+impl TrapdeskMcp {
+    /// The entries of a page that fit `room`, with their table rows: the page ends early, and
+    /// what does not fit is on the next page, never cut from this one. Each entry costs its
+    /// JSON and its row of the text block's table. Entries are made one at a time and only
+    /// until the budget is spent: a page of `limit: 500` holds ~90 idle computers, and making
+    /// all 500 (a policy decision and a serialization each) was most of a page's time.
+    fn first_fit(
+        &self,
+        computers: &[crate::session::ComputerInfo],
+        pings: Vec<Option<serde_json::Value>>,
+        origin: &crate::session::Origin,
+        room: usize,
+    ) -> (Vec<ProbeEntry>, Vec<String>) {
+        let pending = self.session.pending();
+        let mut used = 0;
+        let mut shown = Vec::new();
+        let mut rows = Vec::new();
+        for (c, ping) in computers.iter().zip(pings) {
+            let [exec, write, read] = self.session.effective_policy(origin, &c.trapos_id);
+            let policy =
+                json!({"exec": exec.as_str(), "write": write.as_str(), "read": read.as_str()});
+            let e = ProbeEntry::new(c, &pending, ping, policy);
+            let row = e.row();
+            let n = probe_cost(&e, &row);
+            if used + n > room && !shown.is_empty() {
+                break;
+            }
+            used += n;
+            shown.push(e);
+            rows.push(row);
+        }
+        (shown, rows)
     }
 }
 
