@@ -393,20 +393,7 @@ impl State {
         self.release(&p);
         let trapos_id = p.info.trapos_id.clone();
 
-        // A computer that sends no live `output` still gets its output shown, from the answer.
-        let final_output = match &result {
-            Ok(v) => v.get("output").and_then(Value::as_str).map(str::to_owned),
-            Err(e) => e.output().map(str::to_owned),
-        };
-        let live_bytes = p.live.bytes();
-        let output_len = final_output.as_ref().map_or(0, String::len);
-        if let Some(out) = final_output
-            && !p.quiet
-            && out.len() > live_bytes
-            && let Some(rest) = out.get(live_bytes..)
-        {
-            self.push_output(&trapos_id, Some(id), Stream::Out, rest);
-        }
+        let output_len = self.show_unstreamed_output(&p, id, &result);
 
         let (status, mut summary) = summary::outcome(&result);
         let duration_ms = p.info.started.elapsed().as_millis() as u64;
@@ -427,47 +414,84 @@ impl State {
         {
             c.info.last_rtt_ms = Some(sent.elapsed().as_millis() as u64);
         }
-        if let Some(c) = self.computers.get_mut(&trapos_id)
-            && !p.quiet
-        {
-            c.output.push(OutputEntry::End {
-                request_id: id.to_owned(),
-                status,
-                summary: summary.clone(),
-                duration_ms,
-            });
-        }
-        let mut entry = State::entry("finished", summary.clone());
-        entry.who = Some(p.info.origin.name().to_owned());
-        entry.trapos_id = Some(trapos_id.clone());
-        entry.request_id = Some(id.to_owned());
-        entry.what = Some(p.info.kind.clone());
-        entry.status = Some(status);
-        entry.duration_ms = Some(duration_ms);
-        let extra = Extra {
-            origin: Some(p.info.origin.clone()),
-            output_bytes: Some(output_len.max(live_bytes) as u64),
-            error: ending.result.as_ref().err().map(ToString::to_string),
-            ..Extra::default()
-        };
-        self.log_with(entry, extra);
-        self.emit(Event::RequestFinished {
-            request_id: id.to_owned(),
-            trapos_id: trapos_id.clone(),
-            origin: p.info.origin.clone(),
-            status,
-            summary,
-            duration_ms,
-        });
-        self.emit(Event::ComputerChanged {
-            trapos_id: trapos_id.clone(),
-        });
+        self.record_end(&p, &ending, status, summary, output_len);
         if let Some(w) = p.waiter.take() {
             // The waiter may have gone (an abandoned call); the outcome is logged regardless.
             let _ = w.send(ending);
         }
         self.pump(&trapos_id);
         true
+    }
+
+    /// Shows the output the answer carries beyond what streamed live (a computer that sends
+    /// no live `output` still gets its output shown); returns the answer's output length.
+    fn show_unstreamed_output(
+        &mut self,
+        p: &Pending,
+        id: &str,
+        result: &Result<Value, RequestError>,
+    ) -> usize {
+        let final_output = match result {
+            Ok(v) => v.get("output").and_then(Value::as_str),
+            Err(e) => e.output(),
+        };
+        let live_bytes = p.live.bytes();
+        let output_len = final_output.map_or(0, str::len);
+        if let Some(out) = final_output
+            && !p.quiet
+            && out.len() > live_bytes
+            && let Some(rest) = out.get(live_bytes..)
+        {
+            self.push_output(&p.info.trapos_id, Some(id), Stream::Out, rest);
+        }
+        output_len
+    }
+
+    /// A request's end where people look: its computer's scrollback, the log and transcript,
+    /// and the events the console and agents' subscriptions follow.
+    fn record_end(
+        &mut self,
+        p: &Pending,
+        ending: &Ending,
+        status: Status,
+        summary: String,
+        output_len: usize,
+    ) {
+        if let Some(c) = self.computers.get_mut(&p.info.trapos_id)
+            && !p.quiet
+        {
+            c.output.push(OutputEntry::End {
+                request_id: p.info.request_id.clone(),
+                status,
+                summary: summary.clone(),
+                duration_ms: ending.elapsed_ms,
+            });
+        }
+        let mut entry = State::entry("finished", summary.clone());
+        entry.who = Some(p.info.origin.name().to_owned());
+        entry.trapos_id = Some(p.info.trapos_id.clone());
+        entry.request_id = Some(p.info.request_id.clone());
+        entry.what = Some(p.info.kind.clone());
+        entry.status = Some(status);
+        entry.duration_ms = Some(ending.elapsed_ms);
+        let extra = Extra {
+            origin: Some(p.info.origin.clone()),
+            output_bytes: Some(output_len.max(p.live.bytes()) as u64),
+            error: ending.result.as_ref().err().map(ToString::to_string),
+            ..Extra::default()
+        };
+        self.log_with(entry, extra);
+        self.emit(Event::RequestFinished {
+            request_id: p.info.request_id.clone(),
+            trapos_id: p.info.trapos_id.clone(),
+            origin: p.info.origin.clone(),
+            status,
+            summary,
+            duration_ms: ending.elapsed_ms,
+        });
+        self.emit(Event::ComputerChanged {
+            trapos_id: p.info.trapos_id.clone(),
+        });
     }
 
     pub fn push_output(
