@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use mlua::{Lua, LuaOptions, StdLib, Table};
 
-use super::machine::{Ctx, lock};
+use super::kernel::{Ctx, lock};
 
 /// How long after "Too long without yielding" CC waits before it shuts the computer down.
 const HARD_ABORT_AFTER: Duration = Duration::from_millis(1500);

@@ -14,7 +14,7 @@ use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 pub(crate) use super::handles::ReadHandle;
 use super::handles::{UpdateHandle, WriteHandle};
 
-use super::machine::Ctx;
+use super::kernel::Ctx;
 
 /// CC's default disk size per computer.
 const CAPACITY: u64 = 1_000_000;

@@ -112,7 +112,7 @@ impl WriteHandle {
             Value::String(s) => s.as_bytes().to_vec(),
             Value::Number(n) if self.binary && !newline => vec![n as i64 as u8],
             Value::Integer(n) if self.binary && !newline => vec![n as u8],
-            Value::Number(n) => super::os_api::number_text(n).into_bytes(),
+            Value::Number(n) => super::number::number_text(n).into_bytes(),
             Value::Integer(n) => n.to_string().into_bytes(),
             other => {
                 return Err(mlua::Error::RuntimeError(format!(

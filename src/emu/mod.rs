@@ -21,11 +21,15 @@ mod boot;
 mod fs;
 mod handles;
 mod install;
+mod kernel;
 mod machine;
 mod net;
+mod number;
 mod os_api;
+mod screen;
 mod term;
 mod value;
+mod websocket;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -115,8 +119,8 @@ impl ComputerSpec {
 /// the computer off (its own sockets still feed it events): call [`Computer::shutdown`].
 #[derive(Clone)]
 pub struct Computer {
-    tx: std::sync::mpsc::Sender<machine::Msg>,
-    screen: Arc<Mutex<term::Screen>>,
+    tx: std::sync::mpsc::Sender<kernel::Msg>,
+    screen: Arc<Mutex<screen::Screen>>,
     stopped: tokio::sync::watch::Receiver<bool>,
     id: u64,
 }
@@ -133,7 +137,7 @@ impl Computer {
             source,
         })?;
         let (tx, rx) = std::sync::mpsc::channel();
-        let screen = Arc::new(Mutex::new(term::Screen::new(spec.size.0, spec.size.1)));
+        let screen = Arc::new(Mutex::new(screen::Screen::new(spec.size.0, spec.size.1)));
         let (stopped_tx, stopped) = tokio::sync::watch::channel(false);
         let id = spec.id;
         let machine = machine::Machine::new(spec, rt, tx.clone(), rx, screen.clone());
@@ -165,7 +169,7 @@ impl Computer {
         // A computer that is off has no queue: dropping the event is what CC would do.
         let _ = self
             .tx
-            .send(machine::Msg::Event(machine::Event::new(name, args), None));
+            .send(kernel::Msg::Event(kernel::Event::new(name, args), None));
     }
 
     /// Types text as a person would: one `char` event per character, and `key` enter for each
@@ -176,7 +180,7 @@ impl Computer {
                 self.queue_event(
                     "key",
                     vec![
-                        EventArg::Num(f64::from(machine::KEY_ENTER)),
+                        EventArg::Num(f64::from(kernel::KEY_ENTER)),
                         EventArg::Bool(false),
                     ],
                 );
@@ -199,7 +203,7 @@ impl Computer {
     pub async fn run_lua(&self, code: &str) -> Result<String, EmuError> {
         let (reply, rx) = tokio::sync::oneshot::channel();
         self.tx
-            .send(machine::Msg::RunLua {
+            .send(kernel::Msg::RunLua {
                 code: code.to_owned(),
                 reply,
             })
@@ -240,13 +244,13 @@ impl Computer {
     /// Restarts the computer: a fresh Lua state that runs startup again. Returns at once.
     pub fn reboot(&self) {
         // Off already: nothing to reboot.
-        let _ = self.tx.send(machine::Msg::Power(machine::Power::Reboot));
+        let _ = self.tx.send(kernel::Msg::Power(kernel::Power::Reboot));
     }
 
     /// Turns the computer off. Returns at once; await [`Computer::wait_stopped`] to know it is off.
     pub fn shutdown(&self) {
         // Off already: nothing to do.
-        let _ = self.tx.send(machine::Msg::Power(machine::Power::Shutdown));
+        let _ = self.tx.send(kernel::Msg::Power(kernel::Power::Shutdown));
     }
 
     /// Resolves when the computer is off (shut down, or its program ended, or it was killed for

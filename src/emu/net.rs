@@ -8,65 +8,18 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use mlua::{IntoLuaMulti, Lua, MultiValue, Table, UserData, UserDataMethods};
+use mlua::{IntoLuaMulti, Lua, MultiValue, Table};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
 
-use super::machine::{Ctx, Event, Msg};
+use super::kernel::{Ctx, Event, Msg};
 use super::value::{Response, Val};
+use super::websocket::{MAX_MESSAGE, WsCmd, WsHandle};
 
-/// CC's per-message limit (`max_websocket_message`), both ways.
-pub(crate) const MAX_MESSAGE: usize = 131_072;
 /// CC's limit on open websockets per computer.
 const MAX_WEBSOCKETS: usize = 4;
 /// How long a GET may take in all.
 const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
-
-enum WsCmd {
-    Send(Message),
-    Close,
-}
-
-/// A connected websocket, owned by its task; Lua holds this to send and close.
-#[derive(Debug)]
-pub(crate) struct WsHandle {
-    /// The URL exactly as the program passed it: events carry it.
-    pub url: String,
-    tx: tokio::sync::mpsc::UnboundedSender<WsCmd>,
-}
-
-/// The userdata the bios wraps into CC's websocket handle table.
-pub(crate) struct WsUser(pub Arc<WsHandle>);
-
-impl UserData for WsUser {
-    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method(
-            "send",
-            |lua, h, (msg, binary): (mlua::LuaString, Option<bool>)| {
-                let bytes = msg.as_bytes().to_vec();
-                if bytes.len() > MAX_MESSAGE {
-                    return (false, "Message is too large").into_lua_multi(lua);
-                }
-                // FACTS.md, "Text and bytes": CC: Tweaked decodes a sent string as UTF-8 with
-                // invalid bytes replaced by U+FFFD and sends it as a text frame.
-                let frame = if binary.unwrap_or(false) {
-                    Message::Binary(bytes.into())
-                } else {
-                    Message::Text(String::from_utf8_lossy(&bytes).into_owned().into())
-                };
-                match h.0.tx.send(WsCmd::Send(frame)) {
-                    Ok(()) => true.into_lua_multi(lua),
-                    Err(_) => (false, "attempt to use a closed file").into_lua_multi(lua),
-                }
-            },
-        );
-        m.add_method("close", |_, h, ()| {
-            // Already closed: nothing to do.
-            let _ = h.0.tx.send(WsCmd::Close);
-            Ok(())
-        });
-    }
-}
 
 /// Sends an event of this power cycle to the machine.
 fn post(ctx: &Ctx, name: &str, args: Vec<Val>) {

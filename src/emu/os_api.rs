@@ -6,24 +6,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::machine::{Ctx, Event, Power, lock};
+use super::kernel::{Ctx, Event, Power, lock};
 use super::value::Val;
 
 /// One in-game day lasts 20 real minutes; the game starts at 6:00 on day 1.
 const DAY_SECS: f64 = 1200.0;
-
-/// A number as CC's `tostring` writes it (`5`, not `5.0`).
-pub(crate) fn number_text(n: f64) -> String {
-    if n.is_nan() {
-        "nan".into()
-    } else if n.is_infinite() {
-        if n > 0.0 { "inf".into() } else { "-inf".into() }
-    } else if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{}", n as i64)
-    } else {
-        format!("{n}")
-    }
-}
 
 /// Wall-clock milliseconds since the Unix epoch.
 fn wall_ms() -> f64 {

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use mlua::{IntoLua, Lua, Value};
 
 use super::EventArg;
-use super::fs::ReadHandle;
-use super::net::WsHandle;
+use super::handles::ReadHandle;
+use super::websocket::WsHandle;
 
 /// One event argument.
 #[derive(Debug, Clone)]
@@ -69,7 +69,7 @@ impl Val {
             Val::Str(s) => Value::String(lua.create_string(s)?),
             Val::Lua(key) => lua.registry_value::<Value>(key)?,
             Val::Ws(h) => {
-                let ud = lua.create_userdata(super::net::WsUser(h.clone()))?;
+                let ud = lua.create_userdata(super::websocket::WsUser(h.clone()))?;
                 wrap.ws.call::<Value>((ud, h.url.as_str()))?
             }
             Val::Response(r) => {

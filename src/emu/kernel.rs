@@ -1,0 +1,115 @@
+//! What the machine's loop and its native functions share: the event queue and timers
+//! ([`Kernel`]), the watchdog, the messages that reach the machine thread, and [`Ctx`], which
+//! every native closure holds. Beneath the loop (`machine.rs`) and the natives (`fs`, `net`,
+//! `os_api`, `term`), so that neither imports the other.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::screen::Screen;
+use super::value::Val;
+
+/// CC's event queue length; further events are dropped silently.
+pub(crate) const QUEUE_LIMIT: usize = 256;
+/// `keys.enter` in CC: Tweaked (GLFW key codes).
+pub(crate) const KEY_ENTER: u16 = 257;
+
+/// A request to change power state, from Lua (`os.reboot`) or from the handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Power {
+    Reboot,
+    Shutdown,
+}
+
+/// One event: a name and its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Event {
+    pub name: Vec<u8>,
+    pub args: Vec<Val>,
+}
+
+impl Event {
+    pub(crate) fn new(name: &str, args: Vec<Val>) -> Self {
+        Self {
+            name: name.as_bytes().to_vec(),
+            args,
+        }
+    }
+}
+
+/// What reaches the machine thread from elsewhere.
+pub(crate) enum Msg {
+    /// An event; the number is the power cycle it belongs to (socket events of a previous boot
+    /// must not reach the next one), `None` for events from the handle.
+    Event(Event, Option<u64>),
+    RunLua {
+        code: String,
+        reply: tokio::sync::oneshot::Sender<Result<String, String>>,
+    },
+    Power(Power),
+}
+
+/// State that the native functions share with the loop.
+pub(crate) struct Kernel {
+    pub id: u64,
+    pub label: Option<String>,
+    pub queue: VecDeque<Event>,
+    pub timers: HashMap<u64, Instant>,
+    pub next_timer: u64,
+    pub boot: Instant,
+    pub power: Option<Power>,
+}
+
+impl Kernel {
+    /// Queues an event, dropping it when the queue is full (as CC does).
+    pub(crate) fn push(&mut self, ev: Event) {
+        if self.queue.len() < QUEUE_LIMIT {
+            self.queue.push_back(ev);
+        }
+    }
+}
+
+/// When the running coroutine was last resumed, for "Too long without yielding".
+pub(crate) struct Watchdog {
+    pub resumed_at: Instant,
+    pub warned_at: Option<Instant>,
+    pub timeout: Duration,
+    /// Set once the program ignored the error for `HARD_ABORT_AFTER`: from then on the hook
+    /// raises at every instruction, so the error escapes any `pcall` loop, and the machine turns
+    /// the computer off as soon as the resume returns.
+    pub killed: bool,
+}
+
+/// Everything a native function may need, cloned into each closure.
+#[derive(Clone)]
+pub(crate) struct Ctx {
+    pub kernel: Arc<Mutex<Kernel>>,
+    pub screen: Arc<Mutex<Screen>>,
+    pub watchdog: Arc<Mutex<Watchdog>>,
+    pub root: PathBuf,
+    pub rt: tokio::runtime::Handle,
+    pub tx: Sender<Msg>,
+    pub generation: u64,
+    pub cancel: CancellationToken,
+    pub websockets: Arc<AtomicUsize>,
+}
+
+/// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The text of a Lua error, without mlua's decorations where it can.
+pub(crate) fn error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::RuntimeError(m) | mlua::Error::SyntaxError { message: m, .. } => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,55 @@
+//! A program's open websocket as Lua holds it: the handle its `send` and `close` talk to, while
+//! the socket itself belongs to a task in `net.rs`.
+
+use std::sync::Arc;
+
+use mlua::{IntoLuaMulti, UserData, UserDataMethods};
+use tokio_tungstenite::tungstenite::Message;
+
+/// CC's per-message limit (`max_websocket_message`), both ways.
+pub(crate) const MAX_MESSAGE: usize = 131_072;
+pub(super) enum WsCmd {
+    Send(Message),
+    Close,
+}
+
+/// A connected websocket, owned by its task; Lua holds this to send and close.
+#[derive(Debug)]
+pub(crate) struct WsHandle {
+    /// The URL exactly as the program passed it: events carry it.
+    pub url: String,
+    pub(super) tx: tokio::sync::mpsc::UnboundedSender<WsCmd>,
+}
+
+/// The userdata the bios wraps into CC's websocket handle table.
+pub(crate) struct WsUser(pub Arc<WsHandle>);
+
+impl UserData for WsUser {
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method(
+            "send",
+            |lua, h, (msg, binary): (mlua::LuaString, Option<bool>)| {
+                let bytes = msg.as_bytes().to_vec();
+                if bytes.len() > MAX_MESSAGE {
+                    return (false, "Message is too large").into_lua_multi(lua);
+                }
+                // FACTS.md, "Text and bytes": CC: Tweaked decodes a sent string as UTF-8 with
+                // invalid bytes replaced by U+FFFD and sends it as a text frame.
+                let frame = if binary.unwrap_or(false) {
+                    Message::Binary(bytes.into())
+                } else {
+                    Message::Text(String::from_utf8_lossy(&bytes).into_owned().into())
+                };
+                match h.0.tx.send(WsCmd::Send(frame)) {
+                    Ok(()) => true.into_lua_multi(lua),
+                    Err(_) => (false, "attempt to use a closed file").into_lua_multi(lua),
+                }
+            },
+        );
+        m.add_method("close", |_, h, ()| {
+            // Already closed: nothing to do.
+            let _ = h.0.tx.send(WsCmd::Close);
+            Ok(())
+        });
+    }
+}
