@@ -59,7 +59,7 @@ pub fn router(state: GatewayState) -> Router {
 /// Bytes each computer's socket reads into at first (it grows for a larger frame, which is
 /// then read in steps of this size). Every idle link holds it: 2 KiB takes a `hello`, a
 /// heartbeat and most answers in one read, and was a third of an idle link's 12.6 KiB at
-/// 4 KiB (BENCHMARKS.md, issue 10).
+/// 4 KiB (BENCHMARKS.md, "Fleets and the floor").
 const READ_BUFFER: usize = 2048;
 
 async fn upgrade(

@@ -79,8 +79,8 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     }
     // A stateless (2026-07-28) request whose first message is its result is answered as plain
     // `application/json` rather than as an event stream of one event: fewer bytes, no SSE
-    // framing to write and parse, and the request's task ends with the response (issue 10's
-    // latency, BENCHMARKS.md). A call that sends progress first still gets a stream, so no
+    // framing to write and parse, and the request's task ends with the response (the round
+    // trips of BENCHMARKS.md). A call that sends progress first still gets a stream, so no
     // message is lost; the legacy sessions of the `initialize` era are not affected.
     // The body limit is enforced by rmcp while the body streams in (413 past it), so a huge
     // tool argument costs at most this much memory per request in flight.
@@ -208,7 +208,7 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
     }
     // On a blocking thread although it is only a `stat` now (and a read when the file
     // changed): run inline on the async worker, the check cut the calls a second with 64 in
-    // flight by half in A/B runs (BENCHMARKS.md, issue 10). rmcp serves each legacy session
+    // flight by half in A/B runs (BENCHMARKS.md, "Fleets and the floor"). rmcp serves each legacy session
     // from one worker task; the hop seems to change how tokio schedules it.
     let (agents, token) = (guard.clone(), given.clone());
     let verdict = tokio::task::spawn_blocking(move || agents.agents.verify(token.as_deref()))

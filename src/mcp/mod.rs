@@ -106,7 +106,7 @@ impl TrapdeskMcp {
 }
 
 /// rmcp answers arguments that fail to deserialize with an `isError` tool result (the
-/// 2025-11-25 advice, so that a model can correct its call, and what MCP.md asks), but its text
+/// MCP specification's 2025-11-25 advice, so that a model can correct its call), but its text
 /// is serde's, which often does not name the field. Such results are told apart by the SDK's
 /// message prefix and the missing structured content, and rewritten to name the field.
 const ARGUMENT_ERROR_PREFIX: &str = "failed to deserialize parameters:";
@@ -321,7 +321,7 @@ impl TrapdeskMcp {
         let ending = tokio::select! {
             r = wait => r,
             // Leaving `select!` drops `wait` and with it the ticket, and dropping an unfinished
-            // ticket cancels the request on the computer (PROTOCOL.md `cancel`).
+            // ticket cancels the request on the computer (docs/protocol.md, "Requests": `cancel`).
             () = ctx.ct.cancelled() => bare(Err(RequestError::Cancelled { output: None })),
         };
         Ran {

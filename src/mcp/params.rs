@@ -1,8 +1,8 @@
 //! Tool arguments. Each struct's `///` docs become the `inputSchema` descriptions an agent
 //! reads, so they say what the argument means to the caller, not how it is implemented.
 //!
-//! Arguments are camelCase (MCP.md). Unknown fields are ignored rather than refused: a client
-//! that adds a field it knows about should not lose the call.
+//! Arguments are camelCase (docs/mcp.md). An argument a tool does not take is refused by name
+//! (`deny_unknown_fields`): ignored, a misspelt `timeOut` ran with the default timeout.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
@@ -234,7 +234,7 @@ pub struct SendInput {
 
 /// The result for arguments that fail a tool's input schema: an `isError` tool result (not a
 /// JSON-RPC error) that names the field and what was expected, so an agent can correct its
-/// call (MCP.md "Results and errors").
+/// call (docs/mcp.md, "Errors").
 pub(crate) fn invalid_arguments(
     tool: &str,
     schema: Option<&serde_json::Map<String, serde_json::Value>>,

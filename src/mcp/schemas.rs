@@ -45,7 +45,7 @@ fn with_common(extra: Value) -> Value {
     Value::Object(props)
 }
 
-/// `exec-lua` and `run-file`: the Result of PROTOCOL.md plus ids.
+/// `exec-lua` and `run-file`: the computer's Result (docs/protocol.md, "Payloads") plus ids.
 pub fn run_result() -> Arc<JsonObject> {
     object(
         with_common(json!({

@@ -1,4 +1,4 @@
-//! `read-screen` and `send-input` (MCP.md second round): an agent reads a computer's terminal
+//! `read-screen` and `send-input` (docs/mcp.md, "The screen tools"): an agent reads a computer's terminal
 //! and types into it as a player would.
 
 use std::time::Duration;

@@ -1,5 +1,5 @@
-//! The single-computer tools and the session's own (MCP.md "Tools"; the fleet tools are in
-//! `fleet`): each maps its arguments to one session call and its
+//! The single-computer tools and the session's own (docs/mcp.md, "Tools"; the fleet tools are
+//! in `fleet`): each maps its arguments to one session call and its
 //! outcome to a sized result. Failures of the work (a Lua error, a timeout, an unknown
 //! computer, ...) are tool results with `isError: true`; only schema-invalid arguments and
 //! unknown tools are JSON-RPC errors, and rmcp produces those before we are called.

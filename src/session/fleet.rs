@@ -81,7 +81,7 @@ pub fn page<'a>(all: impl Iterator<Item = &'a ComputerInfo>, query: &PageQuery) 
     let limit = query.limit.max(1);
     // Only the page is sorted in full; the rest only needs to be after it. The comparison
     // borrows the traposIds: a key that cloned them made ~3 allocations per computer per
-    // page, most of a page's time with 10,000 linked (BENCHMARKS.md, issue 10).
+    // page, most of a page's time with 10,000 linked (BENCHMARKS.md, "Fleets and the floor").
     let order = |a: &&ComputerInfo, b: &&ComputerInfo| {
         (a.id, a.trapos_id.as_str()).cmp(&(b.id, b.trapos_id.as_str()))
     };
