@@ -9,6 +9,7 @@ mod activity;
 pub mod approval;
 pub mod captured;
 pub mod fleet;
+mod gate;
 pub mod link;
 pub mod model;
 pub mod output;
@@ -28,7 +29,8 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 
-pub use approval::{Answer, AnswerError, Approval, ApproverGuard};
+pub use approval::{Answer, AnswerError, Approval};
+pub use gate::ApproverGuard;
 pub use link::Link;
 pub use model::*;
 pub use state::{Outbound, OutputChunk};
@@ -82,9 +84,7 @@ impl Session {
             transcript,
             events: events.clone(),
             shutting_down: false,
-            approvals: HashMap::new(),
-            grants: Default::default(),
-            approvers: 0,
+            approvals: Default::default(),
         };
         Session {
             shared: Arc::new(Shared {
@@ -320,6 +320,7 @@ impl Session {
         };
         let cancel = p.info.sent.then(|| (p.info.trapos_id.clone(), p.conn_id));
         let error = st
+            .approvals
             .not_answered(id, timeout)
             .unwrap_or(RequestError::Timeout { timeout });
         st.finish(id, Err(error));

@@ -105,12 +105,8 @@ pub(crate) struct State {
     pub transcript: Transcript,
     pub events: broadcast::Sender<Event>,
     pub shutting_down: bool,
-    /// Requests waiting for the person, by request id.
-    pub approvals: HashMap<String, super::approval::Approval>,
-    /// What the person allowed for the session with `a`.
-    pub grants: super::approval::Grants,
-    /// Consoles that can answer approvals.
-    pub approvers: usize,
+    /// Requests waiting for the person, the session's grants, who can answer.
+    pub approvals: super::approval::Approvals,
 }
 
 /// Bytes of an output message an [`Event::Output`] carries.
@@ -385,7 +381,7 @@ impl State {
         if let Some(timer) = p.timer.take() {
             timer.abort();
         }
-        if self.approvals.remove(id).is_some() {
+        if self.approvals.take(id).is_some() {
             self.emit(Event::ApprovalAnswered {
                 request_id: id.to_owned(),
             });
