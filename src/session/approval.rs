@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::model::{Origin, RequestError};
+use super::model::{Origin, PendingInfo, RequestError, RequestSpec};
 use crate::policy::{Action, Decided, Party};
 
 /// A request waiting for the person's answer, as the console shows it.
@@ -27,6 +27,24 @@ pub struct Approval {
     /// How the policy is set for this call.
     pub because: String,
     pub deadline: Instant,
+}
+
+impl Approval {
+    /// What the console shows of a new request the policy says to ask about.
+    pub(crate) fn of(info: &PendingInfo, spec: &RequestSpec, d: &Decided) -> Approval {
+        let (detail, size) = detail(&spec.kind, &spec.payload);
+        Approval {
+            request_id: info.request_id.clone(),
+            trapos_id: info.trapos_id.clone(),
+            origin: info.origin.clone(),
+            kind: spec.kind.clone(),
+            action: Action::of(&spec.kind).unwrap_or(Action::Exec),
+            detail,
+            size,
+            because: d.because.clone(),
+            deadline: info.deadline,
+        }
+    }
 }
 
 /// The person's answer to an [`Approval`].

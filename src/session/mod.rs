@@ -138,29 +138,8 @@ impl Session {
         }
         let trapos_id = st.resolve(target)?;
         let gate = st.gate(&origin, &trapos_id, &spec.kind)?;
-        let max_queued = st.settings.max_queued;
-        let max_in_flight = st.settings.max_in_flight;
-        let no_deadline = spec.no_deadline && spec.timeout.is_none();
-        let timeout = if no_deadline {
-            NO_DEADLINE
-        } else {
-            spec.timeout
-                .unwrap_or(st.settings.request_timeout)
-                .min(st.settings.max_request_timeout)
-                .max(Duration::from_millis(1))
-        };
-        let conn_id = {
-            let Some(conn) = st.computers.get(&trapos_id).and_then(|c| c.conn.as_ref()) else {
-                return Err(RequestError::Disconnected);
-            };
-            if conn.in_flight >= max_in_flight && conn.queue.len() >= max_queued {
-                return Err(RequestError::Busy {
-                    trapos_id,
-                    limit: max_queued,
-                });
-            }
-            conn.id
-        };
+        let conn_id = st.room_on(&trapos_id)?;
+        let (no_deadline, timeout) = st.deadline_of(&spec);
         let id = format!("h-{}", st.next_request);
         st.next_request += 1;
         let now = Instant::now();
@@ -185,25 +164,9 @@ impl Session {
             awaiting_approval: matches!(gate, approval::Gate::Ask(_)),
         };
         let approval = match &gate {
-            approval::Gate::Ask(d) => {
-                let (detail, size) = approval::detail(&spec.kind, &spec.payload);
-                Some(Approval {
-                    request_id: id.clone(),
-                    trapos_id: trapos_id.clone(),
-                    origin: origin.clone(),
-                    kind: spec.kind.clone(),
-                    action: crate::policy::Action::of(&spec.kind)
-                        .unwrap_or(crate::policy::Action::Exec),
-                    detail,
-                    size,
-                    because: d.because.clone(),
-                    deadline: now + timeout,
-                })
-            }
+            approval::Gate::Ask(d) => Some(Approval::of(&info, &spec, d)),
             approval::Gate::Go => None,
         };
-        // The transcript keeps what ran in full; the log only its one-line summary.
-        let args = spec.payload.clone();
         let (tx, rx) = oneshot::channel();
         let (out_tx, out_rx) = if spec.stream_output {
             let (a, b) = mpsc::channel(st.settings.stream_buffer.max(2));
@@ -212,18 +175,9 @@ impl Session {
             (None, None)
         };
         // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
-        // a request pending forever.
-        // A run without a deadline has no timer: it ends when it ends, is cancelled, or its
-        // computer goes away.
-        let timer = (!no_deadline).then(|| {
-            let session = self.clone();
-            let id = id.clone();
-            tokio::spawn(async move {
-                tokio::time::sleep(timeout).await;
-                session.expire(&id, timeout);
-            })
-            .abort_handle()
-        });
+        // a request pending forever. A run without a deadline has no timer: it ends when it
+        // ends, is cancelled, or its computer goes away.
+        let timer = (!no_deadline).then(|| self.expire_after(&id, timeout));
         st.pending.insert(
             id.clone(),
             Pending {
@@ -241,35 +195,7 @@ impl Session {
                 local: spec.local,
             },
         );
-        if let Some(c) = st.computers.get_mut(&trapos_id) {
-            if !spec.quiet {
-                c.output.push(OutputEntry::Start(Box::new(StartEntry {
-                    request_id: id.clone(),
-                    origin: origin.clone(),
-                    kind: spec.kind.clone(),
-                    summary: summary.clone(),
-                    at: SystemTime::now(),
-                })));
-            }
-            if let Some(conn) = c.conn.as_mut()
-                && approval.is_none()
-                && !spec.local
-            {
-                conn.queue.push_back(id.clone());
-            }
-        }
-        let mut entry = State::entry("request", summary);
-        entry.who = Some(origin.name().to_owned());
-        entry.trapos_id = Some(trapos_id.clone());
-        entry.request_id = Some(id.clone());
-        entry.what = Some(spec.kind);
-        entry.status = Some(Status::Running);
-        let extra = transcript::Extra {
-            origin: Some(origin.clone()),
-            args: Some(args),
-            ..Default::default()
-        };
-        st.log_with(entry, extra);
+        st.record_start(&info, &spec, approval.is_none());
         st.emit(Event::RequestStarted { info });
         match approval {
             Some(a) => st.ask(a),
@@ -286,6 +212,17 @@ impl Session {
             output: out_rx,
             session: self.clone(),
         })
+    }
+
+    /// The timer that ends request `id` with a timeout unless it ends first.
+    fn expire_after(&self, id: &str, timeout: Duration) -> tokio::task::AbortHandle {
+        let session = self.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            session.expire(&id, timeout);
+        })
+        .abort_handle()
     }
 
     /// Starts a request and waits for its outcome.

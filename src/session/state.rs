@@ -5,7 +5,7 @@
 //! `std::sync::Mutex` because no critical section crosses an `.await`.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -14,8 +14,8 @@ use tokio::time::Instant;
 
 use super::captured::Captured;
 use super::model::{
-    ComputerInfo, Ending, Event, LogEntry, OutputEntry, PendingInfo, RequestError, Status, Stream,
-    ToolCall, epoch_ms,
+    ComputerInfo, Ending, Event, LogEntry, OutputEntry, PendingInfo, RequestError, RequestSpec,
+    StartEntry, Status, Stream, ToolCall, epoch_ms,
 };
 use super::output::OutputRing;
 use super::summary;
@@ -370,6 +370,72 @@ impl State {
             computer.info.running = conn.in_flight;
             computer.info.queued = conn.queue.len();
         }
+    }
+
+    /// The connection a new request on `trapos_id` goes to, if it has room for one more.
+    pub(super) fn room_on(&self, trapos_id: &str) -> Result<u64, RequestError> {
+        let Some(conn) = self.computers.get(trapos_id).and_then(|c| c.conn.as_ref()) else {
+            return Err(RequestError::Disconnected);
+        };
+        if conn.in_flight >= self.settings.max_in_flight
+            && conn.queue.len() >= self.settings.max_queued
+        {
+            return Err(RequestError::Busy {
+                trapos_id: trapos_id.to_owned(),
+                limit: self.settings.max_queued,
+            });
+        }
+        Ok(conn.id)
+    }
+
+    /// Whether a request runs without a deadline, and its timeout: the asked one, else the
+    /// configured default, never over the maximum or under a millisecond.
+    pub(super) fn deadline_of(&self, spec: &RequestSpec) -> (bool, Duration) {
+        let no_deadline = spec.no_deadline && spec.timeout.is_none();
+        let timeout = if no_deadline {
+            super::NO_DEADLINE
+        } else {
+            spec.timeout
+                .unwrap_or(self.settings.request_timeout)
+                .min(self.settings.max_request_timeout)
+                .max(Duration::from_millis(1))
+        };
+        (no_deadline, timeout)
+    }
+
+    /// A new request where people look: its header in the computer's scrollback, its place in
+    /// the computer's queue (unless it waits for approval or is local), and the log, which
+    /// keeps only the one-line summary while the transcript keeps what ran in full.
+    pub(super) fn record_start(&mut self, info: &PendingInfo, spec: &RequestSpec, queue: bool) {
+        if let Some(c) = self.computers.get_mut(&info.trapos_id) {
+            if !spec.quiet {
+                c.output.push(OutputEntry::Start(Box::new(StartEntry {
+                    request_id: info.request_id.clone(),
+                    origin: info.origin.clone(),
+                    kind: info.kind.clone(),
+                    summary: info.summary.clone(),
+                    at: SystemTime::now(),
+                })));
+            }
+            if let Some(conn) = c.conn.as_mut()
+                && queue
+                && !spec.local
+            {
+                conn.queue.push_back(info.request_id.clone());
+            }
+        }
+        let mut entry = State::entry("request", info.summary.clone());
+        entry.who = Some(info.origin.name().to_owned());
+        entry.trapos_id = Some(info.trapos_id.clone());
+        entry.request_id = Some(info.request_id.clone());
+        entry.what = Some(info.kind.clone());
+        entry.status = Some(Status::Running);
+        let extra = Extra {
+            origin: Some(info.origin.clone()),
+            args: Some(spec.payload.clone()),
+            ..Default::default()
+        };
+        self.log_with(entry, extra);
     }
 
     /// Ends a pending request exactly once: removes it, frees its slot, records the outcome
