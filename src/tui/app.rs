@@ -14,10 +14,11 @@ use tokio::time::Instant;
 use super::fleet::{Fleet, Row};
 use super::highlight::Highlight;
 use super::history::History;
+use super::hub::{Hold, Hub};
 use super::output::{OutputModel, Rows, Scroll};
 use super::theme::Theme;
 use crate::config::Settings;
-use crate::session::{self, ComputerInfo, PendingInfo, Session, ToolCall};
+use crate::session::{self, ComputerInfo, PendingInfo, ToolCall};
 
 /// Which pane takes keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,7 +195,8 @@ pub struct App {
     pub screen: Option<session::screen::ScreenFrame>,
     /// Whether the person's terminal shows 24-bit colour (else the nearest of 256).
     pub truecolor: bool,
-    pub(crate) screen_watch: Option<session::screen::ScreenWatch>,
+    /// The computer whose screen is watched, and the hold that keeps it watched.
+    pub(crate) screen_watch: Option<(String, Hold)>,
     pub(crate) dirty_screen: bool,
     dirty_computers: bool,
     dirty_pending: bool,
@@ -338,7 +340,7 @@ impl App {
     }
 
     /// Pulls the snapshots that changed since the last frame.
-    pub fn pull(&mut self, session: &Session) {
+    pub fn pull<H: Hub>(&mut self, session: &H) {
         self.pull_screen(session);
         if self.dirty_computers {
             self.dirty_computers = false;
@@ -365,7 +367,7 @@ impl App {
         if self.dirty_approvals {
             self.dirty_approvals = false;
             self.set_approvals(session.approvals());
-            self.policy_lines = session.policy().describe();
+            self.policy_lines = session.policy_lines();
         }
         for id in std::mem::take(&mut self.dirty_output) {
             let items = session.output_since(&id, self.output.cursor(&id));

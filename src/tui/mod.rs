@@ -15,6 +15,7 @@ pub mod fleet;
 mod fleet_keys;
 pub mod highlight;
 pub mod history;
+pub mod hub;
 mod keys;
 pub mod layout;
 pub mod output;
@@ -31,10 +32,11 @@ use tokio_util::sync::CancellationToken;
 
 pub use app::{App, AppMsg, Focus, Intent, Popup};
 pub use exec::execute;
+pub use hub::Hub;
 pub use view::clock;
 
 use crate::config::Settings;
-use crate::session::{self, Session};
+use crate::session;
 
 /// Everything the loop reacts to.
 #[derive(Debug)]
@@ -63,8 +65,8 @@ const TICK: Duration = Duration::from_millis(250);
 ///
 /// # Errors
 /// When the terminal cannot be set up or written.
-pub async fn run(
-    session: Session,
+pub async fn run<H: Hub>(
+    session: H,
     settings: Settings,
     shutdown: CancellationToken,
 ) -> Result<(), TuiError> {
@@ -89,10 +91,10 @@ pub async fn run(
     result
 }
 
-async fn event_loop(
+async fn event_loop<H: Hub>(
     term: &mut terminal::Guard,
     app: &mut App,
-    session: &Session,
+    session: &H,
     mut input: terminal::Input,
     shutdown: &CancellationToken,
 ) -> Result<(), TuiError> {
@@ -155,7 +157,12 @@ async fn event_loop(
 }
 
 /// One event: update the app, carry out the intents.
-pub fn handle(app: &mut App, session: &Session, msg_tx: &mpsc::UnboundedSender<AppMsg>, ev: Event) {
+pub fn handle<H: Hub>(
+    app: &mut App,
+    session: &H,
+    msg_tx: &mpsc::UnboundedSender<AppMsg>,
+    ev: Event,
+) {
     let intents = match ev {
         Event::Tick => {
             app.ticks += 1;

@@ -6,7 +6,7 @@ use ratatui::style::Color;
 use serde_json::{Value, json};
 
 use super::app::{App, Intent};
-use crate::session::Session;
+use super::hub::Hub;
 use crate::session::screen::input::MAX_PASTE;
 
 /// The key that toggles the Screen view.
@@ -85,18 +85,20 @@ impl App {
     }
 
     /// Keeps the watch on the computer the Screen view shows, and takes its latest frame.
-    pub(crate) fn pull_screen(&mut self, session: &Session) {
+    pub(crate) fn pull_screen<H: Hub>(&mut self, session: &H) {
         let want = if self.screen_on {
             self.selected.clone()
         } else {
             None
         };
-        let have = self.screen_watch.as_ref().map(|w| w.trapos_id().to_owned());
+        let have = self.screen_watch.as_ref().map(|(id, _)| id.clone());
         if want != have {
             // The old watch ends first, so switching computers never watches two at once.
             self.screen_watch = None;
             self.screen = None;
-            self.screen_watch = want.as_deref().and_then(|id| session.watch_screen(id).ok());
+            self.screen_watch = want
+                .as_deref()
+                .and_then(|id| Some((id.to_owned(), session.watch_screen(id)?)));
             self.dirty_screen = true;
         }
         if self.dirty_screen {
