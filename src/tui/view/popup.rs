@@ -209,121 +209,138 @@ pub fn popup_max_scroll(app: &App, area: Rect) -> u16 {
 
 /// Draws a popup; returns the cursor position for prompts.
 pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
-    let t = &app.theme;
     match popup {
-        Popup::Help => {
-            let r = help_rect(area);
-            Clear.render(r, buf);
-            let lines = help_lines(app);
-            let max = max_scroll(
-                &lines,
-                r.width.saturating_sub(2),
-                r.height.saturating_sub(2),
-            );
-            let top = app.popup_scroll.min(max);
-            // A short terminal cannot show all the keys: say that it scrolls, and where it is.
-            let title = if max == 0 {
-                " Keys ".to_owned()
-            } else {
-                format!(" Keys ({top}/{max} ↑↓ PgUp PgDn scroll) ")
-            };
-            Paragraph::new(lines)
-                .block(frame(app, &title))
-                .wrap(Wrap { trim: false })
-                .scroll((top, 0))
-                .render(r, buf);
-            None
-        }
-        Popup::Link => {
-            let r = centred(area, 92, 10);
-            Clear.render(r, buf);
-            let inner = frame(app, " Link a computer ").inner(r);
-            frame(app, " Link a computer ").render(r, buf);
-            super::empty::link_text(app, inner, buf);
-            None
-        }
-        Popup::ConfirmQuit(n) => {
-            let r = centred(area, 50, 5);
-            Clear.render(r, buf);
-            let lines = vec![
-                Line::from(format!(
-                    "{n} request(s) still pending; they will be cancelled."
-                )),
-                Line::from(vec![
-                    Span::raw("Quit? "),
-                    Span::styled("y", t.key),
-                    Span::raw(" / "),
-                    Span::styled("n", t.key),
-                ]),
-            ];
-            Paragraph::new(lines)
-                .block(frame(app, " Quit "))
-                .wrap(Wrap { trim: true })
-                .render(r, buf);
-            None
-        }
-        Popup::Detail(id) => {
-            let r = detail_rect(area);
-            Clear.render(r, buf);
-            let lines = detail_lines(app, *id);
-            let inner = r.width.saturating_sub(2);
-            let max = max_scroll(&lines, inner, r.height.saturating_sub(2));
-            let top = app.popup_scroll.min(max);
-            let title = if max == 0 {
-                " Tool call (Esc closes) ".to_owned()
-            } else {
-                format!(
-                    " Tool call ({}/{} ↑↓ PgUp PgDn scroll, Esc closes) ",
-                    top, max
-                )
-            };
-            Paragraph::new(lines)
-                .block(frame(app, &title))
-                .wrap(Wrap { trim: false })
-                .scroll((top, 0))
-                .render(r, buf);
-            None
-        }
-        // The filter line is the Computers pane's bottom border, drawn with the pane.
-        Popup::Prompt(p) if p.kind == PromptKind::Filter => {
-            let r = crate::tui::layout::areas(area)?.computers;
-            let text = super::computers::filter_text(app, r.width.saturating_sub(2) as usize);
-            // After the last character typed, before the closing space.
-            let x = r.x + super::width(&text) as u16;
-            Some((x, r.y + r.height - 1))
-        }
-        Popup::Prompt(p) => Some(prompt(app, p, area, buf)),
-        Popup::ConfirmRun(intent, who) => {
-            confirm_run(app, intent, who, area, buf);
-            None
-        }
-        Popup::Policy => {
-            let mut lines: Vec<Line> = app
-                .policy_lines
-                .iter()
-                .map(|l| Line::from(printable(l)))
-                .collect();
-            lines.push(Line::from(""));
-            let file = app.settings.config_file.as_ref().map_or_else(
-                || "no config file (defaults)".to_owned(),
-                |p| p.display().to_string(),
-            );
-            lines.push(Line::from(Span::styled(format!("from {file}"), t.dim)));
-            lines.push(Line::from(vec![
-                Span::styled("r", t.key),
-                Span::raw(" reloads the file (so does SIGHUP) · "),
-                Span::styled("Esc", t.key),
-                Span::raw(" closes"),
-            ]));
-            let r = centred(area, area.width.saturating_sub(8), lines.len() as u16 + 2);
-            Clear.render(r, buf);
-            Paragraph::new(lines)
-                .block(frame(app, " Policy "))
-                .wrap(Wrap { trim: false })
-                .render(r, buf);
-            None
-        }
+        Popup::Help => help(app, area, buf),
+        Popup::Link => link(app, area, buf),
+        Popup::ConfirmQuit(n) => confirm_quit(app, *n, area, buf),
+        Popup::Detail(id) => detail(app, *id, area, buf),
+        Popup::Prompt(p) if p.kind == PromptKind::Filter => return filter_cursor(app, area),
+        Popup::Prompt(p) => return Some(prompt(app, p, area, buf)),
+        Popup::ConfirmRun(intent, who) => confirm_run(app, intent, who, area, buf),
+        Popup::Policy => policy(app, area, buf),
     }
+    None
+}
+
+/// Lines that may not all fit in `r`: scrolled to the popup's scroll, with a title that says
+/// where it is when it scrolls (`scrolling` gets the top and the last top).
+fn scrolled(
+    app: &App,
+    lines: Vec<Line<'static>>,
+    r: Rect,
+    still: &str,
+    scrolling: impl Fn(u16, u16) -> String,
+    buf: &mut Buffer,
+) {
+    Clear.render(r, buf);
+    let max = max_scroll(
+        &lines,
+        r.width.saturating_sub(2),
+        r.height.saturating_sub(2),
+    );
+    let top = app.popup_scroll.min(max);
+    let title = if max == 0 {
+        still.to_owned()
+    } else {
+        scrolling(top, max)
+    };
+    Paragraph::new(lines)
+        .block(frame(app, &title))
+        .wrap(Wrap { trim: false })
+        .scroll((top, 0))
+        .render(r, buf);
+}
+
+/// Every key; on a short terminal it scrolls, and the title says so and where it is.
+fn help(app: &App, area: Rect, buf: &mut Buffer) {
+    scrolled(
+        app,
+        help_lines(app),
+        help_rect(area),
+        " Keys ",
+        |top, max| format!(" Keys ({top}/{max} ↑↓ PgUp PgDn scroll) "),
+        buf,
+    );
+}
+
+/// A tool call's arguments and result.
+fn detail(app: &App, id: u64, area: Rect, buf: &mut Buffer) {
+    scrolled(
+        app,
+        detail_lines(app, id),
+        detail_rect(area),
+        " Tool call (Esc closes) ",
+        |top, max| format!(" Tool call ({top}/{max} ↑↓ PgUp PgDn scroll, Esc closes) "),
+        buf,
+    );
+}
+
+/// The secret and the install line.
+fn link(app: &App, area: Rect, buf: &mut Buffer) {
+    let r = centred(area, 92, 10);
+    Clear.render(r, buf);
+    let inner = frame(app, " Link a computer ").inner(r);
+    frame(app, " Link a computer ").render(r, buf);
+    super::empty::link_text(app, inner, buf);
+}
+
+/// Quit while `n` requests are pending?
+fn confirm_quit(app: &App, n: usize, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let r = centred(area, 50, 5);
+    Clear.render(r, buf);
+    let lines = vec![
+        Line::from(format!(
+            "{n} request(s) still pending; they will be cancelled."
+        )),
+        Line::from(vec![
+            Span::raw("Quit? "),
+            Span::styled("y", t.key),
+            Span::raw(" / "),
+            Span::styled("n", t.key),
+        ]),
+    ];
+    Paragraph::new(lines)
+        .block(frame(app, " Quit "))
+        .wrap(Wrap { trim: true })
+        .render(r, buf);
+}
+
+/// The filter line is the Computers pane's bottom border, drawn with the pane; only the cursor
+/// is placed here: after the last character typed, before the closing space.
+fn filter_cursor(app: &App, area: Rect) -> Option<(u16, u16)> {
+    let r = crate::tui::layout::areas(area)?.computers;
+    let text = super::computers::filter_text(app, r.width.saturating_sub(2) as usize);
+    let x = r.x + super::width(&text) as u16;
+    Some((x, r.y + r.height - 1))
+}
+
+/// The policy in force, where it came from, and `r` to reload it.
+fn policy(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let mut lines: Vec<Line> = app
+        .policy_lines
+        .iter()
+        .map(|l| Line::from(printable(l)))
+        .collect();
+    lines.push(Line::from(""));
+    let file = app.settings.config_file.as_ref().map_or_else(
+        || "no config file (defaults)".to_owned(),
+        |p| p.display().to_string(),
+    );
+    lines.push(Line::from(Span::styled(format!("from {file}"), t.dim)));
+    lines.push(Line::from(vec![
+        Span::styled("r", t.key),
+        Span::raw(" reloads the file (so does SIGHUP) · "),
+        Span::styled("Esc", t.key),
+        Span::raw(" closes"),
+    ]));
+    let r = centred(area, area.width.saturating_sub(8), lines.len() as u16 + 2);
+    Clear.render(r, buf);
+    Paragraph::new(lines)
+        .block(frame(app, " Policy "))
+        .wrap(Wrap { trim: false })
+        .render(r, buf);
 }
 
 /// "Run exec-lua on 12 computers?", who they are, the first few names, and the keys.
