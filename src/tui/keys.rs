@@ -351,10 +351,13 @@ impl App {
         // A click on a key hint in the status line presses that key.
         if matches!(m.kind, MouseEventKind::Down(MouseButton::Left))
             && hit(a.status, col, row)
-            && let Some(h) = super::view::statusbar::hint_at(self, col - a.status.x)
+            && let Some(b) = super::view::statusbar::hint_at(self, col - a.status.x)
         {
-            let (code, mods) = h.press;
-            return self.on_key(KeyEvent::new(code, mods));
+            // A hint without a key (the filter's glob) only explains.
+            return match b.keys.first() {
+                Some(k) => self.on_key(k.event()),
+                None => Vec::new(),
+            };
         }
         let pane = [
             (a.computers, Focus::Computers),

@@ -16,6 +16,7 @@ mod fleet_keys;
 pub mod highlight;
 pub mod history;
 pub mod hub;
+pub mod keymap;
 mod keys;
 pub mod layout;
 pub mod output;

@@ -7,72 +7,8 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use super::{cut, millis, name_of};
 use crate::tui::app::{App, Intent, Popup, Prompt, PromptKind};
+use crate::tui::keymap;
 use crate::tui::output::printable;
-
-/// Every key, for `?` / F1.
-pub const HELP: &[(&str, &str)] = &[
-    (
-        "F5",
-        "run the editor's Lua on the selected (or marked) computers",
-    ),
-    (
-        "F6",
-        "run a file with arguments (\"a b\" is one); Tab completes",
-    ),
-    (
-        "F9",
-        "Screen view: the selected computer's own terminal, live",
-    ),
-    (
-        "F8",
-        "attach: keys go to the computer (CC has no Esc); F8 again detaches",
-    ),
-    ("Tab / Shift-Tab", "move focus between panes"),
-    ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk"),
-    ("Ctrl-Z / Ctrl-Y", "editor: undo / redo"),
-    (
-        "↑ ↓ j k",
-        "move the selection; scroll output and tool call details",
-    ),
-    (
-        "Space",
-        "computers: mark / unmark for F5 (on a group: all of it)",
-    ),
-    (
-        "/  a  z",
-        "computers: filter (* ? globs), mark all shown, group (← → fold)",
-    ),
-    (
-        "PgUp PgDn Home End",
-        "output: scroll; End (or f) follows new output again",
-    ),
-    ("/  n  N", "output: search, next older, next newer match"),
-    ("c / Delete", "requests: cancel the selected request"),
-    ("Enter", "activity: a tool call's full arguments and result"),
-    ("F7", "the policy (who may do what where); r reloads it"),
-    (
-        "y / n / a",
-        "approval prompt: run, refuse, allow that agent there for the session",
-    ),
-    (
-        "s",
-        "the secret and the line that links a computer (outside the editor)",
-    ),
-    (
-        "t",
-        "deadline for your F5/F6 runs (default none: c cancels)",
-    ),
-    ("Esc", "close a popup; leave a pane for the editor"),
-    ("F1 / ?", "this help (? outside the editor)"),
-    (
-        "Ctrl-C / q",
-        "quit (q outside the editor); asks if requests pending",
-    ),
-    (
-        "mouse",
-        "click: select, focus, press a key hint; wheel scrolls",
-    ),
-];
 
 /// A centred rectangle of at most `w`x`h`.
 fn centred(area: Rect, w: u16, h: u16) -> Rect {
@@ -96,17 +32,18 @@ fn frame<'a>(app: &App, title: &'a str) -> Block<'a> {
 /// Where the help goes: all of it when the screen is tall enough, else as much as fits (it
 /// scrolls).
 fn help_rect(area: Rect) -> Rect {
-    centred(area, 92, HELP.len() as u16 + 5)
+    centred(area, 92, keymap::help().len() as u16 + 5)
 }
 
 /// The help's text: the keys, then how to link a computer and where the endpoints are.
 fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
-    HELP.iter()
+    keymap::help()
+        .into_iter()
         .map(|(k, what)| {
             Line::from(vec![
                 Span::styled(format!("{k:>18}  "), t.key),
-                Span::raw(*what),
+                Span::raw(what),
             ])
         })
         .chain([
