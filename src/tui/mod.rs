@@ -9,19 +9,16 @@
 //! per frame, never one redraw per line, and a lagged broadcast just means pulling everything.
 
 pub mod app;
-mod approval;
+pub mod component;
 mod exec;
-pub mod fleet;
-mod fleet_keys;
 pub mod highlight;
 pub mod history;
 pub mod hub;
+mod input;
 pub mod keymap;
-mod keys;
 pub mod layout;
 pub mod output;
-pub mod prompt;
-pub mod screen;
+pub mod panes;
 mod terminal;
 pub mod theme;
 pub mod view;
@@ -75,7 +72,7 @@ pub async fn run<H: Hub>(
     let _approver = session.attach_approver();
     let mut term = terminal::Guard::enter()?;
     let mut app = App::new(settings, theme::Theme::from_env(), true);
-    app.truecolor = screen::terminal_truecolor();
+    app.truecolor = panes::screen::terminal_truecolor();
     // Taken once: a daylight-saving change during a session shifts shown times by an hour.
     app.utc_offset = chrono::Local::now().offset().local_minus_utc();
     let size = term.terminal.size()?;

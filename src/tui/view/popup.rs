@@ -3,30 +3,16 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use super::{cut, millis, name_of};
-use crate::tui::app::{App, Intent, Popup, Prompt, PromptKind};
+use super::{centred, cut, millis, name_of};
+use crate::tui::app::{App, Intent, Popup};
+use crate::tui::component::Component;
 use crate::tui::keymap;
 use crate::tui::output::printable;
 
-/// A centred rectangle of at most `w`x`h`.
-fn centred(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}
-
 fn frame<'a>(app: &App, title: &'a str) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_style(app.theme.border_focus)
-        .title(Span::styled(title, app.theme.title))
+    super::popup_frame(&app.theme, title)
 }
 
 /// Where the help goes: all of it when the screen is tall enough, else as much as fits (it
@@ -83,7 +69,7 @@ fn detail_rect(area: Rect) -> Rect {
 fn detail_lines(app: &App, id: u64) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut lines = Vec::new();
-    let Some(c) = app.calls.iter().find(|c| c.call_id == id) else {
+    let Some(c) = app.activity.calls.iter().find(|c| c.call_id == id) else {
         return lines;
     };
     lines.push(Line::from(vec![
@@ -151,8 +137,10 @@ pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<
         Popup::Link => link(app, area, buf),
         Popup::ConfirmQuit(n) => confirm_quit(app, *n, area, buf),
         Popup::Detail(id) => detail(app, *id, area, buf),
-        Popup::Prompt(p) if p.kind == PromptKind::Filter => return filter_cursor(app, area),
-        Popup::Prompt(p) => return Some(prompt(app, p, area, buf)),
+        Popup::Prompt(p) => {
+            let targets = app.targets();
+            return p.draw(area, buf, &app.draw_cx(app.focus, &targets));
+        }
         Popup::ConfirmRun(intent, who) => confirm_run(app, intent, who, area, buf),
         Popup::Policy => policy(app, area, buf),
     }
@@ -243,15 +231,6 @@ fn confirm_quit(app: &App, n: usize, area: Rect, buf: &mut Buffer) {
         .render(r, buf);
 }
 
-/// The filter line is the Computers pane's bottom border, drawn with the pane; only the cursor
-/// is placed here: after the last character typed, before the closing space.
-fn filter_cursor(app: &App, area: Rect) -> Option<(u16, u16)> {
-    let r = crate::tui::layout::areas(area)?.computers;
-    let text = super::computers::filter_text(app, r.width.saturating_sub(2) as usize);
-    let x = r.x + super::width(&text) as u16;
-    Some((x, r.y + r.height - 1))
-}
-
 /// The policy in force, where it came from, and `r` to reload it.
 fn policy(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
@@ -331,43 +310,4 @@ fn confirm_run(app: &App, intent: &Intent, who: &str, area: Rect, buf: &mut Buff
     Paragraph::new(lines)
         .block(frame(app, " Run on several computers "))
         .render(r, buf);
-}
-
-fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
-    let t = &app.theme;
-    let (title, label) = match p.kind {
-        PromptKind::RunFile => (" Run file (Enter runs, Tab completes, Esc) ", "run "),
-        PromptKind::Search => (" Search output (Enter, Esc) ", "/"),
-        PromptKind::Filter => (" Filter computers (Enter, Esc) ", "/"),
-        PromptKind::Deadline => (" Deadline for your runs (Enter, Esc) ", "seconds: "),
-    };
-    let r = centred(area, area.width.saturating_sub(10).min(90), 4);
-    Clear.render(r, buf);
-    let inner_w = r.width.saturating_sub(2) as usize;
-    let shown = cut_left(&p.text, inner_w.saturating_sub(label.len() + 1));
-    let hint = p.hint.clone().unwrap_or_else(|| match p.kind {
-        PromptKind::RunFile => "e.g. programs/dig.lua 3 \"deep shaft\"".into(),
-        PromptKind::Search => "case-insensitive; n / N for more".into(),
-        PromptKind::Filter => "* any run, ? one character".into(),
-        PromptKind::Deadline => {
-            "empty: none (cancel with c); 90, 90s or 5m: stop after that".into()
-        }
-    });
-    let lines = vec![
-        Line::from(vec![Span::styled(label, t.key), Span::raw(shown.clone())]),
-        Line::from(Span::styled(cut(&hint, inner_w), t.dim)),
-    ];
-    Paragraph::new(lines)
-        .block(frame(app, title))
-        .render(r, buf);
-    (
-        r.x + 1 + (label.len() + super::width(&shown)) as u16,
-        r.y + 1,
-    )
-}
-
-/// The last `max` chars of `s`, so the end of a long prompt line stays visible.
-fn cut_left(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    s.chars().skip(n.saturating_sub(max)).collect()
 }

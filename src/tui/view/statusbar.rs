@@ -6,21 +6,15 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::tui::app::{App, Focus};
+use crate::tui::app::App;
 use crate::tui::keymap::{self, Binding, Hint, Scope};
 
 /// The bar whose hints show: the filter line's while it is open, else the focused pane's.
 fn bar(app: &App) -> Scope {
-    if super::computers::editing_filter(app) {
+    if app.editing_filter() {
         return Scope::Filter;
     }
-    match app.focus {
-        Focus::Editor => Scope::Editor,
-        Focus::Computers => Scope::Computers,
-        Focus::Output => Scope::Output,
-        Focus::Requests => Scope::Requests,
-        Focus::Activity => Scope::Activity,
-    }
+    crate::tui::input::scope_of(app.focus)
 }
 
 /// The key hints on the bar now, each with its row of the keymap.
@@ -31,7 +25,7 @@ pub fn hints(app: &App) -> impl Iterator<Item = (&'static Hint, &'static Binding
 /// The hint drawn at column `col` of the status line (the line starts with one space, then
 /// each hint as `KEY what` followed by two spaces), when the hints are showing.
 pub fn hint_at(app: &App, col: u16) -> Option<&'static Binding> {
-    if app.notice.is_some() || app.attached {
+    if app.notice.is_some() || app.screen.attached {
         return None;
     }
     let mut x = 1usize;
@@ -48,7 +42,7 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Binding> {
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let mut spans = vec![Span::raw(" ")];
-    if app.attached {
+    if app.screen.attached {
         // Attach mode must be impossible to miss: every key goes to the computer.
         let who = app
             .selected
@@ -91,7 +85,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let used: usize = spans.iter().map(|s| s.width()).sum();
     let room = usize::from(area.width).saturating_sub(used);
     // Busy computers are online ones running something, so online + offline is every one.
-    let c = app.fleet.counts;
+    let c = app.computers.counts;
     let counts = format!(
         "{} online · {} busy · {} offline",
         c.online, c.busy, c.offline
