@@ -1,12 +1,41 @@
 //! The console: a ratatui client of the session, like the MCP endpoint is.
 //!
 //! One [`Event`] enum comes in (terminal input, session notifications, ticks, results of work
-//! done for the app); key handlers change [`App`] and return [`Intent`]s that the loop carries
-//! out against the session; drawing is an immutable pass over the app.
+//! done for the app); keys become actions that the panes carry out, returning [`Intent`]s
+//! that the loop carries out against the session; drawing is an immutable pass over the app.
 //!
 //! Session events are only notifications ("notify, then pull"): the loop drains them, marks
 //! what changed, and pulls fresh snapshots once per frame, so a flood of output costs one pull
 //! per frame, never one redraw per line, and a lagged broadcast just means pulling everything.
+//!
+//! # Layout
+//!
+//! - [`hub`]: the one interface to the session ([`Hub`]), implemented for the in-process
+//!   [`Session`](crate::session::Session); `exec.rs` carries intents out through it.
+//! - [`app`]: [`App`], the panes plus what they share (selection, focus, popup, theme,
+//!   settings, clocks, notice), pulling snapshots through the hub.
+//! - [`keymap`]: every key binding, one row each (keys, scope, action, help line, status bar
+//!   hint). Key handling, the help popup and the status bar read it.
+//! - `input.rs`: a key's way through the layers (approval prompt, popup, attach mode, global,
+//!   focused pane, every pane but the editor) to the action of its row, and the mouse.
+//! - [`component`]: what a pane is ([`component::Component`]: `act`, `input`, `draw`) and the
+//!   [`component::Outcome`] through which it asks the app for what is not its own.
+//! - [`panes`]: one module per pane, owning its state, keys and drawing: `computers/`,
+//!   `output`, `requests`, `activity`, `editor`, `screen`, `prompt`, `approval`.
+//! - [`view`]: the frame (where each pane draws, the status line, the empty state, the other
+//!   popups, the too-small case) and the formatting helpers the panes share; [`layout`]: the
+//!   rectangles.
+//! - Models the panes draw from: [`output`] (rows, scroll, search), [`highlight`], [`history`].
+//!
+//! **A new key** is one row in [`keymap::BINDINGS`] (with its help line and, if the status bar
+//! should show it, its hint), and an arm for its [`keymap::Action`] in the `act` of the pane
+//! its scope names (`Global` and `Panes` keys: `App::global` in `input.rs`). The test in
+//! `input.rs` fails until the key reaches that row and the action has a handler.
+//!
+//! **A new pane** is a module in `panes/` with its state and an `impl Component`, a
+//! [`keymap::Scope`] for its keys, a field of [`App`], an arm in `App::act` / `App::input`
+//! (`input.rs`) and in `App::layers` if it takes keys, and its rectangle in [`layout`] drawn
+//! from `view/mod.rs`.
 
 pub mod app;
 pub mod component;
