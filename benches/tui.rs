@@ -95,13 +95,13 @@ fn frame_time(lines: u64) -> f64 {
     for i in 0..500 {
         // Alternate following and scrolled far up, so both ends of the ring are drawn.
         if let Some(rows) = app.rows() {
-            let mut s = app.scroll.clone();
+            let mut s = app.output.scroll.clone();
             if i % 2 == 0 {
                 s.to_end(rows)
             } else {
                 s.by((lines / 2) as isize, rows)
             }
-            app.scroll = s;
+            app.output.scroll = s;
         }
         let t = Instant::now();
         let _ = term.draw(|f| app.draw(f));
@@ -144,8 +144,8 @@ fn fleet_frame(how: &str) -> f64 {
     app.output.ingest(id, scrollback(10_000));
     match how {
         "grouped" => {
-            app.fleet.grouped = true;
-            app.refresh_fleet();
+            app.computers.grouped = true;
+            app.refresh_computers();
         }
         "filtered" => app.set_filter("node1*"),
         _ => {}

@@ -60,7 +60,7 @@ fn fleet_app() -> App {
 }
 
 fn shown(app: &App) -> usize {
-    app.fleet.shown.total
+    app.computers.shown.total
 }
 
 #[tokio::test]
@@ -81,18 +81,18 @@ async fn slash_filters_as_typed_enter_keeps_esc_clears() {
     assert_eq!(shown(&app), 5);
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.popup, None);
-    assert_eq!(app.fleet.filter, "miner-?");
+    assert_eq!(app.computers.filter, "miner-?");
     assert_eq!(shown(&app), 5);
     // Keys that mean something in the pane are pane keys again, not filter text.
     app.on_key(key(KeyCode::Char('j')));
-    assert_eq!(app.fleet.filter, "miner-?");
+    assert_eq!(app.computers.filter, "miner-?");
     // `/` again edits the filter in force; Esc in the line clears it.
     app.on_key(key(KeyCode::Char('/')));
     typ(&mut app, "x");
     assert_eq!(shown(&app), 0);
     app.on_key(key(KeyCode::Esc));
     assert_eq!(app.popup, None);
-    assert_eq!(app.fleet.filter, "");
+    assert_eq!(app.computers.filter, "");
     assert_eq!(shown(&app), 10);
     // Matches traposIds (and bare ids) too, case-insensitively, like probe-computers.
     app.on_key(key(KeyCode::Char('/')));
@@ -121,8 +121,8 @@ async fn slash_in_output_still_searches() {
     app.on_key(key(KeyCode::Char('/')));
     typ(&mut app, "miner");
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.scroll.search.as_deref(), Some("miner"));
-    assert_eq!(app.fleet.filter, "");
+    assert_eq!(app.output.scroll.search.as_deref(), Some("miner"));
+    assert_eq!(app.computers.filter, "");
 }
 
 #[tokio::test]
@@ -145,10 +145,15 @@ async fn arrows_move_over_the_filtered_rows_only() {
 async fn z_groups_by_label_prefix_and_groups_fold() {
     let mut app = fleet_app();
     app.on_key(key(KeyCode::Char('z')));
-    assert!(app.fleet.grouped);
-    let names: Vec<&str> = app.fleet.groups.iter().map(|g| g.name.as_str()).collect();
+    assert!(app.computers.grouped);
+    let names: Vec<&str> = app
+        .computers
+        .groups
+        .iter()
+        .map(|g| g.name.as_str())
+        .collect();
     assert_eq!(names, vec!["(no label)", "farm", "lab", "miner"]);
-    let miner = app.fleet.groups.iter().find(|g| g.name == "miner");
+    let miner = app.computers.groups.iter().find(|g| g.name == "miner");
     let Some(miner) = miner else {
         panic!("no miner group")
     };
@@ -162,41 +167,41 @@ async fn z_groups_by_label_prefix_and_groups_fold() {
         (5, 4, 1, 1)
     );
     // 1 + 4 headers + 10 computers.
-    assert_eq!(app.fleet.rows.len(), 15);
+    assert_eq!(app.computers.rows.len(), 15);
     // To the farm header; Enter folds it, Enter again unfolds it.
-    let Some(farm) = app.fleet.group_row("farm") else {
+    let Some(farm) = app.computers.group_row("farm") else {
         panic!("no farm row")
     };
     app.select_index(farm);
     assert_eq!(app.selected, None);
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.fleet.rows.len(), 12);
+    assert_eq!(app.computers.rows.len(), 12);
     assert_eq!(app.focus, Focus::Computers);
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.fleet.rows.len(), 15);
+    assert_eq!(app.computers.rows.len(), 15);
     // ← on a computer folds its group and leaves the cursor on the header; → unfolds.
     app.on_key(key(KeyCode::Down));
     assert_eq!(app.selected.as_deref(), Some("11:farm_1"));
     app.on_key(key(KeyCode::Left));
-    assert_eq!(app.fleet.cursor_group.as_deref(), Some("farm"));
-    assert_eq!(app.fleet.rows.len(), 12);
+    assert_eq!(app.computers.cursor_group.as_deref(), Some("farm"));
+    assert_eq!(app.computers.rows.len(), 12);
     app.on_key(key(KeyCode::Right));
-    assert_eq!(app.fleet.rows.len(), 15);
+    assert_eq!(app.computers.rows.len(), 15);
     // Space on a header marks the group's online computers; again unmarks them.
     app.select_index(farm);
     app.on_key(key(KeyCode::Char(' ')));
-    assert_eq!(app.marked.len(), 3);
+    assert_eq!(app.computers.marked.len(), 3);
     app.select_index(farm);
     app.on_key(key(KeyCode::Char(' ')));
-    assert!(app.marked.is_empty());
+    assert!(app.computers.marked.is_empty());
     // z again: a flat list; folds are remembered for next time.
     app.select_index(farm);
     app.on_key(key(KeyCode::Enter));
     app.on_key(key(KeyCode::Char('z')));
-    assert!(!app.fleet.grouped);
-    assert_eq!(app.fleet.rows.len(), 11);
+    assert!(!app.computers.grouped);
+    assert_eq!(app.computers.rows.len(), 11);
     app.on_key(key(KeyCode::Char('z')));
-    assert_eq!(app.fleet.rows.len(), 12);
+    assert_eq!(app.computers.rows.len(), 12);
 }
 
 #[tokio::test]
@@ -207,7 +212,7 @@ async fn a_marks_the_filtered_set_and_f5_confirms_how_many() {
     app.on_key(key(KeyCode::Enter));
     app.on_key(key(KeyCode::Char('a')));
     // The offline miner is not marked: nothing could run there.
-    let marked: Vec<&str> = app.marked.iter().map(String::as_str).collect();
+    let marked: Vec<&str> = app.computers.marked.iter().map(String::as_str).collect();
     assert_eq!(
         marked,
         vec!["1:miner-1", "2:miner-2", "3:miner-3", "4:miner-4"]
@@ -244,7 +249,7 @@ async fn a_marks_the_filtered_set_and_f5_confirms_how_many() {
     // a again unmarks the set; a with a filter that shows nothing online says so.
     app.focus = Focus::Computers;
     app.on_key(key(KeyCode::Char('a')));
-    assert!(app.marked.is_empty());
+    assert!(app.computers.marked.is_empty());
     app.on_key(key(KeyCode::Char('/')));
     for _ in 0..6 {
         app.on_key(key(KeyCode::Backspace));
@@ -252,7 +257,7 @@ async fn a_marks_the_filtered_set_and_f5_confirms_how_many() {
     typ(&mut app, "5:*");
     app.on_key(key(KeyCode::Enter));
     app.on_key(key(KeyCode::Char('a')));
-    assert!(app.marked.is_empty());
+    assert!(app.computers.marked.is_empty());
     assert!(
         app.notice
             .as_ref()
@@ -263,7 +268,7 @@ async fn a_marks_the_filtered_set_and_f5_confirms_how_many() {
 #[tokio::test]
 async fn the_confirmation_says_when_marks_reach_past_the_filter() {
     let mut app = fleet_app();
-    app.marked.insert("13:farm_3".into());
+    app.computers.marked.insert("13:farm_3".into());
     app.on_key(key(KeyCode::Char('/')));
     typ(&mut app, "miner*");
     app.on_key(key(KeyCode::Enter));
@@ -312,9 +317,9 @@ async fn filter_line_while_typing() {
 async fn grouped_pane_with_a_folded_group() {
     let mut app = fleet_app();
     app.on_key(key(KeyCode::Char('z')));
-    app.fleet.collapsed.insert("farm".into());
-    app.refresh_fleet();
-    app.marked.insert("1:miner-1".into());
+    app.computers.collapsed.insert("farm".into());
+    app.refresh_computers();
+    app.computers.marked.insert("1:miner-1".into());
     app.selected = Some("2:miner-2".into());
     app.notice = None;
     assert_snapshot!(screen(&app, 120, 30));

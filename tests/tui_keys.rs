@@ -226,16 +226,16 @@ async fn output_scrolls_stop_following_and_search() {
     app.set_computers(three_computers());
     app.output.ingest("7:miner", every_outcome());
     app.focus = Focus::Output;
-    assert!(app.scroll.following());
+    assert!(app.output.scroll.following());
     app.on_key(key(KeyCode::Up));
-    assert!(!app.scroll.following());
+    assert!(!app.output.scroll.following());
     app.on_key(key(KeyCode::End));
-    assert!(app.scroll.following());
+    assert!(app.output.scroll.following());
     app.on_key(key(KeyCode::Char('/')));
     typ(&mut app, "fuel");
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.scroll.search.as_deref(), Some("fuel"));
-    assert!(app.scroll.hit.is_some(), "found 'warning: fuel low'");
+    assert_eq!(app.output.scroll.search.as_deref(), Some("fuel"));
+    assert!(app.output.scroll.hit.is_some(), "found 'warning: fuel low'");
 }
 
 fn mouse(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
@@ -279,12 +279,12 @@ async fn the_wheel_scrolls_the_output_and_end_follows_again() {
     let (x, y) = (a.output.x + 4, a.output.y + 4);
     app.on_mouse(mouse(MouseEventKind::ScrollUp, x, y));
     app.on_mouse(mouse(MouseEventKind::ScrollUp, x, y));
-    assert_eq!(app.scroll.from_bottom, 6);
+    assert_eq!(app.output.scroll.from_bottom, 6);
     assert!(screen(&app, 80, 24).contains("(End follows)"));
     app.on_mouse(mouse(MouseEventKind::ScrollDown, x, y));
-    assert_eq!(app.scroll.from_bottom, 3);
+    assert_eq!(app.output.scroll.from_bottom, 3);
     app.on_mouse(mouse(MouseEventKind::ScrollDown, x, y));
-    assert!(app.scroll.following());
+    assert!(app.output.scroll.following());
     assert!(screen(&app, 80, 24).contains("line 100"));
 }
 
@@ -447,11 +447,11 @@ async fn a_second_slash_starts_a_new_search() {
     app.on_key(key(KeyCode::Char('/')));
     typ(&mut app, "fuel");
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.scroll.search.as_deref(), Some("fuel"));
+    assert_eq!(app.output.scroll.search.as_deref(), Some("fuel"));
     app.on_key(key(KeyCode::Char('/')));
     typ(&mut app, "coal");
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.scroll.search.as_deref(), Some("coal"));
+    assert_eq!(app.output.scroll.search.as_deref(), Some("coal"));
 }
 
 #[tokio::test]
@@ -464,22 +464,22 @@ async fn end_g_and_page_keys_work_in_lists_and_activity_follows_again() {
             .collect::<Vec<_>>()
     };
     app.set_calls(calls(30));
-    assert_eq!(app.call_sel, 29, "follows the newest call");
+    assert_eq!(app.activity.sel, 29, "follows the newest call");
     app.focus = Focus::Activity;
     app.on_key(key(KeyCode::Home));
-    assert_eq!(app.call_sel, 0);
+    assert_eq!(app.activity.sel, 0);
     app.on_key(key(KeyCode::PageDown));
-    assert!(app.call_sel > 1, "{}", app.call_sel);
+    assert!(app.activity.sel > 1, "{}", app.activity.sel);
     app.on_key(key(KeyCode::Char('G')));
-    assert_eq!(app.call_sel, 29);
+    assert_eq!(app.activity.sel, 29);
     app.set_calls(calls(31));
-    assert_eq!(app.call_sel, 30, "End made it follow new calls again");
+    assert_eq!(app.activity.sel, 30, "End made it follow new calls again");
     app.on_key(key(KeyCode::Up));
     app.set_calls(calls(32));
-    assert_eq!(app.call_sel, 29, "looking at an older call holds it");
+    assert_eq!(app.activity.sel, 29, "looking at an older call holds it");
     app.on_key(key(KeyCode::End));
     app.set_calls(calls(33));
-    assert_eq!(app.call_sel, 32);
+    assert_eq!(app.activity.sel, 32);
 
     let pending: Vec<_> = (0..20)
         .map(|i| pending(&app, &format!("h-{i}"), "7:miner", Origin::Person, i))
@@ -487,13 +487,13 @@ async fn end_g_and_page_keys_work_in_lists_and_activity_follows_again() {
     app.set_pending(pending);
     app.focus = Focus::Requests;
     app.on_key(key(KeyCode::End));
-    assert_eq!(app.request_sel, 19);
+    assert_eq!(app.requests.sel, 19);
     app.on_key(key(KeyCode::Char('g')));
-    assert_eq!(app.request_sel, 0);
+    assert_eq!(app.requests.sel, 0);
     app.on_key(key(KeyCode::PageDown));
-    assert!(app.request_sel > 1);
+    assert!(app.requests.sel > 1);
     app.on_key(key(KeyCode::PageUp));
-    assert_eq!(app.request_sel, 0);
+    assert_eq!(app.requests.sel, 0);
 }
 
 #[tokio::test]

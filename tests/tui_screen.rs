@@ -44,8 +44,8 @@ async fn screen_view_beside_the_output() {
     let mut app = with_screen();
     app.output.ingest("7:miner", every_outcome());
     app.on_key(key(KeyCode::F(9)));
-    assert!(app.screen_on);
-    app.screen = Some(shell_frame());
+    assert!(app.screen.on);
+    app.screen.frame = Some(shell_frame());
     let shown = screen(&app, 170, 34);
     assert!(
         shown.contains("Output") || shown.contains("output"),
@@ -59,8 +59,8 @@ async fn screen_view_beside_the_output() {
 async fn attach_mode_is_marked() {
     let mut app = with_screen();
     app.on_key(key(KeyCode::F(8)));
-    assert!(app.attached && app.screen_on);
-    app.screen = Some(shell_frame());
+    assert!(app.screen.attached && app.screen.on);
+    app.screen.frame = Some(shell_frame());
     let shown = screen(&app, 120, 32);
     assert!(shown.contains("ATTACHED"), "{shown}");
     assert!(shown.contains("F8 detaches"), "{shown}");
@@ -130,20 +130,20 @@ async fn attached_keys_go_to_the_computer_until_f8() {
     );
     // F8 detaches; keys are the console's again.
     assert!(app.on_key(key(KeyCode::F(8))).is_empty());
-    assert!(!app.attached);
-    assert!(app.screen_on, "the Screen view stays after detaching");
+    assert!(!app.screen.attached);
+    assert!(app.screen.on, "the Screen view stays after detaching");
     app.on_key(key(KeyCode::Char('x')));
     assert_eq!(app.editor_text(), "x");
     // F9 hides the view.
     app.on_key(key(KeyCode::F(9)));
-    assert!(!app.screen_on);
+    assert!(!app.screen.on);
 }
 
 #[tokio::test]
 async fn attach_needs_a_computer_and_help_lists_the_keys() {
     let mut app = app();
     app.on_key(key(KeyCode::F(8)));
-    assert!(!app.attached);
+    assert!(!app.screen.attached);
     assert!(
         app.notice
             .as_ref()
@@ -161,10 +161,10 @@ async fn attach_needs_a_computer_and_help_lists_the_keys() {
 async fn esc_while_attached_is_not_sent_and_says_why() {
     let mut app = with_screen();
     app.on_key(key(KeyCode::F(8)));
-    app.screen = Some(shell_frame());
+    app.screen.frame = Some(shell_frame());
     let intents = app.on_key(key(KeyCode::Esc));
     assert!(intents.is_empty(), "CC has no Esc key: {intents:?}");
-    assert!(app.attached, "Esc does not detach");
+    assert!(app.screen.attached, "Esc does not detach");
     let shown = screen(&app, 160, 32);
     assert!(shown.contains("ATTACHED"), "{shown}");
     assert!(
@@ -198,7 +198,7 @@ async fn turtle_and_pocket_screens_are_drawn_at_their_size() {
     for (w, h, name) in [(39usize, 13usize, "turtle"), (26, 20, "pocket")] {
         let mut app = with_screen();
         app.on_key(key(KeyCode::F(9)));
-        app.screen = Some(sized_frame(w, h));
+        app.screen.frame = Some(sized_frame(w, h));
         let shown = screen(&app, 170, 32);
         let lines: Vec<&str> = shown.lines().collect();
         // The pane is the terminal's width plus its two borders.

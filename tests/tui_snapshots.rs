@@ -29,7 +29,7 @@ async fn empty_at_80x24() {
 async fn computers_linked() {
     let mut app = app();
     app.set_computers(three_computers());
-    app.marked.insert("12:farm".into());
+    app.computers.marked.insert("12:farm".into());
     app.focus = Focus::Computers;
     assert_snapshot!(screen(&app, 100, 30));
 }
@@ -79,7 +79,7 @@ async fn activity_with_an_agent_call() {
     ]);
     app.focus = Focus::Activity;
     assert_snapshot!("activity", screen(&app, 120, 30));
-    app.call_sel = 0;
+    app.activity.sel = 0;
     app.on_key(key(KeyCode::Enter));
     assert_eq!(app.popup, Some(Popup::Detail(1)));
     assert_snapshot!("activity_detail", screen(&app, 120, 30));

@@ -1,23 +1,30 @@
-//! The console's state: snapshots pulled from the session, what is selected, focused and
-//! scrolled, the editor, and open popups. Key handlers (`keys.rs`) change it and return
-//! [`Intent`]s; views (`view/`) only read it.
+//! The console's state: the panes (each owning its state, keys and drawing), which one has the
+//! keys, the open popup, and what every pane shares (the selection, the theme and settings,
+//! the clocks, the status line's notice). Input is dispatched in `input.rs`, the frame is laid
+//! out in `view/`; what needs the session goes out as [`Intent`]s.
 
-use std::cell::Cell;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::time::SystemTime;
 
 use ratatui::layout::Rect;
-use ratatui_textarea::TextArea;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::fleet::{Fleet, Row};
-use super::highlight::Highlight;
 use super::history::History;
-use super::output::{OutputModel, Rows, Scroll};
+use super::hub::Hub;
+use super::output::Rows;
+use super::panes::activity::Activity;
+use super::panes::approval::Approvals;
+use super::panes::computers::Computers;
+use super::panes::editor::Editor;
+use super::panes::output::Output;
+use super::panes::requests::Requests;
+use super::panes::screen::Screen;
 use super::theme::Theme;
 use crate::config::Settings;
-use crate::session::{self, ComputerInfo, PendingInfo, Session, ToolCall};
+use crate::session::{self, ComputerInfo, PendingInfo, ToolCall};
+
+pub use super::panes::prompt::{Prompt, PromptKind};
 
 /// Which pane takes keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,27 +55,6 @@ impl Focus {
             Focus::Activity => "activity",
         }
     }
-}
-
-/// A one-line prompt over the screen.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prompt {
-    pub kind: PromptKind,
-    pub text: String,
-    /// Completion candidates or a parse error, shown under the prompt.
-    pub hint: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptKind {
-    /// F6: `path args...` to run with `run-file`.
-    RunFile,
-    /// `/` in the output pane.
-    Search,
-    /// `/` in the computers pane: a glob on traposId and label, applied as it is typed.
-    Filter,
-    /// `t`: the deadline for the person's own runs (F5, F6); empty means none.
-    Deadline,
 }
 
 /// What covers part of the screen and takes keys first.
@@ -131,6 +117,17 @@ pub enum AppMsg {
     },
 }
 
+/// What must be pulled from the session before the next frame.
+struct Dirty {
+    computers: bool,
+    pending: bool,
+    calls: bool,
+    approvals: bool,
+    output: HashSet<String>,
+    /// Computers whose earlier output has been pulled once.
+    seen: HashSet<String>,
+}
+
 /// The whole console state.
 pub struct App {
     pub settings: Settings,
@@ -138,45 +135,20 @@ pub struct App {
     /// start; tests keep 0 so that snapshots do not depend on the machine's time zone.
     pub utc_offset: i32,
     pub theme: Theme,
-    pub computers: Vec<ComputerInfo>,
-    pub pending: Vec<PendingInfo>,
-    pub calls: Vec<ToolCall>,
-    /// Requests waiting for the person's answer; the first is the prompt on screen.
-    pub approvals: Vec<session::Approval>,
-    /// First line of the approval prompt's code on screen.
-    pub approval_scroll: u16,
-    /// Its own highlighter, so that showing an agent's code does not churn the editor's cache.
-    pub approval_highlight: Highlight,
-    /// The policy in force, as lines (F7).
-    pub policy_lines: Vec<String>,
-    pub output: OutputModel,
-    /// The computer the screen is about; `None` is "All computers".
+    /// The computer the screen is about; `None` is "All computers". Shared by every pane, so
+    /// the app owns it and the Computers pane moves it (with [`Outcome::Select`]).
+    ///
+    /// [`Outcome::Select`]: super::component::Outcome::Select
     pub selected: Option<String>,
-    /// Until the person picks, the first computer to link gets selected.
-    pub auto_select: bool,
-    /// Computers marked with Space: F5 sends to each of them.
-    pub marked: BTreeSet<String>,
-    /// The Computers pane's filter, grouping, counts and rows.
-    pub fleet: Fleet,
-    /// First row of the Computers pane on screen, kept by drawing for mouse hits.
-    pub computers_top: Cell<usize>,
-    pub scroll: Scroll,
     pub focus: Focus,
     pub popup: Option<Popup>,
-    /// First line of a scrollable popup (the tool call details) on screen.
+    /// First line of a scrollable popup (the help, the tool call details) on screen.
     pub popup_scroll: u16,
-    pub editor: TextArea<'static>,
-    pub history: History,
-    pub highlight: Highlight,
-    /// First editor line on screen, kept by drawing so the cursor stays visible.
-    pub editor_top: Cell<usize>,
-    pub request_sel: usize,
-    pub call_sel: usize,
+    /// The policy in force, as lines (F7).
+    pub policy_lines: Vec<String>,
     /// The deadline of the person's own runs (F5, F6), set with `t`; `None` (the default) runs
     /// until the program ends or the person cancels it: a mining program may take hours.
     pub run_deadline: Option<std::time::Duration>,
-    /// Columns the output is scrolled right (← →), to read long lines that are cut with `…`.
-    pub output_hscroll: usize,
     pub notice: Option<(String, bool)>,
     /// Clocks the views use, set by the loop (fixed in tests).
     pub now: SystemTime,
@@ -186,23 +158,16 @@ pub struct App {
     pub quit: bool,
     /// Increments per tick, for the spinner.
     pub ticks: u64,
-    /// The Screen view is shown (F9).
-    pub screen_on: bool,
-    /// Attach mode: keys go to the selected computer (F8 toggles).
-    pub attached: bool,
-    /// The latest frame of the selected computer's terminal, while the Screen view is shown.
-    pub screen: Option<session::screen::ScreenFrame>,
     /// Whether the person's terminal shows 24-bit colour (else the nearest of 256).
     pub truecolor: bool,
-    pub(crate) screen_watch: Option<session::screen::ScreenWatch>,
-    pub(crate) dirty_screen: bool,
-    dirty_computers: bool,
-    dirty_pending: bool,
-    dirty_calls: bool,
-    dirty_approvals: bool,
-    dirty_output: HashSet<String>,
-    /// Computers whose earlier output has been pulled once.
-    seen: HashSet<String>,
+    pub computers: Computers,
+    pub output: Output,
+    pub requests: Requests,
+    pub activity: Activity,
+    pub editor: Editor,
+    pub screen: Screen,
+    pub approvals: Approvals,
+    dirty: Dirty,
 }
 
 impl App {
@@ -210,54 +175,36 @@ impl App {
     /// when `persist`.
     pub fn new(settings: Settings, theme: Theme, persist: bool) -> App {
         let (history, draft) = History::load(persist.then_some(settings.data_dir.as_path()));
-        let output = OutputModel::new(settings.scrollback_lines);
-        let mut fleet = Fleet::default();
-        fleet.rebuild(&[]);
         App {
             theme,
-            computers: Vec::new(),
-            pending: Vec::new(),
-            calls: Vec::new(),
-            approvals: Vec::new(),
-            approval_scroll: 0,
-            approval_highlight: Highlight::new(),
-            policy_lines: settings.policy.describe(),
-            output,
             selected: None,
-            auto_select: true,
-            marked: BTreeSet::new(),
-            fleet,
-            computers_top: Cell::new(0),
-            scroll: Scroll::default(),
             focus: Focus::Editor,
             popup: None,
             popup_scroll: 0,
-            editor: editor_with(&draft),
-            history,
-            highlight: Highlight::new(),
-            editor_top: Cell::new(0),
-            request_sel: 0,
-            call_sel: 0,
+            policy_lines: settings.policy.describe(),
             run_deadline: None,
-            output_hscroll: 0,
             notice: None,
             now: SystemTime::now(),
             now_i: Instant::now(),
             size: Rect::new(0, 0, 80, 24),
             quit: false,
             ticks: 0,
-            screen_on: false,
-            attached: false,
-            screen: None,
             truecolor: true,
-            screen_watch: None,
-            dirty_screen: false,
-            dirty_computers: true,
-            dirty_pending: true,
-            dirty_calls: true,
-            dirty_approvals: true,
-            dirty_output: HashSet::new(),
-            seen: HashSet::new(),
+            computers: Computers::default(),
+            output: Output::new(settings.scrollback_lines),
+            requests: Requests::default(),
+            activity: Activity::default(),
+            editor: Editor::new(history, &draft),
+            screen: Screen::default(),
+            approvals: Approvals::default(),
+            dirty: Dirty {
+                computers: true,
+                pending: true,
+                calls: true,
+                approvals: true,
+                output: HashSet::new(),
+                seen: HashSet::new(),
+            },
             utc_offset: 0,
             settings,
         }
@@ -265,12 +212,12 @@ impl App {
 
     /// The editor's text.
     pub fn editor_text(&self) -> String {
-        self.editor.lines().join("\n")
+        self.editor.text()
     }
 
     /// Replaces the editor's text (history browsing), cursor at the end.
     pub fn set_editor_text(&mut self, text: &str) {
-        self.editor = editor_with(text);
+        self.editor.set_text(text);
     }
 
     /// Saves history and draft.
@@ -278,38 +225,39 @@ impl App {
     /// # Errors
     /// When the history file cannot be written.
     pub fn save(&self) -> std::io::Result<()> {
-        self.history.save(&self.editor_text())
+        self.editor.save()
     }
 
     /// Notes a session event: marks what to pull before the next frame.
     pub fn note(&mut self, ev: &session::Event) {
         use session::Event as E;
+        let d = &mut self.dirty;
         match ev {
             E::Linked { .. } | E::Unlinked { .. } | E::ComputerChanged { .. } => {
-                self.dirty_computers = true;
+                d.computers = true;
             }
             E::RequestStarted { info } => {
-                self.dirty_pending = true;
-                self.dirty_computers = true;
-                self.dirty_output.insert(info.trapos_id.clone());
+                d.pending = true;
+                d.computers = true;
+                d.output.insert(info.trapos_id.clone());
             }
             E::Output { trapos_id, .. } => {
-                self.dirty_output.insert(trapos_id.clone());
+                d.output.insert(trapos_id.clone());
             }
             E::RequestFinished { trapos_id, .. } => {
-                self.dirty_pending = true;
-                self.dirty_computers = true;
-                self.dirty_output.insert(trapos_id.clone());
+                d.pending = true;
+                d.computers = true;
+                d.output.insert(trapos_id.clone());
             }
-            E::ToolCallStarted { .. } | E::ToolCallFinished { .. } => self.dirty_calls = true,
+            E::ToolCallStarted { .. } | E::ToolCallFinished { .. } => d.calls = true,
             E::ScreenChanged { trapos_id } => {
                 if self.selected.as_deref() == Some(trapos_id.as_str()) {
-                    self.dirty_screen = true;
+                    self.screen.dirty = true;
                 }
             }
             E::ApprovalAsked { .. } | E::ApprovalAnswered { .. } | E::PolicyChanged => {
-                self.dirty_approvals = true;
-                self.dirty_pending = true;
+                d.approvals = true;
+                d.pending = true;
             }
             // A computer turned away at the door: the person must see it, or a wrong secret
             // looks like a computer that never tried.
@@ -329,114 +277,110 @@ impl App {
 
     /// After a lagged broadcast: pull everything again.
     pub fn mark_all_dirty(&mut self) {
-        self.dirty_computers = true;
-        self.dirty_pending = true;
-        self.dirty_calls = true;
-        self.dirty_approvals = true;
-        let ids: Vec<String> = self.computers.iter().map(|c| c.trapos_id.clone()).collect();
-        self.dirty_output.extend(ids);
+        let d = &mut self.dirty;
+        d.computers = true;
+        d.pending = true;
+        d.calls = true;
+        d.approvals = true;
+        let ids = self.computers.list.iter().map(|c| c.trapos_id.clone());
+        d.output.extend(ids);
     }
 
     /// Pulls the snapshots that changed since the last frame.
-    pub fn pull(&mut self, session: &Session) {
-        self.pull_screen(session);
-        if self.dirty_computers {
-            self.dirty_computers = false;
-            let list = session.computers();
+    pub fn pull<H: Hub>(&mut self, hub: &H) {
+        self.screen.pull(hub, self.selected.as_deref());
+        if self.dirty.computers {
+            self.dirty.computers = false;
+            let list = hub.computers();
             for c in &list {
                 // A computer seen for the first time may have output from before we looked.
                 // Only the first time: a thousand quiet computers would otherwise cost a
                 // thousand output pulls each time any computer changed.
-                if !self.seen.contains(&c.trapos_id) {
-                    self.seen.insert(c.trapos_id.clone());
-                    self.dirty_output.insert(c.trapos_id.clone());
+                if !self.dirty.seen.contains(&c.trapos_id) {
+                    self.dirty.seen.insert(c.trapos_id.clone());
+                    self.dirty.output.insert(c.trapos_id.clone());
                 }
             }
             self.set_computers(list);
         }
-        if self.dirty_pending {
-            self.dirty_pending = false;
-            self.set_pending(session.pending());
+        if self.dirty.pending {
+            self.dirty.pending = false;
+            self.set_pending(hub.pending());
         }
-        if self.dirty_calls {
-            self.dirty_calls = false;
-            self.set_calls(session.tool_calls());
+        if self.dirty.calls {
+            self.dirty.calls = false;
+            self.set_calls(hub.tool_calls());
         }
-        if self.dirty_approvals {
-            self.dirty_approvals = false;
-            self.set_approvals(session.approvals());
-            self.policy_lines = session.policy().describe();
+        if self.dirty.approvals {
+            self.dirty.approvals = false;
+            self.set_approvals(hub.approvals());
+            self.policy_lines = hub.policy_lines();
         }
-        for id in std::mem::take(&mut self.dirty_output) {
-            let items = session.output_since(&id, self.output.cursor(&id));
+        for id in std::mem::take(&mut self.dirty.output) {
+            let items = hub.output_since(&id, self.output.model.cursor(&id));
             if !items.is_empty() {
                 self.output.ingest(&id, items);
             }
         }
-        if let Some(rows) = self.output.rows(self.selected.as_deref()) {
-            self.scroll.settle(rows);
+        let output = &mut self.output;
+        if let Some(rows) = output.model.rows(self.selected.as_deref()) {
+            output.scroll.settle(rows);
         }
-    }
-
-    fn rows_ptr(&self) -> Option<&Rows> {
-        self.output.rows(self.selected.as_deref())
     }
 
     /// The rows of the selected view.
     pub fn rows(&self) -> Option<&Rows> {
-        self.rows_ptr()
+        self.output.rows(self.selected.as_deref())
     }
 
     pub fn set_computers(&mut self, list: Vec<ComputerInfo>) {
-        if self.auto_select
-            && self.selected.is_none()
-            && let Some(first) = list.iter().find(|c| c.online)
-        {
-            self.selected = Some(first.trapos_id.clone());
-            self.auto_select = false;
+        if let Some(first) = self.computers.set(list, self.selected.as_deref()) {
+            self.selected = Some(first);
         }
-        if !self.marked.is_empty() {
-            // A set, so that a thousand marks against a thousand computers stays linear.
-            let online: HashSet<&str> = list
-                .iter()
-                .filter(|c| c.online)
-                .map(|c| c.trapos_id.as_str())
-                .collect();
-            self.marked.retain(|m| online.contains(m.as_str()));
-        }
-        self.computers = list;
-        self.fleet.rebuild(&self.computers);
     }
 
     /// Recomputes the Computers pane's rows after the filter or grouping changed.
-    pub fn refresh_fleet(&mut self) {
-        self.fleet.rebuild(&self.computers);
+    pub fn refresh_computers(&mut self) {
+        self.computers.rebuild();
+    }
+
+    /// Sets the Computers pane's filter (empty clears it).
+    pub fn set_filter(&mut self, text: &str) {
+        self.computers.set_filter(text);
     }
 
     pub fn set_pending(&mut self, list: Vec<PendingInfo>) {
-        self.pending = list;
-        self.request_sel = self.request_sel.min(self.pending.len().saturating_sub(1));
+        self.requests.set(list);
     }
 
     pub fn set_calls(&mut self, list: Vec<ToolCall>) {
-        let at_end = self.call_sel + 1 >= self.calls.len();
-        self.calls = list;
-        if at_end {
-            // Follow new calls unless the person moved up to look at an older one.
-            self.call_sel = self.calls.len().saturating_sub(1);
-        }
+        self.activity.set(list);
+    }
+
+    pub fn set_approvals(&mut self, list: Vec<session::Approval>) {
+        self.approvals.set(list);
+    }
+
+    /// The approval prompt on screen, if any.
+    pub fn approval(&self) -> Option<&session::Approval> {
+        self.approvals.first()
     }
 
     /// Whether anything on screen moves by itself (countdowns, spinners).
     pub fn needs_tick(&self) -> bool {
         // An offline computer shows how long it has been gone, so its age moves too.
-        !self.pending.is_empty() || self.computers.iter().any(|c| c.running > 0 || !c.online)
+        !self.requests.pending.is_empty()
+            || self
+                .computers
+                .list
+                .iter()
+                .any(|c| c.running > 0 || !c.online)
     }
 
     /// Row of the cursor in the computers pane (0 is "All computers", and where a selected
     /// computer the filter hides counts from).
     pub fn selected_index(&self) -> usize {
-        self.fleet.cursor_row(self.selected.as_deref()).unwrap_or(0)
+        self.computers.selected_index(self.selected.as_deref())
     }
 
     /// After a run on several computers, shows "All computers" so that every result lands in
@@ -447,36 +391,28 @@ impl App {
         }
     }
 
-    /// Moves the cursor to row `index` of the computers pane: "All computers", a group header
-    /// (which shows everyone's output, so that F5 never goes to a computer off the cursor) or
-    /// a computer.
+    /// Moves the cursor to row `index` of the computers pane.
     pub fn select_index(&mut self, index: usize) {
-        self.fleet.cursor_group = None;
-        let new = match self.fleet.rows.get(index) {
-            Some(Row::Computer(i)) => self.computers.get(*i).map(|c| c.trapos_id.clone()),
-            Some(Row::Group(g)) => {
-                self.fleet.cursor_group = self.fleet.groups.get(*g).map(|g| g.name.clone());
-                None
-            }
-            Some(Row::All) | None => None,
-        };
-        self.auto_select = false;
+        let o = self.computers.select_index(index);
+        self.apply(o);
+    }
+
+    /// The computer the screen is about is now `new`: the output shows its rows.
+    pub(crate) fn select(&mut self, new: Option<String>) {
         if new != self.selected {
             self.selected = new;
-            self.scroll = Scroll::default();
-            if let Some(rows) = self.rows_ptr() {
-                let appended = rows.appended;
-                self.scroll.anchor = appended;
-            }
+            self.output.reselect(self.selected.as_deref());
         }
+    }
+
+    /// Whether the Computers pane's filter line is open for typing.
+    pub fn editing_filter(&self) -> bool {
+        matches!(&self.popup, Some(Popup::Prompt(p)) if p.kind == PromptKind::Filter)
     }
 
     /// Where F5 sends: the marked computers, else the selected one.
     pub fn targets(&self) -> Vec<String> {
-        if !self.marked.is_empty() {
-            return self.marked.iter().cloned().collect();
-        }
-        self.selected.iter().cloned().collect()
+        self.computers.targets(self.selected.as_deref())
     }
 
     pub fn notify(&mut self, text: impl Into<String>, error: bool) {
@@ -487,21 +423,11 @@ impl App {
     pub fn on_msg(&mut self, msg: AppMsg) {
         match msg {
             AppMsg::Notice { text, error } => self.notify(text, error),
-            AppMsg::Completion { dir, entries } => super::prompt::complete(self, &dir, &entries),
+            AppMsg::Completion { dir, entries } => {
+                if let Some(Popup::Prompt(p)) = self.popup.as_mut() {
+                    p.complete(&dir, &entries);
+                }
+            }
         }
     }
-}
-
-fn editor_with(text: &str) -> TextArea<'static> {
-    let lines: Vec<String> = if text.is_empty() {
-        vec![String::new()]
-    } else {
-        text.split('\n').map(str::to_owned).collect()
-    };
-    let mut ta = TextArea::new(lines);
-    ta.set_max_histories(200);
-    ta.set_tab_length(2);
-    ta.move_cursor(ratatui_textarea::CursorMove::Bottom);
-    ta.move_cursor(ratatui_textarea::CursorMove::End);
-    ta
 }

@@ -1,134 +1,142 @@
-//! Carrying out [`Intent`]s against the session. Requests run in their own tasks that hold the
-//! ticket until the outcome (dropping it would cancel); outcomes reach the screen through the
-//! session's output rings like anybody's, so nothing here draws.
+//! Carrying out [`Intent`]s through the [`Hub`]. Requests run in their own tasks; outcomes
+//! reach the screen through the session's output rings like anybody's, so nothing here draws.
+//! Each intent has its own function; what comes back for the app goes through `msg_tx`.
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::app::{AppMsg, Intent};
-use crate::session::{Origin, RequestSpec, Session};
+use super::hub::Hub;
+use crate::session::Answer;
+
+/// Where results for the app go. The app is gone only when the loop is, and then nobody needs
+/// them, so a failed send is ignored.
+struct Reply<'a>(&'a mpsc::UnboundedSender<AppMsg>);
+
+impl Reply<'_> {
+    fn notice(&self, text: String, error: bool) {
+        let _ = self.0.send(AppMsg::Notice { text, error });
+    }
+}
 
 /// Starts what an intent asks for. Failures to start become notices.
-pub fn execute(session: &Session, intent: Intent, msg_tx: &mpsc::UnboundedSender<AppMsg>) {
-    let notice = |text: String| {
-        // The app is gone only when the loop is, and then nobody needs the notice.
-        let _ = msg_tx.send(AppMsg::Notice { text, error: true });
-    };
+pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<AppMsg>) {
+    let reply = Reply(msg_tx);
     match intent {
         Intent::Start {
             targets,
             kind,
             payload,
             deadline,
-        } => {
-            let mut started = 0;
-            for target in &targets {
-                // The person's runs have no deadline unless one was asked for with `t`.
-                let spec = RequestSpec::new(kind.clone(), payload.clone());
-                let spec = match deadline {
-                    Some(d) => spec.timeout(Some(d)),
-                    None => spec.without_deadline(),
-                };
-                match session.start(target, spec, Origin::Person) {
-                    Ok(ticket) => {
-                        started += 1;
-                        tokio::spawn(async move {
-                            // The outcome is shown from the output ring; the ticket is kept
-                            // here only so the request is not cancelled.
-                            let _ = ticket.wait().await;
-                        });
-                    }
-                    Err(e) => notice(format!("{target}: {e}")),
-                }
-            }
-            if started > 1 {
-                let _ = msg_tx.send(AppMsg::Notice {
-                    text: format!("sent {kind} to {started} computers"),
-                    error: false,
-                });
-            }
+        } => start(hub, &targets, &kind, &payload, deadline, &reply),
+        Intent::Answer(request_id, answer) => self::answer(hub, &request_id, answer, &reply),
+        Intent::ReloadPolicy => reload_policy(hub, &reply),
+        Intent::Complete { target, dir } => complete(hub, &target, dir, msg_tx),
+        Intent::Cancel(id) => cancel(hub, &id, &reply),
+        Intent::Input { target, steps } => input(hub, target, steps, msg_tx),
+        Intent::Quit => {}
+    }
+}
+
+/// One request per target; a broadcast says how many started.
+fn start<H: Hub>(
+    hub: &H,
+    targets: &[String],
+    kind: &str,
+    payload: &Value,
+    deadline: Option<std::time::Duration>,
+    reply: &Reply,
+) {
+    let mut started = 0;
+    for target in targets {
+        match hub.run(target, kind, payload.clone(), deadline) {
+            Ok(()) => started += 1,
+            Err(e) => reply.notice(format!("{target}: {e}"), true),
         }
-        Intent::Answer(request_id, answer) => {
-            if let Err(e) = session.answer(&request_id, answer) {
-                notice(e.to_string());
-            }
-        }
-        Intent::ReloadPolicy => {
-            let msg = match session.reload_policy() {
-                Ok(()) => AppMsg::Notice {
-                    text: "policy reloaded".to_owned(),
-                    error: false,
-                },
-                Err(e) => AppMsg::Notice {
-                    text: format!("policy not reloaded (the old one stays): {e}"),
-                    error: true,
-                },
-            };
-            let _ = msg_tx.send(msg);
-        }
-        Intent::Complete { target, dir } => {
-            let session = session.clone();
+    }
+    if started > 1 {
+        reply.notice(format!("sent {kind} to {started} computers"), false);
+    }
+}
+
+fn answer<H: Hub>(hub: &H, request_id: &str, answer: Answer, reply: &Reply) {
+    if let Err(e) = hub.answer(request_id, answer) {
+        reply.notice(e, true);
+    }
+}
+
+fn reload_policy<H: Hub>(hub: &H, reply: &Reply) {
+    match hub.reload_policy() {
+        Ok(()) => reply.notice("policy reloaded".to_owned(), false),
+        Err(e) => reply.notice(
+            format!("policy not reloaded (the old one stays): {e}"),
+            true,
+        ),
+    }
+}
+
+fn cancel<H: Hub>(hub: &H, id: &str, reply: &Reply) {
+    match hub.cancel(id) {
+        Ok(()) => reply.notice(format!("cancelling {id}"), false),
+        Err(e) => reply.notice(e, true),
+    }
+}
+
+/// Lists `dir` in the background; the entries come back as [`AppMsg::Completion`].
+fn complete<H: Hub>(hub: &H, target: &str, dir: String, msg_tx: &mpsc::UnboundedSender<AppMsg>) {
+    let listing = hub.list_files(target, &dir);
+    let tx = msg_tx.clone();
+    tokio::spawn(async move {
+        let _ = tx.send(completion(dir, listing.await));
+    });
+}
+
+/// A `list-files` answer as the completion it gives, or the notice of why there is none.
+fn completion(dir: String, answer: Result<Value, String>) -> AppMsg {
+    let error = |text| AppMsg::Notice { text, error: true };
+    match answer {
+        Ok(v) if v.get("ok").and_then(Value::as_bool) != Some(false) => AppMsg::Completion {
+            entries: entries(&v),
+            dir,
+        },
+        Ok(v) => error(format!(
+            "list-files {dir:?}: {}",
+            v.get("error").and_then(Value::as_str).unwrap_or("failed")
+        )),
+        Err(e) => error(format!("list-files {dir:?}: {e}")),
+    }
+}
+
+/// The `(name, is a directory)` pairs of a `list-files` answer.
+fn entries(v: &Value) -> Vec<(String, bool)> {
+    let Some(list) = v.get("entries").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|e| {
+            let name = e.get("name")?.as_str()?.to_owned();
+            let dir = e.get("dir").and_then(Value::as_bool);
+            Some((name, dir == Some(true)))
+        })
+        .collect()
+}
+
+/// Input for an attached terminal; a failure after it was sent still reaches the status line.
+fn input<H: Hub>(
+    hub: &H,
+    target: String,
+    steps: Vec<Value>,
+    msg_tx: &mpsc::UnboundedSender<AppMsg>,
+) {
+    match hub.input(&target, steps) {
+        Ok(sent) => {
             let tx = msg_tx.clone();
             tokio::spawn(async move {
-                let spec =
-                    RequestSpec::new("list-files", serde_json::json!({ "path": dir })).quiet();
-                let msg = match session.request(&target, spec, Origin::Person).await {
-                    Ok(v) if v.get("ok").and_then(Value::as_bool) != Some(false) => {
-                        let entries = v
-                            .get("entries")
-                            .and_then(Value::as_array)
-                            .map(|list| {
-                                list.iter()
-                                    .filter_map(|e| {
-                                        let name = e.get("name")?.as_str()?.to_owned();
-                                        let dir = e.get("dir").and_then(Value::as_bool);
-                                        Some((name, dir == Some(true)))
-                                    })
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        AppMsg::Completion { dir, entries }
-                    }
-                    Ok(v) => AppMsg::Notice {
-                        text: format!(
-                            "list-files {dir:?}: {}",
-                            v.get("error").and_then(Value::as_str).unwrap_or("failed")
-                        ),
-                        error: true,
-                    },
-                    Err(e) => AppMsg::Notice {
-                        text: format!("list-files {dir:?}: {e}"),
-                        error: true,
-                    },
-                };
-                let _ = tx.send(msg);
+                if let Err(e) = sent.await {
+                    Reply(&tx).notice(format!("input to {target}: {e}"), true);
+                }
             });
         }
-        Intent::Cancel(id) => match session.cancel_by(&id, &crate::session::Origin::Person) {
-            Ok(()) => {
-                let _ = msg_tx.send(AppMsg::Notice {
-                    text: format!("cancelling {id}"),
-                    error: false,
-                });
-            }
-            Err(e) => notice(e.to_string()),
-        },
-        Intent::Input { target, steps } => {
-            match session.start_input(&target, steps, Origin::Person) {
-                Ok(ticket) => {
-                    let tx = msg_tx.clone();
-                    tokio::spawn(async move {
-                        if let Err(e) = ticket.wait().await {
-                            let _ = tx.send(AppMsg::Notice {
-                                text: format!("input to {target}: {e}"),
-                                error: true,
-                            });
-                        }
-                    });
-                }
-                Err(e) => notice(format!("input to {target}: {e}")),
-            }
-        }
-        Intent::Quit => {}
+        Err(e) => Reply(msg_tx).notice(format!("input to {target}: {e}"), true),
     }
 }

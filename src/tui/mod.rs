@@ -1,25 +1,53 @@
 //! The console: a ratatui client of the session, like the MCP endpoint is.
 //!
 //! One [`Event`] enum comes in (terminal input, session notifications, ticks, results of work
-//! done for the app); key handlers change [`App`] and return [`Intent`]s that the loop carries
-//! out against the session; drawing is an immutable pass over the app.
+//! done for the app); keys become actions that the panes carry out, returning [`Intent`]s
+//! that the loop carries out against the session; drawing is an immutable pass over the app.
 //!
 //! Session events are only notifications ("notify, then pull"): the loop drains them, marks
 //! what changed, and pulls fresh snapshots once per frame, so a flood of output costs one pull
 //! per frame, never one redraw per line, and a lagged broadcast just means pulling everything.
+//!
+//! # Layout
+//!
+//! - [`hub`]: the one interface to the session ([`Hub`]), implemented for the in-process
+//!   [`Session`](crate::session::Session); `exec.rs` carries intents out through it.
+//! - [`app`]: [`App`], the panes plus what they share (selection, focus, popup, theme,
+//!   settings, clocks, notice), pulling snapshots through the hub.
+//! - [`keymap`]: every key binding, one row each (keys, scope, action, help line, status bar
+//!   hint). Key handling, the help popup and the status bar read it.
+//! - `input.rs`: a key's way through the layers (approval prompt, popup, attach mode, global,
+//!   focused pane, every pane but the editor) to the action of its row, and the mouse.
+//! - [`component`]: what a pane is ([`component::Component`]: `act`, `input`, `draw`) and the
+//!   [`component::Outcome`] through which it asks the app for what is not its own.
+//! - [`panes`]: one module per pane, owning its state, keys and drawing: `computers/`,
+//!   `output`, `requests`, `activity`, `editor`, `screen`, `prompt`, `approval`.
+//! - [`view`]: the frame (where each pane draws, the status line, the empty state, the other
+//!   popups, the too-small case) and the formatting helpers the panes share; [`layout`]: the
+//!   rectangles.
+//! - Models the panes draw from: [`output`] (rows, scroll, search), [`highlight`], [`history`].
+//!
+//! **A new key** is one row in [`keymap::BINDINGS`] (with its help line and, if the status bar
+//! should show it, its hint), and an arm for its [`keymap::Action`] in the `act` of the pane
+//! its scope names (`Global` and `Panes` keys: `App::global` in `input.rs`). The test in
+//! `input.rs` fails until the key reaches that row and the action has a handler.
+//!
+//! **A new pane** is a module in `panes/` with its state and an `impl Component`, a
+//! [`keymap::Scope`] for its keys, a field of [`App`], an arm in `App::act` / `App::input`
+//! (`input.rs`) and in `App::layers` if it takes keys, and its rectangle in [`layout`] drawn
+//! from `view/mod.rs`.
 
 pub mod app;
-mod approval;
+pub mod component;
 mod exec;
-pub mod fleet;
-mod fleet_keys;
 pub mod highlight;
 pub mod history;
-mod keys;
+pub mod hub;
+mod input;
+pub mod keymap;
 pub mod layout;
 pub mod output;
-pub mod prompt;
-pub mod screen;
+pub mod panes;
 mod terminal;
 pub mod theme;
 pub mod view;
@@ -31,10 +59,11 @@ use tokio_util::sync::CancellationToken;
 
 pub use app::{App, AppMsg, Focus, Intent, Popup};
 pub use exec::execute;
+pub use hub::Hub;
 pub use view::clock;
 
 use crate::config::Settings;
-use crate::session::{self, Session};
+use crate::session;
 
 /// Everything the loop reacts to.
 #[derive(Debug)]
@@ -63,8 +92,8 @@ const TICK: Duration = Duration::from_millis(250);
 ///
 /// # Errors
 /// When the terminal cannot be set up or written.
-pub async fn run(
-    session: Session,
+pub async fn run<H: Hub>(
+    session: H,
     settings: Settings,
     shutdown: CancellationToken,
 ) -> Result<(), TuiError> {
@@ -72,7 +101,7 @@ pub async fn run(
     let _approver = session.attach_approver();
     let mut term = terminal::Guard::enter()?;
     let mut app = App::new(settings, theme::Theme::from_env(), true);
-    app.truecolor = screen::terminal_truecolor();
+    app.truecolor = panes::screen::terminal_truecolor();
     // Taken once: a daylight-saving change during a session shifts shown times by an hour.
     app.utc_offset = chrono::Local::now().offset().local_minus_utc();
     let size = term.terminal.size()?;
@@ -89,10 +118,10 @@ pub async fn run(
     result
 }
 
-async fn event_loop(
+async fn event_loop<H: Hub>(
     term: &mut terminal::Guard,
     app: &mut App,
-    session: &Session,
+    session: &H,
     mut input: terminal::Input,
     shutdown: &CancellationToken,
 ) -> Result<(), TuiError> {
@@ -155,7 +184,12 @@ async fn event_loop(
 }
 
 /// One event: update the app, carry out the intents.
-pub fn handle(app: &mut App, session: &Session, msg_tx: &mpsc::UnboundedSender<AppMsg>, ev: Event) {
+pub fn handle<H: Hub>(
+    app: &mut App,
+    session: &H,
+    msg_tx: &mpsc::UnboundedSender<AppMsg>,
+    ev: Event,
+) {
     let intents = match ev {
         Event::Tick => {
             app.ticks += 1;

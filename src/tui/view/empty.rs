@@ -5,12 +5,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use super::pane;
 use crate::config::SecretSource;
-use crate::tui::app::{App, Focus};
+use crate::tui::app::App;
+use crate::tui::component::DrawCx;
 
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let block = pane(app, " No computer linked yet ", Focus::Output);
+pub fn render(app: &App, cx: &DrawCx, area: Rect, buf: &mut Buffer) {
+    let block = cx.frame(" No computer linked yet ");
     let inner = block.inner(area);
     block.render(area, buf);
     link_text(app, inner, buf);

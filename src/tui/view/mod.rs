@@ -1,14 +1,9 @@
-//! Drawing: an immutable pass over [`App`]. Each pane has its own file; this one lays them out,
-//! handles the too-small case, and holds the small formatting helpers they share.
+//! Drawing the frame: an immutable pass over [`App`]. Each pane draws itself (in
+//! `panes/`); this lays them out, draws what belongs to no pane (the status line, the empty
+//! state, the popups, the too-small case), and holds the small formatting helpers they share.
 
-mod approval;
-mod computers;
-mod editor;
 mod empty;
-mod lists;
-mod output;
 mod popup;
-mod screen;
 pub mod statusbar;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -17,12 +12,15 @@ use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::text::Line;
-use ratatui::widgets::{Block, BorderType, Borders, Paragraph, Widget, Wrap};
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
 pub use popup::popup_max_scroll;
 
 use super::app::{App, Focus};
+use super::component::{Component, DrawCx};
 use super::layout::{MIN_HEIGHT, MIN_WIDTH, areas};
+use super::theme::Theme;
 
 impl App {
     /// Draws a frame and places the terminal cursor in the editor or prompt.
@@ -34,37 +32,62 @@ impl App {
         }
     }
 
+    /// What pane `pane` reads while it draws; `targets` are where F5 sends.
+    pub(crate) fn draw_cx<'a>(&'a self, pane: Focus, targets: &'a [String]) -> DrawCx<'a> {
+        let filter_open = self.editing_filter();
+        let selected = self.selected.as_deref();
+        DrawCx {
+            theme: &self.theme,
+            settings: &self.settings,
+            now: self.now,
+            now_i: self.now_i,
+            ticks: self.ticks,
+            utc_offset: self.utc_offset,
+            truecolor: self.truecolor,
+            selected,
+            focus: self.focus,
+            selected_computer: selected
+                .and_then(|id| self.computers.list.iter().find(|c| c.trapos_id == id)),
+            targets,
+            filter_open,
+            // The filter line lives on the Computers pane, which stays lit while it is typed in.
+            focused: self.focus == pane
+                && (self.popup.is_none() || (pane == Focus::Computers && filter_open)),
+        }
+    }
+
     /// Renders everything; returns where the cursor goes.
     fn render_all(&self, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
         let Some(a) = areas(area) else {
             too_small(self, area, buf);
             return None;
         };
-        computers::render(self, a.computers, buf);
-        lists::render_requests(self, a.requests, buf);
-        lists::render_activity(self, a.activity, buf);
-        let output_area = if self.screen_on {
-            let (out, scr) = screen::split(self, a.output);
-            screen::render(self, scr, buf);
+        let targets = self.targets();
+        let cx = |pane| self.draw_cx(pane, &targets);
+        self.computers.draw(a.computers, buf, &cx(Focus::Computers));
+        self.requests.draw(a.requests, buf, &cx(Focus::Requests));
+        self.activity.draw(a.activity, buf, &cx(Focus::Activity));
+        let output_area = if self.screen.on {
+            let (out, scr) = self.screen.split(a.output);
+            self.screen.draw(scr, buf, &cx(Focus::Output));
             out
         } else {
             a.output
         };
         if output_area.width == 0 {
             // The Screen view took the whole pane.
-        } else if self.computers.is_empty() {
-            empty::render(self, output_area, buf);
+        } else if self.computers.list.is_empty() {
+            empty::render(self, &cx(Focus::Output), output_area, buf);
         } else {
-            output::render(self, output_area, buf);
+            self.output.draw(output_area, buf, &cx(Focus::Output));
         }
-        let mut cursor = editor::render(self, a.editor, buf);
+        let mut cursor = self.editor.draw(a.editor, buf, &cx(Focus::Editor));
         statusbar::render(self, a.status, buf);
         if let Some(p) = &self.popup {
-            let c = popup::render(self, p, area, buf);
-            cursor = c;
+            cursor = popup::render(self, p, area, buf);
         }
         if self.approval().is_some() {
-            approval::render(self, area, buf);
+            self.approvals.draw(area, buf, &cx(Focus::Editor));
             cursor = None;
         }
         cursor
@@ -95,24 +118,24 @@ fn too_small(app: &App, area: Rect, buf: &mut Buffer) {
         .render(inner, buf);
 }
 
-/// A pane's frame, highlighted when focused.
-fn pane<'a>(app: &App, title: impl Into<Line<'a>>, focus: Focus) -> Block<'a> {
-    // The filter line lives on the Computers pane, which stays lit while it is typed in.
-    let focused = app.focus == focus
-        && (app.popup.is_none() || (focus == Focus::Computers && computers::editing_filter(app)));
+/// A centred rectangle of at most `w`x`h`.
+pub fn centred(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
+}
+
+/// A popup's frame.
+pub fn popup_frame<'a>(t: &Theme, title: &'a str) -> Block<'a> {
     Block::default()
         .borders(Borders::ALL)
-        .border_type(if focused {
-            BorderType::Thick
-        } else {
-            BorderType::Plain
-        })
-        .border_style(if focused {
-            app.theme.border_focus
-        } else {
-            app.theme.border
-        })
-        .title(title.into().style(app.theme.title))
+        .border_style(t.border_focus)
+        .title(Span::styled(title, t.title))
 }
 
 /// `HH:MM:SS` of a time, `utc_offset` seconds east of UTC.

@@ -3,110 +3,33 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-use super::{cut, millis, name_of};
-use crate::tui::app::{App, Intent, Popup, Prompt, PromptKind};
+use super::{centred, cut, millis, name_of};
+use crate::tui::app::{App, Intent, Popup};
+use crate::tui::component::Component;
+use crate::tui::keymap;
 use crate::tui::output::printable;
 
-/// Every key, for `?` / F1.
-pub const HELP: &[(&str, &str)] = &[
-    (
-        "F5",
-        "run the editor's Lua on the selected (or marked) computers",
-    ),
-    (
-        "F6",
-        "run a file with arguments (\"a b\" is one); Tab completes",
-    ),
-    (
-        "F9",
-        "Screen view: the selected computer's own terminal, live",
-    ),
-    (
-        "F8",
-        "attach: keys go to the computer (CC has no Esc); F8 again detaches",
-    ),
-    ("Tab / Shift-Tab", "move focus between panes"),
-    ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk"),
-    ("Ctrl-Z / Ctrl-Y", "editor: undo / redo"),
-    (
-        "↑ ↓ j k",
-        "move the selection; scroll output and tool call details",
-    ),
-    (
-        "Space",
-        "computers: mark / unmark for F5 (on a group: all of it)",
-    ),
-    (
-        "/  a  z",
-        "computers: filter (* ? globs), mark all shown, group (← → fold)",
-    ),
-    (
-        "PgUp PgDn Home End",
-        "output: scroll; End (or f) follows new output again",
-    ),
-    ("/  n  N", "output: search, next older, next newer match"),
-    ("c / Delete", "requests: cancel the selected request"),
-    ("Enter", "activity: a tool call's full arguments and result"),
-    ("F7", "the policy (who may do what where); r reloads it"),
-    (
-        "y / n / a",
-        "approval prompt: run, refuse, allow that agent there for the session",
-    ),
-    (
-        "s",
-        "the secret and the line that links a computer (outside the editor)",
-    ),
-    (
-        "t",
-        "deadline for your F5/F6 runs (default none: c cancels)",
-    ),
-    ("Esc", "close a popup; leave a pane for the editor"),
-    ("F1 / ?", "this help (? outside the editor)"),
-    (
-        "Ctrl-C / q",
-        "quit (q outside the editor); asks if requests pending",
-    ),
-    (
-        "mouse",
-        "click: select, focus, press a key hint; wheel scrolls",
-    ),
-];
-
-/// A centred rectangle of at most `w`x`h`.
-fn centred(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}
-
 fn frame<'a>(app: &App, title: &'a str) -> Block<'a> {
-    Block::default()
-        .borders(Borders::ALL)
-        .border_style(app.theme.border_focus)
-        .title(Span::styled(title, app.theme.title))
+    super::popup_frame(&app.theme, title)
 }
 
 /// Where the help goes: all of it when the screen is tall enough, else as much as fits (it
 /// scrolls).
 fn help_rect(area: Rect) -> Rect {
-    centred(area, 92, HELP.len() as u16 + 5)
+    centred(area, 92, keymap::help().len() as u16 + 5)
 }
 
 /// The help's text: the keys, then how to link a computer and where the endpoints are.
 fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
-    HELP.iter()
+    keymap::help()
+        .into_iter()
         .map(|(k, what)| {
             Line::from(vec![
                 Span::styled(format!("{k:>18}  "), t.key),
-                Span::raw(*what),
+                Span::raw(what),
             ])
         })
         .chain([
@@ -146,7 +69,7 @@ fn detail_rect(area: Rect) -> Rect {
 fn detail_lines(app: &App, id: u64) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut lines = Vec::new();
-    let Some(c) = app.calls.iter().find(|c| c.call_id == id) else {
+    let Some(c) = app.activity.calls.iter().find(|c| c.call_id == id) else {
         return lines;
     };
     lines.push(Line::from(vec![
@@ -209,121 +132,131 @@ pub fn popup_max_scroll(app: &App, area: Rect) -> u16 {
 
 /// Draws a popup; returns the cursor position for prompts.
 pub fn render(app: &App, popup: &Popup, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
-    let t = &app.theme;
     match popup {
-        Popup::Help => {
-            let r = help_rect(area);
-            Clear.render(r, buf);
-            let lines = help_lines(app);
-            let max = max_scroll(
-                &lines,
-                r.width.saturating_sub(2),
-                r.height.saturating_sub(2),
-            );
-            let top = app.popup_scroll.min(max);
-            // A short terminal cannot show all the keys: say that it scrolls, and where it is.
-            let title = if max == 0 {
-                " Keys ".to_owned()
-            } else {
-                format!(" Keys ({top}/{max} ↑↓ PgUp PgDn scroll) ")
-            };
-            Paragraph::new(lines)
-                .block(frame(app, &title))
-                .wrap(Wrap { trim: false })
-                .scroll((top, 0))
-                .render(r, buf);
-            None
+        Popup::Help => help(app, area, buf),
+        Popup::Link => link(app, area, buf),
+        Popup::ConfirmQuit(n) => confirm_quit(app, *n, area, buf),
+        Popup::Detail(id) => detail(app, *id, area, buf),
+        Popup::Prompt(p) => {
+            let targets = app.targets();
+            return p.draw(area, buf, &app.draw_cx(app.focus, &targets));
         }
-        Popup::Link => {
-            let r = centred(area, 92, 10);
-            Clear.render(r, buf);
-            let inner = frame(app, " Link a computer ").inner(r);
-            frame(app, " Link a computer ").render(r, buf);
-            super::empty::link_text(app, inner, buf);
-            None
-        }
-        Popup::ConfirmQuit(n) => {
-            let r = centred(area, 50, 5);
-            Clear.render(r, buf);
-            let lines = vec![
-                Line::from(format!(
-                    "{n} request(s) still pending; they will be cancelled."
-                )),
-                Line::from(vec![
-                    Span::raw("Quit? "),
-                    Span::styled("y", t.key),
-                    Span::raw(" / "),
-                    Span::styled("n", t.key),
-                ]),
-            ];
-            Paragraph::new(lines)
-                .block(frame(app, " Quit "))
-                .wrap(Wrap { trim: true })
-                .render(r, buf);
-            None
-        }
-        Popup::Detail(id) => {
-            let r = detail_rect(area);
-            Clear.render(r, buf);
-            let lines = detail_lines(app, *id);
-            let inner = r.width.saturating_sub(2);
-            let max = max_scroll(&lines, inner, r.height.saturating_sub(2));
-            let top = app.popup_scroll.min(max);
-            let title = if max == 0 {
-                " Tool call (Esc closes) ".to_owned()
-            } else {
-                format!(
-                    " Tool call ({}/{} ↑↓ PgUp PgDn scroll, Esc closes) ",
-                    top, max
-                )
-            };
-            Paragraph::new(lines)
-                .block(frame(app, &title))
-                .wrap(Wrap { trim: false })
-                .scroll((top, 0))
-                .render(r, buf);
-            None
-        }
-        // The filter line is the Computers pane's bottom border, drawn with the pane.
-        Popup::Prompt(p) if p.kind == PromptKind::Filter => {
-            let r = crate::tui::layout::areas(area)?.computers;
-            let text = super::computers::filter_text(app, r.width.saturating_sub(2) as usize);
-            // After the last character typed, before the closing space.
-            let x = r.x + super::width(&text) as u16;
-            Some((x, r.y + r.height - 1))
-        }
-        Popup::Prompt(p) => Some(prompt(app, p, area, buf)),
-        Popup::ConfirmRun(intent, who) => {
-            confirm_run(app, intent, who, area, buf);
-            None
-        }
-        Popup::Policy => {
-            let mut lines: Vec<Line> = app
-                .policy_lines
-                .iter()
-                .map(|l| Line::from(printable(l)))
-                .collect();
-            lines.push(Line::from(""));
-            let file = app.settings.config_file.as_ref().map_or_else(
-                || "no config file (defaults)".to_owned(),
-                |p| p.display().to_string(),
-            );
-            lines.push(Line::from(Span::styled(format!("from {file}"), t.dim)));
-            lines.push(Line::from(vec![
-                Span::styled("r", t.key),
-                Span::raw(" reloads the file (so does SIGHUP) · "),
-                Span::styled("Esc", t.key),
-                Span::raw(" closes"),
-            ]));
-            let r = centred(area, area.width.saturating_sub(8), lines.len() as u16 + 2);
-            Clear.render(r, buf);
-            Paragraph::new(lines)
-                .block(frame(app, " Policy "))
-                .wrap(Wrap { trim: false })
-                .render(r, buf);
-            None
-        }
+        Popup::ConfirmRun(intent, who) => confirm_run(app, intent, who, area, buf),
+        Popup::Policy => policy(app, area, buf),
     }
+    None
+}
+
+/// Lines that may not all fit in `r`: scrolled to the popup's scroll, with a title that says
+/// where it is when it scrolls (`scrolling` gets the top and the last top).
+fn scrolled(
+    app: &App,
+    lines: Vec<Line<'static>>,
+    r: Rect,
+    still: &str,
+    scrolling: impl Fn(u16, u16) -> String,
+    buf: &mut Buffer,
+) {
+    Clear.render(r, buf);
+    let max = max_scroll(
+        &lines,
+        r.width.saturating_sub(2),
+        r.height.saturating_sub(2),
+    );
+    let top = app.popup_scroll.min(max);
+    let title = if max == 0 {
+        still.to_owned()
+    } else {
+        scrolling(top, max)
+    };
+    Paragraph::new(lines)
+        .block(frame(app, &title))
+        .wrap(Wrap { trim: false })
+        .scroll((top, 0))
+        .render(r, buf);
+}
+
+/// Every key; on a short terminal it scrolls, and the title says so and where it is.
+fn help(app: &App, area: Rect, buf: &mut Buffer) {
+    scrolled(
+        app,
+        help_lines(app),
+        help_rect(area),
+        " Keys ",
+        |top, max| format!(" Keys ({top}/{max} ↑↓ PgUp PgDn scroll) "),
+        buf,
+    );
+}
+
+/// A tool call's arguments and result.
+fn detail(app: &App, id: u64, area: Rect, buf: &mut Buffer) {
+    scrolled(
+        app,
+        detail_lines(app, id),
+        detail_rect(area),
+        " Tool call (Esc closes) ",
+        |top, max| format!(" Tool call ({top}/{max} ↑↓ PgUp PgDn scroll, Esc closes) "),
+        buf,
+    );
+}
+
+/// The secret and the install line.
+fn link(app: &App, area: Rect, buf: &mut Buffer) {
+    let r = centred(area, 92, 10);
+    Clear.render(r, buf);
+    let inner = frame(app, " Link a computer ").inner(r);
+    frame(app, " Link a computer ").render(r, buf);
+    super::empty::link_text(app, inner, buf);
+}
+
+/// Quit while `n` requests are pending?
+fn confirm_quit(app: &App, n: usize, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let r = centred(area, 50, 5);
+    Clear.render(r, buf);
+    let lines = vec![
+        Line::from(format!(
+            "{n} request(s) still pending; they will be cancelled."
+        )),
+        Line::from(vec![
+            Span::raw("Quit? "),
+            Span::styled("y", t.key),
+            Span::raw(" / "),
+            Span::styled("n", t.key),
+        ]),
+    ];
+    Paragraph::new(lines)
+        .block(frame(app, " Quit "))
+        .wrap(Wrap { trim: true })
+        .render(r, buf);
+}
+
+/// The policy in force, where it came from, and `r` to reload it.
+fn policy(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let mut lines: Vec<Line> = app
+        .policy_lines
+        .iter()
+        .map(|l| Line::from(printable(l)))
+        .collect();
+    lines.push(Line::from(""));
+    let file = app.settings.config_file.as_ref().map_or_else(
+        || "no config file (defaults)".to_owned(),
+        |p| p.display().to_string(),
+    );
+    lines.push(Line::from(Span::styled(format!("from {file}"), t.dim)));
+    lines.push(Line::from(vec![
+        Span::styled("r", t.key),
+        Span::raw(" reloads the file (so does SIGHUP) · "),
+        Span::styled("Esc", t.key),
+        Span::raw(" closes"),
+    ]));
+    let r = centred(area, area.width.saturating_sub(8), lines.len() as u16 + 2);
+    Clear.render(r, buf);
+    Paragraph::new(lines)
+        .block(frame(app, " Policy "))
+        .wrap(Wrap { trim: false })
+        .render(r, buf);
 }
 
 /// "Run exec-lua on 12 computers?", who they are, the first few names, and the keys.
@@ -377,43 +310,4 @@ fn confirm_run(app: &App, intent: &Intent, who: &str, area: Rect, buf: &mut Buff
     Paragraph::new(lines)
         .block(frame(app, " Run on several computers "))
         .render(r, buf);
-}
-
-fn prompt(app: &App, p: &Prompt, area: Rect, buf: &mut Buffer) -> (u16, u16) {
-    let t = &app.theme;
-    let (title, label) = match p.kind {
-        PromptKind::RunFile => (" Run file (Enter runs, Tab completes, Esc) ", "run "),
-        PromptKind::Search => (" Search output (Enter, Esc) ", "/"),
-        PromptKind::Filter => (" Filter computers (Enter, Esc) ", "/"),
-        PromptKind::Deadline => (" Deadline for your runs (Enter, Esc) ", "seconds: "),
-    };
-    let r = centred(area, area.width.saturating_sub(10).min(90), 4);
-    Clear.render(r, buf);
-    let inner_w = r.width.saturating_sub(2) as usize;
-    let shown = cut_left(&p.text, inner_w.saturating_sub(label.len() + 1));
-    let hint = p.hint.clone().unwrap_or_else(|| match p.kind {
-        PromptKind::RunFile => "e.g. programs/dig.lua 3 \"deep shaft\"".into(),
-        PromptKind::Search => "case-insensitive; n / N for more".into(),
-        PromptKind::Filter => "* any run, ? one character".into(),
-        PromptKind::Deadline => {
-            "empty: none (cancel with c); 90, 90s or 5m: stop after that".into()
-        }
-    });
-    let lines = vec![
-        Line::from(vec![Span::styled(label, t.key), Span::raw(shown.clone())]),
-        Line::from(Span::styled(cut(&hint, inner_w), t.dim)),
-    ];
-    Paragraph::new(lines)
-        .block(frame(app, title))
-        .render(r, buf);
-    (
-        r.x + 1 + (label.len() + super::width(&shown)) as u16,
-        r.y + 1,
-    )
-}
-
-/// The last `max` chars of `s`, so the end of a long prompt line stays visible.
-fn cut_left(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    s.chars().skip(n.saturating_sub(max)).collect()
 }

@@ -2,100 +2,37 @@
 //! latest notice).
 
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::tui::app::{App, Focus};
+use crate::tui::app::App;
+use crate::tui::keymap::{self, Binding, Hint, Scope};
 
-/// One key hint. `press` is the key a click on the hint stands for, so that everything the
-/// hints name can be done with the mouse too.
-pub struct Hint {
-    pub key: &'static str,
-    pub what: &'static str,
-    pub press: (KeyCode, KeyModifiers),
+/// The bar whose hints show: the filter line's while it is open, else the focused pane's.
+fn bar(app: &App) -> Scope {
+    if app.editing_filter() {
+        return Scope::Filter;
+    }
+    crate::tui::input::scope_of(app.focus)
 }
 
-const fn hint(key: &'static str, what: &'static str, code: KeyCode, mods: KeyModifiers) -> Hint {
-    Hint {
-        key,
-        what,
-        press: (code, mods),
-    }
-}
-
-const NONE: KeyModifiers = KeyModifiers::NONE;
-const CTRL: KeyModifiers = KeyModifiers::CONTROL;
-
-/// Key hints per focus.
-static EDITOR: [Hint; 6] = [
-    hint("F5", "run", KeyCode::F(5), NONE),
-    hint("F6", "file", KeyCode::F(6), NONE),
-    hint("^↑↓", "history", KeyCode::Up, CTRL),
-    hint("Tab", "panes", KeyCode::Tab, NONE),
-    hint("F1", "help", KeyCode::F(1), NONE),
-    hint("^C", "quit", KeyCode::Char('c'), CTRL),
-];
-static COMPUTERS: [Hint; 6] = [
-    hint("↑↓", "select", KeyCode::Down, NONE),
-    hint("Space", "mark", KeyCode::Char(' '), NONE),
-    hint("/", "filter", KeyCode::Char('/'), NONE),
-    hint("a", "mark shown", KeyCode::Char('a'), NONE),
-    hint("z", "group", KeyCode::Char('z'), NONE),
-    hint("?", "help", KeyCode::Char('?'), NONE),
-];
-/// While the filter line is open (the keys go to it, so these are not clickable keys).
-static FILTER: [Hint; 3] = [
-    hint("* ?", "glob", KeyCode::Null, NONE),
-    hint("Enter", "keep", KeyCode::Enter, NONE),
-    hint("Esc", "clear", KeyCode::Esc, NONE),
-];
-static OUTPUT: [Hint; 5] = [
-    hint("↑↓ PgUp", "scroll", KeyCode::PageUp, NONE),
-    hint("End", "follow", KeyCode::End, NONE),
-    hint("/", "search", KeyCode::Char('/'), NONE),
-    hint("n N", "next", KeyCode::Char('n'), NONE),
-    hint("q", "quit", KeyCode::Char('q'), NONE),
-];
-static REQUESTS: [Hint; 4] = [
-    hint("↑↓", "select", KeyCode::Down, NONE),
-    hint("c Del", "cancel", KeyCode::Char('c'), NONE),
-    hint("?", "help", KeyCode::Char('?'), NONE),
-    hint("q", "quit", KeyCode::Char('q'), NONE),
-];
-static ACTIVITY: [Hint; 4] = [
-    hint("↑↓", "select", KeyCode::Down, NONE),
-    hint("Enter", "details", KeyCode::Enter, NONE),
-    hint("?", "help", KeyCode::Char('?'), NONE),
-    hint("q", "quit", KeyCode::Char('q'), NONE),
-];
-
-/// Key hints of the focused pane (or of the filter line while it is open).
-pub fn hints(app: &App) -> &'static [Hint] {
-    if super::computers::editing_filter(app) {
-        return &FILTER;
-    }
-    match app.focus {
-        Focus::Editor => &EDITOR,
-        Focus::Computers => &COMPUTERS,
-        Focus::Output => &OUTPUT,
-        Focus::Requests => &REQUESTS,
-        Focus::Activity => &ACTIVITY,
-    }
+/// The key hints on the bar now, each with its row of the keymap.
+pub fn hints(app: &App) -> impl Iterator<Item = (&'static Hint, &'static Binding)> {
+    keymap::hints(bar(app)).filter_map(|b| Some((b.hint.as_ref()?, b)))
 }
 
 /// The hint drawn at column `col` of the status line (the line starts with one space, then
 /// each hint as `KEY what` followed by two spaces), when the hints are showing.
-pub fn hint_at(app: &App, col: u16) -> Option<&'static Hint> {
-    if app.notice.is_some() || app.attached {
+pub fn hint_at(app: &App, col: u16) -> Option<&'static Binding> {
+    if app.notice.is_some() || app.screen.attached {
         return None;
     }
     let mut x = 1usize;
-    for h in hints(app) {
+    for (h, b) in hints(app) {
         let width = super::width(h.key) + 1 + super::width(h.what);
         if (x..x + width).contains(&usize::from(col)) {
-            return Some(h);
+            return Some(b);
         }
         x += width + 2;
     }
@@ -105,7 +42,7 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Hint> {
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let mut spans = vec![Span::raw(" ")];
-    if app.attached {
+    if app.screen.attached {
         // Attach mode must be impossible to miss: every key goes to the computer.
         let who = app
             .selected
@@ -136,7 +73,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 if *error { t.error } else { t.ok },
             )),
             None => {
-                for h in hints(app) {
+                for (h, _) in hints(app) {
                     spans.push(Span::styled(h.key, t.key));
                     spans.push(Span::raw(format!(" {}  ", h.what)));
                 }
@@ -148,7 +85,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let used: usize = spans.iter().map(|s| s.width()).sum();
     let room = usize::from(area.width).saturating_sub(used);
     // Busy computers are online ones running something, so online + offline is every one.
-    let c = app.fleet.counts;
+    let c = app.computers.counts;
     let counts = format!(
         "{} online · {} busy · {} offline",
         c.online, c.busy, c.offline

@@ -1,25 +1,31 @@
-//! The Computers pane for fleets: the filter (a glob on traposId and label, the same
-//! [`Glob`] that `probe-computers` and `exec-lua-many` use), grouping by label prefix, the
-//! online / busy / offline counts, and the list of rows the pane shows.
+//! The Computers pane: the list of computers, the filter (a glob on traposId and label, the
+//! same [`Glob`] that `probe-computers` and `exec-lua-many` use), grouping by label prefix, the
+//! online / busy / offline counts, the marks, and the rows the pane shows. Its keys are in
+//! `keys.rs`, its drawing in `draw.rs`.
 //!
 //! The rows are computed when the computers, the filter, the grouping or a group's collapse
 //! change, never per frame: with a thousand computers the pane draws only the rows on screen,
 //! and finds the selection by a map lookup instead of a walk.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+mod draw;
+mod keys;
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::glob::Glob;
 use crate::session::ComputerInfo;
 use crate::session::fleet::matches_computer;
+use crate::tui::component::Outcome;
 
 /// One row of the Computers pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Row {
     /// "All computers": everyone's output.
     All,
-    /// A group header (index into [`Fleet::groups`]).
+    /// A group header (index into [`Computers::groups`]).
     Group(usize),
-    /// A computer (index into the app's computers).
+    /// A computer (index into [`Computers::list`]).
     Computer(usize),
 }
 
@@ -54,7 +60,7 @@ pub struct Group {
     /// Of the computers in the group that the filter shows.
     pub counts: Counts,
     pub collapsed: bool,
-    /// Indices into the app's computers, in the app's order.
+    /// Indices into [`Computers::list`], in its order.
     pub members: Vec<usize>,
 }
 
@@ -78,9 +84,17 @@ pub fn group_of(label: Option<&str>) -> String {
     }
 }
 
-/// The pane's filter, grouping and the rows they give.
-#[derive(Debug, Default)]
-pub struct Fleet {
+/// The pane's computers, filter, grouping, marks and the rows they give.
+#[derive(Debug)]
+pub struct Computers {
+    /// Every computer, in the session's order.
+    pub list: Vec<ComputerInfo>,
+    /// Computers marked with Space: F5 sends to each of them.
+    pub marked: BTreeSet<String>,
+    /// Until the person picks, the first computer to link gets selected.
+    pub auto_select: bool,
+    /// First row on screen, kept by drawing for mouse hits.
+    pub top: Cell<usize>,
     /// The filter's text ("" shows every computer).
     pub filter: String,
     glob: Option<Glob>,
@@ -103,14 +117,93 @@ pub struct Fleet {
     group_row: HashMap<String, usize>,
 }
 
-impl Fleet {
+impl Default for Computers {
+    fn default() -> Computers {
+        let mut c = Computers {
+            list: Vec::new(),
+            marked: BTreeSet::new(),
+            auto_select: true,
+            top: Cell::new(0),
+            filter: String::new(),
+            glob: None,
+            grouped: false,
+            collapsed: BTreeSet::new(),
+            cursor_group: None,
+            rows: Vec::new(),
+            groups: Vec::new(),
+            counts: Counts::default(),
+            shown: Counts::default(),
+            row_of: HashMap::new(),
+            group_row: HashMap::new(),
+        };
+        c.rebuild();
+        c
+    }
+}
+
+impl Computers {
+    /// A new list from the session. Returns the computer to select when none has been picked
+    /// yet (the first online one); marks of computers gone offline are dropped.
+    pub fn set(&mut self, list: Vec<ComputerInfo>, selected: Option<&str>) -> Option<String> {
+        let mut pick = None;
+        if self.auto_select
+            && selected.is_none()
+            && let Some(first) = list.iter().find(|c| c.online)
+        {
+            pick = Some(first.trapos_id.clone());
+            self.auto_select = false;
+        }
+        if !self.marked.is_empty() {
+            // A set, so that a thousand marks against a thousand computers stays linear.
+            let online: HashSet<&str> = list
+                .iter()
+                .filter(|c| c.online)
+                .map(|c| c.trapos_id.as_str())
+                .collect();
+            self.marked.retain(|m| online.contains(m.as_str()));
+        }
+        self.list = list;
+        self.rebuild();
+        pick
+    }
+
+    /// Where F5 sends: the marked computers, else the selected one.
+    pub fn targets(&self, selected: Option<&str>) -> Vec<String> {
+        if !self.marked.is_empty() {
+            return self.marked.iter().cloned().collect();
+        }
+        selected.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// Row of the cursor (0 is "All computers", and where a selected computer the filter hides
+    /// counts from).
+    pub fn selected_index(&self, selected: Option<&str>) -> usize {
+        self.cursor_row(selected).unwrap_or(0)
+    }
+
+    /// Moves the cursor to row `index`: "All computers", a group header (which shows
+    /// everyone's output, so that F5 never goes to a computer off the cursor) or a computer.
+    pub fn select_index(&mut self, index: usize) -> Outcome {
+        self.cursor_group = None;
+        let new = match self.rows.get(index) {
+            Some(Row::Computer(i)) => self.list.get(*i).map(|c| c.trapos_id.clone()),
+            Some(Row::Group(g)) => {
+                self.cursor_group = self.groups.get(*g).map(|g| g.name.clone());
+                None
+            }
+            Some(Row::All) | None => None,
+        };
+        self.auto_select = false;
+        Outcome::Select(new)
+    }
+
     /// Whether a filter is set.
     pub fn filtering(&self) -> bool {
         self.glob.is_some()
     }
 
     /// Sets the filter's text (empty clears it). The rows need a [`rebuild`](Self::rebuild).
-    pub fn set_filter(&mut self, text: &str) {
+    fn set_filter_text(&mut self, text: &str) {
         self.filter = text.to_owned();
         self.glob = (!text.trim().is_empty()).then(|| Glob::new(text));
     }
@@ -120,8 +213,14 @@ impl Fleet {
         self.glob.as_ref().is_none_or(|g| matches_computer(g, c))
     }
 
-    /// Computes the rows from `computers` (in the app's order).
-    pub fn rebuild(&mut self, computers: &[ComputerInfo]) {
+    /// Computes the rows again, after the list, the filter, the grouping or a fold changed.
+    pub fn rebuild(&mut self) {
+        let list = std::mem::take(&mut self.list);
+        self.rebuild_from(&list);
+        self.list = list;
+    }
+
+    fn rebuild_from(&mut self, computers: &[ComputerInfo]) {
         self.counts = Counts::default();
         self.shown = Counts::default();
         self.rows.clear();
@@ -269,8 +368,11 @@ mod tests {
             computer(3, "farm-1", true, 0),
             computer(4, "miner-3", false, 0),
         ];
-        let mut f = Fleet::default();
-        f.rebuild(&list);
+        let mut f = Computers {
+            list,
+            ..Computers::default()
+        };
+        f.rebuild();
         assert_eq!(f.rows.len(), 5);
         assert_eq!(
             f.counts,
@@ -281,17 +383,17 @@ mod tests {
                 offline: 1
             }
         );
-        f.set_filter("MINER-*");
-        f.rebuild(&list);
+        f.set_filter_text("MINER-*");
+        f.rebuild();
         assert_eq!(f.shown.total, 3);
         assert_eq!(f.counts.total, 4);
         assert_eq!(f.row_of("3:farm-1"), None);
         assert_eq!(f.row_of("2:miner-2"), Some(2));
         // traposId and bare id match too, like probe-computers' `match`.
-        f.set_filter("3:*");
-        f.rebuild(&list);
+        f.set_filter_text("3:*");
+        f.rebuild();
         assert_eq!(f.rows, vec![Row::All, Row::Computer(2)]);
-        f.set_filter("  ");
+        f.set_filter_text("  ");
         assert!(!f.filtering());
     }
 
@@ -302,11 +404,12 @@ mod tests {
             computer(2, "farm-1", true, 0),
             computer(3, "miner-2", true, 2),
         ];
-        let mut f = Fleet {
+        let mut f = Computers {
+            list,
             grouped: true,
-            ..Fleet::default()
+            ..Computers::default()
         };
-        f.rebuild(&list);
+        f.rebuild();
         assert_eq!(
             f.rows,
             vec![
@@ -322,7 +425,7 @@ mod tests {
         assert_eq!(f.groups[1].counts.busy, 1);
         f.collapsed.insert("miner".into());
         f.cursor_group = Some("miner".into());
-        f.rebuild(&list);
+        f.rebuild();
         assert_eq!(f.rows.len(), 4);
         assert_eq!(f.cursor_row(Some("1:miner-1")), Some(3));
         f.cursor_group = None;
@@ -330,8 +433,8 @@ mod tests {
         assert_eq!(f.cursor_row(None), Some(0));
         // A group the filter empties loses its header, and the cursor leaves it.
         f.cursor_group = Some("miner".into());
-        f.set_filter("farm*");
-        f.rebuild(&list);
+        f.set_filter_text("farm*");
+        f.rebuild();
         assert_eq!(f.cursor_group, None);
         assert_eq!(f.rows, vec![Row::All, Row::Group(0), Row::Computer(1)]);
     }

@@ -1,0 +1,106 @@
+//! What every pane is: it owns its state, handles the actions the keymap gives it, and draws
+//! itself. A pane never reaches into another: what it reads of the rest comes in a context,
+//! and what it wants of the rest (a popup, the focus, a new selection, work for the session)
+//! goes out as an [`Outcome`] that the app carries out.
+
+use std::time::SystemTime;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, BorderType, Borders};
+use tokio::time::Instant;
+
+use super::app::{Focus, Intent, Popup};
+use super::keymap::{Action, Scope};
+use super::theme::Theme;
+use crate::config::Settings;
+
+/// What a pane reads while it handles a key: the selection (owned by the app, since every pane
+/// shows something of it), where runs go, and the screen size (for page keys).
+#[derive(Debug, Clone, Copy)]
+pub struct Cx<'a> {
+    pub selected: Option<&'a str>,
+    /// Where F5 and F6 send: the marked computers, else the selected one.
+    pub targets: &'a [String],
+    pub size: Rect,
+}
+
+/// What a pane reads while it draws.
+pub struct DrawCx<'a> {
+    pub theme: &'a Theme,
+    pub settings: &'a Settings,
+    pub now: SystemTime,
+    pub now_i: Instant,
+    pub ticks: u64,
+    pub utc_offset: i32,
+    pub truecolor: bool,
+    pub selected: Option<&'a str>,
+    /// Which pane has the keys (its selected row is lit even under a popup).
+    pub focus: Focus,
+    /// The selected computer, when it is in the list.
+    pub selected_computer: Option<&'a crate::session::ComputerInfo>,
+    /// Where F5 sends: the marked computers, else the selected one.
+    pub targets: &'a [String],
+    /// The Computers pane's filter line is open for typing.
+    pub filter_open: bool,
+    /// Whether this pane's frame is lit (it has the keys and no popup covers them).
+    pub focused: bool,
+}
+
+impl DrawCx<'_> {
+    /// A pane's frame, thick and lit when focused.
+    pub fn frame<'b>(&self, title: impl Into<Line<'b>>) -> Block<'b> {
+        let t = self.theme;
+        Block::default()
+            .borders(Borders::ALL)
+            .border_type(if self.focused {
+                BorderType::Thick
+            } else {
+                BorderType::Plain
+            })
+            .border_style(if self.focused {
+                t.border_focus
+            } else {
+                t.border
+            })
+            .title(title.into().style(t.title))
+    }
+}
+
+/// What handling an action asks of the app.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// Not this pane's: the layer under it gets the key.
+    Ignored,
+    /// Handled inside the pane.
+    Done,
+    /// Work for the session.
+    Intents(Vec<Intent>),
+    /// A request to start now on one computer, or to confirm first on several.
+    Run(Intent),
+    Notify(String, bool),
+    Open(Popup),
+    Focus(Focus),
+    /// Close the popup this came from.
+    Close,
+    /// A prompt's text means this.
+    Submit(crate::tui::panes::prompt::Submitted),
+    /// The cursor of the Computers pane moved: the screen is about this computer now (`None`:
+    /// everyone's output).
+    Select(Option<String>),
+}
+
+/// A pane.
+pub trait Component {
+    /// The keymap scope of the pane's own keys.
+    fn scope(&self) -> Scope;
+    /// An action the keymap found for a key in [`scope`](Self::scope).
+    fn act(&mut self, action: Action, cx: Cx) -> Outcome;
+    /// A key the keymap has no row for (typing); most panes ignore it.
+    fn input(&mut self, _key: ratatui::crossterm::event::KeyEvent, _cx: Cx) -> Outcome {
+        Outcome::Ignored
+    }
+    /// Draws the pane; returns where the terminal cursor goes, if it goes here.
+    fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)>;
+}

@@ -1,0 +1,561 @@
+//! Keys and mouse → actions → the panes, and what the panes ask for → the app. No terminal and
+//! no session here, so every binding is unit-testable.
+//!
+//! A key goes through the layers of [`App::layers`], top first. In each, the keymap's row for
+//! it names an action, which the layer's owner carries out: a pane, a popup, or the app itself
+//! for the global keys. A pane that declines (`Outcome::Ignored`) lets the key through to the
+//! layer below.
+
+use ratatui::crossterm::event::{
+    Event as CtEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
+};
+use serde_json::json;
+
+use super::app::{App, Focus, Intent, Popup};
+use super::component::{Component, Cx, Outcome};
+use super::keymap::{self, Action, Scope};
+use super::layout::{areas, hit};
+use super::panes::prompt::{Prompt, PromptKind, Submitted};
+
+/// The keymap scope of a focused pane.
+pub fn scope_of(focus: Focus) -> Scope {
+    match focus {
+        Focus::Editor => Scope::Editor,
+        Focus::Computers => Scope::Computers,
+        Focus::Output => Scope::Output,
+        Focus::Requests => Scope::Requests,
+        Focus::Activity => Scope::Activity,
+    }
+}
+
+/// The keymap scope of an open popup.
+fn popup_scope(popup: &Popup) -> Scope {
+    match popup {
+        Popup::Help | Popup::Link | Popup::Detail(_) => Scope::Scroll,
+        Popup::ConfirmQuit(_) => Scope::ConfirmQuit,
+        Popup::ConfirmRun(..) => Scope::ConfirmRun,
+        Popup::Policy => Scope::Policy,
+        Popup::Prompt(p) => p.scope(),
+    }
+}
+
+impl App {
+    /// Any terminal event.
+    pub fn on_terminal(&mut self, ev: CtEvent) -> Vec<Intent> {
+        match ev {
+            CtEvent::Key(k) => self.on_key(k),
+            CtEvent::Mouse(m) => self.on_mouse(m),
+            CtEvent::Resize(w, h) => {
+                self.size = ratatui::layout::Rect::new(0, 0, w, h);
+                Vec::new()
+            }
+            CtEvent::Paste(text) if self.screen.attached && self.popup.is_none() => {
+                let o = self.screen.paste(text, self.selected.as_deref());
+                self.apply(o)
+            }
+            CtEvent::Paste(text) if self.focus == Focus::Editor && self.popup.is_none() => {
+                self.editor.area.insert_str(text);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The scopes a key is looked up in, top first. The last layer that takes unbound keys
+    /// (the approval prompt, a popup, attach mode, the editor) ends the list.
+    pub fn layers(&self) -> Vec<Scope> {
+        let mut layers = Vec::new();
+        if self.approval().is_some() {
+            layers.push(Scope::Approval);
+        }
+        if let Some(p) = &self.popup {
+            layers.push(popup_scope(p));
+            return layers;
+        }
+        if self.screen.attached {
+            layers.push(Scope::Attached);
+            return layers;
+        }
+        layers.push(Scope::Global);
+        layers.push(scope_of(self.focus));
+        if self.focus != Focus::Editor {
+            layers.push(Scope::Panes);
+        }
+        layers
+    }
+
+    /// The row a key reaches now, if any (what [`on_key`](Self::on_key) acts on).
+    pub fn binding_for(&self, key: &KeyEvent) -> Option<&'static keymap::Binding> {
+        self.layers()
+            .into_iter()
+            .filter_map(|s| keymap::lookup(s, key))
+            .find(|b| b.action != Action::Pass)
+    }
+
+    /// A key press.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Intent> {
+        if key.kind == KeyEventKind::Release {
+            return Vec::new();
+        }
+        self.notice = None;
+        let targets = self.targets();
+        let layers = self.layers();
+        for (i, &scope) in layers.iter().enumerate() {
+            let bound = keymap::lookup(scope, &key);
+            let outcome = match bound {
+                Some(b) if b.action == Action::Pass => continue,
+                Some(b) => self.act(scope, b.action, &targets),
+                None => Outcome::Ignored,
+            };
+            if outcome != Outcome::Ignored {
+                return self.apply(outcome);
+            }
+            // Unbound here: the approval prompt and popups keep the key (a prompt types it);
+            // attach mode sends it; the editor types it.
+            let last = i + 1 == layers.len();
+            if bound.is_none() && (last || scope == Scope::Approval) {
+                let o = self.input(scope, key, &targets);
+                return self.apply(o);
+            }
+        }
+        Vec::new()
+    }
+
+    /// Carries out `action` of `scope`.
+    fn act(&mut self, scope: Scope, action: Action, targets: &[String]) -> Outcome {
+        let cx = Cx {
+            selected: self.selected.as_deref(),
+            targets,
+            size: self.size,
+        };
+        match scope {
+            Scope::Global | Scope::Panes => self.global(action),
+            Scope::Editor => self.editor.act(action, cx),
+            Scope::Computers => self.computers.act(action, cx),
+            Scope::Output => self.output.act(action, cx),
+            Scope::Requests => self.requests.act(action, cx),
+            Scope::Activity => self.activity.act(action, cx),
+            Scope::Approval => self.approvals.act(action, cx),
+            Scope::Attached => self.screen.act(action, cx),
+            Scope::Prompt | Scope::Filter => match self.popup.as_mut() {
+                Some(Popup::Prompt(p)) => p.act(action, cx),
+                _ => Outcome::Ignored,
+            },
+            Scope::Scroll => self.scroll_key(action),
+            Scope::ConfirmQuit => self.confirm_quit_key(action),
+            Scope::ConfirmRun => self.confirm_run_key(action),
+            Scope::Policy => match action {
+                Action::Reload => Outcome::Intents(vec![Intent::ReloadPolicy]),
+                Action::Close => Outcome::Close,
+                _ => Outcome::Ignored,
+            },
+        }
+    }
+
+    /// A key the keymap has no row for in the layer that keeps it.
+    fn input(&mut self, scope: Scope, key: KeyEvent, targets: &[String]) -> Outcome {
+        let cx = Cx {
+            selected: self.selected.as_deref(),
+            targets,
+            size: self.size,
+        };
+        match scope {
+            Scope::Approval => self.approvals.input(key, cx),
+            Scope::Attached => self.screen.input(key, cx),
+            Scope::Editor => self.editor.input(key, cx),
+            Scope::Prompt | Scope::Filter => match self.popup.as_mut() {
+                Some(Popup::Prompt(p)) => p.input(key, cx),
+                _ => Outcome::Done,
+            },
+            _ => Outcome::Done,
+        }
+    }
+
+    /// The keys that work in every pane (and, for `Panes`, every one but the editor).
+    fn global(&mut self, action: Action) -> Outcome {
+        match action {
+            Action::ToggleScreen => {
+                self.screen.toggle();
+                Outcome::Done
+            }
+            Action::Attach => self.screen.toggle_attach(self.selected.as_deref()),
+            Action::Quit => self.ask_quit(),
+            Action::Run => self.send_editor(),
+            Action::RunFile => Outcome::Open(Popup::Prompt(Prompt::new(PromptKind::RunFile, ""))),
+            Action::Help => Outcome::Open(Popup::Help),
+            Action::Policy => Outcome::Open(Popup::Policy),
+            Action::Link => Outcome::Open(Popup::Link),
+            Action::Deadline => {
+                let text = self
+                    .run_deadline
+                    .map(|d| format!("{}", d.as_secs()))
+                    .unwrap_or_default();
+                Outcome::Open(Popup::Prompt(Prompt::new(PromptKind::Deadline, &text)))
+            }
+            Action::FocusNext => {
+                self.cycle_focus(1);
+                Outcome::Done
+            }
+            Action::FocusPrev => {
+                self.cycle_focus(-1);
+                Outcome::Done
+            }
+            Action::Leave => Outcome::Focus(Focus::Editor),
+            _ => Outcome::Ignored,
+        }
+    }
+
+    /// Does what an outcome asks; returns the intents for the session.
+    pub(crate) fn apply(&mut self, outcome: Outcome) -> Vec<Intent> {
+        match outcome {
+            Outcome::Ignored | Outcome::Done => {}
+            Outcome::Intents(intents) => return intents,
+            Outcome::Run(intent) => return self.run_or_confirm(intent),
+            Outcome::Notify(text, error) => self.notify(text, error),
+            Outcome::Open(popup) => {
+                // A tool call's details open at their top; the help keeps where it was.
+                if matches!(popup, Popup::Detail(_)) {
+                    self.popup_scroll = 0;
+                }
+                self.popup = Some(popup);
+            }
+            Outcome::Focus(f) => self.focus = f,
+            Outcome::Close => self.popup = None,
+            Outcome::Select(new) => self.select(new),
+            Outcome::Submit(s) => return self.submitted(s),
+        }
+        Vec::new()
+    }
+
+    /// A prompt's text, handed to whom it is for.
+    fn submitted(&mut self, s: Submitted) -> Vec<Intent> {
+        match s {
+            Submitted::FilterTyped(text) => {
+                self.computers.set_filter(&text);
+                return Vec::new();
+            }
+            Submitted::FilterCleared => self.computers.set_filter(""),
+            _ => {}
+        }
+        self.popup = None;
+        let o = match s {
+            Submitted::Search(q) => self.output.search(&q, self.selected.as_deref()),
+            Submitted::FilterKept => self.computers.filter_kept(),
+            Submitted::Deadline(d) => {
+                self.run_deadline = d;
+                let text = match d {
+                    Some(d) => format!("your runs (F5, F6) now stop after {} s", d.as_secs()),
+                    None => "your runs (F5, F6) have no deadline; cancel one with c in Requests"
+                        .to_owned(),
+                };
+                Outcome::Notify(text, false)
+            }
+            Submitted::RunFile(rf) => Outcome::Run(Intent::Start {
+                targets: self.targets(),
+                kind: "run-file".into(),
+                payload: json!({"path": rf.path, "args": rf.args}),
+                deadline: self.run_deadline,
+            }),
+            Submitted::FilterTyped(_) | Submitted::FilterCleared => Outcome::Done,
+        };
+        self.apply(o)
+    }
+
+    fn cycle_focus(&mut self, step: isize) {
+        let n = Focus::ORDER.len() as isize;
+        let i = Focus::ORDER
+            .iter()
+            .position(|f| *f == self.focus)
+            .unwrap_or(0) as isize;
+        let next = (i + step).rem_euclid(n) as usize;
+        self.focus = Focus::ORDER.get(next).copied().unwrap_or(Focus::Editor);
+    }
+
+    /// `q` or Ctrl-C: quit at once, or ask first while requests are pending.
+    fn ask_quit(&mut self) -> Outcome {
+        if self.requests.pending.is_empty() {
+            self.quit = true;
+            Outcome::Intents(vec![Intent::Quit])
+        } else {
+            Outcome::Open(Popup::ConfirmQuit(self.requests.pending.len()))
+        }
+    }
+
+    /// F5: the editor's text as `exec-lua` to the marked computers, else the selected one.
+    pub fn send_editor(&mut self) -> Outcome {
+        let code = self.editor_text();
+        if code.trim().is_empty() {
+            return Outcome::Notify("the editor is empty: type some Lua first".into(), true);
+        }
+        let targets = self.targets();
+        if targets.is_empty() {
+            return Outcome::Notify(
+                "no computer selected: select one in Computers, or mark several with Space".into(),
+                true,
+            );
+        }
+        self.editor.history.push(&code);
+        Outcome::Run(Intent::Start {
+            targets,
+            kind: "exec-lua".into(),
+            payload: json!({ "code": code }),
+            deadline: self.run_deadline,
+        })
+    }
+
+    /// Starts `intent` now when it goes to one computer; one for several waits for `y` in a
+    /// popup that says how many and which.
+    fn run_or_confirm(&mut self, intent: Intent) -> Vec<Intent> {
+        let Intent::Start { targets, .. } = &intent else {
+            return vec![intent];
+        };
+        if targets.len() <= 1 {
+            return vec![intent];
+        }
+        let who = self.computers.describe_targets(targets);
+        self.popup = Some(Popup::ConfirmRun(Box::new(intent), who));
+        Vec::new()
+    }
+
+    /// A run on several computers waits for confirmation.
+    fn confirm_run_key(&mut self, action: Action) -> Outcome {
+        let Some(Popup::ConfirmRun(intent, _)) = self.popup.take() else {
+            return Outcome::Ignored;
+        };
+        match action {
+            Action::Yes => {
+                if let Intent::Start { targets, .. } = &*intent {
+                    self.show_all_after_broadcast(targets.len());
+                }
+                Outcome::Intents(vec![*intent])
+            }
+            Action::No => Outcome::Notify("not run".into(), false),
+            _ => Outcome::Done,
+        }
+    }
+
+    /// Quit while requests are pending?
+    fn confirm_quit_key(&mut self, action: Action) -> Outcome {
+        self.popup = None;
+        match action {
+            Action::Yes => {
+                self.quit = true;
+                Outcome::Intents(vec![Intent::Quit])
+            }
+            _ => Outcome::Done,
+        }
+    }
+
+    /// The help, the link popup and a tool call's details: scroll and close.
+    fn scroll_key(&mut self, action: Action) -> Outcome {
+        match action {
+            Action::Close => return Outcome::Close,
+            Action::Up => self.scroll_popup(-1),
+            Action::Down => self.scroll_popup(1),
+            Action::PageUp => self.scroll_popup(-self.page()),
+            Action::PageDown => self.scroll_popup(self.page()),
+            Action::Top => self.popup_scroll = 0,
+            Action::Bottom => self.scroll_popup(i32::MAX),
+            _ => return Outcome::Ignored,
+        }
+        Outcome::Done
+    }
+
+    /// Rows a page key moves a popup.
+    fn page(&self) -> i32 {
+        i32::from(self.size.height.saturating_sub(8).max(2)) - 1
+    }
+
+    /// Scrolls the open popup by `delta` lines, within its text.
+    fn scroll_popup(&mut self, delta: i32) {
+        let max = i32::from(super::view::popup_max_scroll(self, self.size));
+        let top = (i32::from(self.popup_scroll).saturating_add(delta)).clamp(0, max);
+        self.popup_scroll = u16::try_from(top).unwrap_or(0);
+    }
+
+    /// Mouse: a click focuses the pane under it and selects the row; the wheel scrolls.
+    pub fn on_mouse(&mut self, m: MouseEvent) -> Vec<Intent> {
+        let Some(a) = areas(self.size) else {
+            return Vec::new();
+        };
+        if self.popup.is_some() {
+            match m.kind {
+                MouseEventKind::ScrollUp => self.scroll_popup(-3),
+                MouseEventKind::ScrollDown => self.scroll_popup(3),
+                _ => {}
+            }
+            if matches!(m.kind, MouseEventKind::Down(_))
+                && !matches!(self.popup, Some(Popup::Prompt(_)))
+            {
+                self.popup = None;
+            }
+            return Vec::new();
+        }
+        let (col, row) = (m.column, m.row);
+        // A click on a key hint in the status line presses that key.
+        if matches!(m.kind, MouseEventKind::Down(MouseButton::Left))
+            && hit(a.status, col, row)
+            && let Some(b) = super::view::statusbar::hint_at(self, col - a.status.x)
+        {
+            // A hint without a key (the filter's glob) only explains.
+            return match b.keys.first() {
+                Some(k) => self.on_key(k.event()),
+                None => Vec::new(),
+            };
+        }
+        let pane = [
+            (a.computers, Focus::Computers),
+            (a.requests, Focus::Requests),
+            (a.activity, Focus::Activity),
+            (a.output, Focus::Output),
+            (a.editor, Focus::Editor),
+        ]
+        .into_iter()
+        .find(|(r, _)| hit(*r, col, row));
+        let Some((rect, focus)) = pane else {
+            return Vec::new();
+        };
+        let line = row.saturating_sub(rect.y + 1) as usize;
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus = focus;
+                if row > rect.y {
+                    self.click(focus, line, rect.height);
+                }
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                self.wheel(focus, m.kind == MouseEventKind::ScrollUp);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// A click on line `line` inside pane `focus` (`height` rows high).
+    fn click(&mut self, focus: Focus, line: usize, height: u16) {
+        match focus {
+            Focus::Computers => {
+                if let Some(o) = self.computers.click(line) {
+                    self.apply(o);
+                }
+            }
+            Focus::Requests => self.requests.click(line),
+            Focus::Activity => self.activity.click(line, height),
+            Focus::Output | Focus::Editor => {}
+        }
+    }
+
+    /// A wheel turn over pane `focus`.
+    fn wheel(&mut self, focus: Focus, up: bool) {
+        match focus {
+            Focus::Output => self.output.wheel(up, self.selected.as_deref()),
+            Focus::Computers => {
+                let o = self.computers.wheel(up, self.selected.as_deref());
+                self.apply(o);
+            }
+            Focus::Requests => self.requests.wheel(up),
+            Focus::Activity => self.activity.wheel(up),
+            Focus::Editor => self.editor.wheel(up),
+        }
+    }
+
+    /// Rows of output on screen (inside the border).
+    pub fn output_height(&self) -> usize {
+        super::panes::output::Output::height(self.size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::tui::theme::Theme;
+
+    /// An app in the state where the keys of `scope` are live.
+    fn app_in(scope: Scope) -> App {
+        let mut app = App::new(Settings::default(), Theme::plain(), false);
+        app.selected = Some("7:miner".into());
+        match scope {
+            Scope::Global | Scope::Editor => app.focus = Focus::Editor,
+            // Output binds none of the keys every pane but the editor has.
+            Scope::Panes | Scope::Output => app.focus = Focus::Output,
+            Scope::Computers => app.focus = Focus::Computers,
+            Scope::Requests => app.focus = Focus::Requests,
+            Scope::Activity => app.focus = Focus::Activity,
+            Scope::Approval => app.set_approvals(vec![crate::session::Approval {
+                request_id: "h-1".into(),
+                trapos_id: "7:miner".into(),
+                origin: crate::session::Origin::Agent("a".into()),
+                kind: "exec-lua".into(),
+                action: crate::policy::Action::Exec,
+                detail: "return 1".into(),
+                size: 8,
+                because: "ask".into(),
+                deadline: app.now_i,
+            }]),
+            Scope::Scroll => app.popup = Some(Popup::Help),
+            Scope::ConfirmQuit => app.popup = Some(Popup::ConfirmQuit(1)),
+            Scope::ConfirmRun => {
+                app.popup = Some(Popup::ConfirmRun(Box::new(Intent::Quit), "x".into()));
+            }
+            Scope::Policy => app.popup = Some(Popup::Policy),
+            Scope::Prompt => app.popup = Some(Popup::Prompt(Prompt::new(PromptKind::RunFile, ""))),
+            Scope::Filter => app.popup = Some(Popup::Prompt(Prompt::new(PromptKind::Filter, ""))),
+            Scope::Attached => app.screen.attached = true,
+        }
+        app
+    }
+
+    /// Every row of the keymap is reached by its keys in its scope (no layer above takes them
+    /// first), and its action has a handler there.
+    #[test]
+    fn every_action_in_the_keymap_is_reachable() {
+        for b in keymap::BINDINGS {
+            let app = app_in(b.scope);
+            let layers = app.layers();
+            assert!(layers.contains(&b.scope), "{:?} is not live", b.scope);
+            for key in b.keys {
+                let ev = key.event();
+                let reached = if b.action == Action::Pass {
+                    // Passing rows are found, then skipped for the layers below.
+                    layers
+                        .iter()
+                        .find_map(|s| keymap::lookup(*s, &ev))
+                        .map(|r| r as *const _)
+                } else {
+                    app.binding_for(&ev).map(|r| r as *const _)
+                };
+                assert_eq!(
+                    reached,
+                    Some(b as *const _),
+                    "{key:?} in {:?} reaches another row",
+                    b.scope
+                );
+            }
+            if b.keys.is_empty() {
+                // Typing and the mouse have no key: typing reaches the layer that keeps
+                // unbound keys, the mouse goes to on_mouse.
+                assert!(
+                    b.action == Action::Mouse || layers.last() == Some(&b.scope),
+                    "{:?} {:?}",
+                    b.scope,
+                    b.action
+                );
+                continue;
+            }
+            if b.action == Action::Pass {
+                continue; // on_key itself moves on to the layer below.
+            }
+            let mut app = app;
+            let handled = app.act(b.scope, b.action, &["7:miner".to_owned()]);
+            // Esc in Computers without a filter is declined on purpose: it leaves the pane.
+            let declines = b.scope == Scope::Computers && b.action == Action::ClearFilter;
+            assert!(
+                declines || handled != Outcome::Ignored,
+                "{:?} {:?} has no handler",
+                b.scope,
+                b.action
+            );
+        }
+    }
+}

@@ -1,0 +1,594 @@
+//! Every key binding of the console, one row each: the key, where it applies, the action it
+//! stands for, its line in the help, and its hint on the status bar. Key handling, the help
+//! popup (`?` / F1) and the status bar all read [`BINDINGS`], so a key is spelled once.
+//!
+//! A key is looked up in the layers on top of each other (an approval prompt, a popup, attach
+//! mode, then the global keys, the focused pane's, and those of every pane but the editor), and
+//! the first row that matches wins; a pane may decline an action (`Outcome::Ignored`) so the
+//! layer under it gets the key.
+
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where a row applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Anywhere outside popups, attach mode and the approval prompt.
+    Global,
+    /// Every pane but the editor, where these letters would be typed.
+    Panes,
+    Editor,
+    Computers,
+    Output,
+    Requests,
+    Activity,
+    /// The approval prompt, over everything.
+    Approval,
+    /// The help, the link popup and a tool call's details: read and close.
+    Scroll,
+    ConfirmQuit,
+    ConfirmRun,
+    Policy,
+    /// The run-file, search and deadline prompts.
+    Prompt,
+    /// The Computers pane's filter line.
+    Filter,
+    /// Attach mode: every key but these goes to the computer.
+    Attached,
+}
+
+/// What a key does; the scope it was found in says to whom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Run,
+    RunFile,
+    ToggleScreen,
+    Attach,
+    /// Esc while attached: said why it is not sent.
+    EscNote,
+    FocusNext,
+    FocusPrev,
+    Quit,
+    Help,
+    Policy,
+    Link,
+    Deadline,
+    /// Leave a pane for the editor.
+    Leave,
+    HistoryOlder,
+    HistoryNewer,
+    Undo,
+    Redo,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Left,
+    Right,
+    Mark,
+    MarkShown,
+    Group,
+    Fold,
+    Filter,
+    ClearFilter,
+    Search,
+    FindNext,
+    FindPrev,
+    Cancel,
+    Details,
+    Yes,
+    No,
+    Always,
+    Close,
+    Reload,
+    Complete,
+    Submit,
+    Erase,
+    /// Characters typed into a prompt (no key of its own: every character).
+    Type,
+    /// The approval prompt lets this key through to the layers under it.
+    Pass,
+    /// Clicks and the wheel (no key).
+    Mouse,
+}
+
+/// A key: its code, and whether Ctrl must be held. A key without Ctrl matches whatever else is
+/// held, so `G` (Shift-g) is just `G`; a Ctrl row is listed before the plain one of its code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub ctrl: bool,
+}
+
+impl Key {
+    pub fn matches(self, key: &KeyEvent) -> bool {
+        key.code == self.code && (!self.ctrl || key.modifiers.contains(KeyModifiers::CONTROL))
+    }
+
+    /// The key event a click on this key's hint stands for.
+    pub fn event(self) -> KeyEvent {
+        let mods = if self.ctrl {
+            KeyModifiers::CONTROL
+        } else {
+            KeyModifiers::NONE
+        };
+        KeyEvent::new(self.code, mods)
+    }
+}
+
+/// A line of the help: the keys as written there, and what they do. Several rows share one.
+pub type Help = (&'static str, &'static str);
+
+/// A status bar hint: the key as written there, what it does, and on which bars it shows.
+#[derive(Debug)]
+pub struct Hint {
+    pub key: &'static str,
+    pub what: &'static str,
+    pub on: &'static [Scope],
+}
+
+/// One binding.
+#[derive(Debug)]
+pub struct Binding {
+    pub keys: &'static [Key],
+    pub scope: Scope,
+    pub action: Action,
+    pub help: Help,
+    pub hint: Option<Hint>,
+}
+
+const fn k(code: KeyCode) -> Key {
+    Key { code, ctrl: false }
+}
+const fn c(ch: char) -> Key {
+    k(KeyCode::Char(ch))
+}
+const fn ctrl(code: KeyCode) -> Key {
+    Key { code, ctrl: true }
+}
+
+const fn row(keys: &'static [Key], scope: Scope, action: Action, help: Help) -> Binding {
+    Binding {
+        keys,
+        scope,
+        action,
+        help,
+        hint: None,
+    }
+}
+
+const fn hinted(
+    keys: &'static [Key],
+    scope: Scope,
+    action: Action,
+    help: Help,
+    hint: (&'static str, &'static str, &'static [Scope]),
+) -> Binding {
+    Binding {
+        keys,
+        scope,
+        action,
+        help,
+        hint: Some(Hint {
+            key: hint.0,
+            what: hint.1,
+            on: hint.2,
+        }),
+    }
+}
+
+const RUN: Help = (
+    "F5",
+    "run the editor's Lua on the selected (or marked) computers",
+);
+const FILE: Help = (
+    "F6",
+    "run a file with arguments (\"a b\" is one); Tab completes",
+);
+const SCREEN: Help = (
+    "F9",
+    "Screen view: the selected computer's own terminal, live",
+);
+const ATTACH: Help = (
+    "F8",
+    "attach: keys go to the computer (CC has no Esc); F8 again detaches",
+);
+const TAB: Help = ("Tab / Shift-Tab", "move focus between panes");
+const HISTORY: Help = ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk");
+const UNDO: Help = ("Ctrl-Z / Ctrl-Y", "editor: undo / redo");
+const MOVE: Help = (
+    "↑ ↓ j k",
+    "move the selection; scroll output and tool call details",
+);
+const MARK: Help = (
+    "Space",
+    "computers: mark / unmark for F5 (on a group: all of it)",
+);
+const FILTER: Help = (
+    "/  a  z",
+    "computers: filter (* ? globs), mark all shown, group (← → fold)",
+);
+const PAGE: Help = (
+    "PgUp PgDn Home End",
+    "output: scroll; End (or f) follows new output again",
+);
+const SEARCH: Help = ("/  n  N", "output: search, next older, next newer match");
+const CANCEL: Help = ("c / Delete", "requests: cancel the selected request");
+const DETAILS: Help = ("Enter", "activity: a tool call's full arguments and result");
+const POLICY: Help = ("F7", "the policy (who may do what where); r reloads it");
+const APPROVAL: Help = (
+    "y / n / a",
+    "approval prompt: run, refuse, allow that agent there for the session",
+);
+const LINK: Help = (
+    "s",
+    "the secret and the line that links a computer (outside the editor)",
+);
+const DEADLINE: Help = (
+    "t",
+    "deadline for your F5/F6 runs (default none: c cancels)",
+);
+const ESC: Help = ("Esc", "close a popup; leave a pane for the editor");
+const HELP: Help = ("F1 / ?", "this help (? outside the editor)");
+const QUIT: Help = (
+    "Ctrl-C / q",
+    "quit (q outside the editor); asks if requests pending",
+);
+const MOUSE: Help = (
+    "mouse",
+    "click: select, focus, press a key hint; wheel scrolls",
+);
+
+use Action as A;
+use KeyCode as K;
+use Scope as S;
+
+/// The bindings. The help lists their lines in the order they first appear here, and each bar
+/// shows its hints in the order of the rows, so the order of rows is the order on screen.
+pub static BINDINGS: &[Binding] = &[
+    hinted(
+        &[k(K::F(5))],
+        S::Global,
+        A::Run,
+        RUN,
+        ("F5", "run", &[S::Editor]),
+    ),
+    hinted(
+        &[k(K::F(6))],
+        S::Global,
+        A::RunFile,
+        FILE,
+        ("F6", "file", &[S::Editor]),
+    ),
+    row(&[k(K::F(9))], S::Global, A::ToggleScreen, SCREEN),
+    row(&[k(K::F(8))], S::Global, A::Attach, ATTACH),
+    row(&[k(K::F(8))], S::Attached, A::Attach, ATTACH),
+    row(&[k(K::Esc)], S::Attached, A::EscNote, ATTACH),
+    row(&[k(K::BackTab)], S::Global, A::FocusPrev, TAB),
+    hinted(
+        &[ctrl(K::Up)],
+        S::Editor,
+        A::HistoryOlder,
+        HISTORY,
+        ("^↑↓", "history", &[S::Editor]),
+    ),
+    row(&[ctrl(K::Down)], S::Editor, A::HistoryNewer, HISTORY),
+    hinted(
+        &[k(K::Tab)],
+        S::Global,
+        A::FocusNext,
+        TAB,
+        ("Tab", "panes", &[S::Editor]),
+    ),
+    row(&[ctrl(c('z').code)], S::Editor, A::Undo, UNDO),
+    row(&[ctrl(c('y').code)], S::Editor, A::Redo, UNDO),
+    // Computers.
+    row(&[k(K::Up), c('k')], S::Computers, A::Up, MOVE),
+    hinted(
+        &[k(K::Down), c('j')],
+        S::Computers,
+        A::Down,
+        MOVE,
+        ("↑↓", "select", &[S::Computers]),
+    ),
+    hinted(
+        &[c(' ')],
+        S::Computers,
+        A::Mark,
+        MARK,
+        ("Space", "mark", &[S::Computers]),
+    ),
+    hinted(
+        &[c('/')],
+        S::Computers,
+        A::Filter,
+        FILTER,
+        ("/", "filter", &[S::Computers]),
+    ),
+    hinted(
+        &[c('a')],
+        S::Computers,
+        A::MarkShown,
+        FILTER,
+        ("a", "mark shown", &[S::Computers]),
+    ),
+    hinted(
+        &[c('z')],
+        S::Computers,
+        A::Group,
+        FILTER,
+        ("z", "group", &[S::Computers]),
+    ),
+    // Enter folds a group header; on a computer it goes back to the editor.
+    row(&[k(K::Enter)], S::Computers, A::Fold, FILTER),
+    row(&[k(K::Left), c('h')], S::Computers, A::Left, FILTER),
+    row(&[k(K::Right), c('l')], S::Computers, A::Right, FILTER),
+    // The filter line (it takes every character typed).
+    hinted(
+        &[],
+        S::Filter,
+        A::Type,
+        FILTER,
+        ("* ?", "glob", &[S::Filter]),
+    ),
+    hinted(
+        &[k(K::Enter)],
+        S::Filter,
+        A::Submit,
+        FILTER,
+        ("Enter", "keep", &[S::Filter]),
+    ),
+    hinted(
+        &[k(K::Esc)],
+        S::Filter,
+        A::ClearFilter,
+        FILTER,
+        ("Esc", "clear", &[S::Filter]),
+    ),
+    row(&[k(K::Backspace)], S::Filter, A::Erase, FILTER),
+    // Output.
+    row(&[k(K::Up), c('k')], S::Output, A::Up, MOVE),
+    row(&[k(K::Down), c('j')], S::Output, A::Down, MOVE),
+    hinted(
+        &[k(K::PageUp)],
+        S::Output,
+        A::PageUp,
+        PAGE,
+        ("↑↓ PgUp", "scroll", &[S::Output]),
+    ),
+    row(&[k(K::PageDown)], S::Output, A::PageDown, PAGE),
+    row(&[k(K::Home), c('g')], S::Output, A::Top, PAGE),
+    hinted(
+        &[k(K::End), c('G'), c('f')],
+        S::Output,
+        A::Bottom,
+        PAGE,
+        ("End", "follow", &[S::Output]),
+    ),
+    row(&[k(K::Left), c('h')], S::Output, A::Left, PAGE),
+    row(&[k(K::Right), c('l')], S::Output, A::Right, PAGE),
+    hinted(
+        &[c('/')],
+        S::Output,
+        A::Search,
+        SEARCH,
+        ("/", "search", &[S::Output]),
+    ),
+    hinted(
+        &[c('n')],
+        S::Output,
+        A::FindNext,
+        SEARCH,
+        ("n N", "next", &[S::Output]),
+    ),
+    row(&[c('N')], S::Output, A::FindPrev, SEARCH),
+    // The page keys of the lists.
+    row(&[k(K::Home), c('g')], S::Computers, A::Top, PAGE),
+    row(&[k(K::End), c('G')], S::Computers, A::Bottom, PAGE),
+    row(&[k(K::PageUp)], S::Computers, A::PageUp, PAGE),
+    row(&[k(K::PageDown)], S::Computers, A::PageDown, PAGE),
+    // Requests.
+    row(&[k(K::Up), c('k')], S::Requests, A::Up, MOVE),
+    hinted(
+        &[k(K::Down), c('j')],
+        S::Requests,
+        A::Down,
+        MOVE,
+        ("↑↓", "select", &[S::Requests]),
+    ),
+    row(&[k(K::Home), c('g')], S::Requests, A::Top, PAGE),
+    row(&[k(K::End), c('G')], S::Requests, A::Bottom, PAGE),
+    row(&[k(K::PageUp)], S::Requests, A::PageUp, PAGE),
+    row(&[k(K::PageDown)], S::Requests, A::PageDown, PAGE),
+    hinted(
+        &[c('c'), k(K::Delete)],
+        S::Requests,
+        A::Cancel,
+        CANCEL,
+        ("c Del", "cancel", &[S::Requests]),
+    ),
+    // Activity.
+    row(&[k(K::Up), c('k')], S::Activity, A::Up, MOVE),
+    hinted(
+        &[k(K::Down), c('j')],
+        S::Activity,
+        A::Down,
+        MOVE,
+        ("↑↓", "select", &[S::Activity]),
+    ),
+    row(&[k(K::Home), c('g')], S::Activity, A::Top, PAGE),
+    // The last call again: new calls are followed from here on.
+    row(&[k(K::End), c('G')], S::Activity, A::Bottom, PAGE),
+    row(&[k(K::PageUp)], S::Activity, A::PageUp, PAGE),
+    row(&[k(K::PageDown)], S::Activity, A::PageDown, PAGE),
+    hinted(
+        &[k(K::Enter)],
+        S::Activity,
+        A::Details,
+        DETAILS,
+        ("Enter", "details", &[S::Activity]),
+    ),
+    // The policy popup.
+    row(&[k(K::F(7))], S::Global, A::Policy, POLICY),
+    row(&[c('r'), c('R')], S::Policy, A::Reload, POLICY),
+    // The approval prompt: modal, so nothing typed for the editor can answer it by accident.
+    row(&[c('y'), c('Y')], S::Approval, A::Yes, APPROVAL),
+    row(&[c('n'), c('N')], S::Approval, A::No, APPROVAL),
+    row(&[c('a'), c('A')], S::Approval, A::Always, APPROVAL),
+    row(&[k(K::Up), c('k')], S::Approval, A::Up, MOVE),
+    row(&[k(K::Down), c('j')], S::Approval, A::Down, MOVE),
+    row(&[k(K::PageUp)], S::Approval, A::PageUp, PAGE),
+    row(&[k(K::PageDown), c(' ')], S::Approval, A::PageDown, PAGE),
+    // Outside the editor.
+    row(&[c('s')], S::Panes, A::Link, LINK),
+    row(&[c('t')], S::Panes, A::Deadline, DEADLINE),
+    // In Computers, Esc first clears the filter; the next one leaves the pane.
+    row(&[k(K::Esc)], S::Computers, A::ClearFilter, ESC),
+    row(&[k(K::Esc)], S::Panes, A::Leave, ESC),
+    // So that Esc is not typed into the editor.
+    row(&[k(K::Esc)], S::Editor, A::Leave, ESC),
+    // Popups.
+    row(
+        &[k(K::Esc), k(K::Enter), c('q'), c('?'), c('s'), k(K::F(1))],
+        S::Scroll,
+        A::Close,
+        ESC,
+    ),
+    row(&[k(K::Up), c('k')], S::Scroll, A::Up, MOVE),
+    row(&[k(K::Down), c('j')], S::Scroll, A::Down, MOVE),
+    row(&[k(K::PageUp)], S::Scroll, A::PageUp, PAGE),
+    row(&[k(K::PageDown), c(' ')], S::Scroll, A::PageDown, PAGE),
+    row(&[k(K::Home), c('g')], S::Scroll, A::Top, PAGE),
+    row(&[k(K::End), c('G')], S::Scroll, A::Bottom, PAGE),
+    row(
+        &[k(K::Esc), k(K::Enter), c('q'), k(K::F(7))],
+        S::Policy,
+        A::Close,
+        ESC,
+    ),
+    row(&[c('y'), c('Y'), k(K::Enter)], S::ConfirmRun, A::Yes, RUN),
+    row(
+        &[c('n'), c('N'), c('q'), k(K::Esc)],
+        S::ConfirmRun,
+        A::No,
+        ESC,
+    ),
+    row(&[k(K::Esc)], S::Prompt, A::Close, ESC),
+    row(&[k(K::Enter)], S::Prompt, A::Submit, FILE),
+    row(&[k(K::Tab)], S::Prompt, A::Complete, FILE),
+    row(&[k(K::Backspace)], S::Prompt, A::Erase, FILE),
+    row(&[], S::Prompt, A::Type, FILE),
+    hinted(
+        &[k(K::F(1))],
+        S::Global,
+        A::Help,
+        HELP,
+        ("F1", "help", &[S::Editor]),
+    ),
+    hinted(
+        &[c('?')],
+        S::Panes,
+        A::Help,
+        HELP,
+        ("?", "help", &[S::Computers, S::Requests, S::Activity]),
+    ),
+    hinted(
+        &[ctrl(c('c').code)],
+        S::Global,
+        A::Quit,
+        QUIT,
+        ("^C", "quit", &[S::Editor]),
+    ),
+    hinted(
+        &[c('q')],
+        S::Panes,
+        A::Quit,
+        QUIT,
+        ("q", "quit", &[S::Output, S::Requests, S::Activity]),
+    ),
+    row(
+        &[c('y'), c('Y'), k(K::Enter), ctrl(c('c').code)],
+        S::ConfirmQuit,
+        A::Yes,
+        QUIT,
+    ),
+    row(
+        &[c('n'), c('N'), c('q'), k(K::Esc)],
+        S::ConfirmQuit,
+        A::No,
+        ESC,
+    ),
+    // Ctrl-C leaves the run on several computers unsent, without a word.
+    row(&[ctrl(c('c').code)], S::ConfirmRun, A::Close, QUIT),
+    // Ctrl-C still quits under the approval prompt (asking first while requests are pending).
+    row(&[ctrl(c('c').code)], S::Approval, A::Pass, QUIT),
+    row(&[], S::Global, A::Mouse, MOUSE),
+];
+
+/// The first row of `scope` that `key` matches.
+pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<&'static Binding> {
+    BINDINGS
+        .iter()
+        .filter(|b| b.scope == scope)
+        .find(|b| b.keys.iter().any(|k| k.matches(key)))
+}
+
+/// The help's lines: each line once, in the order of the rows.
+pub fn help() -> Vec<Help> {
+    let mut lines: Vec<Help> = Vec::new();
+    for b in BINDINGS {
+        if !lines.contains(&b.help) {
+            lines.push(b.help);
+        }
+    }
+    lines
+}
+
+/// The rows the status bar shows on `bar`, in order.
+pub fn hints(bar: Scope) -> impl Iterator<Item = &'static Binding> {
+    BINDINGS
+        .iter()
+        .filter(move |b| b.hint.as_ref().is_some_and(|h| h.on.contains(&bar)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn help_lists_every_row() {
+        let help = help();
+        for b in BINDINGS {
+            assert!(help.contains(&b.help), "{:?} {:?}", b.scope, b.action);
+        }
+    }
+
+    #[test]
+    fn no_row_is_shadowed_in_its_own_scope() {
+        // A key listed in two rows of one scope would reach only the first.
+        for (i, b) in BINDINGS.iter().enumerate() {
+            for key in b.keys {
+                let first = lookup(b.scope, &key.event()).map(|f| f as *const Binding);
+                assert_eq!(
+                    first,
+                    Some(&BINDINGS[i] as *const Binding),
+                    "{key:?} in {:?}",
+                    b.scope
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_hint_is_a_key_of_its_row() {
+        for b in BINDINGS {
+            if let Some(h) = &b.hint {
+                assert!(!h.on.is_empty(), "{:?} {:?}", b.scope, b.action);
+                // A hint without a key (the filter's glob) is not clickable, and says so by
+                // being the typing row.
+                assert!(!b.keys.is_empty() || b.action == Action::Type);
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The Requests pane: every pending request, with a live countdown (or how long it has run),
+//! and `c` to cancel the selected one.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::session::{Origin, PendingInfo};
+use crate::tui::app::{Focus, Intent};
+use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::keymap::{Action, Scope};
+use crate::tui::output::printable;
+use crate::tui::view::{cut, millis, name_of, spinner, width};
+
+#[derive(Debug, Default)]
+pub struct Requests {
+    pub pending: Vec<PendingInfo>,
+    /// The selected row.
+    pub sel: usize,
+}
+
+impl Requests {
+    pub fn set(&mut self, list: Vec<PendingInfo>) {
+        self.pending = list;
+        self.sel = self.sel.min(self.pending.len().saturating_sub(1));
+    }
+
+    /// A wheel turn over the pane.
+    pub fn wheel(&mut self, up: bool) {
+        self.sel = super::step(self.sel, up, self.pending.len());
+    }
+
+    /// A click on line `line` of the pane.
+    pub fn click(&mut self, line: usize) {
+        self.sel = line.min(self.pending.len().saturating_sub(1));
+    }
+}
+
+impl Component for Requests {
+    fn scope(&self) -> Scope {
+        Scope::Requests
+    }
+
+    fn act(&mut self, action: Action, cx: Cx) -> Outcome {
+        let last = self.pending.len().saturating_sub(1);
+        let page = super::list_page(cx.size);
+        match action {
+            Action::Cancel => {
+                return match self.pending.get(self.sel) {
+                    Some(p) => Outcome::Intents(vec![Intent::Cancel(p.request_id.clone())]),
+                    None => Outcome::Done,
+                };
+            }
+            a => self.sel = super::moved(self.sel, a, page, last),
+        }
+        Outcome::Done
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
+        let title = format!(" Requests {} ", self.pending.len());
+        let block = cx.frame(title);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if self.pending.is_empty() {
+            Paragraph::new(Span::styled("none pending", cx.theme.dim)).render(inner, buf);
+            return None;
+        }
+        let w = inner.width as usize;
+        let h = inner.height as usize;
+        let skip = (self.sel + 1).saturating_sub(h);
+        let lines: Vec<Line> = self
+            .pending
+            .iter()
+            .enumerate()
+            .skip(skip)
+            .take(h)
+            .map(|(i, p)| {
+                let elapsed = cx.now_i.saturating_duration_since(p.started).as_millis() as u64;
+                let left = p.deadline.saturating_duration_since(cx.now_i).as_secs();
+                let who_style = match p.origin {
+                    Origin::Person | Origin::Cli | Origin::Sync => cx.theme.person,
+                    Origin::Agent(_) => cx.theme.agent,
+                };
+                let state = if p.cancel_requested {
+                    "cancelling"
+                } else if p.awaiting_approval {
+                    "awaiting approval"
+                } else if !p.sent {
+                    "queued"
+                } else {
+                    ""
+                };
+                let timing = if p.no_deadline {
+                    // A person's run without a deadline: how long it has run instead.
+                    format!("{} {:>3}s ", spinner(cx.ticks), elapsed / 1000)
+                } else {
+                    format!("{} ⏱{left:>2}s ", spinner(cx.ticks))
+                };
+                let head = format!(
+                    "{} {} {} ",
+                    cut(&printable(p.origin.label()), 10),
+                    cut(&name_of(&p.trapos_id), 12),
+                    millis(elapsed)
+                );
+                let state = if state.is_empty() {
+                    String::new()
+                } else {
+                    format!("{state} ")
+                };
+                let rest = w.saturating_sub(width(&head) + width(&timing));
+                let base = if i == self.sel && cx.focus == Focus::Requests {
+                    cx.theme.selection
+                } else {
+                    Style::default()
+                };
+                let rest = rest.saturating_sub(width(&state));
+                Line::from(vec![
+                    Span::styled(timing, base.patch(cx.theme.warn)),
+                    Span::styled(head, base.patch(who_style)),
+                    Span::styled(state, base.patch(cx.theme.warn)),
+                    Span::styled(
+                        cut(&printable(&format!("{} {}", p.kind, p.summary)), rest),
+                        base.patch(cx.theme.text),
+                    ),
+                ])
+            })
+            .collect();
+        Paragraph::new(lines).render(inner, buf);
+        None
+    }
+}

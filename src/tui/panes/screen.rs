@@ -1,0 +1,386 @@
+//! The Screen view: which computer's terminal is watched, attach mode (keys go to the
+//! computer), how a key of the person's terminal becomes input for it, and the drawing of its
+//! terminal cell for cell, in its colours.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget, Wrap};
+use serde_json::{Value, json};
+
+use crate::session::screen::ScreenFrame;
+use crate::session::screen::input::MAX_PASTE;
+use crate::tui::app::Intent;
+use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::hub::{Hold, Hub};
+use crate::tui::keymap::{Action, Scope};
+use crate::tui::view::name_of;
+
+/// Said on the status line when Esc is pressed while attached. CC has no Esc key: neither CC:
+/// Tweaked's `keys` (GLFW codes, 256 left out) nor CraftOS-PC's (LWJGL code 1 left out) names
+/// one, because in a world Esc closes the computer's screen and never reaches the computer. So
+/// it is not sent, and the person is told why instead of the key vanishing.
+pub const ESC_NOTE: &str =
+    "Esc is not sent: CC computers have no Esc key (in a world it closes the screen) · F8 detaches";
+
+#[derive(Default)]
+pub struct Screen {
+    /// The Screen view is shown (F9).
+    pub on: bool,
+    /// Attach mode: keys go to the selected computer (F8 toggles).
+    pub attached: bool,
+    /// The latest frame of the selected computer's terminal, while the view is shown.
+    pub frame: Option<ScreenFrame>,
+    /// The computer whose screen is watched, and the hold that keeps it watched.
+    watch: Option<(String, Hold)>,
+    /// A new frame is waiting to be pulled.
+    pub(crate) dirty: bool,
+}
+
+impl Screen {
+    /// F9: shows or hides the view (leaving attach mode with it).
+    pub fn toggle(&mut self) {
+        self.on = !self.on;
+        if !self.on {
+            self.attached = false;
+        }
+    }
+
+    /// F8: attaches to the selected computer (opening the view), or detaches.
+    pub fn toggle_attach(&mut self, selected: Option<&str>) -> Outcome {
+        if self.attached {
+            self.attached = false;
+            return Outcome::Notify("detached: keys go to the console again".into(), false);
+        }
+        if selected.is_none() {
+            return Outcome::Notify(
+                "no computer selected: select one in Computers first".into(),
+                true,
+            );
+        }
+        self.on = true;
+        self.attached = true;
+        Outcome::Done
+    }
+
+    /// A paste while attached: one `paste` event when CC would take it, else typed text.
+    pub fn paste(&mut self, text: String, selected: Option<&str>) -> Outcome {
+        let Some(target) = selected else {
+            return Outcome::Done;
+        };
+        let step = if text.chars().count() <= MAX_PASTE && !text.contains('\n') {
+            json!({"paste": text})
+        } else {
+            json!({"text": text})
+        };
+        Outcome::Intents(vec![Intent::Input {
+            target: target.to_owned(),
+            steps: vec![step],
+        }])
+    }
+
+    /// Keeps the watch on the computer the view shows, and takes its latest frame.
+    pub fn pull<H: Hub>(&mut self, hub: &H, selected: Option<&str>) {
+        let want = if self.on { selected } else { None };
+        let have = self.watch.as_ref().map(|(id, _)| id.as_str());
+        if want != have {
+            // The old watch ends first, so switching computers never watches two at once.
+            self.watch = None;
+            self.frame = None;
+            self.watch = want.and_then(|id| Some((id.to_owned(), hub.watch_screen(id)?)));
+            self.dirty = true;
+        }
+        if self.dirty {
+            self.dirty = false;
+            self.frame = want.and_then(|id| hub.screen(id));
+        }
+    }
+
+    /// Where the view goes beside the Output pane: (output, screen). The screen takes its
+    /// real width (plus borders) when the output keeps at least 20 columns, else all of it.
+    pub fn split(&self, area: Rect) -> (Rect, Rect) {
+        let w = self.frame.as_ref().map_or(51, |f| f.width) as u16 + 2;
+        if area.width >= w + 20 {
+            let out = Rect::new(area.x, area.y, area.width - w, area.height);
+            let scr = Rect::new(area.x + area.width - w, area.y, w, area.height);
+            (out, scr)
+        } else {
+            (Rect::new(area.x, area.y, 0, 0), area)
+        }
+    }
+}
+
+/// Attach mode: its keys are the detach key and Esc; every other key goes to the computer.
+impl Component for Screen {
+    fn scope(&self) -> Scope {
+        Scope::Attached
+    }
+
+    fn act(&mut self, action: Action, cx: Cx) -> Outcome {
+        match action {
+            Action::Attach => self.toggle_attach(cx.selected),
+            // The selection can change under attach mode (a click): then attach mode ends.
+            _ if cx.selected.is_none() => {
+                self.attached = false;
+                Outcome::Done
+            }
+            Action::EscNote => Outcome::Notify(ESC_NOTE.into(), false),
+            _ => Outcome::Ignored,
+        }
+    }
+
+    fn input(&mut self, key: KeyEvent, cx: Cx) -> Outcome {
+        let Some(target) = cx.selected else {
+            self.attached = false;
+            return Outcome::Done;
+        };
+        match key_step(key) {
+            Some(step) => Outcome::Intents(vec![Intent::Input {
+                target: target.to_owned(),
+                steps: vec![step],
+            }]),
+            None => Outcome::Done,
+        }
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
+        let who = cx.selected.map(name_of).unwrap_or_default();
+        let title = if self.attached {
+            Line::from(vec![
+                Span::styled(" ATTACHED ", cx.theme.warn.add_modifier(Modifier::REVERSED)),
+                Span::raw(format!(" {who} · F8 detaches ")),
+            ])
+        } else {
+            Line::from(format!(" Screen {who} · F8 attach · F9 hide "))
+        };
+        let block = cx.frame(title);
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let Some(f) = &self.frame else {
+            let msg = match cx.selected_computer {
+                None => "no computer selected".to_owned(),
+                Some(c) if !c.serves.iter().any(|s| s == "screen") => {
+                    "this computer's client has no terminal mirror (it does not serve screen): re-run the installer to update it".to_owned()
+                }
+                Some(_) => "waiting for the screen…".to_owned(),
+            };
+            Paragraph::new(msg)
+                .style(cx.theme.dim)
+                .wrap(Wrap { trim: true })
+                .render(inner, buf);
+            return None;
+        };
+        for (y, row) in f.rows.iter().enumerate() {
+            if y as u16 >= inner.height {
+                break;
+            }
+            for (x, ch) in row.text.iter().enumerate() {
+                if x as u16 >= inner.width {
+                    break;
+                }
+                let digit = |d: Option<&u8>| {
+                    d.and_then(|d| (char::from(*d)).to_digit(16)).unwrap_or(0) as usize
+                };
+                let fg = f.palette[digit(row.fg.get(x))];
+                let bg = f.palette[row
+                    .bg
+                    .get(x)
+                    .map_or(15, |d| (char::from(*d)).to_digit(16).unwrap_or(15) as usize)];
+                let mut style = Style::default()
+                    .fg(colour(fg, cx.truecolor))
+                    .bg(colour(bg, cx.truecolor));
+                let cursor = f.blink && f.cursor_x == x as i64 + 1 && f.cursor_y == y as i64 + 1;
+                if cursor {
+                    style = style.add_modifier(Modifier::REVERSED);
+                }
+                let shown = cc_char(*ch);
+                if let Some(cell) = buf.cell_mut((inner.x + x as u16, inner.y + y as u16)) {
+                    cell.set_char(shown).set_style(style);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// How a CC character shows on the person's terminal: printable Latin-1 as itself, CC's
+/// teletext block characters (0x80-0x9F) as a block, control characters as `?`.
+pub fn cc_char(c: char) -> char {
+    match u32::from(c) {
+        0x20..=0x7E | 0xA1..=0xFF => c,
+        0xA0 => ' ',
+        0x80 => ' ',
+        0x81..=0x9F => '▒',
+        _ => '?',
+    }
+}
+
+/// One key of the person's terminal as an `input` step, or `None` for keys CC has no name for.
+pub fn key_step(key: KeyEvent) -> Option<Value> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
+    let named = |base: &str| {
+        let mut k = String::new();
+        if ctrl {
+            k.push_str("ctrl+");
+        }
+        if alt {
+            k.push_str("alt+");
+        }
+        if shift {
+            k.push_str("shift+");
+        }
+        k.push_str(base);
+        json!({"key": k})
+    };
+    let base = match key.code {
+        KeyCode::Char(c) if ctrl || alt => {
+            let c = c.to_ascii_lowercase();
+            if !c.is_ascii_alphanumeric() {
+                return None;
+            }
+            let mut k = String::new();
+            if ctrl {
+                k.push_str("ctrl+");
+            }
+            if alt {
+                k.push_str("alt+");
+            }
+            k.push(c);
+            return Some(json!({"key": k}));
+        }
+        KeyCode::Char(c) => {
+            if u32::from(c) > 0xFF {
+                return None;
+            }
+            return Some(json!({"text": c.to_string()}));
+        }
+        KeyCode::Enter => "enter",
+        KeyCode::Backspace => "backspace",
+        KeyCode::Tab => "tab",
+        KeyCode::BackTab => return Some(json!({"key": "shift+tab"})),
+        KeyCode::Left => "left",
+        KeyCode::Right => "right",
+        KeyCode::Up => "up",
+        KeyCode::Down => "down",
+        KeyCode::Home => "home",
+        KeyCode::End => "end",
+        KeyCode::PageUp => "pageUp",
+        KeyCode::PageDown => "pageDown",
+        KeyCode::Delete => "delete",
+        KeyCode::Insert => "insert",
+        KeyCode::F(n) if (1..=12).contains(&n) => return Some(named(&format!("f{n}"))),
+        _ => return None,
+    };
+    Some(named(base))
+}
+
+/// A palette entry as a terminal colour: itself on a true-colour terminal, else the nearest of
+/// the 256 indexed colours (the 6x6x6 cube or the grey ramp).
+pub fn colour(rgb: u32, truecolor: bool) -> Color {
+    let (r, g, b) = ((rgb >> 16) as u8, (rgb >> 8) as u8, rgb as u8);
+    if truecolor {
+        return Color::Rgb(r, g, b);
+    }
+    Color::Indexed(nearest_256(r, g, b))
+}
+
+fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
+    const STEPS: [i32; 6] = [0, 95, 135, 175, 215, 255];
+    let idx = |v: u8| -> usize {
+        let v = i32::from(v);
+        (0..6).min_by_key(|i| (STEPS[*i] - v).abs()).unwrap_or(0)
+    };
+    let (ri, gi, bi) = (idx(r), idx(g), idx(b));
+    let cube = (STEPS[ri], STEPS[gi], STEPS[bi]);
+    let dist = |c: (i32, i32, i32)| {
+        let d = |a: i32, b: u8| (a - i32::from(b)).pow(2);
+        d(c.0, r) + d(c.1, g) + d(c.2, b)
+    };
+    let avg = (i32::from(r) + i32::from(g) + i32::from(b)) / 3;
+    let gi_ = ((avg - 8).max(0) / 10).min(23);
+    let grey = 8 + gi_ * 10;
+    if dist((grey, grey, grey)) < dist(cube) {
+        (232 + gi_) as u8
+    } else {
+        (16 + 36 * ri + 6 * gi + bi) as u8
+    }
+}
+
+/// Whether the person's terminal shows 24-bit colour (`COLORTERM` says so).
+pub fn terminal_truecolor() -> bool {
+    std::env::var("COLORTERM")
+        .map(|v| v.contains("truecolor") || v.contains("24bit"))
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::KeyEventKind;
+
+    fn k(code: KeyCode, m: KeyModifiers) -> KeyEvent {
+        KeyEvent {
+            code,
+            modifiers: m,
+            kind: KeyEventKind::Press,
+            state: ratatui::crossterm::event::KeyEventState::NONE,
+        }
+    }
+
+    #[test]
+    fn keys_become_cc_input() {
+        assert_eq!(
+            key_step(k(KeyCode::Char('a'), KeyModifiers::NONE)),
+            Some(json!({"text": "a"}))
+        );
+        assert_eq!(
+            key_step(k(KeyCode::Char('s'), KeyModifiers::CONTROL)),
+            Some(json!({"key": "ctrl+s"}))
+        );
+        assert_eq!(
+            key_step(k(KeyCode::Enter, KeyModifiers::NONE)),
+            Some(json!({"key": "enter"}))
+        );
+        assert_eq!(
+            key_step(k(KeyCode::Up, KeyModifiers::SHIFT)),
+            Some(json!({"key": "shift+up"}))
+        );
+        assert_eq!(
+            key_step(k(KeyCode::F(5), KeyModifiers::NONE)),
+            Some(json!({"key": "f5"}))
+        );
+        assert_eq!(key_step(k(KeyCode::Esc, KeyModifiers::NONE)), None);
+        // Every key name produced here is one the host accepts.
+        for code in [
+            KeyCode::Backspace,
+            KeyCode::Tab,
+            KeyCode::Home,
+            KeyCode::End,
+            KeyCode::PageUp,
+            KeyCode::Delete,
+            KeyCode::Insert,
+            KeyCode::F(12),
+            KeyCode::BackTab,
+        ] {
+            let step = key_step(k(code, KeyModifiers::CONTROL)).expect("named");
+            let name = step["key"].as_str().expect("a key");
+            assert!(
+                crate::session::screen::input::key_name(name, "k").is_ok(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn palette_maps_to_the_terminal() {
+        assert_eq!(colour(0xF0F0F0, true), Color::Rgb(0xF0, 0xF0, 0xF0));
+        assert_eq!(colour(0x000000, false), Color::Indexed(16));
+        assert_eq!(colour(0xFF0000, false), Color::Indexed(196));
+        // CC's grey (4C4C4C) is nearer the grey ramp than the cube.
+        assert!(matches!(colour(0x4C4C4C, false), Color::Indexed(n) if n >= 232));
+    }
+}
