@@ -265,8 +265,12 @@ impl App {
                 let who = entry.who.as_deref().unwrap_or("a computer");
                 self.notify(
                     format!(
-                        "link refused: {who} {}; press s for the secret and the install line",
-                        entry.detail
+                        "link refused: {who} {}; press {} for the secret and the install line",
+                        entry.detail,
+                        super::keymap::key_for(
+                            super::keymap::Scope::Panes,
+                            super::keymap::Action::Link
+                        )
                     ),
                     true,
                 );

@@ -243,10 +243,17 @@ impl App {
             Submitted::FilterKept => self.computers.filter_kept(),
             Submitted::Deadline(d) => {
                 self.run_deadline = d;
+                let runs = format!(
+                    "your runs ({}, {})",
+                    keymap::key_for(Scope::Global, Action::Run),
+                    keymap::key_for(Scope::Global, Action::RunFile)
+                );
                 let text = match d {
-                    Some(d) => format!("your runs (F5, F6) now stop after {} s", d.as_secs()),
-                    None => "your runs (F5, F6) have no deadline; cancel one with c in Requests"
-                        .to_owned(),
+                    Some(d) => format!("{runs} now stop after {} s", d.as_secs()),
+                    None => format!(
+                        "{runs} have no deadline; cancel one with {} in Requests",
+                        keymap::key_for(Scope::Requests, Action::Cancel)
+                    ),
                 };
                 Outcome::Notify(text, false)
             }
@@ -290,7 +297,10 @@ impl App {
         let targets = self.targets();
         if targets.is_empty() {
             return Outcome::Notify(
-                "no computer selected: select one in Computers, or mark several with Space".into(),
+                format!(
+                    "no computer selected: select one in Computers, or mark several with {}",
+                    keymap::key_for(Scope::Computers, Action::Mark)
+                ),
                 true,
             );
         }

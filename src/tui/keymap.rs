@@ -117,11 +117,44 @@ impl Key {
     }
 }
 
+impl Key {
+    /// The key as the console writes it in titles and hint lines: `F5`, `Esc`, `↑`, `y`,
+    /// `Ctrl-C`.
+    pub fn name(self) -> String {
+        let base = match self.code {
+            KeyCode::F(n) => format!("F{n}"),
+            KeyCode::Char(' ') => "Space".to_owned(),
+            KeyCode::Char(c) if self.ctrl => c.to_ascii_uppercase().to_string(),
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Esc => "Esc".to_owned(),
+            KeyCode::Enter => "Enter".to_owned(),
+            KeyCode::Tab => "Tab".to_owned(),
+            KeyCode::BackTab => "Shift-Tab".to_owned(),
+            KeyCode::Backspace => "Backspace".to_owned(),
+            KeyCode::Delete => "Del".to_owned(),
+            KeyCode::Up => "↑".to_owned(),
+            KeyCode::Down => "↓".to_owned(),
+            KeyCode::Left => "←".to_owned(),
+            KeyCode::Right => "→".to_owned(),
+            KeyCode::PageUp => "PgUp".to_owned(),
+            KeyCode::PageDown => "PgDn".to_owned(),
+            KeyCode::Home => "Home".to_owned(),
+            KeyCode::End => "End".to_owned(),
+            other => format!("{other:?}"),
+        };
+        if self.ctrl {
+            format!("Ctrl-{base}")
+        } else {
+            base
+        }
+    }
+}
+
 /// A line of the help: the keys as written there, and what they do. Several rows share one.
 pub type Help = (&'static str, &'static str);
 
 /// A status bar hint: the key as written there, what it does, and on which bars it shows.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Hint {
     pub key: &'static str,
     pub what: &'static str,
@@ -129,7 +162,7 @@ pub struct Hint {
 }
 
 /// One binding.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Binding {
     pub keys: &'static [Key],
     pub scope: Scope,
@@ -468,8 +501,9 @@ pub static BINDINGS: &[Binding] = &[
         ESC,
     ),
     row(&[c('y'), c('Y'), k(K::Enter)], S::ConfirmRun, A::Yes, RUN),
+    // Esc before q: the popup names the first two keys.
     row(
-        &[c('n'), c('N'), c('q'), k(K::Esc)],
+        &[c('n'), c('N'), k(K::Esc), c('q')],
         S::ConfirmRun,
         A::No,
         ESC,
@@ -526,9 +560,75 @@ pub static BINDINGS: &[Binding] = &[
     row(&[], S::Global, A::Mouse, MOUSE),
 ];
 
+#[cfg(test)]
+thread_local! {
+    /// A table a unit test put in place of [`BINDINGS`] on its own thread, to show that what
+    /// is on screen follows the table.
+    static TEST_TABLE: std::cell::Cell<Option<&'static [Binding]>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The table every lookup reads: [`BINDINGS`] (or, in a unit test, the one it put in place).
+fn table() -> &'static [Binding] {
+    #[cfg(test)]
+    if let Some(t) = TEST_TABLE.with(std::cell::Cell::get) {
+        return t;
+    }
+    BINDINGS
+}
+
+/// Runs `f` with `rows` in place of [`BINDINGS`] on this thread.
+#[cfg(test)]
+pub(crate) fn with_table<R>(rows: Vec<Binding>, f: impl FnOnce() -> R) -> R {
+    let rows: &'static [Binding] = Box::leak(rows.into_boxed_slice());
+    TEST_TABLE.with(|t| t.set(Some(rows)));
+    let r = f();
+    TEST_TABLE.with(|t| t.set(None));
+    r
+}
+
+/// The names of the keys of `action` in `scope`, in the order of the rows and their keys: what
+/// titles and hint lines write, so that a binding changed in the table changes them too. A
+/// capital that only repeats its small letter (`Y` beside `y`) is left out, as the screen
+/// never spells both.
+pub fn keys_for(scope: Scope, action: Action) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let keys = table()
+        .iter()
+        .filter(|b| b.scope == scope && b.action == action)
+        .flat_map(|b| b.keys.iter());
+    for key in keys {
+        let twin = match key.code {
+            KeyCode::Char(c) if !key.ctrl && c.is_ascii_uppercase() => {
+                names.contains(&c.to_ascii_lowercase().to_string())
+            }
+            _ => false,
+        };
+        let name = key.name();
+        if !twin && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// The first key of `action` in `scope`, as titles write it (empty when it has none, which
+/// the test below rules out for every pair the screen names).
+pub fn key_for(scope: Scope, action: Action) -> String {
+    keys_for(scope, action)
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}
+
+/// The first `n` keys of `action` in `scope` (`y`, `Enter`), for a line that names two.
+pub fn first_keys(scope: Scope, action: Action, n: usize) -> Vec<String> {
+    keys_for(scope, action).into_iter().take(n).collect()
+}
+
 /// The first row of `scope` that `key` matches.
 pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<&'static Binding> {
-    BINDINGS
+    table()
         .iter()
         .filter(|b| b.scope == scope)
         .find(|b| b.keys.iter().any(|k| k.matches(key)))
@@ -537,7 +637,7 @@ pub fn lookup(scope: Scope, key: &KeyEvent) -> Option<&'static Binding> {
 /// The help's lines: each line once, in the order of the rows.
 pub fn help() -> Vec<Help> {
     let mut lines: Vec<Help> = Vec::new();
-    for b in BINDINGS {
+    for b in table() {
         if !lines.contains(&b.help) {
             lines.push(b.help);
         }
@@ -547,7 +647,7 @@ pub fn help() -> Vec<Help> {
 
 /// The rows the status bar shows on `bar`, in order.
 pub fn hints(bar: Scope) -> impl Iterator<Item = &'static Binding> {
-    BINDINGS
+    table()
         .iter()
         .filter(move |b| b.hint.as_ref().is_some_and(|h| h.on.contains(&bar)))
 }
@@ -590,5 +690,69 @@ mod tests {
                 assert!(!b.keys.is_empty() || b.action == Action::Type);
             }
         }
+    }
+
+    /// The whole frame as text, one line a row.
+    fn screen(app: &crate::tui::App) -> String {
+        let area = ratatui::layout::Rect::new(0, 0, 120, 40);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        ratatui::widgets::Widget::render(app, area, &mut buf);
+        (0..area.height)
+            .map(|y| {
+                (0..area.width)
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn a_rebinding_in_the_table_shows_in_the_titles() {
+        let mut app = crate::tui::App::new(
+            crate::config::Settings::default(),
+            crate::tui::theme::Theme::plain(),
+            false,
+        );
+        app.screen.on = true;
+        let before = screen(&app);
+        assert!(before.contains("F5 run F6 run file"), "{before}");
+        assert!(before.contains("F8 attach · F9 hide"), "{before}");
+        // F5 becomes F2, F8 becomes F3 and F9 becomes F4: only the table changes.
+        static F2: [Key; 1] = [k(KeyCode::F(2))];
+        static F3: [Key; 1] = [k(KeyCode::F(3))];
+        static F4: [Key; 1] = [k(KeyCode::F(4))];
+        let rows = BINDINGS
+            .iter()
+            .cloned()
+            .map(|mut b| {
+                b.keys = match (b.scope, b.action) {
+                    (Scope::Global, Action::Run) => &F2,
+                    (Scope::Global, Action::Attach) => &F3,
+                    (Scope::Global, Action::ToggleScreen) => &F4,
+                    _ => b.keys,
+                };
+                b
+            })
+            .collect();
+        let after = with_table(rows, || {
+            let text = screen(&app);
+            // And the key reaches its row under the new name only.
+            assert!(lookup(Scope::Global, &k(KeyCode::F(2)).event()).is_some());
+            assert!(lookup(Scope::Global, &k(KeyCode::F(5)).event()).is_none());
+            text
+        });
+        assert!(after.contains("F2 run F6 run file"), "{after}");
+        assert!(after.contains("F3 attach · F4 hide"), "{after}");
+    }
+
+    #[test]
+    fn key_names_are_what_the_screen_writes() {
+        assert_eq!(k(KeyCode::F(5)).name(), "F5");
+        assert_eq!(ctrl(KeyCode::Char('c')).name(), "Ctrl-C");
+        assert_eq!(c(' ').name(), "Space");
+        assert_eq!(keys_for(Scope::ConfirmRun, Action::Yes), ["y", "Enter"]);
+        assert_eq!(first_keys(Scope::ConfirmRun, Action::No, 2), ["n", "Esc"]);
+        assert_eq!(key_for(Scope::Approval, Action::Always), "a");
     }
 }

@@ -14,7 +14,7 @@ use crate::session::{Answer, Approval};
 use crate::tui::app::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::highlight::Highlight;
-use crate::tui::keymap::{Action, Scope};
+use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::output::printable;
 
 #[derive(Default)]
@@ -108,8 +108,14 @@ impl Component for Approvals {
     }
 
     fn input(&mut self, _key: KeyEvent, _cx: Cx) -> Outcome {
+        let key = |a| key_for(Scope::Approval, a);
         Outcome::Notify(
-            "an agent's call waits for you: y runs it, n refuses it, a allows this agent this on this computer for the session".into(),
+            format!(
+                "an agent's call waits for you: {} runs it, {} refuses it, {} allows this agent this on this computer for the session",
+                key(Action::Yes),
+                key(Action::No),
+                key(Action::Always)
+            ),
             false,
         )
     }
@@ -132,19 +138,20 @@ impl Component for Approvals {
         } else {
             " Approve? ".to_owned()
         };
+        let key = |a| key_for(Scope::Approval, a);
         let keys = Line::from(vec![
-            Span::styled(" y ", t.key),
+            Span::styled(format!(" {} ", key(Action::Yes)), t.key),
             Span::raw("run it  "),
-            Span::styled(" n ", t.key),
+            Span::styled(format!(" {} ", key(Action::No)), t.key),
             Span::raw("refuse  "),
-            Span::styled(" a ", t.key),
+            Span::styled(format!(" {} ", key(Action::Always)), t.key),
             Span::raw(format!(
                 "allow {} {} on {} for this session  ",
                 a.origin.name(),
                 a.action,
                 a.trapos_id
             )),
-            Span::styled("↑↓", t.key),
+            Span::styled(format!("{}{}", key(Action::Up), key(Action::Down)), t.key),
             Span::raw(" scroll"),
         ]);
         let block = Block::default()

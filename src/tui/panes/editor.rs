@@ -17,7 +17,7 @@ use ratatui_textarea::TextArea;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::highlight::Highlight;
 use crate::tui::history::History;
-use crate::tui::keymap::{Action, Scope};
+use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::view::{cut, name_of};
 
 pub struct Editor {
@@ -116,9 +116,9 @@ impl Component for Editor {
             Span::raw(" Lua → "),
             Span::styled(cut(&to, 30), cx.theme.accent),
             Span::raw(" "),
-            Span::styled("F5", cx.theme.key),
+            Span::styled(key_for(Scope::Global, Action::Run), cx.theme.key),
             Span::raw(" run "),
-            Span::styled("F6", cx.theme.key),
+            Span::styled(key_for(Scope::Global, Action::RunFile), cx.theme.key),
             Span::raw(" run file "),
         ]);
         let block = cx.frame(title);

@@ -11,7 +11,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use crate::session::{Origin, OutputItem, Status, Stream};
 use crate::tui::app::{Popup, Prompt, PromptKind};
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
-use crate::tui::keymap::{Action, Scope};
+use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::layout::areas;
 use crate::tui::output::{Ending, Header, OutputModel, Row, RowKind, Rows, Scroll};
 use crate::tui::theme::Theme;
@@ -201,21 +201,29 @@ impl Component for Output {
         let mut title = vec![Span::raw(format!(" Output · {name} "))];
         if !self.scroll.following() {
             title.push(Span::styled(
-                format!("↑{} (End follows) ", self.scroll.from_bottom),
+                format!(
+                    "↑{} ({} follows) ",
+                    self.scroll.from_bottom,
+                    key_for(Scope::Output, Action::Bottom)
+                ),
                 cx.theme.warn,
             ));
         }
         if let Some(q) = &self.scroll.search {
-            title.push(Span::styled(format!("/{q} "), cx.theme.accent));
+            let key = key_for(Scope::Output, Action::Search);
+            title.push(Span::styled(format!("{key}{q} "), cx.theme.accent));
         }
         let block = cx.frame(Line::from(title));
         let inner = block.inner(area);
         block.render(area, buf);
         let Some(rows) = self.model.rows(cx.selected).filter(|r| !r.rows.is_empty()) else {
             let hint = if cx.selected.is_some() {
-                "No output yet. Type Lua in the editor below and press F5."
+                format!(
+                    "No output yet. Type Lua in the editor below and press {}.",
+                    key_for(Scope::Global, Action::Run)
+                )
             } else {
-                "No output yet from any computer."
+                "No output yet from any computer.".to_owned()
             };
             Paragraph::new(Line::from(Span::styled(hint, cx.theme.dim)))
                 .wrap(Wrap { trim: true })

@@ -11,7 +11,7 @@ use ratatui::widgets::{Clear, Paragraph, Widget};
 
 use crate::tui::app::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
-use crate::tui::keymap::{Action, Scope};
+use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::view::{centred, cut, popup_frame, width};
 
 /// A one-line prompt over the screen.
@@ -124,9 +124,10 @@ impl Prompt {
             PromptKind::Search => Ok(Submitted::Search(self.text.trim().to_owned())),
             PromptKind::Filter => Ok(Submitted::FilterKept),
             PromptKind::Deadline => parse_deadline(&self.text).map(Submitted::Deadline),
-            PromptKind::RunFile if cx.targets.is_empty() => {
-                Err("no computer selected: select one, or mark several with Space".into())
-            }
+            PromptKind::RunFile if cx.targets.is_empty() => Err(format!(
+                "no computer selected: select one, or mark several with {}",
+                key_for(Scope::Computers, Action::Mark)
+            )),
             PromptKind::RunFile => parse_run_file(&self.text).map(Submitted::RunFile),
         };
         match meant {
@@ -216,30 +217,56 @@ impl Prompt {
     fn draw_box(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> (u16, u16) {
         let p = self;
         let t = cx.theme;
+        let key = |a| key_for(Scope::Prompt, a);
+        let (enter, esc) = (key(Action::Submit), key(Action::Close));
+        let search = key_for(Scope::Output, Action::Search);
         let (title, label) = match p.kind {
-            PromptKind::RunFile => (" Run file (Enter runs, Tab completes, Esc) ", "run "),
-            PromptKind::Search => (" Search output (Enter, Esc) ", "/"),
-            PromptKind::Filter => (" Filter computers (Enter, Esc) ", "/"),
-            PromptKind::Deadline => (" Deadline for your runs (Enter, Esc) ", "seconds: "),
+            PromptKind::RunFile => (
+                format!(
+                    " Run file ({enter} runs, {} completes, {esc}) ",
+                    key(Action::Complete)
+                ),
+                "run ".to_owned(),
+            ),
+            PromptKind::Search => (format!(" Search output ({enter}, {esc}) "), search),
+            // Drawn on the Computers pane instead; named here for completeness.
+            PromptKind::Filter => (
+                format!(
+                    " Filter computers ({}, {}) ",
+                    key_for(Scope::Filter, Action::Submit),
+                    key_for(Scope::Filter, Action::ClearFilter)
+                ),
+                key_for(Scope::Computers, Action::Filter),
+            ),
+            PromptKind::Deadline => (
+                format!(" Deadline for your runs ({enter}, {esc}) "),
+                "seconds: ".to_owned(),
+            ),
         };
+        let label = label.as_str();
         let r = centred(area, area.width.saturating_sub(10).min(90), 4);
         Clear.render(r, buf);
         let inner_w = r.width.saturating_sub(2) as usize;
         let shown = cut_left(&p.text, inner_w.saturating_sub(label.len() + 1));
         let hint = p.hint.clone().unwrap_or_else(|| match p.kind {
             PromptKind::RunFile => "e.g. programs/dig.lua 3 \"deep shaft\"".into(),
-            PromptKind::Search => "case-insensitive; n / N for more".into(),
+            PromptKind::Search => format!(
+                "case-insensitive; {} / {} for more",
+                key_for(Scope::Output, Action::FindNext),
+                key_for(Scope::Output, Action::FindPrev)
+            ),
             PromptKind::Filter => "* any run, ? one character".into(),
-            PromptKind::Deadline => {
-                "empty: none (cancel with c); 90, 90s or 5m: stop after that".into()
-            }
+            PromptKind::Deadline => format!(
+                "empty: none (cancel with {}); 90, 90s or 5m: stop after that",
+                key_for(Scope::Requests, Action::Cancel)
+            ),
         });
         let lines = vec![
             Line::from(vec![Span::styled(label, t.key), Span::raw(shown.clone())]),
             Line::from(Span::styled(cut(&hint, inner_w), t.dim)),
         ];
         Paragraph::new(lines)
-            .block(popup_frame(t, title))
+            .block(popup_frame(t, &title))
             .render(r, buf);
         (r.x + 1 + (label.len() + width(&shown)) as u16, r.y + 1)
     }

@@ -15,15 +15,20 @@ use crate::session::screen::input::MAX_PASTE;
 use crate::tui::app::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::hub::{Hold, Hub};
-use crate::tui::keymap::{Action, Scope};
+use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::view::name_of;
 
 /// Said on the status line when Esc is pressed while attached. CC has no Esc key: neither CC:
 /// Tweaked's `keys` (GLFW codes, 256 left out) nor CraftOS-PC's (LWJGL code 1 left out) names
 /// one, because in a world Esc closes the computer's screen and never reaches the computer. So
 /// it is not sent, and the person is told why instead of the key vanishing.
-pub const ESC_NOTE: &str =
-    "Esc is not sent: CC computers have no Esc key (in a world it closes the screen) · F8 detaches";
+pub fn esc_note() -> String {
+    format!(
+        "{} is not sent: CC computers have no Esc key (in a world it closes the screen) · {} detaches",
+        key_for(Scope::Attached, Action::EscNote),
+        key_for(Scope::Attached, Action::Attach)
+    )
+}
 
 #[derive(Default)]
 pub struct Screen {
@@ -126,7 +131,7 @@ impl Component for Screen {
                 self.attached = false;
                 Outcome::Done
             }
-            Action::EscNote => Outcome::Notify(ESC_NOTE.into(), false),
+            Action::EscNote => Outcome::Notify(esc_note(), false),
             _ => Outcome::Ignored,
         }
     }
@@ -150,10 +155,17 @@ impl Component for Screen {
         let title = if self.attached {
             Line::from(vec![
                 Span::styled(" ATTACHED ", cx.theme.warn.add_modifier(Modifier::REVERSED)),
-                Span::raw(format!(" {who} · F8 detaches ")),
+                Span::raw(format!(
+                    " {who} · {} detaches ",
+                    key_for(Scope::Attached, Action::Attach)
+                )),
             ])
         } else {
-            Line::from(format!(" Screen {who} · F8 attach · F9 hide "))
+            Line::from(format!(
+                " Screen {who} · {} attach · {} hide ",
+                key_for(Scope::Global, Action::Attach),
+                key_for(Scope::Global, Action::ToggleScreen)
+            ))
         };
         let block = cx.frame(title);
         let inner = block.inner(area);

@@ -107,7 +107,10 @@ fn too_small(app: &App, area: Rect, buf: &mut Buffer) {
             "{}x{} here; trapdesk needs at least {MIN_WIDTH}x{MIN_HEIGHT}.",
             area.width, area.height
         )),
-        Line::from("Enlarge the window, or press Ctrl-C to quit."),
+        Line::from(format!(
+            "Enlarge the window, or press {} to quit.",
+            super::keymap::key_for(super::keymap::Scope::Global, super::keymap::Action::Quit)
+        )),
     ];
     let top = area.height.saturating_sub(3) / 2;
     let inner = Rect::new(area.x, area.y + top, area.width, area.height - top);

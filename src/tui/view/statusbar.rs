@@ -63,7 +63,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             spans.push(Span::raw("  "));
         } else {
             spans.push(Span::raw("  keys go to the computer · "));
-            spans.push(Span::styled("F8", t.key));
+            spans.push(Span::styled(
+                keymap::key_for(keymap::Scope::Attached, keymap::Action::Attach),
+                t.key,
+            ));
             spans.push(Span::raw(" detach  "));
         }
     } else {

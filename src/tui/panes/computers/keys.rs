@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use super::{Computers, Row, group_of};
 use crate::tui::app::{Focus, Popup};
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
-use crate::tui::keymap::{Action, Scope};
+use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::panes::list_page;
 use crate::tui::panes::prompt::{Prompt, PromptKind};
 
@@ -81,12 +81,21 @@ impl Computers {
         self.grouped = !self.grouped;
         self.cursor_group = None;
         self.rebuild();
+        let key = |a| key_for(Scope::Computers, a);
         let how = if self.grouped {
-            "grouped by label prefix (Enter or ← → folds a group)"
+            format!(
+                "grouped by label prefix ({} or {} {} folds a group)",
+                key(Action::Fold),
+                key(Action::Left),
+                key(Action::Right)
+            )
         } else {
-            "not grouped"
+            "not grouped".to_owned()
         };
-        Outcome::Notify(format!("computers {how}; z toggles"), false)
+        Outcome::Notify(
+            format!("computers {how}; {} toggles", key(Action::Group)),
+            false,
+        )
     }
 
     /// Collapses (`Some(true)`), expands (`Some(false)`) or toggles (`None`) the group of the
@@ -154,7 +163,9 @@ impl Computers {
         let what = self.shown_words();
         let text = if self.toggle_marks(ids) {
             format!(
-                "marked {n} ({what}); F5 / F6 run on all {} marked",
+                "marked {n} ({what}); {} / {} run on all {} marked",
+                key_for(Scope::Global, Action::Run),
+                key_for(Scope::Global, Action::RunFile),
                 self.marked.len()
             )
         } else {
@@ -186,7 +197,11 @@ impl Computers {
         }
         let (n, m) = (self.shown.total, self.counts.total);
         Outcome::Notify(
-            format!("{n} of {m} shown; a marks them, Esc (in Computers) clears"),
+            format!(
+                "{n} of {m} shown; {} marks them, {} (in Computers) clears",
+                key_for(Scope::Computers, Action::MarkShown),
+                key_for(Scope::Computers, Action::ClearFilter)
+            ),
             false,
         )
     }
