@@ -78,7 +78,7 @@ async fn f7_shows_the_policy_and_r_reloads_it() {
         "[policy.default]\nagent = { write = \"ask\" }\n[[policy.rule]]\ncomputer = \"reactor*\"\nagent = { exec = \"deny\", write = \"deny\" }\n",
     )
     .unwrap_or_default();
-    app.policy_lines = policy.describe();
+    app.popups.policy.lines = policy.describe();
     app.on_key(KeyEvent::new(KeyCode::F(7), KeyModifiers::NONE));
     assert_eq!(app.popup, Some(Popup::Policy));
     assert_snapshot!(screen(&app, 100, 30));

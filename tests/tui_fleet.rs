@@ -11,6 +11,7 @@ use insta::assert_snapshot;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use trapdesk::session::ComputerInfo;
+use trapdesk::tui::panes::confirm::ConfirmRun;
 use trapdesk::tui::{App, Focus, Intent, Popup};
 use tui_common::*;
 
@@ -220,7 +221,7 @@ async fn a_marks_the_filtered_set_and_f5_confirms_how_many() {
     app.focus = Focus::Editor;
     typ(&mut app, "print(os.getComputerID())");
     assert!(app.on_key(key(KeyCode::F(5))).is_empty());
-    let Some(Popup::ConfirmRun(_, who)) = &app.popup else {
+    let Some(Popup::ConfirmRun(ConfirmRun { who, .. })) = &app.popup else {
         panic!("no confirmation: {:?}", app.popup)
     };
     assert_eq!(who, "every online computer matching miner*");
@@ -276,7 +277,7 @@ async fn the_confirmation_says_when_marks_reach_past_the_filter() {
     app.focus = Focus::Editor;
     typ(&mut app, "x");
     app.on_key(key(KeyCode::F(5)));
-    let Some(Popup::ConfirmRun(intent, who)) = &app.popup else {
+    let Some(Popup::ConfirmRun(ConfirmRun { intent, who })) = &app.popup else {
         panic!("no confirmation: {:?}", app.popup)
     };
     assert!(who.contains("1 of them not shown by the filter"), "{who}");

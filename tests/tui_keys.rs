@@ -183,7 +183,12 @@ async fn q_quits_at_once_or_asks_when_pending() {
     let p = pending(&app, "h-1", "7:miner", Origin::Person, 1);
     app.set_pending(vec![p]);
     assert!(app.on_key(ctrl(KeyCode::Char('c'))).is_empty());
-    assert_eq!(app.popup, Some(Popup::ConfirmQuit(1)));
+    assert_eq!(
+        app.popup,
+        Some(Popup::ConfirmQuit(
+            trapdesk::tui::panes::confirm::ConfirmQuit { pending: 1 }
+        ))
+    );
     assert!(app.on_key(key(KeyCode::Char('n'))).is_empty());
     assert_eq!(app.popup, None);
     app.on_key(ctrl(KeyCode::Char('c')));
@@ -298,21 +303,26 @@ async fn the_tool_call_popup_scrolls_with_keys_and_wheel() {
     app.set_calls(vec![call]);
     app.focus = Focus::Activity;
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.popup, Some(Popup::Detail(1)));
+    // The details popup holds its call and its own scroll position.
+    let scroll = |app: &App| match &app.popup {
+        Some(Popup::Detail(d)) => d.scroll,
+        other => panic!("no details: {other:?}"),
+    };
+    assert!(matches!(&app.popup, Some(Popup::Detail(d)) if d.call.call_id == 1));
     assert!(!screen(&app, 80, 24).contains("entry-60"));
     app.on_key(key(KeyCode::Down));
-    assert_eq!(app.popup_scroll, 1);
+    assert_eq!(scroll(&app), 1);
     app.on_key(key(KeyCode::End));
     let s = screen(&app, 80, 24);
     assert!(s.contains("entry-60"), "{s}");
     assert!(!s.contains("entry-1\""), "{s}");
-    let bottom = app.popup_scroll;
+    let bottom = scroll(&app);
     app.on_key(key(KeyCode::Down));
-    assert_eq!(app.popup_scroll, bottom, "stops at the end of the text");
+    assert_eq!(scroll(&app), bottom, "stops at the end of the text");
     app.on_mouse(mouse(MouseEventKind::ScrollUp, 40, 10));
-    assert_eq!(app.popup_scroll, bottom - 3);
+    assert_eq!(scroll(&app), bottom - 3);
     app.on_key(key(KeyCode::Home));
-    assert_eq!(app.popup_scroll, 0);
+    assert_eq!(scroll(&app), 0);
     app.on_key(key(KeyCode::Esc));
     assert_eq!(app.popup, None);
 }

@@ -81,7 +81,7 @@ async fn activity_with_an_agent_call() {
     assert_snapshot!("activity", screen(&app, 120, 30));
     app.activity.sel = 0;
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.popup, Some(Popup::Detail(1)));
+    assert!(matches!(&app.popup, Some(Popup::Detail(d)) if d.call.call_id == 1));
     assert_snapshot!("activity_detail", screen(&app, 120, 30));
 }
 
@@ -102,7 +102,7 @@ async fn help_scrolls_on_a_short_terminal() {
     app.on_key(key(KeyCode::Char('?')));
     assert_snapshot!("help_short_top", screen(&app, 100, 24));
     app.on_key(key(KeyCode::End));
-    assert!(app.popup_scroll > 0, "End scrolled the help");
+    assert!(app.popups.help.scroll > 0, "End scrolled the help");
     assert_snapshot!("help_short_end", screen(&app, 100, 24));
 }
 

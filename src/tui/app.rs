@@ -1,5 +1,5 @@
-//! The console's state: the panes (each owning its state, keys and drawing), which one has the
-//! keys, the open popup, and what every pane shares (the selection, the theme and settings,
+//! The console's state: the panes and popups (each owning its state, keys and drawing), which
+//! pane has the keys, the open popup, and what every pane shares (the selection, the theme and settings,
 //! the clocks, the status line's notice). Input is dispatched in `input.rs`, the frame is laid
 //! out in `view/`; what needs the session goes out as [`Intent`]s.
 
@@ -10,14 +10,20 @@ use ratatui::layout::Rect;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::component::Component;
 use super::history::History;
 use super::hub::Hub;
 use super::output::Rows;
 use super::panes::activity::Activity;
 use super::panes::approval::Approvals;
 use super::panes::computers::Computers;
+use super::panes::confirm::{ConfirmQuit, ConfirmRun};
+use super::panes::detail::Detail;
 use super::panes::editor::Editor;
+use super::panes::help::Help;
+use super::panes::link::Link;
 use super::panes::output::Output;
+use super::panes::policy::Policy;
 use super::panes::requests::Requests;
 use super::panes::screen::Screen;
 use super::theme::Theme;
@@ -57,22 +63,62 @@ impl Focus {
     }
 }
 
-/// What covers part of the screen and takes keys first.
+/// What covers part of the screen and takes keys first. A popup that shows one thing holds it
+/// (the call, the question, the prompt's text); the help, the link popup and the policy,
+/// which outlive their opening, are kept in [`Popups`] and named here.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {
+    /// [`Popups::help`].
     Help,
-    /// `s`: the secret and the line to type on a computer to link it.
+    /// `s`: the secret and the line to type on a computer to link it ([`Popups::link`]).
     Link,
-    /// Quit while this many requests are pending?
-    ConfirmQuit(usize),
+    /// Quit while requests are pending?
+    ConfirmQuit(ConfirmQuit),
     /// Full arguments and result of a tool call.
-    Detail(u64),
-    /// The policy in force (F7), with `r` to reload it from the config file.
+    Detail(Detail),
+    /// The policy in force (F7), with `r` to reload it from the config file
+    /// ([`Popups::policy`]).
     Policy,
-    /// A run on several computers, waiting for `y`: the request, and who the targets are
-    /// ("every online computer matching miner*").
-    ConfirmRun(Box<Intent>, String),
+    /// A run on several computers, waiting for `y`.
+    ConfirmRun(ConfirmRun),
     Prompt(Prompt),
+}
+
+/// The popups that live on while closed: the help keeps its place between openings, and the
+/// policy's lines are pulled whenever the policy changes.
+#[derive(Debug, Default)]
+pub struct Popups {
+    pub help: Help,
+    pub link: Link,
+    pub policy: Policy,
+}
+
+impl Popups {
+    /// The component of the open popup `popup`, which takes its keys.
+    pub fn of<'a>(&'a mut self, popup: &'a mut Popup) -> &'a mut dyn Component {
+        match popup {
+            Popup::Help => &mut self.help,
+            Popup::Link => &mut self.link,
+            Popup::Policy => &mut self.policy,
+            Popup::ConfirmQuit(c) => c,
+            Popup::Detail(d) => d,
+            Popup::ConfirmRun(c) => c,
+            Popup::Prompt(p) => p,
+        }
+    }
+
+    /// The component of the open popup `popup`, to draw.
+    pub fn view<'a>(&'a self, popup: &'a Popup) -> &'a dyn Component {
+        match popup {
+            Popup::Help => &self.help,
+            Popup::Link => &self.link,
+            Popup::Policy => &self.policy,
+            Popup::ConfirmQuit(c) => c,
+            Popup::Detail(d) => d,
+            Popup::ConfirmRun(c) => c,
+            Popup::Prompt(p) => p,
+        }
+    }
 }
 
 /// What the person asked for that needs the session; the event loop carries these out, tests
@@ -142,10 +188,7 @@ pub struct App {
     pub selected: Option<String>,
     pub focus: Focus,
     pub popup: Option<Popup>,
-    /// First line of a scrollable popup (the help, the tool call details) on screen.
-    pub popup_scroll: u16,
-    /// The policy in force, as lines (F7).
-    pub policy_lines: Vec<String>,
+    pub popups: Popups,
     /// The deadline of the person's own runs (F5, F6), set with `t`; `None` (the default) runs
     /// until the program ends or the person cancels it: a mining program may take hours.
     pub run_deadline: Option<std::time::Duration>,
@@ -180,8 +223,10 @@ impl App {
             selected: None,
             focus: Focus::Editor,
             popup: None,
-            popup_scroll: 0,
-            policy_lines: settings.policy.describe(),
+            popups: Popups {
+                policy: Policy::new(settings.policy.describe()),
+                ..Popups::default()
+            },
             run_deadline: None,
             notice: None,
             now: SystemTime::now(),
@@ -318,7 +363,7 @@ impl App {
         if self.dirty.approvals {
             self.dirty.approvals = false;
             self.set_approvals(hub.approvals());
-            self.policy_lines = hub.policy_lines();
+            self.popups.policy.lines = hub.policy_lines();
         }
         for id in std::mem::take(&mut self.dirty.output) {
             let items = hub.output_since(&id, self.output.model.cursor(&id));
@@ -358,6 +403,9 @@ impl App {
     }
 
     pub fn set_calls(&mut self, list: Vec<ToolCall>) {
+        if let Some(Popup::Detail(d)) = &mut self.popup {
+            d.refresh(&list);
+        }
         self.activity.set(list);
     }
 

@@ -1,5 +1,5 @@
-//! What every pane is: it owns its state, handles the actions the keymap gives it, and draws
-//! itself. A pane never reaches into another: what it reads of the rest comes in a context,
+//! What every pane and popup is: it owns its state, handles the actions the keymap gives it,
+//! and draws itself. A pane never reaches into another: what it reads of the rest comes in a context,
 //! and what it wants of the rest (a popup, the focus, a new selection, work for the session)
 //! goes out as an [`Outcome`] that the app carries out.
 
@@ -17,13 +17,17 @@ use super::theme::Theme;
 use crate::config::Settings;
 
 /// What a pane reads while it handles a key: the selection (owned by the app, since every pane
-/// shows something of it), where runs go, and the screen size (for page keys).
+/// shows something of it), where runs go, the screen size (for page keys), and what a popup
+/// needs to know how far its text scrolls (the theme, settings and time zone it is drawn with).
 #[derive(Debug, Clone, Copy)]
 pub struct Cx<'a> {
     pub selected: Option<&'a str>,
     /// Where F5 and F6 send: the marked computers, else the selected one.
     pub targets: &'a [String],
     pub size: Rect,
+    pub theme: &'a Theme,
+    pub settings: &'a Settings,
+    pub utc_offset: i32,
 }
 
 /// What a pane reads while it draws.
@@ -84,6 +88,13 @@ pub enum Outcome {
     Focus(Focus),
     /// Close the popup this came from.
     Close,
+    /// Quit now (the person said yes, or nothing is pending).
+    Quit,
+    /// A run the person confirmed for all its targets: it starts, and the screen shows all
+    /// computers when there are several.
+    Confirmed(Intent),
+    /// Each of these, in order.
+    Many(Vec<Outcome>),
     /// A prompt's text means this.
     Submit(crate::tui::panes::prompt::Submitted),
     /// The cursor of the Computers pane moved: the screen is about this computer now (`None`:
@@ -91,7 +102,7 @@ pub enum Outcome {
     Select(Option<String>),
 }
 
-/// A pane.
+/// A pane or a popup.
 pub trait Component {
     /// The keymap scope of the pane's own keys.
     fn scope(&self) -> Scope;
@@ -99,6 +110,11 @@ pub trait Component {
     fn act(&mut self, action: Action, cx: Cx) -> Outcome;
     /// A key the keymap has no row for (typing); most panes ignore it.
     fn input(&mut self, _key: ratatui::crossterm::event::KeyEvent, _cx: Cx) -> Outcome {
+        Outcome::Ignored
+    }
+    /// A mouse event while this is the open popup (panes take theirs from the app, which knows
+    /// where they are).
+    fn mouse(&mut self, _kind: ratatui::crossterm::event::MouseEventKind, _cx: Cx) -> Outcome {
         Outcome::Ignored
     }
     /// Draws the pane; returns where the terminal cursor goes, if it goes here.

@@ -15,6 +15,7 @@ use super::app::{App, Focus, Intent, Popup};
 use super::component::{Component, Cx, Outcome};
 use super::keymap::{self, Action, Scope};
 use super::layout::{areas, hit};
+use super::panes::confirm::{ConfirmQuit, ConfirmRun};
 use super::panes::prompt::{Prompt, PromptKind, Submitted};
 
 /// The keymap scope of a focused pane.
@@ -25,17 +26,6 @@ pub fn scope_of(focus: Focus) -> Scope {
         Focus::Output => Scope::Output,
         Focus::Requests => Scope::Requests,
         Focus::Activity => Scope::Activity,
-    }
-}
-
-/// The keymap scope of an open popup.
-fn popup_scope(popup: &Popup) -> Scope {
-    match popup {
-        Popup::Help | Popup::Link | Popup::Detail(_) => Scope::Scroll,
-        Popup::ConfirmQuit(_) => Scope::ConfirmQuit,
-        Popup::ConfirmRun(..) => Scope::ConfirmRun,
-        Popup::Policy => Scope::Policy,
-        Popup::Prompt(p) => p.scope(),
     }
 }
 
@@ -69,7 +59,7 @@ impl App {
             layers.push(Scope::Approval);
         }
         if let Some(p) = &self.popup {
-            layers.push(popup_scope(p));
+            layers.push(self.popups.view(p).scope());
             return layers;
         }
         if self.screen.attached {
@@ -127,6 +117,9 @@ impl App {
             selected: self.selected.as_deref(),
             targets,
             size: self.size,
+            theme: &self.theme,
+            settings: &self.settings,
+            utc_offset: self.utc_offset,
         };
         match scope {
             Scope::Global | Scope::Panes => self.global(action),
@@ -137,17 +130,14 @@ impl App {
             Scope::Activity => self.activity.act(action, cx),
             Scope::Approval => self.approvals.act(action, cx),
             Scope::Attached => self.screen.act(action, cx),
-            Scope::Prompt | Scope::Filter => match self.popup.as_mut() {
-                Some(Popup::Prompt(p)) => p.act(action, cx),
-                _ => Outcome::Ignored,
-            },
-            Scope::Scroll => self.scroll_key(action),
-            Scope::ConfirmQuit => self.confirm_quit_key(action),
-            Scope::ConfirmRun => self.confirm_run_key(action),
-            Scope::Policy => match action {
-                Action::Reload => Outcome::Intents(vec![Intent::ReloadPolicy]),
-                Action::Close => Outcome::Close,
-                _ => Outcome::Ignored,
+            Scope::Prompt
+            | Scope::Filter
+            | Scope::Scroll
+            | Scope::ConfirmQuit
+            | Scope::ConfirmRun
+            | Scope::Policy => match self.popup.as_mut() {
+                Some(p) => self.popups.of(p).act(action, cx),
+                None => Outcome::Ignored,
             },
         }
     }
@@ -158,16 +148,19 @@ impl App {
             selected: self.selected.as_deref(),
             targets,
             size: self.size,
+            theme: &self.theme,
+            settings: &self.settings,
+            utc_offset: self.utc_offset,
         };
         match scope {
             Scope::Approval => self.approvals.input(key, cx),
             Scope::Attached => self.screen.input(key, cx),
             Scope::Editor => self.editor.input(key, cx),
-            Scope::Prompt | Scope::Filter => match self.popup.as_mut() {
-                Some(Popup::Prompt(p)) => p.input(key, cx),
-                _ => Outcome::Done,
+            // A popup keeps the keys it has no row for (a prompt types them).
+            _ => match self.popup.as_mut() {
+                Some(p) => self.popups.of(p).input(key, cx),
+                None => Outcome::Done,
             },
-            _ => Outcome::Done,
         }
     }
 
@@ -212,15 +205,23 @@ impl App {
             Outcome::Intents(intents) => return intents,
             Outcome::Run(intent) => return self.run_or_confirm(intent),
             Outcome::Notify(text, error) => self.notify(text, error),
-            Outcome::Open(popup) => {
-                // A tool call's details open at their top; the help keeps where it was.
-                if matches!(popup, Popup::Detail(_)) {
-                    self.popup_scroll = 0;
-                }
-                self.popup = Some(popup);
-            }
+            Outcome::Open(popup) => self.popup = Some(popup),
             Outcome::Focus(f) => self.focus = f,
             Outcome::Close => self.popup = None,
+            Outcome::Quit => {
+                self.popup = None;
+                self.quit = true;
+                return vec![Intent::Quit];
+            }
+            Outcome::Confirmed(intent) => {
+                if let Intent::Start { targets, .. } = &intent {
+                    self.show_all_after_broadcast(targets.len());
+                }
+                return vec![intent];
+            }
+            Outcome::Many(outcomes) => {
+                return outcomes.into_iter().flat_map(|o| self.apply(o)).collect();
+            }
             Outcome::Select(new) => self.select(new),
             Outcome::Submit(s) => return self.submitted(s),
         }
@@ -281,10 +282,11 @@ impl App {
     /// `q` or Ctrl-C: quit at once, or ask first while requests are pending.
     fn ask_quit(&mut self) -> Outcome {
         if self.requests.pending.is_empty() {
-            self.quit = true;
-            Outcome::Intents(vec![Intent::Quit])
+            Outcome::Quit
         } else {
-            Outcome::Open(Popup::ConfirmQuit(self.requests.pending.len()))
+            Outcome::Open(Popup::ConfirmQuit(ConfirmQuit {
+                pending: self.requests.pending.len(),
+            }))
         }
     }
 
@@ -323,64 +325,10 @@ impl App {
             return vec![intent];
         }
         let who = self.computers.describe_targets(targets);
-        self.popup = Some(Popup::ConfirmRun(Box::new(intent), who));
-        Vec::new()
-    }
-
-    /// A run on several computers waits for confirmation.
-    fn confirm_run_key(&mut self, action: Action) -> Outcome {
-        let Some(Popup::ConfirmRun(intent, _)) = self.popup.take() else {
-            return Outcome::Ignored;
-        };
-        match action {
-            Action::Yes => {
-                if let Intent::Start { targets, .. } = &*intent {
-                    self.show_all_after_broadcast(targets.len());
-                }
-                Outcome::Intents(vec![*intent])
-            }
-            Action::No => Outcome::Notify("not run".into(), false),
-            _ => Outcome::Done,
-        }
-    }
-
-    /// Quit while requests are pending?
-    fn confirm_quit_key(&mut self, action: Action) -> Outcome {
-        self.popup = None;
-        match action {
-            Action::Yes => {
-                self.quit = true;
-                Outcome::Intents(vec![Intent::Quit])
-            }
-            _ => Outcome::Done,
-        }
-    }
-
-    /// The help, the link popup and a tool call's details: scroll and close.
-    fn scroll_key(&mut self, action: Action) -> Outcome {
-        match action {
-            Action::Close => return Outcome::Close,
-            Action::Up => self.scroll_popup(-1),
-            Action::Down => self.scroll_popup(1),
-            Action::PageUp => self.scroll_popup(-self.page()),
-            Action::PageDown => self.scroll_popup(self.page()),
-            Action::Top => self.popup_scroll = 0,
-            Action::Bottom => self.scroll_popup(i32::MAX),
-            _ => return Outcome::Ignored,
-        }
-        Outcome::Done
-    }
-
-    /// Rows a page key moves a popup.
-    fn page(&self) -> i32 {
-        i32::from(self.size.height.saturating_sub(8).max(2)) - 1
-    }
-
-    /// Scrolls the open popup by `delta` lines, within its text.
-    fn scroll_popup(&mut self, delta: i32) {
-        let max = i32::from(super::view::popup_max_scroll(self, self.size));
-        let top = (i32::from(self.popup_scroll).saturating_add(delta)).clamp(0, max);
-        self.popup_scroll = u16::try_from(top).unwrap_or(0);
+        self.apply(Outcome::Open(Popup::ConfirmRun(ConfirmRun {
+            intent: Box::new(intent),
+            who,
+        })))
     }
 
     /// Mouse: a click focuses the pane under it and selects the row; the wheel scrolls.
@@ -388,18 +336,17 @@ impl App {
         let Some(a) = areas(self.size) else {
             return Vec::new();
         };
-        if self.popup.is_some() {
-            match m.kind {
-                MouseEventKind::ScrollUp => self.scroll_popup(-3),
-                MouseEventKind::ScrollDown => self.scroll_popup(3),
-                _ => {}
-            }
-            if matches!(m.kind, MouseEventKind::Down(_))
-                && !matches!(self.popup, Some(Popup::Prompt(_)))
-            {
-                self.popup = None;
-            }
-            return Vec::new();
+        if let Some(p) = self.popup.as_mut() {
+            let cx = Cx {
+                selected: self.selected.as_deref(),
+                targets: &[],
+                size: self.size,
+                theme: &self.theme,
+                settings: &self.settings,
+                utc_offset: self.utc_offset,
+            };
+            let o = self.popups.of(p).mouse(m.kind, cx);
+            return self.apply(o);
         }
         let (col, row) = (m.column, m.row);
         // A click on a key hint in the status line presses that key.
@@ -504,9 +451,12 @@ mod tests {
                 deadline: app.now_i,
             }]),
             Scope::Scroll => app.popup = Some(Popup::Help),
-            Scope::ConfirmQuit => app.popup = Some(Popup::ConfirmQuit(1)),
+            Scope::ConfirmQuit => app.popup = Some(Popup::ConfirmQuit(ConfirmQuit { pending: 1 })),
             Scope::ConfirmRun => {
-                app.popup = Some(Popup::ConfirmRun(Box::new(Intent::Quit), "x".into()));
+                app.popup = Some(Popup::ConfirmRun(ConfirmRun {
+                    intent: Box::new(Intent::Quit),
+                    who: "x".into(),
+                }));
             }
             Scope::Policy => app.popup = Some(Popup::Policy),
             Scope::Prompt => app.popup = Some(Popup::Prompt(Prompt::new(PromptKind::RunFile, ""))),
@@ -514,6 +464,23 @@ mod tests {
             Scope::Attached => app.screen.attached = true,
         }
         app
+    }
+
+    /// The help keeps its place between openings; a tool call's details open at their top.
+    #[test]
+    fn the_help_keeps_its_place() {
+        let mut app = App::new(Settings::default(), Theme::plain(), false);
+        app.size = ratatui::layout::Rect::new(0, 0, 100, 20);
+        app.focus = Focus::Output;
+        let key = |c| KeyEvent::new(c, ratatui::crossterm::event::KeyModifiers::NONE);
+        app.on_key(key(ratatui::crossterm::event::KeyCode::Char('?')));
+        app.on_key(key(ratatui::crossterm::event::KeyCode::Down));
+        assert_eq!(app.popups.help.scroll, 1);
+        app.on_key(key(ratatui::crossterm::event::KeyCode::Esc));
+        assert_eq!(app.popup, None);
+        app.on_key(key(ratatui::crossterm::event::KeyCode::Char('?')));
+        assert_eq!(app.popup, Some(Popup::Help));
+        assert_eq!(app.popups.help.scroll, 1);
     }
 
     /// Every row of the keymap is reached by its keys in its scope (no layer above takes them

@@ -694,6 +694,7 @@ mod tests {
 
     /// The whole frame as text, one line a row.
     fn screen(app: &crate::tui::App) -> String {
+        // The popups are drawn over the whole frame.
         let area = ratatui::layout::Rect::new(0, 0, 120, 40);
         let mut buf = ratatui::buffer::Buffer::empty(area);
         ratatui::widgets::Widget::render(app, area, &mut buf);
@@ -744,6 +745,35 @@ mod tests {
         });
         assert!(after.contains("F2 run F6 run file"), "{after}");
         assert!(after.contains("F3 attach · F4 hide"), "{after}");
+    }
+
+    #[test]
+    fn a_rebinding_shows_in_a_popup_and_answers_it() {
+        let mut app = crate::tui::App::new(
+            crate::config::Settings::default(),
+            crate::tui::theme::Theme::plain(),
+            false,
+        );
+        app.popup = Some(crate::tui::Popup::Policy);
+        static U: [Key; 1] = [c('u')];
+        let rows = BINDINGS
+            .iter()
+            .cloned()
+            .map(|mut b| {
+                if (b.scope, b.action) == (Scope::Policy, Action::Reload) {
+                    b.keys = &U;
+                }
+                b
+            })
+            .collect();
+        with_table(rows, || {
+            let text = screen(&app);
+            assert!(text.contains("u reloads the file"), "{text}");
+            assert_eq!(
+                app.on_key(c('u').event()),
+                vec![crate::tui::Intent::ReloadPolicy]
+            );
+        });
     }
 
     #[test]

@@ -12,18 +12,25 @@
 //!
 //! - [`hub`]: the one interface to the session ([`Hub`]), implemented for the in-process
 //!   [`Session`](crate::session::Session); `exec.rs` carries intents out through it.
-//! - [`app`]: [`App`], the panes plus what they share (selection, focus, popup, theme,
-//!   settings, clocks, notice), pulling snapshots through the hub.
+//! - [`app`]: [`App`], the panes and popups plus what they share (selection, focus, the open
+//!   [`Popup`], theme, settings, clocks, notice), pulling snapshots through the hub.
 //! - [`keymap`]: every key binding, one row each (keys, scope, action, help line, status bar
-//!   hint). Key handling, the help popup and the status bar read it.
+//!   hint). Key handling, the help popup and the status bar read it, and every key name on
+//!   screen (titles, hint lines, notices) is looked up in it ([`keymap::key_for`]), so a
+//!   binding changed there changes everywhere it is shown.
 //! - `input.rs`: a key's way through the layers (approval prompt, popup, attach mode, global,
 //!   focused pane, every pane but the editor) to the action of its row, and the mouse.
-//! - [`component`]: what a pane is ([`component::Component`]: `act`, `input`, `draw`) and the
-//!   [`component::Outcome`] through which it asks the app for what is not its own.
-//! - [`panes`]: one module per pane, owning its state, keys and drawing: `computers/`,
-//!   `output`, `requests`, `activity`, `editor`, `screen`, `prompt`, `approval`.
-//! - [`view`]: the frame (where each pane draws, the status line, the empty state, the other
-//!   popups, the too-small case) and the formatting helpers the panes share; [`layout`]: the
+//! - [`component`]: what a pane or popup is ([`component::Component`]: `act`, `input`,
+//!   `mouse`, `draw`) and the [`component::Outcome`] through which it asks the app for what is
+//!   not its own (opening and closing popups included).
+//! - [`panes`]: one module per pane or popup, owning its state, keys and drawing: `computers/`,
+//!   `output`, `requests`, `activity`, `editor`, `screen`; the popups `prompt`, `approval`,
+//!   `help`, `link`, `detail` (a tool call), `policy`, `confirm` (quit, run on several). A
+//!   popup that shows one thing is held by its [`Popup`] value; the help (which keeps its
+//!   place), the link popup and the policy (whose lines are pulled while it is closed) live
+//!   in [`app::Popups`].
+//! - [`view`]: the frame (where each pane and the open popup draw, the status line, the empty
+//!   state, the too-small case) and the formatting helpers the panes share; [`layout`]: the
 //!   rectangles.
 //! - Models the panes draw from: [`output`] (rows, scroll, search), [`highlight`], [`history`].
 //!
@@ -31,6 +38,11 @@
 //! should show it, its hint), and an arm for its [`keymap::Action`] in the `act` of the pane
 //! its scope names (`Global` and `Panes` keys: `App::global` in `input.rs`). The test in
 //! `input.rs` fails until the key reaches that row and the action has a handler.
+//!
+//! **A new popup** is a module in `panes/` with an `impl Component` (its keys in a
+//! [`keymap::Scope`] of its own), a variant of [`Popup`] (holding it, or naming a field of
+//! [`app::Popups`] if it outlives its opening), an arm in `Popups::of` / `Popups::view`, and
+//! the scope in `App::act` (`input.rs`); something returns `Outcome::Open` for it.
 //!
 //! **A new pane** is a module in `panes/` with its state and an `impl Component`, a
 //! [`keymap::Scope`] for its keys, a field of [`App`], an arm in `App::act` / `App::input`

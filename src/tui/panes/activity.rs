@@ -13,6 +13,7 @@ use crate::tui::app::Popup;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::output::printable;
+use crate::tui::panes::detail::Detail;
 use crate::tui::view::{cut, millis, name_of, spinner, width};
 
 #[derive(Debug, Default)]
@@ -55,7 +56,7 @@ impl Component for Activity {
         match action {
             Action::Details => {
                 return match self.calls.get(self.sel) {
-                    Some(c) => Outcome::Open(Popup::Detail(c.call_id)),
+                    Some(c) => Outcome::Open(Popup::Detail(Detail::new(c.clone()))),
                     None => Outcome::Done,
                 };
             }

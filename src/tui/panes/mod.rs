@@ -1,12 +1,17 @@
-//! The panes, each owning its state, its keys (as [`Action`]s of the keymap) and its drawing.
-//! Where a pane goes on screen is `layout.rs`; how a key reaches it is `keymap.rs` and the
-//! app's dispatch.
+//! The panes and the popups, each owning its state, its keys (as [`Action`]s of the keymap) and
+//! its drawing. Where a pane goes on screen is `layout.rs`; how a key reaches it is `keymap.rs`
+//! and the app's dispatch.
 
 pub mod activity;
 pub mod approval;
 pub mod computers;
+pub mod confirm;
+pub mod detail;
 pub mod editor;
+pub mod help;
+pub mod link;
 pub mod output;
+pub mod policy;
 pub mod prompt;
 pub mod requests;
 pub mod screen;

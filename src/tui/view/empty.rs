@@ -5,21 +5,21 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::config::SecretSource;
+use crate::config::{SecretSource, Settings};
 use crate::tui::app::App;
 use crate::tui::component::DrawCx;
+use crate::tui::theme::Theme;
 
 pub fn render(app: &App, cx: &DrawCx, area: Rect, buf: &mut Buffer) {
     let block = cx.frame(" No computer linked yet ");
     let inner = block.inner(area);
     block.render(area, buf);
-    link_text(app, inner, buf);
+    link_text(&app.settings, &app.theme, inner, buf);
 }
 
 /// How to link a computer, with the secret: the empty screen, and the `s` popup once computers
 /// are linked.
-pub fn link_text(app: &App, inner: Rect, buf: &mut Buffer) {
-    let s = &app.settings;
+pub fn link_text(s: &Settings, t: &Theme, inner: Rect, buf: &mut Buffer) {
     let where_secret = match &s.secret_source {
         SecretSource::Flag => "given with --secret".to_owned(),
         SecretSource::Env => "from the SANDBOX_PASSWORD environment variable".to_owned(),
@@ -27,7 +27,6 @@ pub fn link_text(app: &App, inner: Rect, buf: &mut Buffer) {
         SecretSource::Generated(p) => format!("generated and stored in {}", p.display()),
         SecretSource::Stored(p) => format!("stored in {}", p.display()),
     };
-    let t = &app.theme;
     // A wildcard bind is no address a computer can use; the person must put the LAN one in.
     let (addr, host) = if s.gateway_bind.ip().is_unspecified() {
         let host = "<this host's address>".to_owned();

@@ -1,9 +1,9 @@
 //! Drawing the frame: an immutable pass over [`App`]. Each pane draws itself (in
-//! `panes/`); this lays them out, draws what belongs to no pane (the status line, the empty
-//! state, the popups, the too-small case), and holds the small formatting helpers they share.
+//! `panes/`, popups included); this lays them out, draws what belongs to no pane (the status
+//! line, the empty state, the too-small case), and holds the small formatting helpers they
+//! share.
 
 mod empty;
-mod popup;
 pub mod statusbar;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,7 +15,7 @@ use ratatui::text::Line;
 use ratatui::text::Span;
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
-pub use popup::popup_max_scroll;
+pub use empty::link_text;
 
 use super::app::{App, Focus};
 use super::component::{Component, DrawCx};
@@ -84,7 +84,7 @@ impl App {
         let mut cursor = self.editor.draw(a.editor, buf, &cx(Focus::Editor));
         statusbar::render(self, a.status, buf);
         if let Some(p) = &self.popup {
-            cursor = popup::render(self, p, area, buf);
+            cursor = self.popups.view(p).draw(area, buf, &cx(self.focus));
         }
         if self.approval().is_some() {
             self.approvals.draw(area, buf, &cx(Focus::Editor));

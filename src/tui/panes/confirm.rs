@@ -1,0 +1,152 @@
+//! The two questions: quit while requests are pending, and run on several computers. Each
+//! holds what it asks about, and any key it has a row for answers (and closes) it.
+
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::MouseEventKind;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
+
+use super::link::close_on_click;
+use crate::tui::app::Intent;
+use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::keymap::{Action, Scope, first_keys, key_for};
+use crate::tui::output::printable;
+use crate::tui::view::{centred, cut, name_of, popup_frame};
+
+/// Quit while this many requests are pending?
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfirmQuit {
+    pub pending: usize,
+}
+
+impl Component for ConfirmQuit {
+    fn scope(&self) -> Scope {
+        Scope::ConfirmQuit
+    }
+
+    fn act(&mut self, action: Action, _cx: Cx) -> Outcome {
+        match action {
+            Action::Yes => Outcome::Quit,
+            _ => Outcome::Close,
+        }
+    }
+
+    fn mouse(&mut self, kind: MouseEventKind, _cx: Cx) -> Outcome {
+        close_on_click(kind)
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
+        let t = cx.theme;
+        let r = centred(area, 50, 5);
+        Clear.render(r, buf);
+        let lines = vec![
+            Line::from(format!(
+                "{} request(s) still pending; they will be cancelled.",
+                self.pending
+            )),
+            Line::from(vec![
+                Span::raw("Quit? "),
+                Span::styled(key_for(Scope::ConfirmQuit, Action::Yes), t.key),
+                Span::raw(" / "),
+                Span::styled(key_for(Scope::ConfirmQuit, Action::No), t.key),
+            ]),
+        ];
+        Paragraph::new(lines)
+            .block(popup_frame(t, " Quit "))
+            .wrap(Wrap { trim: true })
+            .render(r, buf);
+        None
+    }
+}
+
+/// A run on several computers, waiting for its answer: the request, and who the targets are
+/// ("every online computer matching miner*").
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfirmRun {
+    pub intent: Box<Intent>,
+    pub who: String,
+}
+
+impl Component for ConfirmRun {
+    fn scope(&self) -> Scope {
+        Scope::ConfirmRun
+    }
+
+    fn act(&mut self, action: Action, _cx: Cx) -> Outcome {
+        match action {
+            Action::Yes => Outcome::Many(vec![
+                Outcome::Close,
+                Outcome::Confirmed((*self.intent).clone()),
+            ]),
+            Action::No => Outcome::Many(vec![
+                Outcome::Close,
+                Outcome::Notify("not run".into(), false),
+            ]),
+            _ => Outcome::Close,
+        }
+    }
+
+    fn mouse(&mut self, kind: MouseEventKind, _cx: Cx) -> Outcome {
+        close_on_click(kind)
+    }
+
+    /// "Run exec-lua on 12 computers?", who they are, the first few names, and the keys.
+    fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
+        let t = cx.theme;
+        let Intent::Start {
+            targets,
+            kind,
+            payload,
+            ..
+        } = &*self.intent
+        else {
+            return None;
+        };
+        let r = centred(area, 72, 8);
+        Clear.render(r, buf);
+        let inner = r.width.saturating_sub(2) as usize;
+        let what = payload
+            .get("code")
+            .or_else(|| payload.get("path"))
+            .and_then(|v| v.as_str())
+            .map(|s| crate::session::summary::one_line(s, 60))
+            .unwrap_or_default();
+        let names: Vec<String> = targets.iter().take(6).map(|t| name_of(t)).collect();
+        let more = targets.len().saturating_sub(names.len());
+        let mut list = names.join(", ");
+        if more > 0 {
+            list.push_str(&format!(" and {more} more"));
+        }
+        let mut keys = Vec::new();
+        // The first two keys of each answer: `y / Enter`, `n / Esc`.
+        for (action, what) in [(Action::Yes, " runs on each · "), (Action::No, " does not")] {
+            for (i, key) in first_keys(Scope::ConfirmRun, action, 2)
+                .into_iter()
+                .enumerate()
+            {
+                if i > 0 {
+                    keys.push(Span::raw(" / "));
+                }
+                keys.push(Span::styled(key, t.key));
+            }
+            keys.push(Span::raw(what));
+        }
+        let lines = vec![
+            Line::from(vec![
+                Span::raw(format!("Run {kind} on ")),
+                Span::styled(format!("{} computers", targets.len()), t.warn),
+                Span::raw("?"),
+            ]),
+            Line::from(Span::styled(cut(&printable(&self.who), inner), t.accent)),
+            Line::from(Span::styled(cut(&printable(&what), inner), t.text)),
+            Line::from(Span::styled(cut(&list, inner), t.dim)),
+            Line::from(""),
+            Line::from(keys),
+        ];
+        Paragraph::new(lines)
+            .block(popup_frame(t, " Run on several computers "))
+            .render(r, buf);
+        None
+    }
+}
