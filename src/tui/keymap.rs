@@ -612,8 +612,8 @@ pub fn keys_for(scope: Scope, action: Action) -> Vec<String> {
     names
 }
 
-/// The first key of `action` in `scope`, as titles write it (empty when it has none, which
-/// the test below rules out for every pair the screen names).
+/// The first key of `action` in `scope`, as titles write it (empty when the table has none,
+/// which shows as a gap on screen rather than a key that does nothing).
 pub fn key_for(scope: Scope, action: Action) -> String {
     keys_for(scope, action)
         .into_iter()

@@ -229,7 +229,8 @@ impl Prompt {
                 "run ".to_owned(),
             ),
             PromptKind::Search => (format!(" Search output ({enter}, {esc}) "), search),
-            // Drawn on the Computers pane instead; named here for completeness.
+            // Never drawn as a box (the filter line is the Computers pane's border); named
+            // so that the match stays whole.
             PromptKind::Filter => (
                 format!(
                     " Filter computers ({}, {}) ",
