@@ -66,7 +66,7 @@ async fn sent_request(host: &TestHost, kind: &str) -> String {
             .session
             .pending()
             .into_iter()
-            .find(|p| p.sent && p.kind == kind)
+            .find(|p| p.sent && p.kind.as_str() == kind)
             .map(|p| p.request_id);
         rid.is_some()
     })

@@ -14,6 +14,7 @@ use super::convert::*;
 use super::params::*;
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
+use crate::protocol::{Kind, kind};
 use crate::session::{OutputEntry, RequestError, RequestSpec, Status};
 
 /// Largest `computer-output` page, whatever the caller asks.
@@ -54,8 +55,11 @@ impl TrapdeskMcp {
         if let Some(bad) = self.bad_timeout(p.timeout_ms) {
             return Ok(self.end(rec, Status::Failed, bad));
         }
-        let spec = RequestSpec::new("exec-lua", json!({"code": p.code, "name": "=exec"}))
-            .timeout(timeout(p.timeout_ms));
+        let spec = RequestSpec::of(&kind::ExecLua {
+            code: p.code,
+            name: Some("=exec".into()),
+        })
+        .timeout(timeout(p.timeout_ms));
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, outcome) = outcome_of(ran, "Lua", run_line);
         Ok(self.end(rec, status, outcome))
@@ -78,8 +82,11 @@ impl TrapdeskMcp {
         if let Some(bad) = self.bad_timeout(p.timeout_ms) {
             return Ok(self.end(rec, Status::Failed, bad));
         }
-        let payload = json!({"path": p.path, "args": p.args.unwrap_or_default()});
-        let spec = RequestSpec::new("run-file", payload).timeout(timeout(p.timeout_ms));
+        let spec = RequestSpec::of(&kind::RunFile {
+            path: p.path.clone(),
+            args: p.args.unwrap_or_default(),
+        })
+        .timeout(timeout(p.timeout_ms));
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, outcome) = outcome_of(ran, &p.path, run_line);
         Ok(self.end(rec, status, outcome))
@@ -110,19 +117,14 @@ impl TrapdeskMcp {
                 return Ok(self.end(rec, Status::Failed, outcome));
             }
         };
-        let mut payload = json!({"path": p.path, "content": b64(&bytes), "encoding": "base64"});
-        if p.append == Some(true)
-            && let Some(obj) = payload.as_object_mut()
-        {
-            obj.insert("append".into(), Value::Bool(true));
-        }
+        let payload = kind::WriteFile {
+            path: p.path.clone(),
+            content: b64(&bytes),
+            encoding: "base64".into(),
+            append: p.append == Some(true),
+        };
         let ran = self
-            .run(
-                &ctx,
-                &rec,
-                &p.trapos_id,
-                RequestSpec::new("write-file", payload),
-            )
+            .run(&ctx, &rec, &p.trapos_id, RequestSpec::of(&payload))
             .await;
         let path = p.path.clone();
         let (status, mut outcome) = outcome_of(ran, &format!("write {}", p.path), |d| {
@@ -163,11 +165,11 @@ impl TrapdeskMcp {
         // (a client before paged reads ignores both and sends the whole file).
         let budget = super::results::json_budget(self.max_result_bytes, &p.path);
         let page = super::files::page_len(budget);
-        let spec = RequestSpec::new(
-            "read-file",
-            json!({"path": p.path, "offset": p.offset.unwrap_or(0),
-                   "length": p.length.map_or(page, |l| l.min(page))}),
-        );
+        let spec = RequestSpec::of(&kind::ReadFile {
+            path: p.path.clone(),
+            offset: Some(p.offset.unwrap_or(0)),
+            length: Some(p.length.map_or(page, |l| l.min(page))),
+        });
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, mut outcome) = outcome_of(ran, &format!("read {}", p.path), |_| String::new());
         if !outcome.is_error {
@@ -191,7 +193,7 @@ impl TrapdeskMcp {
         let path = p.path.unwrap_or_else(|| "/".to_owned());
         let args = json!({"traposId": p.trapos_id, "path": path});
         let rec = self.begin(&ctx, "list-files", Some(&p.trapos_id), args);
-        let spec = RequestSpec::new("list-files", json!({"path": path}));
+        let spec = RequestSpec::of(&kind::ListFiles { path: path.clone() });
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, mut outcome) = outcome_of(ran, &format!("list {path}"), |d| {
             let n = d
@@ -230,7 +232,7 @@ impl TrapdeskMcp {
         let wait = self.session.settings().request_timeout;
         if let Err(e) = self
             .session
-            .permit(&trapos_id, "computer-output", &rec.origin, wait)
+            .permit(&trapos_id, Kind::ComputerOutput, &rec.origin, wait)
             .await
         {
             return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));

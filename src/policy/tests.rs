@@ -210,16 +210,22 @@ fn unknown_keys_values_and_meaningless_rules_are_refused() {
 
 #[test]
 fn action_of_request_types() {
-    assert_eq!(Action::of("exec-lua"), Some(Action::Exec));
-    assert_eq!(Action::of("run-file"), Some(Action::Exec));
-    assert_eq!(Action::of("send-input"), Some(Action::Exec));
-    assert_eq!(Action::of("something-new"), Some(Action::Exec));
-    assert_eq!(Action::of("write-file"), Some(Action::Write));
-    assert_eq!(Action::of("read-file"), Some(Action::Read));
-    assert_eq!(Action::of("list-files"), Some(Action::Read));
-    assert_eq!(Action::of("computer-output"), Some(Action::Read));
-    assert_eq!(Action::of("ping"), None);
-    // The request types of the terminal mirror: reading is read, typing is exec.
-    assert_eq!(Action::of("screen"), Some(Action::Read));
-    assert_eq!(Action::of("input"), Some(Action::Exec));
+    use crate::protocol::Kind;
+    let want = |k: Kind| match k {
+        Kind::Ping => None,
+        Kind::ExecLua | Kind::RunFile | Kind::Input => Some(Action::Exec),
+        Kind::WriteFile | Kind::MoveFile | Kind::DeleteFile | Kind::MakeDir => Some(Action::Write),
+        Kind::ReadFile | Kind::ListFiles | Kind::FileInfo | Kind::Screen | Kind::ComputerOutput => {
+            Some(Action::Read)
+        }
+    };
+    for k in Kind::ALL {
+        assert_eq!(Action::of(k), want(k), "{k}");
+    }
+    // Spelled out for the ones a mistake would cost most: file changes are writes, never reads.
+    assert_eq!(Action::of(Kind::DeleteFile), Some(Action::Write));
+    assert_eq!(Action::of(Kind::MoveFile), Some(Action::Write));
+    assert_eq!(Action::of(Kind::MakeDir), Some(Action::Write));
+    assert_eq!(Action::of(Kind::FileInfo), Some(Action::Read));
+    assert_eq!(Action::of(Kind::Input), Some(Action::Exec));
 }
