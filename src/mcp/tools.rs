@@ -220,7 +220,8 @@ impl TrapdeskMcp {
         Parameters(p): Parameters<MoveFile>,
         ctx: RequestContext<RoleServer>,
     ) -> ToolResult {
-        let args = json!({"traposId": p.trapos_id, "from": p.from, "to": p.to, "overwrite": p.overwrite});
+        let args =
+            json!({"traposId": p.trapos_id, "from": p.from, "to": p.to, "overwrite": p.overwrite});
         let rec = self.begin(&ctx, "move-file", Some(&p.trapos_id), args);
         let spec = RequestSpec::of(&kind::MoveFile {
             from: p.from.clone(),
