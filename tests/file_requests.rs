@@ -371,3 +371,41 @@ async fn the_file_tools_over_mcp() {
     assert!(!root.join("d/f.txt").exists());
     host.host.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_changing_tools_are_writes_and_file_info_a_read() {
+    let host = host_with_policy(
+        "[policy.default]\nagent = { exec = \"allow\", write = \"deny\", read = \"allow\" }\n",
+    )
+    .await;
+    let _c = emulated(&host, 4, Some("store")).await;
+    let root = host.dir.path().join("computers/4");
+    std::fs::write(root.join("f.txt"), b"x").unwrap();
+    let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
+    for (tool, args) in [
+        (
+            "move-file",
+            json!({"traposId": "store", "from": "f.txt", "to": "g.txt"}),
+        ),
+        ("delete-file", json!({"traposId": "store", "path": "f.txt"})),
+        ("make-dir", json!({"traposId": "store", "path": "d"})),
+    ] {
+        let r = fake::call(&client, tool, args).await;
+        assert_eq!(r.is_error, Some(true), "{tool}: {}", fake::text(&r));
+        assert_eq!(fake::data(&r)["error"]["code"], "denied", "{tool}");
+        assert!(
+            fake::text(&r).contains("write"),
+            "{tool}: {}",
+            fake::text(&r)
+        );
+    }
+    assert!(root.join("f.txt").exists() && !root.join("d").exists());
+    let r = fake::call(
+        &client,
+        "file-info",
+        json!({"traposId": "store", "path": "f.txt"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", fake::text(&r));
+    host.host.stop().await;
+}
