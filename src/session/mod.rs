@@ -148,7 +148,7 @@ impl Session {
             request_id: id.clone(),
             trapos_id: trapos_id.clone(),
             origin: origin.clone(),
-            kind: spec.kind.clone(),
+            kind: spec.kind,
             summary: summary.clone(),
             started_at: SystemTime::now(),
             started: now,

@@ -412,7 +412,7 @@ impl State {
                 c.output.push(OutputEntry::Start(Box::new(StartEntry {
                     request_id: info.request_id.clone(),
                     origin: info.origin.clone(),
-                    kind: info.kind.clone(),
+                    kind: info.kind,
                     summary: info.summary.clone(),
                     at: SystemTime::now(),
                 })));
