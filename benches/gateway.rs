@@ -38,7 +38,10 @@ fn row(name: &str, mut samples: Vec<Duration>, base: Option<f64>) -> f64 {
 }
 
 fn exec() -> RequestSpec {
-    RequestSpec::new("exec-lua", json!({"code": "return 1"}))
+    RequestSpec::new(
+        trapdesk::protocol::Kind::ExecLua,
+        json!({"code": "return 1"}),
+    )
 }
 
 async fn sequential(session: &Session, target: &str, n: usize) -> Vec<Duration> {

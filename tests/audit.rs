@@ -72,7 +72,7 @@ async fn the_transcript_holds_every_request_and_no_secret_or_token() {
             .request(
                 "miner",
                 RequestSpec::new(
-                    "exec-lua",
+                    trapdesk::protocol::Kind::ExecLua,
                     json!({"code": "print('from the person')\nreturn 1"}),
                 ),
                 Origin::Person,

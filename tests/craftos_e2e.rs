@@ -372,7 +372,7 @@ async fn sent_request(f: &Fleet, kind: &str) -> String {
             .session
             .pending()
             .into_iter()
-            .find(|p| p.sent && p.kind == kind)
+            .find(|p| p.sent && p.kind.as_str() == kind)
         {
             return p.request_id;
         }

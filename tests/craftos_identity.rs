@@ -24,7 +24,7 @@ async fn exec(f: &Fleet, code: &str) -> Value {
         .session
         .request(
             "1:miner",
-            RequestSpec::new("exec-lua", json!({ "code": code })),
+            RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code })),
             Origin::Person,
         )
         .await

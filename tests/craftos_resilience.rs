@@ -25,7 +25,7 @@ async fn exec(session: &Session, code: &str, timeout_ms: u64) -> Result<Value, R
     session
         .request(
             WHO,
-            RequestSpec::new("exec-lua", json!({ "code": code }))
+            RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
                 .timeout(Some(Duration::from_millis(timeout_ms))),
             Origin::Person,
         )
@@ -267,8 +267,7 @@ async fn a_full_disk_leaves_the_client_serving_on_craftos() {
     let w = s
         .request(
             WHO,
-            RequestSpec::new(
-                "write-file",
+            RequestSpec::new(trapdesk::protocol::Kind::WriteFile,
                 json!({"path": "keep.txt", "content": "bmV3IGNvbnRlbnQsIGxvbmdlcg==", "encoding": "base64"}),
             )
             .timeout(Some(Duration::from_secs(20))),
@@ -306,8 +305,7 @@ async fn a_full_disk_leaves_the_client_serving_on_craftos() {
     let w = s
         .request(
             WHO,
-            RequestSpec::new(
-                "write-file",
+            RequestSpec::new(trapdesk::protocol::Kind::WriteFile,
                 json!({"path": "keep.txt", "content": "bmV3IGNvbnRlbnQsIGxvbmdlcg==", "encoding": "base64"}),
             )
             .timeout(Some(Duration::from_secs(20))),

@@ -25,7 +25,7 @@ const WHO: &str = "1:torn";
 
 fn write_spec(bytes: &[u8]) -> RequestSpec {
     RequestSpec::new(
-        "write-file",
+        trapdesk::protocol::Kind::WriteFile,
         json!({"path": TARGET, "content": tear::b64(bytes)}),
     )
     .timeout(Some(Duration::from_secs(120)))
@@ -35,7 +35,7 @@ async fn exec(session: &Session, code: &str) -> Value {
     session
         .request(
             WHO,
-            RequestSpec::new("exec-lua", json!({ "code": code }))
+            RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
                 .timeout(Some(Duration::from_secs(30))),
             Origin::Person,
         )
@@ -144,7 +144,7 @@ async fn kill9_of_craftos_at_every_step_of_a_put_move_never_tears_the_file() {
                         return lib.moveInto('.torn.bin.1.trapdesk-part', 'torn.bin')";
             s.request(
                 WHO,
-                RequestSpec::new("exec-lua", json!({ "code": code }))
+                RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
                     .timeout(Some(Duration::from_secs(60))),
                 Origin::Person,
             )
@@ -233,7 +233,7 @@ async fn kill9_of_craftos_mid_chunk_ends_the_request_and_the_computer_relinks() 
         s.request(
             WHO,
             RequestSpec::new(
-                "exec-lua",
+                trapdesk::protocol::Kind::ExecLua,
                 json!({ "code": "for i = 1, 1e9 do print('tick', i) sleep(0.05) end" }),
             )
             .timeout(Some(Duration::from_secs(60))),

@@ -98,7 +98,7 @@ async fn the_installer_links_a_fresh_computer() {
         .request(
             "fresh",
             RequestSpec::new(
-                "exec-lua",
+                trapdesk::protocol::Kind::ExecLua,
                 json!({"code": "return settings.get('sandbox.url')"}),
             ),
             Origin::Person,
@@ -167,7 +167,10 @@ async fn a_computer_relinks_after_the_host_restarts() {
         .session
         .request(
             "miner",
-            RequestSpec::new("exec-lua", json!({"code": "return 42"})),
+            RequestSpec::new(
+                trapdesk::protocol::Kind::ExecLua,
+                json!({"code": "return 42"}),
+            ),
             Origin::Person,
         )
         .await
@@ -194,7 +197,7 @@ async fn demo_computers_link_with_sample_programs() {
         .request(
             "farm",
             RequestSpec::new(
-                "run-file",
+                trapdesk::protocol::Kind::RunFile,
                 json!({"path": "programs/dig.lua", "args": ["2", "deep shaft"]}),
             ),
             Origin::Person,

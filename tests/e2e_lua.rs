@@ -27,7 +27,7 @@ fn output_lines(host: &support::TestHost, trapos_id: &str) -> Vec<String> {
 }
 
 fn lua(code: &str) -> RequestSpec {
-    RequestSpec::new("exec-lua", json!({ "code": code }))
+    RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
 }
 
 async fn exec(host: &support::TestHost, target: &str, code: &str) -> Value {
@@ -39,7 +39,11 @@ async fn exec(host: &support::TestHost, target: &str, code: &str) -> Value {
 
 async fn call(host: &support::TestHost, kind: &str, payload: Value) -> Value {
     host.session
-        .request("1", RequestSpec::new(kind, payload), Origin::Person)
+        .request(
+            "1",
+            RequestSpec::new(kind.parse().unwrap(), payload),
+            Origin::Person,
+        )
         .await
         .unwrap()
 }
@@ -344,9 +348,15 @@ async fn ping_is_answered_by_the_daemon_and_unknown_types_at_once() {
     let _c = emulated(&host, 1, None).await;
     let p = call(&host, "ping", json!({})).await;
     assert_eq!(p["pong"], true);
+    // The host sends only kinds it knows; computer-output is one the client does not serve
+    // (the host answers it from what it holds and never sends it on its own).
     let r = host
         .session
-        .request("1", RequestSpec::new("teleport", json!({})), Origin::Person)
+        .request(
+            "1",
+            RequestSpec::new(trapdesk::protocol::Kind::ComputerOutput, json!({})),
+            Origin::Person,
+        )
         .await;
     assert!(
         matches!(r, Err(RequestError::Remote { ref code, .. }) if code == "unknown_type"),

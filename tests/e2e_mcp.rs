@@ -66,7 +66,7 @@ async fn sent_request(host: &TestHost, kind: &str) -> String {
             .session
             .pending()
             .into_iter()
-            .find(|p| p.sent && p.kind == kind)
+            .find(|p| p.sent && p.kind.as_str() == kind)
             .map(|p| p.request_id);
         rid.is_some()
     })
@@ -605,7 +605,7 @@ async fn stdio_proxy_serves_both_eras_under_the_agents_name() {
     p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}))
         .await;
     let r = p.response(2).await;
-    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 12, "{r}");
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 16, "{r}");
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     p.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "exec-lua", "arguments": {"traposId": "miner", "code": "print('via stdio') return 1"},

@@ -43,7 +43,7 @@ async fn emulate_links_to_a_gateway_and_stops_on_sigterm() {
         .request(
             "scout",
             RequestSpec::new(
-                "exec-lua",
+                trapdesk::protocol::Kind::ExecLua,
                 json!({"code": "return os.getComputerID(), os.getComputerLabel()"}),
             ),
             Origin::Person,

@@ -15,7 +15,8 @@ use tokio_tungstenite::MaybeTlsStream;
 use trapdesk::session::{Event, Origin, RequestError, RequestSpec, Session};
 
 fn exec(code: &str) -> RequestSpec {
-    RequestSpec::new("exec-lua", json!({ "code": code })).timeout(Some(Duration::from_secs(60)))
+    RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
+        .timeout(Some(Duration::from_secs(60)))
 }
 
 /// Nothing pending, nothing running or queued on any computer, and every started request got

@@ -11,7 +11,7 @@ use support::{FakeComputer, SECRET, hello, start_host, start_host_with, wait_unt
 use trapdesk::session::{Origin, RequestError, RequestSpec};
 
 fn exec(code: &str) -> RequestSpec {
-    RequestSpec::new("exec-lua", json!({ "code": code }))
+    RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
 }
 
 #[tokio::test]

@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::Message as Ws;
 use trapdesk::session::{Origin, RequestError, RequestSpec};
 
 fn exec(code: &str) -> RequestSpec {
-    RequestSpec::new("exec-lua", json!({ "code": code }))
+    RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
 }
 
 fn free_port() -> u16 {

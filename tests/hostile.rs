@@ -81,7 +81,7 @@ async fn no_path_leaves_an_emulated_computers_directory() {
         .session
         .request(
             "40",
-            RequestSpec::new("exec-lua", json!({ "code": code })),
+            RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code })),
             Origin::Person,
         )
         .await
@@ -117,13 +117,26 @@ async fn no_path_leaves_an_emulated_computers_directory() {
     // Absolute paths are the computer's own root, as in CC.
     assert!(root.join("etc").join("escape7").exists(), "{report}");
     // The same through the request types agents use.
+    use trapdesk::protocol::Kind;
     for (kind, payload) in [
         (
-            "write-file",
+            Kind::WriteFile,
             json!({"path": "../../via-write-file", "content": "x"}),
         ),
-        ("read-file", json!({"path": "link/secret.txt"})),
-        ("list-files", json!({"path": "link"})),
+        (Kind::ReadFile, json!({"path": "link/secret.txt"})),
+        (Kind::ListFiles, json!({"path": "link"})),
+        (
+            Kind::MoveFile,
+            json!({"from": "link/secret.txt", "to": "stolen.txt"}),
+        ),
+        (
+            Kind::MoveFile,
+            json!({"from": "startup.lua", "to": "../../via-move-file"}),
+        ),
+        (Kind::DeleteFile, json!({"path": "link/secret.txt"})),
+        (Kind::DeleteFile, json!({"path": "../../keep.txt"})),
+        (Kind::FileInfo, json!({"path": "link/secret.txt"})),
+        (Kind::MakeDir, json!({"path": "../../via-make-dir"})),
     ] {
         let r = host
             .session
@@ -131,12 +144,16 @@ async fn no_path_leaves_an_emulated_computers_directory() {
             .await;
         let shown = format!("{r:?}");
         assert!(!shown.contains("host only"), "{kind}: {shown}");
-        assert!(
-            r.is_err() || r.as_ref().unwrap()["ok"] != json!(true),
-            "{kind} succeeded: {shown}"
-        );
+        // Through the link, delete-file and file-info find nothing there (the host's file is
+        // not the computer's): answered, but nothing deleted or seen.
+        let reached = r.as_ref().is_ok_and(|v| {
+            v["ok"] == json!(true) && v["deleted"] != json!(false) && v["exists"] != json!(false)
+        });
+        assert!(!reached, "{kind} succeeded: {shown}");
     }
     assert!(!host.dir.path().join("via-write-file").exists());
+    assert!(!host.dir.path().join("via-move-file").exists());
+    assert!(!host.dir.path().join("via-make-dir").exists());
     assert!(
         !host
             .dir
@@ -269,7 +286,10 @@ async fn wrong_secrets_are_refused_at_once_and_linked_computers_do_not_notice() 
         session
             .request(
                 "miner",
-                RequestSpec::new("exec-lua", json!({"code": "return 1"})),
+                RequestSpec::new(
+                    trapdesk::protocol::Kind::ExecLua,
+                    json!({"code": "return 1"}),
+                ),
                 Origin::Person,
             )
             .await

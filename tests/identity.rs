@@ -51,7 +51,7 @@ async fn exec(host: &TestHost, who: &str, code: &str) -> Value {
     host.session
         .request(
             who,
-            RequestSpec::new("exec-lua", json!({ "code": code })),
+            RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code })),
             Origin::Person,
         )
         .await
@@ -446,7 +446,10 @@ async fn connections_that_never_link_are_bounded_and_never_block_a_right_secret(
         session
             .request(
                 "2:",
-                RequestSpec::new("exec-lua", json!({"code": "return 1"})),
+                RequestSpec::new(
+                    trapdesk::protocol::Kind::ExecLua,
+                    json!({"code": "return 1"}),
+                ),
                 Origin::Person,
             )
             .await

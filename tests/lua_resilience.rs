@@ -19,7 +19,7 @@ async fn exec(session: &Session, code: &str, timeout_ms: u64) -> Result<Value, R
     session
         .request(
             "50",
-            RequestSpec::new("exec-lua", json!({ "code": code }))
+            RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
                 .timeout(Some(Duration::from_millis(timeout_ms))),
             Origin::Person,
         )

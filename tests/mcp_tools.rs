@@ -12,7 +12,7 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 12] = [
+const TOOLS: [&str; 16] = [
     "probe-computers",
     "exec-lua-many",
     "exec-lua",
@@ -20,6 +20,10 @@ const TOOLS: [&str; 12] = [
     "write-file",
     "read-file",
     "list-files",
+    "move-file",
+    "delete-file",
+    "make-dir",
+    "file-info",
     "computer-output",
     "session-log",
     "cancel-request",
@@ -58,7 +62,15 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
             .description
             .as_deref()
             .is_some_and(|d| d.contains("data, never instructions"));
-        let quiet = ["write-file", "cancel-request"].contains(&t.name.as_ref());
+        let quiet = [
+            "write-file",
+            "cancel-request",
+            "move-file",
+            "delete-file",
+            "make-dir",
+            "file-info",
+        ]
+        .contains(&t.name.as_ref());
         assert_eq!(warns, !quiet, "{}: {:?}", t.name, t.description);
     }
     let exec = tools.iter().find(|t| t.name == "exec-lua").unwrap();

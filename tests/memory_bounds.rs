@@ -165,7 +165,10 @@ async fn a_client_that_never_reads_its_stream_holds_up_neither_computer_nor_host
         session
             .request(
                 "1",
-                RequestSpec::new("exec-lua", json!({"code": "return 1"})),
+                RequestSpec::new(
+                    trapdesk::protocol::Kind::ExecLua,
+                    json!({"code": "return 1"}),
+                ),
                 Origin::Person,
             )
             .await
@@ -195,7 +198,7 @@ async fn a_computer_that_stops_reading_is_unlinked_when_its_queue_fills() {
     let code = "-".repeat(8 << 20);
     let mut tickets = Vec::new();
     for _ in 0..8 {
-        let spec = RequestSpec::new("exec-lua", json!({"code": code}))
+        let spec = RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({"code": code}))
             .timeout(Some(Duration::from_secs(120)));
         tickets.push(host.session.start("1", spec, Origin::Person).unwrap());
     }

@@ -245,7 +245,7 @@ agent = { exec = "ask", write = "ask", read = "ask" }
     )
     .await;
     let a = wait_for_approval(&h).await;
-    assert_eq!(a.kind, "write-file");
+    assert_eq!(a.kind, trapdesk::protocol::Kind::WriteFile);
     assert!(a.detail.starts_with("b\nx"), "{}", a.detail);
     h.session.answer(&a.request_id, Answer::No).unwrap();
     finish(handle).await;
@@ -286,7 +286,10 @@ async fn a_reload_never_loosens_a_waiting_approval() {
 async fn the_person_has_a_policy_of_their_own() {
     let h =
         host_with_policy("[policy.default]\nperson = { write = \"deny\", exec = \"ask\" }\n").await;
-    let spec = RequestSpec::new("write-file", json!({"path": "x", "content": ""}));
+    let spec = RequestSpec::new(
+        trapdesk::protocol::Kind::WriteFile,
+        json!({"path": "x", "content": ""}),
+    );
     match h.session.request("test-1", spec, Origin::Person).await {
         Err(RequestError::Policy { code, message }) => {
             assert_eq!(code, "denied");
@@ -437,7 +440,7 @@ person = { exec = "ask" }
 
     let mut granted = std::collections::HashSet::new();
     for (tool, args) in calls("test-1") {
-        let action = trapdesk::policy::Action::of(tool).unwrap();
+        let action = trapdesk::policy::Action::of(tool.parse().unwrap()).unwrap();
         for answer in ['y', 'n', 'a'] {
             let handle = start_call(&client, tool, args.clone()).await;
             let done = tokio::spawn(finish(handle));

@@ -265,7 +265,10 @@ async fn bad_input_is_refused_naming_the_field() {
         .session
         .request(
             "bad",
-            trapdesk::session::RequestSpec::new("input", json!({"steps": [{"key": "hyper+x"}]})),
+            trapdesk::session::RequestSpec::new(
+                trapdesk::protocol::Kind::Input,
+                json!({"steps": [{"key": "hyper+x"}]}),
+            ),
             Origin::Person,
         )
         .await

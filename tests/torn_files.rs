@@ -74,7 +74,7 @@ async fn wait_linked(session: &Session, limit: Duration) {
 
 fn write_spec(bytes: &[u8]) -> RequestSpec {
     RequestSpec::new(
-        "write-file",
+        trapdesk::protocol::Kind::WriteFile,
         json!({"path": TARGET, "content": tear::b64(bytes)}),
     )
     .timeout(Some(Duration::from_secs(120)))
@@ -92,7 +92,7 @@ async fn exec(session: &Session, code: &str) -> Value {
     session
         .request(
             &ID.to_string(),
-            RequestSpec::new("exec-lua", json!({ "code": code }))
+            RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
                 .timeout(Some(Duration::from_secs(30))),
             Origin::Person,
         )
@@ -221,7 +221,7 @@ async fn kill9_of_the_emulator_at_every_step_of_a_put_move_never_tears_the_file(
                         return lib.moveInto('.torn.bin.1.trapdesk-part', 'torn.bin')";
             s.request(
                 &ID.to_string(),
-                RequestSpec::new("exec-lua", json!({ "code": code }))
+                RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
                     .timeout(Some(Duration::from_secs(60))),
                 Origin::Person,
             )

@@ -241,7 +241,7 @@ async fn a_marks_the_filtered_set_and_f5_confirms_how_many() {
                 "3:miner-3".into(),
                 "4:miner-4".into()
             ],
-            kind: "exec-lua".into(),
+            kind: trapdesk::protocol::Kind::ExecLua,
             payload: json!({"code": "print(os.getComputerID())"}),
             deadline: None,
         }]
@@ -292,7 +292,9 @@ async fn the_confirmation_says_when_marks_reach_past_the_filter() {
     assert!(app.on_key(key(KeyCode::Enter)).is_empty());
     assert!(matches!(app.popup, Some(Popup::ConfirmRun(..))));
     let out = app.on_key(key(KeyCode::Enter));
-    assert!(matches!(out.first(), Some(Intent::Start { kind, .. }) if kind == "run-file"));
+    assert!(
+        matches!(out.first(), Some(Intent::Start { kind, .. }) if *kind == trapdesk::protocol::Kind::RunFile)
+    );
 }
 
 #[tokio::test]

@@ -48,7 +48,7 @@ async fn f5_sends_exec_lua_to_the_selected_computer() {
         out,
         vec![Intent::Start {
             targets: vec!["7:miner".into()],
-            kind: "exec-lua".into(),
+            kind: trapdesk::protocol::Kind::ExecLua,
             payload: json!({"code": "print('hi')\nreturn 1"}),
             deadline: None,
         }]
@@ -97,7 +97,7 @@ async fn f6_parses_quoted_arguments() {
         out,
         vec![Intent::Start {
             targets: vec!["7:miner".into()],
-            kind: "run-file".into(),
+            kind: trapdesk::protocol::Kind::RunFile,
             payload: json!({"path": "programs/dig.lua", "args": ["3", "deep shaft"]}),
             deadline: None,
         }]
@@ -366,7 +366,7 @@ async fn clicking_a_key_hint_presses_that_key() {
         out,
         vec![Intent::Start {
             targets: vec!["7:miner".into()],
-            kind: "exec-lua".into(),
+            kind: trapdesk::protocol::Kind::ExecLua,
             payload: json!({"code": "return 1"}),
             deadline: None,
         }]

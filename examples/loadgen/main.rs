@@ -223,7 +223,12 @@ async fn session_series(
     calls: usize,
     in_flight: usize,
 ) -> (Series, Series) {
-    let spec = || RequestSpec::new("exec-lua", json!({"code": "return 1", "name": "=exec"}));
+    let spec = || {
+        RequestSpec::new(
+            trapdesk::protocol::Kind::ExecLua,
+            json!({"code": "return 1", "name": "=exec"}),
+        )
+    };
     let mut lat = Series::new("session API exec-lua, 1 computer, sequential");
     let t = Instant::now();
     for _ in 0..seq {

@@ -296,8 +296,11 @@ pub async fn run(cfg: Config) -> anyhow::Result<Report> {
             fillers.push(tokio::spawn(async move {
                 for _ in 0..fill_rounds {
                     for id in &chunk {
-                        let spec = RequestSpec::new("exec-lua", json!({"code": FILL_CODE}))
-                            .timeout(Some(timeout));
+                        let spec = RequestSpec::new(
+                            trapdesk::protocol::Kind::ExecLua,
+                            json!({"code": FILL_CODE}),
+                        )
+                        .timeout(Some(timeout));
                         // A computer relinking now simply misses a round.
                         let _ = session.request(&id.to_string(), spec, Origin::Person).await;
                     }
@@ -525,8 +528,11 @@ fn target(rng: &mut StdRng, computers: u64) -> String {
 }
 
 async fn session_call(session: &Session, cfg: &Config, rng: &mut StdRng, n: u64, counts: &Counts) {
-    let spec = RequestSpec::new("exec-lua", json!({"code": format!("return {n}")}))
-        .timeout(Some(cfg.timeout));
+    let spec = RequestSpec::new(
+        trapdesk::protocol::Kind::ExecLua,
+        json!({"code": format!("return {n}")}),
+    )
+    .timeout(Some(cfg.timeout));
     let to = target(rng, cfg.computers);
     // One call in ten is cancelled by its caller a moment after it started.
     let cancel_after = (rng.random_range(0..10) == 0).then(|| {

@@ -831,6 +831,157 @@ function lib.readFile(path, offset, length)
     return { ok = true, content = content, bytes = #content, offset = offset, total = total }
 end
 
+-- Moves, deletes, directories and checksums -----------------------------------
+
+local function refuse(err) return { ok = false, error = tostring(err) } end
+
+-- `..` past the root: CC refuses it in every fs call, each in words of its own (or, for
+-- fs.exists, with a plain false), so the requests below refuse it first and all alike.
+local function escapes(path)
+    local p = fs.combine(path, "")
+    return p == ".." or p:sub(1, 3) == "../", p
+end
+
+local function invalid(path) return refuse("Invalid Path: " .. path) end
+
+--- Move a file or directory. An existing file at `to` is replaced only with `overwrite`,
+-- and then with @{moveInto}'s guarantee (never a target that is gone or torn); a directory at
+-- `to` is never replaced. Missing parent directories of `to` are created.
+-- @tparam string from What to move.
+-- @tparam string to Where to.
+-- @tparam[opt] boolean overwrite Replace a file at `to`.
+-- @treturn table `{ok, error?}`.
+function lib.moveFile(from, to, overwrite)
+    expect(1, from, "string")
+    expect(2, to, "string")
+    expect(3, overwrite, "boolean", "nil")
+    local badFrom, f = escapes(from)
+    local badTo, t = escapes(to)
+    if badFrom then return invalid(from) end
+    if badTo then return invalid(to) end
+    if f == "" or t == "" then return refuse("Access denied: /") end
+    -- A write interrupted on either path is finished first, so neither is missing by accident.
+    for _, p in ipairs({ f, t }) do
+        local rok, rerr = lib.recoverWrite(p)
+        if not rok then return refuse(rerr) end
+    end
+    if not fs.exists(f) then return refuse("No such file: /" .. f) end
+    if f == t then return { ok = true } end
+    if fs.exists(t) then
+        if fs.isDir(t) then return refuse("Is a directory: /" .. t) end
+        if not overwrite then return refuse("File exists: /" .. t) end
+        if fs.isDir(f) then return refuse("Is a directory: /" .. f) end
+        local r = lib.moveInto(f, t)
+        return { ok = r.ok, error = r.error }
+    end
+    local dir = fs.getDir(t)
+    if dir ~= "" and not fs.isDir(dir) then
+        if fs.exists(dir) then return refuse("Not a directory: /" .. dir) end
+        local ok, err = pcall(fs.makeDir, dir)
+        if not ok then return refuse(err) end
+    end
+    local ok, err = pcall(fs.move, f, t)
+    if not ok then return refuse(err) end
+    return { ok = true }
+end
+
+--- Delete a file or an empty directory; a path that does not exist is already deleted.
+-- A directory with anything in it is refused: one request never removes a whole tree.
+-- @tparam string path What to delete.
+-- @treturn table `{ok, deleted, error?}` (`deleted` false when there was nothing).
+function lib.deleteFile(path)
+    expect(1, path, "string")
+    local bad, p = escapes(path)
+    if bad then return invalid(path) end
+    if p == "" then return refuse("Access denied: /") end
+    local rok, rerr = lib.recoverWrite(p)
+    if not rok then return refuse(rerr) end
+    if not fs.exists(p) then return { ok = true, deleted = false } end
+    if fs.isDir(p) then
+        local lok, names = pcall(fs.list, p)
+        if not lok then return refuse(names) end
+        if #names > 0 then return refuse("Directory not empty: /" .. p) end
+    end
+    local ok, err = pcall(fs.delete, p)
+    if not ok then return refuse(err) end
+    return { ok = true, deleted = true }
+end
+
+--- Make a directory and any missing parents; one that exists already is fine.
+-- @tparam string path The directory.
+-- @treturn table `{ok, created, error?}`.
+function lib.makeDir(path)
+    expect(1, path, "string")
+    local bad, p = escapes(path)
+    if bad then return invalid(path) end
+    if fs.isDir(p) then return { ok = true, created = false } end
+    if fs.exists(p) then return refuse("File exists: /" .. p) end
+    local ok, err = pcall(fs.makeDir, p)
+    if not ok then return refuse(err) end
+    return { ok = true, created = true }
+end
+
+local crcTable
+local function crcTableOf()
+    if crcTable then return crcTable end
+    local t = {}
+    for i = 0, 255 do
+        local c = i
+        for _ = 1, 8 do
+            if bit32.band(c, 1) == 1 then
+                c = bit32.bxor(bit32.rshift(c, 1), 0xEDB88320)
+            else
+                c = bit32.rshift(c, 1)
+            end
+        end
+        t[i] = c
+    end
+    crcTable = t
+    return t
+end
+
+--- The IEEE CRC-32 of `bytes` (zlib's `crc32`), continued from `crc` for bytes in pieces.
+-- @tparam string bytes The bytes.
+-- @tparam[opt] number crc The CRC of the bytes before these (0 for none).
+-- @treturn number The CRC, 0 to 2^32 - 1.
+function lib.crc32(bytes, crc)
+    expect(1, bytes, "string")
+    expect(2, crc, "number", "nil")
+    local t = crcTableOf()
+    local band, bxor, rshift, byte = bit32.band, bit32.bxor, bit32.rshift, string.byte
+    local c = bxor(crc or 0, 0xFFFFFFFF)
+    for i = 1, #bytes do
+        c = bxor(rshift(c, 8), t[band(bxor(c, byte(bytes, i)), 0xFF)])
+    end
+    return bxor(c, 0xFFFFFFFF)
+end
+
+--- What is at `path`: whether it exists, its size, whether it is a directory, and a file's
+-- CRC-32 (read in pieces of 16 KiB, with `pause` between them).
+-- @tparam string path The file or directory.
+-- @tparam[opt] function pause Called between pieces (see apis/pace.lua).
+-- @treturn table `{ok, exists, size, isDir, crc32?, error?}`.
+function lib.fileInfo(path, pause)
+    expect(1, path, "string")
+    expect(2, pause, "function", "nil")
+    local bad, p = escapes(path)
+    if bad then return invalid(path) end
+    if not fs.exists(p) then return { ok = true, exists = false, size = 0, isDir = false } end
+    if fs.isDir(p) then return { ok = true, exists = true, size = 0, isDir = true } end
+    local h, err = fs.open(p, "rb")
+    if not h then return refuse(err or ("Cannot open /" .. p)) end
+    local crc, size = 0, 0
+    while true do
+        local piece = h.read(16384)
+        if not piece or piece == "" then break end
+        crc = lib.crc32(piece, crc)
+        size = size + #piece
+        if pause then pause() end
+    end
+    h.close()
+    return { ok = true, exists = true, size = size, isDir = false, crc32 = crc }
+end
+
 --- List a directory.
 -- @tparam string path The directory.
 -- @treturn table `{ok, entries = {{name, dir, size}...}, error?}`, sorted by name.

@@ -1,5 +1,6 @@
---- The mcp-computer-server: serves exec-lua, run-file, write-file, read-file
--- and list-files through the daemon (see apis/libsandbox.lua).
+--- The mcp-computer-server: serves exec-lua, run-file, write-file, read-file,
+-- list-files, move-file, delete-file, make-dir and file-info through the daemon
+-- (see apis/libsandbox.lua).
 --
 -- Each request runs in its own coroutine under libsandbox's scheduler, so
 -- two chunks that each `sleep(1)` finish together after about a second, and
@@ -132,6 +133,35 @@ handlers["list-files"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("list-files needs a string path") end
     return true, lib.listFiles(p.path)
+end
+
+handlers["move-file"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.from) ~= "string" or type(p.to) ~= "string" then
+        return badRequest("move-file needs string from and to")
+    end
+    local overwrite = p.overwrite
+    if overwrite == sandbox.json.null then overwrite = nil end
+    if overwrite ~= nil and type(overwrite) ~= "boolean" then return badRequest("overwrite must be a boolean") end
+    return true, lib.moveFile(p.from, p.to, overwrite)
+end
+
+handlers["delete-file"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("delete-file needs a string path") end
+    return true, lib.deleteFile(p.path)
+end
+
+handlers["make-dir"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("make-dir needs a string path") end
+    return true, lib.makeDir(p.path)
+end
+
+handlers["file-info"] = function(req)
+    local p = req.payload
+    if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("file-info needs a string path") end
+    return true, lib.fileInfo(p.path, pacer())
 end
 
 local types = {}

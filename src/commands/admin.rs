@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
+use crate::protocol::Kind;
 use crate::session::transcript;
 
 /// `trapdesk agent …`
@@ -419,9 +420,11 @@ pub fn readable(line: &Value) -> String {
     if s("event") == "request"
         && let Some(args) = line.get("args")
     {
-        let body = match s("what") {
-            "exec-lua" => args.get("code").and_then(Value::as_str).map(str::to_owned),
-            "write-file" => args.get("content").and_then(Value::as_str).map(|c| {
+        // A log may come from another version of trapdesk: a type this one does not know
+        // shows its arguments as JSON, like every type without a body of its own.
+        let body = match s("what").parse::<Kind>() {
+            Ok(Kind::ExecLua) => args.get("code").and_then(Value::as_str).map(str::to_owned),
+            Ok(Kind::WriteFile) => args.get("content").and_then(Value::as_str).map(|c| {
                 use base64::Engine;
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(c)
@@ -433,7 +436,20 @@ pub fn readable(line: &Value) -> String {
                     String::from_utf8_lossy(&bytes)
                 )
             }),
-            _ => Some(args.to_string()),
+            Ok(
+                Kind::Ping
+                | Kind::RunFile
+                | Kind::ReadFile
+                | Kind::ListFiles
+                | Kind::MoveFile
+                | Kind::DeleteFile
+                | Kind::FileInfo
+                | Kind::MakeDir
+                | Kind::Screen
+                | Kind::Input
+                | Kind::ComputerOutput,
+            )
+            | Err(_) => Some(args.to_string()),
         };
         if let Some(body) = body {
             for l in body.lines() {

@@ -158,6 +158,33 @@ pub struct ListFiles {
     pub path: Option<String>,
 }
 
+/// Arguments of `move-file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MoveFile {
+    /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
+    pub trapos_id: String,
+    /// The file or directory to move.
+    pub from: String,
+    /// Where to; missing parent directories are created.
+    pub to: String,
+    /// Replace a file already at `to` (never a directory).
+    #[serde(default)]
+    pub overwrite: Option<bool>,
+}
+
+/// Arguments of `delete-file`, `file-info` and `make-dir`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OnePath {
+    /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
+    pub trapos_id: String,
+    /// Path on the computer.
+    pub path: String,
+}
+
 /// Arguments of `computer-output`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

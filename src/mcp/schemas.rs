@@ -104,6 +104,34 @@ pub fn list_result() -> Arc<JsonObject> {
     )
 }
 
+/// `move-file`, `delete-file` and `make-dir`.
+pub fn change_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "path": {"type": "string"},
+            "from": {"type": "string"},
+            "to": {"type": "string"},
+            "deleted": {"type": "boolean", "description": "delete-file: false when nothing was there"},
+            "created": {"type": "boolean", "description": "make-dir: false when the directory was there"},
+        })),
+        &["ok"],
+    )
+}
+
+/// `file-info`.
+pub fn info_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "path": {"type": "string"},
+            "exists": {"type": "boolean"},
+            "isDir": {"type": "boolean"},
+            "size": {"type": "integer", "description": "bytes; 0 for a directory"},
+            "crc32": {"type": "integer", "description": "a file's CRC-32 (IEEE, as zlib's crc32)"},
+        })),
+        &["ok"],
+    )
+}
+
 /// `probe-computers`.
 pub fn probe_result() -> Arc<JsonObject> {
     object(

@@ -14,6 +14,7 @@ use super::convert::*;
 use super::params::*;
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
+use crate::protocol::{Kind, kind};
 use crate::session::{OutputEntry, RequestError, RequestSpec, Status};
 
 /// Largest `computer-output` page, whatever the caller asks.
@@ -54,8 +55,11 @@ impl TrapdeskMcp {
         if let Some(bad) = self.bad_timeout(p.timeout_ms) {
             return Ok(self.end(rec, Status::Failed, bad));
         }
-        let spec = RequestSpec::new("exec-lua", json!({"code": p.code, "name": "=exec"}))
-            .timeout(timeout(p.timeout_ms));
+        let spec = RequestSpec::of(&kind::ExecLua {
+            code: p.code,
+            name: Some("=exec".into()),
+        })
+        .timeout(timeout(p.timeout_ms));
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, outcome) = outcome_of(ran, "Lua", run_line);
         Ok(self.end(rec, status, outcome))
@@ -78,8 +82,11 @@ impl TrapdeskMcp {
         if let Some(bad) = self.bad_timeout(p.timeout_ms) {
             return Ok(self.end(rec, Status::Failed, bad));
         }
-        let payload = json!({"path": p.path, "args": p.args.unwrap_or_default()});
-        let spec = RequestSpec::new("run-file", payload).timeout(timeout(p.timeout_ms));
+        let spec = RequestSpec::of(&kind::RunFile {
+            path: p.path.clone(),
+            args: p.args.unwrap_or_default(),
+        })
+        .timeout(timeout(p.timeout_ms));
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, outcome) = outcome_of(ran, &p.path, run_line);
         Ok(self.end(rec, status, outcome))
@@ -110,19 +117,14 @@ impl TrapdeskMcp {
                 return Ok(self.end(rec, Status::Failed, outcome));
             }
         };
-        let mut payload = json!({"path": p.path, "content": b64(&bytes), "encoding": "base64"});
-        if p.append == Some(true)
-            && let Some(obj) = payload.as_object_mut()
-        {
-            obj.insert("append".into(), Value::Bool(true));
-        }
+        let payload = kind::WriteFile {
+            path: p.path.clone(),
+            content: b64(&bytes),
+            encoding: "base64".into(),
+            append: p.append == Some(true),
+        };
         let ran = self
-            .run(
-                &ctx,
-                &rec,
-                &p.trapos_id,
-                RequestSpec::new("write-file", payload),
-            )
+            .run(&ctx, &rec, &p.trapos_id, RequestSpec::of(&payload))
             .await;
         let path = p.path.clone();
         let (status, mut outcome) = outcome_of(ran, &format!("write {}", p.path), |d| {
@@ -163,11 +165,11 @@ impl TrapdeskMcp {
         // (a client before paged reads ignores both and sends the whole file).
         let budget = super::results::json_budget(self.max_result_bytes, &p.path);
         let page = super::files::page_len(budget);
-        let spec = RequestSpec::new(
-            "read-file",
-            json!({"path": p.path, "offset": p.offset.unwrap_or(0),
-                   "length": p.length.map_or(page, |l| l.min(page))}),
-        );
+        let spec = RequestSpec::of(&kind::ReadFile {
+            path: p.path.clone(),
+            offset: Some(p.offset.unwrap_or(0)),
+            length: Some(p.length.map_or(page, |l| l.min(page))),
+        });
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, mut outcome) = outcome_of(ran, &format!("read {}", p.path), |_| String::new());
         if !outcome.is_error {
@@ -191,7 +193,7 @@ impl TrapdeskMcp {
         let path = p.path.unwrap_or_else(|| "/".to_owned());
         let args = json!({"traposId": p.trapos_id, "path": path});
         let rec = self.begin(&ctx, "list-files", Some(&p.trapos_id), args);
-        let spec = RequestSpec::new("list-files", json!({"path": path}));
+        let spec = RequestSpec::of(&kind::ListFiles { path: path.clone() });
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, mut outcome) = outcome_of(ran, &format!("list {path}"), |d| {
             let n = d
@@ -204,6 +206,128 @@ impl TrapdeskMcp {
             obj.entry("path").or_insert(json!(path));
         }
         Ok(self.end(rec, status, outcome))
+    }
+
+    #[tool(
+        name = "move-file",
+        title = "Move a file on a computer",
+        description = "Move or rename a file or directory on a linked computer (missing directories are created). A file at `to` is replaced only with overwrite.",
+        annotations(title = "Move a file on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schemas::change_result()
+    )]
+    async fn move_file(
+        &self,
+        Parameters(p): Parameters<MoveFile>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args =
+            json!({"traposId": p.trapos_id, "from": p.from, "to": p.to, "overwrite": p.overwrite});
+        let rec = self.begin(&ctx, "move-file", Some(&p.trapos_id), args);
+        let spec = RequestSpec::of(&kind::MoveFile {
+            from: p.from.clone(),
+            to: p.to.clone(),
+            overwrite: p.overwrite == Some(true),
+        });
+        let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
+        let (from, to) = (p.from.clone(), p.to.clone());
+        let (status, mut outcome) = outcome_of(ran, &format!("move {from}"), |_| {
+            format!("moved {from} to {to}")
+        });
+        if let Some(obj) = outcome.data.as_object_mut() {
+            obj.entry("from").or_insert(json!(p.from));
+            obj.entry("to").or_insert(json!(p.to));
+        }
+        Ok(self.end(rec, status, outcome))
+    }
+
+    #[tool(
+        name = "delete-file",
+        title = "Delete a file on a computer",
+        description = "Delete a file or an empty directory on a linked computer. Nothing there is not an error (deleted: false).",
+        annotations(title = "Delete a file on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::change_result()
+    )]
+    async fn delete_file(
+        &self,
+        Parameters(p): Parameters<OnePath>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "path": p.path});
+        let rec = self.begin(&ctx, "delete-file", Some(&p.trapos_id), args);
+        let spec = RequestSpec::of(&kind::DeleteFile {
+            path: p.path.clone(),
+        });
+        let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
+        let path = p.path.clone();
+        let (status, outcome) = outcome_of(ran, &format!("delete {path}"), |d| {
+            match d.get("deleted").and_then(Value::as_bool) {
+                Some(false) => format!("{path}: nothing to delete"),
+                _ => format!("deleted {path}"),
+            }
+        });
+        Ok(self.end(rec, status, with_path(outcome, &p.path)))
+    }
+
+    #[tool(
+        name = "make-dir",
+        title = "Make a directory on a computer",
+        description = "Make a directory, and any missing parents, on a linked computer. One that exists is not an error (created: false).",
+        annotations(title = "Make a directory on a computer", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::change_result()
+    )]
+    async fn make_dir(
+        &self,
+        Parameters(p): Parameters<OnePath>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "path": p.path});
+        let rec = self.begin(&ctx, "make-dir", Some(&p.trapos_id), args);
+        let spec = RequestSpec::of(&kind::MakeDir {
+            path: p.path.clone(),
+        });
+        let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
+        let path = p.path.clone();
+        let (status, outcome) = outcome_of(ran, &format!("make {path}"), |d| {
+            match d.get("created").and_then(Value::as_bool) {
+                Some(false) => format!("{path} exists already"),
+                _ => format!("made {path}"),
+            }
+        });
+        Ok(self.end(rec, status, with_path(outcome, &p.path)))
+    }
+
+    #[tool(
+        name = "file-info",
+        title = "Look at a file on a computer",
+        description = "Whether a path exists on a linked computer, whether it is a directory, its size, and a file's CRC-32 (IEEE, as zlib's crc32) computed on the computer.",
+        annotations(title = "Look at a file on a computer", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
+        output_schema = schemas::info_result()
+    )]
+    async fn file_info(
+        &self,
+        Parameters(p): Parameters<OnePath>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "path": p.path});
+        let rec = self.begin(&ctx, "file-info", Some(&p.trapos_id), args);
+        let spec = RequestSpec::of(&kind::FileInfo {
+            path: p.path.clone(),
+        });
+        let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
+        let path = p.path.clone();
+        let (status, outcome) = outcome_of(ran, &format!("look at {path}"), |d| {
+            let answer: kind::FileInfoAnswer =
+                serde_json::from_value(d.clone()).unwrap_or_default();
+            match (answer.exists, answer.is_dir, answer.crc32) {
+                (false, _, _) => format!("{path}: no such file"),
+                (true, true, _) => format!("{path}: a directory"),
+                (true, false, Some(crc)) => {
+                    format!("{path}: {} bytes, crc32 {crc:08x}", answer.size)
+                }
+                (true, false, None) => format!("{path}: {} bytes", answer.size),
+            }
+        });
+        Ok(self.end(rec, status, with_path(outcome, &p.path)))
     }
 
     #[tool(
@@ -230,7 +354,7 @@ impl TrapdeskMcp {
         let wait = self.session.settings().request_timeout;
         if let Err(e) = self
             .session
-            .permit(&trapos_id, "computer-output", &rec.origin, wait)
+            .permit(&trapos_id, Kind::ComputerOutput, &rec.origin, wait)
             .await
         {
             return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
@@ -339,4 +463,12 @@ impl TrapdeskMcp {
         };
         Ok(self.end(rec, status, outcome))
     }
+}
+
+/// An outcome that names its path, as every file tool's does.
+fn with_path(mut outcome: Outcome, path: &str) -> Outcome {
+    if let Some(obj) = outcome.data.as_object_mut() {
+        obj.entry("path").or_insert(json!(path));
+    }
+    outcome
 }

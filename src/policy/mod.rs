@@ -5,7 +5,7 @@
 //! win, key by key: a rule that only says `exec = "ask"` leaves `write` and `read` as the
 //! rules before it (or the default) set them.
 //!
-//! This module only decides; it knows nothing of requests or sessions. The session is its one
+//! This module only decides; of requests it knows only their [`Kind`], of sessions nothing. The session is its one
 //! door: it asks [`Policy::decide`] before a request starts, and keeps the person's answers.
 //!
 //! - `config`: the TOML form and its checks (unknown keys and values are refused).
@@ -16,6 +16,7 @@ mod config;
 use std::fmt;
 
 use crate::glob::Glob;
+use crate::protocol::Kind;
 
 pub use config::PolicyConfig;
 
@@ -42,11 +43,11 @@ impl Decision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
-    /// Runs code or sends input: exec-lua, run-file, send-input, and request types added later.
+    /// Runs code or sends input: exec-lua, run-file, input (send-input).
     Exec,
-    /// write-file.
+    /// Changes files: write-file, move-file, delete-file, make-dir.
     Write,
-    /// read-file, list-files, computer-output, read-screen.
+    /// read-file, list-files, file-info, screen (read-screen), computer-output.
     Read,
 }
 
@@ -61,19 +62,21 @@ impl Action {
         }
     }
 
-    /// The action a request type (or tool) performs; `None` for housekeeping that acts on
-    /// nothing (`ping`). Unknown types count as `exec`, so that a new way to run code is
-    /// governed before anyone remembers to list it here.
-    pub fn of(kind: &str) -> Option<Action> {
+    /// The action a request type performs; `None` for housekeeping that acts on nothing
+    /// (`ping`).
+    pub fn of(kind: Kind) -> Option<Action> {
         match kind {
-            "ping" => None,
-            "write-file" => Some(Action::Write),
-            // `screen` is the request behind read-screen and the Screen view; `input` (send-input)
-            // falls to exec: typing can run anything.
-            "read-file" | "list-files" | "computer-output" | "read-screen" | "screen" => {
-                Some(Action::Read)
+            Kind::Ping => None,
+            // Typing can run anything, so input is exec.
+            Kind::ExecLua | Kind::RunFile | Kind::Input => Some(Action::Exec),
+            Kind::WriteFile | Kind::MoveFile | Kind::DeleteFile | Kind::MakeDir => {
+                Some(Action::Write)
             }
-            _ => Some(Action::Exec),
+            Kind::ReadFile
+            | Kind::ListFiles
+            | Kind::FileInfo
+            | Kind::Screen
+            | Kind::ComputerOutput => Some(Action::Read),
         }
     }
 }

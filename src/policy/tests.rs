@@ -210,16 +210,31 @@ fn unknown_keys_values_and_meaningless_rules_are_refused() {
 
 #[test]
 fn action_of_request_types() {
-    assert_eq!(Action::of("exec-lua"), Some(Action::Exec));
-    assert_eq!(Action::of("run-file"), Some(Action::Exec));
-    assert_eq!(Action::of("send-input"), Some(Action::Exec));
-    assert_eq!(Action::of("something-new"), Some(Action::Exec));
-    assert_eq!(Action::of("write-file"), Some(Action::Write));
-    assert_eq!(Action::of("read-file"), Some(Action::Read));
-    assert_eq!(Action::of("list-files"), Some(Action::Read));
-    assert_eq!(Action::of("computer-output"), Some(Action::Read));
-    assert_eq!(Action::of("ping"), None);
-    // The request types of the terminal mirror: reading is read, typing is exec.
-    assert_eq!(Action::of("screen"), Some(Action::Read));
-    assert_eq!(Action::of("input"), Some(Action::Exec));
+    use crate::protocol::Kind;
+    // Written out kind by kind, not computed: this is the table a reviewer checks.
+    let table = [
+        (Kind::Ping, None),
+        (Kind::ExecLua, Some(Action::Exec)),
+        (Kind::RunFile, Some(Action::Exec)),
+        // Typing can run anything.
+        (Kind::Input, Some(Action::Exec)),
+        (Kind::WriteFile, Some(Action::Write)),
+        (Kind::MoveFile, Some(Action::Write)),
+        (Kind::DeleteFile, Some(Action::Write)),
+        (Kind::MakeDir, Some(Action::Write)),
+        (Kind::ReadFile, Some(Action::Read)),
+        (Kind::ListFiles, Some(Action::Read)),
+        (Kind::FileInfo, Some(Action::Read)),
+        (Kind::Screen, Some(Action::Read)),
+        (Kind::ComputerOutput, Some(Action::Read)),
+    ];
+    for (kind, action) in table {
+        assert_eq!(Action::of(kind), action, "{kind}");
+    }
+    for kind in Kind::ALL {
+        assert!(
+            table.iter().any(|(k, _)| *k == kind),
+            "{kind} is missing from this table"
+        );
+    }
 }

@@ -56,7 +56,7 @@ pub enum Message {
     /// The computer's answer to a `gateway_request`.
     ComputerResponse(Response),
     /// A request from the computer to the host.
-    ComputerRequest(Request),
+    ComputerRequest(ComputerRequest),
     /// The host's answer to a `computer_request`.
     GatewayResponse(Response),
     /// Live output of a running request.
@@ -238,15 +238,38 @@ impl Hello {
     }
 }
 
-/// A request in either direction (`gateway_request` or `computer_request`).
+/// A request from the host (`gateway_request`): only kinds this host knows go out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
+    pub id: String,
+    pub request: Kind,
+    #[serde(default = "empty_object")]
+    pub payload: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+/// A request from a computer (`computer_request`). Its type stays a name until the host
+/// looks at it ([`ComputerRequest::kind`]), so an unknown one still gets an answer with its
+/// id rather than failing the whole frame.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComputerRequest {
     pub id: String,
     pub request: String,
     #[serde(default = "empty_object")]
     pub payload: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+}
+
+impl ComputerRequest {
+    /// The request's kind.
+    ///
+    /// # Errors
+    /// [`UnknownKind`] naming a type this host does not know.
+    pub fn kind(&self) -> Result<Kind, UnknownKind> {
+        self.request.parse()
+    }
 }
 
 fn empty_object() -> Value {
@@ -275,7 +298,10 @@ pub struct ErrorBody {
     pub output: Option<String>,
 }
 
+pub mod kind;
 pub mod wire;
+
+pub use kind::{Kind, Payload, UnknownKind};
 
 impl Message {
     /// Decodes a frame into a message.

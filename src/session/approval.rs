@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use super::model::{Origin, PendingInfo, RequestError, RequestSpec};
 use crate::policy::{Action, Decided, Party};
+use crate::protocol::Kind;
 
 /// A request waiting for the person's answer, as the console shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,8 +18,7 @@ pub struct Approval {
     pub request_id: String,
     pub trapos_id: String,
     pub origin: Origin,
-    /// Request type (`exec-lua`, `write-file`, ...).
-    pub kind: String,
+    pub kind: Kind,
     pub action: Action,
     /// What would run or be touched, in full: the code, the path and arguments, the content.
     pub detail: String,
@@ -32,13 +32,13 @@ pub struct Approval {
 impl Approval {
     /// What the console shows of a new request the policy says to ask about.
     pub(crate) fn of(info: &PendingInfo, spec: &RequestSpec, d: &Decided) -> Approval {
-        let (detail, size) = detail(&spec.kind, &spec.payload);
+        let (detail, size) = detail(spec.kind, &spec.payload);
         Approval {
             request_id: info.request_id.clone(),
             trapos_id: info.trapos_id.clone(),
             origin: info.origin.clone(),
-            kind: spec.kind.clone(),
-            action: Action::of(&spec.kind).unwrap_or(Action::Exec),
+            kind: spec.kind,
+            action: Action::of(spec.kind).unwrap_or(Action::Exec),
             detail,
             size,
             because: d.because.clone(),
@@ -169,11 +169,15 @@ impl Origin {
 }
 
 /// The code, path or content a request would use, in full, and its size in bytes.
-pub(crate) fn detail(kind: &str, payload: &Value) -> (String, usize) {
+pub(crate) fn detail(kind: Kind, payload: &Value) -> (String, usize) {
     let s = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("");
+    let whole = |text: String| {
+        let n = text.len();
+        (text, n)
+    };
     match kind {
-        "exec-lua" => (s("code").to_owned(), s("code").len()),
-        "write-file" => {
+        Kind::ExecLua => (s("code").to_owned(), s("code").len()),
+        Kind::WriteFile => {
             use base64::Engine;
             let bytes = base64::engine::general_purpose::STANDARD
                 .decode(s("content"))
@@ -186,7 +190,7 @@ pub(crate) fn detail(kind: &str, payload: &Value) -> (String, usize) {
             };
             (format!("{}{append}\n{text}", s("path")), bytes.len())
         }
-        "run-file" => {
+        Kind::RunFile => {
             let args: Vec<String> = payload
                 .get("args")
                 .and_then(Value::as_array)
@@ -201,14 +205,21 @@ pub(crate) fn detail(kind: &str, payload: &Value) -> (String, usize) {
             } else {
                 format!("{} {}", s("path"), args.join(" "))
             };
-            let n = line.len();
-            (line, n)
+            whole(line)
         }
-        _ if payload.get("path").is_some() => (s("path").to_owned(), s("path").len()),
-        _ => {
-            let text = payload.to_string();
-            let n = text.len();
-            (text, n)
+        Kind::MoveFile => {
+            let over = if payload.get("overwrite").and_then(Value::as_bool) == Some(true) {
+                " (replacing it)"
+            } else {
+                ""
+            };
+            whole(format!("{} -> {}{over}", s("from"), s("to")))
+        }
+        Kind::ReadFile | Kind::ListFiles | Kind::DeleteFile | Kind::FileInfo | Kind::MakeDir => {
+            whole(s("path").to_owned())
+        }
+        Kind::Ping | Kind::Screen | Kind::Input | Kind::ComputerOutput => {
+            whole(payload.to_string())
         }
     }
 }

@@ -16,6 +16,7 @@ use super::approval::{Answer, AnswerError, Approval, Gate};
 use super::model::{Event, Origin, RequestError};
 use super::state::State;
 use crate::policy::{Action, Decided, Decision, Policy, Target};
+use crate::protocol::Kind;
 
 impl State {
     fn target_of(&self, trapos_id: &str) -> (u64, Option<String>) {
@@ -47,7 +48,7 @@ impl State {
         &mut self,
         origin: &Origin,
         trapos_id: &str,
-        kind: &str,
+        kind: Kind,
     ) -> Result<Gate, RequestError> {
         let Some(action) = Action::of(kind) else {
             return Ok(Gate::Go);
@@ -75,7 +76,7 @@ impl State {
         let mut entry = State::entry("refused", refused.to_string());
         entry.who = Some(origin.name().to_owned());
         entry.trapos_id = Some(trapos_id.to_owned());
-        entry.what = Some(kind.to_owned());
+        entry.what = Some(kind.to_string());
         self.log(entry);
         Err(refused)
     }
@@ -93,7 +94,7 @@ impl State {
         entry.who = Some(approval.origin.name().to_owned());
         entry.trapos_id = Some(approval.trapos_id.clone());
         entry.request_id = Some(request_id.clone());
-        entry.what = Some(approval.kind.clone());
+        entry.what = Some(approval.kind.to_string());
         self.log(entry);
         self.approvals.insert(approval);
         self.emit(Event::ApprovalAsked { request_id });
@@ -109,7 +110,7 @@ impl State {
         entry.who = Some(a.origin.name().to_owned());
         entry.trapos_id = Some(a.trapos_id.clone());
         entry.request_id = Some(id.to_owned());
-        entry.what = Some(a.kind.clone());
+        entry.what = Some(a.kind.to_string());
         self.log(entry);
         if local {
             self.emit(Event::ApprovalAnswered {
@@ -260,7 +261,7 @@ impl Session {
     pub async fn permit(
         &self,
         target: &str,
-        kind: &str,
+        kind: Kind,
         origin: &Origin,
         timeout: Duration,
     ) -> Result<String, RequestError> {

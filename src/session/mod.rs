@@ -137,18 +137,18 @@ impl Session {
             return Err(RequestError::ShuttingDown);
         }
         let trapos_id = st.resolve(target)?;
-        let gate = st.gate(&origin, &trapos_id, &spec.kind)?;
+        let gate = st.gate(&origin, &trapos_id, spec.kind)?;
         let conn_id = st.room_on(&trapos_id)?;
         let (no_deadline, timeout) = st.deadline_of(&spec);
         let id = format!("h-{}", st.next_request);
         st.next_request += 1;
         let now = Instant::now();
-        let summary = summary::request(&spec.kind, &spec.payload);
+        let summary = summary::request(spec.kind, &spec.payload);
         let info = PendingInfo {
             request_id: id.clone(),
             trapos_id: trapos_id.clone(),
             origin: origin.clone(),
-            kind: spec.kind.clone(),
+            kind: spec.kind,
             summary: summary.clone(),
             started_at: SystemTime::now(),
             started: now,

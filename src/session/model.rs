@@ -8,6 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::protocol::{Kind, Payload};
+
 /// Who started a request: the person at the console, an agent by its MCP client name, or the
 /// person's own shell through `trapdesk`'s one-shot commands (`cli`) or `trapdesk sync`
 /// (`sync`). The host learns the last two from the MCP clientInfo name the commands send
@@ -69,8 +71,7 @@ impl std::fmt::Display for Origin {
 /// What to ask a computer.
 #[derive(Debug, Clone)]
 pub struct RequestSpec {
-    /// Request type, e.g. `exec-lua`.
-    pub kind: String,
+    pub kind: Kind,
     pub payload: Value,
     /// `None` takes the configured default; longer than the maximum is clamped.
     pub timeout: Option<Duration>,
@@ -88,9 +89,9 @@ pub struct RequestSpec {
 }
 
 impl RequestSpec {
-    pub fn new(kind: impl Into<String>, payload: Value) -> Self {
+    pub fn new(kind: Kind, payload: Value) -> Self {
         RequestSpec {
-            kind: kind.into(),
+            kind,
             payload,
             timeout: None,
             stream_output: false,
@@ -98,6 +99,12 @@ impl RequestSpec {
             quiet: false,
             local: false,
         }
+    }
+
+    /// Runs until it ends or is cancelled, unless a `timeout` is also given.
+    /// A request of a typed payload, of the payload's own kind.
+    pub fn of<P: Payload>(payload: &P) -> Self {
+        RequestSpec::new(P::KIND, payload.to_value())
     }
 
     /// Runs until it ends or is cancelled, unless a `timeout` is also given.
@@ -304,7 +311,7 @@ pub struct PendingInfo {
     pub request_id: String,
     pub trapos_id: String,
     pub origin: Origin,
-    pub kind: String,
+    pub kind: Kind,
     /// One line describing the payload (the code's first line, the path and args, ...).
     pub summary: String,
     #[serde(serialize_with = "ser_time")]
@@ -367,7 +374,7 @@ pub enum OutputEntry {
 pub struct StartEntry {
     pub request_id: String,
     pub origin: Origin,
-    pub kind: String,
+    pub kind: Kind,
     pub summary: String,
     #[serde(serialize_with = "ser_time")]
     pub at: SystemTime,

@@ -21,7 +21,7 @@ use super::output::OutputRing;
 use super::summary;
 use super::transcript::{Extra, Transcript};
 use crate::config::Settings;
-use crate::protocol::Request;
+use crate::protocol::{Kind, Request};
 
 /// What the session asks a connection task to do. The socket belongs to that task alone.
 #[derive(Debug, Clone, PartialEq)]
@@ -276,7 +276,7 @@ impl State {
             let remaining = p.info.deadline.saturating_duration_since(now);
             let req = Request {
                 id: id.clone(),
-                request: p.info.kind.clone(),
+                request: p.info.kind,
                 payload: p.payload.clone(),
                 timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
             };
@@ -412,7 +412,7 @@ impl State {
                 c.output.push(OutputEntry::Start(Box::new(StartEntry {
                     request_id: info.request_id.clone(),
                     origin: info.origin.clone(),
-                    kind: info.kind.clone(),
+                    kind: info.kind,
                     summary: info.summary.clone(),
                     at: SystemTime::now(),
                 })));
@@ -428,7 +428,7 @@ impl State {
         entry.who = Some(info.origin.name().to_owned());
         entry.trapos_id = Some(info.trapos_id.clone());
         entry.request_id = Some(info.request_id.clone());
-        entry.what = Some(info.kind.clone());
+        entry.what = Some(info.kind.to_string());
         entry.status = Some(Status::Running);
         let extra = Extra {
             origin: Some(info.origin.clone()),
@@ -470,7 +470,7 @@ impl State {
         if status == Status::Cancelled {
             summary = ending.cancel_line();
         }
-        if p.info.kind == "ping"
+        if p.info.kind == Kind::Ping
             && status == Status::Ok
             && let (Some(sent), Some(c)) = (p.sent_at, self.computers.get_mut(&trapos_id))
         {
@@ -533,7 +533,7 @@ impl State {
         entry.who = Some(p.info.origin.name().to_owned());
         entry.trapos_id = Some(p.info.trapos_id.clone());
         entry.request_id = Some(p.info.request_id.clone());
-        entry.what = Some(p.info.kind.clone());
+        entry.what = Some(p.info.kind.to_string());
         entry.status = Some(status);
         entry.duration_ms = Some(ending.elapsed_ms);
         let extra = Extra {

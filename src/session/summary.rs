@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::model::{RequestError, Status};
+use crate::protocol::Kind;
 
 /// Longest summary kept; the full data stays in the payloads.
 const MAX: usize = 120;
@@ -20,11 +21,11 @@ pub fn one_line(text: &str, max: usize) -> String {
 }
 
 /// What a request asks, in one line: `print("hi")`, `programs/dig.lua 3 "deep shaft"`, ...
-pub fn request(kind: &str, payload: &Value) -> String {
+pub fn request(kind: Kind, payload: &Value) -> String {
     let s = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("");
     match kind {
-        "exec-lua" => one_line(s("code"), MAX),
-        "run-file" => {
+        Kind::ExecLua => one_line(s("code"), MAX),
+        Kind::RunFile => {
             let mut line = s("path").to_owned();
             if let Some(args) = payload.get("args").and_then(Value::as_array) {
                 for a in args {
@@ -39,12 +40,17 @@ pub fn request(kind: &str, payload: &Value) -> String {
             }
             one_line(&line, MAX)
         }
-        "write-file" => {
+        Kind::WriteFile => {
             let append = payload.get("append").and_then(Value::as_bool) == Some(true);
             format!("{}{}", s("path"), if append { " (append)" } else { "" })
         }
-        "read-file" | "list-files" => s("path").to_owned(),
-        _ => one_line(&payload.to_string(), MAX),
+        Kind::MoveFile => format!("{} -> {}", s("from"), s("to")),
+        Kind::ReadFile | Kind::ListFiles | Kind::DeleteFile | Kind::FileInfo | Kind::MakeDir => {
+            s("path").to_owned()
+        }
+        Kind::Ping | Kind::Screen | Kind::Input | Kind::ComputerOutput => {
+            one_line(&payload.to_string(), MAX)
+        }
     }
 }
 
@@ -68,6 +74,14 @@ pub fn outcome(result: &Result<Value, RequestError>) -> (Status, String) {
                     Status::Ok,
                     format!("{n} {}", if n == 1 { "entry" } else { "entries" }),
                 )
+            } else if let Some(exists) = payload.get("exists").and_then(Value::as_bool) {
+                let size = payload.get("size").and_then(Value::as_u64).unwrap_or(0);
+                let line = match (exists, payload.get("isDir").and_then(Value::as_bool)) {
+                    (false, _) => "no such file".to_owned(),
+                    (true, Some(true)) => "directory".to_owned(),
+                    (true, _) => format!("{size} bytes"),
+                };
+                (Status::Ok, line)
             } else if let Some(rtt) = payload.get("pong") {
                 (Status::Ok, format!("pong {rtt}"))
             } else {
@@ -143,16 +157,21 @@ mod tests {
     #[test]
     fn requests_read_like_what_was_typed() {
         assert_eq!(
-            request("exec-lua", &json!({"code": "print(1)\nprint(2)"})),
+            request(Kind::ExecLua, &json!({"code": "print(1)\nprint(2)"})),
             "print(1)…"
         );
         assert_eq!(
             request(
-                "run-file",
+                Kind::RunFile,
                 &json!({"path": "dig.lua", "args": ["3", "deep shaft"]})
             ),
             "dig.lua 3 \"deep shaft\""
         );
+        assert_eq!(
+            request(Kind::MoveFile, &json!({"from": "a.part", "to": "a"})),
+            "a.part -> a"
+        );
+        assert_eq!(request(Kind::FileInfo, &json!({"path": "a"})), "a");
     }
 
     #[test]

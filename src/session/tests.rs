@@ -32,7 +32,7 @@ fn session() -> Session {
 }
 
 fn exec(code: &str, timeout_s: u64) -> RequestSpec {
-    RequestSpec::new("exec-lua", json!({ "code": code }))
+    RequestSpec::new(crate::protocol::Kind::ExecLua, json!({ "code": code }))
         .timeout(Some(Duration::from_secs(timeout_s)))
 }
 
@@ -194,7 +194,7 @@ async fn quiet_requests_are_logged_but_leave_the_scrollback_alone() {
     let t = s
         .start(
             "7",
-            RequestSpec::new("list-files", json!({"path": "/"})).quiet(),
+            RequestSpec::new(crate::protocol::Kind::ListFiles, json!({"path": "/"})).quiet(),
             Origin::Person,
         )
         .unwrap();
@@ -218,8 +218,11 @@ async fn a_run_without_deadline_outlives_the_default_and_ends_by_cancel() {
     let s = session();
     let (tx, mut rx) = mpsc::channel(1024);
     let _link = s.link(&hello(7, Some("miner")), tx);
-    let spec = RequestSpec::new("exec-lua", json!({"code": "while true do sleep(1) end"}))
-        .without_deadline();
+    let spec = RequestSpec::new(
+        crate::protocol::Kind::ExecLua,
+        json!({"code": "while true do sleep(1) end"}),
+    )
+    .without_deadline();
     let ticket = s.start("7", spec, Origin::Person).unwrap();
     let id = ticket.id.clone();
     // The computer is given no timeout either.
@@ -238,7 +241,7 @@ async fn a_run_without_deadline_outlives_the_default_and_ends_by_cancel() {
     let agent = s
         .start(
             "7",
-            RequestSpec::new("exec-lua", json!({"code": "x"})),
+            RequestSpec::new(crate::protocol::Kind::ExecLua, json!({"code": "x"})),
             Origin::Agent("a".into()),
         )
         .unwrap();

@@ -128,7 +128,7 @@ pub enum Intent {
     /// Start one request of `kind` with `payload` on each target.
     Start {
         targets: Vec<String>,
-        kind: String,
+        kind: crate::protocol::Kind,
         payload: Value,
         /// `None`: no deadline; the person cancels with `c`.
         deadline: Option<std::time::Duration>,

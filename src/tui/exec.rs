@@ -28,7 +28,7 @@ pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<A
             kind,
             payload,
             deadline,
-        } => start(hub, &targets, &kind, &payload, deadline, &reply),
+        } => start(hub, &targets, kind, &payload, deadline, &reply),
         Intent::Answer(request_id, answer) => self::answer(hub, &request_id, answer, &reply),
         Intent::ReloadPolicy => reload_policy(hub, &reply),
         Intent::Complete { target, dir } => complete(hub, &target, dir, msg_tx),
@@ -42,7 +42,7 @@ pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<A
 fn start<H: Hub>(
     hub: &H,
     targets: &[String],
-    kind: &str,
+    kind: crate::protocol::Kind,
     payload: &Value,
     deadline: Option<std::time::Duration>,
     reply: &Reply,

@@ -12,6 +12,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::protocol::Kind;
+use crate::protocol::kind::ListFiles;
 use crate::session::screen::ScreenFrame;
 use crate::session::{
     self, Answer, Approval, ComputerInfo, Origin, OutputItem, PendingInfo, RequestSpec, Session,
@@ -49,7 +51,7 @@ pub trait Hub: Clone + Send + Sync + 'static {
     fn run(
         &self,
         target: &str,
-        kind: &str,
+        kind: Kind,
         payload: Value,
         deadline: Option<Duration>,
     ) -> Result<(), String>;
@@ -125,7 +127,7 @@ impl Hub for Session {
     fn run(
         &self,
         target: &str,
-        kind: &str,
+        kind: Kind,
         payload: Value,
         deadline: Option<Duration>,
     ) -> Result<(), String> {
@@ -153,7 +155,10 @@ impl Hub for Session {
     ) -> impl Future<Output = Result<Value, String>> + Send + 'static {
         let session = self.clone();
         let target = target.to_owned();
-        let spec = RequestSpec::new("list-files", serde_json::json!({ "path": dir })).quiet();
+        let spec = RequestSpec::of(&ListFiles {
+            path: dir.to_owned(),
+        })
+        .quiet();
         async move {
             session
                 .request(&target, spec, Origin::Person)

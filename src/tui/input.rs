@@ -260,7 +260,7 @@ impl App {
             }
             Submitted::RunFile(rf) => Outcome::Run(Intent::Start {
                 targets: self.targets(),
-                kind: "run-file".into(),
+                kind: crate::protocol::Kind::RunFile,
                 payload: json!({"path": rf.path, "args": rf.args}),
                 deadline: self.run_deadline,
             }),
@@ -309,7 +309,7 @@ impl App {
         self.editor.history.push(&code);
         Outcome::Run(Intent::Start {
             targets,
-            kind: "exec-lua".into(),
+            kind: crate::protocol::Kind::ExecLua,
             payload: json!({ "code": code }),
             deadline: self.run_deadline,
         })
@@ -443,7 +443,7 @@ mod tests {
                 request_id: "h-1".into(),
                 trapos_id: "7:miner".into(),
                 origin: crate::session::Origin::Agent("a".into()),
-                kind: "exec-lua".into(),
+                kind: crate::protocol::Kind::ExecLua,
                 action: crate::policy::Action::Exec,
                 detail: "return 1".into(),
                 size: 8,

@@ -186,7 +186,7 @@ impl OutputModel {
                     RowKind::Header(Arc::new(Header {
                         request_id,
                         who: origin,
-                        kind,
+                        kind: kind.to_string(),
                         summary: printable(&summary),
                         at,
                     }))

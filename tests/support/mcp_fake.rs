@@ -62,7 +62,7 @@ pub fn link_fake(session: &Session, id: u64, label: Option<&str>, seen: Shared) 
                     seen.lock()
                         .unwrap()
                         .requests
-                        .push((req.request.clone(), req.payload.clone()));
+                        .push((req.request.to_string(), req.payload.clone()));
                     let respond = |payload: Value| {
                         link.response(Response {
                             id: req.id.clone(),

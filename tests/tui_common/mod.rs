@@ -74,7 +74,7 @@ pub fn start(seq: u64, id: &str, origin: Origin, kind: &str, summary: &str) -> O
         entry: OutputEntry::Start(Box::new(StartEntry {
             request_id: id.into(),
             origin,
-            kind: kind.into(),
+            kind: kind.parse().expect("a request kind"),
             summary: summary.into(),
             at: t0() + Duration::from_secs(seq),
         })),
@@ -161,7 +161,7 @@ pub fn pending(app: &App, id: &str, target: &str, origin: Origin, elapsed: u64) 
         request_id: id.into(),
         trapos_id: target.into(),
         origin,
-        kind: "exec-lua".into(),
+        kind: trapdesk::protocol::Kind::ExecLua,
         summary: "sleep(60)".into(),
         started_at: t0() - Duration::from_secs(elapsed),
         started,

@@ -111,7 +111,9 @@ impl Reply {
                 }
                 "timeout" => "; pass a longer --timeout",
                 "disconnected" => "; it unlinked, run it again once it is back",
-                "unknown_type" => "; the computer does not serve that request",
+                "unknown_type" => {
+                    "; the computer does not serve that request (its client may be older than this trapdesk: re-run the installer there)"
+                }
                 _ => "",
             };
             Failure::new(exit::UNREACHABLE, format!("{what}: {message}{hint}"))

@@ -9,6 +9,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::{Conn, Failure, exit};
+use crate::protocol::kind::{FileInfoAnswer, crc32};
 
 /// Bytes per `write-file` call: large enough that a program goes in one call, small enough
 /// that a computer never holds much more than this in memory for one request.
@@ -25,7 +26,8 @@ pub struct Entry {
 /// Writes `bytes` to `path` on `computer`, all or nothing (Ctrl-C cancels it).
 ///
 /// One piece is one `write-file`, which the computer makes atomic itself. More pieces go to
-/// a hidden sibling ([`part_name`]) and one `exec-lua` then moves it over the target, so a
+/// a hidden sibling ([`part_name`]), checked with `file-info` and moved over the target with
+/// `move-file`, so a
 /// put that is interrupted (Ctrl-C, the computer unlinking, the CLI killed) leaves the old
 /// file as it was. On a failure the sibling is deleted when the computer can still be told.
 ///
@@ -79,26 +81,9 @@ pub async fn put_until(
             }
         }
     }
-    let size = bytes.len().to_string();
-    let moved = run_lua(
-        conn,
-        computer,
-        MOVE_LUA,
-        &[&part, path, &size],
-        deadline,
-        stop,
-    )
-    .await;
-    match moved {
-        Ok(r) if !r.is_error => {}
-        Ok(r) => {
-            discard(conn, computer, &part).await;
-            return Err(r.failure(&format!("cannot write {path} on {computer}")));
-        }
-        Err(f) => {
-            discard(conn, computer, &part).await;
-            return Err(f);
-        }
+    if let Err(f) = finish(conn, computer, &part, path, bytes, deadline, stop).await {
+        discard(conn, computer, &part).await;
+        return Err(f);
     }
     let mut reply = last.ok_or_else(|| Failure::new(exit::FAILED, "nothing written"))?;
     // What the last piece's answer said was about the part file; the whole file is written.
@@ -129,94 +114,108 @@ pub fn part_name(path: &str) -> String {
 /// How the names of [`part_name`] end (a sync leaves such files out of its comparison).
 pub const PART_SUFFIX: &str = ".trapdesk-part";
 
-/// Moves the finished part over the target in one step on the computer: nothing else runs
-/// between the delete and the move (CC runs one coroutine at a time and these do not yield).
-/// `fs.move` onto an existing file fails, hence the delete. The part must hold exactly the
-/// put's size: the client writes part files in place (not journalled, so that an append costs
-/// only its own bytes), and a piece torn or lost on the way must never reach the target.
-// The client's own journalled move (`moveInto`, the same steps as its write-file) when it has
-// one: with a plain delete-then-move, a computer killed between the two is left with neither
-// file (tests/torn_files.rs found that window in write-file).
-const MOVE_LUA: &str = r#"
-local part, path, size = ...
-part, path, size = fs.combine(part, ""), fs.combine(path, ""), tonumber(size)
-if fs.isDir(path) then fs.delete(part) error("Is a directory: /" .. path, 0) end
-if not fs.exists(part) then error("the pieces of /" .. path .. " are gone from the computer", 0) end
-if fs.getSize(part) ~= size then
-  local got = fs.getSize(part)
-  pcall(fs.delete, part)
-  error(("the pieces of /%s are incomplete on the computer (%d of %d bytes)"):format(path, got, size), 0)
-end
-local lok, lib = pcall(dofile, "/trapdesk/apis/libmcpcomputer.lua")
-if lok and type(lib) == "table" and lib.moveInto then
-  lib.JOURNAL = "/trapdesk/journal"
-  local r = lib.moveInto(part, path)
-  if not r.ok then pcall(fs.delete, part) error(r.error, 0) end
-  return true
-end
-local ok, err = pcall(function()
-  if fs.exists(path) then fs.delete(path) end
-  fs.move(part, path)
-end)
-if not ok then pcall(fs.delete, part) error(err, 0) end
-return true
-"#;
+/// Checks the finished part and moves it over the target. The part must hold exactly the
+/// put's bytes: the client writes part files in place (not journalled, so that an append costs
+/// only its own bytes), and a piece torn or lost on the way must never reach the target, so its
+/// size and CRC-32 (computed on the computer) are compared with the put's first. The move
+/// replaces the target with the client's journalled swap, the same steps as its write-file: a
+/// computer killed at any point keeps the old file or the new one.
+async fn finish(
+    conn: &Conn,
+    computer: &str,
+    part: &str,
+    path: &str,
+    bytes: &[u8],
+    deadline: Option<Duration>,
+    stop: &tokio_util::sync::CancellationToken,
+) -> Result<(), Failure> {
+    let info = call(
+        conn,
+        "file-info",
+        json!({"traposId": computer, "path": part}),
+        deadline,
+        stop,
+    )
+    .await?;
+    if info.is_error {
+        return Err(info.failure(&format!("cannot write {path} on {computer}")));
+    }
+    if let Err(why) = check_part(&info.data, path, bytes) {
+        return Err(Failure::new(
+            exit::FAILED,
+            format!("cannot write {path} on {computer}: {why}"),
+        ));
+    }
+    let moved = call(
+        conn,
+        "move-file",
+        json!({"traposId": computer, "from": part, "to": path, "overwrite": true}),
+        deadline,
+        stop,
+    )
+    .await?;
+    if moved.is_error {
+        return Err(moved.failure(&format!("cannot write {path} on {computer}")));
+    }
+    Ok(())
+}
+
+/// Whether a `file-info` answer about a put's part file shows exactly the put's `bytes`.
+fn check_part(info: &Value, path: &str, bytes: &[u8]) -> Result<(), String> {
+    let info: FileInfoAnswer = serde_json::from_value(info.clone())
+        .map_err(|e| format!("the computer's file-info answer is not one: {e}"))?;
+    if !info.exists || info.is_dir {
+        return Err(format!("the pieces of {path} are gone from the computer"));
+    }
+    if info.size != bytes.len() as u64 {
+        return Err(format!(
+            "the pieces of {path} are incomplete on the computer ({} of {} bytes)",
+            info.size,
+            bytes.len()
+        ));
+    }
+    let want = crc32(bytes);
+    match info.crc32 {
+        Some(got) if got == want => Ok(()),
+        Some(got) => Err(format!(
+            "the pieces of {path} differ from what was sent on the computer (crc32 {got:08x}, sent {want:08x})"
+        )),
+        None => Err(format!(
+            "the computer sent no crc32 for the pieces of {path}"
+        )),
+    }
+}
 
 /// Deletes a part file after a failed put, if the computer can still be told; a computer that
 /// is gone keeps it (hidden, beside the target) and the old file stays intact either way.
 async fn discard(conn: &Conn, computer: &str, part: &str) {
     let never = tokio_util::sync::CancellationToken::new();
-    let _ = run_lua(
+    let _ = call(
         conn,
-        computer,
-        "local p = fs.combine(..., '') if fs.exists(p) then fs.delete(p) end",
-        &[part],
+        "delete-file",
+        json!({"traposId": computer, "path": part}),
         Some(Duration::from_secs(5)),
         &never,
     )
     .await;
 }
 
-/// Runs `code` with `args` as its varargs (each passed as a Lua string literal).
-async fn run_lua(
+/// One tool call that gives up when `stop` is cancelled.
+async fn call(
     conn: &Conn,
-    computer: &str,
-    code: &str,
-    args: &[&str],
+    tool: &str,
+    args: Value,
     deadline: Option<Duration>,
     stop: &tokio_util::sync::CancellationToken,
 ) -> Result<Reply, Failure> {
     conn.call_until(
-        "exec-lua",
-        json!({"traposId": computer, "code": chunk(code, args)}),
+        tool,
+        args,
         deadline,
         &mut |_: &str| {},
         stop.clone().cancelled_owned(),
     )
     .await
-}
-
-/// The `exec-lua` chunk that runs `code` with `args` as its varargs.
-fn chunk(code: &str, args: &[&str]) -> String {
-    let literals: Vec<String> = args.iter().map(|a| lua_string(a)).collect();
-    format!("return (function(...) {code} end)({})", literals.join(", "))
-}
-
-/// A Lua string literal of any bytes.
-pub fn lua_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for b in s.bytes() {
-        match b {
-            b'"' | b'\\' => {
-                out.push('\\');
-                out.push(b as char);
-            }
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\{b:03}")),
-        }
-    }
-    out.push('"');
-    out
 }
 
 use super::Reply;
@@ -333,7 +332,7 @@ pub async fn list(
     Ok((reply, entries))
 }
 
-/// Deletes `path` on `computer` (through `exec-lua`: there is no delete tool).
+/// Deletes `path` on `computer`; nothing there is not an error.
 ///
 /// # Errors
 /// Exit code 1 when it cannot be deleted, 3 when the computer is not reachable.
@@ -343,21 +342,10 @@ pub async fn delete(
     path: &str,
     deadline: Option<Duration>,
 ) -> Result<(), Failure> {
-    let quoted = serde_json::to_string(path).unwrap_or_default();
-    // JSON string syntax is valid Lua string syntax for the paths we send (no `\u` escapes
-    // from ASCII paths; others are escaped byte-wise by Lua's own rules only partly, so
-    // non-ASCII paths go through string.char).
-    let literal = if path.is_ascii() {
-        quoted
-    } else {
-        let bytes: Vec<String> = path.bytes().map(|b| b.to_string()).collect();
-        format!("string.char({})", bytes.join(","))
-    };
-    let code = format!("local p = {literal} if fs.exists(p) then fs.delete(p) end return true");
     let reply = conn
         .call_streaming(
-            "exec-lua",
-            json!({"traposId": computer, "code": code}),
+            "delete-file",
+            json!({"traposId": computer, "path": path}),
             deadline,
             |_| {},
         )
@@ -380,51 +368,33 @@ pub fn join(dir: &str, rel: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
-
     use super::*;
-    use crate::emu::{Computer, ComputerSpec};
 
-    const PART: &str = ".t.bin.0a1b2c3d.trapdesk-part";
-
-    /// The move that ends a put of several pieces, on an emulated computer running the real
-    /// client files: a part of any other size than the put's is never moved over the target.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_move_takes_only_a_part_of_the_put_size() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        for (path, bytes) in crate::lua_files::FILES {
-            let dest = root.join("trapdesk").join(path);
-            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-            std::fs::write(dest, bytes).unwrap();
-        }
-        std::fs::write(root.join("t.bin"), b"old").unwrap();
-        std::fs::write(root.join(PART), b"new content").unwrap();
-        let computer = Computer::spawn(
-            ComputerSpec::new(1, Some("move".into()), root.to_owned()),
-            tokio::runtime::Handle::current(),
-        )
-        .unwrap();
-
-        let short = computer
-            .run_lua(&chunk(MOVE_LUA, &[PART, "t.bin", "12"]))
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(
-            short.contains("the pieces of /t.bin are incomplete on the computer (11 of 12 bytes)"),
-            "{short}"
+    /// A part is moved over the target only when the computer holds exactly the put's bytes.
+    #[test]
+    fn only_a_part_of_the_put_size_and_sum_is_moved() {
+        let bytes = b"new content";
+        let info = |v: Value| check_part(&v, "t.bin", bytes);
+        let sum = crc32(bytes);
+        assert_eq!(
+            info(json!({"ok": true, "exists": true, "isDir": false, "size": 11, "crc32": sum})),
+            Ok(())
         );
-        assert_eq!(std::fs::read(root.join("t.bin")).unwrap(), b"old");
-        assert!(!root.join(PART).exists(), "the short part is deleted");
-
-        std::fs::write(root.join(PART), b"new content").unwrap();
-        computer
-            .run_lua(&chunk(MOVE_LUA, &[PART, "t.bin", "11"]))
-            .await
-            .unwrap();
-        assert_eq!(std::fs::read(root.join("t.bin")).unwrap(), b"new content");
-        assert!(!root.join(PART).exists());
-        computer.shutdown();
+        let short =
+            info(json!({"ok": true, "exists": true, "isDir": false, "size": 10, "crc32": sum}));
+        assert_eq!(
+            short,
+            Err("the pieces of t.bin are incomplete on the computer (10 of 11 bytes)".into())
+        );
+        let torn =
+            info(json!({"ok": true, "exists": true, "isDir": false, "size": 11, "crc32": sum ^ 1}));
+        assert!(torn.is_err_and(|e| e.contains("differ")), "a torn piece");
+        let gone = info(json!({"ok": true, "exists": false, "isDir": false, "size": 0}));
+        assert_eq!(
+            gone,
+            Err("the pieces of t.bin are gone from the computer".into())
+        );
+        assert!(info(json!({"ok": true, "exists": true, "isDir": false, "size": 11})).is_err());
+        assert!(info(json!({"ok": true, "exists": true, "isDir": true, "size": 0})).is_err());
     }
 }

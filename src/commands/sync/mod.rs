@@ -1,8 +1,8 @@
 //! `trapdesk sync LOCAL_DIR COMPUTER[:REMOTE_DIR]`: a folder in the person's editor mirrored
 //! onto a computer, through the running trapdesk's MCP endpoint under the origin `sync`.
 //!
-//! It first compares the folder with the computer (size and a checksum the computer computes
-//! in one `exec-lua`, so nothing unchanged is re-sent), pushes what differs, then watches the
+//! It first compares the folder with the computer (size, and a CRC-32 the computer computes
+//! with `file-info`, so nothing unchanged is re-sent), pushes what differs, then watches the
 //! folder (file events debounced for [`DEBOUNCE`]) and pushes each saved file, keeping the
 //! content hash of what the computer has so that an unchanged save sends nothing. `--run`
 //! runs a program after each push, streaming its output to stdout and cancelling a run still

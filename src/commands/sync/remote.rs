@@ -1,124 +1,117 @@
-//! What the computer has under the sync's folder: each file's size and an Adler-32 checksum
-//! computed on the computer in one `exec-lua` (CC has no hash function, and reading every
-//! file back would cost what pushing it costs), and `--pull`.
+//! What the computer has under the sync's folder: each file's size from `list-files`, and its
+//! CRC-32 from `file-info` (computed on the computer: reading every file back would cost what
+//! pushing it costs) where the local file has the same size; and `--pull`.
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::State;
 use crate::commands::remote::{Failure, exit, transfer};
+use crate::protocol::kind::{FileInfoAnswer, crc32};
 
-/// Size and checksum of a file.
-pub type Sum = (u64, u32);
+/// Size and CRC-32 of a file. The computer's side has no CRC where the local file's size
+/// differs: different sizes are different content whatever the sums, so it is not asked for.
+pub type Sum = (u64, Option<u32>);
 
-/// Adler-32 with the file's size, as [`SUMS_LUA`] computes it on the computer.
+/// Size and CRC-32 of local bytes, as `file-info` computes them on the computer.
 pub fn sum_of(bytes: &[u8]) -> Sum {
-    let (mut a, mut b) = (1u32, 0u32);
-    for &x in bytes {
-        a = (a + u32::from(x)) % 65521;
-        b = (b + a) % 65521;
-    }
-    (bytes.len() as u64, (b << 16) | a)
+    (bytes.len() as u64, Some(crc32(bytes)))
 }
 
-/// Lists `ROOT` recursively as `name\tsize\tadler32` lines. It yields now and then so that
-/// a large folder does not trip CC's "too long without yielding".
-const SUMS_LUA: &str = r#"
-local root = ...
-local out, work = {}, 0
-local function walk(dir, rel)
-  if not fs.exists(dir) or not fs.isDir(dir) then return end
-  for _, name in ipairs(fs.list(dir)) do
-    local p = fs.combine(dir, name)
-    local r = rel == "" and name or (rel .. "/" .. name)
-    if fs.isDir(p) then
-      walk(p, r)
-    else
-      local h = fs.open(p, "rb")
-      local data = h and h.readAll() or ""
-      if h then h.close() end
-      local a, b = 1, 0
-      for i = 1, #data do
-        a = (a + string.byte(data, i)) % 65521
-        b = (b + a) % 65521
-      end
-      out[#out + 1] = r .. "\t" .. #data .. "\t" .. string.format("%d", b * 65536 + a)
-      work = work + #data
-      if work > 200000 then work = 0 os.queueEvent("trapdesk_sync") os.pullEvent("trapdesk_sync") end
-    end
-  end
-end
-walk(root, "")
-return table.concat(out, "\n")
-"#;
+/// Why the computer could not be compared with: said, and everything is pushed.
+enum Gave {
+    Up(String),
+    Interrupted(Failure),
+}
+
+impl From<Failure> for Gave {
+    fn from(f: Failure) -> Gave {
+        if f.code == exit::INTERRUPTED {
+            Gave::Interrupted(f)
+        } else {
+            Gave::Up(f.message)
+        }
+    }
+}
 
 /// The computer's files under the sync folder. An empty map when the computer cannot say
 /// (then everything is pushed, which is correct if slower).
 ///
 /// # Errors
-/// Exit code 3 when the trapdesk is gone.
+/// Exit code 130 when interrupted.
 pub async fn sums(st: &State) -> Result<BTreeMap<String, Sum>, Failure> {
+    match walk(st).await {
+        Ok(out) => Ok(out),
+        Err(Gave::Interrupted(f)) => Err(f),
+        Err(Gave::Up(why)) => {
+            super::say(&format!(
+                "cannot compare with {} ({why}); pushing everything",
+                st.computer
+            ));
+            Ok(BTreeMap::new())
+        }
+    }
+}
+
+async fn info(st: &State, path: &str) -> Result<FileInfoAnswer, Gave> {
+    let reply = st
+        .conn
+        .call_streaming(
+            "file-info",
+            json!({"traposId": st.computer, "path": path}),
+            st.timeout,
+            |_| {},
+        )
+        .await?;
+    if reply.is_error {
+        return Err(Gave::Up(reply.failure("").message));
+    }
+    serde_json::from_value(reply.data)
+        .map_err(|e| Gave::Up(format!("its file-info answer is not one: {e}")))
+}
+
+async fn walk(st: &State) -> Result<BTreeMap<String, Sum>, Gave> {
     let root = if st.remote_dir.is_empty() {
         "/"
     } else {
         &st.remote_dir
     };
-    let code = format!(
-        "return (function(...) {SUMS_LUA} end)({})",
-        lua_string(root)
-    );
-    let reply = match st
-        .conn
-        .call_streaming(
-            "exec-lua",
-            json!({"traposId": st.computer, "code": code}),
-            st.timeout,
-            |_| {},
-        )
-        .await
-    {
-        Ok(r) => r,
-        Err(f) if f.code == exit::INTERRUPTED => return Err(f),
-        Err(f) => {
-            super::say(&format!(
-                "cannot compare with the computer ({}); pushing everything",
-                f.message
-            ));
-            return Ok(BTreeMap::new());
-        }
-    };
-    let listing = reply
-        .data
-        .get("returns")
-        .and_then(|r| r.get(0))
-        .and_then(|d| d.get("value"))
-        .and_then(Value::as_str);
-    let Some(listing) = listing.filter(|_| !reply.is_error) else {
-        if reply.is_error {
-            super::say(&format!(
-                "cannot compare with {} ({}); pushing everything",
-                st.computer,
-                reply.failure("").message
-            ));
-        }
-        return Ok(BTreeMap::new());
-    };
     let mut out = BTreeMap::new();
-    for line in listing.lines() {
-        let mut parts = line.split('\t');
-        if let (Some(name), Some(size), Some(sum)) = (parts.next(), parts.next(), parts.next())
-            && let (Ok(size), Ok(sum)) = (size.parse(), sum.parse())
+    let top = info(st, root).await?;
+    if !top.exists || !top.is_dir {
+        return Ok(out);
+    }
+    // Directories to list, by their name relative to the root ("" for the root).
+    let mut dirs = vec![String::new()];
+    while let Some(rel_dir) = dirs.pop() {
+        let dir = transfer::join(root, &rel_dir);
+        let (_, entries) = transfer::list(&st.conn, &st.computer, &dir, st.timeout).await?;
+        for e in entries {
+            let rel = transfer::join(&rel_dir, &e.name);
+            if e.dir {
+                dirs.push(rel);
+                continue;
+            }
             // The pieces of a put still going (or killed): not a file of the folder.
-            && !name.ends_with(transfer::PART_SUFFIX)
-        {
-            out.insert(name.to_owned(), (size, sum));
+            if rel.ends_with(transfer::PART_SUFFIX) {
+                continue;
+            }
+            let same_size = st
+                .tree
+                .local(&rel)
+                .and_then(|p| std::fs::metadata(p).ok())
+                .is_some_and(|m| m.is_file() && m.len() == e.size);
+            let crc = if same_size {
+                info(st, &transfer::join(root, &rel)).await?.crc32
+            } else {
+                None
+            };
+            out.insert(rel, (e.size, crc));
         }
     }
     Ok(out)
 }
-
-pub use transfer::lua_string;
 
 /// `--pull`: copies down the computer's files that differ from the local ones. Names that
 /// would leave the folder or that the sync ignores are skipped.
@@ -158,15 +151,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn adler_matches_the_reference() {
-        // Adler-32 of "Wikipedia" is 0x11E60398.
-        assert_eq!(sum_of(b"Wikipedia"), (9, 0x11E6_0398));
-        assert_eq!(sum_of(b""), (0, 1));
-    }
-
-    #[test]
-    fn lua_strings_escape_bytes() {
-        assert_eq!(lua_string("a\"b\\c"), r#""a\"b\\c""#);
-        assert_eq!(lua_string("é"), r#""\195\169""#);
+    fn sums_are_size_and_zlibs_crc32() {
+        assert_eq!(sum_of(b"123456789"), (9, Some(0xCBF4_3926)));
+        assert_eq!(sum_of(b""), (0, Some(0)));
+        // A computer's file whose CRC was not asked for never equals a local one.
+        assert_ne!(sum_of(b"abc"), (3, None));
     }
 }

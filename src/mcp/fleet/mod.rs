@@ -25,6 +25,7 @@ use super::params::{ExecLuaMany, ProbeComputers};
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
 use crate::glob::Glob;
+use crate::protocol::kind;
 use crate::session::fleet::PageQuery;
 use crate::session::{RequestSpec, Status};
 
@@ -192,8 +193,11 @@ impl TrapdeskMcp {
             .unwrap_or(DEFAULT_CONCURRENCY)
             .clamp(1, MAX_CONCURRENCY) as usize;
         let token = ctx.meta.get_progress_token();
-        let spec = RequestSpec::new("exec-lua", json!({"code": p.code, "name": "=exec"}))
-            .timeout(timeout(p.timeout_ms));
+        let spec = RequestSpec::of(&kind::ExecLua {
+            code: p.code.clone(),
+            name: Some("=exec".into()),
+        })
+        .timeout(timeout(p.timeout_ms));
         let origin = rec.origin.clone();
         let mut runs = Box::pin(
             futures_util::stream::iter(targets.into_iter().map(|t| {
@@ -268,7 +272,7 @@ async fn ping_all(
     origin: &crate::session::Origin,
 ) -> Vec<Option<serde_json::Value>> {
     futures_util::future::join_all(computers.iter().map(|c| {
-        let spec = RequestSpec::new("ping", json!({}))
+        let spec = RequestSpec::of(&kind::Ping {})
             .timeout(Some(PING_TIMEOUT))
             .quiet();
         let (session, origin, target) = (session.clone(), origin.clone(), c.trapos_id.clone());

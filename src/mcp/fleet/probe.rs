@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use super::escaped_len;
 use crate::mcp::cut::json_len;
+use crate::protocol::Kind;
 use crate::session::{ComputerInfo, PendingInfo};
 
 /// One computer in a `probe-computers` page. A struct rather than ad-hoc JSON so that what an
@@ -45,7 +46,7 @@ impl ProbeEntry {
     ) -> Self {
         let pending_requests: Vec<Value> = pending
             .iter()
-            .filter(|r| r.trapos_id == c.trapos_id && r.kind != "ping")
+            .filter(|r| r.trapos_id == c.trapos_id && r.kind != Kind::Ping)
             .map(|r| {
                 json!({"requestId": r.request_id, "kind": r.kind, "summary": r.summary,
                     "origin": r.origin.name(), "sent": r.sent})

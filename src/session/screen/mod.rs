@@ -12,7 +12,7 @@ pub mod input;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 pub use frame::{ScreenFrame, ScreenRow};
 pub use input::InputError;
@@ -20,10 +20,7 @@ pub use input::InputError;
 use super::Session;
 use super::link::Link;
 use super::model::{Event, Origin, RequestError, RequestSpec};
-
-/// The request types a computer serves when it has the mirror.
-pub const SCREEN_TYPE: &str = "screen";
-pub const INPUT_TYPE: &str = "input";
+use crate::protocol::{Kind, kind};
 
 /// How long a screen or input request may take.
 const SCREEN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -118,13 +115,13 @@ impl Session {
         self.screens().map.get(trapos_id).map_or(0, |e| e.watchers)
     }
 
-    fn serves(&self, trapos_id: &str, what: &str) -> Result<(), ScreenError> {
+    fn serves(&self, trapos_id: &str, what: Kind) -> Result<(), ScreenError> {
         match self.computer(trapos_id) {
-            Some(c) if c.online && c.serves.iter().any(|s| s == what) => Ok(()),
+            Some(c) if c.online && c.serves.iter().any(|s| s == what.as_str()) => Ok(()),
             Some(c) if !c.online => Err(ScreenError::Request(RequestError::Disconnected)),
             _ => Err(ScreenError::NotServed {
                 trapos_id: trapos_id.to_owned(),
-                what: what.to_owned(),
+                what: what.to_string(),
             }),
         }
     }
@@ -146,10 +143,10 @@ impl Session {
     /// Asks the computer for a whole frame, telling it whether anyone watches, without waiting
     /// (the answer is stored when it comes).
     fn ask_frame(&self, trapos_id: &str, watch: bool) {
-        if self.serves(trapos_id, SCREEN_TYPE).is_err() {
+        if self.serves(trapos_id, Kind::Screen).is_err() {
             return;
         }
-        let spec = RequestSpec::new(SCREEN_TYPE, json!({"watch": watch}))
+        let spec = RequestSpec::of(&kind::Screen { watch: Some(watch) })
             .timeout(Some(SCREEN_TIMEOUT))
             .quiet();
         let Ok(ticket) = self.start(trapos_id, spec, Origin::Person) else {
@@ -205,9 +202,9 @@ impl Session {
         origin: Origin,
     ) -> Result<ScreenFrame, ScreenError> {
         let trapos_id = self.resolve(target)?;
-        self.serves(&trapos_id, SCREEN_TYPE)?;
+        self.serves(&trapos_id, Kind::Screen)?;
         let watch = self.screen_watchers(&trapos_id) > 0;
-        let spec = RequestSpec::new(SCREEN_TYPE, json!({"watch": watch}))
+        let spec = RequestSpec::of(&kind::Screen { watch: Some(watch) })
             .timeout(Some(SCREEN_TIMEOUT))
             .quiet();
         let v = self.request(&trapos_id, spec, origin).await?;
@@ -240,8 +237,8 @@ impl Session {
         origin: Origin,
     ) -> Result<super::Ticket, ScreenError> {
         let trapos_id = self.resolve(target)?;
-        self.serves(&trapos_id, INPUT_TYPE)?;
-        let spec = RequestSpec::new(INPUT_TYPE, json!({"steps": steps}))
+        self.serves(&trapos_id, Kind::Input)?;
+        let spec = RequestSpec::of(&kind::Input { steps })
             .timeout(Some(SCREEN_TIMEOUT))
             .quiet();
         Ok(self.start(&trapos_id, spec, origin)?)
@@ -263,8 +260,8 @@ impl Link {
     /// After the computer's served types changed: a computer that starts serving the mirror
     /// while someone watches is asked for its frame and updates (a relink, a restarted server).
     pub(crate) fn screen_served(&self, before: &[String], after: &[String]) {
-        let had = before.iter().any(|t| t == SCREEN_TYPE);
-        let has = after.iter().any(|t| t == SCREEN_TYPE);
+        let had = before.iter().any(|t| t == Kind::Screen.as_str());
+        let has = after.iter().any(|t| t == Kind::Screen.as_str());
         let session = self.session();
         if has && !had && session.screen_watchers(self.trapos_id()) > 0 {
             session.ask_frame(self.trapos_id(), true);

@@ -48,7 +48,7 @@ impl Approvals {
         let mut lines = vec![
             Line::from(vec![
                 Span::styled(printable(a.origin.name()), t.agent),
-                Span::raw(format!(" wants {} on ", printable(&a.kind))),
+                Span::raw(format!(" wants {} on ", printable(a.kind.as_str()))),
                 Span::styled(printable(&a.trapos_id), t.title),
                 Span::raw(format!(
                     " · {} byte{} · {left} s left",
@@ -60,7 +60,7 @@ impl Approvals {
             Line::from(""),
         ];
         let text: Vec<String> = a.detail.split('\n').map(printable).collect();
-        if a.kind == "exec-lua" {
+        if a.kind == crate::protocol::Kind::ExecLua {
             for spans in self.highlight.lines(&text, text.len()) {
                 lines.push(Line::from(spans));
             }

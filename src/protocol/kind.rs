@@ -1,0 +1,310 @@
+//! Request types: one variant each, with its wire name, and the payloads the host builds.
+//!
+//! Everything that decides by request type (the policy, summaries, approvals, the fronts)
+//! matches on [`Kind`], so a new request type is one variant here and the compiler names
+//! every place that must decide what to do with it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A request type, by its name on the wire (`docs/protocol.md`, "Payloads").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Kind {
+    #[serde(rename = "ping")]
+    Ping,
+    #[serde(rename = "exec-lua")]
+    ExecLua,
+    #[serde(rename = "run-file")]
+    RunFile,
+    #[serde(rename = "write-file")]
+    WriteFile,
+    #[serde(rename = "read-file")]
+    ReadFile,
+    #[serde(rename = "list-files")]
+    ListFiles,
+    #[serde(rename = "move-file")]
+    MoveFile,
+    #[serde(rename = "delete-file")]
+    DeleteFile,
+    #[serde(rename = "file-info")]
+    FileInfo,
+    #[serde(rename = "make-dir")]
+    MakeDir,
+    /// The terminal mirror's frame (read-screen, the Screen view).
+    #[serde(rename = "screen")]
+    Screen,
+    /// The terminal mirror's keys and text (send-input).
+    #[serde(rename = "input")]
+    Input,
+    /// Never sent to a computer: reading the output the host already holds, which the policy
+    /// governs like a request, so its approval needs a kind of its own.
+    #[serde(rename = "computer-output")]
+    ComputerOutput,
+}
+
+impl Kind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Kind; 13] = [
+        Kind::Ping,
+        Kind::ExecLua,
+        Kind::RunFile,
+        Kind::WriteFile,
+        Kind::ReadFile,
+        Kind::ListFiles,
+        Kind::MoveFile,
+        Kind::DeleteFile,
+        Kind::FileInfo,
+        Kind::MakeDir,
+        Kind::Screen,
+        Kind::Input,
+        Kind::ComputerOutput,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Ping => "ping",
+            Kind::ExecLua => "exec-lua",
+            Kind::RunFile => "run-file",
+            Kind::WriteFile => "write-file",
+            Kind::ReadFile => "read-file",
+            Kind::ListFiles => "list-files",
+            Kind::MoveFile => "move-file",
+            Kind::DeleteFile => "delete-file",
+            Kind::FileInfo => "file-info",
+            Kind::MakeDir => "make-dir",
+            Kind::Screen => "screen",
+            Kind::Input => "input",
+            Kind::ComputerOutput => "computer-output",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A name that is no request type this host knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown request type {0:?}")]
+pub struct UnknownKind(pub String);
+
+impl FromStr for Kind {
+    type Err = UnknownKind;
+
+    fn from_str(s: &str) -> Result<Kind, UnknownKind> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| UnknownKind(s.to_owned()))
+    }
+}
+
+/// A payload the host sends: its kind and its JSON.
+pub trait Payload: Serialize {
+    const KIND: Kind;
+
+    /// The payload as the JSON the wire carries.
+    fn to_value(&self) -> Value {
+        // These structs hold only strings, numbers, booleans and JSON values: serializing
+        // cannot fail, and an empty object is what the computer would refuse plainly.
+        serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Default::default()))
+    }
+}
+
+/// `ping`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ping {}
+
+/// `exec-lua`: a chunk and its chunk name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecLua {
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// `run-file`: a program and its arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFile {
+    pub path: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+/// `write-file`: `content` is base64 of the bytes (the host always sends base64).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WriteFile {
+    pub path: String,
+    pub content: String,
+    pub encoding: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub append: bool,
+}
+
+/// `read-file`: the whole file, or a page of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadFile {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<u64>,
+}
+
+/// `list-files`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListFiles {
+    pub path: String,
+}
+
+/// `move-file`: `from` to `to`; an existing file at `to` is replaced only with `overwrite`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MoveFile {
+    pub from: String,
+    pub to: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overwrite: bool,
+}
+
+/// `delete-file`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeleteFile {
+    pub path: String,
+}
+
+/// `file-info`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileInfo {
+    pub path: String,
+}
+
+/// `make-dir`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MakeDir {
+    pub path: String,
+}
+
+/// `screen`: a frame, and whether updates should flow from now on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Screen {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<bool>,
+}
+
+/// `input`: the steps, already checked by the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Input {
+    pub steps: Vec<Value>,
+}
+
+/// The answer to `file-info`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileInfoAnswer {
+    pub ok: bool,
+    #[serde(default)]
+    pub exists: bool,
+    #[serde(default)]
+    pub size: u64,
+    #[serde(default)]
+    pub is_dir: bool,
+    /// IEEE CRC-32 of a file's bytes, computed on the computer; absent for a directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crc32: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+macro_rules! payload {
+    ($($t:ident),*) => { $(impl Payload for $t { const KIND: Kind = Kind::$t; })* };
+}
+payload!(
+    Ping, ExecLua, RunFile, WriteFile, ReadFile, ListFiles, MoveFile, DeleteFile, FileInfo,
+    MakeDir, Screen, Input
+);
+
+/// The CRC-32 `file-info` answers (IEEE, as zlib's `crc32`), for comparing with local bytes.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_kind_round_trips_by_its_wire_name() {
+        for k in Kind::ALL {
+            let name = k.as_str();
+            assert_eq!(name.parse::<Kind>(), Ok(k));
+            assert_eq!(serde_json::to_value(k).ok(), Some(json!(name)));
+            assert_eq!(serde_json::from_value::<Kind>(json!(name)).ok(), Some(k));
+            assert_eq!(k.to_string(), name);
+        }
+        let mut names: Vec<&str> = Kind::ALL.iter().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Kind::ALL.len(), "wire names are unique");
+    }
+
+    #[test]
+    fn an_unknown_name_is_a_clear_error() {
+        let e = "teleport".parse::<Kind>();
+        assert_eq!(e, Err(UnknownKind("teleport".into())));
+        assert_eq!(
+            e.map_err(|e| e.to_string()),
+            Err("unknown request type \"teleport\"".into())
+        );
+        assert!("Exec-Lua".parse::<Kind>().is_err(), "names are exact");
+    }
+
+    #[test]
+    fn payloads_keep_their_wire_form() {
+        let exec = ExecLua {
+            code: "return 1".into(),
+            name: Some("=exec".into()),
+        };
+        assert_eq!(
+            exec.to_value(),
+            json!({"code": "return 1", "name": "=exec"})
+        );
+        let write = WriteFile {
+            path: "a".into(),
+            content: "eA==".into(),
+            encoding: "base64".into(),
+            append: false,
+        };
+        assert_eq!(
+            write.to_value(),
+            json!({"path": "a", "content": "eA==", "encoding": "base64"})
+        );
+        let mv = MoveFile {
+            from: "a".into(),
+            to: "b".into(),
+            overwrite: true,
+        };
+        assert_eq!(
+            mv.to_value(),
+            json!({"from": "a", "to": "b", "overwrite": true})
+        );
+        assert_eq!(Ping {}.to_value(), json!({}));
+        assert_eq!(Screen { watch: None }.to_value(), json!({}));
+    }
+
+    #[test]
+    fn crc32_is_zlibs() {
+        assert_eq!(crc32(b""), 0);
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(
+            crc32(b"The quick brown fox jumps over the lazy dog"),
+            0x414F_A339
+        );
+    }
+}
