@@ -2,7 +2,7 @@
 //! installs the client with the player's one-liner and enrols; the shared secret under its id
 //! is then refused, the computer stays linked on the same link, and after a restart it links
 //! with its own secret. The emulator's version is `tests/identity.rs`.
-//! Skipped (one line) without `CRAFTOS_PC`; see `tests/support/craftos.rs`.
+//! Ignored (with the reason) without `CRAFTOS_PC`; see `tests/support/craftos.rs`.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 #[path = "support/craftos.rs"]
@@ -39,11 +39,12 @@ fn firm(f: &Fleet) -> Option<secrets::ComputerSecret> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn the_shared_secret_cannot_take_an_enrolled_computers_id_on_craftos() {
-    let test = "the_shared_secret_cannot_take_an_enrolled_computers_id_on_craftos";
-    let Some(mut f) = Fleet::boot(test, &["miner"]).await else {
-        return;
-    };
+    let mut f = Fleet::boot(&["miner"]).await;
     let start = Instant::now();
     while firm(&f).is_none() {
         assert!(

@@ -148,11 +148,12 @@ async fn large_payloads_are_sliced_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn large_payloads_are_sliced_on_craftos_pc() {
-    let Some(f) = craftos::Fleet::boot("large_payloads_are_sliced_on_craftos_pc", &["miner"]).await
-    else {
-        return;
-    };
+    let f = craftos::Fleet::boot(&["miner"]).await;
     let who = f.computer("miner").trapos_id.clone();
     let c = f.computer("miner");
     let dump = || {
