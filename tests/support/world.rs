@@ -42,7 +42,7 @@ use tokio::sync::mpsc;
 
 use crate::craftos::{self, CraftComputer};
 use crate::fake::{Client, call, connect};
-use crate::support::{SECRET, TestHost, emulated_sized, start_host};
+use crate::support::{SECRET, TestHost, emulated_sized, start_host_with};
 
 /// Which runtime a test body runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,6 +187,17 @@ impl Computer {
         format!("daemon.log:\n{log}\nscreen:\n{screen}")
     }
 
+    /// What the screen shows: on the emulator the rows it shows now; on CraftOS-PC every row
+    /// its headless renderer drew since boot, in drawing order (it prints rows as they
+    /// change, and the test reads them from its stdout). Panics for an emulate process.
+    pub fn screen(&self) -> String {
+        match &self.machine {
+            Machine::Emu(c) => c.screen_text().join("\n"),
+            Machine::EmuProcess(_) => panic!("an emulate process shows no screen to the test"),
+            Machine::Craft(c) => c.screen(),
+        }
+    }
+
     /// The emulated computer in the test process; panics on another machine.
     pub fn emu(&self) -> &trapdesk::emu::Computer {
         match &self.machine {
@@ -251,7 +262,16 @@ impl World {
 
     /// [`World::boot`] with a [`Spec`] per computer.
     pub async fn boot_with(runtime: Runtime, computers: &[(&str, Spec)]) -> World {
-        let host = start_host().await;
+        Self::boot_adjusted(runtime, |_| {}, computers).await
+    }
+
+    /// [`World::boot_with`] on a host whose settings the test adjusts first.
+    pub async fn boot_adjusted(
+        runtime: Runtime,
+        adjust: impl FnOnce(&mut trapdesk::config::Settings),
+        computers: &[(&str, Spec)],
+    ) -> World {
+        let host = start_host_with(adjust).await;
         let launcher = (runtime == Runtime::CraftOs).then(craftos::launcher);
         let mut started = Vec::new();
         for (i, (label, spec)) in computers.iter().enumerate() {
