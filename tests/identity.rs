@@ -84,7 +84,7 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id(rt: Runtime) {
     let id = w.computer("miner").id;
     let who = w.trapos("miner");
     let start = Instant::now();
-    while !binding(host, &id.to_string()).is_some_and(|b| !b.pending) {
+    while binding(host, &id.to_string()).is_none_or(|b| b.pending) {
         assert!(
             start.elapsed() < rt.patience(Duration::from_secs(10)),
             "never enrolled; {}",
