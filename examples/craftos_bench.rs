@@ -1,7 +1,7 @@
 //! exec-lua round trips and 1 MB file transfers through the MCP endpoint, on a CraftOS-PC
 //! computer (a real CC runtime) beside an emulated one, on the same host and client.
 //!
-//! `CRAFTOS_PC=$PWD/../shared/craftos/craftos cargo run --example craftos_bench`
+//! `CRAFTOS_PC=<CraftOS-PC launcher> cargo run --example craftos_bench` (CI's launcher: `.ci/run`)
 //! (prints a Markdown table; BENCHMARKS.md records the figures). Without `CRAFTOS_PC` it says
 //! how to enable it and exits with status 2.
 #![allow(clippy::unwrap_used, clippy::panic, dead_code)]

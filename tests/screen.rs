@@ -635,7 +635,8 @@ return os.epoch("utc") - start"#
 
 /// BENCHMARKS.md "Terminal mirror": a full-screen redraw loop watched vs not watched, on
 /// CraftOS-PC (CPU time of its process is the figure).
-/// Run: `CRAFTOS_PC=../shared/craftos/craftos cargo test --release --test screen -- --ignored --nocapture bench_`.
+/// Run: `CRAFTOS_PC=<launcher> cargo test --release --test screen -- --ignored --nocapture bench_`
+/// (CI's launcher: `.ci/run`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "benchmark on CraftOS-PC: set CRAFTOS_PC and run with --ignored --nocapture"]
 async fn bench_redraw_watched_vs_unwatched() {

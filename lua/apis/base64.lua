@@ -23,7 +23,8 @@ local SLICE = 512
 -- Each slice works on its own piece of the text (`sub`), never indexing into the whole: on
 -- CraftOS-PC a substring of a large string is a view whose every `string.byte` costs the size
 -- of the string it views (0.4 ms per call on 1.4 MB), so a byte loop over a decoded JSON
--- string was quadratic there (the "base64 of 150 KB never finishes" of issue 8). A piece of a
+-- string was quadratic there (a base64 of 150 KB never finished within the watchdog's 7 s;
+-- docs/lua-client.md, "Found on CraftOS-PC"). A piece of a
 -- view costs its own size. On other runtimes `sub` copies the piece: one copy in all, in
 -- slices.
 

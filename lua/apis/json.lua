@@ -1,7 +1,7 @@
 --- A small byte-safe JSON codec for the trapdesk wire.
 --
--- Every JSON string on the wire is a byte string (PROTOCOL.md, "Byte strings,
--- ASCII frames"): @{encode} writes ASCII-only JSON, bytes 0x80-0xFF as
+-- Every JSON string on the wire is a byte string (docs/protocol.md, "Bytes on the
+-- wire"): @{encode} writes ASCII-only JSON, bytes 0x80-0xFF as
 -- `\u00XX`; @{decode} turns `\u0000`-`\u00FF` back into one byte, higher code
 -- points into their UTF-8 bytes (surrogate pairs joined). CC's own
 -- `textutils.serializeJSON` is not used because it decodes `\u00e9` as UTF-8,

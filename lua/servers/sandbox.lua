@@ -1,4 +1,4 @@
---- The trapdesk daemon: owns the one WebSocket to the host (PROTOCOL.md).
+--- The trapdesk daemon: owns the one WebSocket to the host (docs/protocol.md).
 --
 -- It links with `hello`/`welcome`, answers `ping` frames and `ping`
 -- requests itself, routes `gateway_request`s to the programs serving them
@@ -466,7 +466,8 @@ local function connect()
     if type(base) ~= "string" or base == "" then scheduleRetry(30) return end
     conn = conn + 1
     hostMax = LIMIT
-    -- CraftOS-PC drops the path of a ws://localhost:PORT/path URL (FACTS.md); 127.0.0.1 is the
+    -- CraftOS-PC drops the path of a ws://localhost:PORT/path URL (docs/lua-client.md, "Found on
+    -- CraftOS-PC"); 127.0.0.1 is the
     -- same host everywhere else, so use it.
     base = base:gsub("^(wss?://)localhost([:/])", "%1127.0.0.1%2")
     wsUrl = base .. (base:find("?", 1, true) and "&" or "?") .. "c=" .. conn

@@ -73,7 +73,7 @@ pub fn launcher() -> PathBuf {
             assert!(
                 p.is_file(),
                 "{ENV}={} names no file: it must name a CraftOS-PC launcher \
-                 (this repo's CI uses ../shared/craftos/craftos after its install-deps.sh)",
+                 (CI's is set in .ci/run)",
                 p.display()
             );
             p
