@@ -25,19 +25,9 @@ local select, tostring, type, pairs, ipairs = select, tostring, type, pairs, ipa
 local array_mt = { __jsontype = "array" }
 local function array(t) return setmetatable(t or {}, array_mt) end
 
-local expect
-do
-    local ok, mod = pcall(dofile, "/rom/modules/main/cc/expect.lua")
-    if ok and type(mod) == "table" and mod.expect then
-        expect = mod.expect
-    else
-        expect = function(index, value, ...)
-            local t = type(value)
-            for i = 1, select("#", ...) do if t == select(i, ...) then return value end end
-            error(("bad argument #%d (%s expected, got %s)"):format(index, table.concat({ ... }, " or "), t), 3)
-        end
-    end
-end
+-- Argument checks: apis/expect.lua, beside this file.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
+local expect = dofile(here .. "expect.lua").expect
 
 local function now_ms()
     if os.epoch then return os.epoch("utc") end

@@ -24,18 +24,9 @@ local OUTPUT_PIECE = 4096 -- bytes of output per frame
 local OUTPUT_EVERY = 0.05 -- seconds between output flushes
 local FRAME_BUDGET = 64 -- frames per flush, well under CC's 512 unsent messages per socket
 
-local function clientRoot()
-    if shell and shell.getRunningProgram then
-        local prog = shell.getRunningProgram()
-        if type(prog) == "string" and prog:find("servers/[^/]*$") then
-            local dir = fs.getDir(fs.getDir(prog))
-            return dir == "" and "/" or "/" .. dir .. "/"
-        end
-    end
-    return "/trapdesk/"
-end
-
-local root = clientRoot()
+-- The client's root directory: the rule is apis/root.lua's, found beside servers/.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/servers/"
+local root = dofile(here .. "../apis/root.lua")(shell)
 local json = dofile(root .. "apis/json.lua")
 local pace = dofile(root .. "apis/pace.lua")
 
