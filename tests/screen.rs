@@ -131,6 +131,14 @@ async fn read_screen_shows_the_prompt_and_send_input_runs_ls(rt: Runtime) {
         rows(&listing).iter().any(|r| r == "> ls"),
         "the typed command is on screen: {shown:?}"
     );
+    if rt == Runtime::CraftOs {
+        // CraftOS-PC's ROM is a real one, listed at the root (the emulator's is empty).
+        assert!(
+            rows(&listing).iter().any(|r| r.contains("rom")),
+            "{:?}",
+            rows(&listing)
+        );
+    }
     // read-screen without colors has no blit rows.
     let plain = data(&w.call("read-screen", json!({"traposId": "scr"})).await);
     assert!(plain.get("fg").is_none());
