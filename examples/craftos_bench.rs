@@ -1,9 +1,9 @@
 //! exec-lua round trips and 1 MB file transfers through the MCP endpoint, on a CraftOS-PC
 //! computer (a real CC runtime) beside an emulated one, on the same host and client.
 //!
-//! `CRAFTOS_PC=$PWD/../shared/craftos/craftos cargo run --example craftos_bench`
+//! `CRAFTOS_PC=<CraftOS-PC launcher> cargo run --example craftos_bench` (CI's launcher: `.ci/run`)
 //! (prints a Markdown table; BENCHMARKS.md records the figures). Without `CRAFTOS_PC` it says
-//! how to enable it and exits.
+//! how to enable it and exits with status 2.
 #![allow(clippy::unwrap_used, clippy::panic, dead_code)]
 
 #[path = "../tests/support/mod.rs"]
@@ -91,9 +91,14 @@ async fn measure(f: &craftos::Fleet, who: &str, name: &str) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let Some(f) = craftos::Fleet::boot("craftos_bench", &["craft"]).await else {
-        return;
-    };
+    if std::env::var_os(craftos::ENV).is_none_or(|v| v.is_empty()) {
+        eprintln!(
+            "craftos_bench needs CraftOS-PC: set {} to its launcher (see the top of this file)",
+            craftos::ENV
+        );
+        std::process::exit(2);
+    }
+    let f = craftos::Fleet::boot(&["craft"]).await;
     let _emu = support::emulated(&f.host, 50, Some("emu")).await;
     println!(
         "| computer               | calls | mean ms | p50 ms | p99 ms | 1 MB write s | 1 MB read s |"

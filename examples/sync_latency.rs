@@ -1,4 +1,5 @@
-//! Save-to-push latency of `trapdesk sync`: the 300 ms bound of issue 12, measured.
+//! Save-to-push latency of `trapdesk sync`: the 300 ms bound from a save to the
+//! computer (BENCHMARKS.md), measured.
 //!
 //! A real host (gateway + MCP endpoint on loopback ports) with one emulated computer that runs
 //! the real Lua client, and `trapdesk sync` watching a temporary folder from its own thread and

@@ -1,6 +1,6 @@
 //! The Lua client on a real CC runtime: headless CraftOS-PC computers that install the client
-//! with the player's one-liner, driven through the MCP endpoint by an rmcp client. Skipped
-//! (with one printed line) unless `CRAFTOS_PC` names a CraftOS-PC launcher; see
+//! with the player's one-liner, driven through the MCP endpoint by an rmcp client. Ignored
+//! (with the reason) unless built with `CRAFTOS_PC` naming a CraftOS-PC launcher; see
 //! `tests/support/craftos.rs`.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
@@ -22,11 +22,12 @@ use serde_json::json;
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn exec_lua_returns_errors_and_the_players_prompt() {
-    let Some(f) = Fleet::boot("exec_lua_returns_errors_and_the_players_prompt", &["miner"]).await
-    else {
-        return;
-    };
+    let f = Fleet::boot(&["miner"]).await;
     let code = "print('hi from', os.getComputerID()) write('x') return os.getComputerID(), os.getComputerLabel(), {a = 1}, _HOST ~= nil";
     let r = f
         .call("exec-lua", json!({"traposId": "miner", "code": code}))
@@ -87,11 +88,12 @@ async fn exec_lua_returns_errors_and_the_players_prompt() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn files_byte_exact_list_and_run_file_with_args() {
-    let Some(f) = Fleet::boot("files_byte_exact_list_and_run_file_with_args", &["miner"]).await
-    else {
-        return;
-    };
+    let f = Fleet::boot(&["miner"]).await;
     let all: Vec<u8> = (0..=255u8).rev().collect();
     let r = f
         .call(
@@ -227,10 +229,12 @@ async fn read_back(f: &Fleet, trapos: &str, path: &str) -> (Vec<u8>, usize) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn files_up_to_a_megabyte_one_after_another() {
-    let Some(f) = Fleet::boot("files_up_to_a_megabyte_one_after_another", &["miner"]).await else {
-        return;
-    };
+    let f = Fleet::boot(&["miner"]).await;
     for (i, size) in [1024usize, 100 * 1024, 500 * 1024, 1024 * 1024]
         .into_iter()
         .enumerate()
@@ -269,10 +273,12 @@ async fn files_up_to_a_megabyte_one_after_another() {
 /// to the hidden part file (mode "ab", which CraftOS-PC's fs must honour byte-exact), then moved
 /// over the old file; nothing of the put is left behind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn a_put_of_several_pieces_over_an_old_file() {
-    let Some(f) = Fleet::boot("a_put_of_several_pieces_over_an_old_file", &["miner"]).await else {
-        return;
-    };
+    let f = Fleet::boot(&["miner"]).await;
     let disk = f.computer("miner").files();
     let local = tempfile::tempdir().unwrap();
     for (i, size) in [300_000usize, 140_000].into_iter().enumerate() {
@@ -319,10 +325,12 @@ async fn a_put_of_several_pieces_over_an_old_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn a_megabyte_returned_and_printed() {
-    let Some(f) = Fleet::boot("a_megabyte_returned_and_printed", &["miner"]).await else {
-        return;
-    };
+    let f = Fleet::boot(&["miner"]).await;
     let r = f
         .call(
             "exec-lua",
@@ -382,15 +390,12 @@ async fn sent_request(f: &Fleet, kind: &str) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn timeouts_live_output_cancel_two_chunks_and_one_that_never_yields() {
-    let Some(mut f) = Fleet::boot(
-        "timeouts_live_output_cancel_two_chunks_and_one_that_never_yields",
-        &["miner"],
-    )
-    .await
-    else {
-        return;
-    };
+    let mut f = Fleet::boot(&["miner"]).await;
     // A deadline stops the chunk; the computer answers the next call at once.
     let r = f
         .call(
@@ -528,11 +533,12 @@ async fn timeouts_live_output_cancel_two_chunks_and_one_that_never_yields() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn reboot_relinks_through_what_the_installer_left() {
-    let Some(f) = Fleet::boot("reboot_relinks_through_what_the_installer_left", &["miner"]).await
-    else {
-        return;
-    };
+    let f = Fleet::boot(&["miner"]).await;
     let c = f.computer("miner");
     // The one-liner ran once; the installer left its own startup file.
     assert!(!c.files().join("startup.lua").exists());
@@ -562,12 +568,14 @@ async fn reboot_relinks_through_what_the_installer_left() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn ten_computers_linked_at_once_each_doing_work() {
     let labels: Vec<String> = (1..=10).map(|i| format!("c{i}")).collect();
     let names: Vec<&str> = labels.iter().map(String::as_str).collect();
-    let Some(f) = Fleet::boot("ten_computers_linked_at_once_each_doing_work", &names).await else {
-        return;
-    };
+    let f = Fleet::boot(&names).await;
     let r = f.call("probe-computers", json!({"ping": true})).await;
     let list = data(&r)["computers"].as_array().unwrap().clone();
     assert_eq!(list.len(), 10, "{}", text(&r));

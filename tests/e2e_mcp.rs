@@ -1,6 +1,6 @@
 //! End to end through the whole stack: rmcp's client over Streamable HTTP → the host's MCP
 //! endpoint → session → gateway → emulated computers running the real Lua client. Every tool
-//! of MCP.md, both error kinds of Lua, files byte-exact, timeouts, live progress, both ways of
+//! of docs/mcp.md, both error kinds of Lua, files byte-exact, timeouts, live progress, both ways of
 //! cancelling, paging, the session log naming each agent, and every traposId form.
 #![allow(clippy::unwrap_used, clippy::panic)]
 

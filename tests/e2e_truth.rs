@@ -4,7 +4,8 @@
 //! returns every line once, output kept head and tail with true totals, the output so far on
 //! every failure, who cancelled, `shutting_down` at once, an honest session log, programs run
 //! inside a chunk captured, and the smaller truths (end of file, ranges, unknown ids, plurals).
-//! The client-side cases also run on CraftOS-PC (`tests/craftos_truth.rs`).
+//! The client-side cases run on CraftOS-PC too (ignored without `CRAFTOS_PC`, see
+//! `tests/support/craftos.rs`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod support;
@@ -15,14 +16,21 @@ mod fake;
 #[path = "support/truth_cases.rs"]
 mod cases;
 
+#[path = "support/craftos.rs"]
+mod craftos;
+
+#[path = "support/world.rs"]
+mod world;
+
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use fake::{Client, call, connect, data, start_call, text};
 use rmcp::model::{CallToolResult, ServerResult};
 use serde_json::{Value, json};
-use support::{emulated, start_host, start_host_with, wait_until};
+use support::{emulated, start_host, wait_until};
 use trapdesk::session::Origin;
+use world::{Runtime, Spec, World};
 
 fn tool_result(r: ServerResult) -> CallToolResult {
     match r {
@@ -105,19 +113,54 @@ async fn computer_output_pages_every_line_exactly_once() {
     assert!(text(&r).contains("h-999999"), "{}", text(&r));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn client_side_truths_on_the_emulator() {
+/// The client-side cases of `tests/support/truth_cases.rs`, then what only a whole computer
+/// shows: the chunk's drawing kept off the player's screen and its terminal its own, and the
+/// whole of a large output readable page by page.
+async fn client_side_truths(rt: Runtime) {
     // Scrollback for every line of every case (the default keeps the newest 10,000 entries).
-    let host = start_host_with(|s| s.scrollback_lines = 50_000).await;
-    let _c = emulated(&host, 1, Some("miner")).await;
-    let client = agent(&host).await;
-    cases::large_output_keeps_head_and_tail(&client, "miner").await;
-    cases::programs_run_inside_a_chunk_are_captured(&client, "miner").await;
-    cases::errors_read_true(&client, "miner").await;
-    cases::big_returns_keep_their_descriptor(&client, "miner").await;
+    let w = World::boot_adjusted(
+        rt,
+        |s| s.scrollback_lines = 50_000,
+        &[("miner", Spec::default())],
+    )
+    .await;
+    let client = &w.client;
+    // The runtime is the one named, not the other answering alike.
+    let r = call(
+        client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "return _HOST"}),
+    )
+    .await;
+    let host = data(&r)["returns"][0]["value"].as_str().unwrap().to_owned();
+    eprintln!("client_side_truths on {}: _HOST = {host}", rt.name());
+    let want = match rt {
+        Runtime::Emulator => "trapdesk emulator",
+        Runtime::CraftOs => "CraftOS-PC",
+    };
+    assert!(host.contains(want), "{host}");
+    cases::large_output_keeps_head_and_tail(client, "miner").await;
+    cases::programs_run_inside_a_chunk_are_captured(client, "miner").await;
+    cases::errors_read_true(client, "miner").await;
+    cases::big_returns_keep_their_descriptor(client, "miner").await;
+    // What the chunk drew did not reach the player's screen.
+    let screen = w.computer("miner").screen();
+    assert!(!screen.contains("p complains"), "{screen}");
+    // The player's terminal is the player's again: a chunk sees its own terminal.
+    let r = call(
+        client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "return term.current() == term.native()"}),
+    )
+    .await;
+    assert_eq!(
+        data(&r)["returns"][0]["value"],
+        false,
+        "a chunk sees its own terminal"
+    );
     // The whole of the large output is readable with computer-output.
     let r = call(
-        &client,
+        client,
         "exec-lua",
         json!({"traposId": "miner", "code": "for i=1,10000 do print('line '..i) end return 'done'"}),
     )
@@ -130,7 +173,7 @@ async fn client_side_truths_on_the_emulator() {
         if let Some(b) = before {
             args["before"] = json!(b);
         }
-        let d = data(&call(&client, "computer-output", args).await);
+        let d = data(&call(client, "computer-output", args).await);
         let page: Vec<String> = d["lines"]
             .as_array()
             .unwrap()
@@ -146,6 +189,20 @@ async fn client_side_truths_on_the_emulator() {
     let want: Vec<String> = (1..=10_000).map(|i| format!("line {i}")).collect();
     assert_eq!((all.len(), all.first()), (10_000, want.first()));
     assert!(all == want, "every line, once, in order");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_side_truths_on_the_emulator() {
+    client_side_truths(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn client_side_truths_on_craftos_pc() {
+    client_side_truths(Runtime::CraftOs).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,7 @@
 //! The native file requests (move-file, delete-file, make-dir, file-info) on an emulated
 //! computer running the real client: what each does and refuses, file-info's CRC-32 against
 //! the host's own, the MCP tools over them, and `trapdesk put` and `sync` under a policy that
-//! tells writes from exec.
+//! tells writes from exec. The file tools' body runs on CraftOS-PC too.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod support;
@@ -9,8 +9,17 @@ mod support;
 #[path = "support/mcp_fake.rs"]
 mod fake;
 
+#[path = "support/craftos.rs"]
+mod craftos;
+
+#[path = "support/world.rs"]
+mod world;
+
+use world::{Runtime, World};
+
 use std::process::{Command, Output};
 
+use base64::Engine as _;
 use serde_json::{Value, json};
 use support::{emulated, start_host, start_host_with};
 use trapdesk::policy::Policy;
@@ -408,4 +417,170 @@ async fn the_changing_tools_are_writes_and_file_info_a_read() {
     .await;
     assert_eq!(r.is_error, Some(false), "{}", fake::text(&r));
     host.host.stop().await;
+}
+
+async fn tool_ok(w: &World, tool: &'static str, args: Value) -> Value {
+    let r = w.call(tool, args).await;
+    assert_eq!(r.is_error, Some(false), "{tool}: {}", fake::text(&r));
+    fake::data(&r)
+}
+
+async fn tool_refused(w: &World, tool: &'static str, args: Value) -> String {
+    let r = w.call(tool, args).await;
+    assert_eq!(r.is_error, Some(true), "{tool}: {}", fake::text(&r));
+    let d = fake::data(&r);
+    d["error"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| d["error"].to_string())
+}
+
+/// The file tools on either runtime: file-info's CRC-32 computed by the client's Lua equals
+/// the host's own, and each tool does what it says and refuses the rest with the runtime's
+/// own error text.
+async fn file_tools_on(rt: Runtime) {
+    let f = World::boot(rt, &["files"]).await;
+    let mut noise: Vec<u8> = Vec::new();
+    let mut x: u32 = 0x2545_F491;
+    while noise.len() < 50_000 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        noise.push((x >> 24) as u8);
+    }
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("empty.bin", Vec::new()),
+        ("check.txt", b"123456789".to_vec()),
+        ("every.bin", (0..=255u8).collect()),
+        ("noise.bin", noise),
+    ];
+    for (name, bytes) in &cases {
+        let args = json!({"traposId": "files", "path": format!("sums/{name}"),
+            "content": base64::engine::general_purpose::STANDARD.encode(bytes), "encoding": "base64"});
+        tool_ok(&f, "write-file", args).await;
+        let d = tool_ok(
+            &f,
+            "file-info",
+            json!({"traposId": "files", "path": format!("sums/{name}")}),
+        )
+        .await;
+        assert_eq!(d["exists"], true, "{name}: {d}");
+        assert_eq!(d["isDir"], false, "{name}: {d}");
+        assert_eq!(d["size"], bytes.len(), "{name}: {d}");
+        assert_eq!(d["crc32"], json!(crc32(bytes)), "{name}: {d}");
+    }
+    let d = tool_ok(
+        &f,
+        "file-info",
+        json!({"traposId": "files", "path": "sums"}),
+    )
+    .await;
+    assert_eq!(
+        (&d["exists"], &d["isDir"]),
+        (&json!(true), &json!(true)),
+        "{d}"
+    );
+    let d = tool_ok(
+        &f,
+        "file-info",
+        json!({"traposId": "files", "path": "nothing"}),
+    )
+    .await;
+    assert_eq!(d["exists"], false, "{d}");
+
+    let d = tool_ok(
+        &f,
+        "make-dir",
+        json!({"traposId": "files", "path": "a/b/c"}),
+    )
+    .await;
+    assert_eq!(d["created"], true, "{d}");
+    let d = tool_ok(&f, "make-dir", json!({"traposId": "files", "path": "a/b"})).await;
+    assert_eq!(d["created"], false, "{d}");
+
+    tool_ok(
+        &f,
+        "move-file",
+        json!({"traposId": "files", "from": "sums/check.txt", "to": "a/moved.txt"}),
+    )
+    .await;
+    let e = tool_refused(
+        &f,
+        "move-file",
+        json!({"traposId": "files", "from": "sums/every.bin", "to": "a/moved.txt"}),
+    )
+    .await;
+    assert!(e.contains("File exists"), "{e}");
+    tool_ok(&f, "move-file", json!({"traposId": "files", "from": "sums/every.bin", "to": "a/moved.txt", "overwrite": true})).await;
+    let d = tool_ok(
+        &f,
+        "file-info",
+        json!({"traposId": "files", "path": "a/moved.txt"}),
+    )
+    .await;
+    assert_eq!(
+        d["crc32"],
+        json!(crc32(&(0..=255u8).collect::<Vec<u8>>())),
+        "{d}"
+    );
+    let e = tool_refused(
+        &f,
+        "move-file",
+        json!({"traposId": "files", "from": "a/moved.txt", "to": "a/b", "overwrite": true}),
+    )
+    .await;
+    assert!(e.contains("Is a directory"), "{e}");
+
+    let e = tool_refused(&f, "delete-file", json!({"traposId": "files", "path": "a"})).await;
+    assert!(e.contains("not empty"), "{e}");
+    let d = tool_ok(
+        &f,
+        "delete-file",
+        json!({"traposId": "files", "path": "a/moved.txt"}),
+    )
+    .await;
+    assert_eq!(d["deleted"], true, "{d}");
+    let d = tool_ok(
+        &f,
+        "delete-file",
+        json!({"traposId": "files", "path": "a/moved.txt"}),
+    )
+    .await;
+    assert_eq!(d["deleted"], false, "{d}");
+    tool_ok(
+        &f,
+        "delete-file",
+        json!({"traposId": "files", "path": "a/b/c"}),
+    )
+    .await;
+
+    for (tool, args) in [
+        ("file-info", json!({"traposId": "files", "path": "../x"})),
+        ("make-dir", json!({"traposId": "files", "path": "../x"})),
+        ("delete-file", json!({"traposId": "files", "path": "../x"})),
+        (
+            "move-file",
+            json!({"traposId": "files", "from": "sums/noise.bin", "to": "../x"}),
+        ),
+    ] {
+        let e = tool_refused(&f, tool, args).await;
+        assert!(e.starts_with("Invalid Path"), "{tool}: {e}");
+    }
+    let files = f.computer("files").files();
+    assert!(files.join("sums/noise.bin").exists());
+    assert!(!files.join("a/b/c").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_tools_on_the_emulator() {
+    file_tools_on(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn file_tools_on_craftos_pc() {
+    file_tools_on(Runtime::CraftOs).await;
 }

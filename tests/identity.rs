@@ -1,6 +1,7 @@
-//! A computer's identity cannot be taken, and a right secret always links (issue 19).
+//! A computer's identity cannot be taken, and a right secret always links.
 //!
-//! - Enrolment end to end with the real Lua client in the emulator: the shared secret enrols a
+//! - Enrolment end to end with the real Lua client, on the emulator and on CraftOS-PC (ignored
+//!   without `CRAFTOS_PC`, see `tests/support/craftos.rs`): the shared secret enrols a
 //!   computer, which stores its own secret and relinks with it after a reboot; the shared
 //!   secret then no longer links its id, and the computer stays linked through the attempt.
 //! - Pending bindings recover from a lost `welcome` or a lost `enrolled`; `enrol off` refuses
@@ -12,6 +13,13 @@
 
 mod support;
 
+#[path = "support/craftos.rs"]
+mod craftos;
+#[path = "support/mcp_fake.rs"]
+mod fake;
+#[path = "support/world.rs"]
+mod world;
+
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
@@ -20,6 +28,7 @@ use support::{FakeComputer, SECRET, TestHost, emulated, hello, start_host, wait_
 use tokio::io::AsyncWriteExt;
 use trapdesk::session::{Origin, RequestSpec};
 use trapdesk::trust::secrets::{self, ComputerSecret};
+use world::{Runtime, World};
 
 /// Sends `hello` on a fresh socket and returns the close code and what came before it.
 async fn refused(host: &TestHost, hello: &Value) -> (Option<u16>, Vec<Value>) {
@@ -64,35 +73,48 @@ async fn own_secret(host: &TestHost, who: &str) -> Option<String> {
     v["returns"][0]["value"].as_str().map(str::to_owned)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_shared_secret_cannot_take_an_enrolled_computers_id() {
-    let host = start_host().await;
-    let real = emulated(&host, 7, Some("miner")).await;
-    let b = wait_firm(&host, "7").await;
+/// The computer enrols through the real client (on CraftOS-PC after the player's installer
+/// one-liner), then nobody holding the shared secret can take its id, and after a reboot it
+/// links with its own secret. A reboot of an emulated computer is `os.reboot` inside it; a
+/// CraftOS-PC computer is killed and booted again on the same disk (headless, it takes no
+/// key from outside).
+async fn the_shared_secret_cannot_take_an_enrolled_computers_id(rt: Runtime) {
+    let mut w = World::boot(rt, &["miner"]).await;
+    let host = &w.host;
+    let id = w.computer("miner").id;
+    let who = w.trapos("miner");
+    let start = Instant::now();
+    while binding(host, &id.to_string()).is_none_or(|b| b.pending) {
+        assert!(
+            start.elapsed() < rt.patience(Duration::from_secs(10)),
+            "never enrolled; {}",
+            w.computer("miner").dump()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let b = binding(host, &id.to_string()).unwrap();
     assert_eq!(b.label.as_deref(), Some("miner"));
-    let own = own_secret(&host, "7:miner")
-        .await
-        .expect("stored its secret");
+    let own = own_secret(host, &who).await.expect("stored its secret");
     assert_ne!(own, SECRET);
     assert_eq!(trapdesk::trust::hash(&own), b.secret_sha256);
-    let linked_at = host.session.computer("7:miner").unwrap().connected_at;
+    let linked_at = host.session.computer(&who).unwrap().connected_at;
 
     // Anyone holding the shared secret, under its id and label, with or without enrol, or
     // under its id with another label: refused, and told why and what to do.
     for h in [
-        hello(7, Some("miner")),
-        enrolling(7, Some("miner"), SECRET),
-        enrolling(7, Some("thief"), SECRET),
-        enrolling(7, None, "a-guess-of-its-secret"),
+        hello(id, Some("miner")),
+        enrolling(id, Some("miner"), SECRET),
+        enrolling(id, Some("thief"), SECRET),
+        enrolling(id, None, "a-guess-of-its-secret"),
     ] {
-        let (code, seen) = refused(&host, &h).await;
+        let (code, seen) = refused(host, &h).await;
         assert_eq!(code, Some(4001), "{h}");
         assert_eq!(seen[0]["code"], "auth_failed", "{h}");
         let msg = seen[0]["message"].as_str().unwrap();
         if h["secret"] == SECRET {
             assert!(
-                msg.contains("computer 7 is enrolled with its own secret")
-                    && msg.contains("trapdesk secret forget 7"),
+                msg.contains(&format!("computer {id} is enrolled with its own secret"))
+                    && msg.contains(&format!("trapdesk secret forget {id}")),
                 "{msg}"
             );
         } else {
@@ -100,39 +122,73 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id() {
         }
     }
     // The real computer stayed linked on the same link and still answers.
-    let c = host.session.computer("7:miner").unwrap();
+    let c = host.session.computer(&who).unwrap();
     assert!(c.online);
     assert_eq!(c.connected_at, linked_at, "the link was replaced");
-    assert!(host.session.computer("7:thief").is_none());
+    assert!(host.session.computer(&format!("{id}:thief")).is_none());
     assert_eq!(
-        exec(&host, "7:miner", "return 6 * 7").await["returns"][0]["value"],
+        exec(host, &who, "return 6 * 7").await["returns"][0]["value"],
         42
     );
+    assert_eq!(
+        exec(host, &who, "return settings.get('sandbox.password')").await["returns"][0]["value"],
+        SECRET,
+        "the shared secret stays (it enrols again if the host forgets the computer)"
+    );
     // Its own secret is no other computer's.
-    let (code, _) = refused(&host, &enrolling(8, None, &own)).await;
+    let (code, _) = refused(host, &enrolling(id + 100, None, &own)).await;
     assert_eq!(code, Some(4001));
 
     // After a reboot it links with its own secret, without enrolling again.
-    real.reboot();
-    wait_until(|| {
-        host.session
-            .computer("7:miner")
-            .is_some_and(|c| c.online && c.connected_at != linked_at)
-    })
-    .await;
-    wait_until(|| {
-        host.session
-            .computer("7:miner")
-            .is_some_and(|c| c.serves.iter().any(|s| s == "exec-lua"))
-    })
-    .await;
-    assert_eq!(own_secret(&host, "7:miner").await.as_deref(), Some(&*own));
+    match &mut w.computer_mut("miner").machine {
+        world::Machine::Emu(c) => c.reboot(),
+        world::Machine::Craft(c) => c.restart(),
+        world::Machine::EmuProcess(_) => unreachable!("booted in the test process"),
+    }
+    let host = &w.host;
+    let start = Instant::now();
+    while !host
+        .session
+        .computer(&who)
+        .is_some_and(|c| c.online && c.connected_at != linked_at)
+    {
+        assert!(
+            start.elapsed() < rt.link_timeout(),
+            "did not relink; {}",
+            w.computer("miner").dump()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    w.wait_linked("miner", rt.link_timeout()).await;
+    let host = &w.host;
+    assert_eq!(own_secret(host, &who).await.as_deref(), Some(&*own));
     assert_eq!(
-        binding(&host, "7").unwrap(),
+        binding(host, &id.to_string()).unwrap(),
         b,
         "the binding did not change"
     );
-    real.shutdown();
+    // The two attempts under its id and label are in the session's log as refusals.
+    let refusals = host
+        .session
+        .recent(1000)
+        .into_iter()
+        .filter(|e| e.event == "refused" && e.trapos_id.as_deref() == Some(&*who))
+        .count();
+    assert_eq!(refusals, 2, "the attempts under its label");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shared_secret_cannot_take_an_enrolled_computers_id_on_the_emulator() {
+    the_shared_secret_cannot_take_an_enrolled_computers_id(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn the_shared_secret_cannot_take_an_enrolled_computers_id_on_craftos_pc() {
+    the_shared_secret_cannot_take_an_enrolled_computers_id(Runtime::CraftOs).await;
 }
 
 #[tokio::test]

@@ -16,9 +16,13 @@ mod fake;
 #[path = "support/craftos.rs"]
 mod craftos;
 
+#[path = "support/world.rs"]
+mod world;
+
 use base64::Engine as _;
 use fake::{Client, call, data, text};
 use serde_json::{Value, json};
+use world::{Runtime, World};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 const MB: usize = 1024 * 1024;
@@ -39,13 +43,12 @@ fn figure(m: &Value, program: &str) -> (f64, u64) {
     )
 }
 
-/// Runs the large payloads on `who`, printing one line per case for `runtime`.
-async fn large_payloads_are_sliced(
-    client: &Client,
-    who: &str,
-    runtime: &str,
-    dump: &dyn Fn() -> String,
-) {
+/// Runs the large payloads on the computer labelled `miner`, printing one line per case.
+async fn large_payloads_are_sliced(w: &World) {
+    let client = &w.client;
+    let who = &*w.trapos("miner");
+    let runtime = w.runtime.name();
+    let dump = || w.computer("miner").dump();
     let r = call(
         client,
         "exec-lua",
@@ -141,24 +144,16 @@ async fn large_payloads_are_sliced(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_payloads_are_sliced_on_the_emulator() {
-    let host = support::start_host().await;
-    let _c = support::emulated(&host, 1, Some("miner")).await;
-    let (client, _progress) = fake::connect(&host.mcp_url(), &host.local_token).await;
-    large_payloads_are_sliced(&client, "1:miner", "emulator", &|| String::new()).await;
+    let w = World::boot(Runtime::Emulator, &["miner"]).await;
+    large_payloads_are_sliced(&w).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn large_payloads_are_sliced_on_craftos_pc() {
-    let Some(f) = craftos::Fleet::boot("large_payloads_are_sliced_on_craftos_pc", &["miner"]).await
-    else {
-        return;
-    };
-    let who = f.computer("miner").trapos_id.clone();
-    let c = f.computer("miner");
-    let dump = || {
-        let log =
-            std::fs::read_to_string(c.files().join("trapdesk/daemon.log")).unwrap_or_default();
-        format!("daemon.log:\n{log}\nscreen:\n{}", c.screen())
-    };
-    large_payloads_are_sliced(&f.client, &who, "CraftOS-PC", &dump).await;
+    let w = World::boot(Runtime::CraftOs, &["miner"]).await;
+    large_payloads_are_sliced(&w).await;
 }

@@ -238,12 +238,12 @@ async fn an_unlinked_emulated_computer_cannot_use_the_agents_endpoint() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn an_unlinked_craftos_computer_cannot_use_the_agents_endpoint() {
-    let Some(launcher) =
-        craftos::launcher("an_unlinked_craftos_computer_cannot_use_the_agents_endpoint")
-    else {
-        return;
-    };
+    let launcher = craftos::launcher();
     an_unlinked_computer_cannot_use_the_agents_endpoint(Runtime::CraftOs(launcher)).await;
 }
 

@@ -1,75 +1,42 @@
-//! Files are never torn (RELIABILITY.md, guarantee 3), on the emulator: a megabyte `write-file`
-//! over a megabyte file, interrupted by kill -9 of the emulated computer's process (`trapdesk
-//! emulate`) at every step of the client's write and at times spread over the whole request,
-//! and by SIGKILL / SIGTERM of the host process mid-write, leaves the old file or the new one,
-//! never a mix, and nothing of the write behind once the computer has booted again.
-//! The same on CraftOS-PC: `tests/craftos_torn.rs`.
+//! Files are never torn (RELIABILITY.md, guarantee 3), one body per case on the emulator and
+//! on CraftOS-PC (a real CC runtime; ignored without `CRAFTOS_PC`, see
+//! `tests/support/craftos.rs`): a megabyte `write-file` over a megabyte file, interrupted by
+//! kill -9 of the computer's process (a `trapdesk emulate` process, or CraftOS-PC) at every
+//! step of the client's write and at times spread over the whole request (while its fragments
+//! arrive, while the client decodes them, while it writes), and by SIGKILL / SIGTERM of the
+//! host process mid-write, leaves the old file or the new one, never a mix, and nothing of the
+//! write behind once the same computer has booted again. A kill -9 mid-chunk ends the request
+//! once and the computer relinks.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+#[path = "support/craftos.rs"]
+mod craftos;
 #[path = "support/mcp_fake.rs"]
 mod fake;
 mod support;
 #[path = "support/tear.rs"]
 mod tear;
+#[path = "support/world.rs"]
+mod world;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{SECRET, TestHost, start_host};
+use support::SECRET;
 use tear::{Outcome, TARGET};
 use trapdesk::session::{Origin, RequestError, RequestSpec, Session};
+use world::{Runtime, Spec, World};
 
-const ID: u64 = 9;
+const LABEL: &str = "torn";
 
-/// One `trapdesk emulate` process (a computer running the real client) on a disk that outlives
-/// it. Killed with SIGKILL and reaped on drop.
-struct Emulated {
-    child: Child,
-}
-
-impl Emulated {
-    fn start(url: &str, disk: &Path) -> Emulated {
-        let child = Command::new(env!("CARGO_BIN_EXE_trapdesk"))
-            .args(["emulate", "--url", url, "--id", &ID.to_string()])
-            .args(["--label", "torn", "--secret", SECRET])
-            .arg("--data-dir")
-            .arg(disk)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Emulated { child }
-    }
-
-    /// kill -9, and wait until the process is gone.
-    fn kill9(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Emulated {
-    fn drop(&mut self) {
-        self.kill9();
-    }
-}
-
-fn root(disk: &Path) -> PathBuf {
-    disk.join("computers").join(ID.to_string())
-}
-
-async fn wait_linked(session: &Session, limit: Duration) {
-    let start = Instant::now();
-    while !session
-        .computer(&format!("{ID}:torn"))
-        .is_some_and(|c| c.online && c.serves.iter().any(|s| s == "write-file"))
-    {
-        assert!(start.elapsed() < limit, "computer {ID} did not link");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+/// One computer labelled `torn` whose process the test can kill.
+async fn boot(rt: Runtime) -> World {
+    let spec = Spec {
+        process: true,
+        ..Spec::default()
+    };
+    World::boot_with(rt, &[(LABEL, spec)]).await
 }
 
 fn write_spec(bytes: &[u8]) -> RequestSpec {
@@ -80,18 +47,10 @@ fn write_spec(bytes: &[u8]) -> RequestSpec {
     .timeout(Some(Duration::from_secs(120)))
 }
 
-async fn write(session: &Session, bytes: &[u8]) {
-    let r = session
-        .request(&ID.to_string(), write_spec(bytes), Origin::Person)
-        .await
-        .unwrap();
-    assert_eq!(r["ok"], true, "{r}");
-}
-
-async fn exec(session: &Session, code: &str) -> Value {
+async fn exec(session: &Session, who: &str, code: &str) -> Value {
     session
         .request(
-            &ID.to_string(),
+            who,
             RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
                 .timeout(Some(Duration::from_secs(30))),
             Origin::Person,
@@ -109,62 +68,31 @@ fn reset(root: &Path) {
     std::fs::create_dir_all(root.join("trapdesk/journal")).unwrap();
 }
 
-struct Rig {
-    host: TestHost,
-    disk: tempfile::TempDir,
-    computer: Emulated,
-}
-
-impl Rig {
-    async fn start() -> Rig {
-        let host = start_host().await;
-        let disk = tempfile::tempdir().unwrap();
-        let computer = Emulated::start(&host.gateway_url(), disk.path());
-        wait_linked(&host.session, Duration::from_secs(30)).await;
-        Rig {
-            host,
-            disk,
-            computer,
-        }
-    }
-
-    fn root(&self) -> PathBuf {
-        root(self.disk.path())
-    }
-
-    /// kill -9 of the computer, then the same computer (same disk) booted again and linked.
-    async fn kill_and_reboot(&mut self) {
-        self.computer.kill9();
-        let session = self.host.session.clone();
-        let start = Instant::now();
-        while session
-            .computer(&format!("{ID}:torn"))
-            .is_some_and(|c| c.online)
-        {
-            assert!(start.elapsed() < Duration::from_secs(30), "never unlinked");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        self.computer = Emulated::start(&self.host.gateway_url(), self.disk.path());
-        wait_linked(&session, Duration::from_secs(30)).await;
-    }
-}
-
 type Started = tokio::task::JoinHandle<Result<Value, RequestError>>;
+
+fn spawn_write(session: &Session, who: &str) -> Started {
+    let (s, who) = (session.clone(), who.to_owned());
+    tokio::spawn(async move {
+        s.request(&who, write_spec(&tear::new()), Origin::Person)
+            .await
+    })
+}
 
 /// Kills the computer at step 1, 2, ... of what `start` begins (a hooked write), until it runs
 /// out of steps; returns each step and what the file held after the reboot.
 async fn every_step(
-    rig: &mut Rig,
-    start: impl Fn(&Session, &Path) -> Started,
+    w: &mut World,
+    start: impl Fn(&Session, &str, &Path) -> Started,
 ) -> Vec<(String, Outcome)> {
-    let session = rig.host.session.clone();
-    let root = rig.root();
+    let session = w.session().clone();
+    let who = w.trapos(LABEL);
+    let root = w.files(LABEL);
     let mut rows = Vec::new();
     for k in 1.. {
         reset(&root);
-        let v = exec(&session, &tear::hook(k)).await;
+        let v = exec(&session, &who, &tear::hook(k)).await;
         assert_eq!(v["returns"][0]["value"], "hooked", "{v}");
-        let req = start(&session, &root);
+        let req = start(&session, &who, &root);
         // Either the hook stops the write at step k, or there are fewer steps and it ends.
         let step = loop {
             if let Some(m) = tear::mark(&root) {
@@ -181,7 +109,7 @@ async fn every_step(
             assert_eq!(tear::verdict(&root, "after a whole write"), Outcome::New);
             break;
         };
-        rig.kill_and_reboot().await;
+        w.kill_and_reboot(LABEL).await;
         assert_eq!(req.await.unwrap(), Err(RequestError::Disconnected));
         let o = tear::verdict(&root, &format!("killed at step {step}"));
         rows.push((step, o));
@@ -192,35 +120,40 @@ async fn every_step(
     rows
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_of_the_emulator_at_every_step_of_a_write_never_tears_the_file() {
-    let mut rig = Rig::start().await;
-    let rows = every_step(&mut rig, |session, _| {
-        let s = session.clone();
-        tokio::spawn(async move {
-            s.request(&ID.to_string(), write_spec(&tear::new()), Origin::Person)
-                .await
-        })
-    })
-    .await;
-    tear::report("emulator, kill -9 at each step", &rows);
+async fn kill9_at_every_step_of_a_write_never_tears_the_file(rt: Runtime) {
+    let mut w = boot(rt).await;
+    let rows = every_step(&mut w, |session, who, _| spawn_write(session, who)).await;
+    tear::report(&format!("{}, kill -9 at each step", rt.name()), &rows);
     assert!(rows.len() >= 16, "only {} steps", rows.len());
 }
 
-/// The last step of a CLI `put` of several pieces: the client's `moveInto` of the finished
-/// part file over the target, as `src/client/transfer.rs` runs it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_of_the_emulator_at_every_step_of_a_put_move_never_tears_the_file() {
-    let mut rig = Rig::start().await;
-    let rows = every_step(&mut rig, |session, root| {
+async fn kill9_at_every_step_of_a_write_never_tears_the_file_on_the_emulator() {
+    kill9_at_every_step_of_a_write_never_tears_the_file(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn kill9_at_every_step_of_a_write_never_tears_the_file_on_craftos_pc() {
+    kill9_at_every_step_of_a_write_never_tears_the_file(Runtime::CraftOs).await;
+}
+
+/// The last step of a CLI `put` of several pieces: the client's `moveInto` of the finished
+/// part file over the target, as `src/commands/remote/transfer.rs` runs it.
+async fn kill9_at_every_step_of_a_put_move_never_tears_the_file(rt: Runtime) {
+    let mut w = boot(rt).await;
+    let rows = every_step(&mut w, |session, who, root| {
         std::fs::write(root.join(".torn.bin.1.trapdesk-part"), tear::new()).unwrap();
-        let s = session.clone();
+        let (s, who) = (session.clone(), who.to_owned());
         tokio::spawn(async move {
             let code = "local lib = dofile('/trapdesk/apis/libmcpcomputer.lua') \
                         lib.JOURNAL = '/trapdesk/journal' \
                         return lib.moveInto('.torn.bin.1.trapdesk-part', 'torn.bin')";
             s.request(
-                &ID.to_string(),
+                &who,
                 RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({ "code": code }))
                     .timeout(Some(Duration::from_secs(60))),
                 Origin::Person,
@@ -230,38 +163,25 @@ async fn kill9_of_the_emulator_at_every_step_of_a_put_move_never_tears_the_file(
         })
     })
     .await;
-    tear::report("emulator, kill -9 at each step of a put's move", &rows);
+    tear::report(
+        &format!("{}, kill -9 at each step of a put's move", rt.name()),
+        &rows,
+    );
     assert!(rows.len() >= 10, "only {} steps", rows.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_of_the_emulator_at_times_spread_over_a_write_never_tears_the_file() {
-    let mut rig = Rig::start().await;
-    let session = rig.host.session.clone();
-    let root = rig.root();
-    // How long a whole megabyte write takes here, end to end.
-    reset(&root);
-    let t0 = Instant::now();
-    write(&session, &tear::new()).await;
-    let whole = t0.elapsed();
-    const ROUNDS: u32 = 10;
-    let mut rows = Vec::new();
-    for i in 0..ROUNDS {
-        reset(&root);
-        // Spread over the request, a little past its end, with a jitter of its own.
-        let at = whole.mul_f64((f64::from(i) + rand_unit()) / f64::from(ROUNDS - 2));
-        let s = session.clone();
-        let req = tokio::spawn(async move {
-            s.request(&ID.to_string(), write_spec(&tear::new()), Origin::Person)
-                .await
-        });
-        tokio::time::sleep(at).await;
-        rig.kill_and_reboot().await;
-        let _ = req.await.unwrap();
-        let o = tear::verdict(&root, &format!("killed {at:?} into the write"));
-        rows.push((format!("{at:?} of {whole:?}"), o));
-    }
-    tear::report("emulator, kill -9 at spread times", &rows);
+async fn kill9_at_every_step_of_a_put_move_never_tears_the_file_on_the_emulator() {
+    kill9_at_every_step_of_a_put_move_never_tears_the_file(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn kill9_at_every_step_of_a_put_move_never_tears_the_file_on_craftos_pc() {
+    kill9_at_every_step_of_a_put_move_never_tears_the_file(Runtime::CraftOs).await;
 }
 
 /// A number in [0, 1) that differs between runs (no extra crate for one draw).
@@ -273,18 +193,168 @@ fn rand_unit() -> f64 {
     f64::from(nanos % 1000) / 1000.0
 }
 
+async fn kill9_at_times_spread_over_a_write_never_tears_the_file(rt: Runtime) {
+    let mut w = boot(rt).await;
+    let session = w.session().clone();
+    let who = w.trapos(LABEL);
+    let root = w.files(LABEL);
+    // How long a whole megabyte write takes here, end to end.
+    reset(&root);
+    let t0 = Instant::now();
+    let r = spawn_write(&session, &who).await.unwrap().unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    let whole = t0.elapsed();
+    // When round i kills the computer. The emulator: spread over the request and a little past
+    // its end, with a jitter of its own. CraftOS-PC: over twice the measured time, since a
+    // freshly booted CraftOS-PC computer (every round's, as the kill leaves it) writes more
+    // slowly than the warm one measured.
+    let rounds: u32 = match rt {
+        Runtime::Emulator => 10,
+        Runtime::CraftOs => 12,
+    };
+    let at = |i: u32| match rt {
+        Runtime::Emulator => whole.mul_f64((f64::from(i) + rand_unit()) / f64::from(rounds - 2)),
+        Runtime::CraftOs => whole.mul_f64(2.0 * (f64::from(i) + 0.5) / f64::from(rounds)),
+    };
+    let mut rows = Vec::new();
+    for i in 0..rounds {
+        reset(&root);
+        let at = at(i);
+        let req = spawn_write(&session, &who);
+        tokio::time::sleep(at).await;
+        let answered = req.is_finished();
+        w.kill_and_reboot(LABEL).await;
+        let _ = req.await.unwrap();
+        let o = tear::verdict(&root, &format!("killed {at:?} into the write"));
+        let when = if answered {
+            "after the answer"
+        } else {
+            "in flight"
+        };
+        rows.push((format!("{at:?} of {whole:?}, {when}"), o));
+    }
+    tear::report(&format!("{}, kill -9 at spread times", rt.name()), &rows);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stopping_the_host_mid_write_never_tears_the_file() {
-    use trapdesk::emu::{Computer, ComputerSpec, install_client};
+async fn kill9_at_times_spread_over_a_write_never_tears_the_file_on_the_emulator() {
+    kill9_at_times_spread_over_a_write_never_tears_the_file(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn kill9_at_times_spread_over_a_write_never_tears_the_file_on_craftos_pc() {
+    kill9_at_times_spread_over_a_write_never_tears_the_file(Runtime::CraftOs).await;
+}
+
+/// The host process is stopped (SIGKILL, SIGTERM) mid-write and started again. The computer
+/// links to a host on fixed ports, not to a [`World`]'s: the emulated one in the test process,
+/// its client installed as the installer would, and CraftOS-PC through the installer once the
+/// host listens (the installer fetches the client from it).
+async fn stopping_the_host_mid_write_never_tears_the_file(rt: Runtime) {
     let dir = tempfile::tempdir().unwrap();
     let (gw, mcp) = (tear::free_port(), tear::free_port());
-    let root = dir.path().join("computer");
-    std::fs::create_dir_all(&root).unwrap();
-    install_client(&root, &format!("ws://127.0.0.1:{gw}/gateway"), SECRET).unwrap();
-    std::fs::write(root.join(TARGET), tear::old()).unwrap();
-    let spec = ComputerSpec::new(ID, Some("torn".into()), root.clone());
-    let _computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
-    let host = tear::host_process(&dir.path().join("host"), gw, mcp);
-    let rows = tear::host_stops(host, &root, &dir.path().join("host"), gw, mcp, 6).await;
-    tear::report("host stopped mid-write", &rows);
+    let host_dir = dir.path().join("host");
+    match rt {
+        Runtime::Emulator => {
+            use trapdesk::emu::{Computer, ComputerSpec, install_client};
+            let root = dir.path().join("computer");
+            std::fs::create_dir_all(&root).unwrap();
+            install_client(&root, &format!("ws://127.0.0.1:{gw}/gateway"), SECRET).unwrap();
+            std::fs::write(root.join(TARGET), tear::old()).unwrap();
+            let spec = ComputerSpec::new(1, Some(LABEL.into()), root.clone());
+            let _computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
+            let host = tear::host_process(&host_dir, gw, mcp);
+            let rows = tear::host_stops(host, &root, &host_dir, gw, mcp, 6).await;
+            tear::report("emulator, host stopped mid-write", &rows);
+        }
+        Runtime::CraftOs => {
+            let launcher = craftos::launcher();
+            let host = tear::host_process(&host_dir, gw, mcp);
+            let start = Instant::now();
+            while std::net::TcpStream::connect(("127.0.0.1", gw)).is_err() {
+                assert!(
+                    start.elapsed() < Duration::from_secs(30),
+                    "host never listened"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let computer = craftos::CraftComputer::spawn(&launcher, 1, LABEL, gw);
+            let rows = tear::host_stops(host, &computer.files(), &host_dir, gw, mcp, 6).await;
+            tear::report("CraftOS-PC, host stopped mid-write", &rows);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopping_the_host_mid_write_never_tears_the_file_on_the_emulator() {
+    stopping_the_host_mid_write_never_tears_the_file(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn stopping_the_host_mid_write_never_tears_the_file_on_craftos_pc() {
+    stopping_the_host_mid_write_never_tears_the_file(Runtime::CraftOs).await;
+}
+
+/// kill -9 of the computer in the middle of a chunk: the request ends exactly once, as
+/// `disconnected`, the same computer boots and relinks by itself, and it serves the next chunk
+/// on the new link.
+async fn kill9_mid_chunk_ends_the_request_and_the_computer_relinks(rt: Runtime) {
+    let mut w = boot(rt).await;
+    let session = w.session().clone();
+    let who = w.trapos(LABEL);
+    let (s, target) = (session.clone(), who.clone());
+    let req = tokio::spawn(async move {
+        s.request(
+            &target,
+            RequestSpec::new(
+                trapdesk::protocol::Kind::ExecLua,
+                json!({ "code": "for i = 1, 1e9 do print('tick', i) sleep(0.05) end" }),
+            )
+            .timeout(Some(Duration::from_secs(60))),
+            Origin::Person,
+        )
+        .await
+    });
+    // The chunk is running once its printed lines reach the host (not just its start entry,
+    // which quotes the code).
+    let start = Instant::now();
+    while !session.output_since(&who, 0).iter().any(|i| {
+        matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text.starts_with("tick"))
+    }) {
+        assert!(start.elapsed() < Duration::from_secs(30), "chunk never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!req.is_finished());
+    let t0 = Instant::now();
+    w.kill_and_reboot(LABEL).await;
+    assert_eq!(req.await.unwrap(), Err(RequestError::Disconnected));
+    let v = exec(&session, &who, "return 6 * 7").await;
+    eprintln!(
+        "{}, kill -9 mid-chunk: disconnected, relinked and answered after {:?}",
+        rt.name(),
+        t0.elapsed()
+    );
+    assert_eq!(v["returns"][0]["value"], 42, "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill9_mid_chunk_ends_the_request_and_the_computer_relinks_on_the_emulator() {
+    kill9_mid_chunk_ends_the_request_and_the_computer_relinks(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn kill9_mid_chunk_ends_the_request_and_the_computer_relinks_on_craftos_pc() {
+    kill9_mid_chunk_ends_the_request_and_the_computer_relinks(Runtime::CraftOs).await;
 }

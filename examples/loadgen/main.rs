@@ -763,7 +763,7 @@ Command: `cargo run --release --example loadgen -- --benchmarks BENCHMARKS.md{}`
 the same run are the figures to compare).\n\n\
 Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in flight; bare HTTP/1.1 POST \
 {:.3} ms median; latency floor (one POST + one echo) {:.3} ms.\n\n\
-| what | before (issue 10) | now | target |\n| --- | --- | --- | --- |\n\
+| what | before | now | target |\n| --- | --- | --- | --- |\n\
 | exec-lua over MCP HTTP, 1 computer, sequential, median | 0.49 ms = 3.9 × floor (stateless 4.7 ×) | initialize {}; stateless {} | ≤ 2 × floor, both eras |\n\
 | exec-lua over MCP HTTP, {} computers, {} in flight | 5,211/s = 0.053 × bare echo (stateless 0.040 ×) | initialize {}; stateless {} | ≥ 0.25 × bare echo, both eras, zero errors |\n\
 | exec-lua through the session API, same load | — | {:.3} ms sequential = {:.2} × WS echo; {:.0}/s = {:.3} × bare echo | — |\n\

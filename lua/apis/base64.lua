@@ -8,6 +8,10 @@
 
 local base64 = {}
 
+-- Argument checks: apis/expect.lua, beside this file.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
+local expect = dofile(here .. "expect.lua").expect
+
 local floor, byte, char, sub, concat = math.floor, string.byte, string.char, string.sub, table.concat
 local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
@@ -23,7 +27,8 @@ local SLICE = 512
 -- Each slice works on its own piece of the text (`sub`), never indexing into the whole: on
 -- CraftOS-PC a substring of a large string is a view whose every `string.byte` costs the size
 -- of the string it views (0.4 ms per call on 1.4 MB), so a byte loop over a decoded JSON
--- string was quadratic there (the "base64 of 150 KB never finishes" of issue 8). A piece of a
+-- string was quadratic there (a base64 of 150 KB never finished within the watchdog's 7 s;
+-- docs/lua-client.md, "Found on CraftOS-PC"). A piece of a
 -- view costs its own size. On other runtimes `sub` copies the piece: one copy in all, in
 -- slices.
 
@@ -45,7 +50,7 @@ for i = 0, 4095 do pair[i] = enc[floor(i / 64)] .. enc[i % 64] end
 -- can let it pull events (CC's "Too long without yielding" watchdog) during a large payload.
 -- @treturn table The base64 text as a list of strings (about 2 KB each), to be joined in order.
 function base64.encodeParts(s, pause)
-    if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
+    expect(1, s, "string")
     local parts = {}
     local len = #s
     local full = len - len % 3
@@ -82,7 +87,7 @@ end
 -- @tparam[opt] function pause As for @{encodeParts}.
 -- @treturn string The base64 text.
 function base64.encode(s, pause)
-    if type(s) ~= "string" then error("bad argument #1 (string expected, got " .. type(s) .. ")", 2) end
+    expect(1, s, "string")
     return concat(base64.encodeParts(s, pause))
 end
 
@@ -104,15 +109,14 @@ end
 -- @treturn[2] nil When the text is not base64.
 -- @treturn[2] string Why.
 function base64.decodeParts(s, pause)
+    expect(1, s, "string", "table")
     local src = s
     if type(s) == "string" then
         src = { s }
-    elseif type(s) == "table" then
+    else
         for i = 1, #s do
             if type(s[i]) ~= "string" then error("bad argument #1 (piece " .. i .. " is not a string)", 2) end
         end
-    else
-        error("bad argument #1 (string or table expected, got " .. type(s) .. ")", 2)
     end
     -- Characters are checked as they are decoded (a scan of the whole text with a pattern
     -- class costs about 16 ms per MB on CraftOS-PC, in one piece). Whitespace is rare: when a

@@ -1,7 +1,7 @@
 --- A small byte-safe JSON codec for the trapdesk wire.
 --
--- Every JSON string on the wire is a byte string (PROTOCOL.md, "Byte strings,
--- ASCII frames"): @{encode} writes ASCII-only JSON, bytes 0x80-0xFF as
+-- Every JSON string on the wire is a byte string (docs/protocol.md, "Bytes on the
+-- wire"): @{encode} writes ASCII-only JSON, bytes 0x80-0xFF as
 -- `\u00XX`; @{decode} turns `\u0000`-`\u00FF` back into one byte, higher code
 -- points into their UTF-8 bytes (surrogate pairs joined). CC's own
 -- `textutils.serializeJSON` is not used because it decodes `\u00e9` as UTF-8,
@@ -15,6 +15,10 @@
 -- @module json
 
 local json = {}
+
+-- Argument checks: apis/expect.lua, beside this file.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
+local expect = dofile(here .. "expect.lua").expect
 
 local floor, huge = math.floor, math.huge
 local concat, format, byte, char, sub, find = table.concat, string.format, string.byte, string.char, string.sub, string.find
@@ -562,6 +566,7 @@ end
 -- @treturn string|table|nil The text of `raw`'s value, when asked for and present.
 -- @throws A "JSON: ... at byte N" message on invalid text.
 function json.decode(s, pause, opts)
+    expect(1, s, "string", "table")
     local src
     if type(s) == "table" then
         src = s
@@ -569,10 +574,8 @@ function json.decode(s, pause, opts)
         for i = 1, #src do
             if type(src[i]) ~= "string" then error("bad argument #1 (piece " .. i .. " is not a string)", 2) end
         end
-    elseif type(s) == "string" then
-        src = {}
     else
-        error("bad argument #1 (string or table expected, got " .. type(s) .. ")", 2)
+        src = {}
     end
     if type(opts) == "string" then opts = { raw = opts } end
     opts = opts or {}

@@ -1,7 +1,7 @@
 --- Protocol-agnostic primitives behind the standard request types.
 --
 -- Runs Lua with captured output, converts return values into the
--- descriptors of PROTOCOL.md ("Result"), and reads, writes and lists files.
+-- descriptors of docs/protocol.md ("Payloads"), and reads, writes and lists files.
 -- Nothing here knows about sockets, events or JSON: the server turns these
 -- Lua tables into payloads. Arrays are marked with a metatable whose
 -- `__jsontype` is `"array"`, which `json.lua` honours, so that an empty
@@ -14,7 +14,7 @@
 
 local lib = {}
 
---- Limits of a Result (PROTOCOL.md "Limits").
+--- Limits of a Result (docs/protocol.md, "Payloads").
 lib.MAX_OUTPUT = 65536
 lib.MAX_DEPTH = 8
 lib.MAX_ENTRIES = 1000
@@ -25,19 +25,9 @@ local select, tostring, type, pairs, ipairs = select, tostring, type, pairs, ipa
 local array_mt = { __jsontype = "array" }
 local function array(t) return setmetatable(t or {}, array_mt) end
 
-local expect
-do
-    local ok, mod = pcall(dofile, "/rom/modules/main/cc/expect.lua")
-    if ok and type(mod) == "table" and mod.expect then
-        expect = mod.expect
-    else
-        expect = function(index, value, ...)
-            local t = type(value)
-            for i = 1, select("#", ...) do if t == select(i, ...) then return value end end
-            error(("bad argument #%d (%s expected, got %s)"):format(index, table.concat({ ... }, " or "), t), 3)
-        end
-    end
-end
+-- Argument checks: apis/expect.lua, beside this file.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
+local expect = dofile(here .. "expect.lua").expect
 
 local function now_ms()
     if os.epoch then return os.epoch("utc") end
@@ -117,7 +107,7 @@ plain = function(t, depth, state)
     return out
 end
 
---- Describe one Lua value (PROTOCOL.md "Result").
+--- Describe one Lua value (docs/protocol.md, "Payloads").
 --
 -- nil, booleans, finite numbers and strings become `{type, value}`; tables
 -- `{type="table", value, truncated}` with plain JSON inside (arrays for keys
@@ -631,7 +621,7 @@ local WRITE_PIECE = 65536
 
 -- Writes `pieces` to the handle in order. Small pieces (base64 decodes 1.5 KB at a time) are
 -- gathered into writes of up to WRITE_PIECE: one runtime call per piece would be ~700 writes
--- for 1 MB (and as many kill points in tests/craftos_torn.rs, each a CraftOS-PC reboot).
+-- for 1 MB (and as many kill points in tests/torn_files.rs, each a CraftOS-PC reboot).
 local function writePieces(h, pieces, pause)
     local buf, n, size = {}, 0, 0
     local function flush()
@@ -670,7 +660,7 @@ function lib.isPartFile(path)
 end
 
 -- Runs `write(h)`, closes `h`, and checks that `file` now holds `want` bytes: CraftOS-PC drops
--- what does not fit on a full disk without an error (found by tests/craftos_resilience.rs), so
+-- what does not fit on a full disk without an error (found by tests/resilience.rs), so
 -- only the size on disk tells. `name` is the file the error names. Returns ok, error.
 local function writeChecked(h, file, want, name, write)
     local ok, werr = pcall(write, h)

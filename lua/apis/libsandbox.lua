@@ -53,6 +53,7 @@ local function siblingRoot()
     return "/trapdesk/"
 end
 local json = dofile(siblingRoot() .. "apis/json.lua")
+local expect = dofile(siblingRoot() .. "apis/expect.lua").expect
 sandbox.json = json
 local pace = dofile(siblingRoot() .. "apis/pace.lua")
 sandbox.pace = pace
@@ -104,7 +105,7 @@ end
 -- @treturn boolean ok
 -- @treturn table The payload, or the error `{code, message}`.
 function sandbox.request(type_, payload, timeout)
-    if type(type_) ~= "string" then error("bad argument #1 (string expected, got " .. type(type_) .. ")", 2) end
+    expect(1, type_, "string")
     timeout = timeout or 30
     local rid = uniqueId("r")
     os.queueEvent(E.host_request, rid, type_, json.encode(payload or {}), timeout * 1000)
@@ -140,9 +141,9 @@ end
 -- payload member names whose string values the handler gets as `json.chunks` lists: a large
 -- text in the pieces it came in, never joined; see `json.decode`).
 function sandbox.serve(types, handler, opts)
+    expect(1, types, "string", "table")
+    expect(2, handler, "function")
     if type(types) == "string" then types = { types } end
-    if type(types) ~= "table" then error("bad argument #1 (string or table expected)", 2) end
-    if type(handler) ~= "function" then error("bad argument #2 (function expected)", 2) end
     opts = opts or {}
     local owner = uniqueId("s")
     local name = opts.name or owner

@@ -17,18 +17,9 @@
 --
 -- Usage: mcp-computer-server.lua (normally started by startup.lua).
 
-local function clientRoot()
-    if shell and shell.getRunningProgram then
-        local prog = shell.getRunningProgram()
-        if type(prog) == "string" and prog:find("servers/[^/]*$") then
-            local dir = fs.getDir(fs.getDir(prog))
-            return dir == "" and "/" or "/" .. dir .. "/"
-        end
-    end
-    return "/trapdesk/"
-end
-
-local root = clientRoot()
+-- The client's root directory: the rule is apis/root.lua's, found beside servers/.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/servers/"
+local root = dofile(here .. "../apis/root.lua")(shell)
 local sandbox = dofile(root .. "apis/libsandbox.lua")
 local lib = dofile(root .. "apis/libmcpcomputer.lua")
 local base64 = dofile(root .. "apis/base64.lua")

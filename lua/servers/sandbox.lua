@@ -1,4 +1,4 @@
---- The trapdesk daemon: owns the one WebSocket to the host (PROTOCOL.md).
+--- The trapdesk daemon: owns the one WebSocket to the host (docs/protocol.md).
 --
 -- It links with `hello`/`welcome`, answers `ping` frames and `ping`
 -- requests itself, routes `gateway_request`s to the programs serving them
@@ -24,18 +24,9 @@ local OUTPUT_PIECE = 4096 -- bytes of output per frame
 local OUTPUT_EVERY = 0.05 -- seconds between output flushes
 local FRAME_BUDGET = 64 -- frames per flush, well under CC's 512 unsent messages per socket
 
-local function clientRoot()
-    if shell and shell.getRunningProgram then
-        local prog = shell.getRunningProgram()
-        if type(prog) == "string" and prog:find("servers/[^/]*$") then
-            local dir = fs.getDir(fs.getDir(prog))
-            return dir == "" and "/" or "/" .. dir .. "/"
-        end
-    end
-    return "/trapdesk/"
-end
-
-local root = clientRoot()
+-- The client's root directory: the rule is apis/root.lua's, found beside servers/.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/servers/"
+local root = dofile(here .. "../apis/root.lua")(shell)
 local json = dofile(root .. "apis/json.lua")
 local pace = dofile(root .. "apis/pace.lua")
 
@@ -466,7 +457,8 @@ local function connect()
     if type(base) ~= "string" or base == "" then scheduleRetry(30) return end
     conn = conn + 1
     hostMax = LIMIT
-    -- CraftOS-PC drops the path of a ws://localhost:PORT/path URL (FACTS.md); 127.0.0.1 is the
+    -- CraftOS-PC drops the path of a ws://localhost:PORT/path URL (docs/lua-client.md, "Found on
+    -- CraftOS-PC"); 127.0.0.1 is the
     -- same host everywhere else, so use it.
     base = base:gsub("^(wss?://)localhost([:/])", "%1127.0.0.1%2")
     wsUrl = base .. (base:find("?", 1, true) and "&" or "?") .. "c=" .. conn

@@ -13,18 +13,9 @@
 --
 -- Usage: screen.lua (normally started by startup.lua).
 
-local function clientRoot()
-    if shell and shell.getRunningProgram then
-        local prog = shell.getRunningProgram()
-        if type(prog) == "string" and prog:find("servers/[^/]*$") then
-            local dir = fs.getDir(fs.getDir(prog))
-            return dir == "" and "/" or "/" .. dir .. "/"
-        end
-    end
-    return "/trapdesk/"
-end
-
-local root = clientRoot()
+-- The client's root directory: the rule is apis/root.lua's, found beside servers/.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/servers/"
+local root = dofile(here .. "../apis/root.lua")(shell)
 local sandbox = dofile(root .. "apis/libsandbox.lua")
 local mirror = dofile(root .. "apis/mirror.lua")
 local json = sandbox.json

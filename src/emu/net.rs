@@ -207,7 +207,8 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
                 }
             },
             msg = stream.next() => match msg {
-                // FACTS.md: since CC: Tweaked 1.109 a text frame arrives as its raw UTF-8 bytes.
+                // CC: Tweaked queues a text frame as its raw UTF-8 bytes (docs/lua-client.md,
+                // "WebSocket text and bytes").
                 Some(Ok(Message::Text(t))) => post(c, "websocket_message", vec![Val::from(url), Val::Str(t.as_bytes().to_vec()), Val::Bool(false)]),
                 Some(Ok(Message::Binary(b))) => post(c, "websocket_message", vec![Val::from(url), Val::Str(b.to_vec()), Val::Bool(true)]),
                 Some(Ok(Message::Close(frame))) => {
@@ -219,7 +220,8 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
                 }
                 Some(Ok(_)) => {}
                 Some(Err(tungstenite::Error::Capacity(_))) => {
-                    // FACTS.md: an incoming message above the limit closes the socket (1006).
+                    // An incoming message above the limit closes the socket (1006; docs/lua-client.md,
+                    // "WebSocket text and bytes").
                     closed(Val::from("Message is too large"), Val::Num(1006.0));
                     break;
                 }

@@ -33,8 +33,8 @@ impl UserData for WsUser {
                 if bytes.len() > MAX_MESSAGE {
                     return (false, "Message is too large").into_lua_multi(lua);
                 }
-                // FACTS.md, "Text and bytes": CC: Tweaked decodes a sent string as UTF-8 with
-                // invalid bytes replaced by U+FFFD and sends it as a text frame.
+                // A text send goes out as a text frame of the string decoded as UTF-8, invalid
+                // bytes replaced by U+FFFD (docs/lua-client.md, "WebSocket text and bytes").
                 let frame = if binary.unwrap_or(false) {
                     Message::Binary(bytes.into())
                 } else {

@@ -1,4 +1,4 @@
--- descriptor_spec: return values as Result descriptors (PROTOCOL.md "Payloads").
+-- descriptor_spec: return values as Result descriptors (docs/protocol.md, "Payloads").
 local lib = dofile(ROOT .. "apis/libmcpcomputer.lua")
 local json = dofile(ROOT .. "apis/json.lua")
 

@@ -1,6 +1,6 @@
 -- files_spec: lib.writeFile on an in-memory disk that counts every byte written and read.
--- A put's part file costs only its own bytes per piece (issue 12: a journalled append copied
--- the whole part each time); an ordinary append still goes through the journalled temp file.
+-- A put's part file costs only its own bytes per piece (a journalled append would copy the
+-- whole part each time); an ordinary append still goes through the journalled temp file.
 local function eq(a, b, msg)
     if a ~= b then error((msg or "mismatch") .. ": expected " .. tostring(b) .. ", got " .. tostring(a), 2) end
 end
@@ -130,7 +130,7 @@ eq(r.ok, true) eq(r.bytes, 4) eq(pauses, 3, "pauses")
 r = lib.writeFile(".list.txt.00000001.trapdesk-part", { "ef" }, true)
 eq(r.ok, true) eq(disk.files[".list.txt.00000001.trapdesk-part"], "abcdef")
 
--- An ordinary append keeps PROTOCOL.md's contract: the old content and the new piece go to a
+-- An ordinary append keeps docs/protocol.md's contract ("Writing files" in docs/lua-client.md): the old content and the new piece go to a
 -- temp file beside the target, which then replaces it, under a journal entry.
 disk.opened, disk.written, disk.read = {}, 0, 0
 eq(lib.writeFile("prog/log.txt", "hello").ok, true)

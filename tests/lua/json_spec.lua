@@ -1,4 +1,4 @@
--- json_spec: the byte-safe JSON codec (PROTOCOL.md "Byte strings, ASCII frames").
+-- json_spec: the byte-safe JSON codec (docs/protocol.md, "Bytes on the wire").
 -- Run with a global ROOT (the client root, ending in "/").
 local json = dofile(ROOT .. "apis/json.lua")
 

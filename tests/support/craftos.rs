@@ -1,17 +1,21 @@
 //! CraftOS-PC harness: real ComputerCraft computers (CraftOS-PC, headless) linked to a host
 //! started in-process on port 0, driven through the MCP endpoint with a real rmcp client.
 //!
-//! Each computer gets its own data directory (`config/global.json` as
-//! `../shared/craftos/README.md` gives it, `abortTimeout` 7000 so the watchdog fires as in a
-//! world, a label) and a `startup.lua` that types the installer one-liner exactly as a player
+//! Each computer gets its own data directory (`config/global.json` enabling HTTP and
+//! WebSockets to every address, loopback included, which a world's default config denies;
+//! `abortTimeout` 7000 so "Too long without yielding" fires after 7 s as in a world, where
+//! CraftOS-PC's own default is longer; a label) and a `startup.lua` that types the installer one-liner exactly as a player
 //! would: `wget run http://127.0.0.1:PORT/install.lua SECRET`. The startup file deletes itself
 //! first, so a reboot comes back through what the installer left (`/startup/trapdesk.lua`),
 //! not through a second install.
 //!
 //! The suite runs only when `CRAFTOS_PC` names a CraftOS-PC launcher that accepts
-//! `--headless -d DATA_DIR --id N` (this repo's CI: `../shared/craftos/craftos`). Without it
-//! [`Fleet::boot`] prints one line saying the test was skipped and how to enable it, and
-//! returns `None`; the test then returns (and passes).
+//! `--headless -d DATA_DIR --id N` (this repo's CI sets it, see `.ci/run`). `build.rs` sets
+//! `cfg(craftos_pc)` when it is set at build time; every test that needs CraftOS-PC carries
+//! `#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]`,
+//! so without it the test is reported ignored with that reason. With it,
+//! a launcher that is missing or cannot start fails the test ([`launcher`] panics): nothing here
+//! returns early and passes.
 //!
 //! Use from a test file:
 //!
@@ -21,8 +25,9 @@
 //! #[path = "support/craftos.rs"] mod craftos;
 //!
 //! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+//! #[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
 //! async fn my_case() {
-//!     let Some(f) = craftos::Fleet::boot("my_case", &["miner"]).await else { return };
+//!     let f = craftos::Fleet::boot(&["miner"]).await;
 //!     let r = f.call("exec-lua", json!({"traposId": "miner", "code": "return 1"})).await;
 //!     // f.computers[0].screen() is what the computer's screen showed.
 //! }
@@ -58,17 +63,25 @@ pub const LINK_TIMEOUT: Duration = Duration::from_secs(120);
 /// redraws the screen thousands of times.
 const SCREEN_KEEP: usize = 256 * 1024;
 
-/// The launcher named by `CRAFTOS_PC`, or `None` after printing that `test` was skipped.
-pub fn launcher(test: &str) -> Option<PathBuf> {
+/// The launcher named by `CRAFTOS_PC`. Panics, saying what to do, when it is unset or names no
+/// file: a test that needs CraftOS-PC runs only in a build with `cfg(craftos_pc)` (see the top
+/// of this file), and there it must not pass without running.
+pub fn launcher() -> PathBuf {
     match std::env::var_os(ENV) {
-        Some(p) if !p.is_empty() => Some(PathBuf::from(p)),
-        _ => {
-            eprintln!(
-                "{test}: skipped (CraftOS-PC suite): set {ENV} to a CraftOS-PC launcher to run it, \
-                 e.g. {ENV}=$PWD/../shared/craftos/craftos after ../shared/craftos/install-deps.sh"
+        Some(p) if !p.is_empty() => {
+            let p = PathBuf::from(p);
+            assert!(
+                p.is_file(),
+                "{ENV}={} names no file: it must name a CraftOS-PC launcher \
+                 (CI's is set in .ci/run)",
+                p.display()
             );
-            None
+            p
         }
+        _ => panic!(
+            "{ENV} is unset, but this test was built with it set (cfg craftos_pc): \
+             set {ENV} to a CraftOS-PC launcher, or unset it and rebuild to have the test ignored"
+        ),
     }
 }
 
@@ -385,16 +398,16 @@ pub struct Fleet {
 
 impl Fleet {
     /// Starts a host and one CraftOS-PC computer per label (ids 1, 2, ...), waits until every
-    /// one has linked and serves exec-lua, and connects the MCP client. `None` (after printing
-    /// a line) when `CRAFTOS_PC` is unset.
-    pub async fn boot(test: &str, labels: &[&str]) -> Option<Fleet> {
+    /// one has linked and serves exec-lua, and connects the MCP client. Panics when
+    /// `CRAFTOS_PC` is unset or its launcher cannot start ([`launcher`]).
+    pub async fn boot(labels: &[&str]) -> Fleet {
         let with: Vec<(&str, Options)> = labels.iter().map(|l| (*l, Options::default())).collect();
-        Self::boot_with(test, &with).await
+        Self::boot_with(&with).await
     }
 
     /// [`Fleet::boot`] with [`Options`] per computer.
-    pub async fn boot_with(test: &str, computers: &[(&str, Options)]) -> Option<Fleet> {
-        let launcher = launcher(test)?;
+    pub async fn boot_with(computers: &[(&str, Options)]) -> Fleet {
+        let launcher = launcher();
         let host = start_host().await;
         let port = host.gateway_addr.port();
         let computers: Vec<CraftComputer> = computers
@@ -414,7 +427,7 @@ impl Fleet {
         for c in &fleet.computers {
             fleet.wait_linked(c, LINK_TIMEOUT).await;
         }
-        Some(fleet)
+        fleet
     }
 
     /// The computer labelled `label`.

@@ -31,7 +31,7 @@ pub struct Seen {
 
 pub type Shared = Arc<Mutex<Seen>>;
 
-/// Links a fake computer that answers per PROTOCOL.md. Behaviour of `exec-lua` by code:
+/// Links a fake computer that answers per docs/protocol.md. Behaviour of `exec-lua` by code:
 /// `hang` never answers (answers `cancelled` with output on cancel), `drop` disconnects,
 /// `error` is a Lua error, `slow` prints three chunks 100 ms apart, `big:N` prints N bytes.
 pub fn link_fake(session: &Session, id: u64, label: Option<&str>, seen: Shared) {

@@ -1,6 +1,7 @@
--- textutils: Lua-literal and JSON serialisation with CC: Tweaked's quirks (FACTS.md): JSON
--- strings get one \u00XX per byte >= 0x7F, numeric keys are dropped beside string keys, NaN and
--- infinities are written as `nan`/`inf` (invalid JSON), and \u00XX decodes to UTF-8 bytes.
+-- textutils: Lua-literal and JSON serialisation with CC: Tweaked's quirks (docs/lua-client.md,
+-- "CC: Tweaked's textutils JSON"): JSON strings get one \u00XX per byte >= 0x7F, numeric keys
+-- are dropped beside string keys, NaN and infinities are written as `nan`/`inf` (invalid JSON),
+-- and \u00XX decodes to UTF-8 bytes.
 local textutils = {}
 
 textutils.empty_json_array = setmetatable({}, { __newindex = function() error("attempt to mutate textutils.empty_json_array", 2) end })
