@@ -44,6 +44,18 @@
 //! **The commands**: [`commands`], every subcommand: the command line, the run modes, the
 //! admin of the stores, `doctor`, the one-shot MCP clients (`exec`, `ls`, `put`, ...) and
 //! `sync`. `main.rs` only parses and runs one.
+//!
+//! # Where a change goes
+//!
+//! - A request type: one variant of [`protocol::Kind`] (the compiler lists every match to
+//!   decide), its handler in `lua/`, `docs/protocol.md`.
+//! - A wire message: [`protocol::Message`], its handling in [`gateway::connection`] or
+//!   [`session::link`], `docs/protocol.md`.
+//! - An MCP tool: a `#[tool]` in [`mcp`]'s routers, its arguments in [`mcp::params`], its
+//!   output schema in [`mcp::schemas`], `docs/mcp.md`.
+//! - A policy action: [`policy`], and the request kinds that map to it.
+//! - A console key: one row of [`tui::keymap`]; a pane: a module of [`tui::panes`].
+//! - A subcommand: a variant of [`commands::Command`] and one arm in [`commands::run`].
 
 pub mod config;
 pub mod glob;
