@@ -128,6 +128,19 @@ async fn handshake(
     state: &GatewayState,
     place: Option<&Place>,
 ) -> Result<Accepted, Refused> {
+    let text = first_frame(rx, out, state, place).await?;
+    let (hello, enrol) = parse(&text, out).await?;
+    judge(hello, enrol, out, state).await
+}
+
+/// The first text frame, within the hello deadline (and while this connection is not pushed
+/// out by newer ones waiting to link, and the host is not stopping).
+async fn first_frame(
+    rx: &mut impl SocketRx,
+    out: &mut Sender<impl SocketTx>,
+    state: &GatewayState,
+    place: Option<&Place>,
+) -> Result<String, Refused> {
     let deadline = tokio::time::sleep(state.settings.hello_timeout);
     tokio::pin!(deadline);
     let pushed_out = async {
@@ -137,7 +150,7 @@ async fn handshake(
         }
     };
     tokio::pin!(pushed_out);
-    let text = loop {
+    loop {
         tokio::select! {
             biased;
             () = &mut pushed_out => {
@@ -161,7 +174,7 @@ async fn handshake(
             }
             frame = rx.next() => match frame {
                 None | Some(Err(_)) | Some(Ok(WsMessage::Close(_))) => return Err(Refused::quiet()),
-                Some(Ok(WsMessage::Text(t))) => break t.to_string(),
+                Some(Ok(WsMessage::Text(t))) => return Ok(t.to_string()),
                 Some(Ok(WsMessage::Binary(_))) => {
                     out.error("bad_hello", "expected a hello text frame, got binary", None).await;
                     out.close(CLOSE_BAD_HELLO, "bad_hello").await;
@@ -170,24 +183,39 @@ async fn handshake(
                 Some(Ok(_)) => continue,
             }
         }
-    };
-    let hello = wire::decode(&text)
+    }
+}
+
+/// The hello a frame holds and whether it asks to enrol; a bad or unsupported one is told and
+/// closed with its code.
+async fn parse(text: &str, out: &mut Sender<impl SocketTx>) -> Result<(Hello, bool), Refused> {
+    let hello = wire::decode(text)
         .map_err(|e| HelloError::Bad(e.to_string()))
         .and_then(|v| Ok((Hello::from_value(&v)?, Hello::enrol_of(&v)?)));
-    let (hello, enrol) = match hello {
-        Ok(h) => h,
+    match hello {
+        Ok(h) => Ok(h),
         Err(HelloError::Bad(msg)) => {
             out.error("bad_hello", msg.clone(), None).await;
             out.close(CLOSE_BAD_HELLO, "bad_hello").await;
-            return Err(Refused::because(None, format!("bad_hello: {msg}")));
+            Err(Refused::because(None, format!("bad_hello: {msg}")))
         }
         Err(e @ HelloError::Unsupported(_)) => {
             out.error("unsupported_protocol", e.to_string(), None).await;
             out.close(CLOSE_UNSUPPORTED_PROTOCOL, "unsupported_protocol")
                 .await;
-            return Err(Refused::because(None, format!("unsupported_protocol: {e}")));
+            Err(Refused::because(None, format!("unsupported_protocol: {e}")))
         }
-    };
+    }
+}
+
+/// The hello's secret against the stores: linked (enrolled, or its enrolment made firm), or
+/// refused with `auth_failed`.
+async fn judge(
+    hello: Hello,
+    enrol: bool,
+    out: &mut Sender<impl SocketTx>,
+    state: &GatewayState,
+) -> Result<Accepted, Refused> {
     // Every hello's secret is checked, at once: a right one links whatever else its address
     // is doing, a wrong one is refused now (holding it open would buy nothing).
     let id = hello.computer_id;
