@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use std::time::SystemTime;
 
 use ratatui::layout::Rect;
-use serde_json::Value;
 use tokio::time::Instant;
 
-use super::component::Component;
+use super::component::{Component, Open};
+pub use super::component::{Focus, Intent};
 use super::history::History;
 use super::hub::Hub;
 use super::output::Rows;
@@ -30,38 +30,8 @@ use super::theme::Theme;
 use crate::config::Settings;
 use crate::session::{self, ComputerInfo, PendingInfo, ToolCall};
 
-pub use super::panes::prompt::{Prompt, PromptKind};
-
-/// Which pane takes keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Focus {
-    Editor,
-    Computers,
-    Output,
-    Requests,
-    Activity,
-}
-
-impl Focus {
-    /// Tab order: the editor first, then the panes left to right, top to bottom.
-    pub const ORDER: [Focus; 5] = [
-        Focus::Editor,
-        Focus::Computers,
-        Focus::Requests,
-        Focus::Activity,
-        Focus::Output,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Focus::Editor => "editor",
-            Focus::Computers => "computers",
-            Focus::Output => "output",
-            Focus::Requests => "requests",
-            Focus::Activity => "activity",
-        }
-    }
-}
+pub use super::component::PromptKind;
+pub use super::panes::prompt::Prompt;
 
 /// What covers part of the screen and takes keys first. A popup that shows one thing holds it
 /// (the call, the question, the prompt's text); the help, the link popup and the policy,
@@ -82,6 +52,22 @@ pub enum Popup {
     /// A run on several computers, waiting for `y`.
     ConfirmRun(ConfirmRun),
     Prompt(Prompt),
+}
+
+impl From<Open> for Popup {
+    /// The popup's component, made by the app: the panes that ask for one name it with plain
+    /// data, so they need not know the popups' types (nor the popups theirs).
+    fn from(o: Open) -> Popup {
+        match o {
+            Open::Help => Popup::Help,
+            Open::Link => Popup::Link,
+            Open::Policy => Popup::Policy,
+            Open::ConfirmQuit(pending) => Popup::ConfirmQuit(ConfirmQuit { pending }),
+            Open::ConfirmRun(intent, who) => Popup::ConfirmRun(ConfirmRun { intent, who }),
+            Open::Detail(call) => Popup::Detail(Detail::new(*call)),
+            Open::Prompt(kind, text) => Popup::Prompt(Prompt::new(kind, &text)),
+        }
+    }
 }
 
 /// The popups that live on while closed: the help keeps its place between openings, and the
@@ -119,36 +105,6 @@ impl Popups {
             Popup::Prompt(p) => p,
         }
     }
-}
-
-/// What the person asked for that needs the session; the event loop carries these out, tests
-/// inspect them.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Intent {
-    /// Start one request of `kind` with `payload` on each target.
-    Start {
-        targets: Vec<String>,
-        kind: crate::protocol::Kind,
-        payload: Value,
-        /// `None`: no deadline; the person cancels with `c`.
-        deadline: Option<std::time::Duration>,
-    },
-    /// List `dir` on `target` to complete the last word of the run-file prompt.
-    Complete {
-        target: String,
-        dir: String,
-    },
-    Cancel(String),
-    /// Input for a computer's terminal (attach mode).
-    Input {
-        target: String,
-        steps: Vec<Value>,
-    },
-    /// Answer the approval prompt of this request.
-    Answer(String, session::Answer),
-    /// Read the policy again from the config file.
-    ReloadPolicy,
-    Quit,
 }
 
 /// Results of work the loop did for the app, delivered back as events.

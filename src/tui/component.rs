@@ -11,10 +11,12 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType, Borders};
 use tokio::time::Instant;
 
-use super::app::{Focus, Intent, Popup};
+use serde_json::Value;
+
 use super::keymap::{Action, Scope};
 use super::theme::Theme;
 use crate::config::Settings;
+use crate::session::{self, ToolCall};
 
 /// What a pane reads while it handles a key: the selection (owned by the app, since every pane
 /// shows something of it), where runs go, the screen size (for page keys), and what a popup
@@ -84,7 +86,7 @@ pub enum Outcome {
     /// A request to start now on one computer, or to confirm first on several.
     Run(Intent),
     Notify(String, bool),
-    Open(Popup),
+    Open(Open),
     Focus(Focus),
     /// Close the popup this came from.
     Close,
@@ -96,7 +98,7 @@ pub enum Outcome {
     /// Each of these, in order.
     Many(Vec<Outcome>),
     /// A prompt's text means this.
-    Submit(crate::tui::panes::prompt::Submitted),
+    Submit(Submitted),
     /// The cursor of the Computers pane moved: the screen is about this computer now (`None`:
     /// everyone's output).
     Select(Option<String>),
@@ -119,4 +121,129 @@ pub trait Component {
     }
     /// Draws the pane; returns where the terminal cursor goes, if it goes here.
     fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)>;
+}
+
+/// Which pane takes keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Editor,
+    Computers,
+    Output,
+    Requests,
+    Activity,
+}
+
+impl Focus {
+    /// The keymap scope of the focused pane's own keys.
+    pub fn scope(self) -> Scope {
+        match self {
+            Focus::Editor => Scope::Editor,
+            Focus::Computers => Scope::Computers,
+            Focus::Output => Scope::Output,
+            Focus::Requests => Scope::Requests,
+            Focus::Activity => Scope::Activity,
+        }
+    }
+
+    /// Tab order: the editor first, then the panes left to right, top to bottom.
+    pub const ORDER: [Focus; 5] = [
+        Focus::Editor,
+        Focus::Computers,
+        Focus::Requests,
+        Focus::Activity,
+        Focus::Output,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Focus::Editor => "editor",
+            Focus::Computers => "computers",
+            Focus::Output => "output",
+            Focus::Requests => "requests",
+            Focus::Activity => "activity",
+        }
+    }
+}
+
+/// What the person asked for that needs the session; the event loop carries these out, tests
+/// inspect them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    /// Start one request of `kind` with `payload` on each target.
+    Start {
+        targets: Vec<String>,
+        kind: crate::protocol::Kind,
+        payload: Value,
+        /// `None`: no deadline; the person cancels with `c`.
+        deadline: Option<std::time::Duration>,
+    },
+    /// List `dir` on `target` to complete the last word of the run-file prompt.
+    Complete {
+        target: String,
+        dir: String,
+    },
+    Cancel(String),
+    /// Input for a computer's terminal (attach mode).
+    Input {
+        target: String,
+        steps: Vec<Value>,
+    },
+    /// Answer the approval prompt of this request.
+    Answer(String, session::Answer),
+    /// Read the policy again from the config file.
+    ReloadPolicy,
+    Quit,
+}
+
+/// A popup a pane asks the app to open, named by plain data: the app makes its component
+/// (`Popup::from`), so no pane depends on another's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Open {
+    Help,
+    Link,
+    Policy,
+    /// Quit while this many requests are pending?
+    ConfirmQuit(usize),
+    /// A run on several computers (which, in words), waiting for `y`.
+    ConfirmRun(Box<Intent>, String),
+    /// A tool call's full arguments and result.
+    Detail(Box<ToolCall>),
+    /// A prompt of this kind, with this text in it.
+    Prompt(PromptKind, String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptKind {
+    /// F6: `path args...` to run with `run-file`.
+    RunFile,
+    /// `/` in the output pane.
+    Search,
+    /// `/` in the computers pane: a glob on traposId and label, applied as it is typed.
+    Filter,
+    /// `t`: the deadline for the person's own runs (F5, F6); empty means none.
+    Deadline,
+}
+
+/// What a prompt's text asks for, once it means something.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Submitted {
+    /// Search the output for this (empty: end the search).
+    Search(String),
+    /// The deadline of the person's runs.
+    Deadline(Option<std::time::Duration>),
+    /// Run this file on the targets.
+    RunFile(RunFile),
+    /// The filter line's text, as typed so far (the filter follows every key).
+    FilterTyped(String),
+    /// Enter on the filter line: it stays in force.
+    FilterKept,
+    /// Esc on the filter line: no filter.
+    FilterCleared,
+}
+
+/// A parsed run-file line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFile {
+    pub path: String,
+    pub args: Vec<String>,
 }

@@ -11,23 +11,10 @@ use ratatui::crossterm::event::{
 };
 use serde_json::json;
 
-use super::app::{App, Focus, Intent, Popup};
-use super::component::{Component, Cx, Outcome};
+use super::app::{App, Popup};
+use super::component::{Component, Cx, Focus, Intent, Open, Outcome, PromptKind, Submitted};
 use super::keymap::{self, Action, Scope};
 use super::layout::{areas, hit};
-use super::panes::confirm::{ConfirmQuit, ConfirmRun};
-use super::panes::prompt::{Prompt, PromptKind, Submitted};
-
-/// The keymap scope of a focused pane.
-pub fn scope_of(focus: Focus) -> Scope {
-    match focus {
-        Focus::Editor => Scope::Editor,
-        Focus::Computers => Scope::Computers,
-        Focus::Output => Scope::Output,
-        Focus::Requests => Scope::Requests,
-        Focus::Activity => Scope::Activity,
-    }
-}
 
 impl App {
     /// Any terminal event.
@@ -67,7 +54,7 @@ impl App {
             return layers;
         }
         layers.push(Scope::Global);
-        layers.push(scope_of(self.focus));
+        layers.push(self.focus.scope());
         if self.focus != Focus::Editor {
             layers.push(Scope::Panes);
         }
@@ -174,16 +161,16 @@ impl App {
             Action::Attach => self.screen.toggle_attach(self.selected.as_deref()),
             Action::Quit => self.ask_quit(),
             Action::Run => self.send_editor(),
-            Action::RunFile => Outcome::Open(Popup::Prompt(Prompt::new(PromptKind::RunFile, ""))),
-            Action::Help => Outcome::Open(Popup::Help),
-            Action::Policy => Outcome::Open(Popup::Policy),
-            Action::Link => Outcome::Open(Popup::Link),
+            Action::RunFile => Outcome::Open(Open::Prompt(PromptKind::RunFile, String::new())),
+            Action::Help => Outcome::Open(Open::Help),
+            Action::Policy => Outcome::Open(Open::Policy),
+            Action::Link => Outcome::Open(Open::Link),
             Action::Deadline => {
                 let text = self
                     .run_deadline
                     .map(|d| format!("{}", d.as_secs()))
                     .unwrap_or_default();
-                Outcome::Open(Popup::Prompt(Prompt::new(PromptKind::Deadline, &text)))
+                Outcome::Open(Open::Prompt(PromptKind::Deadline, text))
             }
             Action::FocusNext => {
                 self.cycle_focus(1);
@@ -205,7 +192,7 @@ impl App {
             Outcome::Intents(intents) => return intents,
             Outcome::Run(intent) => return self.run_or_confirm(intent),
             Outcome::Notify(text, error) => self.notify(text, error),
-            Outcome::Open(popup) => self.popup = Some(popup),
+            Outcome::Open(o) => self.popup = Some(Popup::from(o)),
             Outcome::Focus(f) => self.focus = f,
             Outcome::Close => self.popup = None,
             Outcome::Quit => {
@@ -284,9 +271,7 @@ impl App {
         if self.requests.pending.is_empty() {
             Outcome::Quit
         } else {
-            Outcome::Open(Popup::ConfirmQuit(ConfirmQuit {
-                pending: self.requests.pending.len(),
-            }))
+            Outcome::Open(Open::ConfirmQuit(self.requests.pending.len()))
         }
     }
 
@@ -325,10 +310,7 @@ impl App {
             return vec![intent];
         }
         let who = self.computers.describe_targets(targets);
-        self.apply(Outcome::Open(Popup::ConfirmRun(ConfirmRun {
-            intent: Box::new(intent),
-            who,
-        })))
+        self.apply(Outcome::Open(Open::ConfirmRun(Box::new(intent), who)))
     }
 
     /// Mouse: a click focuses the pane under it and selects the row; the wheel scrolls.
@@ -451,16 +433,23 @@ mod tests {
                 deadline: app.now_i,
             }]),
             Scope::Scroll => app.popup = Some(Popup::Help),
-            Scope::ConfirmQuit => app.popup = Some(Popup::ConfirmQuit(ConfirmQuit { pending: 1 })),
+            Scope::ConfirmQuit => app.popup = Some(Popup::from(Open::ConfirmQuit(1))),
             Scope::ConfirmRun => {
-                app.popup = Some(Popup::ConfirmRun(ConfirmRun {
-                    intent: Box::new(Intent::Quit),
-                    who: "x".into(),
-                }));
+                app.popup = Some(Popup::from(Open::ConfirmRun(
+                    Box::new(Intent::Quit),
+                    "x".into(),
+                )));
             }
             Scope::Policy => app.popup = Some(Popup::Policy),
-            Scope::Prompt => app.popup = Some(Popup::Prompt(Prompt::new(PromptKind::RunFile, ""))),
-            Scope::Filter => app.popup = Some(Popup::Prompt(Prompt::new(PromptKind::Filter, ""))),
+            Scope::Prompt => {
+                app.popup = Some(Popup::from(Open::Prompt(
+                    PromptKind::RunFile,
+                    String::new(),
+                )))
+            }
+            Scope::Filter => {
+                app.popup = Some(Popup::from(Open::Prompt(PromptKind::Filter, String::new())))
+            }
             Scope::Attached => app.screen.attached = true,
         }
         app

@@ -21,8 +21,10 @@
 //! - `input.rs`: a key's way through the layers (approval prompt, popup, attach mode, global,
 //!   focused pane, every pane but the editor) to the action of its row, and the mouse.
 //! - [`component`]: what a pane or popup is ([`component::Component`]: `act`, `input`,
-//!   `mouse`, `draw`) and the [`component::Outcome`] through which it asks the app for what is
-//!   not its own (opening and closing popups included).
+//!   `mouse`, `draw`), the [`component::Outcome`] through which it asks the app for what is
+//!   not its own, and the words both sides share: [`Focus`], [`Intent`], the popup to open
+//!   ([`component::Open`], plain data the app turns into a [`Popup`]), the prompts' kinds and
+//!   what a prompt's text means. Beneath the panes and the app, so no pane imports the app.
 //! - [`panes`]: one module per pane or popup, owning its state, keys and drawing: `computers/`,
 //!   `output`, `requests`, `activity`, `editor`, `screen`; the popups `prompt`, `approval`,
 //!   `help`, `link`, `detail` (a tool call), `policy`, `confirm` (quit, run on several). A
@@ -30,8 +32,8 @@
 //!   place), the link popup and the policy (whose lines are pulled while it is closed) live
 //!   in [`app::Popups`].
 //! - [`view`]: the frame (where each pane and the open popup draw, the status line, the empty
-//!   state, the too-small case) and the formatting helpers the panes share; [`layout`]: the
-//!   rectangles.
+//!   state, the too-small case); [`draw`]: the drawing helpers the panes and the frame share;
+//!   [`layout`]: the rectangles.
 //! - Models the panes draw from: [`output`] (rows, scroll, search), [`highlight`], [`history`].
 //!
 //! **A new key** is one row in [`keymap::BINDINGS`] (with its help line and, if the status bar
@@ -42,7 +44,8 @@
 //! **A new popup** is a module in `panes/` with an `impl Component` (its keys in a
 //! [`keymap::Scope`] of its own), a variant of [`Popup`] (holding it, or naming a field of
 //! [`app::Popups`] if it outlives its opening), an arm in `Popups::of` / `Popups::view`, and
-//! the scope in `App::act` (`input.rs`); something returns `Outcome::Open` for it.
+//! the scope in `App::act` (`input.rs`); a variant of [`component::Open`] and its arm in
+//! `Popup::from`; something returns `Outcome::Open` for it.
 //!
 //! **A new pane** is a module in `panes/` with its state and an `impl Component`, a
 //! [`keymap::Scope`] for its keys, a field of [`App`], an arm in `App::act` / `App::input`
@@ -51,6 +54,7 @@
 
 pub mod app;
 pub mod component;
+pub mod draw;
 mod exec;
 pub mod highlight;
 pub mod history;
@@ -69,10 +73,11 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
-pub use app::{App, AppMsg, Focus, Intent, Popup};
+pub use app::{App, AppMsg, Popup};
+pub use component::{Focus, Intent};
+pub use draw::clock;
 pub use exec::execute;
 pub use hub::Hub;
-pub use view::clock;
 
 use crate::config::Settings;
 use crate::session;

@@ -8,13 +8,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::session::{Status, ToolCall};
-use crate::tui::app::Focus;
-use crate::tui::app::Popup;
+use crate::tui::component::Focus;
+use crate::tui::component::Open;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::draw::{cut, millis, name_of, spinner, width};
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::output::printable;
-use crate::tui::panes::detail::Detail;
-use crate::tui::view::{cut, millis, name_of, spinner, width};
 
 #[derive(Debug, Default)]
 pub struct Activity {
@@ -56,7 +55,7 @@ impl Component for Activity {
         match action {
             Action::Details => {
                 return match self.calls.get(self.sel) {
-                    Some(c) => Outcome::Open(Popup::Detail(Detail::new(c.clone()))),
+                    Some(c) => Outcome::Open(Open::Detail(Box::new(c.clone()))),
                     None => Outcome::Done,
                 };
             }

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::session::{Answer, Approval};
-use crate::tui::app::Intent;
+use crate::tui::component::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::highlight::Highlight;
 use crate::tui::keymap::{Action, Scope, key_for};

@@ -8,11 +8,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
 use super::link::close_on_click;
-use crate::tui::app::Intent;
+use crate::tui::component::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::draw::{centred, cut, name_of, popup_frame};
 use crate::tui::keymap::{Action, Scope, first_keys, key_for};
 use crate::tui::output::printable;
-use crate::tui::view::{centred, cut, name_of, popup_frame};
 
 /// Quit while this many requests are pending?
 #[derive(Debug, Clone, PartialEq)]

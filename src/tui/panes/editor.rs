@@ -15,10 +15,10 @@ use ratatui::widgets::{Paragraph, Widget};
 use ratatui_textarea::TextArea;
 
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::draw::{cut, name_of};
 use crate::tui::highlight::Highlight;
 use crate::tui::history::History;
 use crate::tui::keymap::{Action, Scope, key_for};
-use crate::tui::view::{cut, name_of};
 
 pub struct Editor {
     pub area: TextArea<'static>,

@@ -12,9 +12,9 @@ use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
 use crate::config::Settings;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::draw::{centred, popup_frame, zone};
 use crate::tui::keymap::{self, Action, Scope, key_for};
 use crate::tui::theme::Theme;
-use crate::tui::view::{centred, popup_frame, zone};
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Help {

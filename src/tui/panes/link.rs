@@ -7,8 +7,8 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Clear, Widget};
 
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::draw::{centred, link_text, popup_frame};
 use crate::tui::keymap::{Action, Scope};
-use crate::tui::view::{centred, link_text, popup_frame};
 
 /// Nothing of its own to keep: what it shows is the settings'.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -9,13 +9,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::session::{Origin, OutputItem, Status, Stream};
-use crate::tui::app::{Popup, Prompt, PromptKind};
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::component::{Open, PromptKind};
+use crate::tui::draw::{clock, cut, millis, name_of, width};
 use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::layout::areas;
 use crate::tui::output::{Ending, Header, OutputModel, Row, RowKind, Rows, Scroll};
 use crate::tui::theme::Theme;
-use crate::tui::view::{clock, cut, millis, name_of, width};
 
 /// Columns one ← or → moves the output.
 const HSCROLL_STEP: usize = 16;
@@ -164,7 +164,7 @@ impl Component for Output {
     fn act(&mut self, action: Action, cx: Cx) -> Outcome {
         let page = Self::height(cx.size).max(2) as isize - 1;
         // A new `/` starts a new search (the old one is still there with n / N until Enter).
-        let search = || Outcome::Open(Popup::Prompt(Prompt::new(PromptKind::Search, "")));
+        let search = || Outcome::Open(Open::Prompt(PromptKind::Search, String::new()));
         let Some(rows) = self.model.rows(cx.selected) else {
             return if action == Action::Search {
                 search()

@@ -9,11 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
 use super::link::close_on_click;
-use crate::tui::app::Intent;
+use crate::tui::component::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::draw::{centred, popup_frame};
 use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::output::printable;
-use crate::tui::view::{centred, popup_frame};
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Policy {

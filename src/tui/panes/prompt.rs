@@ -9,10 +9,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget};
 
-use crate::tui::app::Intent;
-use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::component::{
+    Component, Cx, DrawCx, Intent, Outcome, PromptKind, RunFile, Submitted,
+};
+use crate::tui::draw::{centred, cut, popup_frame, width};
 use crate::tui::keymap::{Action, Scope, key_for};
-use crate::tui::view::{centred, cut, popup_frame, width};
 
 /// A one-line prompt over the screen.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,42 +22,6 @@ pub struct Prompt {
     pub text: String,
     /// Completion candidates or a parse error, shown under the prompt.
     pub hint: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptKind {
-    /// F6: `path args...` to run with `run-file`.
-    RunFile,
-    /// `/` in the output pane.
-    Search,
-    /// `/` in the computers pane: a glob on traposId and label, applied as it is typed.
-    Filter,
-    /// `t`: the deadline for the person's own runs (F5, F6); empty means none.
-    Deadline,
-}
-
-/// What a prompt's text asks for, once it means something.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Submitted {
-    /// Search the output for this (empty: end the search).
-    Search(String),
-    /// The deadline of the person's runs.
-    Deadline(Option<std::time::Duration>),
-    /// Run this file on the targets.
-    RunFile(RunFile),
-    /// The filter line's text, as typed so far (the filter follows every key).
-    FilterTyped(String),
-    /// Enter on the filter line: it stays in force.
-    FilterKept,
-    /// Esc on the filter line: no filter.
-    FilterCleared,
-}
-
-/// A parsed run-file line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunFile {
-    pub path: String,
-    pub args: Vec<String>,
 }
 
 /// Splits `programs/dig.lua 3 "deep shaft"` into the path and its arguments.

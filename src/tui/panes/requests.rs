@@ -8,11 +8,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::session::{Origin, PendingInfo};
-use crate::tui::app::{Focus, Intent};
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::component::{Focus, Intent};
+use crate::tui::draw::{cut, millis, name_of, spinner, width};
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::output::printable;
-use crate::tui::view::{cut, millis, name_of, spinner, width};
 
 #[derive(Debug, Default)]
 pub struct Requests {

@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 
 use crate::session::screen::ScreenFrame;
 use crate::session::screen::input::MAX_PASTE;
-use crate::tui::app::Intent;
+use crate::tui::component::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::draw::name_of;
 use crate::tui::hub::{Hold, Hub};
 use crate::tui::keymap::{Action, Scope, key_for};
-use crate::tui::view::name_of;
 
 /// Said on the status line when Esc is pressed while attached. CC has no Esc key: neither CC:
 /// Tweaked's `keys` (GLFW codes, 256 left out) nor CraftOS-PC's (LWJGL code 1 left out) names

@@ -14,7 +14,7 @@ fn bar(app: &App) -> Scope {
     if app.editing_filter() {
         return Scope::Filter;
     }
-    crate::tui::input::scope_of(app.focus)
+    app.focus.scope()
 }
 
 /// The key hints on the bar now, each with its row of the keymap.
@@ -30,7 +30,7 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Binding> {
     }
     let mut x = 1usize;
     for (h, b) in hints(app) {
-        let width = super::width(h.key) + 1 + super::width(h.what);
+        let width = crate::tui::draw::width(h.key) + 1 + crate::tui::draw::width(h.what);
         if (x..x + width).contains(&usize::from(col)) {
             return Some(b);
         }
@@ -47,7 +47,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         let who = app
             .selected
             .as_deref()
-            .map(super::name_of)
+            .map(crate::tui::draw::name_of)
             .unwrap_or_default();
         spans.push(Span::styled(
             format!(" ATTACHED to {who} "),
@@ -101,9 +101,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let tiny = format!("{} on ", c.online);
     if let Some(right) = [full, format!("{counts} "), short, tiny]
         .into_iter()
-        .find(|r| super::width(r) <= room)
+        .find(|r| crate::tui::draw::width(r) <= room)
     {
-        spans.push(Span::raw(" ".repeat(room - super::width(&right))));
+        spans.push(Span::raw(
+            " ".repeat(room - crate::tui::draw::width(&right)),
+        ));
         spans.push(Span::styled(right, t.dim));
     }
     Paragraph::new(Line::from(spans))

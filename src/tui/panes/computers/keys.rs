@@ -5,11 +5,11 @@
 use std::collections::HashSet;
 
 use super::{Computers, Row, group_of};
-use crate::tui::app::{Focus, Popup};
+use crate::tui::component::PromptKind;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
+use crate::tui::component::{Focus, Open};
 use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::panes::list_page;
-use crate::tui::panes::prompt::{Prompt, PromptKind};
 
 impl Component for Computers {
     fn scope(&self) -> Scope {
@@ -33,9 +33,7 @@ impl Component for Computers {
             Action::Left => self.fold(i, Some(true)),
             Action::Right => self.fold(i, Some(false)),
             // Opening the filter again edits the one in force.
-            Action::Filter => {
-                Outcome::Open(Popup::Prompt(Prompt::new(PromptKind::Filter, &self.filter)))
-            }
+            Action::Filter => Outcome::Open(Open::Prompt(PromptKind::Filter, self.filter.clone())),
             Action::MarkShown => self.mark_shown(),
             Action::Group => self.toggle_grouping(),
             // In Computers, Esc first clears the filter; the next one leaves the pane.
