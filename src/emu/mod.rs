@@ -159,13 +159,30 @@ impl ComputerSpec {
     }
 }
 
-/// A handle on a running emulated computer. Cheap to clone. Dropping every handle does not turn
-/// the computer off (its own sockets still feed it events): call [`Computer::shutdown`].
+/// Whether a computer is on, and if off, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PowerState {
+    /// Running (or booting).
+    On,
+    /// Shut down: by `os.shutdown`, by [`Computer::shutdown`], or because its bios program
+    /// ended.
+    Off,
+    /// Shut down by CC's hard abort: a program went on running past "Too long without
+    /// yielding". It stays off until turned on ([`Computer::turn_on`]), as a player would.
+    Aborted,
+}
+
+/// A handle on an emulated computer, on or off. Cheap to clone. Dropping every handle does not
+/// turn the computer off (its own sockets still feed it events): call [`Computer::shutdown`].
+/// A computer that is off and has no handle left is gone for good.
 #[derive(Clone)]
 pub struct Computer {
     tx: std::sync::mpsc::Sender<kernel::Msg>,
     screen: Arc<Mutex<screen::Screen>>,
-    stopped: tokio::sync::watch::Receiver<bool>,
+    state: tokio::sync::watch::Receiver<PowerState>,
+    /// Counts the handles, for the machine thread (see `machine::Machine::handles`).
+    _alive: Arc<()>,
     id: u64,
 }
 
@@ -182,21 +199,29 @@ impl Computer {
         })?;
         let (tx, rx) = std::sync::mpsc::channel();
         let screen = Arc::new(Mutex::new(screen::Screen::new(spec.size.0, spec.size.1)));
-        let (stopped_tx, stopped) = tokio::sync::watch::channel(false);
+        let (state_tx, state) = tokio::sync::watch::channel(PowerState::On);
+        let alive = Arc::new(());
         let id = spec.id;
-        let machine = machine::Machine::new(spec, rt, tx.clone(), rx, screen.clone());
+        let machine = machine::Machine::new(
+            spec,
+            rt,
+            tx.clone(),
+            rx,
+            screen.clone(),
+            state_tx,
+            Arc::downgrade(&alive),
+        );
         std::thread::Builder::new()
             .name(format!("emu-{id}"))
-            .spawn(move || {
-                machine.run();
-                // Nobody may be waiting any more; that is fine.
-                let _ = stopped_tx.send(true);
-            })
+            // Dropping the machine drops the state's sender: handles then read the computer
+            // as off for good.
+            .spawn(move || machine.run())
             .map_err(|e| EmuError::Setup(e.to_string()))?;
         Ok(Computer {
             tx,
             screen,
-            stopped,
+            state,
+            _alive: alive,
             id,
         })
     }
@@ -297,16 +322,28 @@ impl Computer {
         let _ = self.tx.send(kernel::Msg::Power(kernel::Power::Shutdown));
     }
 
-    /// Resolves when the computer is off (shut down, or its program ended, or it was killed for
-    /// not yielding).
+    /// Turns on a computer that is off, as a player's right-click does: it boots afresh and
+    /// runs startup. Nothing happens to a computer that is on. Returns at once.
+    pub fn turn_on(&self) {
+        // The thread is gone only when every handle was, and this is one.
+        let _ = self.tx.send(kernel::Msg::Power(kernel::Power::TurnOn));
+    }
+
+    /// Resolves when the computer is off (shut down, or its program ended, or it was shut down
+    /// for not yielding).
     pub async fn wait_stopped(&self) {
-        let mut rx = self.stopped.clone();
-        // An error means the sender is gone, which also means off.
-        let _ = rx.wait_for(|off| *off).await;
+        let mut rx = self.state.clone();
+        // An error means the machine is gone, which also means off.
+        let _ = rx.wait_for(|s| *s != PowerState::On).await;
     }
 
     /// Whether the computer is off.
     pub fn is_stopped(&self) -> bool {
-        *self.stopped.borrow()
+        *self.state.borrow() != PowerState::On
+    }
+
+    /// On, off, or off by a hard abort.
+    pub fn power_state(&self) -> PowerState {
+        *self.state.borrow()
     }
 }
