@@ -298,3 +298,95 @@ async fn a_hard_abort_shuts_the_computer_down_until_turned_on() {
         .expect("stopped");
     assert_eq!(c.power_state(), PowerState::Off);
 }
+
+/// `computer_space_limit`: 1,000,000 bytes, counted as CC: Tweaked's `WritableFileMount`:
+/// every file and folder costs at least 500 bytes, a write past the quota raises "Out of space"
+/// and writes nothing, an open or a `makeDir` that does not fit fails with the path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_disk_quota_is_counted_as_cc_counts_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = spawn(spec(&dir));
+    let code = r##"
+        for _, name in ipairs(fs.list("/")) do if name ~= "rom" then fs.delete(name) end end
+        local free = fs.getFreeSpace("/")
+        print(fs.getCapacity("/"), free)
+        local function spent() local f = fs.getFreeSpace("/") local d = free - f free = f return d end
+        local h = fs.open("/a.txt", "w")
+        print("empty file", spent())
+        h.write(string.rep("x", 500))
+        print("500 bytes", spent())
+        h.write("y")
+        print("501 bytes", spent())
+        h.close()
+        fs.makeDir("/d/e/f")
+        print("three folders", spent())
+        h = fs.open("/d/e/f/g.txt", "w") h.close()
+        print("a file", spent())
+        fs.delete("/d")
+        print("deleted", spent())
+        h = fs.open("/a.txt", "w") h.close()
+        print("emptied", spent())
+        h = fs.open("/a.txt", "a") h.write(string.rep("z", 1000)) h.close()
+        print("appended", spent())
+        fs.copy("/a.txt", "/b.txt")
+        print("copied", spent())
+        fs.move("/b.txt", "/c/b.txt")
+        print("moved", spent())
+
+        -- Fill the disk to the byte.
+        h = fs.open("/big", "wb")
+        print(pcall(h.write, string.rep("b", free + 1)))
+        print("refused", spent(), fs.getSize("/big"))
+        -- The first 500 bytes of a file were paid for when it was made.
+        h.write(string.rep("b", free + 500))
+        print("full", fs.getFreeSpace("/"), fs.getSize("/big"))
+        print(pcall(h.write, "!"))
+        h.close()
+        print(fs.open("/new", "w"))
+        print(pcall(fs.makeDir, "/nd"))
+        print(pcall(fs.copy, "/a.txt", "/a2.txt"))
+        fs.delete("/big")
+        print("freed", fs.getFreeSpace("/"))
+    "##;
+    let out = run(&c, code).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "1000000\t1000000",
+            "empty file\t500",
+            "500 bytes\t0",
+            "501 bytes\t1",
+            "three folders\t1500",
+            "a file\t500",
+            "deleted\t-2000",
+            "emptied\t-1",
+            "appended\t500",
+            "copied\t1000",
+            "moved\t500",
+            "false\tOut of space",
+            "refused\t500\t0",
+            "full\t0\t997500",
+            "false\tOut of space",
+            "nil\t/new: Out of space",
+            "false\t/nd: Out of space",
+            "false\t/a2.txt: Out of space",
+            "freed\t997500",
+        ],
+        "{out}"
+    );
+
+    // A computer whose quota the server raised holds more.
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = spawn(spec(&dir).with_disk_space(3_000_000));
+    let out = run(
+        &c,
+        r##"
+        print(fs.getCapacity("/"))
+        local h = fs.open("/two", "wb") h.write(string.rep("2", 2000000)) h.close()
+        print(fs.getSize("/two"))
+        "##,
+    )
+    .await;
+    assert_eq!(out, "3000000\n2000000\n");
+}

@@ -107,6 +107,8 @@ pub(crate) struct Ctx {
     pub websockets: Arc<AtomicUsize>,
     /// The http rule's `max_websocket_message` (0: no limit).
     pub max_websocket_message: usize,
+    /// The disk's capacity in bytes (`computer_space_limit`).
+    pub disk_space: u64,
 }
 
 /// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.

@@ -144,6 +144,7 @@ impl Machine {
             cancel: CancellationToken::new(),
             websockets: Arc::new(AtomicUsize::new(0)),
             max_websocket_message: self.spec.limits.max_websocket_message,
+            disk_space: self.spec.limits.disk_space,
         };
         let power = match super::boot::build(&ctx) {
             Ok((lua, bios)) => {

@@ -106,12 +106,21 @@ pub struct Limits {
     /// The longest websocket message, either way, as set by the http rule that matches the
     /// host the computer connects to (`max_websocket_message`); 0 is no limit.
     pub max_websocket_message: usize,
+    /// The computer's disk capacity in bytes (`computer_space_limit`), counted as CC: Tweaked
+    /// counts it: every file and folder costs at least 500 bytes.
+    pub disk_space: u64,
 }
+
+/// CC: Tweaked's default `computer_space_limit`: a computer's disk, in bytes.
+pub const COMPUTER_SPACE_LIMIT: u64 = 1_000_000;
+/// CC: Tweaked's default `floppy_space_limit`: a floppy disk, in bytes.
+pub const FLOPPY_SPACE_LIMIT: u64 = 125_000;
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
             max_websocket_message: DEFAULT_WEBSOCKET_MESSAGE,
+            disk_space: COMPUTER_SPACE_LIMIT,
         }
     }
 }
@@ -141,6 +150,13 @@ impl ComputerSpec {
     /// http rule for the host said so.
     pub fn with_max_websocket_message(mut self, bytes: usize) -> Self {
         self.limits.max_websocket_message = bytes;
+        self
+    }
+
+    /// The same spec with another disk capacity in bytes, as a server whose
+    /// `computer_space_limit` was raised (or lowered) gives it.
+    pub fn with_disk_space(mut self, bytes: u64) -> Self {
+        self.limits.disk_space = bytes;
         self
     }
 
