@@ -7,7 +7,7 @@ mod support;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use support::{emulated, start_host};
+use support::{emulated, emulated_with, start_host};
 
 /// The binary against `host`, finding the host's local token in its data dir as it does on a
 /// person's machine (no token in the environment).
@@ -177,7 +177,11 @@ async fn wait(child: std::process::Child) -> Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_put_leaves_the_old_file_intact() {
     let host = start_host().await;
-    let c = emulated(&host, 4, Some("store")).await;
+    // 1.5 MB in many pieces, so that there is a middle to interrupt: more than a default
+    // computer's 1,000,000 bytes, so the quota is raised, as a server's `computer_space_limit`
+    // can be.
+    let raised = |s: trapdesk::emu::ComputerSpec| s.with_disk_space(4_000_000);
+    let c = emulated_with(&host, 4, Some("store"), raised).await;
     let work = tempfile::tempdir().unwrap();
     let dir = host.dir.path().join("computers/4/data");
     let target = dir.join("big.bin");
@@ -238,7 +242,7 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     );
 
     // Back again, a whole put replaces it in one step.
-    let _c = emulated(&host, 4, Some("store")).await;
+    let _c = emulated_with(&host, 4, Some("store"), raised).await;
     let out = output(trapdesk(
         &host,
         &[

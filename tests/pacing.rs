@@ -22,7 +22,7 @@ mod world;
 use base64::Engine as _;
 use fake::{Client, call, data, text};
 use serde_json::{Value, json};
-use world::{Runtime, World};
+use world::{Runtime, Spec, World};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 const MB: usize = 1024 * 1024;
@@ -144,7 +144,13 @@ async fn large_payloads_are_sliced(w: &World) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_payloads_are_sliced_on_the_emulator() {
-    let w = World::boot(Runtime::Emulator, &["miner"]).await;
+    // 1 MB files measure the slicing; a default computer holds 1,000,000 bytes with the client
+    // on it, so this one's quota is raised, as a server's `computer_space_limit` can be.
+    let spec = Spec {
+        disk_space: Some(4_000_000),
+        ..Spec::default()
+    };
+    let w = World::boot_with(Runtime::Emulator, &[("miner", spec)]).await;
     large_payloads_are_sliced(&w).await;
 }
 
