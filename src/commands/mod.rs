@@ -207,9 +207,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             max_websocket_message,
             disk_space,
         }) => {
-            let mut limits = crate::emu::Limits::default();
-            limits.max_websocket_message = max_websocket_message;
-            limits.disk_space = disk_space;
+            let limits = crate::emu::Limits {
+                max_websocket_message,
+                disk_space,
+            };
             emulate(url, id, label, secret, data_dir, disk, limits).await
         }
         Some(Command::Exec(a)) => client(remote::exec(a).await),

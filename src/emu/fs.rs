@@ -247,10 +247,10 @@ impl Disk {
         options: &fs::OpenOptions,
         truncate: bool,
     ) -> Result<fs::File, String> {
-        if let Some(((dir, _), parent)) = p.rsplit_once('/').zip(h.parent()) {
-            if !h.exists() {
-                self.make_dir(dir, parent)?;
-            }
+        if let Some(((dir, _), parent)) = p.rsplit_once('/').zip(h.parent())
+            && !h.exists()
+        {
+            self.make_dir(dir, parent)?;
         }
         self.quota.refresh();
         let old = fs::metadata(h).ok().map(|m| m.len());
@@ -500,10 +500,10 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                 if is_move {
                     // A move within the disk costs nothing (`WritableFileMount.rename`); its
                     // new parent folder is made as CC's `Files.move` needs it.
-                    if let Some(((dir, _), parent)) = tp.rsplit_once('/').zip(th.parent()) {
-                        if let Err(e) = d.make_dir(dir, parent) {
-                            return fail(lua, e);
-                        }
+                    if let Some(((dir, _), parent)) = tp.rsplit_once('/').zip(th.parent())
+                        && let Err(e) = d.make_dir(dir, parent)
+                    {
+                        return fail(lua, e);
                     }
                     match fs::rename(&fh, &th) {
                         Ok(()) => ok(lua, ()),

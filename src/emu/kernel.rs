@@ -78,7 +78,8 @@ impl Kernel {
     /// Whole server ticks since boot: what `os.clock` counts (`OSAPI.update` adds one a tick).
     pub(crate) fn ticks(&self, now: Instant) -> u64 {
         let tick = self.tick.as_nanos().max(1);
-        u64::try_from(now.saturating_duration_since(self.boot).as_nanos() / tick).unwrap_or(u64::MAX)
+        u64::try_from(now.saturating_duration_since(self.boot).as_nanos() / tick)
+            .unwrap_or(u64::MAX)
     }
 
     /// When a timer of `ticks` ticks started now fires: CC counts each timer down once a tick and
