@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
-use trapdesk::emu::{Computer, ComputerSpec, PowerState};
+use trapdesk::emu::{Computer, ComputerSpec, Floppy, PowerState};
 
 fn spawn(spec: ComputerSpec) -> Computer {
     Computer::spawn(spec, tokio::runtime::Handle::current()).expect("spawn")
@@ -447,4 +447,103 @@ async fn clock_and_timers_count_server_ticks() {
     let lines: Vec<&str> = out.lines().collect();
     let ms = real_ms(lines[4]);
     assert!((1950..2500).contains(&ms), "{out}");
+}
+
+/// A disk drive with a floppy: `peripheral` and `disk` answer as CC: Tweaked's, the floppy is
+/// mounted at `/disk` with its own 125,000-byte quota, its `startup.lua` replaces the
+/// computer's at boot (unless `shell.allow_disk_startup` is false), and inserting and ejecting
+/// queue `disk` and `disk_eject`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_floppy_in_a_drive_is_mounted_with_its_own_quota() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let hdd = dir.path().join("hdd");
+    let floppy_dir = dir.path().join("floppy");
+    std::fs::create_dir_all(&hdd).expect("hdd");
+    std::fs::create_dir_all(&floppy_dir).expect("floppy");
+    let mark = |who: &str| format!("local h = fs.open('/ran', 'a') h.writeLine('{who}') h.close()");
+    std::fs::write(hdd.join("startup.lua"), mark("computer")).expect("startup");
+    std::fs::write(floppy_dir.join("startup.lua"), mark("floppy")).expect("startup");
+    let floppy = Floppy::new(9, floppy_dir.clone());
+    let spec =
+        ComputerSpec::new(5, None, hdd.clone()).with_disk_drive("left", Some(floppy.clone()));
+    let c = spawn(spec);
+    let out = run(
+        &c,
+        r##"
+        local h = fs.open("/ran", "r") print(h.readAll()) h.close()
+        print(table.concat(peripheral.getNames(), ","), peripheral.getType("left"), peripheral.isPresent("right"))
+        print(disk.isPresent("left"), disk.hasData("left"), disk.getMountPath("left"), disk.getID("left"), disk.isPresent("right"))
+        print(fs.getDrive("disk/startup.lua"), fs.getDrive("ran"), fs.getCapacity("disk"), fs.getFreeSpace("disk"))
+        print(table.concat(fs.list("/"), ","))
+        h = fs.open("disk/big", "wb")
+        -- The open took 500 of the 124,500 free; those 500 hold the file's first bytes.
+        print(pcall(h.write, string.rep("x", 124501)))
+        h.write(string.rep("x", 124500)) h.close()
+        print(fs.getFreeSpace("disk"), fs.open("disk/more", "w"))
+        print(pcall(fs.delete, "disk"))
+        local free = fs.getFreeSpace("/")
+        fs.move("disk/startup.lua", "moved.lua")
+        print(free - fs.getFreeSpace("/"), fs.getFreeSpace("disk"), fs.exists("disk/startup.lua"))
+        fs.move("moved.lua", "disk/startup.lua")
+        "##,
+    )
+    .await;
+    assert_eq!(
+        out,
+        "floppy\n\nleft\tdrive\tfalse\ntrue\ttrue\tdisk\t9\tfalse\nleft\thdd\t125000\t124500\ndisk,ran,rom,startup.lua\nfalse\tOut of space\n0\tnil\t/disk/more: Out of space\nfalse\t/disk: Access denied\n500\t500\tfalse\n"
+    );
+    assert_eq!(
+        std::fs::metadata(floppy_dir.join("big"))
+            .expect("big")
+            .len(),
+        124_500
+    );
+
+    // Out and in again, as a player would.
+    let waiting = c.clone();
+    let out = tokio::spawn(async move {
+        run(
+            &waiting,
+            r##"
+        local ev = { os.pullEvent("disk_eject") }
+        print(ev[1], ev[2], fs.exists("disk"), disk.isPresent("left"), disk.getMountPath("left"))
+        ev = { os.pullEvent("disk") }
+        print(ev[1], ev[2], fs.exists("disk/big"))
+        disk.eject("left")
+        print(os.pullEvent("disk_eject"))
+        print(fs.exists("disk"))
+        "##,
+        )
+        .await
+    });
+    // The chunk waits for the events before the floppy moves.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    c.eject_disk().expect("a floppy was in");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    c.insert_disk(floppy.clone()).expect("insert");
+    let out = out.await.expect("chunk");
+    assert_eq!(
+        out,
+        "disk_eject\tleft\tfalse\tfalse\tnil\ndisk\tleft\ttrue\ndisk_eject\tleft\nfalse\n"
+    );
+
+    // With shell.allow_disk_startup false, the computer's own startup runs.
+    c.shutdown();
+    c.wait_stopped().await;
+    std::fs::remove_file(hdd.join("ran")).expect("ran");
+    std::fs::write(
+        hdd.join(".settings"),
+        "{ [ \"shell.allow_disk_startup\" ] = false, }",
+    )
+    .expect("settings");
+    let spec = ComputerSpec::new(5, None, hdd.clone()).with_disk_drive("left", Some(floppy));
+    let c = spawn(spec);
+    assert_eq!(
+        run(
+            &c,
+            "local h = fs.open('/ran', 'r') print(h.readAll()) h.close()"
+        )
+        .await,
+        "computer\n\n"
+    );
 }

@@ -20,6 +20,7 @@ pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
     natives.set("fs", super::fs::native(&lua, ctx)?)?;
     natives.set("os", super::os_api::native(&lua, ctx)?)?;
     natives.set("http", super::net::native(&lua, ctx)?)?;
+    natives.set("peripheral", super::peripheral::native(&lua, ctx)?)?;
     let wd = ctx.watchdog.clone();
     natives.set(
         "watchdog",

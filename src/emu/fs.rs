@@ -14,7 +14,8 @@ use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 pub(crate) use super::handles::ReadHandle;
 use super::handles::{UpdateHandle, WriteHandle};
 
-use super::kernel::Ctx;
+use super::kernel::{Ctx, lock};
+use std::sync::Arc;
 
 /// What every file and folder costs at least, in bytes (CC: Tweaked's
 /// `MountConstants.MINIMUM_FILE_SIZE`).
@@ -170,21 +171,73 @@ fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<MultiValue> {
     (false, msg.as_ref()).into_lua_multi(lua)
 }
 
+/// Where a floppy in the drive is mounted (CC's `disk`, then `disk2`, ...; one drive here).
+const FLOPPY_MOUNT: &str = "disk";
+
+/// The computer's file system: its own disk at the root, and a floppy at `/disk` while one is
+/// in the drive, each with its own quota.
 struct Disk {
     root: PathBuf,
-    quota: std::sync::Arc<Quota>,
+    quota: Arc<Quota>,
+    drive: Arc<std::sync::Mutex<Option<super::DiskDrive>>>,
+    /// The floppy's quota, measured when the floppy is first used and kept while it stays in.
+    floppy_quota: std::sync::Mutex<Option<(PathBuf, Arc<Quota>)>>,
 }
 
 impl Disk {
+    /// The floppy in the drive: the drive's name, the floppy's directory and its quota.
+    fn floppy(&self) -> Option<(String, PathBuf, Arc<Quota>)> {
+        let drive = lock(&self.drive);
+        let drive = drive.as_ref()?;
+        let f = drive.floppy.as_ref()?;
+        let mut cache = lock(&self.floppy_quota);
+        let quota = match cache.as_ref() {
+            Some((root, q)) if *root == f.root => q.clone(),
+            _ => {
+                let q = Arc::new(Quota::measure(&f.root, f.space));
+                *cache = Some((f.root.clone(), q.clone()));
+                q
+            }
+        };
+        Some((drive.side.clone(), f.root.clone(), quota))
+    }
+
+    /// The part of a normalised path below the floppy's mount point, if it is there.
+    fn below_mount(p: &str) -> Option<&str> {
+        if p == FLOPPY_MOUNT {
+            Some("")
+        } else {
+            p.strip_prefix(FLOPPY_MOUNT)?.strip_prefix('/')
+        }
+    }
+
+    /// The floppy's mount point itself, while a floppy is in.
+    fn is_mount_root(&self, p: &str) -> bool {
+        p == FLOPPY_MOUNT && self.floppy().is_some()
+    }
+
+    /// The quota that a path counts against: the floppy's below its mount point, else the
+    /// computer's.
+    fn quota(&self, p: &str) -> Arc<Quota> {
+        match (Self::below_mount(p), self.floppy()) {
+            (Some(_), Some((_, _, q))) => q,
+            _ => self.quota.clone(),
+        }
+    }
+
     /// The host path of a CC path, or the CC error text.
     fn host(&self, path: &str) -> Result<(String, PathBuf), String> {
         let p = normalize(path, false)?;
-        let host = if p.is_empty() {
-            self.root.clone()
-        } else {
-            self.root.join(&p)
+        let (root, rest) = match (Self::below_mount(&p), self.floppy()) {
+            (Some(rest), Some((_, root, _))) => (root, rest.to_owned()),
+            _ => (self.root.clone(), p.clone()),
         };
-        Self::no_symlinks(&self.root, &p)?;
+        let host = if rest.is_empty() {
+            root.clone()
+        } else {
+            root.join(&rest)
+        };
+        Self::no_symlinks(&root, &rest)?;
         Ok((p, host))
     }
 
@@ -221,18 +274,19 @@ impl Disk {
         if h.exists() {
             return Err(format!("/{p}: File exists"));
         }
-        self.quota.refresh();
+        let quota = self.quota(p);
+        quota.refresh();
         let mut missing = 0;
         let mut at = Some(h);
         while let Some(dir) = at.filter(|d| !d.exists()) {
             missing += 1;
             at = dir.parent();
         }
-        if !self.quota.take(missing * MINIMUM_FILE_SIZE) {
+        if !quota.take(missing * MINIMUM_FILE_SIZE) {
             return Err(format!("/{p}: {OUT_OF_SPACE}"));
         }
         fs::create_dir_all(h).map_err(|_| {
-            self.quota.give_back(missing * MINIMUM_FILE_SIZE);
+            quota.give_back(missing * MINIMUM_FILE_SIZE);
             format!("/{p}: Access denied")
         })
     }
@@ -252,21 +306,22 @@ impl Disk {
         {
             self.make_dir(dir, parent)?;
         }
-        self.quota.refresh();
+        let quota = self.quota(p);
+        quota.refresh();
         let old = fs::metadata(h).ok().map(|m| m.len());
         match old {
-            None if !self.quota.take(MINIMUM_FILE_SIZE) => {
+            None if !quota.take(MINIMUM_FILE_SIZE) => {
                 return Err(format!("/{p}: {OUT_OF_SPACE}"));
             }
             None => {}
-            Some(size) if truncate => self
-                .quota
-                .give_back(size.max(MINIMUM_FILE_SIZE) - MINIMUM_FILE_SIZE),
+            Some(size) if truncate => {
+                quota.give_back(size.max(MINIMUM_FILE_SIZE) - MINIMUM_FILE_SIZE);
+            }
             Some(_) => {}
         }
         options.open(h).map_err(|e| {
             if old.is_none() {
-                self.quota.give_back(MINIMUM_FILE_SIZE);
+                quota.give_back(MINIMUM_FILE_SIZE);
             }
             format!("/{p}: {e}")
         })
@@ -294,7 +349,7 @@ impl Disk {
         let mut options = fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
         let mut file = self.open_write(p, to, &options, true)?;
-        self.quota.write(0, bytes.len() as u64, 0)?;
+        self.quota(p).write(0, bytes.len() as u64, 0)?;
         std::io::Write::write_all(&mut file, &bytes).map_err(|e| format!("/{p}: {e}"))
     }
 }
@@ -302,9 +357,11 @@ impl Disk {
 /// The native `fs` table.
 pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    let disk = std::sync::Arc::new(Disk {
+    let disk = Arc::new(Disk {
         root: ctx.root.clone(),
-        quota: std::sync::Arc::new(Quota::measure(&ctx.root, ctx.disk_space)),
+        quota: Arc::new(Quota::measure(&ctx.root, ctx.disk_space)),
+        drive: ctx.drive.clone(),
+        floppy_quota: std::sync::Mutex::new(None),
     });
     macro_rules! f {
         ($name:expr, |$lua:ident, $d:ident, $args:tt : $ty:ty| $body:expr) => {{
@@ -371,6 +428,9 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         "getDrive",
         |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
             Ok((p, _)) if Disk::is_rom(&p) => ok(lua, "rom"),
+            // A floppy's drive is named by the drive's peripheral name.
+            Ok((p, _)) if Disk::below_mount(&p).is_some() && d.floppy().is_some() =>
+                ok(lua, d.floppy().map(|(side, _, _)| side)),
             Ok((_, h)) if h.exists() => ok(lua, "hdd"),
             _ => ok(lua, Value::Nil),
         }
@@ -391,7 +451,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         "getFreeSpace",
         |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
             Ok((p, _)) if Disk::is_rom(&p) => ok(lua, 0.0),
-            Ok(_) => ok(lua, d.quota.remaining() as f64),
+            Ok((p, _)) => ok(lua, d.quota(&p).remaining() as f64),
             Err(e) => fail(lua, e),
         }
     );
@@ -399,7 +459,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         "getCapacity",
         |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
             Ok((p, _)) if Disk::is_rom(&p) => ok(lua, Value::Nil),
-            Ok(_) => ok(lua, d.quota.capacity() as f64),
+            Ok((p, _)) => ok(lua, d.quota(&p).capacity() as f64),
             Err(e) => fail(lua, e),
         }
     );
@@ -415,6 +475,12 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                         .collect();
                     if p.is_empty() && !names.iter().any(|n| n == "rom") {
                         names.push("rom".into());
+                    }
+                    if p.is_empty()
+                        && d.floppy().is_some()
+                        && !names.iter().any(|n| n == FLOPPY_MOUNT)
+                    {
+                        names.push(FLOPPY_MOUNT.into());
                     }
                     names.sort();
                     ok(lua, names)
@@ -439,7 +505,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     f!(
         "delete",
         |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
-            Ok((p, _)) if Disk::is_rom(&p) || p.is_empty() =>
+            Ok((p, _)) if Disk::is_rom(&p) || p.is_empty() || d.is_mount_root(&p) =>
                 fail(lua, format!("/{p}: Access denied")),
             Ok((p, h)) => {
                 let r = if h.is_dir() {
@@ -451,7 +517,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                 };
                 // What went is given back, as `WritableFileMount.deleteRecursively` does (even
                 // when part of it could not go).
-                d.quota.refresh();
+                d.quota(&p).refresh();
                 match r {
                     Ok(()) => ok(lua, ()),
                     Err(e) => fail(lua, format!("/{p}: {e}")),
@@ -480,7 +546,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                         format!("/{path}: {why}")
                     }
                 };
-                if Disk::is_rom(&tp) || (is_move && Disk::is_rom(&fp)) {
+                if Disk::is_rom(&tp) || (is_move && (Disk::is_rom(&fp) || d.is_mount_root(&fp))) {
                     return fail(lua, about(&tp, "Access denied"));
                 }
                 if !fh.exists() {
@@ -497,7 +563,22 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                     };
                     return fail(lua, about(&fp, why));
                 }
-                if is_move {
+                if is_move && !Arc::ptr_eq(&d.quota(&fp), &d.quota(&tp)) {
+                    // From one mount to another: a copy, then a delete (`FileSystem.move`).
+                    let r = d.copy_tree(&tp, &fh, &th).and_then(|()| {
+                        let gone = if fh.is_dir() {
+                            fs::remove_dir_all(&fh)
+                        } else {
+                            fs::remove_file(&fh)
+                        };
+                        gone.map_err(|e| format!("/{fp}: {e}"))
+                    });
+                    d.quota(&fp).refresh();
+                    match r {
+                        Ok(()) => ok(lua, ()),
+                        Err(e) => fail(lua, e),
+                    }
+                } else if is_move {
                     // A move within the disk costs nothing (`WritableFileMount.rename`); its
                     // new parent folder is made as CC's `Files.move` needs it.
                     if let Some(((dir, _), parent)) = tp.rsplit_once('/').zip(th.parent())
@@ -579,7 +660,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                             file: Some(f),
                             binary,
                             append: m == "a",
-                            quota: d.quota.clone(),
+                            quota: d.quota(&p),
                         })?,
                     ),
                     Err(e) => fail(lua, e),
@@ -613,7 +694,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                         lua.create_userdata(UpdateHandle {
                             file: Some(f),
                             binary,
-                            quota: d.quota.clone(),
+                            quota: d.quota(&p),
                         })?,
                     ),
                     Err(e) => fail(lua, e),

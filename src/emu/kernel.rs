@@ -132,6 +132,8 @@ pub(crate) struct Ctx {
     pub max_websocket_message: usize,
     /// The disk's capacity in bytes (`computer_space_limit`).
     pub disk_space: u64,
+    /// The disk drive beside the computer, shared with the handle that inserts and ejects.
+    pub drive: Arc<Mutex<Option<super::DiskDrive>>>,
 }
 
 /// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::kernel::{Ctx, Event, Kernel, Msg, Power, Watchdog, error_text, lock};
 use super::screen::Screen;
 use super::value::{Val, Wrappers};
-use super::{ComputerSpec, PowerState};
+use super::{ComputerSpec, DiskDrive, PowerState};
 
 /// One top-level coroutine.
 struct Proc {
@@ -42,12 +42,21 @@ enum Step {
     Killed,
 }
 
+/// What the machine shares with the [`super::Computer`] handles.
+pub(crate) struct Shared {
+    pub screen: Arc<Mutex<Screen>>,
+    pub drive: Arc<Mutex<Option<DiskDrive>>>,
+    pub state: tokio::sync::watch::Sender<PowerState>,
+    pub handles: Weak<()>,
+}
+
 pub(crate) struct Machine {
     spec: ComputerSpec,
     rt: tokio::runtime::Handle,
     tx: Sender<Msg>,
     rx: Receiver<Msg>,
     screen: Arc<Mutex<Screen>>,
+    drive: Arc<Mutex<Option<DiskDrive>>>,
     generation: u64,
     /// On, off, or off by a hard abort, for the handles to read.
     state: tokio::sync::watch::Sender<PowerState>,
@@ -62,19 +71,18 @@ impl Machine {
         rt: tokio::runtime::Handle,
         tx: Sender<Msg>,
         rx: Receiver<Msg>,
-        screen: Arc<Mutex<Screen>>,
-        state: tokio::sync::watch::Sender<PowerState>,
-        handles: Weak<()>,
+        shared: Shared,
     ) -> Self {
         Self {
             spec,
             rt,
             tx,
             rx,
-            screen,
+            screen: shared.screen,
+            drive: shared.drive,
             generation: 0,
-            state,
-            handles,
+            state: shared.state,
+            handles: shared.handles,
         }
     }
 
@@ -146,6 +154,7 @@ impl Machine {
             websockets: Arc::new(AtomicUsize::new(0)),
             max_websocket_message: self.spec.limits.max_websocket_message,
             disk_space: self.spec.limits.disk_space,
+            drive: self.drive.clone(),
         };
         let power = match super::boot::build(&ctx) {
             Ok((lua, bios)) => {

@@ -14,6 +14,7 @@
 //! - `fs`: the computer's disk, a host directory with CC's path rules; `handles`: its file handles.
 //! - `os_api`: the Rust half of `os` (timers, clock, labels, power).
 //! - `net`: `http.websocket*` and `http.get`, bridged onto the tokio runtime.
+//! - `peripheral`: the one peripheral modelled, a disk drive whose floppy `fs` mounts at `/disk`.
 //! - `install`: writing the client onto a disk, and the `--demo` / `emulate` run modes.
 //! - `rom/*.lua`: what CC itself writes in Lua (bios, `parallel`, `textutils`, `settings`, `shell`),
 //!   in our own words.
@@ -27,6 +28,7 @@ mod machine;
 mod net;
 mod number;
 mod os_api;
+mod peripheral;
 mod screen;
 mod term;
 mod value;
@@ -96,6 +98,43 @@ pub struct ComputerSpec {
     /// How long a server tick lasts: 50 ms (20 ticks a second) unless set. `os.clock`, timers
     /// and in-game time count ticks, so a longer tick is a server that falls behind.
     pub tick: Duration,
+    /// A disk drive beside the computer; none unless set.
+    pub drive: Option<DiskDrive>,
+}
+
+/// A disk drive attached to the computer, empty or with a floppy in it.
+#[derive(Debug, Clone)]
+pub struct DiskDrive {
+    /// Where it is attached: its peripheral name (`"left"`, `"drive_0"`, ...).
+    pub side: String,
+    /// The floppy in it, if any.
+    pub floppy: Option<Floppy>,
+}
+
+/// A floppy disk: a host directory mounted at `/disk` while it is in the drive, with its own
+/// quota.
+#[derive(Debug, Clone)]
+pub struct Floppy {
+    /// `disk.getID()`.
+    pub id: u64,
+    /// The host directory that holds its files.
+    pub root: PathBuf,
+    /// Its capacity in bytes: [`FLOPPY_SPACE_LIMIT`] unless set.
+    pub space: u64,
+    /// `disk.getLabel()`; `None` when unlabelled.
+    pub label: Option<String>,
+}
+
+impl Floppy {
+    /// A floppy of CC's default size on `root`.
+    pub fn new(id: u64, root: PathBuf) -> Self {
+        Self {
+            id,
+            root,
+            space: FLOPPY_SPACE_LIMIT,
+            label: None,
+        }
+    }
 }
 
 /// CC: Tweaked's default `max_websocket_message` (its default `*` http rule).
@@ -147,7 +186,18 @@ impl ComputerSpec {
             size: COMPUTER_SIZE,
             limits: Limits::default(),
             tick: Duration::from_millis(50),
+            drive: None,
         }
+    }
+
+    /// The same spec with a disk drive on `side`, holding `floppy` from boot on (so that its
+    /// `startup.lua` runs at boot, as CC runs a disk's startup).
+    pub fn with_disk_drive(mut self, side: &str, floppy: Option<Floppy>) -> Self {
+        self.drive = Some(DiskDrive {
+            side: side.to_owned(),
+            floppy,
+        });
+        self
     }
 
     /// The same spec on a server whose ticks last `tick` (say 100 ms for one running at 10 ticks
@@ -207,6 +257,8 @@ pub enum PowerState {
 pub struct Computer {
     tx: std::sync::mpsc::Sender<kernel::Msg>,
     screen: Arc<Mutex<screen::Screen>>,
+    /// The disk drive, shared with the machine's `fs` and `peripheral`.
+    drive: Arc<Mutex<Option<DiskDrive>>>,
     state: tokio::sync::watch::Receiver<PowerState>,
     /// Counts the handles, for the machine thread (see `machine::Machine::handles`).
     _alive: Arc<()>,
@@ -226,6 +278,13 @@ impl Computer {
         })?;
         let (tx, rx) = std::sync::mpsc::channel();
         let screen = Arc::new(Mutex::new(screen::Screen::new(spec.size.0, spec.size.1)));
+        let drive = Arc::new(Mutex::new(spec.drive.clone()));
+        if let Some(f) = spec.drive.as_ref().and_then(|d| d.floppy.as_ref()) {
+            std::fs::create_dir_all(&f.root).map_err(|source| EmuError::Io {
+                path: f.root.clone(),
+                source,
+            })?;
+        }
         let (state_tx, state) = tokio::sync::watch::channel(PowerState::On);
         let alive = Arc::new(());
         let id = spec.id;
@@ -234,9 +293,12 @@ impl Computer {
             rt,
             tx.clone(),
             rx,
-            screen.clone(),
-            state_tx,
-            Arc::downgrade(&alive),
+            machine::Shared {
+                screen: screen.clone(),
+                drive: drive.clone(),
+                state: state_tx,
+                handles: Arc::downgrade(&alive),
+            },
         );
         std::thread::Builder::new()
             .name(format!("emu-{id}"))
@@ -247,6 +309,7 @@ impl Computer {
         Ok(Computer {
             tx,
             screen,
+            drive,
             state,
             _alive: alive,
             id,
@@ -325,6 +388,43 @@ impl Computer {
             Ok(s) => s.size(),
             Err(p) => p.into_inner().size(),
         }
+    }
+
+    /// Puts `floppy` into the disk drive, as a player would: it is mounted at `/disk` and a
+    /// `disk` event names the drive. Nothing happens without a drive or with a floppy in it
+    /// already (the player's hand holds the new one).
+    ///
+    /// # Errors
+    /// `EmuError::Io` when the floppy's directory cannot be made.
+    pub fn insert_disk(&self, floppy: Floppy) -> Result<(), EmuError> {
+        std::fs::create_dir_all(&floppy.root).map_err(|source| EmuError::Io {
+            path: floppy.root.clone(),
+            source,
+        })?;
+        let side = {
+            let mut d = kernel::lock(&self.drive);
+            match d.as_mut() {
+                Some(drive) if drive.floppy.is_none() => {
+                    drive.floppy = Some(floppy);
+                    drive.side.clone()
+                }
+                _ => return Ok(()),
+            }
+        };
+        self.queue_event("disk", vec![EventArg::Str(side.into_bytes())]);
+        Ok(())
+    }
+
+    /// Takes the floppy out of the drive, as a player would: `/disk` is unmounted and a
+    /// `disk_eject` event names the drive. Returns the floppy, if there was one.
+    pub fn eject_disk(&self) -> Option<Floppy> {
+        let (side, floppy) = {
+            let mut d = kernel::lock(&self.drive);
+            let drive = d.as_mut()?;
+            (drive.side.clone(), drive.floppy.take()?)
+        };
+        self.queue_event("disk_eject", vec![EventArg::Str(side.into_bytes())]);
+        Some(floppy)
     }
 
     /// Resizes the terminal as CC does when a monitor or the window holding the terminal

@@ -663,40 +663,117 @@ do
     end
 end
 
--- peripheral, as on a computer with nothing attached: the emulator models no peripherals.
--- Each function checks its arguments and answers as CC: Tweaked's rom/apis/peripheral.lua
--- does when no side has a peripheral.
+-- peripheral: the emulator models one kind, a disk drive (ComputerSpec::with_disk_drive); with
+-- none attached every function answers as CC: Tweaked's rom/apis/peripheral.lua does when no
+-- side has a peripheral. A drive's methods are DiskDrivePeripheral's.
 do
+    local npn = native.peripheral
     local function not_peripheral() error("bad argument #1 (table is not a peripheral)", 3) end
+    local function drive(name)
+        local present, full, id, label = npn.drive(name)
+        if not present then return nil end
+        return { full = full, id = id, label = label }
+    end
+    local methods = {}
+    function methods.isDiskPresent(name) return drive(name).full end
+    function methods.hasData(name) return drive(name).full end
+    function methods.getMountPath(name) if drive(name).full then return "disk" end return nil end
+    function methods.getDiskID(name) return drive(name).id end
+    function methods.getDiskLabel(name) return drive(name).label end
+    function methods.setDiskLabel(name, label)
+        expect(1, label, "string", "nil")
+        if drive(name).full then npn.setLabel(name, label) end
+    end
+    function methods.hasAudio() return false end
+    function methods.getAudioTitle(name) if drive(name).full then return false end return nil end
+    function methods.playAudio() end
+    function methods.stopAudio() end
+    function methods.ejectDisk(name) npn.eject(name) end
+    local method_names = {}
+    for k in pairs(methods) do method_names[#method_names + 1] = k end
+    table.sort(method_names)
+    -- Wrapped peripherals, to answer getName and getType for a table.
+    local wrapped = setmetatable({}, { __mode = "k" })
+
     peripheral = {}
-    function peripheral.getNames() return {} end
-    function peripheral.isPresent(name) expect(1, name, "string") return false end
+    function peripheral.getNames() return npn.names() end
+    function peripheral.isPresent(name) expect(1, name, "string") return drive(name) ~= nil end
     function peripheral.getType(p)
         expect(1, p, "string", "table")
-        if type(p) == "table" then not_peripheral() end
+        if type(p) == "table" then
+            if not wrapped[p] then not_peripheral() end
+            return "drive"
+        end
+        if drive(p) then return "drive" end
         return nil
     end
     function peripheral.hasType(p, kind)
         expect(1, p, "string", "table")
         expect(2, kind, "string")
-        if type(p) == "table" then not_peripheral() end
+        if type(p) == "table" then
+            if not wrapped[p] then not_peripheral() end
+            return kind == "drive"
+        end
+        if drive(p) then return kind == "drive" end
         return nil
     end
-    function peripheral.getMethods(name) expect(1, name, "string") return nil end
+    function peripheral.getMethods(name)
+        expect(1, name, "string")
+        if not drive(name) then return nil end
+        return { table.unpack(method_names) }
+    end
     function peripheral.getName(p)
         expect(1, p, "table")
-        not_peripheral()
+        return wrapped[p] or not_peripheral()
     end
-    function peripheral.call(name, method)
+    function peripheral.call(name, method, ...)
         expect(1, name, "string")
         expect(2, method, "string")
-        return nil
+        if not drive(name) then return nil end
+        local m = methods[method]
+        if not m then error("No such method " .. method, 2) end
+        return m(name, ...)
     end
-    function peripheral.wrap(name) expect(1, name, "string") return nil end
+    function peripheral.wrap(name)
+        expect(1, name, "string")
+        if not drive(name) then return nil end
+        local p = {}
+        for k, m in pairs(methods) do p[k] = function(...) return m(name, ...) end end
+        wrapped[p] = name
+        return p
+    end
     function peripheral.find(kind, filter)
         expect(1, kind, "string")
         expect(2, filter, "function", "nil")
+        local found = {}
+        for _, name in ipairs(npn.names()) do
+            if kind == "drive" then
+                local p = peripheral.wrap(name)
+                if p and (not filter or filter(name, p)) then found[#found + 1] = p end
+            end
+        end
+        return table.unpack(found)
     end
+
+    -- disk, as CC's rom/apis/disk.lua: each function answers for a drive, and as for an empty
+    -- side (false or nil) elsewhere.
+    disk = {}
+    local function call_drive(name, method, ...)
+        expect(1, name, "string")
+        if peripheral.getType(name) ~= "drive" then return nil end
+        return peripheral.call(name, method, ...)
+    end
+    function disk.isPresent(name) return call_drive(name, "isDiskPresent") or false end
+    function disk.hasData(name) return call_drive(name, "hasData") or false end
+    function disk.getMountPath(name) return call_drive(name, "getMountPath") end
+    function disk.getLabel(name) return call_drive(name, "getDiskLabel") end
+    function disk.setLabel(name, label) call_drive(name, "setDiskLabel", label) end
+    function disk.getID(name) return call_drive(name, "getDiskID") end
+    function disk.hasAudio(name) return call_drive(name, "hasAudio") or false end
+    function disk.getAudioTitle(name) return call_drive(name, "getAudioTitle") end
+    function disk.playAudio(name) call_drive(name, "playAudio") end
+    function disk.stopAudio(name) call_drive(name, "stopAudio") end
+    function disk.eject(name) call_drive(name, "ejectDisk") end
 end
 
 -- redstone: the computer's own outputs, kept here; nothing is wired to it, so every input
@@ -761,20 +838,50 @@ settings = rom_api("settings")
 parallel = rom_api("parallel")
 shell = rom_api("shell")
 
--- Boot as CC's shell does: settings, banner, startup files, then the prompt.
+settings.define("shell.allow_startup", { default = true, type = "boolean" })
+settings.define("shell.allow_disk_startup", { default = true, type = "boolean" })
+
+-- The startup programs under `base`, as CC's rom/startup.lua finds them: `startup.lua` (or a
+-- `startup` file), then every file in a `startup` folder; nil when there are none.
+local function find_startups(base)
+    local path = "/" .. fs.combine(base, "startup")
+    local found
+    if fs.exists(path .. ".lua") and not fs.isDir(path .. ".lua") then
+        found = { path .. ".lua" }
+    elseif fs.exists(path) and not fs.isDir(path) then
+        found = { path }
+    end
+    if fs.isDir(path) then
+        found = found or {}
+        for _, name in ipairs(fs.list(path)) do
+            local file = "/" .. fs.combine(path, name)
+            if not fs.isDir(file) then found[#found + 1] = file end
+        end
+    end
+    return found
+end
+
+-- Boot as CC's shell does: settings, banner, startup files, then the prompt. A disk's startup
+-- replaces the computer's (rom/startup.lua), unless `shell.allow_disk_startup` is false.
 local function boot()
     term.clear()
     term.setCursorPos(1, 1)
     if fs.exists("/.settings") then settings.load("/.settings") end
     print(os.version())
-    if fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
-        shell.run("/startup.lua")
-    elseif fs.exists("/startup") and not fs.isDir("/startup") then
-        shell.run("/startup")
+    local startups
+    if settings.get("shell.allow_startup") then startups = find_startups("/") end
+    if settings.get("shell.allow_disk_startup") then
+        for _, name in ipairs(peripheral.getNames()) do
+            if disk.isPresent(name) and disk.hasData(name) then
+                local found = find_startups(disk.getMountPath(name))
+                if found then
+                    startups = found
+                    break
+                end
+            end
+        end
     end
-    if fs.isDir("/startup") then
-        for _, name in ipairs(fs.list("/startup")) do shell.run("/startup/" .. name) end
-    end
+    for _, path in ipairs(startups or {}) do shell.run(path) end
     shell.run("shell")
 end
 
