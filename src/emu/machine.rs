@@ -168,7 +168,8 @@ impl Machine {
             }
         };
         // Every socket of this boot closes now, as CC: Tweaked's HTTP API closes its resources
-        // when the computer shuts down (the TCP connection, with no close frame).
+        // when the computer shuts down: the connection is dropped (docs/lua-client.md, "What
+        // the emulator enforces").
         ctx.cancel.cancel();
         if power == Power::Abort {
             show_abort(&mut lock(&self.screen));
