@@ -20,6 +20,10 @@ use super::sender::Sender;
 use super::socket::{SocketRx, SocketTx};
 use crate::session::{Link, Outbound, Stream};
 
+/// The smallest frame limit a computer may set with `limit`, as for `hello`'s `max_message`
+/// (handshake.rs): a fragment's envelope and some data fit in every frame.
+const MIN_LIMIT: usize = 256;
+
 /// Heartbeats that may go unanswered before the computer counts as gone.
 const MAX_MISSED: u32 = 3;
 
@@ -84,7 +88,7 @@ pub(super) async fn linked(
     // large base.
     tracing::debug!(computer = %link.trapos_id(), "linked");
     state.stats.joined();
-    let quit = serve(&mut rx, &mut out, orx, &link, &state, &mut enrolling).await;
+    let quit = serve(&mut rx, &mut out, orx, &mut link, &state, &mut enrolling).await;
     tracing::debug!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
     state.stats.left();
     match quit {
@@ -109,7 +113,7 @@ async fn serve(
     rx: &mut impl SocketRx,
     out: &mut Sender<impl SocketTx>,
     mut outbound: mpsc::Receiver<Outbound>,
-    link: &Link,
+    link: &mut Link,
     state: &GatewayState,
     enrolling: &mut Enrolling,
 ) -> Quit {
@@ -148,7 +152,7 @@ async fn serve(
                 out.send_owned(msg).await.err().map(|e| Quit::SendFailed(e.to_string()))
             }
             frame = rx.next() => {
-                let mut at = Frame { out: &mut *out, link, reassembler: &mut reassembler,
+                let mut at = Frame { out: &mut *out, link: &mut *link, reassembler: &mut reassembler,
                     awaiting_pong: &mut awaiting_pong, missed: &mut missed, max,
                     enrolling: &mut *enrolling, state };
                 Box::pin(at.take(frame)).await
@@ -163,7 +167,7 @@ async fn serve(
 /// What handling one frame from the computer needs of the linked loop.
 struct Frame<'a, Tx> {
     out: &'a mut Sender<Tx>,
-    link: &'a Link,
+    link: &'a mut Link,
     reassembler: &'a mut Reassembler,
     awaiting_pong: &'a mut Option<u64>,
     missed: &'a mut u32,
@@ -249,7 +253,7 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
             self.enrolled().await;
             return None;
         }
-        handle(msg, self.out, self.link, self.awaiting_pong, self.missed).await
+        handle(msg, self.out, &mut *self.link, self.awaiting_pong, self.missed).await
     }
 
     /// The computer stored the secret this connection's `welcome` gave it: its binding is firm.
@@ -277,7 +281,7 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
 async fn handle(
     msg: Message,
     out: &mut Sender<impl SocketTx>,
-    link: &Link,
+    link: &mut Link,
     awaiting_pong: &mut Option<u64>,
     missed: &mut u32,
 ) -> Option<Quit> {
@@ -286,6 +290,18 @@ async fn handle(
         Message::Output { id, stream, text } => link.output(&id, Stream::parse(&stream), &text),
         Message::Serve { types } => link.serve(types),
         Message::Screen(update) => link.screen(Value::Object(update.body)),
+        Message::Limit { max_message } => {
+            // The computer's socket takes no larger frame, either way (its rule's
+            // max_websocket_message): a frame above it would close the socket there. The
+            // floor keeps a fragment's envelope and some data in every frame.
+            out.limit = (max_message as usize).max(MIN_LIMIT);
+            link.max_message(out.limit as u64);
+        }
+        Message::Label { label } => {
+            if let Some(now) = link.relabel(label) {
+                tracing::debug!(computer = %now, "relabelled");
+            }
+        }
         Message::Pong { t } => {
             // Any pong proves the computer's Lua side is alive; only ours gives a round trip.
             *missed = 0;

@@ -81,6 +81,17 @@ pub enum Message {
         last: bool,
         data: String,
     },
+    /// The largest frame the computer's socket takes both ways (its http rule's
+    /// `max_websocket_message`, found by the computer): the host sends nothing larger from then
+    /// on (docs/protocol.md, "Frame limit"). `pad`, when present, only makes the frame as large
+    /// as the size it tries; it is ignored.
+    Limit { max_message: u64 },
+    /// The computer's label changed while linked: its traposId becomes `<id>:<label>`
+    /// (docs/protocol.md, "Labels"); `null` or `""` for no label.
+    Label {
+        #[serde(default)]
+        label: Option<String>,
+    },
     /// A change of the computer's terminal while the host watches it (docs/protocol.md
     /// "Screen"): size, cursor, changed rows in blit form, palette when it changed.
     Screen(ScreenUpdate),

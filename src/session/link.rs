@@ -234,6 +234,73 @@ impl Link {
         });
     }
 
+    /// The computer found the largest frame its socket takes (`limit`): shown with the
+    /// computer, as the limit its link now works under.
+    pub fn max_message(&self, bytes: u64) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.max_message = bytes;
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
+    }
+
+    /// The computer's label changed while linked (`label`): it is known as `<id>:<label>` from
+    /// now on, everywhere a traposId is (the computer list, its scrollback and screen, its
+    /// pending requests, name resolution), and the old name stops resolving. An offline entry
+    /// already under the new name is this same computer from an earlier link: it is replaced.
+    /// Returns the new traposId, or `None` when nothing changed.
+    pub fn relabel(&mut self, label: Option<String>) -> Option<String> {
+        let label = label.filter(|l| !l.is_empty());
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return None;
+        }
+        let old = self.trapos_id.clone();
+        let mut computer = st.computers.remove(&old)?;
+        let id = computer.info.id;
+        let new = match &label {
+            Some(l) => format!("{id}:{l}"),
+            None => format!("{id}:"),
+        };
+        if new == old {
+            st.computers.insert(old, computer);
+            return None;
+        }
+        st.order.remove(&(id, old.clone()));
+        if let Some(stale) = st.computers.remove(&new) {
+            st.order.remove(&(stale.info.id, new.clone()));
+        }
+        computer.info.trapos_id = new.clone();
+        computer.info.label = label;
+        st.order.insert((id, new.clone()));
+        st.computers.insert(new.clone(), computer);
+        st.conns.insert(self.conn_id, new.clone());
+        for p in st.pending.values_mut() {
+            if p.info.trapos_id == old {
+                p.info.trapos_id = new.clone();
+            }
+        }
+        let mut entry = State::entry("relabelled", format!("{old} is now {new}"));
+        entry.trapos_id = Some(new.clone());
+        st.log(entry);
+        st.emit(Event::Unlinked {
+            trapos_id: old.clone(),
+            reason: format!("relabelled: now {new}"),
+        });
+        st.emit(Event::Linked {
+            trapos_id: new.clone(),
+        });
+        drop(st);
+        self.session.screens_renamed(&old, &new);
+        self.trapos_id = new.clone();
+        Some(new)
+    }
+
     /// Sets the reason recorded when this link is dropped.
     pub fn set_reason(&mut self, reason: impl Into<String>) {
         self.reason = Some(reason.into());
