@@ -506,6 +506,144 @@ mod tests {
         assert!(c.session.computers().is_empty());
     }
 
+    /// Starts `exec-lua` of `code` on `who` in a task of its own.
+    fn exec(
+        session: &Session,
+        who: &'static str,
+        code: String,
+    ) -> tokio::task::JoinHandle<Result<Value, crate::session::RequestError>> {
+        let session = session.clone();
+        tokio::spawn(async move {
+            session
+                .request(
+                    who,
+                    RequestSpec::new(crate::protocol::Kind::ExecLua, json!({"code": code})),
+                    Origin::Person,
+                )
+                .await
+        })
+    }
+
+    #[tokio::test]
+    async fn a_label_set_on_the_computer_renames_it_everywhere() {
+        let mut c = Computer::start(15_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        c.send(json!({"type": "label", "label": "digger"}));
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while c.session.computer("7:digger").is_none() {
+            assert!(tokio::time::Instant::now() < deadline, "never renamed");
+            tokio::task::yield_now().await;
+        }
+        let ids: Vec<String> = c.session.computers().into_iter().map(|i| i.trapos_id).collect();
+        assert_eq!(ids, vec!["7:digger".to_owned()], "the old name is gone");
+        let info = c.session.computer("7:digger").expect("the renamed computer");
+        assert_eq!(info.label.as_deref(), Some("digger"));
+        assert!(info.online, "still linked: {info:?}");
+        assert_eq!(c.session.resolve("digger").as_deref(), Ok("7:digger"));
+        assert!(c.session.resolve("miner").is_err(), "the old label no longer resolves");
+        assert!(
+            c.session.recent(10).iter().any(|e| e.event == "relabelled"
+                && e.detail == "7:miner is now 7:digger"),
+            "logged: {:?}",
+            c.session.recent(10)
+        );
+        // Requests go to it under its new name, on the same link.
+        let call = exec(&c.session, "digger", "return 1".into());
+        let req = c.next_of("gateway_request").await;
+        c.send(json!({"type": "computer_response", "id": req["id"], "ok": true,
+            "payload": {"returns": [1]}}));
+        let got = call.await.expect("the call task").expect("the answer");
+        assert_eq!(got["returns"], json!([1]));
+        // No label at all: `<id>:`.
+        c.send(json!({"type": "label", "label": null}));
+        while c.session.computer("7:").is_none() {
+            tokio::task::yield_now().await;
+        }
+        assert!(c.session.computer("7:digger").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_limit_from_the_computer_bounds_every_frame_the_host_sends() {
+        let mut c = Computer::start(15_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        // Padded as the client's probe is: the pad is ignored.
+        c.send(json!({"type": "limit", "max_message": 4096, "pad": "x".repeat(3000)}));
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while c.session.computer("7:miner").map(|i| i.max_message) != Some(4096) {
+            assert!(tokio::time::Instant::now() < deadline, "the limit never applied");
+            tokio::task::yield_now().await;
+        }
+        let code = "return ('y'):rep(1)--".to_owned() + &"z".repeat(20_000);
+        let call = exec(&c.session, "miner", code.clone());
+        let mut parts = String::new();
+        loop {
+            let frame = match c.from_gateway.recv().await {
+                Some(WsMessage::Text(t)) => t.as_str().to_owned(),
+                other => panic!("a text frame, got {other:?}"),
+            };
+            assert!(frame.len() <= 4096, "a frame of {} bytes", frame.len());
+            let v: Value = serde_json::from_str(&frame).expect("JSON");
+            if v["type"] != "fragment" {
+                continue;
+            }
+            parts.push_str(v["data"].as_str().expect("data"));
+            if v["last"] == true {
+                break;
+            }
+        }
+        let whole: Value = serde_json::from_str(&parts).expect("the request, whole");
+        assert_eq!(whole["payload"]["code"], json!(code));
+        call.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_link_lost_during_a_long_chunk_is_reported_as_a_hard_abort() {
+        let mut c = Computer::start(600_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let call = exec(&c.session, "miner", "while true do end".into());
+        c.next_of("gateway_request").await;
+        // 8.5 s without a yield: CC shuts the computer down, which drops its socket without
+        // a close frame.
+        tokio::time::advance(std::time::Duration::from_millis(8_600)).await;
+        drop(c.to_gateway);
+        c.link.await.expect("the link task ends");
+        let err = call.await.expect("the call task").expect_err("no answer");
+        assert_eq!(err.code(), "shut_down", "{err}");
+        let text = err.to_string();
+        assert!(text.contains("Too long without yielding"), "{text}");
+        assert!(text.contains("/computercraft turn-on #7"), "{text}");
+        // Asked for again, it says the same rather than "no linked computer".
+        let again = c.session.resolve("miner").expect_err("offline");
+        assert_eq!(again.code(), "shut_down", "{again}");
+        assert!(
+            c.session.recent(10).iter().any(|e| e.event == "unlinked"
+                && e.detail.contains("went off while request")),
+            "logged: {:?}",
+            c.session.recent(10)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_short_request_lost_with_its_link_is_only_disconnected() {
+        let mut c = Computer::start(600_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let call = exec(&c.session, "miner", "return 1".into());
+        c.next_of("gateway_request").await;
+        tokio::time::advance(std::time::Duration::from_secs(2)).await;
+        drop(c.to_gateway);
+        c.link.await.expect("the link task ends");
+        let err = call.await.expect("the call task").expect_err("no answer");
+        assert_eq!(err.code(), "disconnected", "{err}");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_computer_that_answers_no_ping_is_closed_after_three() {
         let mut c = Computer::start(1_000);

@@ -81,10 +81,12 @@ impl Session {
             in_flight: 0,
             queue: Default::default(),
         };
+        let mut back = None;
         match st.computers.get_mut(&trapos_id) {
             Some(c) => {
                 c.info = info;
                 c.conn = Some(conn);
+                back = c.off.take();
             }
             None => {
                 st.order.insert((hello.computer_id, trapos_id.clone()));
@@ -94,6 +96,7 @@ impl Session {
                         info,
                         conn: Some(conn),
                         output: OutputRing::new(scrollback),
+                        off: None,
                     },
                 );
             }
@@ -107,6 +110,15 @@ impl Session {
         let mut entry = State::entry("linked", detail);
         entry.trapos_id = Some(trapos_id.clone());
         st.log(entry);
+        if back.is_some() {
+            // It was reported switched off by a hard abort: say that it is back.
+            let mut entry = State::entry(
+                "back",
+                "on again and linked after it went off during a long chunk",
+            );
+            entry.trapos_id = Some(trapos_id.clone());
+            st.log(entry);
+        }
         st.emit(Event::Linked {
             trapos_id: trapos_id.clone(),
         });
