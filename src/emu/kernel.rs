@@ -98,6 +98,8 @@ pub(crate) struct Ctx {
     pub generation: u64,
     pub cancel: CancellationToken,
     pub websockets: Arc<AtomicUsize>,
+    /// The http rule's `max_websocket_message` (0: no limit).
+    pub max_websocket_message: usize,
 }
 
 /// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.

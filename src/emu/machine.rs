@@ -110,6 +110,7 @@ impl Machine {
             generation: self.generation,
             cancel: CancellationToken::new(),
             websockets: Arc::new(AtomicUsize::new(0)),
+            max_websocket_message: self.spec.limits.max_websocket_message,
         };
         let power = match super::boot::build(&ctx) {
             Ok((lua, bios)) => {

@@ -86,8 +86,34 @@ pub struct ComputerSpec {
     /// How long a coroutine may run without yielding before "Too long without yielding"
     /// (7 s on CC: Tweaked; tests shorten it).
     pub yield_timeout: Duration,
+    /// How long a program may go on after "Too long without yielding" before the computer is
+    /// shut down (1.5 s on CC: Tweaked; tests shorten it with [`ComputerSpec::with_timeouts`]).
+    pub abort_timeout: Duration,
     /// The terminal's size in cells (columns, rows): [`COMPUTER_SIZE`] unless set.
     pub size: (usize, usize),
+    /// What the server's config allows this computer: a default world's unless set.
+    pub limits: Limits,
+}
+
+/// CC: Tweaked's default `max_websocket_message` (its default `*` http rule).
+pub const DEFAULT_WEBSOCKET_MESSAGE: usize = 131_072;
+
+/// The limits a server's config sets for one computer. [`Limits::default`] is what a default
+/// CC: Tweaked world enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The longest websocket message, either way, as set by the http rule that matches the
+    /// host the computer connects to (`max_websocket_message`); 0 is no limit.
+    pub max_websocket_message: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_websocket_message: DEFAULT_WEBSOCKET_MESSAGE,
+        }
+    }
 }
 
 /// A computer's terminal size, as CC: Tweaked gives it.
@@ -105,8 +131,25 @@ impl ComputerSpec {
             label,
             root,
             yield_timeout: Duration::from_secs(7),
+            abort_timeout: Duration::from_millis(1500),
             size: COMPUTER_SIZE,
+            limits: Limits::default(),
         }
+    }
+
+    /// The same spec with another `max_websocket_message` (0: no limit), as if the server's
+    /// http rule for the host said so.
+    pub fn with_max_websocket_message(mut self, bytes: usize) -> Self {
+        self.limits.max_websocket_message = bytes;
+        self
+    }
+
+    /// The same spec with other watchdog times: `soft` until "Too long without yielding",
+    /// `hard` more until the computer is shut down (CC: Tweaked: 7 s and 1.5 s).
+    pub fn with_timeouts(mut self, soft: Duration, hard: Duration) -> Self {
+        self.yield_timeout = soft;
+        self.abort_timeout = hard;
+        self
     }
 
     /// The same spec with another terminal size (say [`TURTLE_SIZE`] or [`POCKET_SIZE`]).
