@@ -347,6 +347,9 @@ local function handleRequest(msg, payloadText)
     if not owner then
         return respondError(msg.id, "unknown_type", "no program on this computer serves " .. msg.request)
     end
+    -- The receipt: the host fails a request with none within 10 s as lost (CC may drop the
+    -- frame's websocket_message from a full event queue; docs/protocol.md, "Receipts").
+    sendRaw('{"id":' .. json.encodeString(msg.id) .. ',"type":"received"}')
     local localId = conn .. "/" .. msg.id
     -- The payload goes on as the JSON text it came in (never decoded here), so a large one is
     -- not decoded and encoded again: the serving program decodes it, in slices. The text is a

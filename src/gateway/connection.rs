@@ -3,6 +3,7 @@
 //! The socket belongs to this task alone; it is any pair of [`SocketTx`]/[`SocketRx`] halves,
 //! so the loop is unit-tested over channels (below).
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::time::{Duration, SystemTime};
 
@@ -15,7 +16,9 @@ use super::GatewayState;
 use super::door::Peer;
 use super::fragment::Reassembler;
 use super::handshake::{Enrolling, blocking, start};
-use super::protocol::{CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_TOO_BIG, Message, Response};
+use super::protocol::{
+    CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_TOO_BIG, Message, RECEIPT_DEADLINE_MS, Response,
+};
 use super::sender::Sender;
 use super::socket::{SocketRx, SocketTx};
 use crate::session::{Link, Outbound, Stream};
@@ -124,6 +127,11 @@ async fn serve(
     let mut awaiting_pong: Option<u64> = None;
     let max = state.settings.max_message as usize;
     let mut reassembler = Reassembler::new(max.saturating_mul(16));
+    // Requests sent and not yet `received`, oldest first, and the deadline of the oldest.
+    // Only a client that sends receipts is held to them: it says so with the `limit` it sends
+    // right after `welcome` (docs/protocol.md, "Receipts").
+    let mut receipts = Receipts::default();
+    let mut deadline = Box::pin(tokio::time::sleep(Duration::ZERO));
     loop {
         let quit = tokio::select! {
             _ = state.shutdown.cancelled() => return Quit::Shutdown,
@@ -138,9 +146,29 @@ async fn serve(
                 awaiting_pong = Some(t);
                 out.send_ping(t).await.err().map(|e| Quit::SendFailed(e.to_string()))
             }
+            _ = &mut deadline, if !receipts.sent.is_empty() => {
+                let lost = receipts.overdue();
+                for id in lost {
+                    link.lost(&id, RECEIPT_DEADLINE_MS);
+                    // It may still come, late: it must not run then.
+                    if let Err(e) = out.send_owned(Message::Cancel { id }).await {
+                        return Quit::SendFailed(e.to_string());
+                    }
+                }
+                if let Some(at) = receipts.next_due() {
+                    deadline.as_mut().reset(at);
+                }
+                None
+            }
             cmd = outbound.recv() => {
                 let msg = match cmd {
-                    Some(Outbound::Request(r)) => Message::GatewayRequest(*r),
+                    Some(Outbound::Request(r)) => {
+                        if receipts.sent.is_empty() {
+                            deadline.as_mut().reset(tokio::time::Instant::now() + RECEIPT_DEADLINE);
+                        }
+                        receipts.sent.push_back((r.id.clone(), tokio::time::Instant::now()));
+                        Message::GatewayRequest(*r)
+                    }
                     Some(Outbound::Cancel { id }) => Message::Cancel { id },
                     Some(Outbound::Close { code, reason }) => {
                         out.close(code, &reason).await;
@@ -153,6 +181,7 @@ async fn serve(
             }
             frame = rx.next() => {
                 let mut at = Frame { out: &mut *out, link: &mut *link, reassembler: &mut reassembler,
+                    receipts: &mut receipts,
                     awaiting_pong: &mut awaiting_pong, missed: &mut missed, max,
                     enrolling: &mut *enrolling, state };
                 Box::pin(at.take(frame)).await
@@ -164,11 +193,53 @@ async fn serve(
     }
 }
 
+/// How long a request may go without its `received`.
+const RECEIPT_DEADLINE: Duration = Duration::from_millis(RECEIPT_DEADLINE_MS);
+
+/// The requests sent on a link whose `received` has not come, oldest first.
+#[derive(Default)]
+struct Receipts {
+    sent: VecDeque<(String, tokio::time::Instant)>,
+    /// The client sends receipts (it sent `limit`): overdue requests are lost. Until then they
+    /// are only forgotten.
+    held: bool,
+}
+
+impl Receipts {
+    fn done(&mut self, id: &str) {
+        if let Some(i) = self.sent.iter().position(|(s, _)| s == id) {
+            self.sent.remove(i);
+        }
+    }
+
+    /// Takes the requests past their deadline: the ones to fail, when receipts are held.
+    fn overdue(&mut self) -> Vec<String> {
+        let now = tokio::time::Instant::now();
+        let mut lost = Vec::new();
+        while let Some((_, at)) = self.sent.front() {
+            if *at + RECEIPT_DEADLINE > now {
+                break;
+            }
+            if let Some((id, _)) = self.sent.pop_front()
+                && self.held
+            {
+                lost.push(id);
+            }
+        }
+        lost
+    }
+
+    fn next_due(&self) -> Option<tokio::time::Instant> {
+        self.sent.front().map(|(_, at)| *at + RECEIPT_DEADLINE)
+    }
+}
+
 /// What handling one frame from the computer needs of the linked loop.
 struct Frame<'a, Tx> {
     out: &'a mut Sender<Tx>,
     link: &'a mut Link,
     reassembler: &'a mut Reassembler,
+    receipts: &'a mut Receipts,
     awaiting_pong: &'a mut Option<u64>,
     missed: &'a mut u32,
     max: usize,
@@ -249,9 +320,19 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
     }
 
     async fn handle(&mut self, msg: Message) -> Option<Quit> {
-        if let Message::Enrolled = msg {
-            self.enrolled().await;
-            return None;
+        match &msg {
+            Message::Enrolled => {
+                self.enrolled().await;
+                return None;
+            }
+            Message::Received { id } => {
+                self.receipts.done(id);
+                return None;
+            }
+            Message::ComputerResponse(r) => self.receipts.done(&r.id),
+            // Only a client that sends receipts sends `limit`.
+            Message::Limit { .. } => self.receipts.held = true,
+            _ => {}
         }
         handle(msg, self.out, &mut *self.link, self.awaiting_pong, self.missed).await
     }
@@ -627,6 +708,51 @@ mod tests {
             "logged: {:?}",
             c.session.recent(10)
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_the_computer_never_got_fails_as_lost_after_ten_seconds() {
+        let mut c = Computer::start(600_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        // A client that sends receipts says so with its `limit`.
+        c.send(json!({"type": "limit", "max_message": 131072}));
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let started = tokio::time::Instant::now();
+        let dropped = exec(&c.session, "miner", "return 1".into());
+        let first = c.next_of("gateway_request").await;
+        let kept = exec(&c.session, "miner", "sleep(20)".into());
+        let second = c.next_of("gateway_request").await;
+        c.send(json!({"type": "received", "id": second["id"]}));
+        let err = dropped.await.expect("the call task").expect_err("lost");
+        assert_eq!(err.code(), "lost", "{err}");
+        assert!(err.to_string().contains("256"), "{err}");
+        let waited = started.elapsed();
+        assert!(
+            waited >= std::time::Duration::from_secs(10) && waited < std::time::Duration::from_secs(11),
+            "failed after {waited:?}"
+        );
+        let cancel = c.next_of("cancel").await;
+        assert_eq!(cancel["id"], first["id"], "told not to run it if it comes late");
+        // The request with its receipt runs on past the deadline, and answers.
+        tokio::time::advance(std::time::Duration::from_secs(15)).await;
+        c.send(json!({"type": "computer_response", "id": second["id"], "ok": true,
+            "payload": {"returns": []}}));
+        kept.await.expect("the call task").expect("answered");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_without_receipts_is_not_held_to_them() {
+        let mut c = Computer::start(600_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let call = exec(&c.session, "miner", "sleep(20)".into());
+        let req = c.next_of("gateway_request").await;
+        tokio::time::advance(std::time::Duration::from_secs(20)).await;
+        c.send(json!({"type": "computer_response", "id": req["id"], "ok": true,
+            "payload": {"returns": []}}));
+        call.await.expect("the call task").expect("answered");
     }
 
     #[tokio::test(start_paused = true)]

@@ -188,6 +188,33 @@ impl Link {
         st.finish(&resp.id, result);
     }
 
+    /// The computer sent no `received` for request `id` within `after_ms`: its
+    /// `websocket_message` was dropped from a full event queue. It fails as `lost` now, long
+    /// before its own timeout.
+    pub fn lost(&self, id: &str, after_ms: u64) {
+        let mut st = self.session.lock();
+        let ours = st
+            .pending
+            .get(id)
+            .is_some_and(|p| p.conn_id == self.conn_id && p.info.sent);
+        if !ours {
+            return;
+        }
+        let message = format!(
+            "the computer never got the request (no receipt within {} s): CC keeps at most 256 \
+             queued events and drops the rest, and its queue was full; try again",
+            after_ms / 1000
+        );
+        st.finish(
+            id,
+            Err(RequestError::Remote {
+                code: "lost".into(),
+                message,
+                output: None,
+            }),
+        );
+    }
+
     /// Live output of a running request (or of no request, with an unknown id).
     pub fn output(&self, request_id: &str, stream: Stream, text: &str) {
         let mut st = self.session.lock();

@@ -32,9 +32,12 @@ local abs = ROOT:sub(1, 1) == "/" and ROOT or (io.popen("pwd"):read("*l") .. "/"
 env.shell.getRunningProgram = function() return abs:sub(2) .. "servers/sandbox.lua" end
 local fn = assert(loadfile(ROOT .. "servers/sandbox.lua", "t", env))
 local co = coroutine.create(fn)
+-- Receipts (`received`) are kept apart: the checks below read the other frames in order.
+local receipts = {}
 local handle = { send = function(t)
     if #t > ruleLimit then error("Message is too large", 2) end
-    sent[#sent + 1] = t
+    local r = t:match('^{"id":"([^"]*)","type":"received"}$')
+    if r then receipts[#receipts + 1] = r else sent[#sent + 1] = t end
 end, close = function() end }
 local function feed(...) local ok, e = coroutine.resume(co, ...) assert(ok, tostring(e)) end
 local function last() return json.decode(table.remove(sent, 1)) end
@@ -67,6 +70,7 @@ feed("websocket_message", url, '{"type":"gateway_request","id":"h-3","request":"
 local req
 for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" then req = ev end end
 eq(req[2], "owner1") eq(req[4], "exec-lua") eq(json.decode(req[5]).code, "x")
+eq(receipts[#receipts], "h-3", "a routed request is receipted at once")
 feed("trapdesk_output", req[3], "out", "hi\n")
 -- The answer comes as a list of JSON pieces (libsandbox encodes in slices): fragments are cut
 -- across the pieces.
