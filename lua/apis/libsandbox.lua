@@ -117,6 +117,9 @@ function sandbox.request(type_, payload, timeout)
     local rid = uniqueId("r")
     os.queueEvent(E.host_request, rid, type_, json.encode(payload or {}), timeout * 1000)
     local timer = os.startTimer(timeout)
+    -- The timer's event may be dropped from a full queue (CC keeps 256): past the deadline,
+    -- any event ends the wait as the timer would have.
+    local deadline = os.epoch("utc") + timeout * 1000
     while true do
         local ev, a, b, c = os.pullEvent()
         if ev == E.host_response and a == rid then
@@ -124,7 +127,8 @@ function sandbox.request(type_, payload, timeout)
             local ok, value = pcall(json.decode, c)
             if not ok then return false, { code = "internal", message = value } end
             return b == true, value
-        elseif ev == "timer" and a == timer then
+        elseif ev == "timer" and a == timer or os.epoch("utc") > deadline + 1000 then
+            os.cancelTimer(timer)
             return false, { code = "timeout", message = "no answer within " .. timeout .. " s" }
         end
     end

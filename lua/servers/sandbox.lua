@@ -77,6 +77,14 @@ local phaseSince = 0     -- clock() when the phase began
 local conn = 0           -- connection counter (unique URLs and local ids)
 local backoff = 1
 local retryTimer, tickTimer, flushTimer
+-- When each timer is due (clock()): a timer's event is dropped like any other from a full
+-- queue, and the loop it drives would stop for good. Any event pulled once one is 1 s
+-- overdue runs its work and starts it again (see `overdue`).
+local due = {}
+local function startTimer(name, s)
+    due[name] = clock() + s
+    return os.startTimer(s)
+end
 local heartbeat = 15     -- seconds, from welcome
 local lastPing = 0
 local hostMax = LIMIT
@@ -256,7 +264,7 @@ local function flushOutput()
         sendText(table.remove(screenQueue, 1))
         budget = budget - 1
     end
-    if (outQueue[1] or screenQueue[1]) and not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
+    if (outQueue[1] or screenQueue[1]) and not flushTimer then flushTimer = startTimer("flush", OUTPUT_EVERY) end
 end
 
 local function respondError(wireId, code, message)
@@ -500,7 +508,7 @@ end
 
 local function scheduleRetry(delay)
     delay = delay * (0.75 + math.random() * 0.5)
-    retryTimer = os.startTimer(delay)
+    retryTimer = startTimer("retry", delay)
     log(("retrying in %.1f s"):format(delay))
 end
 
@@ -640,13 +648,32 @@ local function tick()
     end
 end
 
+--- The timers whose event CC dropped: their work runs now and they start again.
+local function overdue()
+    local late = clock() - 1
+    if tickTimer and due.tick < late then
+        log("tick timer lost; restarted")
+        tick()
+        tickTimer = startTimer("tick", 1)
+    end
+    if retryTimer and due.retry < late then
+        retryTimer = nil
+        if phase == "idle" then connect() end
+    end
+    if flushTimer and due.flush < late then
+        flushTimer = nil
+        flushOutput()
+    end
+end
+
 os.queueEvent("trapdesk_stop", "daemon", instance)
 os.queueEvent("trapdesk_daemon_up")
-tickTimer = os.startTimer(1)
+tickTimer = startTimer("tick", 1)
 connect()
 
 while true do
     local ev, a, b, c, d, e = nextEvent()
+    overdue()
     if ev == "websocket_message" and a == wsUrl and ws then
         if c then
             log("binary frame ignored")
@@ -674,7 +701,7 @@ while true do
     elseif ev == "timer" then
         if a == tickTimer then
             tick()
-            tickTimer = os.startTimer(1)
+            tickTimer = startTimer("tick", 1)
         elseif a == retryTimer then
             retryTimer = nil
             if phase == "idle" then connect() end
@@ -697,7 +724,7 @@ while true do
             else
                 outQueue[#outQueue + 1] = { id = a, wire = inflight[a].wire, stream = stream, parts = { c }, i = 1, pos = 1 }
             end
-            if not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
+            if not flushTimer then flushTimer = startTimer("flush", OUTPUT_EVERY) end
         end
     elseif ev == "trapdesk_respond" then
         local entry = inflight[a]

@@ -194,6 +194,15 @@ do
     tick(1000)
     local m = last() eq(m.type, "label") eq(m.label, "miner")
     tick(1000) eq(#sent, 0, "told once")
+    -- The tick timer's event dropped from a full queue: the next event, 1 s after it was due,
+    -- runs the tick and starts the timer again.
+    env.os.getComputerLabel = function() return "digger" end
+    local before = timers
+    nowMs = nowMs + 2500
+    feed("websocket_message", url, '{"type":"ping","t":5}')
+    local m2 = last() eq(m2.type, "label", "the overdue tick ran first") eq(m2.label, "digger")
+    eq(last().type, "pong")
+    assert(timers > before and timerAfter[timers] == 1, "the tick timer started again")
     env.os.getComputerLabel = function() end
 end
 -- Close: reconnect scheduled with a new URL.
