@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message;
-use trapdesk::emu::{Computer, ComputerSpec};
+use trapdesk::emu::{Computer, ComputerSpec, PowerState};
 
 fn spawn(spec: ComputerSpec) -> Computer {
     Computer::spawn(spec, tokio::runtime::Handle::current()).expect("spawn")
@@ -189,4 +189,204 @@ async fn the_queue_holds_256_events_of_every_kind() {
         run(&c, &code).await,
         "queueEvent\t256\t256\ntimer\t256\t256\nwebsocket_message\t256\t256\n"
     );
+}
+
+/// A websocket server that accepts one connection and reports how it ended: `true` when the
+/// client sent a close frame, `false` when the connection just ended.
+async fn ws_close_watcher() -> (u16, tokio::sync::oneshot::Receiver<bool>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let Ok((tcp, _)) = listener.accept().await else {
+            return;
+        };
+        let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+            return;
+        };
+        let mut close_frame = false;
+        while let Some(Ok(msg)) = ws.next().await {
+            if let Message::Close(_) = msg {
+                close_frame = true;
+            }
+        }
+        let _ = tx.send(close_frame);
+    });
+    (port, rx)
+}
+
+/// CC: Tweaked's watchdog: "Too long without yielding" after the soft timeout (7 s), and a
+/// program that goes on for the hard one (1.5 s more) gets the computer shut down, with CC's
+/// failure on the screen and its sockets closed; it stays off until turned on, and then boots
+/// as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hard_abort_shuts_the_computer_down_until_turned_on() {
+    let (port, closed_with_frame) = ws_close_watcher().await;
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        dir.path().join("startup.lua"),
+        "local h = fs.open('/boots', 'a') h.writeLine('boot') h.close()",
+    )
+    .expect("startup");
+    let soft = Duration::from_millis(400);
+    let hard = Duration::from_millis(300);
+    let c = spawn(spec(&dir).with_timeouts(soft, hard));
+    assert_eq!(run(&c, "print(fs.exists('/boots'))").await, "true\n");
+    assert_eq!(c.power_state(), PowerState::On);
+
+    let started = std::time::Instant::now();
+    let code = format!(
+        r##"
+        local ws = assert(http.websocket("ws://127.0.0.1:{port}/"))
+        while true do pcall(function() while true do end end) end
+        "##
+    );
+    let r = tokio::time::timeout(Duration::from_secs(10), c.run_lua(&code))
+        .await
+        .expect("answered");
+    assert!(
+        matches!(&r, Err(trapdesk::emu::EmuError::Lua(m)) if m == "Too long without yielding"),
+        "{r:?}"
+    );
+    tokio::time::timeout(Duration::from_secs(5), c.wait_stopped())
+        .await
+        .expect("stopped");
+    assert!(started.elapsed() >= soft + hard, "{:?}", started.elapsed());
+    assert_eq!(c.power_state(), PowerState::Aborted);
+    assert_eq!(
+        c.screen_text()[..4]
+            .iter()
+            .map(|l| l.trim_end())
+            .collect::<Vec<_>>(),
+        [
+            "Error running computer",
+            "Too long without yielding",
+            "ComputerCraft may be installed incorrectly",
+            ""
+        ]
+    );
+    // The socket was dropped, not closed with a close frame.
+    let frame = tokio::time::timeout(Duration::from_secs(5), closed_with_frame)
+        .await
+        .expect("socket closed")
+        .expect("watcher");
+    assert!(!frame, "the socket got a close frame");
+
+    // Off it stays: no code runs, events are dropped.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(c.power_state(), PowerState::Aborted);
+    assert!(matches!(
+        c.run_lua("print(1)").await,
+        Err(trapdesk::emu::EmuError::Stopped)
+    ));
+    // Turning on a computer that is on does nothing; this one boots, and runs startup again.
+    c.turn_on();
+    assert_eq!(
+        run(&c, "local h = fs.open('/boots', 'r') local t = h.readAll() h.close() print(#t)").await,
+        "10\n"
+    );
+    assert_eq!(c.power_state(), PowerState::On);
+    c.turn_on();
+    assert_eq!(run(&c, "print(os.getComputerLabel())").await, "world\n");
+
+    // os.shutdown turns it off the ordinary way, and it stays off too.
+    let _ = c.run_lua("os.shutdown()").await;
+    tokio::time::timeout(Duration::from_secs(5), c.wait_stopped())
+        .await
+        .expect("stopped");
+    assert_eq!(c.power_state(), PowerState::Off);
+}
+
+/// `computer_space_limit`: 1,000,000 bytes, counted as CC: Tweaked's `WritableFileMount`:
+/// every file and folder costs at least 500 bytes, a write past the quota raises "Out of space"
+/// and writes nothing, an open or a `makeDir` that does not fit fails with the path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_disk_quota_is_counted_as_cc_counts_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = spawn(spec(&dir));
+    let code = r##"
+        for _, name in ipairs(fs.list("/")) do if name ~= "rom" then fs.delete(name) end end
+        local free = fs.getFreeSpace("/")
+        print(fs.getCapacity("/"), free)
+        local function spent() local f = fs.getFreeSpace("/") local d = free - f free = f return d end
+        local h = fs.open("/a.txt", "w")
+        print("empty file", spent())
+        h.write(string.rep("x", 500))
+        print("500 bytes", spent())
+        h.write("y")
+        print("501 bytes", spent())
+        h.close()
+        fs.makeDir("/d/e/f")
+        print("three folders", spent())
+        h = fs.open("/d/e/f/g.txt", "w") h.close()
+        print("a file", spent())
+        fs.delete("/d")
+        print("deleted", spent())
+        h = fs.open("/a.txt", "w") h.close()
+        print("emptied", spent())
+        h = fs.open("/a.txt", "a") h.write(string.rep("z", 1000)) h.close()
+        print("appended", spent())
+        fs.copy("/a.txt", "/b.txt")
+        print("copied", spent())
+        fs.move("/b.txt", "/c/b.txt")
+        print("moved", spent())
+
+        -- Fill the disk to the byte.
+        h = fs.open("/big", "wb")
+        print(pcall(h.write, string.rep("b", free + 1)))
+        print("refused", spent(), fs.getSize("/big"))
+        -- The first 500 bytes of a file were paid for when it was made.
+        h.write(string.rep("b", free + 500))
+        print("full", fs.getFreeSpace("/"), fs.getSize("/big"))
+        print(pcall(h.write, "!"))
+        h.close()
+        print(fs.open("/new", "w"))
+        print(pcall(fs.makeDir, "/nd"))
+        print(pcall(fs.copy, "/a.txt", "/a2.txt"))
+        fs.delete("/big")
+        print("freed", fs.getFreeSpace("/"))
+    "##;
+    let out = run(&c, code).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "1000000\t1000000",
+            "empty file\t500",
+            "500 bytes\t0",
+            "501 bytes\t1",
+            "three folders\t1500",
+            "a file\t500",
+            "deleted\t-2000",
+            "emptied\t-1",
+            "appended\t500",
+            "copied\t1000",
+            "moved\t500",
+            "false\tOut of space",
+            "refused\t500\t0",
+            "full\t0\t997500",
+            "false\tOut of space",
+            "nil\t/new: Out of space",
+            "false\t/nd: Out of space",
+            "false\t/a2.txt: Out of space",
+            "freed\t997500",
+        ],
+        "{out}"
+    );
+
+    // A computer whose quota the server raised holds more.
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = spawn(spec(&dir).with_disk_space(3_000_000));
+    let out = run(
+        &c,
+        r##"
+        print(fs.getCapacity("/"))
+        local h = fs.open("/two", "wb") h.write(string.rep("2", 2000000)) h.close()
+        print(fs.getSize("/two"))
+        "##,
+    )
+    .await;
+    assert_eq!(out, "3000000\n2000000\n");
 }
