@@ -203,3 +203,47 @@ async fn a_label_change_shows_within_seconds_on_the_emulator() {
 async fn a_label_change_shows_within_seconds_on_craftos_pc() {
     a_label_change_shows_within_seconds(Runtime::CraftOs).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {
+    let host = start_host().await;
+    // CC: Tweaked's own times (7 s, then 1.5 s): the host judges by them.
+    let c = emulated_with(&host, 1, "stuck", |s| {
+        s.with_timeouts(Duration::from_secs(7), Duration::from_millis(1_500))
+    })
+    .await;
+    let t0 = Instant::now();
+    // Catches "Too long without yielding" and goes on: CC shuts the computer down.
+    let err = exec(
+        &host,
+        "stuck",
+        "while true do pcall(function() while true do end end) end",
+        Duration::from_secs(120),
+    )
+    .await
+    .expect_err("a computer shut down answers nothing");
+    assert_eq!(err.code(), "shut_down", "{err}; log: {:?}", host.session.recent(10));
+    let text = err.to_string();
+    assert!(text.contains("Too long without yielding"), "{text}");
+    assert!(text.contains("/computercraft turn-on #1"), "{text}");
+    assert!(t0.elapsed() < Duration::from_secs(30), "reported at once: {:?}", t0.elapsed());
+    wait_until(|| c.power_state() == trapdesk::emu::PowerState::Aborted).await;
+    // Asked for again, the host says why it is gone and what to do.
+    let again = exec(&host, "stuck", "return 1", Duration::from_secs(5))
+        .await
+        .expect_err("off");
+    assert_eq!(again.code(), "shut_down", "{again}");
+    assert!(
+        host.session.recent(100).iter().any(|e| e.event == "unlinked"
+            && e.detail.contains("went off while request")),
+        "in the session log"
+    );
+    // A player turns it on: the client links again and the host says it is back.
+    c.turn_on();
+    wait_until(|| host.session.computer("1:stuck").is_some_and(|i| i.online)).await;
+    wait_until(|| host.session.recent(100).iter().any(|e| e.event == "back")).await;
+    let r = exec(&host, "stuck", "return 1", Duration::from_secs(10))
+        .await
+        .expect("on again");
+    assert_eq!(ret(&r, 0), json!(1));
+}

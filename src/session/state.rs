@@ -415,16 +415,18 @@ impl State {
         self.prune_offline();
     }
 
-    /// Whether a link that ended for `reason` ended in CC's hard abort: the socket closed
-    /// without a close frame (CC shuts the computer down and drops its sockets; the client
-    /// itself always closes with a frame) while a request sent on it had run at least
-    /// [`HARD_ABORT_AFTER`]. Returns what to tell the person and agents, with what to do.
+    /// Whether a link that ended for `reason` probably ended in CC's hard abort: a request
+    /// sent on it had run at least [`HARD_ABORT_AFTER`] when the socket closed. CC closes a
+    /// socket the same way whether the computer shut down or its program closed it (both are
+    /// `Resource.dispose`, the TCP connection closed with no close frame), so the time is the
+    /// evidence; a link the host ended itself (replaced, heartbeat, shutdown, a full queue) is
+    /// not one. Returns what to tell the person and agents, with what to do.
     fn hard_abort(&self, trapos_id: &str, conn_id: u64, reason: &str) -> Option<String> {
-        let clean = reason.starts_with("closed by computer")
-            || reason.starts_with("replaced")
+        let ours = reason.starts_with("replaced")
             || reason.starts_with("host shutting down")
-            || reason.starts_with("outbound queue full");
-        if clean {
+            || reason.starts_with("outbound queue full")
+            || reason.contains("heartbeats missed");
+        if ours {
             return None;
         }
         let longest = self
@@ -437,8 +439,9 @@ impl State {
         let (ran, p) = longest;
         let id = self.computers.get(trapos_id).map_or(0, |c| c.info.id);
         Some(format!(
-            "{trapos_id} went off while request {} ({}) had run {:.1} s: CC: Tweaked shuts a \
-             computer down when one piece of Lua runs 1.5 s past \"Too long without yielding\" \
+            "{trapos_id} went off while request {} ({}) had run {:.1} s, probably shut down by \
+             CC's hard abort: CC: Tweaked shuts a computer down when one piece of Lua runs \
+             1.5 s past \"Too long without yielding\" \
              (7 s), and it stays off until a player turns it on (right-click it, or \
              `/computercraft turn-on #{id}`); the client relinks once it is on. If it links \
              again by itself, it was rebooted instead. What the request printed is in the \
