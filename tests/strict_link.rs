@@ -3,11 +3,11 @@
 //! set on the computer shows at once, on both runtimes.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod support;
 #[path = "support/craftos.rs"]
 mod craftos;
 #[path = "support/mcp_fake.rs"]
 mod fake;
+mod support;
 #[path = "support/world.rs"]
 mod world;
 
@@ -43,7 +43,12 @@ async fn emulated_with(
     computer
 }
 
-async fn exec(host: &TestHost, who: &str, code: &str, timeout: Duration) -> Result<Value, RequestError> {
+async fn exec(
+    host: &TestHost,
+    who: &str,
+    code: &str,
+    timeout: Duration,
+) -> Result<Value, RequestError> {
     host.session
         .request(
             who,
@@ -71,7 +76,12 @@ async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests() {
     let host = start_host().await;
     let _c = emulated_with(&host, 1, "small", |s| s.with_max_websocket_message(16_384)).await;
     // The client found the rule's limit and told the host.
-    wait_until(|| host.session.computer("1:small").is_some_and(|c| c.max_message == 16_384)).await;
+    wait_until(|| {
+        host.session
+            .computer("1:small")
+            .is_some_and(|c| c.max_message == 16_384)
+    })
+    .await;
     let linked = links(&host, "linked");
     // A request of 100 KB (the literal) and an answer of 150 KB, each far above the limit.
     let code = format!(
@@ -157,7 +167,10 @@ async fn a_label_change_shows_within_seconds(rt: Runtime) {
         .session()
         .request(
             "miner",
-            RequestSpec::new(Kind::ExecLua, json!({"code": "os.setComputerLabel('digger') return 1"})),
+            RequestSpec::new(
+                Kind::ExecLua,
+                json!({"code": "os.setComputerLabel('digger') return 1"}),
+            ),
             Origin::Person,
         )
         .await
@@ -171,23 +184,41 @@ async fn a_label_change_shows_within_seconds(rt: Runtime) {
     let info = w.session().computer("1:digger").unwrap();
     assert!(info.online, "{info:?}");
     assert_eq!(info.label.as_deref(), Some("digger"));
-    assert!(w.session().computer("1:miner").is_none(), "the old name is gone");
-    assert!(w.session().resolve("miner").is_err(), "the old label no longer resolves");
-    let ids: Vec<String> = w.session().computers().into_iter().map(|c| c.trapos_id).collect();
+    assert!(
+        w.session().computer("1:miner").is_none(),
+        "the old name is gone"
+    );
+    assert!(
+        w.session().resolve("miner").is_err(),
+        "the old label no longer resolves"
+    );
+    let ids: Vec<String> = w
+        .session()
+        .computers()
+        .into_iter()
+        .map(|c| c.trapos_id)
+        .collect();
     assert_eq!(ids, vec!["1:digger".to_owned()]);
     // The same link goes on under the new name.
     let r = w
         .session()
         .request(
             "digger",
-            RequestSpec::new(Kind::ExecLua, json!({"code": "return os.getComputerLabel()"})),
+            RequestSpec::new(
+                Kind::ExecLua,
+                json!({"code": "return os.getComputerLabel()"}),
+            ),
             Origin::Person,
         )
         .await
         .expect("a request under the new name");
     assert_eq!(ret(&r, 0), json!("digger"));
     assert_eq!(
-        w.session().recent(200).iter().filter(|e| e.event == "unlinked").count(),
+        w.session()
+            .recent(200)
+            .iter()
+            .filter(|e| e.event == "unlinked")
+            .count(),
         0,
         "renamed without a relink"
     );
@@ -199,7 +230,10 @@ async fn a_label_change_shows_within_seconds_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn a_label_change_shows_within_seconds_on_craftos_pc() {
     a_label_change_shows_within_seconds(Runtime::CraftOs).await;
 }
@@ -222,11 +256,20 @@ async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {
     )
     .await
     .expect_err("a computer shut down answers nothing");
-    assert_eq!(err.code(), "shut_down", "{err}; log: {:?}", host.session.recent(10));
+    assert_eq!(
+        err.code(),
+        "shut_down",
+        "{err}; log: {:?}",
+        host.session.recent(10)
+    );
     let text = err.to_string();
     assert!(text.contains("Too long without yielding"), "{text}");
     assert!(text.contains("/computercraft turn-on #1"), "{text}");
-    assert!(t0.elapsed() < Duration::from_secs(30), "reported at once: {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "reported at once: {:?}",
+        t0.elapsed()
+    );
     wait_until(|| c.power_state() == trapdesk::emu::PowerState::Aborted).await;
     // Asked for again, the host says why it is gone and what to do.
     let again = exec(&host, "stuck", "return 1", Duration::from_secs(5))
@@ -234,8 +277,10 @@ async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {
         .expect_err("off");
     assert_eq!(again.code(), "shut_down", "{again}");
     assert!(
-        host.session.recent(100).iter().any(|e| e.event == "unlinked"
-            && e.detail.contains("went off while request")),
+        host.session
+            .recent(100)
+            .iter()
+            .any(|e| e.event == "unlinked" && e.detail.contains("went off while request")),
         "in the session log"
     );
     // A player turns it on: the client links again and the host says it is back.

@@ -334,7 +334,14 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
             Message::Limit { .. } => self.receipts.held = true,
             _ => {}
         }
-        handle(msg, self.out, &mut *self.link, self.awaiting_pong, self.missed).await
+        handle(
+            msg,
+            self.out,
+            &mut *self.link,
+            self.awaiting_pong,
+            self.missed,
+        )
+        .await
     }
 
     /// The computer stored the secret this connection's `welcome` gave it: its binding is firm.
@@ -617,24 +624,39 @@ mod tests {
             assert!(tokio::time::Instant::now() < deadline, "never renamed");
             tokio::task::yield_now().await;
         }
-        let ids: Vec<String> = c.session.computers().into_iter().map(|i| i.trapos_id).collect();
+        let ids: Vec<String> = c
+            .session
+            .computers()
+            .into_iter()
+            .map(|i| i.trapos_id)
+            .collect();
         assert_eq!(ids, vec!["7:digger".to_owned()], "the old name is gone");
-        let info = c.session.computer("7:digger").expect("the renamed computer");
+        let info = c
+            .session
+            .computer("7:digger")
+            .expect("the renamed computer");
         assert_eq!(info.label.as_deref(), Some("digger"));
         assert!(info.online, "still linked: {info:?}");
         assert_eq!(c.session.resolve("digger").as_deref(), Ok("7:digger"));
-        assert!(c.session.resolve("miner").is_err(), "the old label no longer resolves");
         assert!(
-            c.session.recent(10).iter().any(|e| e.event == "relabelled"
-                && e.detail == "7:miner is now 7:digger"),
+            c.session.resolve("miner").is_err(),
+            "the old label no longer resolves"
+        );
+        assert!(
+            c.session
+                .recent(10)
+                .iter()
+                .any(|e| e.event == "relabelled" && e.detail == "7:miner is now 7:digger"),
             "logged: {:?}",
             c.session.recent(10)
         );
         // Requests go to it under its new name, on the same link.
         let call = exec(&c.session, "digger", "return 1".into());
         let req = c.next_of("gateway_request").await;
-        c.send(json!({"type": "computer_response", "id": req["id"], "ok": true,
-            "payload": {"returns": [1]}}));
+        c.send(
+            json!({"type": "computer_response", "id": req["id"], "ok": true,
+            "payload": {"returns": [1]}}),
+        );
         let got = call.await.expect("the call task").expect("the answer");
         assert_eq!(got["returns"], json!([1]));
         // No label at all: `<id>:`.
@@ -655,7 +677,10 @@ mod tests {
         c.send(json!({"type": "serve", "types": ["exec-lua"]}));
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
         while c.session.computer("7:miner").map(|i| i.max_message) != Some(4096) {
-            assert!(tokio::time::Instant::now() < deadline, "the limit never applied");
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the limit never applied"
+            );
             tokio::task::yield_now().await;
         }
         let code = "return ('y'):rep(1)--".to_owned() + &"z".repeat(20_000);
@@ -664,7 +689,7 @@ mod tests {
         loop {
             let frame = match c.from_gateway.recv().await {
                 Some(WsMessage::Text(t)) => t.as_str().to_owned(),
-                other => panic!("a text frame, got {other:?}"),
+                other => unreachable!("a text frame, got {other:?}"),
             };
             assert!(frame.len() <= 4096, "a frame of {} bytes", frame.len());
             let v: Value = serde_json::from_str(&frame).expect("JSON");
@@ -703,8 +728,10 @@ mod tests {
         let again = c.session.resolve("miner").expect_err("offline");
         assert_eq!(again.code(), "shut_down", "{again}");
         assert!(
-            c.session.recent(10).iter().any(|e| e.event == "unlinked"
-                && e.detail.contains("went off while request")),
+            c.session
+                .recent(10)
+                .iter()
+                .any(|e| e.event == "unlinked" && e.detail.contains("went off while request")),
             "logged: {:?}",
             c.session.recent(10)
         );
@@ -729,15 +756,21 @@ mod tests {
         assert!(err.to_string().contains("256"), "{err}");
         let waited = started.elapsed();
         assert!(
-            waited >= std::time::Duration::from_secs(10) && waited < std::time::Duration::from_secs(11),
+            waited >= std::time::Duration::from_secs(10)
+                && waited < std::time::Duration::from_secs(11),
             "failed after {waited:?}"
         );
         let cancel = c.next_of("cancel").await;
-        assert_eq!(cancel["id"], first["id"], "told not to run it if it comes late");
+        assert_eq!(
+            cancel["id"], first["id"],
+            "told not to run it if it comes late"
+        );
         // The request with its receipt runs on past the deadline, and answers.
         tokio::time::advance(std::time::Duration::from_secs(15)).await;
-        c.send(json!({"type": "computer_response", "id": second["id"], "ok": true,
-            "payload": {"returns": []}}));
+        c.send(
+            json!({"type": "computer_response", "id": second["id"], "ok": true,
+            "payload": {"returns": []}}),
+        );
         kept.await.expect("the call task").expect("answered");
     }
 
@@ -750,8 +783,10 @@ mod tests {
         let call = exec(&c.session, "miner", "sleep(20)".into());
         let req = c.next_of("gateway_request").await;
         tokio::time::advance(std::time::Duration::from_secs(20)).await;
-        c.send(json!({"type": "computer_response", "id": req["id"], "ok": true,
-            "payload": {"returns": []}}));
+        c.send(
+            json!({"type": "computer_response", "id": req["id"], "ok": true,
+            "payload": {"returns": []}}),
+        );
         call.await.expect("the call task").expect("answered");
     }
 
