@@ -62,4 +62,16 @@ coroutine.resume(co, "timer", timers)
 token = queued[1]
 ok, res = coroutine.resume(co, table.unpack(token, 1, token.n))
 eq(res, "done")
+-- 4. A round trip (screen.lua's input steps) whose marker was dropped asks again.
+queued = {}
+co = coroutine.create(function() pace.roundTrip("trapdesk_input_step", sys) return "done" end)
+drop = true
+assert(coroutine.resume(co))
+drop = false
+eq(#queued, 0)
+coroutine.resume(co, "timer", timers)
+eq(#queued, 1, "asked again")
+eq(queued[1][1], "trapdesk_input_step")
+ok, res = coroutine.resume(co, table.unpack(queued[1], 1, queued[1].n))
+eq(res, "done")
 print("pace_spec: ok")
