@@ -206,6 +206,8 @@ local function serve()
     end, { name = "screen-server" })
 end
 
+local timerDue = 0 -- os.epoch("utc") when the frame timer fires
+
 local function updates()
     while true do
         local ev, a = os.pullEventRaw()
@@ -232,7 +234,13 @@ local function updates()
         elseif ev == "trapdesk_stop" and a == "screen-server" then
             -- serve() ends too; the new instance wraps the originals again.
         end
-        if watching and not timer then timer = os.startTimer(EVERY) end
+        -- A frame timer whose event was dropped from a full queue (CC keeps 256) would stop
+        -- the updates for good: 1 s past its time, any event starts a new one.
+        if timer and os.epoch("utc") > timerDue + 1000 then timer = nil end
+        if watching and not timer then
+            timer = os.startTimer(EVERY)
+            timerDue = os.epoch("utc") + EVERY * 1000
+        end
     end
 end
 
