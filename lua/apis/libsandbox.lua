@@ -288,11 +288,16 @@ function sandbox.serve(types, handler, opts)
             local ids = { table.unpack(order) }
             if kind == E.request and ev[2] == owner then
                 local id = ev[3]
-                os.queueEvent(E.alive, id, "accepted")
+                -- Accepted only once the job has started: its first run (a chunk, up to its
+                -- first yield) then finds the event queue as the player's own code would, with
+                -- no event of ours in it. An accept dropped meanwhile is made good by the
+                -- daemon's next hand-over.
                 if done[id] then
+                    os.queueEvent(E.alive, id, "accepted")
                     os.queueEvent(E.alive, id, "done")
-                elseif not jobs[id] then
-                    start(id, ev[4], ev[5], ev[6])
+                else
+                    if not jobs[id] then start(id, ev[4], ev[5], ev[6]) end
+                    os.queueEvent(E.alive, id, "accepted")
                 end
             elseif kind == E.probe and ev[2] == owner then
                 local id = ev[3]
