@@ -131,7 +131,8 @@ async fn serve(
     // Only a client that sends receipts is held to them: it says so with the `limit` it sends
     // right after `welcome` (docs/protocol.md, "Receipts").
     let mut receipts = Receipts::default();
-    let mut deadline = Box::pin(tokio::time::sleep(Duration::ZERO));
+    // Made with the first request: a timer costs every idle link a heap entry.
+    let mut deadline: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     loop {
         let quit = tokio::select! {
             _ = state.shutdown.cancelled() => return Quit::Shutdown,
@@ -146,7 +147,12 @@ async fn serve(
                 awaiting_pong = Some(t);
                 out.send_ping(t).await.err().map(|e| Quit::SendFailed(e.to_string()))
             }
-            _ = &mut deadline, if !receipts.sent.is_empty() => {
+            _ = async {
+                match deadline.as_mut() {
+                    Some(d) => d.await,
+                    None => std::future::pending().await,
+                }
+            }, if !receipts.sent.is_empty() => {
                 let lost = receipts.overdue();
                 for id in lost {
                     link.lost(&id, RECEIPT_DEADLINE_MS);
@@ -155,8 +161,8 @@ async fn serve(
                         return Quit::SendFailed(e.to_string());
                     }
                 }
-                if let Some(at) = receipts.next_due() {
-                    deadline.as_mut().reset(at);
+                if let (Some(at), Some(d)) = (receipts.next_due(), deadline.as_mut()) {
+                    d.as_mut().reset(at);
                 }
                 None
             }
@@ -164,7 +170,11 @@ async fn serve(
                 let msg = match cmd {
                     Some(Outbound::Request(r)) => {
                         if receipts.sent.is_empty() {
-                            deadline.as_mut().reset(tokio::time::Instant::now() + RECEIPT_DEADLINE);
+                            let at = tokio::time::Instant::now() + RECEIPT_DEADLINE;
+                            match deadline.as_mut() {
+                                Some(d) => d.as_mut().reset(at),
+                                None => deadline = Some(Box::pin(tokio::time::sleep_until(at))),
+                            }
                         }
                         receipts.sent.push_back((r.id.clone(), tokio::time::Instant::now()));
                         Message::GatewayRequest(*r)
