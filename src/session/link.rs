@@ -310,6 +310,19 @@ impl Link {
             st.computers.insert(old, computer);
             return None;
         }
+        if st.computers.get(&new).is_some_and(|c| c.conn.is_some()) {
+            // Another computer with this id is linked under that name (two worlds share the
+            // host): keep both as they are, and say why this one was not renamed.
+            st.computers.insert(old.clone(), computer);
+            let mut entry = State::entry(
+                "relabelled",
+                format!("{old} was labelled {new}, which another link holds: still {old}"),
+            );
+            entry.trapos_id = Some(old);
+            entry.status = Some(super::model::Status::Failed);
+            st.log(entry);
+            return None;
+        }
         st.order.remove(&(id, old.clone()));
         if let Some(stale) = st.computers.remove(&new) {
             st.order.remove(&(stale.info.id, new.clone()));

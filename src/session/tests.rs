@@ -450,6 +450,22 @@ async fn a_relabel_takes_the_place_of_an_old_entry_of_the_same_computer() {
     assert!(s.computer("7:digger").is_some_and(|c| !c.online));
 }
 
+#[tokio::test]
+async fn a_relabel_onto_a_name_another_link_holds_is_refused() {
+    let s = session();
+    // Two worlds' computers 7, linked at once.
+    let (tx, _rx) = mpsc::channel(1024);
+    let _a = s.link(&hello(7, Some("miner")), tx);
+    let (tx, _rx2) = mpsc::channel(1024);
+    let mut b = s.link(&hello(7, Some("farm")), tx);
+    assert_eq!(b.relabel(Some("miner".into())), None);
+    assert!(s.computer("7:miner").is_some_and(|c| c.online));
+    assert!(s.computer("7:farm").is_some_and(|c| c.online));
+    assert_eq!(b.trapos_id(), "7:farm");
+    assert!(s.recent(10).iter().any(|e| e.event == "relabelled"
+        && e.detail == "7:farm was labelled 7:miner, which another link holds: still 7:farm"));
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_computer_back_after_a_hard_abort_is_logged_as_back() {
     let s = session();
