@@ -246,6 +246,13 @@ async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {
         s.with_timeouts(Duration::from_secs(7), Duration::from_millis(1_500))
     })
     .await;
+    // The console hears of it: what it shows the person is fed from the session's events.
+    let mut events = host.session.subscribe();
+    let mut console = trapdesk::tui::App::new(
+        host.session.settings(),
+        trapdesk::tui::theme::Theme::plain(),
+        false,
+    );
     let t0 = Instant::now();
     // Catches "Too long without yielding" and goes on: CC shuts the computer down.
     let err = exec(
@@ -283,10 +290,23 @@ async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {
             .any(|e| e.event == "unlinked" && e.detail.contains("went off while request")),
         "in the session log"
     );
+    while let Ok(ev) = events.try_recv() {
+        console.note(&ev);
+    }
+    let (notice, alarm) = console.notice.clone().expect("the console says so");
+    assert!(
+        alarm && notice.contains("/computercraft turn-on #1"),
+        "{notice}"
+    );
     // A player turns it on: the client links again and the host says it is back.
     c.turn_on();
     wait_until(|| host.session.computer("1:stuck").is_some_and(|i| i.online)).await;
     wait_until(|| host.session.recent(100).iter().any(|e| e.event == "back")).await;
+    while let Ok(ev) = events.try_recv() {
+        console.note(&ev);
+    }
+    let (notice, _) = console.notice.clone().expect("the console says so");
+    assert!(notice.starts_with("1:stuck is on again"), "{notice}");
     let r = exec(&host, "stuck", "return 1", Duration::from_secs(10))
         .await
         .expect("on again");
