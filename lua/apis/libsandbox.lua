@@ -23,12 +23,18 @@ local sandbox = {}
 --    `payload_json` is the JSON text, a string or a list of strings (pieces of a message that
 --    came in fragments, read in order as one text).
 --  - `trapdesk_cancel(id)`: the host cancelled request `id` (or the link dropped).
+--  - `trapdesk_probe(owner, id)`: does `owner` still run request `id`? (see `trapdesk_alive`)
 --  - `trapdesk_host_response(rid, ok, json)`: answer to @{request}; json is the payload or the error
 --    (JSON text: a string or a list of strings, as above).
 --
 -- Programs to the daemon:
 --  - `trapdesk_serve(owner, types)`: `owner` now serves exactly `types` (a list; empty = stopped).
 --  - `trapdesk_respond(id, ok, json)`: the answer; json is the payload (ok) or `{code, message, ...}`.
+--  - `trapdesk_alive(id, state)`: how request `id` stands: "accepted" (the server got its
+--    `trapdesk_request`; sent for each, duplicates too), "running", "done" (answered: the
+--    answer went before this event) or "unknown". CC drops events beyond 256 queued ones, so
+--    the daemon hands a request over again until it is accepted and asks about it until
+--    answered; a request whose events were dropped fails as `lost` within seconds.
 --  - `trapdesk_output(id, stream, text)`: live output of request `id` (`stream` is "out" or "err").
 --  - `trapdesk_host_request(rid, type, payload_json, timeout_ms)`: a request to the host.
 --
@@ -38,6 +44,7 @@ local sandbox = {}
 --    re-running the installer replaces the running client in place.
 sandbox.EVENTS = {
     daemon_up = "trapdesk_daemon_up", request = "trapdesk_request", cancel = "trapdesk_cancel",
+    probe = "trapdesk_probe", alive = "trapdesk_alive",
     host_response = "trapdesk_host_response", serve = "trapdesk_serve", respond = "trapdesk_respond",
     output = "trapdesk_output", host_request = "trapdesk_host_request", stop = "trapdesk_stop",
 }
@@ -110,6 +117,9 @@ function sandbox.request(type_, payload, timeout)
     local rid = uniqueId("r")
     os.queueEvent(E.host_request, rid, type_, json.encode(payload or {}), timeout * 1000)
     local timer = os.startTimer(timeout)
+    -- The timer's event may be dropped from a full queue (CC keeps 256): past the deadline,
+    -- any event ends the wait as the timer would have.
+    local deadline = os.epoch("utc") + timeout * 1000
     while true do
         local ev, a, b, c = os.pullEvent()
         if ev == E.host_response and a == rid then
@@ -117,7 +127,8 @@ function sandbox.request(type_, payload, timeout)
             local ok, value = pcall(json.decode, c)
             if not ok then return false, { code = "internal", message = value } end
             return b == true, value
-        elseif ev == "timer" and a == timer then
+        elseif ev == "timer" and a == timer or os.epoch("utc") > deadline + 1000 then
+            os.cancelTimer(timer)
             return false, { code = "timeout", message = "no answer within " .. timeout .. " s" }
         end
     end
@@ -148,6 +159,10 @@ function sandbox.serve(types, handler, opts)
     local owner = uniqueId("s")
     local name = opts.name or owner
     local jobs, order = {}, {} -- id -> job; order keeps start order for fairness
+    -- Ids answered lately (a ring of DONE_KEPT): a request handed over again, or asked about,
+    -- after its answer went is told "done", never run twice.
+    local DONE_KEPT = 64
+    local done, doneRing, doneAt = {}, {}, 0
     local serving = {}
     for _, t in ipairs(types) do serving[t] = true end
 
@@ -174,6 +189,11 @@ function sandbox.serve(types, handler, opts)
     end
 
     local function remove(id)
+        if jobs[id] then
+            doneAt = doneAt % DONE_KEPT + 1
+            if doneRing[doneAt] then done[doneRing[doneAt]] = nil end
+            doneRing[doneAt], done[id] = id, true
+        end
         jobs[id] = nil
         for i = #order, 1, -1 do if order[i] == id then table.remove(order, i) end end
     end
@@ -267,7 +287,21 @@ function sandbox.serve(types, handler, opts)
             -- Snapshot first: a handler started by this very event must not see it.
             local ids = { table.unpack(order) }
             if kind == E.request and ev[2] == owner then
-                start(ev[3], ev[4], ev[5], ev[6])
+                local id = ev[3]
+                -- Accepted only once the job has started: its first run (a chunk, up to its
+                -- first yield) then finds the event queue as the player's own code would, with
+                -- no event of ours in it. An accept dropped meanwhile is made good by the
+                -- daemon's next hand-over.
+                if done[id] then
+                    os.queueEvent(E.alive, id, "accepted")
+                    os.queueEvent(E.alive, id, "done")
+                else
+                    if not jobs[id] then start(id, ev[4], ev[5], ev[6]) end
+                    os.queueEvent(E.alive, id, "accepted")
+                end
+            elseif kind == E.probe and ev[2] == owner then
+                local id = ev[3]
+                os.queueEvent(E.alive, id, jobs[id] and "running" or done[id] and "done" or "unknown")
             elseif kind == E.cancel then
                 cancel(ev[2])
             elseif kind == E.daemon_up then

@@ -19,16 +19,33 @@
 -- enrols again if the host allows it.
 
 local CLIENT = "trapdesk-lua/0.1.0"
-local LIMIT = 131072 -- CC's max_websocket_message: never send a frame above it
+-- CC's default max_websocket_message (AddressRule.WEBSOCKET_MESSAGE). The rule that allows the
+-- host may set less, and Lua cannot read it: the daemon finds it by halving on "Message is too
+-- large" (WebsocketHandle.send) and keeps what it found in the setting `trapdesk.max_message`.
+local LIMIT = 131072
+local LIMIT_FLOOR = 4096 -- below this no rule is usable; the daemon says so and keeps trying
 local OUTPUT_PIECE = 4096 -- bytes of output per frame
 local OUTPUT_EVERY = 0.05 -- seconds between output flushes
 local FRAME_BUDGET = 64 -- frames per flush, well under CC's 512 unsent messages per socket
+-- CC keeps at most 256 queued events and drops the rest (ComputerExecutor.java, QUEUE_LIMIT):
+-- a request handed to its server, or its answer, can be lost on the way. The server accepts
+-- each request (`trapdesk_alive(id, "accepted")`); one not accepted is handed over again, then
+-- failed; an accepted one is asked about (`trapdesk_probe`) until its answer comes.
+local ACCEPT_S = 2       -- seconds before a request not accepted is handed over again
+local ACCEPT_TRIES = 3   -- hand-overs before the request fails as lost
+local PROBE_S = 5        -- seconds between asks whether an accepted request still runs
+local PROBE_MISSES = 3   -- unanswered asks before the request fails as lost
 
 -- The client's root directory: the rule is apis/root.lua's, found beside servers/.
 local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/servers/"
 local root = dofile(here .. "../apis/root.lua")(shell)
 local json = dofile(root .. "apis/json.lua")
 local pace = dofile(root .. "apis/pace.lua")
+
+-- Deadlines and uptimes in real seconds: os.clock counts the computer's CPU time in server
+-- ticks, which stretch when the server lags.
+local function clock() return os.epoch("utc") / 1000 end
+local bootAt = clock() - os.clock() -- when the computer started, as near as the daemon can tell
 
 if not settings.get("sandbox.url") then
     print("trapdesk: sandbox.url is not set; not linking")
@@ -56,13 +73,25 @@ end
 
 local ws, wsUrl          -- the socket and the exact URL it was opened with
 local phase = "idle"     -- idle | connecting | hello | linked
-local phaseSince = 0     -- os.clock() when the phase began
+local phaseSince = 0     -- clock() when the phase began
 local conn = 0           -- connection counter (unique URLs and local ids)
 local backoff = 1
 local retryTimer, tickTimer, flushTimer
+-- When each timer is due (clock()): a timer's event is dropped like any other from a full
+-- queue, and the loop it drives would stop for good. Any event pulled once one is 1 s
+-- overdue runs its work and starts it again (see `overdue`).
+local due = {}
+local function startTimer(name, s)
+    due[name] = clock() + s
+    return os.startTimer(s)
+end
 local heartbeat = 15     -- seconds, from welcome
 local lastPing = 0
 local hostMax = LIMIT
+-- The largest frame CC lets this socket send and receive: the rule's max_websocket_message, as
+-- found (see LIMIT). `linkLabel` is the label the host knows this computer by.
+local ruleMax = tonumber(settings.get("trapdesk.max_message")) or LIMIT
+local linkLabel
 local owners, ownerOrder = {}, {} -- owner -> list of types
 local inflight = {}      -- local id -> { wire = host id, owner = owner }
 local hostRequests = {}  -- wire id we sent -> libsandbox rid
@@ -77,7 +106,7 @@ local hostSays            -- the message of the host's last error frame (why it 
 local screenQueue = {}   -- `screen` messages (JSON text) waiting behind answers and output
 local SCREEN_BACKLOG = 4 -- more waiting than this: drop them and ask the screen server for a whole frame
 
-local function setPhase(p) phase, phaseSince = p, os.clock() end
+local function setPhase(p) phase, phaseSince = p, clock() end
 
 -- Long work (decoding a reassembled request, fragmenting a large answer) runs in slices
 -- (apis/pace.lua): the pause pulls events while it waits for its own, and every other event
@@ -97,10 +126,15 @@ end
 
 local drop -- forward
 
+local function tooLarge(err) return tostring(err):find("Message is too large", 1, true) ~= nil end
+
+--- Send one frame. A frame over the rule's limit is not sent and does not end the link: the
+-- result is then false, "too_large".
 local function sendRaw(text)
     if not ws then return false end
     local ok, err = pcall(ws.send, text)
     if not ok then
+        if tooLarge(err) then return false, "too_large" end
         log("send failed: " .. tostring(err))
         drop(nil, "send failed: " .. tostring(err))
         return false
@@ -108,16 +142,34 @@ local function sendRaw(text)
     return true
 end
 
+--- The rule's limit is below `size`: halve it, keep it for the next boots, and tell the host,
+-- which from then on sends no frame above it either.
+local function lowerLimit(size)
+    local before = ruleMax
+    while ruleMax >= size and ruleMax > LIMIT_FLOOR do ruleMax = math.floor(ruleMax / 2) end
+    if ruleMax == before then return false end
+    log(("frames of %d bytes are too large for CC here: the limit is now %d"):format(size, ruleMax))
+    settings.set("trapdesk.max_message", ruleMax)
+    pcall(settings.save)
+    if phase == "linked" then sendRaw('{"max_message":' .. ruleMax .. ',"type":"limit"}') end
+    return true
+end
+
 --- Send one message's JSON text, given as a string or a list of pieces to be joined in
 -- order, fragmenting it to the host's limit. Fragments are cut from the pieces as they are:
 -- a large answer is never joined into one string here.
-local function sendText(text)
-    local limit = math.min(hostMax, LIMIT)
+local sendText
+sendText = function(text)
+    local limit = math.min(hostMax, ruleMax)
     local pieces = type(text) == "table" and text or { text }
     local total = 0
     for i = 1, #pieces do total = total + #pieces[i] end
     if total <= limit then
-        return sendRaw(#pieces == 1 and pieces[1] or table.concat(pieces))
+        local ok, why = sendRaw(#pieces == 1 and pieces[1] or table.concat(pieces))
+        -- Over the rule's limit: lower it and send again, in fragments (nothing was sent).
+        if why == "too_large" and lowerLimit(total) then return sendText(text) end
+        if why == "too_large" then log("a frame of " .. total .. " bytes is too large even at the floor") end
+        return ok
     end
     midCounter = midCounter + 1
     local mid = json.encodeString("c" .. conn .. "-m" .. midCounter)
@@ -139,7 +191,12 @@ local function sendText(text)
         local frame = '{"data":' .. json.encodeString(table.concat(take)) .. ',"last":'
             .. (sent >= total and "true" or "false") .. ',"mid":' .. mid .. ',"seq":' .. seq
             .. ',"type":"fragment"}'
-        if not sendRaw(frame) then return false end
+        local ok, why = sendRaw(frame)
+        if why == "too_large" and seq == 0 and lowerLimit(#frame) then return sendText(text) end
+        if not ok then
+            -- A later fragment cannot be too large when the first was not: the link dropped.
+            return false
+        end
         seq = seq + 1
         if sent < total then pause() end
     end
@@ -174,7 +231,7 @@ end
 local function flushOutput()
     local budget = FRAME_BUDGET
     -- Small enough that an output frame never needs fragments (a byte escapes to 6 at most).
-    local piece = math.min(OUTPUT_PIECE, math.floor((math.min(hostMax, LIMIT) - 256) / 6))
+    local piece = math.min(OUTPUT_PIECE, math.floor((math.min(hostMax, ruleMax) - 256) / 6))
     while budget > 0 and outQueue[1] do
         local o = outQueue[1]
         if o.respond then
@@ -207,11 +264,36 @@ local function flushOutput()
         sendText(table.remove(screenQueue, 1))
         budget = budget - 1
     end
-    if (outQueue[1] or screenQueue[1]) and not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
+    if (outQueue[1] or screenQueue[1]) and not flushTimer then flushTimer = startTimer("flush", OUTPUT_EVERY) end
 end
 
 local function respondError(wireId, code, message)
     respondRaw(wireId, false, json.encode({ code = code, message = message }))
+end
+
+--- Find the rule's limit on a new link: send a `limit` message padded to the size to try,
+-- halving while CC refuses it as too large, from the most either side takes. The host then
+-- sends no frame above the size that went. Returns false when not even LIMIT_FLOOR goes.
+local function probeLimit()
+    local size = math.min(LIMIT, hostMax)
+    local floor = math.min(LIMIT_FLOOR, size)
+    while size >= floor do
+        local head = '{"max_message":' .. size .. ',"pad":"'
+        local tail = '","type":"limit"}'
+        local ok, why = sendRaw(head .. ("x"):rep(size - #head - #tail) .. tail)
+        if ok then
+            if size ~= ruleMax then
+                log(("frames up to %d bytes go through (was %d)"):format(size, ruleMax))
+                ruleMax = size
+                settings.set("trapdesk.max_message", size)
+                pcall(settings.save)
+            end
+            return true
+        end
+        if why ~= "too_large" then return true end -- the link dropped; the next link probes
+        size = math.floor(size / 2)
+    end
+    return false
 end
 
 -- Serving ---------------------------------------------------------------------
@@ -267,18 +349,72 @@ local function handleRequest(msg, payloadText)
         return respondError(msg.id, "bad_request", "request must be a string")
     end
     if msg.request == "ping" then
-        return respondRaw(msg.id, true, json.encode({ pong = true, epoch_ms = os.epoch("utc"), uptime_s = os.clock() }))
+        return respondRaw(msg.id, true, json.encode({ pong = true, epoch_ms = os.epoch("utc"), uptime_s = clock() - bootAt }))
     end
     local owner = ownerFor(msg.request)
     if not owner then
         return respondError(msg.id, "unknown_type", "no program on this computer serves " .. msg.request)
     end
+    -- The receipt: the host fails a request with none within 10 s as lost (CC may drop the
+    -- frame's websocket_message from a full event queue; docs/protocol.md, "Receipts").
+    sendRaw('{"id":' .. json.encodeString(msg.id) .. ',"type":"received"}')
     local localId = conn .. "/" .. msg.id
     -- The payload goes on as the JSON text it came in (never decoded here), so a large one is
     -- not decoded and encoded again: the serving program decodes it, in slices. The text is a
     -- string, or a list of strings when the message came in fragments.
-    inflight[localId] = { wire = msg.id, owner = owner }
-    os.queueEvent("trapdesk_request", owner, localId, msg.request, payloadText or "{}", msg.timeout_ms)
+    local entry = { wire = msg.id, owner = owner, tries = 1, at = clock(),
+        hand = { owner, localId, msg.request, payloadText or "{}", msg.timeout_ms } }
+    inflight[localId] = entry
+    os.queueEvent("trapdesk_request", table.unpack(entry.hand, 1, 5))
+end
+
+--- What becomes of requests whose events CC dropped (see ACCEPT_S): called every second.
+-- A request its server has not accepted is handed over again, and fails as `lost` after
+-- ACCEPT_TRIES; an accepted one is asked after every PROBE_S whether it still runs; the server
+-- says `done` when its answer was dropped, and no answer to PROBE_MISSES asks fails it too.
+-- Each fails long before the host's own timeout, with what happened.
+local function checkRequests()
+    local now = clock()
+    for localId, e in pairs(inflight) do
+        if now - e.at >= (e.hand and ACCEPT_S or PROBE_S) then
+            e.at = now
+            if e.hand then
+                if e.tries >= ACCEPT_TRIES then
+                    inflight[localId] = nil
+                    log("request " .. e.wire .. " never reached its server")
+                    respondError(e.wire, "lost", ("the request never reached the program serving it on the computer "
+                        .. "(handed over %d times in %d s): CC keeps at most 256 queued events and drops the rest, "
+                        .. "and the computer's queue was full; try again"):format(e.tries, e.tries * ACCEPT_S))
+                else
+                    e.tries = e.tries + 1
+                    os.queueEvent("trapdesk_request", table.unpack(e.hand, 1, 5))
+                end
+            elseif e.misses >= PROBE_MISSES then
+                inflight[localId] = nil
+                respondError(e.wire, "lost", ("the program serving the request on the computer stopped answering "
+                    .. "(%d asks in %d s); its answer may have been dropped from a full event queue"):format(e.misses, e.misses * PROBE_S))
+            else
+                e.misses = e.misses + 1
+                os.queueEvent("trapdesk_probe", e.owner, localId)
+            end
+        end
+    end
+end
+
+--- The serving program says how a request stands (`trapdesk_alive`).
+local function requestState(localId, state)
+    local e = inflight[localId]
+    if not e then return end
+    if state == "accepted" or state == "running" then
+        e.hand, e.misses, e.at = nil, 0, clock()
+    elseif state == "done" or state == "unknown" then
+        -- Its answer was queued before this reply and did not come: CC dropped it.
+        inflight[localId] = nil
+        log("request " .. e.wire .. ": answer lost (" .. state .. ")")
+        respondError(e.wire, "lost", state == "done"
+            and "the request ran, but its answer was dropped on the computer: CC keeps at most 256 queued events and drops the rest, and the computer's queue was full; try again"
+            or "the program serving the request on the computer no longer knows it (it restarted); try again")
+    end
 end
 
 local handleMessage
@@ -308,7 +444,7 @@ end
 handleMessage = function(msg, payloadText)
     local kind = msg.type
     if kind == "ping" then
-        lastPing = os.clock()
+        lastPing = clock()
         send({ type = "pong", t = msg.t })
     elseif kind == "gateway_request" then
         handleRequest(msg, payloadText)
@@ -348,9 +484,14 @@ handleMessage = function(msg, payloadText)
             end
         end
         backoff = 1
-        lastPing = os.clock()
+        lastPing = clock()
         if type(msg.heartbeat_ms) == "number" and msg.heartbeat_ms > 0 then heartbeat = msg.heartbeat_ms / 1000 end
         if type(msg.max_message) == "number" and msg.max_message >= 1024 then hostMax = msg.max_message end
+        if not probeLimit() then
+            say(("CC refuses even %d-byte messages to the host: raise max_websocket_message in the [[http.rules]] entry that allows it (computercraft-server.toml); retrying every 5 minutes"):format(LIMIT_FLOOR))
+            drop(4003, "max_websocket_message below " .. LIMIT_FLOOR)
+            return
+        end
         send({ type = "serve", types = servedTypes() })
         os.queueEvent("trapdesk_daemon_up")
         os.queueEvent("trapdesk_link", "linked", tostring(msg.trapos_id))
@@ -367,7 +508,7 @@ end
 
 local function scheduleRetry(delay)
     delay = delay * (0.75 + math.random() * 0.5)
-    retryTimer = os.startTimer(delay)
+    retryTimer = startTimer("retry", delay)
     log(("retrying in %.1f s"):format(delay))
 end
 
@@ -413,7 +554,9 @@ drop = function(code, reason)
         end
         scheduleRetry(60)
     elseif code == 4003 then
-        say("the host does not speak protocol 1; retrying every 5 minutes")
+        if not tostring(reason):find("max_websocket_message", 1, true) then
+            say("the host does not speak protocol 1; retrying every 5 minutes")
+        end
         scheduleRetry(300)
     elseif code == 4002 then
         scheduleRetry(30)
@@ -428,6 +571,7 @@ local function opened(handle)
     setPhase("hello")
     hostSays = nil
     local label = os.getComputerLabel()
+    linkLabel = label
     local own = settings.get("trapdesk.secret")
     sentOwn = type(own) == "string" and own ~= "" and not tryShared
     local secret = sentOwn and own or tostring(settings.get("sandbox.password") or "")
@@ -436,7 +580,8 @@ local function opened(handle)
         label = label == nil and json.null or label,
         secret = secret, enrol = true,
         serves = servedTypes(), client = CLIENT, host = _HOST or "ComputerCraft",
-        max_message = LIMIT,
+        -- What went through on an earlier link (safe until the probe after welcome says more).
+        max_message = ruleMax,
     })
 end
 
@@ -446,7 +591,7 @@ local function failed(err)
     log("connect failed: " .. err)
     os.queueEvent("trapdesk_link", "retrying", err)
     if err:find("not permitted") or err:find("blocked") then
-        say("CC refused " .. tostring(settings.get("sandbox.url")) .. " (" .. err .. "): allow the host in the world's serverconfig/computercraft-server.toml (see /trapdesk docs)")
+        say("CC refused " .. tostring(settings.get("sandbox.url")) .. " (" .. err .. "): an [[http.rules]] entry in the world's computercraft-server.toml must allow it, before the rule that denies private addresses (`trapdesk doctor` on the host prints it)")
     end
     scheduleRetry(backoff)
     backoff = math.min(backoff * 2, 30)
@@ -457,6 +602,7 @@ local function connect()
     if type(base) ~= "string" or base == "" then scheduleRetry(30) return end
     conn = conn + 1
     hostMax = LIMIT
+    ruleMax = tonumber(settings.get("trapdesk.max_message")) or LIMIT
     -- CraftOS-PC drops the path of a ws://localhost:PORT/path URL (docs/lua-client.md, "Found on
     -- CraftOS-PC"); 127.0.0.1 is the
     -- same host everywhere else, so use it.
@@ -476,8 +622,22 @@ end
 
 -- Main loop -------------------------------------------------------------------------
 
+--- A label set on the computer (`label set`, os.setComputerLabel) goes to the host at once:
+-- it is the computer's name there (`<id>:<label>`). Reading it is a field lookup in CC.
+local function checkLabel()
+    local label = os.getComputerLabel()
+    if label == linkLabel then return end
+    linkLabel = label
+    log("label now " .. tostring(label))
+    send({ type = "label", label = label == nil and json.null or label })
+end
+
 local function tick()
-    local now = os.clock()
+    local now = clock()
+    if phase == "linked" then
+        checkLabel()
+        checkRequests()
+    end
     if phase == "linked" and now - lastPing > 3 * heartbeat then
         drop(nil, "no ping for " .. 3 * heartbeat .. " s")
     elseif phase == "hello" and now - phaseSince > 10 then
@@ -488,13 +648,32 @@ local function tick()
     end
 end
 
+--- The timers whose event CC dropped: their work runs now and they start again.
+local function overdue()
+    local late = clock() - 1
+    if tickTimer and due.tick < late then
+        log("tick timer lost; restarted")
+        tick()
+        tickTimer = startTimer("tick", 1)
+    end
+    if retryTimer and due.retry < late then
+        retryTimer = nil
+        if phase == "idle" then connect() end
+    end
+    if flushTimer and due.flush < late then
+        flushTimer = nil
+        flushOutput()
+    end
+end
+
 os.queueEvent("trapdesk_stop", "daemon", instance)
 os.queueEvent("trapdesk_daemon_up")
-tickTimer = os.startTimer(1)
+tickTimer = startTimer("tick", 1)
 connect()
 
 while true do
     local ev, a, b, c, d, e = nextEvent()
+    overdue()
     if ev == "websocket_message" and a == wsUrl and ws then
         if c then
             log("binary frame ignored")
@@ -508,6 +687,12 @@ while true do
         end
     elseif ev == "websocket_closed" and a == wsUrl then
         ws = nil
+        if tooLarge(b) then
+            -- CC closed the socket on a frame from the host above the rule's limit (netty's
+            -- TooLongFrameException, NetworkUtils.toFriendlyError). Ask for less at once.
+            lowerLimit(ruleMax)
+            backoff = 1
+        end
         drop(c, b)
     elseif ev == "websocket_success" and a == wsUrl and phase == "connecting" then
         opened(b)
@@ -516,7 +701,7 @@ while true do
     elseif ev == "timer" then
         if a == tickTimer then
             tick()
-            tickTimer = os.startTimer(1)
+            tickTimer = startTimer("tick", 1)
         elseif a == retryTimer then
             retryTimer = nil
             if phase == "idle" then connect() end
@@ -526,6 +711,8 @@ while true do
         end
     elseif ev == "trapdesk_serve" then
         setServe(a, b)
+    elseif ev == "trapdesk_alive" then
+        requestState(a, b)
     elseif ev == "trapdesk_output" then
         if inflight[a] and type(c) == "string" then
             local stream = b == "err" and "err" or "out"
@@ -537,7 +724,7 @@ while true do
             else
                 outQueue[#outQueue + 1] = { id = a, wire = inflight[a].wire, stream = stream, parts = { c }, i = 1, pos = 1 }
             end
-            if not flushTimer then flushTimer = os.startTimer(OUTPUT_EVERY) end
+            if not flushTimer then flushTimer = startTimer("flush", OUTPUT_EVERY) end
         end
     elseif ev == "trapdesk_respond" then
         local entry = inflight[a]

@@ -19,6 +19,7 @@ local root = dofile(here .. "../apis/root.lua")(shell)
 local sandbox = dofile(root .. "apis/libsandbox.lua")
 local mirror = dofile(root .. "apis/mirror.lua")
 local json = sandbox.json
+local pace = sandbox.pace
 
 local EVERY = 0.05 -- seconds between updates while watched: at most 20 a second
 local MAX_TEXT = 4096 -- characters of `text` per request
@@ -130,7 +131,6 @@ local function textEvents(text, evs)
     end
 end
 
-local stepCounter = 0
 local function queueAll(evs)
     local n = 0
     for _, e in ipairs(evs) do
@@ -139,10 +139,8 @@ local function queueAll(evs)
         if n % BATCH == 0 then
             -- Every program gets each event before the next one; once our marker comes back,
             -- everything queued before it has been handled, and the queue has room again.
-            stepCounter = stepCounter + 1
-            local mark = "m" .. stepCounter
-            os.queueEvent("trapdesk_input_step", mark)
-            repeat local _, m = os.pullEvent("trapdesk_input_step") until m == mark
+            -- A marker dropped from a full queue is queued again (apis/pace.lua).
+            pace.roundTrip("trapdesk_input_step")
         end
     end
     return n
@@ -208,6 +206,8 @@ local function serve()
     end, { name = "screen-server" })
 end
 
+local timerDue = 0 -- os.epoch("utc") when the frame timer fires
+
 local function updates()
     while true do
         local ev, a = os.pullEventRaw()
@@ -234,7 +234,13 @@ local function updates()
         elseif ev == "trapdesk_stop" and a == "screen-server" then
             -- serve() ends too; the new instance wraps the originals again.
         end
-        if watching and not timer then timer = os.startTimer(EVERY) end
+        -- A frame timer whose event was dropped from a full queue (CC keeps 256) would stop
+        -- the updates for good: 1 s past its time, any event starts a new one.
+        if timer and os.epoch("utc") > timerDue + 1000 then timer = nil end
+        if watching and not timer then
+            timer = os.startTimer(EVERY)
+            timerDue = os.epoch("utc") + EVERY * 1000
+        end
     end
 end
 

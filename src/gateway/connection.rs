@@ -3,6 +3,7 @@
 //! The socket belongs to this task alone; it is any pair of [`SocketTx`]/[`SocketRx`] halves,
 //! so the loop is unit-tested over channels (below).
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::time::{Duration, SystemTime};
 
@@ -15,10 +16,16 @@ use super::GatewayState;
 use super::door::Peer;
 use super::fragment::Reassembler;
 use super::handshake::{Enrolling, blocking, start};
-use super::protocol::{CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_TOO_BIG, Message, Response};
+use super::protocol::{
+    CLOSE_GOING_AWAY, CLOSE_HEARTBEAT, CLOSE_TOO_BIG, Message, RECEIPT_DEADLINE_MS, Response,
+};
 use super::sender::Sender;
 use super::socket::{SocketRx, SocketTx};
 use crate::session::{Link, Outbound, Stream};
+
+/// The smallest frame limit a computer may set with `limit`, as for `hello`'s `max_message`
+/// (handshake.rs): a fragment's envelope and some data fit in every frame.
+const MIN_LIMIT: usize = 256;
 
 /// Heartbeats that may go unanswered before the computer counts as gone.
 const MAX_MISSED: u32 = 3;
@@ -84,7 +91,7 @@ pub(super) async fn linked(
     // large base.
     tracing::debug!(computer = %link.trapos_id(), "linked");
     state.stats.joined();
-    let quit = serve(&mut rx, &mut out, orx, &link, &state, &mut enrolling).await;
+    let quit = serve(&mut rx, &mut out, orx, &mut link, &state, &mut enrolling).await;
     tracing::debug!(computer = %link.trapos_id(), reason = %quit.reason(), "unlinked");
     state.stats.left();
     match quit {
@@ -109,7 +116,7 @@ async fn serve(
     rx: &mut impl SocketRx,
     out: &mut Sender<impl SocketTx>,
     mut outbound: mpsc::Receiver<Outbound>,
-    link: &Link,
+    link: &mut Link,
     state: &GatewayState,
     enrolling: &mut Enrolling,
 ) -> Quit {
@@ -120,6 +127,12 @@ async fn serve(
     let mut awaiting_pong: Option<u64> = None;
     let max = state.settings.max_message as usize;
     let mut reassembler = Reassembler::new(max.saturating_mul(16));
+    // Requests sent and not yet `received`, oldest first, and the deadline of the oldest.
+    // Only a client that sends receipts is held to them: it says so with the `limit` it sends
+    // right after `welcome` (docs/protocol.md, "Receipts").
+    let mut receipts = Receipts::default();
+    // Made with the first request: a timer costs every idle link a heap entry.
+    let mut deadline: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     loop {
         let quit = tokio::select! {
             _ = state.shutdown.cancelled() => return Quit::Shutdown,
@@ -134,9 +147,38 @@ async fn serve(
                 awaiting_pong = Some(t);
                 out.send_ping(t).await.err().map(|e| Quit::SendFailed(e.to_string()))
             }
+            _ = async {
+                match deadline.as_mut() {
+                    Some(d) => d.await,
+                    None => std::future::pending().await,
+                }
+            }, if !receipts.sent.is_empty() => {
+                let lost = receipts.overdue();
+                for id in lost {
+                    link.lost(&id, RECEIPT_DEADLINE_MS);
+                    // It may still come, late: it must not run then.
+                    if let Err(e) = out.send_owned(Message::Cancel { id }).await {
+                        return Quit::SendFailed(e.to_string());
+                    }
+                }
+                if let (Some(at), Some(d)) = (receipts.next_due(), deadline.as_mut()) {
+                    d.as_mut().reset(at);
+                }
+                None
+            }
             cmd = outbound.recv() => {
                 let msg = match cmd {
-                    Some(Outbound::Request(r)) => Message::GatewayRequest(*r),
+                    Some(Outbound::Request(r)) => {
+                        if receipts.sent.is_empty() {
+                            let at = tokio::time::Instant::now() + RECEIPT_DEADLINE;
+                            match deadline.as_mut() {
+                                Some(d) => d.as_mut().reset(at),
+                                None => deadline = Some(Box::pin(tokio::time::sleep_until(at))),
+                            }
+                        }
+                        receipts.sent.push_back((r.id.clone(), tokio::time::Instant::now()));
+                        Message::GatewayRequest(*r)
+                    }
                     Some(Outbound::Cancel { id }) => Message::Cancel { id },
                     Some(Outbound::Close { code, reason }) => {
                         out.close(code, &reason).await;
@@ -148,7 +190,8 @@ async fn serve(
                 out.send_owned(msg).await.err().map(|e| Quit::SendFailed(e.to_string()))
             }
             frame = rx.next() => {
-                let mut at = Frame { out: &mut *out, link, reassembler: &mut reassembler,
+                let mut at = Frame { out: &mut *out, link: &mut *link, reassembler: &mut reassembler,
+                    receipts: &mut receipts,
                     awaiting_pong: &mut awaiting_pong, missed: &mut missed, max,
                     enrolling: &mut *enrolling, state };
                 Box::pin(at.take(frame)).await
@@ -160,11 +203,53 @@ async fn serve(
     }
 }
 
+/// How long a request may go without its `received`.
+const RECEIPT_DEADLINE: Duration = Duration::from_millis(RECEIPT_DEADLINE_MS);
+
+/// The requests sent on a link whose `received` has not come, oldest first.
+#[derive(Default)]
+struct Receipts {
+    sent: VecDeque<(String, tokio::time::Instant)>,
+    /// The client sends receipts (it sent `limit`): overdue requests are lost. Until then they
+    /// are only forgotten.
+    held: bool,
+}
+
+impl Receipts {
+    fn done(&mut self, id: &str) {
+        if let Some(i) = self.sent.iter().position(|(s, _)| s == id) {
+            self.sent.remove(i);
+        }
+    }
+
+    /// Takes the requests past their deadline: the ones to fail, when receipts are held.
+    fn overdue(&mut self) -> Vec<String> {
+        let now = tokio::time::Instant::now();
+        let mut lost = Vec::new();
+        while let Some((_, at)) = self.sent.front() {
+            if *at + RECEIPT_DEADLINE > now {
+                break;
+            }
+            if let Some((id, _)) = self.sent.pop_front()
+                && self.held
+            {
+                lost.push(id);
+            }
+        }
+        lost
+    }
+
+    fn next_due(&self) -> Option<tokio::time::Instant> {
+        self.sent.front().map(|(_, at)| *at + RECEIPT_DEADLINE)
+    }
+}
+
 /// What handling one frame from the computer needs of the linked loop.
 struct Frame<'a, Tx> {
     out: &'a mut Sender<Tx>,
-    link: &'a Link,
+    link: &'a mut Link,
     reassembler: &'a mut Reassembler,
+    receipts: &'a mut Receipts,
     awaiting_pong: &'a mut Option<u64>,
     missed: &'a mut u32,
     max: usize,
@@ -245,11 +330,28 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
     }
 
     async fn handle(&mut self, msg: Message) -> Option<Quit> {
-        if let Message::Enrolled = msg {
-            self.enrolled().await;
-            return None;
+        match &msg {
+            Message::Enrolled => {
+                self.enrolled().await;
+                return None;
+            }
+            Message::Received { id } => {
+                self.receipts.done(id);
+                return None;
+            }
+            Message::ComputerResponse(r) => self.receipts.done(&r.id),
+            // Only a client that sends receipts sends `limit`.
+            Message::Limit { .. } => self.receipts.held = true,
+            _ => {}
         }
-        handle(msg, self.out, self.link, self.awaiting_pong, self.missed).await
+        handle(
+            msg,
+            self.out,
+            &mut *self.link,
+            self.awaiting_pong,
+            self.missed,
+        )
+        .await
     }
 
     /// The computer stored the secret this connection's `welcome` gave it: its binding is firm.
@@ -277,7 +379,7 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
 async fn handle(
     msg: Message,
     out: &mut Sender<impl SocketTx>,
-    link: &Link,
+    link: &mut Link,
     awaiting_pong: &mut Option<u64>,
     missed: &mut u32,
 ) -> Option<Quit> {
@@ -286,6 +388,18 @@ async fn handle(
         Message::Output { id, stream, text } => link.output(&id, Stream::parse(&stream), &text),
         Message::Serve { types } => link.serve(types),
         Message::Screen(update) => link.screen(Value::Object(update.body)),
+        Message::Limit { max_message } => {
+            // The computer's socket takes no larger frame, either way (its rule's
+            // max_websocket_message): a frame above it would close the socket there. The
+            // floor keeps a fragment's envelope and some data in every frame.
+            out.limit = (max_message as usize).max(MIN_LIMIT);
+            link.max_message(out.limit as u64);
+        }
+        Message::Label { label } => {
+            if let Some(now) = link.relabel(label) {
+                tracing::debug!(computer = %now, "relabelled");
+            }
+        }
         Message::Pong { t } => {
             // Any pong proves the computer's Lua side is alive; only ours gives a round trip.
             *missed = 0;
@@ -488,6 +602,217 @@ mod tests {
         assert_eq!(c.next().await, Err(Some(CLOSE_AUTH_FAILED)));
         c.link.await.expect("the link task ends");
         assert!(c.session.computers().is_empty());
+    }
+
+    /// Starts `exec-lua` of `code` on `who` in a task of its own.
+    fn exec(
+        session: &Session,
+        who: &'static str,
+        code: String,
+    ) -> tokio::task::JoinHandle<Result<Value, crate::session::RequestError>> {
+        let session = session.clone();
+        tokio::spawn(async move {
+            session
+                .request(
+                    who,
+                    RequestSpec::new(crate::protocol::Kind::ExecLua, json!({"code": code})),
+                    Origin::Person,
+                )
+                .await
+        })
+    }
+
+    #[tokio::test]
+    async fn a_label_set_on_the_computer_renames_it_everywhere() {
+        let mut c = Computer::start(15_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        c.send(json!({"type": "label", "label": "digger"}));
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while c.session.computer("7:digger").is_none() {
+            assert!(tokio::time::Instant::now() < deadline, "never renamed");
+            tokio::task::yield_now().await;
+        }
+        let ids: Vec<String> = c
+            .session
+            .computers()
+            .into_iter()
+            .map(|i| i.trapos_id)
+            .collect();
+        assert_eq!(ids, vec!["7:digger".to_owned()], "the old name is gone");
+        let info = c
+            .session
+            .computer("7:digger")
+            .expect("the renamed computer");
+        assert_eq!(info.label.as_deref(), Some("digger"));
+        assert!(info.online, "still linked: {info:?}");
+        assert_eq!(c.session.resolve("digger").as_deref(), Ok("7:digger"));
+        assert!(
+            c.session.resolve("miner").is_err(),
+            "the old label no longer resolves"
+        );
+        assert!(
+            c.session
+                .recent(10)
+                .iter()
+                .any(|e| e.event == "relabelled" && e.detail == "7:miner is now 7:digger"),
+            "logged: {:?}",
+            c.session.recent(10)
+        );
+        // Requests go to it under its new name, on the same link.
+        let call = exec(&c.session, "digger", "return 1".into());
+        let req = c.next_of("gateway_request").await;
+        c.send(
+            json!({"type": "computer_response", "id": req["id"], "ok": true,
+            "payload": {"returns": [1]}}),
+        );
+        let got = call.await.expect("the call task").expect("the answer");
+        assert_eq!(got["returns"], json!([1]));
+        // No label at all: `<id>:`.
+        c.send(json!({"type": "label", "label": null}));
+        while c.session.computer("7:").is_none() {
+            tokio::task::yield_now().await;
+        }
+        assert!(c.session.computer("7:digger").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_limit_from_the_computer_bounds_every_frame_the_host_sends() {
+        let mut c = Computer::start(15_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        // Padded as the client's probe is: the pad is ignored.
+        c.send(json!({"type": "limit", "max_message": 4096, "pad": "x".repeat(3000)}));
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while c.session.computer("7:miner").map(|i| i.max_message) != Some(4096) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the limit never applied"
+            );
+            tokio::task::yield_now().await;
+        }
+        let code = "return ('y'):rep(1)--".to_owned() + &"z".repeat(20_000);
+        let call = exec(&c.session, "miner", code.clone());
+        let mut parts = String::new();
+        loop {
+            let frame = match c.from_gateway.recv().await {
+                Some(WsMessage::Text(t)) => t.as_str().to_owned(),
+                other => unreachable!("a text frame, got {other:?}"),
+            };
+            assert!(frame.len() <= 4096, "a frame of {} bytes", frame.len());
+            let v: Value = serde_json::from_str(&frame).expect("JSON");
+            if v["type"] != "fragment" {
+                continue;
+            }
+            parts.push_str(v["data"].as_str().expect("data"));
+            if v["last"] == true {
+                break;
+            }
+        }
+        let whole: Value = serde_json::from_str(&parts).expect("the request, whole");
+        assert_eq!(whole["payload"]["code"], json!(code));
+        call.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_link_lost_during_a_long_chunk_is_reported_as_a_hard_abort() {
+        let mut c = Computer::start(600_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let call = exec(&c.session, "miner", "while true do end".into());
+        c.next_of("gateway_request").await;
+        // 8.5 s without a yield: CC shuts the computer down, which drops its socket without
+        // a close frame.
+        tokio::time::advance(std::time::Duration::from_millis(8_600)).await;
+        drop(c.to_gateway);
+        c.link.await.expect("the link task ends");
+        let err = call.await.expect("the call task").expect_err("no answer");
+        assert_eq!(err.code(), "shut_down", "{err}");
+        let text = err.to_string();
+        assert!(text.contains("Too long without yielding"), "{text}");
+        assert!(text.contains("/computercraft turn-on #7"), "{text}");
+        // Asked for again, it says the same rather than "no linked computer".
+        let again = c.session.resolve("miner").expect_err("offline");
+        assert_eq!(again.code(), "shut_down", "{again}");
+        assert!(
+            c.session
+                .recent(10)
+                .iter()
+                .any(|e| e.event == "unlinked" && e.detail.contains("went off while request")),
+            "logged: {:?}",
+            c.session.recent(10)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_the_computer_never_got_fails_as_lost_after_ten_seconds() {
+        let mut c = Computer::start(600_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        // A client that sends receipts says so with its `limit`.
+        c.send(json!({"type": "limit", "max_message": 131072}));
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let started = tokio::time::Instant::now();
+        let dropped = exec(&c.session, "miner", "return 1".into());
+        let first = c.next_of("gateway_request").await;
+        let kept = exec(&c.session, "miner", "sleep(20)".into());
+        let second = c.next_of("gateway_request").await;
+        c.send(json!({"type": "received", "id": second["id"]}));
+        let err = dropped.await.expect("the call task").expect_err("lost");
+        assert_eq!(err.code(), "lost", "{err}");
+        assert!(err.to_string().contains("256"), "{err}");
+        let waited = started.elapsed();
+        assert!(
+            waited >= std::time::Duration::from_secs(10)
+                && waited < std::time::Duration::from_secs(11),
+            "failed after {waited:?}"
+        );
+        let cancel = c.next_of("cancel").await;
+        assert_eq!(
+            cancel["id"], first["id"],
+            "told not to run it if it comes late"
+        );
+        // The request with its receipt runs on past the deadline, and answers.
+        tokio::time::advance(std::time::Duration::from_secs(15)).await;
+        c.send(
+            json!({"type": "computer_response", "id": second["id"], "ok": true,
+            "payload": {"returns": []}}),
+        );
+        kept.await.expect("the call task").expect("answered");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_without_receipts_is_not_held_to_them() {
+        let mut c = Computer::start(600_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let call = exec(&c.session, "miner", "sleep(20)".into());
+        let req = c.next_of("gateway_request").await;
+        tokio::time::advance(std::time::Duration::from_secs(20)).await;
+        c.send(
+            json!({"type": "computer_response", "id": req["id"], "ok": true,
+            "payload": {"returns": []}}),
+        );
+        call.await.expect("the call task").expect("answered");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_short_request_lost_with_its_link_is_only_disconnected() {
+        let mut c = Computer::start(600_000);
+        c.hello(SECRET);
+        c.next_of("welcome").await;
+        c.send(json!({"type": "serve", "types": ["exec-lua"]}));
+        let call = exec(&c.session, "miner", "return 1".into());
+        c.next_of("gateway_request").await;
+        tokio::time::advance(std::time::Duration::from_secs(2)).await;
+        drop(c.to_gateway);
+        c.link.await.expect("the link task ends");
+        let err = call.await.expect("the call task").expect_err("no answer");
+        assert_eq!(err.code(), "disconnected", "{err}");
     }
 
     #[tokio::test(start_paused = true)]

@@ -29,6 +29,10 @@ pub const CLOSE_TOO_BIG: u16 = 1009;
 /// gateway's cap of such connections were open, and it was the oldest (RFC 6455 "try again
 /// later"). Only a flood of connections that do not link gets it.
 pub const CLOSE_TRY_AGAIN_LATER: u16 = 1013;
+/// How long the host waits for a `received` before it fails a request as `lost`: longer than CC
+/// lets one piece of Lua hold the computer (7 s, then the hard abort 1.5 s later), so that a
+/// busy computer is not taken for one that lost the frame.
+pub const RECEIPT_DEADLINE_MS: u64 = 10_000;
 /// Close code: the host is shutting down.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 
@@ -80,6 +84,21 @@ pub enum Message {
         seq: u64,
         last: bool,
         data: String,
+    },
+    /// The largest frame the computer's socket takes both ways (its http rule's
+    /// `max_websocket_message`, found by the computer): the host sends nothing larger from then
+    /// on (docs/protocol.md, "Frame limit"). `pad`, when present, only makes the frame as large
+    /// as the size it tries; it is ignored.
+    Limit { max_message: u64 },
+    /// The computer's daemon got `gateway_request` `id` (CC drops events beyond 256 queued
+    /// ones, a frame's `websocket_message` too): a request with no receipt within
+    /// [`RECEIPT_DEADLINE_MS`] is failed as `lost` (docs/protocol.md, "Receipts").
+    Received { id: String },
+    /// The computer's label changed while linked: its traposId becomes `<id>:<label>`
+    /// (docs/protocol.md, "Labels"); `null` or `""` for no label.
+    Label {
+        #[serde(default)]
+        label: Option<String>,
     },
     /// A change of the computer's terminal while the host watches it (docs/protocol.md
     /// "Screen"): size, cursor, changed rows in blit form, palette when it changed.

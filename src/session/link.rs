@@ -81,10 +81,12 @@ impl Session {
             in_flight: 0,
             queue: Default::default(),
         };
+        let mut back = None;
         match st.computers.get_mut(&trapos_id) {
             Some(c) => {
                 c.info = info;
                 c.conn = Some(conn);
+                back = c.off.take();
             }
             None => {
                 st.order.insert((hello.computer_id, trapos_id.clone()));
@@ -94,6 +96,7 @@ impl Session {
                         info,
                         conn: Some(conn),
                         output: OutputRing::new(scrollback),
+                        off: None,
                     },
                 );
             }
@@ -107,6 +110,15 @@ impl Session {
         let mut entry = State::entry("linked", detail);
         entry.trapos_id = Some(trapos_id.clone());
         st.log(entry);
+        if back.is_some() {
+            // It was reported switched off by a hard abort: say that it is back.
+            let mut entry = State::entry(
+                "back",
+                "on again and linked after it went off during a long chunk",
+            );
+            entry.trapos_id = Some(trapos_id.clone());
+            st.log(entry);
+        }
         st.emit(Event::Linked {
             trapos_id: trapos_id.clone(),
         });
@@ -176,6 +188,33 @@ impl Link {
         st.finish(&resp.id, result);
     }
 
+    /// The computer sent no `received` for request `id` within `after_ms`: its
+    /// `websocket_message` was dropped from a full event queue. It fails as `lost` now, long
+    /// before its own timeout.
+    pub fn lost(&self, id: &str, after_ms: u64) {
+        let mut st = self.session.lock();
+        let ours = st
+            .pending
+            .get(id)
+            .is_some_and(|p| p.conn_id == self.conn_id && p.info.sent);
+        if !ours {
+            return;
+        }
+        let message = format!(
+            "the computer never got the request (no receipt within {} s): CC keeps at most 256 \
+             queued events and drops the rest, and its queue was full; try again",
+            after_ms / 1000
+        );
+        st.finish(
+            id,
+            Err(RequestError::Remote {
+                code: "lost".into(),
+                message,
+                output: None,
+            }),
+        );
+    }
+
     /// Live output of a running request (or of no request, with an unknown id).
     pub fn output(&self, request_id: &str, stream: Stream, text: &str) {
         let mut st = self.session.lock();
@@ -232,6 +271,86 @@ impl Link {
         st.emit(Event::ComputerChanged {
             trapos_id: self.trapos_id.clone(),
         });
+    }
+
+    /// The computer found the largest frame its socket takes (`limit`): shown with the
+    /// computer, as the limit its link now works under.
+    pub fn max_message(&self, bytes: u64) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.max_message = bytes;
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
+    }
+
+    /// The computer's label changed while linked (`label`): it is known as `<id>:<label>` from
+    /// now on, everywhere a traposId is (the computer list, its scrollback and screen, its
+    /// pending requests, name resolution), and the old name stops resolving. An offline entry
+    /// already under the new name is this same computer from an earlier link: it is replaced.
+    /// Returns the new traposId, or `None` when nothing changed.
+    pub fn relabel(&mut self, label: Option<String>) -> Option<String> {
+        let label = label.filter(|l| !l.is_empty());
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return None;
+        }
+        let old = self.trapos_id.clone();
+        let mut computer = st.computers.remove(&old)?;
+        let id = computer.info.id;
+        let new = match &label {
+            Some(l) => format!("{id}:{l}"),
+            None => format!("{id}:"),
+        };
+        if new == old {
+            st.computers.insert(old, computer);
+            return None;
+        }
+        if st.computers.get(&new).is_some_and(|c| c.conn.is_some()) {
+            // Another computer with this id is linked under that name (two worlds share the
+            // host): keep both as they are, and say why this one was not renamed.
+            st.computers.insert(old.clone(), computer);
+            let mut entry = State::entry(
+                "relabelled",
+                format!("{old} was labelled {new}, which another link holds: still {old}"),
+            );
+            entry.trapos_id = Some(old);
+            entry.status = Some(super::model::Status::Failed);
+            st.log(entry);
+            return None;
+        }
+        st.order.remove(&(id, old.clone()));
+        if let Some(stale) = st.computers.remove(&new) {
+            st.order.remove(&(stale.info.id, new.clone()));
+        }
+        computer.info.trapos_id = new.clone();
+        computer.info.label = label;
+        st.order.insert((id, new.clone()));
+        st.computers.insert(new.clone(), computer);
+        st.conns.insert(self.conn_id, new.clone());
+        for p in st.pending.values_mut() {
+            if p.info.trapos_id == old {
+                p.info.trapos_id = new.clone();
+            }
+        }
+        let mut entry = State::entry("relabelled", format!("{old} is now {new}"));
+        entry.trapos_id = Some(new.clone());
+        st.log(entry);
+        st.emit(Event::Unlinked {
+            trapos_id: old.clone(),
+            reason: format!("relabelled: now {new}"),
+        });
+        st.emit(Event::Linked {
+            trapos_id: new.clone(),
+        });
+        drop(st);
+        self.session.screens_renamed(&old, &new);
+        self.trapos_id = new.clone();
+        Some(new)
     }
 
     /// Sets the reason recorded when this link is dropped.

@@ -418,7 +418,9 @@ pub struct ToolCall {
 pub struct LogEntry {
     pub seq: u64,
     pub time_ms: u64,
-    /// `linked`, `unlinked`, `refused` (a link attempt turned away), `request`, `finished`,
+    /// `linked`, `unlinked`, `refused` (a link attempt turned away), `relabelled` (its label
+    /// changed while linked), `back` (linked again after it went off in a hard abort),
+    /// `request`, `finished`,
     /// `tool_call`, `tool_result`, `dropped`, `transcript_failed` (once, when the transcript
     /// cannot be written: a full disk).
     pub event: &'static str,

@@ -62,7 +62,15 @@ pub(crate) struct Computer {
     pub info: ComputerInfo,
     pub conn: Option<Conn>,
     pub output: OutputRing,
+    /// Why it is probably switched off (see [`State::hard_abort`]), until it links again.
+    pub off: Option<String>,
 }
+
+/// CC: Tweaked's "Too long without yielding" comes after 7 s of Lua without a yield
+/// (`computer_threads` timeout, `TimeoutState.TIMEOUT`); 1.5 s later (`ABORT_TIMEOUT`) it shuts
+/// the computer down. A link that ends without a close frame while a request has run this
+/// long is reported as that shutdown.
+pub(crate) const HARD_ABORT_AFTER: Duration = Duration::from_secs(7);
 
 pub(crate) struct Pending {
     pub info: PendingInfo,
@@ -226,6 +234,15 @@ impl State {
                 exact
             }
         };
+        if matches.is_empty()
+            && let Some(note) = self.off_note(query)
+        {
+            return Err(RequestError::Remote {
+                code: "shut_down".into(),
+                message: note,
+                output: None,
+            });
+        }
         match matches.len() {
             1 => Ok(matches.into_iter().next().unwrap_or_default()),
             0 => Err(RequestError::UnknownComputer {
@@ -241,6 +258,21 @@ impl State {
                 })
             }
         }
+    }
+
+    /// What was said when the offline computer `query` names (its traposId, id or label) went
+    /// off in a hard abort: a request for it then says so rather than "no linked computer".
+    fn off_note(&self, query: &str) -> Option<String> {
+        self.computers.values().find_map(|c| {
+            let named = c.info.trapos_id.eq_ignore_ascii_case(query)
+                || query.parse::<u64>().is_ok_and(|id| id == c.info.id)
+                || c.info.label.as_deref() == Some(query);
+            if c.conn.is_none() && named {
+                c.off.clone()
+            } else {
+                None
+            }
+        })
     }
 
     /// Sends queued requests of a computer while it has free slots.
@@ -334,7 +366,9 @@ impl State {
     /// Marks a computer's connection gone: offline, its requests failed as `disconnected`,
     /// logged and announced. The caller has removed `conn_id` from `conns`.
     pub fn unlink(&mut self, trapos_id: &str, conn_id: u64, reason: String) {
+        let off = self.hard_abort(trapos_id, conn_id, &reason);
         if let Some(c) = self.computers.get_mut(trapos_id) {
+            c.off.clone_from(&off);
             if c.conn.as_ref().is_some_and(|c| c.id == conn_id) {
                 c.conn = None;
             }
@@ -343,15 +377,79 @@ impl State {
             c.info.running = 0;
             c.info.queued = 0;
         }
-        self.fail_conn(conn_id);
+        let reason = match &off {
+            Some(note) => {
+                let ids: Vec<String> = self
+                    .pending
+                    .values()
+                    .filter(|p| p.conn_id == conn_id)
+                    .map(|p| p.info.request_id.clone())
+                    .collect();
+                for id in ids {
+                    self.finish(
+                        &id,
+                        Err(RequestError::Remote {
+                            code: "shut_down".into(),
+                            message: note.clone(),
+                            output: None,
+                        }),
+                    );
+                }
+                format!("{reason}; {note}")
+            }
+            None => {
+                self.fail_conn(conn_id);
+                reason
+            }
+        };
         let mut entry = State::entry("unlinked", reason.clone());
         entry.trapos_id = Some(trapos_id.to_owned());
+        if off.is_some() {
+            entry.status = Some(super::model::Status::Failed);
+        }
         self.log(entry);
         self.emit(Event::Unlinked {
             trapos_id: trapos_id.to_owned(),
             reason,
         });
         self.prune_offline();
+    }
+
+    /// Whether a link that ended for `reason` probably ended in CC's hard abort: a request
+    /// sent on it had run at least [`HARD_ABORT_AFTER`] when the socket closed. CC closes a
+    /// socket the same way whether the computer shut down or its program closed it (both are
+    /// `Resource.dispose`, the TCP connection closed with no close frame), so the time is the
+    /// evidence; a link the host ended itself (replaced, heartbeat, shutdown, a full queue) is
+    /// not one. Returns what to tell the person and agents, with what to do.
+    fn hard_abort(&self, trapos_id: &str, conn_id: u64, reason: &str) -> Option<String> {
+        let ours = reason.starts_with("replaced")
+            || reason.starts_with("host shutting down")
+            || reason.starts_with("outbound queue full")
+            || reason.contains("heartbeats missed");
+        if ours {
+            return None;
+        }
+        let longest = self
+            .pending
+            .values()
+            .filter(|p| p.conn_id == conn_id)
+            .filter_map(|p| Some((p.sent_at?.elapsed(), p)))
+            .filter(|(ran, _)| *ran >= HARD_ABORT_AFTER)
+            .max_by_key(|(ran, _)| *ran)?;
+        let (ran, p) = longest;
+        let id = self.computers.get(trapos_id).map_or(0, |c| c.info.id);
+        Some(format!(
+            "{trapos_id} went off while request {} ({}) had run {:.1} s, probably shut down by \
+             CC's hard abort: CC: Tweaked shuts a computer down when one piece of Lua runs \
+             1.5 s past \"Too long without yielding\" \
+             (7 s), and it stays off until a player turns it on (right-click it, or \
+             `/computercraft turn-on #{id}`); the client relinks once it is on. If it links \
+             again by itself, it was rebooted instead. What the request printed is in the \
+             computer's scrollback and the session log",
+            p.info.request_id,
+            p.info.kind.as_str(),
+            ran.as_secs_f64(),
+        ))
     }
 
     /// Frees the slot a sent request held (or its place in the queue).

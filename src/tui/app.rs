@@ -276,6 +276,18 @@ impl App {
                     true,
                 );
             }
+            // A computer shut down by CC's hard abort stays off until a player turns it on:
+            // the person must hear of it, and of its coming back. (Only that unlink is
+            // logged as failed.)
+            E::Logged { entry }
+                if entry.event == "unlinked" && entry.status == Some(session::Status::Failed) =>
+            {
+                self.notify(entry.detail.clone(), true);
+            }
+            E::Logged { entry } if entry.event == "back" => {
+                let who = entry.trapos_id.as_deref().unwrap_or("a computer");
+                self.notify(format!("{who} is {}", entry.detail), false);
+            }
             E::Logged { .. } => {}
         }
     }

@@ -1,6 +1,9 @@
 -- daemon_spec: servers/sandbox.lua against stubbed CC APIs (http, os events, settings).
 local json = dofile(ROOT .. "apis/json.lua")
 local sent, queued, timers, opened = {}, {}, 0, nil
+local nowMs, saved, timerAfter = 1733000000000, {}, {}
+-- The frame limit of the rule that allows the host (CC raises "Message is too large" above it).
+local ruleLimit = math.huge
 local realOs = os
 local function eq(a, b, msg)
     if a ~= b then error((msg or "mismatch") .. ": expected " .. tostring(b) .. ", got " .. tostring(a), 2) end
@@ -12,13 +15,14 @@ local env = setmetatable({
         delete = function() end },
     -- localhost: the daemon must connect to 127.0.0.1 (CraftOS-PC drops a localhost URL's path).
     settings = { get = function(k) return ({ ["sandbox.url"] = "ws://localhost:4444/gateway",
-        ["sandbox.password"] = "s3cret" })[k] end },
+        ["sandbox.password"] = "s3cret" })[k] or saved[k] end,
+        set = function(k, v) saved[k] = v end, save = function() return true end },
     http = { websocketAsync = function(u) opened = u return true end },
     os = setmetatable({
         queueEvent = function(...) queued[#queued + 1] = table.pack(...) end,
         pullEventRaw = function(f) return coroutine.yield(f) end,
-        startTimer = function() timers = timers + 1 return timers end,
-        epoch = function() return 1733000000000 end, getComputerID = function() return 7 end,
+        startTimer = function(s) timers = timers + 1 timerAfter[timers] = s return timers end,
+        epoch = function() return nowMs end, getComputerID = function() return 7 end,
         getComputerLabel = function() end, clock = realOs.clock,
     }, { __index = realOs }),
     print = function() end, _HOST = "ComputerCraft 1.113.0 (test)",
@@ -28,7 +32,13 @@ local abs = ROOT:sub(1, 1) == "/" and ROOT or (io.popen("pwd"):read("*l") .. "/"
 env.shell.getRunningProgram = function() return abs:sub(2) .. "servers/sandbox.lua" end
 local fn = assert(loadfile(ROOT .. "servers/sandbox.lua", "t", env))
 local co = coroutine.create(fn)
-local handle = { send = function(t) sent[#sent + 1] = t end, close = function() end }
+-- Receipts (`received`) are kept apart: the checks below read the other frames in order.
+local receipts = {}
+local handle = { send = function(t)
+    if #t > ruleLimit then error("Message is too large", 2) end
+    local r = t:match('^{"id":"([^"]*)","type":"received"}$')
+    if r then receipts[#receipts + 1] = r else sent[#sent + 1] = t end
+end, close = function() end }
 local function feed(...) local ok, e = coroutine.resume(co, ...) assert(ok, tostring(e)) end
 local function last() return json.decode(table.remove(sent, 1)) end
 
@@ -42,6 +52,10 @@ eq(hello.secret, "s3cret") eq(hello.max_message, 131072) eq(hello.client, "trapd
 eq(json.encode(hello.serves), "[]")
 feed("trapdesk_serve", "owner1", { "exec-lua" })
 feed("websocket_message", url, '{"type":"welcome","protocol":1,"trapos_id":"7:","heartbeat_ms":15000,"max_message":2048}')
+-- The probe of the rule's limit: a `limit` message as large as the host takes, which goes.
+local probe = table.remove(sent, 1)
+eq(#probe, 2048, "the probe is padded to the size it tries")
+eq(json.decode(probe).type, "limit") eq(json.decode(probe).max_message, 2048)
 local serve = last()
 eq(serve.type, "serve") eq(serve.types[1], "exec-lua")
 feed("websocket_message", url, '{"type":"ping","t":1733000000123}')
@@ -56,6 +70,7 @@ feed("websocket_message", url, '{"type":"gateway_request","id":"h-3","request":"
 local req
 for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" then req = ev end end
 eq(req[2], "owner1") eq(req[4], "exec-lua") eq(json.decode(req[5]).code, "x")
+eq(receipts[#receipts], "h-3", "a routed request is receipted at once")
 feed("trapdesk_output", req[3], "out", "hi\n")
 -- The answer comes as a list of JSON pieces (libsandbox encodes in slices): fragments are cut
 -- across the pieces.
@@ -127,8 +142,101 @@ do
     eq(type(got[5]), "table", "the payload's text in pieces")
     assert(#got[5] > 1, #got[5] .. " pieces")
     eq(table.concat(got[5]), payload)
+    feed("trapdesk_respond", got[3], true, "{}")
+    sent = {}
+end
+-- CC drops events beyond 256 queued ones: a request its server never accepts is handed over
+-- again, then fails as `lost`, within seconds.
+local function tick(ms)
+    nowMs = nowMs + ms
+    local id = 0
+    for t, after in pairs(timerAfter) do if after == 1 and t > id then id = t end end
+    timerAfter[id] = nil
+    feed("timer", id)
+end
+local function requests(id)
+    local n = 0
+    for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" and ev[3] == id then n = n + 1 end end
+    return n
+end
+do
+    queued = {}
+    feed("websocket_message", url, '{"type":"gateway_request","id":"h-9","request":"exec-lua","payload":{}}')
+    local id = queued[#queued][3]
+    eq(requests(id), 1)
+    tick(2100) eq(requests(id), 2, "handed over again after 2 s")
+    tick(2100) eq(requests(id), 3, "and again")
+    eq(#sent, 0, "no answer yet")
+    tick(2100)
+    local lost = last()
+    eq(lost.id, "h-9") eq(lost.ok, false) eq(lost.error.code, "lost")
+    assert(lost.error.message:find("256 queued events", 1, true), lost.error.message)
+    -- An accepted request whose answer was dropped: the server says "done" when asked.
+    queued = {}
+    feed("websocket_message", url, '{"type":"gateway_request","id":"h-10","request":"exec-lua","payload":{}}')
+    id = queued[#queued][3]
+    feed("trapdesk_alive", id, "accepted")
+    tick(2100) eq(requests(id), 1, "an accepted request is not handed over again")
+    tick(3000)
+    local probe
+    for _, ev in ipairs(queued) do if ev[1] == "trapdesk_probe" then probe = ev end end
+    assert(probe, "asked whether it still runs") eq(probe[3], id)
+    feed("trapdesk_alive", id, "running")
+    eq(#sent, 0, "still running: no answer")
+    feed("trapdesk_alive", id, "done")
+    lost = last()
+    eq(lost.id, "h-10") eq(lost.error.code, "lost")
+    assert(lost.error.message:find("answer was dropped", 1, true), lost.error.message)
+end
+-- A label set on the computer goes to the host within a tick.
+do
+    env.os.getComputerLabel = function() return "miner" end
+    tick(1000)
+    local m = last() eq(m.type, "label") eq(m.label, "miner")
+    tick(1000) eq(#sent, 0, "told once")
+    -- The tick timer's event dropped from a full queue: the next event, 1 s after it was due,
+    -- runs the tick and starts the timer again.
+    env.os.getComputerLabel = function() return "digger" end
+    local before = timers
+    nowMs = nowMs + 2500
+    feed("websocket_message", url, '{"type":"ping","t":5}')
+    local m2 = last() eq(m2.type, "label", "the overdue tick ran first") eq(m2.label, "digger")
+    eq(last().type, "pong")
+    assert(timers > before and timerAfter[timers] == 1, "the tick timer started again")
+    env.os.getComputerLabel = function() end
 end
 -- Close: reconnect scheduled with a new URL.
 queued = {}
 feed("websocket_closed", url, "bye", 1006)
+-- Under a rule with max_websocket_message = 16384: the probe halves from 131072 until a
+-- frame goes, the host is told, the limit is kept, and large answers go in fragments under it.
+do
+    ruleLimit = 16384
+    env.os.getComputerLabel = function() return "miner" end
+    sent, queued = {}, {}
+    local co2 = coroutine.create(assert(loadfile(ROOT .. "servers/sandbox.lua", "t", env)))
+    local function feed2(...) local ok, e = coroutine.resume(co2, ...) assert(ok, tostring(e)) end
+    feed2()
+    feed2("websocket_success", url, handle)
+    eq(last().type, "hello")
+    feed2("websocket_message", url, '{"type":"welcome","protocol":1,"trapos_id":"7:miner","heartbeat_ms":15000,"max_message":1048576}')
+    local probe = table.remove(sent, 1)
+    eq(#probe, 16384, "the largest probe that went")
+    eq(json.decode(probe).max_message, 16384)
+    eq(saved["trapdesk.max_message"], 16384, "kept for the next boots")
+    eq(last().type, "serve")
+    feed2("trapdesk_serve", "owner2", { "exec-lua" })
+    sent, queued = {}, {}
+    feed2("websocket_message", url, '{"type":"gateway_request","id":"h-20","request":"exec-lua","payload":{}}')
+    local rq
+    for _, ev in ipairs(queued) do if ev[1] == "trapdesk_request" then rq = ev end end
+    feed2("trapdesk_respond", rq[3], true, json.encode({ big = string.rep("q", 100000) }))
+    local n = 0
+    while #sent > 0 do
+        local raw = table.remove(sent, 1)
+        assert(#raw <= 16384, "every frame within the rule: " .. #raw)
+        n = n + 1
+    end
+    assert(n > 6, "the answer went in fragments: " .. n)
+end
 print("daemon_spec: ok")

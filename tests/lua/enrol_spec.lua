@@ -67,7 +67,7 @@ eq(hello.type, "hello") eq(hello.enrol, true) eq(hello.secret, "shared-secret")
 -- 2. The welcome enrols: saved, then `enrolled` (before `serve`).
 feed("websocket_message", url, '{"type":"welcome","protocol":1,"trapos_id":"7:miner","heartbeat_ms":15000,"max_message":131072,"secret":"own-secret-1"}')
 eq(store["trapdesk.secret"], "own-secret-1") eq(saves, 1)
-eq(types(), "enrolled,serve")
+eq(types(), "enrolled,limit,serve")
 -- 3. A drop and a reconnect: the own secret from now on.
 feed("websocket_closed", url, "gone", 1006)
 local t = lastTimer()
@@ -96,6 +96,6 @@ eq(hello.secret, "own-secret-1", "back to the own secret")
 saveOk = false
 feed("websocket_message", url, '{"type":"welcome","protocol":1,"trapos_id":"7:miner","heartbeat_ms":15000,"max_message":131072,"secret":"own-secret-2"}')
 eq(store["trapdesk.secret"], "own-secret-1", "an unsaved secret is not kept")
-eq(types(), "serve")
+eq(types(), "limit,serve")
 feed("trapdesk_stop", "daemon", "spec")
 print("enrolment: ok")

@@ -86,6 +86,39 @@ eq(err.code, "cancelled") eq(err.output, "so far")
 feed("timer", 7)
 eq(take("trapdesk_respond"), nil, "a cancelled handler never answers")
 
+-- Every request is accepted (CC may drop events: the daemon hands it over again until it is);
+-- a request handed over again is not run twice, and the server says how a request stands.
+do
+    local function alive(id)
+        for i, ev in ipairs(queued) do
+            if ev[1] == "trapdesk_alive" and ev[2] == id then table.remove(queued, i) return ev[3] end
+        end
+    end
+    queued = {}
+    feed("trapdesk_request", owner, "1/h-10", "exec-lua", '{"n":10}', 30000)
+    eq(alive("1/h-10"), "accepted")
+    take("trapdesk_output")
+    feed("trapdesk_request", owner, "1/h-10", "exec-lua", '{"n":10}', 30000)
+    eq(alive("1/h-10"), "accepted", "accepted again")
+    eq(take("trapdesk_output"), nil, "but not started twice")
+    feed("trapdesk_probe", owner, "1/h-10")
+    eq(alive("1/h-10"), "running")
+    feed("trapdesk_probe", "someone-else", "1/h-10")
+    eq(alive("1/h-10"), nil, "asks for another owner are not answered")
+    feed("timer", 8)
+    eq(take("trapdesk_respond")[2], "1/h-10")
+    eq(take("trapdesk_respond"), nil, "answered once")
+    queued = {}
+    feed("trapdesk_probe", owner, "1/h-10")
+    eq(alive("1/h-10"), "done", "its answer went before this")
+    feed("trapdesk_request", owner, "1/h-10", "exec-lua", '{"n":10}', 30000)
+    eq(alive("1/h-10"), "accepted")
+    eq(alive("1/h-10"), "done", "handed over after its answer: not run again")
+    eq(take("trapdesk_output"), nil)
+    feed("trapdesk_probe", owner, "1/h-77")
+    eq(alive("1/h-77"), "unknown")
+end
+
 -- Daemon restart: announce again. Another instance of "test": stop, unserve.
 feed("trapdesk_daemon_up")
 eq(take("trapdesk_serve")[2], owner)

@@ -110,6 +110,14 @@ impl Session {
             .and_then(|e| e.frame.clone())
     }
 
+    /// A computer's label changed: its screen goes with it to its new traposId.
+    pub(crate) fn screens_renamed(&self, old: &str, new: &str) {
+        let mut screens = self.screens();
+        if let Some(e) = screens.map.remove(old) {
+            screens.map.insert(new.to_owned(), e);
+        }
+    }
+
     /// How many watch a computer's terminal.
     pub fn screen_watchers(&self, trapos_id: &str) -> usize {
         self.screens().map.get(trapos_id).map_or(0, |e| e.watchers)
