@@ -352,6 +352,14 @@ handleMessage = function(msg, payloadText)
         if type(msg.heartbeat_ms) == "number" and msg.heartbeat_ms > 0 then heartbeat = msg.heartbeat_ms / 1000 end
         if type(msg.max_message) == "number" and msg.max_message >= 1024 then hostMax = msg.max_message end
         send({ type = "serve", types = servedTypes() })
+        -- The host serves another client than this one (the hash of its lua/ files, written to
+        -- `version` by the installer): the startup wrapper fetches and installs it.
+        if type(msg.client_version) == "string" and msg.client_version ~= "" then
+            local h = fs.open(root .. "version", "r")
+            local mine = h and h.readAll() or ""
+            if h then h.close() end
+            if mine:gsub("%s+$", "") ~= msg.client_version then os.queueEvent("trapdesk_upgrade", msg.client_version) end
+        end
         os.queueEvent("trapdesk_daemon_up")
         os.queueEvent("trapdesk_link", "linked", tostring(msg.trapos_id))
         if not linkedOnce then say("linked as " .. tostring(msg.trapos_id)) end

@@ -758,14 +758,7 @@ local function boot()
     term.setCursorPos(1, 1)
     if fs.exists("/.settings") then settings.load("/.settings") end
     print(os.version())
-    if fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
-        shell.run("/startup.lua")
-    elseif fs.exists("/startup") and not fs.isDir("/startup") then
-        shell.run("/startup")
-    end
-    if fs.isDir("/startup") then
-        for _, name in ipairs(fs.list("/startup")) do shell.run("/startup/" .. name) end
-    end
+    shell.runStartups()
     shell.run("shell")
 end
 

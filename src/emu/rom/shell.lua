@@ -255,4 +255,32 @@ function shell.run(...)
     return shell.execute(table.unpack(w))
 end
 
+-- The startup files of one folder, in the order of CC's rom/startup.lua (findStartups): the
+-- startup program (`startup`, else `startup.lua`, as shell.resolveProgram picks), then every
+-- file of the `startup/` folder in fs.list order.
+local function findStartups(base)
+    local found
+    local node = shell.resolveProgram("/" .. fs.combine(base, "startup"))
+    if node then found = { "/" .. node } end
+    local folder = "/" .. fs.combine(base, "startup")
+    if fs.isDir(folder) then
+        found = found or {}
+        for _, name in ipairs(fs.list(folder)) do
+            local p = "/" .. fs.combine(folder, name)
+            if not fs.isDir(p) then found[#found + 1] = p end
+        end
+    end
+    return found
+end
+
+--- Runs the computer's startup files as CC's rom/startup.lua does: each one with shell.run, one
+-- after the other, so a startup program that never returns keeps the later ones from running.
+-- A disk's startup would replace the computer's when `shell.allow_disk_startup` is set; the
+-- emulator has no disk drives, so there is never one.
+function shell.runStartups()
+    local startups
+    if settings.get("shell.allow_startup") ~= false then startups = findStartups("/") end
+    for _, path in ipairs(startups or {}) do shell.run(path) end
+end
+
 return shell
