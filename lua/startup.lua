@@ -13,8 +13,8 @@
 -- server in the background, in a scheduler of its own (no multishell tabs: the player's shell
 -- keeps the whole screen on every kind of computer), and runs the player's part in one coroutine
 -- beside them. That coroutine is resumed only with the player's events: the client's internal
--- `trapdesk_*` events, the timers the client started and its own socket's `websocket_*` and
--- `http_*` events are withheld, so the client wakes the player's programs as little as possible.
+-- `trapdesk_*` events, the timers the client started and its own socket's `websocket_*`
+-- events are withheld, so the client wakes the player's programs as little as possible.
 -- Does only the player's part when the setting `sandbox.url` is unset, or when the client
 -- already runs (this file run a second time, or by the installer kept in a startup program).
 -- Ending the player's shell shuts the computer down, as ending CC's top-level shell does.
@@ -67,15 +67,17 @@ local DAEMON = ROOT .. "servers/sandbox.lua"
 local SERVER = ROOT .. "servers/mcp-computer-server.lua"
 local SCREEN = ROOT .. "servers/screen.lua"
 
--- The client's socket and HTTP requests are to the host in `sandbox.url`; their events are the
--- client's. CC names the URL as first parameter of every websocket_* and http_* event.
-local hostAuthority = (settings.get("sandbox.url") or ""):match("^%a+://([^/?#]+)") or ""
-local function isHostUrl(url)
+-- The client's socket is to `sandbox.url` (plus a query the daemon adds); its websocket_*
+-- events (CC names the URL as their first parameter) are the client's. HTTP events are not
+-- withheld: a player's program may fetch from the same host (the installer line kept in a
+-- startup program does), and the client's own HTTP is rare (an upgrade).
+local clientSocket = (settings.get("sandbox.url") or ""):match("^[^?#]*")
+-- The daemon dials 127.0.0.1 for localhost (servers/sandbox.lua, connect).
+local clientSocket127 = clientSocket:gsub("^(wss?://)localhost([:/])", "%1127.0.0.1%2")
+local function isClientSocket(url)
     if type(url) ~= "string" then return false end
-    local a = url:match("^%a+://([^/?#]+)")
-    if not a then return false end
-    -- The daemon dials 127.0.0.1 for localhost (servers/sandbox.lua, connect).
-    return a == hostAuthority or a == hostAuthority:gsub("^localhost", "127.0.0.1")
+    local base = url:match("^[^?#]*")
+    return base == clientSocket or base == clientSocket127
 end
 
 local clientTimers = {}
@@ -92,7 +94,7 @@ local function forPlayer(ev)
         end
         return true
     end
-    if name:sub(1, 10) == "websocket_" or name:sub(1, 5) == "http_" then return not isHostUrl(ev[2]) end
+    if name:sub(1, 10) == "websocket_" then return not isClientSocket(ev[2]) end
     return true
 end
 

@@ -29,7 +29,10 @@ pub fn version() -> &'static str {
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(bytes);
         }
-        h.finalize()[..6].iter().map(|b| format!("{b:02x}")).collect()
+        h.finalize()[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     })
 }
 

@@ -540,9 +540,13 @@ async fn timeouts_live_output_cancel_two_chunks_and_one_that_never_yields() {
 async fn reboot_relinks_through_what_the_installer_left() {
     let f = Fleet::boot(&["miner"]).await;
     let c = f.computer("miner");
-    // The one-liner ran once; the installer left its own startup file.
-    assert!(!c.files().join("startup.lua").exists());
-    assert!(c.files().join("startup/trapdesk.lua").exists());
+    // The one-liner ran once (it deleted itself); the installer left its startup wrapper.
+    let wrapper = std::fs::read_to_string(c.files().join("startup.lua")).unwrap();
+    assert!(
+        wrapper.starts_with("-- trapdesk-startup-wrapper"),
+        "{wrapper}"
+    );
+    assert!(!c.files().join("startup/trapdesk.lua").exists());
     let r = f
         .call(
             "exec-lua",

@@ -91,7 +91,7 @@ async fn the_installer_links_a_fresh_computer() {
             .contains("Linked to trapdesk as 5:fresh")
     })
     .await;
-    assert!(root.join("startup/trapdesk.lua").is_file());
+    assert!(root.join("startup.lua").is_file());
     assert!(root.join("trapdesk/servers/sandbox.lua").is_file());
     let r = host
         .session
