@@ -180,11 +180,12 @@ local function report()
     end
 end
 
--- CC keeps a computer's id only while it has a label: an unlabelled computer that is broken
--- drops as a fresh item and comes back with a new id, so the host would see a new computer.
+-- A label is how people and agents tell computers apart (the traposId is id:label). It is not
+-- needed to keep the id: CC: Tweaked's dropped computer item carries its id with or without a
+-- label (ComputerBlock.getItem -> ComputerItem.create(id, label)).
 if not os.getComputerLabel() then
-    print("This computer has no label. Give it one (label set <name>): an")
-    print("unlabelled computer gets a new id when broken and placed again.")
+    print("Tip: name this computer (label set <name>); trapdesk")
+    print("shows it as " .. os.getComputerID() .. ":<name>.")
 end
 
 local mount, side = setup.diskStartup()
