@@ -224,6 +224,7 @@ _G.trapdeskClient = { root = ROOT }
 startClient()
 local playerProc
 local waitTimer = nativeStartTimer(FIRST_WORD)
+clientTimers[waitTimer] = true
 local upgrading = false
 
 local function player()

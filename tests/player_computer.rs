@@ -57,14 +57,15 @@ fn installer_line(rt: Runtime, host: &TestHost) -> String {
 }
 
 /// A farm program that never returns: it notes each boot in `/boots.log` and counts every
-/// event it is resumed with in `/events.txt` (`count last-event-name`).
+/// event it is resumed with in `/events.txt` (`count name:first-parameter ...`).
 const FARM: &str = r#"
 local f = fs.open("/boots.log", "a") f.writeLine("boot") f.close()
-local n = 0
+local n, names = 0, {}
 while true do
-    local ev = os.pullEventRaw()
+    local ev, a = os.pullEventRaw()
     n = n + 1
-    local h = fs.open("/events.txt", "w") h.write(n .. " " .. tostring(ev)) h.close()
+    names[#names + 1] = tostring(ev) .. ":" .. tostring(a)
+    local h = fs.open("/events.txt", "w") h.write(n .. " " .. table.concat(names, " ")) h.close()
 end
 "#;
 
@@ -243,6 +244,7 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Run
     let before = events_seen(&pc.files);
     tokio::time::sleep(Duration::from_secs(idle_secs)).await;
     let idle = events_seen(&pc.files) - before;
+    let last_idle = pc.read("events.txt");
     let big: Vec<u8> = (0..500 * 1024).map(|i| b'a' + (i % 26) as u8).collect();
     std::fs::write(pc.files.join("big.txt"), &big).unwrap();
     let before = events_seen(&pc.files);
@@ -271,7 +273,7 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Run
     tokio::time::sleep(Duration::from_millis(500)).await;
     let during = events_seen(&pc.files) - before;
     println!(
-        "player's program on {}: {idle} events in {idle_secs} s idle; {during} events during a 500 KB read-file ({pieces} read-file calls, {took:?})",
+        "player's program on {}: {idle} events in {idle_secs} s idle; {during} events during a 500 KB read-file ({pieces} read-file calls, {took:?}); count and last event after idle: {last_idle:?}",
         rt.name()
     );
     assert!(idle < idle_secs, "idle: {idle} events in {idle_secs} s");
