@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn the_installer_carries_the_version_and_no_placeholder() {
-        let src = render_installer("127.0.0.1:4444").unwrap();
+        let src = render_installer("127.0.0.1:4444").expect("this build has lua/install.lua");
         assert!(src.contains(lua_files::version()));
         for p in [HOST_PLACEHOLDER, FILES_PLACEHOLDER, VERSION_PLACEHOLDER] {
             assert!(!src.contains(p), "{p} left in the installer");
