@@ -254,7 +254,9 @@ local function run()
         if ev[1] == "trapdesk_upgrade" and not upgrading then
             upgrading = true
             spawn("upgrade", function()
-                upgrade(ev[2])
+                -- An error here must not end the scheduler (and the player's shell with it).
+                local ok, err = pcall(upgrade, ev[2])
+                if not ok then printError("trapdesk: upgrade: " .. tostring(err)) end
                 upgrading = false
             end, true)
             resume(procs[#procs], { n = 0 })

@@ -487,3 +487,78 @@ async fn an_old_style_install_is_upgraded_and_relinks_on_the_emulator() {
 async fn an_old_style_install_is_upgraded_and_relinks_on_craftos_pc() {
     an_old_style_install_is_upgraded_and_relinks(Runtime::CraftOs).await;
 }
+
+/// A disk whose startup replaces the computer's. Only CraftOS-PC can show it: it has disk
+/// drives (`periphemu`), the emulator has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_craftos_pc() {
+    let w = World::boot(Runtime::CraftOs, &["drive"]).await;
+    w.wait_serves("drive", &["screen", "input"]).await;
+    let id = w.trapos("drive");
+    let exec = |code: &'static str| {
+        let w = &w;
+        let id = id.clone();
+        async move {
+            let r = w
+                .call("exec-lua", json!({"traposId": id, "code": code}))
+                .await;
+            assert_ne!(r.is_error, Some(true), "{}", text(&r));
+            data(&r)
+        }
+    };
+    // A drive with a floppy that has a startup program; CC's default lets it run at boot.
+    let r = exec(
+        r#"periphemu.create("right", "drive")
+           peripheral.call("right", "insertDisk", 7)
+           local path = disk.getMountPath("right")
+           local h = fs.open(fs.combine(path, "startup.lua"), "w") h.write("print('the disk')") h.close()
+           peripheral.call("right", "ejectDisk")
+           sleep(0.2)
+           peripheral.call("right", "insertDisk", 7)
+           local setup = dofile("/trapdesk/apis/setup.lua")
+           return settings.get("shell.allow_disk_startup"), setup.diskStartup()"#,
+    )
+    .await;
+    assert_eq!(
+        (&r["returns"][0]["value"], &r["returns"][1]["value"], &r["returns"][2]["value"]),
+        (&json!(true), &json!("disk"), &json!("right")),
+        "{r}"
+    );
+    // The wrapper saw the disk go in and told the player, with both ways out.
+    let start = Instant::now();
+    loop {
+        let d = data(&w.call("read-screen", json!({"traposId": id})).await);
+        let screen: Vec<String> = d["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap_or("").to_owned())
+            .collect();
+        let all = screen.join("\n");
+        if all.contains("has a startup program")
+            && all.contains("set shell.allow_disk_startup false")
+            && all.contains("apis/setup.lua disk disk")
+        {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never explained: {all}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The second way out: the arrangement on the disk (its startup moves aside, the wrapper
+    // becomes the disk's startup), after which the disk no longer replaces the client.
+    let r = exec(
+        r#"local setup = dofile("/trapdesk/apis/setup.lua")
+           local h = fs.open("/trapdesk/startup.lua", "r") local wrapper = h.readAll() h.close()
+           setup.arrange("disk", wrapper)
+           local p = fs.open("/disk/startup.player.lua", "r") local moved = p.readAll() p.close()
+           return setup.diskStartup(), moved, setup.isWrapper("/disk/startup.lua")"#,
+    )
+    .await;
+    assert_eq!(r["returns"][0]["value"], json!(null), "{r}");
+    assert_eq!(r["returns"][1]["value"], "print('the disk')", "{r}");
+    assert_eq!(r["returns"][2]["value"], true, "{r}");
+}
