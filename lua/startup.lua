@@ -44,10 +44,15 @@ end
 
 local setup = dofile(ROOT .. "apis/setup.lua")
 
---- The player's part, in CC's order: their startup program, then the startup/ folder's files.
-local function playerStartups()
+--- The player's own startup program.
+local function playerProgram()
     local own = "/" .. fs.combine(BASE, setup.PLAYER)
     if fs.exists(own) and not fs.isDir(own) then shell.run(own) end
+end
+
+--- The player's part, in CC's order: their startup program, then the startup/ folder's files.
+local function playerStartups()
+    playerProgram()
     local folder = "/" .. fs.combine(BASE, "startup")
     if fs.isDir(folder) then
         for _, name in ipairs(fs.list(folder)) do
@@ -58,8 +63,10 @@ local function playerStartups()
 end
 
 -- One client per computer, however often this file runs: a marker in the computer's one _G.
+-- Returning, only the player's own program runs here: at boot CC goes on with the startup/
+-- folder itself.
 if not settings.get("sandbox.url") or _G.trapdeskClient then
-    if args[1] ~= "--client-only" then playerStartups() end
+    playerProgram()
     return
 end
 

@@ -491,7 +491,10 @@ async fn an_old_style_install_is_upgraded_and_relinks_on_craftos_pc() {
 /// A disk whose startup replaces the computer's. Only CraftOS-PC can show it: it has disk
 /// drives (`periphemu`), the emulator has none.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_craftos_pc() {
     let w = World::boot(Runtime::CraftOs, &["drive"]).await;
     w.wait_serves("drive", &["screen", "input"]).await;
@@ -521,7 +524,11 @@ async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_craftos
     )
     .await;
     assert_eq!(
-        (&r["returns"][0]["value"], &r["returns"][1]["value"], &r["returns"][2]["value"]),
+        (
+            &r["returns"][0]["value"],
+            &r["returns"][1]["value"],
+            &r["returns"][2]["value"]
+        ),
         (&json!(true), &json!("disk"), &json!("right")),
         "{r}"
     );
