@@ -24,7 +24,7 @@ use craftos::CraftComputer;
 use fake::{Client, connect, data, text};
 use serde_json::{Value, json};
 use support::{SECRET, TestHost, start_host};
-use world::{Runtime, World};
+use world::{Runtime, Spec, World};
 
 /// One computer whose player wrote their own startup program before installing the client.
 struct PlayerComputer {
@@ -329,8 +329,35 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client_on_craf
 }
 
 async fn the_players_shell_keeps_the_whole_screen(rt: Runtime) {
-    let w = World::boot(rt, &["desk"]).await;
+    let sized = |size| Spec {
+        size: Some(size),
+        ..Spec::default()
+    };
+    let w = World::boot_with(
+        rt,
+        &[
+            ("desk", Spec::default()),
+            ("turtle", sized((39, 13))),
+            ("pocket", sized((26, 20))),
+        ],
+    )
+    .await;
     w.wait_serves("desk", &["screen", "input"]).await;
+    // A chunk sees the computer's own size: a turtle's and a pocket computer's too.
+    for (label, size) in [("turtle", (39, 13)), ("pocket", (26, 20))] {
+        let r = data(
+            &w.call(
+                "exec-lua",
+                json!({"traposId": w.trapos(label), "code": "local w, h = term.getSize() return w, h"}),
+            )
+            .await,
+        );
+        assert_eq!(
+            (&r["returns"][0]["value"], &r["returns"][1]["value"]),
+            (&json!(size.0), &json!(size.1)),
+            "{label}: {r}"
+        );
+    }
     let id = w.trapos("desk");
     // No multishell tabs (CraftOS-PC's is an advanced computer): one program, no tab bar.
     let r = data(
