@@ -15,8 +15,8 @@
 -- beside them. That coroutine is resumed only with the player's events: the client's internal
 -- `trapdesk_*` events, the timers the client started and its own socket's `websocket_*`
 -- events are withheld, so the client wakes the player's programs as little as possible.
--- Does only the player's part when the setting `sandbox.url` is unset, or when the client
--- already runs (this file run a second time, or by the installer kept in a startup program).
+-- Runs only the player's own program (and returns) when the setting `sandbox.url` is unset,
+-- or when the client already runs (this file run a second time).
 -- Ending the player's shell shuts the computer down, as ending CC's top-level shell does.
 
 local args = { ... }

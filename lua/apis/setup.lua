@@ -15,6 +15,10 @@
 
 local setup = {}
 
+-- Argument checks: apis/expect.lua, beside this file.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
+local expect = dofile(here .. "expect.lua").expect
+
 --- The name the player's own startup program is moved to (in the same folder as the wrapper).
 setup.PLAYER = "startup.player.lua"
 --- A line only the wrapper has: how a `startup.lua` is known to be trapdesk's.
@@ -34,6 +38,7 @@ end
 -- @tparam string path The file to look at.
 -- @treturn boolean
 function setup.isWrapper(path)
+    expect(1, path, "string")
     if not fs.exists(path) or fs.isDir(path) then return false end
     local s = readAll(path)
     return s ~= nil and s:find(setup.MARK, 1, true) ~= nil
@@ -44,6 +49,7 @@ end
 -- @tparam string base The folder (`/` or a disk's mount path).
 -- @treturn string|nil Its path, when there is one.
 function setup.startupNode(base)
+    expect(1, base, "string")
     for _, name in ipairs({ "startup", "startup.lua" }) do
         local p = "/" .. fs.combine(base, name)
         if fs.exists(p) and not fs.isDir(p) then return p end
@@ -68,8 +74,8 @@ end
 -- @tparam string wrapper The wrapper's bytes (`lua/startup.lua`).
 -- @treturn { string... } What was done, in lines to tell the player.
 function setup.arrange(base, wrapper)
-    if type(base) ~= "string" then error("bad argument #1 (string expected, got " .. type(base) .. ")", 2) end
-    if type(wrapper) ~= "string" then error("bad argument #2 (string expected, got " .. type(wrapper) .. ")", 2) end
+    expect(1, base, "string")
+    expect(2, wrapper, "string")
     local said = {}
     local target = "/" .. fs.combine(base, "startup.lua")
     local node = setup.startupNode(base)
@@ -103,7 +109,7 @@ end
 -- @tparam string base The folder (`/`, or a disk's mount path).
 -- @treturn { string... } What was done, in lines to tell the player.
 function setup.restore(base)
-    if type(base) ~= "string" then error("bad argument #1 (string expected, got " .. type(base) .. ")", 2) end
+    expect(1, base, "string")
     local said = {}
     local target = "/" .. fs.combine(base, "startup.lua")
     local player = "/" .. fs.combine(base, setup.PLAYER)
@@ -147,6 +153,8 @@ end
 -- @tparam string root The client's folder (`/trapdesk/`).
 -- @treturn { string... }
 function setup.explainDisk(mount, side, root)
+    expect(1, mount, "string")
+    expect(3, root, "string")
     return {
         "The disk in " .. tostring(side) .. " (/" .. mount .. ") has a startup program. At boot CC runs",
         "it instead of this computer's, so trapdesk would not start. Either:",
