@@ -1,18 +1,26 @@
 --- trapdesk installer: `wget run http://HOST:4444/install.lua [SECRET]`.
 --
 -- The gateway serves this file with `__TRAPDESK_HOST__` replaced by its
--- `host:port` and `__TRAPDESK_FILES__` by the list of client files. It
--- downloads every file into /trapdesk/ (atomically, so re-running upgrades in
--- place), installs /startup/trapdesk.lua (the player's own /startup.lua is
--- left alone), sets `sandbox.url` and `sandbox.password` (the shared secret,
--- which enrols the computer), and starts the client. A computer already
--- enrolled keeps its own secret (`trapdesk.secret`): re-running the installer
--- upgrades it without enrolling it again.
+-- `host:port`, `__TRAPDESK_FILES__` by the list of client files and
+-- `__TRAPDESK_VERSION__` by the client's version (a hash of those files). It
+-- downloads every file into /trapdesk/ (all of them before writing any, so a
+-- failed run leaves the old install as it was), makes the startup arrangement
+-- (apis/setup.lua: /startup.lua becomes trapdesk's wrapper and the player's
+-- own startup program moves to /startup.player.lua), sets `sandbox.url` and
+-- `sandbox.password` (the shared secret, which enrols the computer), and
+-- starts the client. A computer already enrolled keeps its own secret
+-- (`trapdesk.secret`). Run again (by hand, or from a startup program that kept
+-- the installer line) it upgrades in place and never starts a second client.
+-- `install.lua --upgrade` (what the running client does when the host serves a
+-- newer client) only writes the files and the arrangement, and returns
+-- true, or nil and why not.
 
 local HOST = "__TRAPDESK_HOST__"
 local FILES = __TRAPDESK_FILES__
+local VERSION = "__TRAPDESK_VERSION__"
 local ROOT = "/trapdesk/"
 local args = { ... }
+local UPGRADE = args[1] == "--upgrade"
 
 local function allowAdvice(err)
     local host = HOST:match("^%[?([^%]]-)%]?:%d+$") or HOST:match("^[^:]+") or HOST
@@ -28,7 +36,10 @@ local function allowAdvice(err)
     if port then print("  port = " .. port) end
     print('  action = "allow"')
     print("")
-    print("then restart the world (or /reload) and run the installer again.")
+    -- CC: Tweaked watches its config file and applies a saved change at once (Forge's config
+    -- tracker, Fabric's FabricConfigFile); /reload reloads data packs, not this file.
+    print("and save it (CC: Tweaked applies the change at once; no restart")
+    print("needed), then run the installer again.")
 end
 
 local function blocked(err)
@@ -37,6 +48,7 @@ local function blocked(err)
 end
 
 if not http then
+    if UPGRADE then return nil, "the http API is disabled" end
     printError("The http API is disabled on this server (http.enabled in computercraft-server.toml).")
     return
 end
@@ -64,11 +76,28 @@ local function writeAtomic(path, bytes)
     fs.move(tmp, path)
 end
 
-print("Installing trapdesk from " .. HOST)
+local function installedVersion()
+    local h = fs.open(ROOT .. "version", "r")
+    if not h then return nil end
+    local v = (h.readAll() or ""):gsub("%s+$", "")
+    h.close()
+    return v
+end
+
+-- The client already runs on this computer (its startup wrapper sets the marker): this run
+-- only brings the files up to date, and a running client of the same version is left alone.
+local running = _G.trapdeskClient ~= nil
+if running and not UPGRADE and installedVersion() == VERSION then
+    print("trapdesk is installed and running (" .. VERSION .. "); nothing to do.")
+    return
+end
+
+if not UPGRADE then print("Installing trapdesk from " .. HOST) end
 local fetched = {}
 for _, path in ipairs(FILES) do
     local body, err = download(path)
     if not body then
+        if UPGRADE then return nil, "download of " .. path .. " failed: " .. tostring(err) end
         if blocked(err) then allowAdvice(err) else printError("Download failed: " .. tostring(err)) end
         return
     end
@@ -78,15 +107,14 @@ end
 for _, path in ipairs(FILES) do
     writeAtomic(ROOT .. path, fetched[path])
 end
--- A /startup *file* (an old-style startup program) cannot hold /startup/trapdesk.lua, and
--- CC's fs.makeDir raises "File exists" on it (MountWrapper.makeDirectory): test first.
-local startFile = "/startup/trapdesk.lua"
-if fs.exists("/startup") and not fs.isDir("/startup") then
-    printError("/startup is a file; add this line to it yourself: shell.run(\"" .. ROOT .. "startup.lua\")")
-    startFile = ROOT .. "startup.lua"
-else
-    writeAtomic(startFile, fetched["startup.lua"] or "shell.run(\"" .. ROOT .. "startup.lua\")\n")
-end
+writeAtomic(ROOT .. "version", VERSION .. "\n")
+-- The arrangement: /startup.lua is the wrapper and the player's startup moves beside it. CC
+-- runs /startup.lua before the /startup/ folder, so this is the one place where the client
+-- starts even beside a player's startup that never returns (apis/setup.lua).
+local setup = dofile(ROOT .. "apis/setup.lua")
+local said = setup.arrange("/", fetched["startup.lua"])
+if UPGRADE then return true end
+for _, line in ipairs(said) do print(line) end
 print(("Wrote %d files to %s"):format(#FILES, ROOT))
 
 local secret = args[1]
@@ -152,14 +180,31 @@ local function report()
     end
 end
 
--- Start now (a running older client is replaced: new instances stop old ones). On an
--- advanced computer the client opens its own tabs and this returns at once; otherwise the
--- startup file keeps a shell running and never returns, so the report runs beside it.
-if multishell and shell.openTab then
-    shell.run(startFile)
-    report()
-elseif parallel and parallel.waitForAll then
-    parallel.waitForAll(function() shell.run(startFile) end, report)
+-- A label is how people and agents tell computers apart (the traposId is id:label). It is not
+-- needed to keep the id: CC: Tweaked's dropped computer item carries its id with or without a
+-- label (ComputerBlock.getItem -> ComputerItem.create(id, label)).
+if not os.getComputerLabel() then
+    print("Tip: name this computer (label set <name>); trapdesk")
+    print("shows it as " .. os.getComputerID() .. ":<name>.")
+end
+
+local mount, side = setup.diskStartup()
+if mount then
+    for _, line in ipairs(setup.explainDisk(mount, side, ROOT)) do printError(line) end
+end
+
+if running then
+    -- The client runs already: start its programs again from the new files.
+    os.queueEvent("trapdesk_restart")
+    print("trapdesk updated; the running client restarts from the new files.")
+    return
+end
+
+-- Start now, as a reboot would (the player's startup program runs too). The wrapper keeps the
+-- player's shell running and never returns while it is open, so the report runs beside it.
+local function start() shell.run("/startup.lua", "--no-shutdown") end
+if parallel and parallel.waitForAll then
+    parallel.waitForAll(start, report)
 else
-    shell.run(startFile)
+    start()
 end

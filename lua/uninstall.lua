@@ -1,16 +1,32 @@
---- trapdesk uninstaller: stops the client, removes /trapdesk,
--- /startup/trapdesk.lua and the settings (the shared secret and the
--- computer's own, so a reinstall enrols it afresh once the host forgets it).
+--- trapdesk uninstaller: puts the player's own startup program back as /startup.lua
+-- (apis/setup.lua), removes /trapdesk and the settings (the shared secret and the computer's
+-- own, so a reinstall enrols it afresh once the host forgets it), then stops the client.
+--
+-- The daemon and the screen server stop first (the daemon notes its stop in
+-- /trapdesk/daemon.log, which would bring the folder back); the mcp-computer-server last, once
+-- everything is done and before anything is printed: run from the client itself (an exec-lua
+-- chunk), this runs in it, and printing may yield.
 
+local ROOT = "/trapdesk/"
 os.queueEvent("trapdesk_stop", "daemon", "uninstall")
-os.queueEvent("trapdesk_stop", "mcp-computer-server", "uninstall")
 os.queueEvent("trapdesk_stop", "screen-server", "uninstall")
-for _, path in ipairs({ "/trapdesk", "/startup/trapdesk.lua" }) do
-    if fs.exists(path) then fs.delete(path) end
+-- A timer, not a queued event of our own: the startup wrapper withholds trapdesk_* events from
+-- the player's programs, and this may run in the player's shell.
+sleep(0.2)
+local said
+local ok, setup = pcall(dofile, ROOT .. "apis/setup.lua")
+if ok and type(setup) == "table" then
+    said = setup.restore("/")
+else
+    -- An install too broken to load its own module: remove only what is certainly the client's.
+    if fs.exists("/startup/trapdesk.lua") then fs.delete("/startup/trapdesk.lua") end
+    said = { "trapdesk: " .. tostring(setup) }
 end
-if fs.isDir("/startup") and #fs.list("/startup") == 0 then fs.delete("/startup") end
+if fs.exists("/trapdesk") then fs.delete("/trapdesk") end
 settings.unset("sandbox.url")
 settings.unset("sandbox.password")
 settings.unset("trapdesk.secret")
 settings.save()
+os.queueEvent("trapdesk_stop", "mcp-computer-server", "uninstall")
+for _, line in ipairs(said) do print(line) end
 print("trapdesk removed (the link closes now).")

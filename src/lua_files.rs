@@ -14,6 +14,28 @@ pub fn get(path: &str) -> Option<&'static [u8]> {
         .map(|(_, bytes)| *bytes)
 }
 
+/// The client's version: the first 12 hex digits of a SHA-256 over every file's path, length
+/// and bytes. The gateway announces it in `welcome` and the installer writes it to
+/// `/trapdesk/version`, so a computer whose files differ from the ones served here knows it,
+/// and the version can never claim files it does not have.
+pub fn version() -> &'static str {
+    use sha2::{Digest, Sha256};
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        let mut h = Sha256::new();
+        for (path, bytes) in FILES {
+            h.update(path.as_bytes());
+            h.update([0]);
+            h.update((bytes.len() as u64).to_le_bytes());
+            h.update(bytes);
+        }
+        h.finalize()[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,5 +51,13 @@ mod tests {
                 .iter()
                 .all(|n| !n.starts_with('/') && !n.contains('\\'))
         );
+    }
+
+    #[test]
+    fn the_version_is_twelve_hex_digits_and_stable() {
+        let v = version();
+        assert_eq!(v.len(), 12, "{v}");
+        assert!(v.chars().all(|c| c.is_ascii_hexdigit()), "{v}");
+        assert_eq!(v, version());
     }
 }

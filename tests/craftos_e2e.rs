@@ -80,11 +80,8 @@ async fn exec_lua_returns_errors_and_the_players_prompt() {
             json!({"traposId": "miner", "code": "return multishell ~= nil and multishell.getCount() or 0"}),
         )
         .await;
-    assert!(
-        data(&r)["returns"][0]["value"].as_u64().unwrap() >= 2,
-        "{}",
-        text(&r)
-    );
+    // The client runs beside the player's shell in the startup wrapper, not in tabs of its own.
+    assert_eq!(data(&r)["returns"][0]["value"], 1, "{}", text(&r));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -540,9 +537,13 @@ async fn timeouts_live_output_cancel_two_chunks_and_one_that_never_yields() {
 async fn reboot_relinks_through_what_the_installer_left() {
     let f = Fleet::boot(&["miner"]).await;
     let c = f.computer("miner");
-    // The one-liner ran once; the installer left its own startup file.
-    assert!(!c.files().join("startup.lua").exists());
-    assert!(c.files().join("startup/trapdesk.lua").exists());
+    // The one-liner ran once (it deleted itself); the installer left its startup wrapper.
+    let wrapper = std::fs::read_to_string(c.files().join("startup.lua")).unwrap();
+    assert!(
+        wrapper.starts_with("-- trapdesk-startup-wrapper"),
+        "{wrapper}"
+    );
+    assert!(!c.files().join("startup/trapdesk.lua").exists());
     let r = f
         .call(
             "exec-lua",

@@ -91,7 +91,7 @@ async fn the_installer_links_a_fresh_computer() {
             .contains("Linked to trapdesk as 5:fresh")
     })
     .await;
-    assert!(root.join("startup/trapdesk.lua").is_file());
+    assert!(root.join("startup.lua").is_file());
     assert!(root.join("trapdesk/servers/sandbox.lua").is_file());
     let r = host
         .session
@@ -124,10 +124,11 @@ async fn the_installer_links_a_fresh_computer() {
     computer.shutdown();
 }
 
-/// An old-style `/startup` *file*: CC: Tweaked's `fs.makeDir("/startup")` raises "File exists" on
-/// it (MountWrapper.makeDirectory), so the installer must leave it alone and still link.
+/// An old-style `/startup` *file* (CC runs it as the startup program, before `/startup.lua`):
+/// the installer moves it to `/startup.player.lua`, where the wrapper runs it at every boot,
+/// and `/startup.lua` is the wrapper; the computer links.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_installer_leaves_a_startup_file_alone_and_still_links() {
+async fn the_installer_moves_a_startup_file_aside_and_still_links() {
     let host = start_host().await;
     let (computer, root) = bare_computer(&host, 6, "oldstyle", |root| {
         std::fs::write(root.join("startup"), "print('mine')\n").unwrap();
@@ -139,9 +140,15 @@ async fn the_installer_leaves_a_startup_file_alone_and_still_links() {
             .is_some_and(|c| c.online)
     })
     .await;
+    assert!(!root.join("startup").exists());
     assert_eq!(
-        std::fs::read_to_string(root.join("startup")).unwrap(),
+        std::fs::read_to_string(root.join("startup.player.lua")).unwrap(),
         "print('mine')\n"
+    );
+    assert!(
+        std::fs::read_to_string(root.join("startup.lua"))
+            .unwrap()
+            .starts_with("-- trapdesk-startup-wrapper")
     );
     assert!(root.join("trapdesk/startup.lua").is_file());
     run.abort();

@@ -300,7 +300,7 @@ async fn a_full_disk_leaves_the_client_serving(rt: Runtime) {
 
     let v = exec(
         &w,
-        "fs.delete('fill') return fs.exists('startup/trapdesk.lua'), fs.exists('trapdesk/servers/sandbox.lua')",
+        "fs.delete('fill') return fs.exists('startup.lua'), fs.exists('trapdesk/servers/sandbox.lua')",
         secs(10),
     )
     .await

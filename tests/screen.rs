@@ -123,8 +123,9 @@ async fn read_screen_shows_the_prompt_and_send_input_runs_ls(rt: Runtime) {
     assert!(d["events"].as_u64().unwrap() >= 4, "{d}");
     let shown = rows(&d);
     let listing = screen_until(&w, "scr", |rows| {
-        rows.iter()
-            .any(|r| r.contains("trapdesk") && r.contains("startup"))
+        // The client's folder and its startup wrapper, /startup.lua (which may wrap to a row
+        // of its own).
+        rows.iter().any(|r| r.contains("trapdesk")) && rows.iter().any(|r| r.contains("startup"))
     })
     .await;
     assert!(
@@ -558,26 +559,29 @@ async fn reboot_relinks_and_shutdown_stays_off(rt: Runtime) {
         "a reboot keeps the computer running"
     );
     w.wait_serves("power", &["screen", "input"]).await;
-    // A fresh boot: a clean screen and a prompt, and it takes input. What else it shows
-    // depends on the ROM: without multishell (the emulator's) `/startup/trapdesk.lua` runs the
-    // client beside a nested shell and prints the linked line above its first prompt; with
-    // multishell (CraftOS-PC, an advanced computer) the client's programs get tabs of their
-    // own, named in the tab bar, and the shell's tab holds the prompt alone.
+    // A fresh boot: a clean screen and a prompt, and it takes input. On every kind of
+    // computer (CraftOS-PC's is an advanced one, with multishell) the startup wrapper runs the
+    // client beside the player's shell, with no tabs: no tab bar. On the emulator the linked
+    // line sits above the first prompt. On CraftOS-PC 2.8.2 the first connection after this
+    // reboot was seen to fail ("link down (1006): Timed out" in daemon.log, cause not known),
+    // so the client's first word is "retrying", the prompt comes then, and the linked line
+    // that follows goes to the log only.
     let d = screen_until(&w, "power", prompt_ready).await;
     let shown = rows(&d);
-    match rt {
-        Runtime::Emulator => assert!(
+    assert!(
+        !shown
+            .iter()
+            .any(|r| r.contains("shell") && r.contains("trapdesk")),
+        "no tab bar: {d}"
+    );
+    if rt == Runtime::Emulator {
+        assert!(
             shown
                 .iter()
                 .any(|r| r.trim_end() == format!("trapdesk: linked as {id}")),
-            "{d}"
-        ),
-        Runtime::CraftOs => assert!(
-            shown[0].contains("shell")
-                && shown[0].contains("trapdesk")
-                && shown[0].contains("screen"),
-            "the tab bar names the client's tabs: {d}"
-        ),
+            "{d}\n{}",
+            w.computer("power").dump()
+        );
     }
     send(&w, json!({"traposId": "power", "text": "marker\n"})).await;
     screen_until(&w, "power", |rows| rows.iter().any(|r| r == "booted")).await;

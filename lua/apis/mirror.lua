@@ -21,9 +21,22 @@ local mirror = {}
 local HEX = "0123456789abcdef"
 local floor = math.floor
 
+-- The colour index CC: Tweaked uses: the highest set bit (TermMethods.parseColour and
+-- getHighestBit in CC: Tweaked's projects/core/src/main/java/dan200/computercraft/core/apis/
+-- TermMethods.java, lines 22-25 and 335-339), so 3 is
+-- colour 1 and 6 is colour 2, where a rounded log2 would say 2 and 3. The original already
+-- refused anything below 1 or above 0xFFFF.
+local function bitIndex(colour)
+    local n, i = floor(colour), -1
+    while n >= 1 do
+        n = floor(n / 2)
+        i = i + 1
+    end
+    return i
+end
+
 local function digit(colour)
-    -- Colours are powers of two 1..32768; anything else the original already refused.
-    local i = floor(math.log(colour) / math.log(2) + 0.5)
+    local i = bitIndex(colour)
     return HEX:sub(i + 1, i + 1)
 end
 
@@ -166,7 +179,7 @@ function mirror.install(native)
         if orig[name] then
             wrap[name] = function(c, ...)
                 orig[name](c, ...)
-                readPalette(floor(math.log(c) / math.log(2) + 0.5))
+                readPalette(bitIndex(c))
                 rec.paletteChanged = true
                 rec.changed = true
             end

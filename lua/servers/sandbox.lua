@@ -493,6 +493,14 @@ handleMessage = function(msg, payloadText)
             return
         end
         send({ type = "serve", types = servedTypes() })
+        -- The host serves another client than this one (the hash of its lua/ files, written to
+        -- `version` by the installer): the startup wrapper fetches and installs it.
+        if type(msg.client_version) == "string" and msg.client_version ~= "" then
+            local h = fs.open(root .. "version", "r")
+            local mine = h and h.readAll() or ""
+            if h then h.close() end
+            if mine:gsub("%s+$", "") ~= msg.client_version then os.queueEvent("trapdesk_upgrade", msg.client_version) end
+        end
         os.queueEvent("trapdesk_daemon_up")
         os.queueEvent("trapdesk_link", "linked", tostring(msg.trapos_id))
         if not linkedOnce then say("linked as " .. tostring(msg.trapos_id)) end

@@ -62,9 +62,52 @@ fn own_secret(root: &Path) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
+/// The line only the client's startup wrapper holds (`lua/apis/setup.lua`, `setup.MARK`).
+const WRAPPER_MARK: &[u8] = b"-- trapdesk-startup-wrapper";
+
+/// The startup arrangement `lua/apis/setup.lua` makes (`setup.arrange`): the player's own
+/// startup program (`/startup`, else `/startup.lua`, whichever CC would run) moves to
+/// `/startup.player.lua` (or `.2.lua`, ... when that is taken), an old-style
+/// `/startup/trapdesk.lua` goes, and `/startup.lua` becomes the wrapper.
+fn arrange_startup(root: &Path, wrapper: &[u8]) -> Result<(), EmuError> {
+    let node = ["startup", "startup.lua"]
+        .iter()
+        .map(|n| root.join(n))
+        .find(|p| p.is_file());
+    if let Some(node) = node {
+        let ours = std::fs::read(&node)
+            .map_err(io_err(&node))?
+            .windows(WRAPPER_MARK.len())
+            .any(|w| w == WRAPPER_MARK);
+        if !ours {
+            let mut dest = root.join("startup.player.lua");
+            let mut n = 1;
+            while dest.exists() {
+                n += 1;
+                dest = root.join(format!("startup.player.{n}.lua"));
+            }
+            std::fs::rename(&node, &dest).map_err(io_err(&node))?;
+        }
+    }
+    let old = root.join("startup").join("trapdesk.lua");
+    if old.exists() {
+        std::fs::remove_file(&old).map_err(io_err(&old))?;
+    }
+    let folder = root.join("startup");
+    if folder.is_dir()
+        && std::fs::read_dir(&folder)
+            .map_err(io_err(&folder))?
+            .next()
+            .is_none()
+    {
+        std::fs::remove_dir(&folder).map_err(io_err(&folder))?;
+    }
+    write(&root.join("startup.lua"), wrapper)
+}
+
 /// Writes the client as the installer would, without HTTP: every embedded `lua/` file except
-/// `install.lua` to `/trapdesk/<path>` in the root, `lua/startup.lua` also to
-/// `/startup/trapdesk.lua`, and settings `sandbox.url` and `sandbox.password` into `/.settings`
+/// `install.lua` to `/trapdesk/<path>` in the root, its version to `/trapdesk/version`, the
+/// startup arrangement ([`arrange_startup`]: `lua/startup.lua` is `/startup.lua`), and settings `sandbox.url` and `sandbox.password` into `/.settings`
 /// (in `textutils.serialize` form, which the emulator's `settings.load` reads, as CC's does).
 /// The computer's own secret (`trapdesk.secret`), when it enrolled on an earlier boot, is
 /// kept, as the installer keeps it: a demo disk reused by the next `--demo` relinks with it.
@@ -80,9 +123,13 @@ pub fn install_client(root: &Path, url: &str, secret: &str) -> Result<(), EmuErr
         }
         write(&root.join("trapdesk").join(path), bytes)?;
         if *path == "startup.lua" {
-            write(&root.join("startup").join("trapdesk.lua"), bytes)?;
+            arrange_startup(root, bytes)?;
         }
     }
+    write(
+        &root.join("trapdesk").join("version"),
+        format!("{}\n", crate::lua_files::version()).as_bytes(),
+    )?;
     let own = own
         .map(|s| format!("  [ \"trapdesk.secret\" ] = {},\n", lua_quote(&s)))
         .unwrap_or_default();

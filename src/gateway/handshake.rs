@@ -68,6 +68,7 @@ pub(super) async fn start(
         heartbeat_ms: state.settings.heartbeat.as_millis() as u64,
         max_message: state.settings.max_message,
         secret,
+        client_version: Some(crate::lua_files::version().to_owned()),
     };
     // The session has what it needs; the hello (its strings, the secret among them) ends with
     // this function, not kept for the link's whole life.

@@ -12,6 +12,8 @@ use crate::lua_files;
 pub const HOST_PLACEHOLDER: &str = "__TRAPDESK_HOST__";
 /// Placeholder replaced by a Lua table constructor of every client file path.
 pub const FILES_PLACEHOLDER: &str = "__TRAPDESK_FILES__";
+/// Placeholder replaced by the client's version ([`lua_files::version`]).
+pub const VERSION_PLACEHOLDER: &str = "__TRAPDESK_VERSION__";
 
 fn text(status: StatusCode, body: impl Into<String>) -> Response {
     (
@@ -45,8 +47,26 @@ pub fn render_installer(host: &str) -> Option<String> {
     Some(
         String::from_utf8_lossy(template)
             .replace(HOST_PLACEHOLDER, host)
-            .replace(FILES_PLACEHOLDER, &table),
+            .replace(FILES_PLACEHOLDER, &table)
+            .replace(VERSION_PLACEHOLDER, lua_files::version()),
     )
+}
+
+/// `host` with `port` added when it names none. A client that reaches the default port of its
+/// scheme sends a `Host` without one, and so does CraftOS-PC for `localhost` on any port; the
+/// installer needs the port it must dial, which is this gateway's own.
+pub fn with_port(host: &str, port: u16) -> String {
+    let named = match host.strip_prefix('[') {
+        Some(v6) => v6.contains("]:"),
+        // One colon is host:port; more is a bare IPv6 address, which cannot take one.
+        None => host.contains(':'),
+    };
+    // Port 0 is "any": the gateway does not know here which one it was given.
+    if named || port == 0 {
+        host.to_owned()
+    } else {
+        format!("{host}:{port}")
+    }
 }
 
 pub async fn installer(State(state): State<GatewayState>, headers: HeaderMap) -> Response {
@@ -58,7 +78,8 @@ pub async fn installer(State(state): State<GatewayState>, headers: HeaderMap) ->
     if !valid_host(host) {
         return text(StatusCode::BAD_REQUEST, "bad Host header\n");
     }
-    match render_installer(host) {
+    let host = with_port(host, state.settings.gateway_bind.port());
+    match render_installer(&host) {
         Some(src) => text(StatusCode::OK, src),
         None => text(StatusCode::NOT_FOUND, "this build has no lua/install.lua\n"),
     }
@@ -154,5 +175,23 @@ mod tests {
         );
         assert!(index_text("[::1]:9").contains("host = \"::1\"\n    port = 9\n"));
         assert!(index_text("mc.example").contains("port = 80\n"));
+    }
+
+    #[test]
+    fn a_host_without_a_port_gets_the_gateways() {
+        assert_eq!(with_port("localhost", 4444), "localhost:4444");
+        assert_eq!(with_port("mc.example", 4444), "mc.example:4444");
+        assert_eq!(with_port("[::1]", 4444), "[::1]:4444");
+        assert_eq!(with_port("127.0.0.1:9", 4444), "127.0.0.1:9");
+        assert_eq!(with_port("[::1]:9", 4444), "[::1]:9");
+    }
+
+    #[test]
+    fn the_installer_carries_the_version_and_no_placeholder() {
+        let src = render_installer("127.0.0.1:4444").expect("this build has lua/install.lua");
+        assert!(src.contains(lua_files::version()));
+        for p in [HOST_PLACEHOLDER, FILES_PLACEHOLDER, VERSION_PLACEHOLDER] {
+            assert!(!src.contains(p), "{p} left in the installer");
+        }
     }
 }

@@ -52,6 +52,10 @@ pub enum Message {
         /// (docs/protocol.md, "Enrolment"). Never logged.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         secret: Option<String>,
+        /// The version of the client this host serves (`lua_files::version`); a client whose
+        /// own differs fetches the new files (docs/protocol.md, "Upgrades").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client_version: Option<String>,
     },
     /// The computer stored the secret its `welcome` carried: the host makes its binding firm.
     Enrolled,
@@ -465,6 +469,7 @@ mod tests {
             heartbeat_ms: 15000,
             max_message: 1 << 20,
             secret: None,
+            client_version: None,
         };
         assert!(
             !welcome.encode().contains("secret"),

@@ -103,6 +103,15 @@ eq(rec.take(false).height, 4)
 fake.setTextColour(1)
 W, H = 5, 3
 
+-- A colour that is not a power of two counts by its highest set bit, as CC: Tweaked's
+-- parseColour does: 6 (bits 1 and 2) is colour 2, blit "2", where a rounded log2 says 3.
+fake.setCursorPos(1, 1)
+fake.setBackgroundColour(6)
+fake.write("c")
+local _, _, bgs = rec.rows()
+eq(bgs[1]:sub(1, 1), "2", "highest set bit")
+fake.setBackgroundColour(32768)
+
 -- A second install wraps the originals, and the first one's uninstall leaves it alone.
 local rec2 = mirror.install(fake)
 mirror.uninstall(fake, rec)
