@@ -18,7 +18,7 @@
 -- binding), the next attempt, a second later, presents the shared one, which
 -- enrols again if the host allows it.
 
-local CLIENT = "trapdesk-lua/0.1.0"
+local CLIENT = "trapdesk-lua/0.2.0"
 -- CC's default max_websocket_message (AddressRule.WEBSOCKET_MESSAGE). The rule that allows the
 -- host may set less, and Lua cannot read it: the daemon finds it by halving on "Message is too
 -- large" (WebsocketHandle.send) and keeps what it found in the setting `trapdesk.max_message`.
@@ -417,6 +417,16 @@ local function requestState(localId, state)
     end
 end
 
+-- The version of the installed client (the hash the installer wrote to `version`), "" when
+-- unknown. Sent in `hello` so that the host knows this client upgrades itself (a client from
+-- before that is upgraded by the host), and compared with `welcome`'s.
+local function installedVersion()
+    local h = fs.open(root .. "version", "r")
+    local mine = h and h.readAll() or ""
+    if h then h.close() end
+    return (mine:gsub("%s+$", ""))
+end
+
 local handleMessage
 
 local function handleFragment(msg)
@@ -496,10 +506,7 @@ handleMessage = function(msg, payloadText)
         -- The host serves another client than this one (the hash of its lua/ files, written to
         -- `version` by the installer): the startup wrapper fetches and installs it.
         if type(msg.client_version) == "string" and msg.client_version ~= "" then
-            local h = fs.open(root .. "version", "r")
-            local mine = h and h.readAll() or ""
-            if h then h.close() end
-            if mine:gsub("%s+$", "") ~= msg.client_version then os.queueEvent("trapdesk_upgrade", msg.client_version) end
+            if installedVersion() ~= msg.client_version then os.queueEvent("trapdesk_upgrade", msg.client_version) end
         end
         os.queueEvent("trapdesk_daemon_up")
         os.queueEvent("trapdesk_link", "linked", tostring(msg.trapos_id))
@@ -587,7 +594,8 @@ local function opened(handle)
         type = "hello", protocol = 1, computer_id = os.getComputerID(),
         label = label == nil and json.null or label,
         secret = secret, enrol = true,
-        serves = servedTypes(), client = CLIENT, host = _HOST or "ComputerCraft",
+        serves = servedTypes(), client = CLIENT, client_version = installedVersion(),
+        host = _HOST or "ComputerCraft",
         -- What went through on an earlier link (safe until the probe after welcome says more).
         max_message = ruleMax,
     })

@@ -47,7 +47,16 @@ pub(super) async fn start(
             return None;
         }
     };
-    let Accepted { hello, enrolled } = accepted;
+    let Accepted {
+        hello,
+        enrolled,
+        upgrades_itself,
+    } = accepted;
+    // A trapdesk client too old to upgrade itself is upgraded by the host, once linked.
+    let old_client = (!upgrades_itself)
+        .then(|| hello.client.clone())
+        .flatten()
+        .filter(|c| c.starts_with(super::upgrade::CLIENT_PREFIX));
     out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
     // Room for every request the session may have in flight plus a cancel for each, whatever
     // `outbound_queue` says: filling it must mean the socket stopped taking messages.
@@ -80,6 +89,9 @@ pub(super) async fn start(
     if let Some(place) = place {
         place.linked();
     }
+    if let Some(client) = old_client {
+        super::upgrade::push(state.session.clone(), link.trapos_id().to_owned(), client);
+    }
     Some((link, orx, enrolling))
 }
 
@@ -110,6 +122,9 @@ impl Refused {
 struct Accepted {
     hello: Hello,
     enrolled: Option<crate::trust::secrets::Enrolled>,
+    /// Whether the client fetches a newer client by itself when `welcome` names one; a
+    /// trapdesk client from before that (0.1) is upgraded by the host instead (`upgrade.rs`).
+    upgrades_itself: bool,
 }
 
 /// Runs blocking work on the secrets file off the gateway's threads.
@@ -130,8 +145,10 @@ async fn handshake(
     place: Option<&Place>,
 ) -> Result<Accepted, Refused> {
     let text = first_frame(rx, out, state, place).await?;
-    let (hello, enrol) = parse(&text, out).await?;
-    judge(hello, enrol, out, state).await
+    let (hello, enrol, upgrades_itself) = parse(&text, out).await?;
+    let mut accepted = judge(hello, enrol, out, state).await?;
+    accepted.upgrades_itself = upgrades_itself;
+    Ok(accepted)
 }
 
 /// The first text frame, within the hello deadline (and while this connection is not pushed
@@ -189,10 +206,19 @@ async fn first_frame(
 
 /// The hello a frame holds and whether it asks to enrol; a bad or unsupported one is told and
 /// closed with its code.
-async fn parse(text: &str, out: &mut Sender<impl SocketTx>) -> Result<(Hello, bool), Refused> {
+async fn parse(
+    text: &str,
+    out: &mut Sender<impl SocketTx>,
+) -> Result<(Hello, bool, bool), Refused> {
     let hello = wire::decode(text)
         .map_err(|e| HelloError::Bad(e.to_string()))
-        .and_then(|v| Ok((Hello::from_value(&v)?, Hello::enrol_of(&v)?)));
+        .and_then(|v| {
+            Ok((
+                Hello::from_value(&v)?,
+                Hello::enrol_of(&v)?,
+                Hello::upgrades_itself(&v),
+            ))
+        });
     match hello {
         Ok(h) => Ok(h),
         Err(HelloError::Bad(msg)) => {
@@ -246,6 +272,7 @@ async fn judge(
                     return Ok(Accepted {
                         hello,
                         enrolled: Some(e),
+                        upgrades_itself: true,
                     });
                 }
                 Ok(Err(refusal)) => Some(refusal),
@@ -269,5 +296,6 @@ async fn judge(
     Ok(Accepted {
         hello,
         enrolled: None,
+        upgrades_itself: true,
     })
 }

@@ -15,6 +15,7 @@ pub mod install;
 mod sender;
 mod socket;
 pub mod stats;
+mod upgrade;
 /// The wire types live beneath the session (`crate::protocol`), which both sides use; this
 /// name stays so the gateway reads as it always has.
 pub use crate::protocol;

@@ -236,6 +236,14 @@ impl Hello {
         })
     }
 
+    /// Whether a `hello` names its installed client's version (`client_version`): a client that
+    /// does fetches a newer client by itself when `welcome` names another version
+    /// (docs/protocol.md, "Client upgrades"). Read beside [`Hello::from_value`], as
+    /// [`Hello::enrol_of`] is.
+    pub fn upgrades_itself(v: &Value) -> bool {
+        v.get("client_version").is_some_and(Value::is_string)
+    }
+
     /// Whether a `hello` says `"enrol": true`: its client can store a secret of its own, so the
     /// shared secret may enrol it (docs/protocol.md, "Enrolment"). Read beside
     /// [`Hello::from_value`] rather than kept in [`Hello`], which the session holds for the

@@ -161,7 +161,8 @@ impl Origin {
     /// get the person's policy.
     pub fn party(&self) -> Party<'_> {
         match self {
-            Origin::Person => Party::Person,
+            // The host acts for the person who runs it (and upgraded it), under their policy.
+            Origin::Person | Origin::Host => Party::Person,
             Origin::Agent(name) => Party::Agent(name),
             Origin::Cli | Origin::Sync => Party::Agent(self.name()),
         }

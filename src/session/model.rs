@@ -21,6 +21,9 @@ pub enum Origin {
     Agent(String),
     Cli,
     Sync,
+    /// The host itself, on the person's behalf: upgrading a client too old to upgrade itself
+    /// (`gateway/upgrade.rs`).
+    Host,
 }
 
 impl Origin {
@@ -47,6 +50,7 @@ impl Origin {
             Origin::Agent(name) => name,
             Origin::Cli => "cli",
             Origin::Sync => "sync",
+            Origin::Host => "host",
         }
     }
 
@@ -58,6 +62,7 @@ impl Origin {
             Origin::Agent(name) => name,
             Origin::Cli => "cli",
             Origin::Sync => "sync",
+            Origin::Host => "host",
         }
     }
 }

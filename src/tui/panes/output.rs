@@ -263,7 +263,7 @@ impl Component for Output {
 
 fn who_style(theme: &Theme, who: &Origin) -> Style {
     match who {
-        Origin::Person | Origin::Cli | Origin::Sync => theme.person,
+        Origin::Person | Origin::Cli | Origin::Sync | Origin::Host => theme.person,
         Origin::Agent(_) => theme.agent,
     }
 }

@@ -80,7 +80,7 @@ impl Component for Requests {
                 let elapsed = cx.now_i.saturating_duration_since(p.started).as_millis() as u64;
                 let left = p.deadline.saturating_duration_since(cx.now_i).as_secs();
                 let who_style = match p.origin {
-                    Origin::Person | Origin::Cli | Origin::Sync => cx.theme.person,
+                    Origin::Person | Origin::Cli | Origin::Sync | Origin::Host => cx.theme.person,
                     Origin::Agent(_) => cx.theme.agent,
                 };
                 let state = if p.cancel_requested {
