@@ -270,11 +270,23 @@ fn cut_returns(data: &mut Value, max: usize) {
         while !text.is_char_boundary(keep) {
             keep -= 1;
         }
+        // A string of bytes (its value base64) keeps whole groups of four, so its head still
+        // decodes, and its length counts the bytes, not the base64.
+        let bytes = d.get("encoding").and_then(Value::as_str) == Some("base64");
+        if bytes {
+            keep -= keep % 4;
+        }
+        let own_len = if bytes {
+            let pad = text.bytes().rev().take_while(|b| *b == b'=').count();
+            (len / 4 * 3).saturating_sub(pad)
+        } else {
+            len
+        };
         // Cut again (a later, tighter fit): the length stays the full value's.
         let full = d
             .get("length")
             .and_then(Value::as_u64)
-            .unwrap_or(len as u64);
+            .unwrap_or(own_len as u64);
         if let Some(obj) = d.as_object_mut() {
             obj.insert("value".into(), Value::String(text[..keep].to_owned()));
             obj.insert("length".into(), json!(full));
