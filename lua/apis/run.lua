@@ -63,7 +63,8 @@ local function makePackageOwn(env, dir)
         expect(2, path, "string")
         sep = expect(3, sep, "string", "nil") or "."
         rep = expect(4, rep, "string", "nil") or "/"
-        local fname = name:gsub(sep:gsub("%.", "%%%."), rep)
+        -- (CC's own writes the replacement "%%%.", which Cobalt allows and Lua 5.2 refuses.)
+        local fname = name:gsub((sep:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")), (rep:gsub("%%", "%%%%")))
         local tried = {}
         for pattern in path:gmatch("[^;]+") do
             local p = pattern:gsub("%?", fname)

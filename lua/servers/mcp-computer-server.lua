@@ -21,7 +21,7 @@
 local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/servers/"
 local root = dofile(here .. "../apis/root.lua")(shell)
 local sandbox = dofile(root .. "apis/libsandbox.lua")
-local capture = dofile(root .. "apis/capture.lua")
+local captures = dofile(root .. "apis/capture.lua")
 local run = dofile(root .. "apis/run.lua")
 local files = dofile(root .. "apis/files.lua")
 local base64 = dofile(root .. "apis/base64.lua")
@@ -49,9 +49,9 @@ local handlers = {}
 -- request's alone: libsandbox's scheduler makes it current only while the chunk runs, as
 -- multishell does for each tab.
 local function capture(req)
-    req.capture = capture.newCapture(req.output)
+    req.capture = captures.newCapture(req.output)
     if term and term.redirect and term.current then
-        req.term = capture.newTerm(req.capture, term.current())
+        req.term = captures.newTerm(req.capture, term.current())
         term.redirect(req.term)
     end
 end
@@ -175,7 +175,7 @@ end, {
     chunks = { content = true },
     onCancel = function(req)
         if req.capture then
-            local f = capture.outputFields(req.capture, {})
+            local f = captures.outputFields(req.capture, {})
             return { output = f.output, output_truncated = f.output_truncated,
                 output_bytes = f.output_bytes, output_lines = f.output_lines }
         end
