@@ -154,3 +154,4 @@ async fn cli(w: &World, args: &[&str]) -> std::process::Output {
         .await
         .unwrap()
 }
+

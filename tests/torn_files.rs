@@ -1,6 +1,6 @@
 //! Files are never torn (RELIABILITY.md, guarantee 3), one body per case on the emulator and
 //! on CraftOS-PC (a real CC runtime; ignored without `CRAFTOS_PC`, see
-//! `tests/support/craftos.rs`): a megabyte `write-file` over a megabyte file, interrupted by
+//! `tests/support/craftos.rs`): a 384 KiB `write-file` over a 384 KiB file, interrupted by
 //! kill -9 of the computer's process (a `trapdesk emulate` process, or CraftOS-PC) at every
 //! step of the client's write and at times spread over the whole request (while its fragments
 //! arrive, while the client decodes them, while it writes), and by SIGKILL / SIGTERM of the
@@ -198,7 +198,7 @@ async fn kill9_at_times_spread_over_a_write_never_tears_the_file(rt: Runtime) {
     let session = w.session().clone();
     let who = w.trapos(LABEL);
     let root = w.files(LABEL);
-    // How long a whole megabyte write takes here, end to end.
+    // How long a whole write takes here, end to end.
     reset(&root);
     let t0 = Instant::now();
     let r = spawn_write(&session, &who).await.unwrap().unwrap();

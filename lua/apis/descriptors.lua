@@ -40,11 +40,16 @@ local array = lib.array
 -- stock Lua 5.2 (the specs) has not, and `utf8.len` in Lua 5.3 accepts surrogates: hence a
 -- check of our own. ASCII runs are skipped with one pattern search each.
 -- @tparam string s The bytes.
+-- @tparam[opt] function pause Called every 4096 characters above ASCII (see apis/pace.lua):
+-- a large text in another script is checked one character at a time.
 -- @treturn boolean
-function lib.isUtf8(s)
+function lib.isUtf8(s, pause)
     expect(1, s, "string")
-    local i = find(s, "[\128-\255]")
+    expect(2, pause, "function", "nil")
+    local i, count = find(s, "[\128-\255]"), 0
     while i do
+        count = count + 1
+        if pause and count % 4096 == 0 then pause() end
         local c = byte(s, i)
         local n, lo, hi = 0, 0x80, 0xBF
         if c >= 0xC2 and c <= 0xDF then n = 1
@@ -68,10 +73,19 @@ function lib.isUtf8(s)
 end
 local isUtf8 = lib.isUtf8
 
+-- Strings longer than this are encoded in pieces with the caller's pause between them.
+local LARGE = 16384
+
 --- A string's descriptor: its text, or its bytes in base64 when it is not valid UTF-8.
-local function stringDescriptor(s)
-    if isUtf8(s) then return { type = "string", value = s } end
-    return { type = "string", encoding = "base64", value = base64.encode(s) }
+-- `opts.pause` paces the work on a large string; `opts.chunks` (json.chunks) keeps its base64
+-- in pieces that the JSON encoder writes as one string, never joined in memory.
+local function stringDescriptor(s, opts)
+    local pause = opts and opts.pause
+    if isUtf8(s, pause) then return { type = "string", value = s } end
+    if #s > LARGE and opts and opts.chunks then
+        return { type = "string", encoding = "base64", value = opts.chunks(base64.encodeParts(s, pause)) }
+    end
+    return { type = "string", encoding = "base64", value = base64.encode(s, pause) }
 end
 
 --- Plain name of a non-finite number: "inf", "-inf" or "nan".
@@ -110,8 +124,8 @@ local plain
 local function inner(v, depth, state)
     local tv = type(v)
     if tv == "string" then
-        if isUtf8(v) then return v end
-        return stringDescriptor(v)
+        if isUtf8(v, state.opts.pause) then return v end
+        return stringDescriptor(v, state.opts)
     end
     if tv == "boolean" then return v end
     if tv == "number" then
@@ -181,19 +195,23 @@ end
 -- `{type="table", entries={{k, v}…}}` for a table with a key that is not valid UTF-8);
 -- functions, threads, userdata and non-finite numbers `{type, repr}`. A nil is `{type="nil"}`.
 -- @param v Any value.
+-- @tparam[opt] table opts `pause` (called between pieces of work on large strings, see
+-- apis/pace.lua) and `chunks` (json.chunks, for a large base64 value kept in pieces).
 -- @treturn table The descriptor.
-function lib.describe(v)
+function lib.describe(v, opts)
+    expect(2, opts, "table", "nil")
+    opts = opts or {}
     local tv = type(v)
     if tv == "nil" then return { type = "nil" } end
     if tv == "boolean" then return { type = tv, value = v } end
-    if tv == "string" then return stringDescriptor(v) end
+    if tv == "string" then return stringDescriptor(v, opts) end
     if tv == "number" then
         local nf = nonFinite(v)
         if nf then return { type = "number", repr = nf } end
         return { type = "number", value = v }
     end
     if tv == "table" then
-        local state = { entries = 0, path = {}, truncated = false }
+        local state = { entries = 0, path = {}, truncated = false, opts = opts }
         local value = plain(v, 1, state)
         return { type = "table", value = value, truncated = state.truncated }
     end
@@ -202,13 +220,15 @@ end
 
 --- Describe a list of values, nils kept in place.
 -- @tparam table t The values, packed (`t.n` is their count).
+-- @tparam[opt] table opts As for @{describe}.
 -- @treturn table An array of descriptors.
 -- @treturn number The count.
-function lib.describeAll(t)
+function lib.describeAll(t, opts)
     expect(1, t, "table")
+    expect(2, opts, "table", "nil")
     local out = array()
     local n = t.n or #t
-    for i = 1, n do out[i] = lib.describe(t[i]) end
+    for i = 1, n do out[i] = lib.describe(t[i], opts) end
     return out, n
 end
 

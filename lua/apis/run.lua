@@ -160,7 +160,7 @@ function lib.cutTraceback(tb, label)
     return table.concat(out, "\n")
 end
 
-local function run(fn, args, cap, started, label)
+local function run(fn, args, cap, started, label, opts)
     local traceback, value
     local function handler(err)
         if type(err) ~= "string" then
@@ -178,7 +178,7 @@ local function run(fn, args, cap, started, label)
     local res = table.pack(xpcall(function() return fn(table.unpack(args, 1, args.n)) end, handler))
     if not res[1] then return errorResult(cap, started, res[2], traceback, value) end
     local values = table.pack(table.unpack(res, 2, res.n))
-    local returns, n = descriptors.describeAll(values)
+    local returns, n = descriptors.describeAll(values, { pause = opts.pause, chunks = opts.chunks })
     return outputFields(cap, { ok = true, returns = returns, n = n, duration_ms = now_ms() - started })
 end
 
@@ -193,7 +193,9 @@ end
 -- @tparam string code The source.
 -- @tparam[opt] string name Chunk name (default "=exec", so errors read `exec:1:` whoever sent
 -- the chunk; a name without "=" or "@" reads `[string "name"]:1:`).
--- @tparam[opt] table opts `capture` (from capture.newCapture), `onOutput`, `env` (the base environment).
+-- @tparam[opt] table opts `capture` (from capture.newCapture), `onOutput`, `env` (the base
+-- environment), `pause` and `chunks` (for describing large returned strings, see
+-- apis/descriptors.lua).
 -- @treturn table The Result.
 function lib.executeLua(code, name, opts)
     expect(1, code, "string")
@@ -205,7 +207,7 @@ function lib.executeLua(code, name, opts)
     local env = makeEnv(cap, opts.env or _ENV)
     local fn, err = load(code, name or "=exec", "t", env)
     if not fn then return errorResult(cap, started, err) end
-    return run(fn, { n = 0 }, cap, started, labelOf(name or "=exec"))
+    return run(fn, { n = 0 }, cap, started, labelOf(name or "=exec"), opts)
 end
 
 --- Run a program with arguments, in the same captured environment plus what the shell gives
@@ -240,7 +242,7 @@ function lib.runFile(path, args, opts)
     env.require, env.package = lib.makePackage(env, fs.getDir(path))
     local fn, err = load(src, "@" .. path, "t", env)
     if not fn then return errorResult(cap, started, err) end
-    return run(fn, packed, cap, started, path)
+    return run(fn, packed, cap, started, path, opts)
 end
 
 return lib

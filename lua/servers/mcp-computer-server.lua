@@ -61,7 +61,8 @@ handlers["exec-lua"] = function(req)
     if type(p) ~= "table" or type(p.code) ~= "string" then return badRequest("exec-lua needs a string code") end
     if p.name ~= nil and type(p.name) ~= "string" then return badRequest("name must be a string") end
     capture(req)
-    return true, run.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv })
+    return true, run.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv,
+        pause = pacer(), chunks = sandbox.json.chunks })
 end
 
 handlers["run-file"] = function(req)
@@ -77,7 +78,8 @@ handlers["run-file"] = function(req)
         return badRequest("args must be an array of strings")
     end
     capture(req)
-    return true, run.runFile(p.path, args, { capture = req.capture, env = chunkEnv })
+    return true, run.runFile(p.path, args, { capture = req.capture, env = chunkEnv,
+        pause = pacer(), chunks = sandbox.json.chunks })
 end
 
 handlers["write-file"] = function(req)
