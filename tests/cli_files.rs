@@ -184,8 +184,9 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     std::fs::create_dir_all(&dir).unwrap();
     let old = b"the old content\n".to_vec();
     std::fs::write(&target, &old).unwrap();
-    // Many pieces, so that there is a middle to interrupt.
-    let data = binary(1_500_000);
+    // Many pieces, so that there is a middle to interrupt, and within what a default
+    // computer's disk holds beside the client and an interrupted put's part.
+    let data = binary(600_000);
     let local = work.path().join("big.bin");
     std::fs::write(&local, &data).unwrap();
 
@@ -237,8 +238,12 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
         "an unlink mid-put changed the file"
     );
 
-    // Back again, a whole put replaces it in one step.
+    // Back again, a whole put replaces it in one step. The unlinked put's part stays behind
+    // (nobody could delete it): removed, so that the disk has room for the whole put.
     let _c = emulated(&host, 4, Some("store")).await;
+    for p in parts(&dir) {
+        std::fs::remove_file(dir.join(p)).unwrap();
+    }
     let out = output(trapdesk(
         &host,
         &[
@@ -251,7 +256,7 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["bytes"], 1_500_000, "{v}");
+    assert_eq!(v["bytes"], 600_000, "{v}");
     assert!(
         std::fs::read(&target).unwrap() == data,
         "the whole put differs"
