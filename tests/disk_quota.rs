@@ -5,11 +5,11 @@
 //! does the same from the CLI.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod support;
-#[path = "support/mcp_fake.rs"]
-mod fake;
 #[path = "support/craftos.rs"]
 mod craftos;
+#[path = "support/mcp_fake.rs"]
+mod fake;
+mod support;
 #[path = "support/world.rs"]
 mod world;
 
@@ -83,9 +83,15 @@ async fn writes_stay_within_the_quota_on_the_emulator() {
     assert_eq!(d["code"], "no_space", "{d}");
     assert_eq!(d["free"], start, "{d}");
     let needed = d["needed"].as_u64().unwrap();
-    assert!(needed >= start + 3 * 500, "two folders and a journal entry count: {d}");
     assert!(
-        d["error"].as_str().unwrap().contains(&format!("{needed} bytes; {start} are free")),
+        needed >= start + 3 * 500,
+        "two folders and a journal entry count: {d}"
+    );
+    assert!(
+        d["error"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{needed} bytes; {start} are free")),
         "{d}"
     );
     assert_eq!(listing(&w), before, "a refused write touches nothing");
@@ -105,11 +111,17 @@ async fn writes_stay_within_the_quota_on_the_emulator() {
     let (failed, d) = write(&w, "data/log.bin", &new, false).await;
     assert!(failed, "{d}");
     assert_eq!(d["code"], "no_space_to_replace", "{d}");
-    assert!(d["neededInPlace"].as_u64().unwrap() <= d["free"].as_u64().unwrap(), "{d}");
+    assert!(
+        d["neededInPlace"].as_u64().unwrap() <= d["free"].as_u64().unwrap(),
+        "{d}"
+    );
     assert!(d["error"].as_str().unwrap().contains("inPlace"), "{d}");
     assert_eq!(listing(&w), before, "a refused replace touches nothing");
     let on_disk = w.files("miner").join("data/log.bin");
-    assert!(std::fs::read(&on_disk).unwrap() == old, "the old file is intact");
+    assert!(
+        std::fs::read(&on_disk).unwrap() == old,
+        "the old file is intact"
+    );
 
     let (failed, d) = write(&w, "data/log.bin", &new, true).await;
     assert!(!failed, "in place: {d}");
@@ -130,7 +142,10 @@ async fn writes_stay_within_the_quota_on_the_emulator() {
     let stderr = String::from_utf8_lossy(&refused.stderr).into_owned();
     assert_eq!(refused.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("Out of space"), "{stderr}");
-    assert!(std::fs::read(&on_disk).unwrap() == new, "untouched by a refused put");
+    assert!(
+        std::fs::read(&on_disk).unwrap() == new,
+        "untouched by a refused put"
+    );
     let put = cli(
         &w,
         &["put", "--in-place", local.path().to_str().unwrap(), dest],
@@ -154,4 +169,3 @@ async fn cli(w: &World, args: &[&str]) -> std::process::Output {
         .await
         .unwrap()
 }
-

@@ -3,11 +3,11 @@
 //! (tests/support/world.rs).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-mod support;
-#[path = "support/mcp_fake.rs"]
-mod fake;
 #[path = "support/craftos.rs"]
 mod craftos;
+#[path = "support/mcp_fake.rs"]
+mod fake;
+mod support;
 #[path = "support/world.rs"]
 mod world;
 
@@ -47,7 +47,10 @@ async fn returned_strings_keep_every_byte(rt: Runtime) {
     let w = World::boot(rt, &["miner"]).await;
     let code = r#"return "\0\255\167", { "\255", deep = { "\1\200" } }, { ["\255k"] = "\0\254" }, "caf\195\169""#;
     let r = w
-        .call("exec-lua", json!({"traposId": w.trapos("miner"), "code": code}))
+        .call(
+            "exec-lua",
+            json!({"traposId": w.trapos("miner"), "code": code}),
+        )
         .await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let d = data(&r);
@@ -67,7 +70,11 @@ async fn returned_strings_keep_every_byte(rt: Runtime) {
     assert_eq!(bytes_of(&pairs[0][0]), b"\xffk");
     assert_eq!(bytes_of(&pairs[0][1]), b"\0\xfe");
 
-    assert_eq!(returns[3], json!({"type": "string", "value": "café"}), "{d}");
+    assert_eq!(
+        returns[3],
+        json!({"type": "string", "value": "café"}),
+        "{d}"
+    );
     // The text block shows the bytes as Lua would write them.
     assert!(text(&r).contains(r#""\0\255\167""#), "{}", text(&r));
 }
@@ -91,7 +98,12 @@ async fn returned_strings_keep_every_byte_on_craftos_pc() {
 /// `shell.getRunningProgram()` names it, `arg` holds its arguments.
 async fn programs_run_as_the_shell_runs_them(rt: Runtime) {
     let w = World::boot(rt, &["miner"]).await;
-    write(&w, "prog/util.lua", "return { twice = function(x) return 2 * x end }").await;
+    write(
+        &w,
+        "prog/util.lua",
+        "return { twice = function(x) return 2 * x end }",
+    )
+    .await;
     write(&w, "prog/lib/deep.lua", "return 'deep'").await;
     write(
         &w,
@@ -141,7 +153,10 @@ async fn programs_run_as_the_shell_runs_them(rt: Runtime) {
     let err = data(&r)["error"].as_str().unwrap().to_owned();
     assert!(err.contains("module 'missing' not found"), "{err}");
     assert!(err.contains("prog/missing.lua"), "{err}");
-    assert!(!err.contains("trapdesk/servers"), "searched the client's folder: {err}");
+    assert!(
+        !err.contains("trapdesk/servers"),
+        "searched the client's folder: {err}"
+    );
 
     // The CLI prints that whole error, every line, not only its first.
     let out = cli(&w, &["run", "miner", "prog/broken.lua"]).await;

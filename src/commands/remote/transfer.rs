@@ -77,7 +77,9 @@ pub async fn put_until(
     if bytes.len() <= PUT_PIECE || in_place {
         let mut last = None;
         // An empty file is still one write.
-        let pieces = bytes.chunks(PUT_PIECE).chain(bytes.is_empty().then_some(&[][..]));
+        let pieces = bytes
+            .chunks(PUT_PIECE)
+            .chain(bytes.is_empty().then_some(&[][..]));
         for (i, piece) in pieces.enumerate() {
             let how = Write {
                 append: i > 0,
