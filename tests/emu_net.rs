@@ -92,7 +92,7 @@ async fn websocket_byte_rules() {
     let out = run(&c, &code).await;
     assert_eq!(
         out,
-        "false\tConnection refused\ntrue\tfalse\ntrue\ntrue\ttrue\nfalse\tMessage is too large\nwebsocket_success\ttrue\ntrue\t1006\n"
+        "false\tConnection refused\ntrue\tfalse\ntrue\ntrue\ttrue\nfalse\tMessage is too large\nwebsocket_success\ttrue\ntrue\tnil\n"
     );
 }
 

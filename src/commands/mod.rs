@@ -144,6 +144,9 @@ pub enum Command {
         /// Directory that is the computer's disk [default: computers/<id> in the data dir].
         #[arg(long, value_name = "DIR")]
         disk: Option<PathBuf>,
+        /// The server's max_websocket_message for the gateway's host, in bytes (0: no limit).
+        #[arg(long, value_name = "N", default_value_t = crate::emu::DEFAULT_WEBSOCKET_MESSAGE)]
+        max_websocket_message: usize,
     },
 }
 
@@ -198,7 +201,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             secret,
             data_dir,
             disk,
-        }) => emulate(url, id, label, secret, data_dir, disk).await,
+            max_websocket_message,
+        }) => {
+            let mut limits = crate::emu::Limits::default();
+            limits.max_websocket_message = max_websocket_message;
+            emulate(url, id, label, secret, data_dir, disk, limits).await
+        }
         Some(Command::Exec(a)) => client(remote::exec(a).await),
         Some(Command::Run(a)) => client(remote::run(a).await),
         Some(Command::Computers(a)) => client(remote::computers(a).await),

@@ -61,6 +61,7 @@ pub async fn emulate(
     secret: Option<String>,
     data_dir: Option<PathBuf>,
     root: Option<PathBuf>,
+    limits: crate::emu::Limits,
 ) -> anyhow::Result<()> {
     let secret = secret
         .or_else(|| {
@@ -87,6 +88,6 @@ pub async fn emulate(
         "emulated computer {id} linking to {url} (disk: {})",
         root.display()
     );
-    crate::emu::run_emulate(&url, id, label, &secret, &root, shutdown).await?;
+    crate::emu::run_emulate(&url, id, label, &secret, &root, limits, shutdown).await?;
     Ok(())
 }

@@ -1,14 +1,11 @@
 //! Building one power cycle's Lua state: CC's standard library, the native tables, the watchdog
 //! the bios hooks into every coroutine, and the bios itself with the ROM APIs.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mlua::{Lua, LuaOptions, StdLib, Table};
 
 use super::kernel::{Ctx, lock};
-
-/// How long after "Too long without yielding" CC waits before it shuts the computer down.
-const HARD_ABORT_AFTER: Duration = Duration::from_millis(1500);
 
 /// Builds a fresh Lua state with CC's globals and runs the bios, which returns its hooks.
 pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
@@ -30,7 +27,7 @@ pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
             let mut w = lock(&wd);
             let now = Instant::now();
             match w.warned_at {
-                Some(at) if w.killed || now.duration_since(at) > HARD_ABORT_AFTER => {
+                Some(at) if w.killed || now.duration_since(at) > w.abort_timeout => {
                     w.killed = true;
                     Ok(2)
                 }

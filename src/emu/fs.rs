@@ -16,8 +16,95 @@ use super::handles::{UpdateHandle, WriteHandle};
 
 use super::kernel::Ctx;
 
-/// CC's default disk size per computer.
-const CAPACITY: u64 = 1_000_000;
+/// What every file and folder costs at least, in bytes (CC: Tweaked's
+/// `MountConstants.MINIMUM_FILE_SIZE`).
+pub(crate) const MINIMUM_FILE_SIZE: u64 = 500;
+
+/// One writable mount's space, counted as CC: Tweaked's `WritableFileMount` counts it: measured
+/// when the mount is made (each folder, the root too, 500 bytes; each file its size but at least
+/// 500), then kept up to date by every change made through it. The root's own 500 bytes come on
+/// top of the capacity, so an empty disk has exactly its capacity free.
+#[derive(Debug)]
+pub(crate) struct Quota {
+    capacity: u64,
+    used: std::sync::Mutex<u64>,
+}
+
+impl Quota {
+    pub(crate) fn measure(root: &Path, capacity: u64) -> Self {
+        let used = if root.exists() {
+            Self::cost(root)
+        } else {
+            MINIMUM_FILE_SIZE
+        };
+        Self {
+            capacity,
+            used: std::sync::Mutex::new(used),
+        }
+    }
+
+    /// What a file or a folder with all it holds costs.
+    fn cost(path: &Path) -> u64 {
+        match fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => {
+                MINIMUM_FILE_SIZE
+                    + fs::read_dir(path)
+                        .map(|rd| rd.flatten().map(|e| Self::cost(&e.path())).sum())
+                        .unwrap_or(0)
+            }
+            Ok(m) => m.len().max(MINIMUM_FILE_SIZE),
+            Err(_) => 0,
+        }
+    }
+
+    fn used(&self) -> std::sync::MutexGuard<'_, u64> {
+        super::kernel::lock(&self.used)
+    }
+
+    /// `fs.getCapacity`.
+    pub(crate) fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// `fs.getFreeSpace`.
+    pub(crate) fn remaining(&self) -> u64 {
+        (self.capacity + MINIMUM_FILE_SIZE).saturating_sub(*self.used())
+    }
+
+    /// Takes `bytes` when at least that much is free.
+    fn take(&self, bytes: u64) -> bool {
+        let mut used = self.used();
+        if (self.capacity + MINIMUM_FILE_SIZE).saturating_sub(*used) < bytes {
+            return false;
+        }
+        *used += bytes;
+        true
+    }
+
+    fn give_back(&self, bytes: u64) {
+        let mut used = self.used();
+        *used = used.saturating_sub(bytes);
+    }
+
+    /// A write of `len` bytes at `pos` into a file now `size` long: the bytes it adds past
+    /// `max(500, size)` are taken, or nothing is written and the write fails with "Out of
+    /// space" (`WritableFileMount.CountingChannel.write`).
+    pub(crate) fn write(&self, pos: u64, len: u64, size: u64) -> Result<(), &'static str> {
+        let new = (pos + len).saturating_sub(size.max(MINIMUM_FILE_SIZE));
+        if new == 0 {
+            return Ok(());
+        }
+        let mut used = self.used();
+        if *used + new > self.capacity + MINIMUM_FILE_SIZE {
+            return Err(OUT_OF_SPACE);
+        }
+        *used += new;
+        Ok(())
+    }
+}
+
+/// CC: Tweaked's `MountConstants.OUT_OF_SPACE`.
+pub(crate) const OUT_OF_SPACE: &str = "Out of space";
 
 /// Normalises a CC path to `a/b/c` (no leading slash; `""` is the root) as CC: Tweaked's
 /// `FileSystem.sanitizePath` does: `\\` is `/`; control characters and `"*:<>?|` are dropped
@@ -70,6 +157,7 @@ fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<MultiValue> {
 
 struct Disk {
     root: PathBuf,
+    quota: std::sync::Arc<Quota>,
 }
 
 impl Disk {
@@ -108,14 +196,89 @@ impl Disk {
         p == "rom" || p.starts_with("rom/")
     }
 
-    fn used(dir: &Path) -> u64 {
-        let Ok(rd) = fs::read_dir(dir) else { return 0 };
-        rd.flatten()
-            .map(|e| match e.file_type() {
-                Ok(t) if t.is_dir() => Self::used(&e.path()),
-                _ => e.metadata().map(|m| m.len()).unwrap_or(0),
-            })
-            .sum()
+    /// Makes a folder and the folders above it that are missing, each costing 500 bytes, as
+    /// `WritableFileMount.makeDirectory` does: all of them or none, "/p: Out of space" when
+    /// they do not fit.
+    fn make_dir(&self, p: &str, h: &Path) -> Result<(), String> {
+        if h.is_dir() {
+            return Ok(());
+        }
+        if h.exists() {
+            return Err(format!("/{p}: File exists"));
+        }
+        let mut missing = 0;
+        let mut at = Some(h);
+        while let Some(dir) = at.filter(|d| !d.exists()) {
+            missing += 1;
+            at = dir.parent();
+        }
+        if !self.quota.take(missing * MINIMUM_FILE_SIZE) {
+            return Err(format!("/{p}: {OUT_OF_SPACE}"));
+        }
+        fs::create_dir_all(h).map_err(|_| {
+            self.quota.give_back(missing * MINIMUM_FILE_SIZE);
+            format!("/{p}: Access denied")
+        })
+    }
+
+    /// Opens a file for writing with CC's accounting (`MountWrapper.openForWrite`,
+    /// `WritableFileMount.openFile`): a missing parent folder is made first; a new file takes
+    /// 500 bytes; emptying one (`truncate`) gives back all but 500.
+    fn open_write(
+        &self,
+        p: &str,
+        h: &Path,
+        options: &fs::OpenOptions,
+        truncate: bool,
+    ) -> Result<fs::File, String> {
+        if let Some(((dir, _), parent)) = p.rsplit_once('/').zip(h.parent()) {
+            if !h.exists() {
+                self.make_dir(dir, parent)?;
+            }
+        }
+        let old = fs::metadata(h).ok().map(|m| m.len());
+        match old {
+            None if !self.quota.take(MINIMUM_FILE_SIZE) => {
+                return Err(format!("/{p}: {OUT_OF_SPACE}"));
+            }
+            None => {}
+            Some(size) if truncate => self
+                .quota
+                .give_back(size.max(MINIMUM_FILE_SIZE) - MINIMUM_FILE_SIZE),
+            Some(_) => {}
+        }
+        options.open(h).map_err(|e| {
+            if old.is_none() {
+                self.quota.give_back(MINIMUM_FILE_SIZE);
+            }
+            format!("/{p}: {e}")
+        })
+    }
+
+    /// Copies a file or a folder as `FileSystem.copyRecursive` does, through the same
+    /// accounting: folders are made, files opened and written. A file that does not fit stays
+    /// behind empty and the copy fails with "Out of space".
+    fn copy_tree(&self, p: &str, from: &Path, to: &Path) -> Result<(), String> {
+        if from.is_dir() {
+            self.make_dir(p, to)?;
+            let mut names: Vec<_> = fs::read_dir(from)
+                .map_err(|e| format!("/{p}: {e}"))?
+                .flatten()
+                .map(|e| e.file_name())
+                .collect();
+            names.sort();
+            for name in names {
+                let child = format!("{p}/{}", name.to_string_lossy());
+                self.copy_tree(&child, &from.join(&name), &to.join(&name))?;
+            }
+            return Ok(());
+        }
+        let bytes = fs::read(from).map_err(|e| format!("/{p}: {e}"))?;
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        let mut file = self.open_write(p, to, &options, true)?;
+        self.quota.write(0, bytes.len() as u64, 0)?;
+        std::io::Write::write_all(&mut file, &bytes).map_err(|e| format!("/{p}: {e}"))
     }
 }
 
@@ -124,6 +287,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let disk = std::sync::Arc::new(Disk {
         root: ctx.root.clone(),
+        quota: std::sync::Arc::new(Quota::measure(&ctx.root, ctx.disk_space)),
     });
     macro_rules! f {
         ($name:expr, |$lua:ident, $d:ident, $args:tt : $ty:ty| $body:expr) => {{
@@ -210,7 +374,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         "getFreeSpace",
         |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
             Ok((p, _)) if Disk::is_rom(&p) => ok(lua, 0.0),
-            Ok(_) => ok(lua, CAPACITY.saturating_sub(Disk::used(&d.root)) as f64),
+            Ok(_) => ok(lua, d.quota.remaining() as f64),
             Err(e) => fail(lua, e),
         }
     );
@@ -218,7 +382,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         "getCapacity",
         |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
             Ok((p, _)) if Disk::is_rom(&p) => ok(lua, Value::Nil),
-            Ok(_) => ok(lua, CAPACITY as f64),
+            Ok(_) => ok(lua, d.quota.capacity() as f64),
             Err(e) => fail(lua, e),
         }
     );
@@ -248,9 +412,9 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         "makeDir",
         |lua, d, p: mlua::LuaString| match d.host(&p.to_string_lossy()) {
             Ok((p, _)) if Disk::is_rom(&p) => fail(lua, format!("/{p}: Access denied")),
-            Ok((p, h)) => match fs::create_dir_all(&h) {
+            Ok((p, h)) => match d.make_dir(&p, &h) {
                 Ok(()) => ok(lua, ()),
-                Err(_) => fail(lua, format!("/{p}: File exists")),
+                Err(e) => fail(lua, e),
             },
             Err(e) => fail(lua, e),
         }
@@ -261,6 +425,8 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             Ok((p, _)) if Disk::is_rom(&p) || p.is_empty() =>
                 fail(lua, format!("/{p}: Access denied")),
             Ok((p, h)) => {
+                // What goes is given back as `WritableFileMount.deleteRecursively` does.
+                let cost = Quota::cost(&h);
                 let r = if h.is_dir() {
                     fs::remove_dir_all(&h)
                 } else if h.exists() {
@@ -269,8 +435,15 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                     Ok(())
                 };
                 match r {
-                    Ok(()) => ok(lua, ()),
-                    Err(e) => fail(lua, format!("/{p}: {e}")),
+                    Ok(()) => {
+                        d.quota.give_back(cost);
+                        ok(lua, ())
+                    }
+                    Err(e) => {
+                        // Part may be gone: count again rather than guess.
+                        d.quota.give_back(cost.saturating_sub(Quota::cost(&h)));
+                        fail(lua, format!("/{p}: {e}"))
+                    }
                 }
             }
             Err(e) => fail(lua, e),
@@ -313,17 +486,23 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                     };
                     return fail(lua, about(&fp, why));
                 }
-                if let Some(parent) = th.parent() {
-                    let _ = fs::create_dir_all(parent);
-                }
-                let r = if is_move {
-                    fs::rename(&fh, &th)
+                if is_move {
+                    // A move within the disk costs nothing (`WritableFileMount.rename`); its
+                    // new parent folder is made as CC's `Files.move` needs it.
+                    if let Some(((dir, _), parent)) = tp.rsplit_once('/').zip(th.parent()) {
+                        if let Err(e) = d.make_dir(dir, parent) {
+                            return fail(lua, e);
+                        }
+                    }
+                    match fs::rename(&fh, &th) {
+                        Ok(()) => ok(lua, ()),
+                        Err(e) => fail(lua, format!("/{fp}: {e}")),
+                    }
                 } else {
-                    copy_tree(&fh, &th)
-                };
-                match r {
-                    Ok(()) => ok(lua, ()),
-                    Err(e) => fail(lua, format!("/{fp}: {e}")),
+                    match d.copy_tree(&tp, &fh, &th) {
+                        Ok(()) => ok(lua, ()),
+                        Err(e) => fail(lua, e),
+                    }
                 }
             }
         );
@@ -376,25 +555,23 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                 if h.is_dir() || p.is_empty() {
                     return fail(lua, format!("/{p}: Cannot write to directory"));
                 }
-                if let Some(parent) = h.parent() {
-                    // A failure shows in the open below.
-                    let _ = fs::create_dir_all(parent);
-                }
-                let file = fs::OpenOptions::new()
+                let mut options = fs::OpenOptions::new();
+                options
                     .create(true)
                     .write(m == "w")
                     .append(m == "a")
-                    .truncate(m == "w")
-                    .open(&h);
-                match file {
+                    .truncate(m == "w");
+                match d.open_write(&p, &h, &options, m == "w") {
                     Ok(f) => ok(
                         lua,
                         lua.create_userdata(WriteHandle {
                             file: Some(f),
                             binary,
+                            append: m == "a",
+                            quota: d.quota.clone(),
                         })?,
                     ),
-                    Err(e) => fail(lua, format!("/{p}: {e}")),
+                    Err(e) => fail(lua, e),
                 }
             }
             // r+ keeps the content and needs the file; w+ empties or creates it.
@@ -413,25 +590,22 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                 if m == "r+" && !h.exists() {
                     return fail(lua, format!("/{p}: No such file"));
                 }
-                if let Some(parent) = h.parent() {
-                    // A failure shows in the open below.
-                    let _ = fs::create_dir_all(parent);
-                }
-                let file = fs::OpenOptions::new()
+                let mut options = fs::OpenOptions::new();
+                options
                     .read(true)
                     .write(true)
                     .create(m == "w+")
-                    .truncate(m == "w+")
-                    .open(&h);
-                match file {
+                    .truncate(m == "w+");
+                match d.open_write(&p, &h, &options, m == "w+") {
                     Ok(f) => ok(
                         lua,
                         lua.create_userdata(UpdateHandle {
                             file: Some(f),
                             binary,
+                            quota: d.quota.clone(),
                         })?,
                     ),
-                    Err(e) => fail(lua, format!("/{p}: {e}")),
+                    Err(e) => fail(lua, e),
                 }
             }
             // The bios raises "Unsupported mode" before asking.
@@ -439,19 +613,6 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         }
     });
     Ok(t)
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    if from.is_dir() {
-        fs::create_dir_all(to)?;
-        for e in fs::read_dir(from)? {
-            let e = e?;
-            copy_tree(&e.path(), &to.join(e.file_name()))?;
-        }
-        Ok(())
-    } else {
-        fs::copy(from, to).map(|_| ())
-    }
 }
 
 #[cfg(test)]

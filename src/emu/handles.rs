@@ -3,8 +3,11 @@
 //! CC's handle tables.
 
 use std::io::Write as _;
+use std::sync::Arc;
 
 use mlua::{UserData, UserDataMethods, Value};
+
+use super::fs::Quota;
 
 /// A file opened for reading (or an HTTP body): the whole content, read up front.
 pub(crate) struct ReadHandle {
@@ -95,20 +98,50 @@ impl UserData for ReadHandle {
     }
 }
 
-/// A file opened for writing or appending; bytes go straight to the host file.
+/// A file opened for writing or appending; bytes go straight to the host file, each write
+/// counted against the disk's quota first.
 pub(crate) struct WriteHandle {
     pub(crate) file: Option<std::fs::File>,
     pub(crate) binary: bool,
+    /// Opened with "a": every write lands at the end, wherever the position is.
+    pub(crate) append: bool,
+    pub(crate) quota: Arc<Quota>,
 }
 
 impl WriteHandle {
-    fn write_value(&mut self, v: Value, newline: bool) -> mlua::Result<()> {
+    /// Writes `bytes` where CC would, if the disk has room for them: all or nothing, as
+    /// `WritableFileMount.CountingChannel.write`, raising "Out of space" (`AbstractHandle.write`
+    /// raises the exception's message).
+    fn write_bytes(&mut self, bytes: &[u8]) -> mlua::Result<Option<&'static str>> {
+        use std::io::Seek as _;
         let Some(f) = self.file.as_mut() else {
             return Err(mlua::Error::RuntimeError(
                 "attempt to use a closed file".into(),
             ));
         };
-        let mut bytes = match v {
+        let io = |e: std::io::Error| mlua::Error::RuntimeError(e.to_string());
+        let size = f.metadata().map_err(io)?.len();
+        let pos = if self.append {
+            size
+        } else {
+            f.stream_position().map_err(io)?
+        };
+        if let Err(e) = self.quota.write(pos, bytes.len() as u64, size) {
+            return Ok(Some(e));
+        }
+        f.write_all(bytes).map_err(io)?;
+        Ok(None)
+    }
+
+    /// Writes a value as `write` / `writeLine` do; `Some(message)` when the disk is full, for
+    /// the bios to raise as a string.
+    fn write_value(&mut self, v: Value, newline: bool) -> mlua::Result<Option<&'static str>> {
+        if self.file.is_none() {
+            return Err(mlua::Error::RuntimeError(
+                "attempt to use a closed file".into(),
+            ));
+        }
+        let bytes = match v {
             Value::String(s) => s.as_bytes().to_vec(),
             Value::Number(n) if self.binary && !newline => vec![n as i64 as u8],
             Value::Integer(n) if self.binary && !newline => vec![n as u8],
@@ -121,11 +154,14 @@ impl WriteHandle {
                 )));
             }
         };
-        if newline {
-            bytes.push(b'\n');
+        // `writeLine` writes the text, then the newline: two writes, as CC's does.
+        if let Some(full) = self.write_bytes(&bytes)? {
+            return Ok(Some(full));
         }
-        f.write_all(&bytes)
-            .map_err(|e| mlua::Error::RuntimeError(e.to_string()))
+        if newline {
+            return self.write_bytes(b"\n");
+        }
+        Ok(None)
     }
 }
 
@@ -194,6 +230,7 @@ fn seek_file(
 pub(crate) struct UpdateHandle {
     pub(crate) file: Option<std::fs::File>,
     pub(crate) binary: bool,
+    pub(crate) quota: Arc<Quota>,
 }
 
 impl UpdateHandle {
@@ -204,10 +241,12 @@ impl UpdateHandle {
     }
 
     /// Writes as a write handle does, at the current position.
-    fn write_value(&mut self, v: Value, newline: bool) -> mlua::Result<()> {
+    fn write_value(&mut self, v: Value, newline: bool) -> mlua::Result<Option<&'static str>> {
         let mut w = WriteHandle {
             file: self.file.take(),
             binary: self.binary,
+            append: false,
+            quota: self.quota.clone(),
         };
         let r = w.write_value(v, newline);
         self.file = w.file;

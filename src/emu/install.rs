@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Computer, ComputerSpec, EmuError};
+use super::{Computer, ComputerSpec, EmuError, Limits};
 
 /// Labels of the demo computers, in id order (wrapping with a number after the last).
 const DEMO_LABELS: &[&str] = &[
@@ -148,8 +148,8 @@ pub async fn run_demo(
     Ok(())
 }
 
-/// `trapdesk emulate --url ... --id 7 --label miner [--secret S]`: one computer on `root`,
-/// until `shutdown` is cancelled or the computer turns itself off.
+/// `trapdesk emulate --url ... --id 7 --label miner [--secret S]`: one computer on `root`
+/// with the server's `limits`, until `shutdown` is cancelled or the computer turns itself off.
 ///
 /// # Errors
 /// As [`run_demo`].
@@ -159,11 +159,14 @@ pub async fn run_emulate(
     label: Option<String>,
     secret: &str,
     root: &Path,
+    limits: Limits,
     shutdown: CancellationToken,
 ) -> Result<(), EmuError> {
     install_client(root, url, secret)?;
+    let mut spec = ComputerSpec::new(id, label, root.to_path_buf());
+    spec.limits = limits;
     let computer = Computer::spawn(
-        ComputerSpec::new(id, label, root.to_path_buf()),
+        spec,
         tokio::runtime::Handle::current(),
     )?;
     let status = tokio::spawn(print_link_status(root.join("trapdesk/daemon.log")));

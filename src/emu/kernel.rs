@@ -25,6 +25,11 @@ pub(crate) const KEY_ENTER: u16 = 257;
 pub(crate) enum Power {
     Reboot,
     Shutdown,
+    /// What a player's right-click does to a computer that is off; nothing when it is on.
+    TurnOn,
+    /// The watchdog's hard abort: the machine shuts the computer down (never sent, only
+    /// returned by the loop).
+    Abort,
 }
 
 /// One event: a name and its arguments.
@@ -80,7 +85,9 @@ pub(crate) struct Watchdog {
     pub resumed_at: Instant,
     pub warned_at: Option<Instant>,
     pub timeout: Duration,
-    /// Set once the program ignored the error for `HARD_ABORT_AFTER`: from then on the hook
+    /// How long after the error the program may go on before the hard abort.
+    pub abort_timeout: Duration,
+    /// Set once the program ignored the error for `abort_timeout`: from then on the hook
     /// raises at every instruction, so the error escapes any `pcall` loop, and the machine turns
     /// the computer off as soon as the resume returns.
     pub killed: bool,
@@ -98,6 +105,10 @@ pub(crate) struct Ctx {
     pub generation: u64,
     pub cancel: CancellationToken,
     pub websockets: Arc<AtomicUsize>,
+    /// The http rule's `max_websocket_message` (0: no limit).
+    pub max_websocket_message: usize,
+    /// The disk's capacity in bytes (`computer_space_limit`).
+    pub disk_space: u64,
 }
 
 /// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.

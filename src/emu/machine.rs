@@ -12,14 +12,14 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use mlua::thread::ThreadStatus;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::ComputerSpec;
+use super::{ComputerSpec, PowerState};
 use super::kernel::{Ctx, Event, Kernel, Msg, Power, Watchdog, error_text, lock};
 use super::screen::Screen;
 use super::value::{Val, Wrappers};
@@ -49,6 +49,11 @@ pub(crate) struct Machine {
     rx: Receiver<Msg>,
     screen: Arc<Mutex<Screen>>,
     generation: u64,
+    /// On, off, or off by a hard abort, for the handles to read.
+    state: tokio::sync::watch::Sender<PowerState>,
+    /// Alive while any [`super::Computer`] handle is: a computer that is off and that nobody
+    /// can turn on again ends its thread.
+    handles: Weak<()>,
 }
 
 impl Machine {
@@ -58,6 +63,8 @@ impl Machine {
         tx: Sender<Msg>,
         rx: Receiver<Msg>,
         screen: Arc<Mutex<Screen>>,
+        state: tokio::sync::watch::Sender<PowerState>,
+        handles: Weak<()>,
     ) -> Self {
         Self {
             spec,
@@ -66,17 +73,42 @@ impl Machine {
             rx,
             screen,
             generation: 0,
+            state,
+            handles,
         }
     }
 
-    /// Runs power cycles until shut down (or until every handle is gone).
+    /// Runs power cycles; between a shutdown and the next turn-on the computer is off (its
+    /// events and `run_lua` calls are dropped, as CC drops events for a computer that is off).
+    /// Ends when the computer is off and every handle is gone.
     pub(crate) fn run(mut self) {
         let mut label = self.spec.label.clone();
         loop {
             let (power, new_label) = self.power_cycle(label);
             label = new_label;
-            if power == Power::Shutdown {
-                break;
+            match power {
+                Power::Reboot | Power::TurnOn => continue,
+                Power::Shutdown => self.state.send_replace(PowerState::Off),
+                Power::Abort => self.state.send_replace(PowerState::Aborted),
+            };
+            if !self.wait_turn_on() {
+                return;
+            }
+            self.state.send_replace(PowerState::On);
+        }
+    }
+
+    /// Off: waits for [`Power::TurnOn`], dropping everything else. False when nobody is left
+    /// who could turn the computer on.
+    fn wait_turn_on(&mut self) -> bool {
+        loop {
+            match self.rx.recv_timeout(Duration::from_millis(200)) {
+                Ok(Msg::Power(Power::TurnOn)) => return true,
+                // Dropping a `RunLua` drops its reply: the caller sees `EmuError::Stopped`.
+                Ok(_) => {}
+                Err(RecvTimeoutError::Timeout) if self.handles.strong_count() == 0 => return false,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return false,
             }
         }
     }
@@ -102,6 +134,7 @@ impl Machine {
                 resumed_at: Instant::now(),
                 warned_at: None,
                 timeout: self.spec.yield_timeout,
+                abort_timeout: self.spec.abort_timeout,
                 killed: false,
             })),
             root: self.spec.root.clone(),
@@ -110,6 +143,8 @@ impl Machine {
             generation: self.generation,
             cancel: CancellationToken::new(),
             websockets: Arc::new(AtomicUsize::new(0)),
+            max_websocket_message: self.spec.limits.max_websocket_message,
+            disk_space: self.spec.limits.disk_space,
         };
         let power = match super::boot::build(&ctx) {
             Ok((lua, bios)) => {
@@ -122,7 +157,12 @@ impl Machine {
                 Power::Shutdown
             }
         };
+        // Every socket of this boot closes now, as CC: Tweaked's HTTP API closes its resources
+        // when the computer shuts down (the TCP connection, with no close frame).
         ctx.cancel.cancel();
+        if power == Power::Abort {
+            show_abort(&mut lock(&self.screen));
+        }
         let label = lock(&kernel).label.clone();
         (power, label)
     }
@@ -182,7 +222,7 @@ impl Machine {
                     && wants
                     && matches!(self.resume(ctx, proc, args.clone()), Step::Killed)
                 {
-                    return Power::Shutdown;
+                    return Power::Abort;
                 }
                 if let Some(p) = lock(&ctx.kernel).power.take() {
                     return p;
@@ -271,6 +311,8 @@ impl Machine {
                     lock(&ctx.kernel).push(ev);
                 }
             }
+            // Turning on a computer that is on does nothing, as in CC.
+            Msg::Power(Power::TurnOn) => {}
             Msg::Power(p) => return Err(p),
             Msg::RunLua { code, reply } => {
                 let co = lua.globals().raw_get::<Table>("_G").and_then(|g| {
@@ -300,7 +342,7 @@ impl Machine {
                             done: false,
                         };
                         if let Step::Killed = self.resume(ctx, &mut p, MultiValue::new()) {
-                            return Err(Power::Shutdown);
+                            return Err(Power::Abort);
                         }
                         procs.push(p);
                         if let Some(p) = lock(&ctx.kernel).power.take() {
@@ -362,5 +404,22 @@ impl Machine {
             }
         }
         step
+    }
+}
+
+/// What CC: Tweaked leaves on the screen of a computer it shut down for not yielding
+/// (`ComputerExecutor.displayFailure`): the error in red, then its generic line in white.
+fn show_abort(screen: &mut Screen) {
+    screen.reset();
+    let lines: [(&[u8], u8); 3] = [
+        (b"Error running computer", b'e'),
+        (b"Too long without yielding", b'e'),
+        (b"ComputerCraft may be installed incorrectly", b'0'),
+    ];
+    for (row, (text, colour)) in lines.into_iter().enumerate() {
+        screen.text_colour = colour;
+        screen.x = 1;
+        screen.y = row as i64 + 1;
+        screen.put(text, None, None);
     }
 }

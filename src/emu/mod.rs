@@ -86,8 +86,43 @@ pub struct ComputerSpec {
     /// How long a coroutine may run without yielding before "Too long without yielding"
     /// (7 s on CC: Tweaked; tests shorten it).
     pub yield_timeout: Duration,
+    /// How long a program may go on after "Too long without yielding" before the computer is
+    /// shut down (1.5 s on CC: Tweaked; tests shorten it with [`ComputerSpec::with_timeouts`]).
+    pub abort_timeout: Duration,
     /// The terminal's size in cells (columns, rows): [`COMPUTER_SIZE`] unless set.
     pub size: (usize, usize),
+    /// What the server's config allows this computer: a default world's unless set.
+    pub limits: Limits,
+}
+
+/// CC: Tweaked's default `max_websocket_message` (its default `*` http rule).
+pub const DEFAULT_WEBSOCKET_MESSAGE: usize = 131_072;
+
+/// The limits a server's config sets for one computer. [`Limits::default`] is what a default
+/// CC: Tweaked world enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The longest websocket message, either way, as set by the http rule that matches the
+    /// host the computer connects to (`max_websocket_message`); 0 is no limit.
+    pub max_websocket_message: usize,
+    /// The computer's disk capacity in bytes (`computer_space_limit`), counted as CC: Tweaked
+    /// counts it: every file and folder costs at least 500 bytes.
+    pub disk_space: u64,
+}
+
+/// CC: Tweaked's default `computer_space_limit`: a computer's disk, in bytes.
+pub const COMPUTER_SPACE_LIMIT: u64 = 1_000_000;
+/// CC: Tweaked's default `floppy_space_limit`: a floppy disk, in bytes.
+pub const FLOPPY_SPACE_LIMIT: u64 = 125_000;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_websocket_message: DEFAULT_WEBSOCKET_MESSAGE,
+            disk_space: COMPUTER_SPACE_LIMIT,
+        }
+    }
 }
 
 /// A computer's terminal size, as CC: Tweaked gives it.
@@ -105,8 +140,32 @@ impl ComputerSpec {
             label,
             root,
             yield_timeout: Duration::from_secs(7),
+            abort_timeout: Duration::from_millis(1500),
             size: COMPUTER_SIZE,
+            limits: Limits::default(),
         }
+    }
+
+    /// The same spec with another `max_websocket_message` (0: no limit), as if the server's
+    /// http rule for the host said so.
+    pub fn with_max_websocket_message(mut self, bytes: usize) -> Self {
+        self.limits.max_websocket_message = bytes;
+        self
+    }
+
+    /// The same spec with another disk capacity in bytes, as a server whose
+    /// `computer_space_limit` was raised (or lowered) gives it.
+    pub fn with_disk_space(mut self, bytes: u64) -> Self {
+        self.limits.disk_space = bytes;
+        self
+    }
+
+    /// The same spec with other watchdog times: `soft` until "Too long without yielding",
+    /// `hard` more until the computer is shut down (CC: Tweaked: 7 s and 1.5 s).
+    pub fn with_timeouts(mut self, soft: Duration, hard: Duration) -> Self {
+        self.yield_timeout = soft;
+        self.abort_timeout = hard;
+        self
     }
 
     /// The same spec with another terminal size (say [`TURTLE_SIZE`] or [`POCKET_SIZE`]).
@@ -116,13 +175,30 @@ impl ComputerSpec {
     }
 }
 
-/// A handle on a running emulated computer. Cheap to clone. Dropping every handle does not turn
-/// the computer off (its own sockets still feed it events): call [`Computer::shutdown`].
+/// Whether a computer is on, and if off, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PowerState {
+    /// Running (or booting).
+    On,
+    /// Shut down: by `os.shutdown`, by [`Computer::shutdown`], or because its bios program
+    /// ended.
+    Off,
+    /// Shut down by CC's hard abort: a program went on running past "Too long without
+    /// yielding". It stays off until turned on ([`Computer::turn_on`]), as a player would.
+    Aborted,
+}
+
+/// A handle on an emulated computer, on or off. Cheap to clone. Dropping every handle does not
+/// turn the computer off (its own sockets still feed it events): call [`Computer::shutdown`].
+/// A computer that is off and has no handle left is gone for good.
 #[derive(Clone)]
 pub struct Computer {
     tx: std::sync::mpsc::Sender<kernel::Msg>,
     screen: Arc<Mutex<screen::Screen>>,
-    stopped: tokio::sync::watch::Receiver<bool>,
+    state: tokio::sync::watch::Receiver<PowerState>,
+    /// Counts the handles, for the machine thread (see `machine::Machine::handles`).
+    _alive: Arc<()>,
     id: u64,
 }
 
@@ -139,21 +215,29 @@ impl Computer {
         })?;
         let (tx, rx) = std::sync::mpsc::channel();
         let screen = Arc::new(Mutex::new(screen::Screen::new(spec.size.0, spec.size.1)));
-        let (stopped_tx, stopped) = tokio::sync::watch::channel(false);
+        let (state_tx, state) = tokio::sync::watch::channel(PowerState::On);
+        let alive = Arc::new(());
         let id = spec.id;
-        let machine = machine::Machine::new(spec, rt, tx.clone(), rx, screen.clone());
+        let machine = machine::Machine::new(
+            spec,
+            rt,
+            tx.clone(),
+            rx,
+            screen.clone(),
+            state_tx,
+            Arc::downgrade(&alive),
+        );
         std::thread::Builder::new()
             .name(format!("emu-{id}"))
-            .spawn(move || {
-                machine.run();
-                // Nobody may be waiting any more; that is fine.
-                let _ = stopped_tx.send(true);
-            })
+            // Dropping the machine drops the state's sender: handles then read the computer
+            // as off for good.
+            .spawn(move || machine.run())
             .map_err(|e| EmuError::Setup(e.to_string()))?;
         Ok(Computer {
             tx,
             screen,
-            stopped,
+            state,
+            _alive: alive,
             id,
         })
     }
@@ -254,16 +338,28 @@ impl Computer {
         let _ = self.tx.send(kernel::Msg::Power(kernel::Power::Shutdown));
     }
 
-    /// Resolves when the computer is off (shut down, or its program ended, or it was killed for
-    /// not yielding).
+    /// Turns on a computer that is off, as a player's right-click does: it boots afresh and
+    /// runs startup. Nothing happens to a computer that is on. Returns at once.
+    pub fn turn_on(&self) {
+        // The thread is gone only when every handle was, and this is one.
+        let _ = self.tx.send(kernel::Msg::Power(kernel::Power::TurnOn));
+    }
+
+    /// Resolves when the computer is off (shut down, or its program ended, or it was shut down
+    /// for not yielding).
     pub async fn wait_stopped(&self) {
-        let mut rx = self.stopped.clone();
-        // An error means the sender is gone, which also means off.
-        let _ = rx.wait_for(|off| *off).await;
+        let mut rx = self.state.clone();
+        // An error means the machine is gone, which also means off.
+        let _ = rx.wait_for(|s| *s != PowerState::On).await;
     }
 
     /// Whether the computer is off.
     pub fn is_stopped(&self) -> bool {
-        *self.stopped.borrow()
+        *self.state.borrow() != PowerState::On
+    }
+
+    /// On, off, or off by a hard abort.
+    pub fn power_state(&self) -> PowerState {
+        *self.state.borrow()
     }
 }

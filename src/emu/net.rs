@@ -14,7 +14,7 @@ use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
 
 use super::kernel::{Ctx, Event, Msg};
 use super::value::{Response, Val};
-use super::websocket::{MAX_MESSAGE, WsCmd, WsHandle};
+use super::websocket::{UNLIMITED_MESSAGE, WsCmd, WsHandle};
 
 /// CC's limit on open websockets per computer.
 const MAX_WEBSOCKETS: usize = 4;
@@ -165,9 +165,15 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
             req.headers_mut().insert(k, v);
         }
     }
+    // CC: Tweaked gives netty's handshaker the rule's limit as the largest frame payload, 1 GiB
+    // when it is 0 (`Websocket.java`, `MAX_MESSAGE_SIZE`).
+    let limit = match c.max_websocket_message {
+        0 => UNLIMITED_MESSAGE,
+        n => n,
+    };
     let config = tungstenite::protocol::WebSocketConfig::default()
-        .max_message_size(Some(MAX_MESSAGE))
-        .max_frame_size(Some(MAX_MESSAGE));
+        .max_message_size(Some(limit))
+        .max_frame_size(Some(limit));
     let connected = tokio::select! {
         r = tokio_tungstenite::connect_async_with_config(req, Some(config), true) => r,
         () = c.cancel.cancelled() => return,
@@ -177,6 +183,7 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
         Err(e) => return fail(ws_error_text(&e)),
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let is_closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     post(
         c,
         "websocket_success",
@@ -184,13 +191,17 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
             Val::from(url),
             Val::Ws(Arc::new(WsHandle {
                 url: url.to_owned(),
+                max_message: c.max_websocket_message,
+                closed: is_closed.clone(),
                 tx,
             })),
         ],
     );
     let (mut sink, mut stream) = stream.split();
-    let closed =
-        |reason: Val, code: Val| post(c, "websocket_closed", vec![Val::from(url), reason, code]);
+    let closed = |reason: Val, code: Val| {
+        is_closed.store(true, Ordering::SeqCst);
+        post(c, "websocket_closed", vec![Val::from(url), reason, code]);
+    };
     loop {
         tokio::select! {
             cmd = rx.recv() => match cmd {
@@ -220,9 +231,10 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
                 }
                 Some(Ok(_)) => {}
                 Some(Err(tungstenite::Error::Capacity(_))) => {
-                    // An incoming message above the limit closes the socket (1006; docs/lua-client.md,
+                    // An incoming message above the limit closes the socket with the reason and
+                    // no code, as CC: Tweaked's `WebsocketHandler.fail` does (docs/lua-client.md,
                     // "WebSocket text and bytes").
-                    closed(Val::from("Message is too large"), Val::Num(1006.0));
+                    closed(Val::from("Message is too large"), Val::Nil);
                     break;
                 }
                 Some(Err(_)) | None => {

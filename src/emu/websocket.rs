@@ -2,12 +2,14 @@
 //! the socket itself belongs to a task in `net.rs`.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mlua::{IntoLuaMulti, UserData, UserDataMethods};
 use tokio_tungstenite::tungstenite::Message;
 
-/// CC's per-message limit (`max_websocket_message`), both ways.
-pub(crate) const MAX_MESSAGE: usize = 131_072;
+/// What CC: Tweaked allows when the rule's `max_websocket_message` is 0 ("no limit"):
+/// `Websocket.MAX_MESSAGE_SIZE`, 1 GiB.
+pub(crate) const UNLIMITED_MESSAGE: usize = 1 << 30;
 pub(super) enum WsCmd {
     Send(Message),
     Close,
@@ -18,6 +20,12 @@ pub(super) enum WsCmd {
 pub(crate) struct WsHandle {
     /// The URL exactly as the program passed it: events carry it.
     pub url: String,
+    /// The rule's `max_websocket_message` (0: no limit).
+    pub max_message: usize,
+    /// Set by the socket's task before it queues `websocket_closed`, so that a send after that
+    /// event fails at once, as CC: Tweaked's `isClosed` check does (its `close` marks the
+    /// socket closed before queueing the event).
+    pub(super) closed: Arc<AtomicBool>,
     pub(super) tx: tokio::sync::mpsc::UnboundedSender<WsCmd>,
 }
 
@@ -29,8 +37,12 @@ impl UserData for WsUser {
         m.add_method(
             "send",
             |lua, h, (msg, binary): (mlua::LuaString, Option<bool>)| {
+                if h.0.closed.load(Ordering::SeqCst) {
+                    return (false, "attempt to use a closed file").into_lua_multi(lua);
+                }
                 let bytes = msg.as_bytes().to_vec();
-                if bytes.len() > MAX_MESSAGE {
+                // CC: Tweaked's WebsocketHandle.send: only a non-zero limit is checked.
+                if h.0.max_message != 0 && bytes.len() > h.0.max_message {
                     return (false, "Message is too large").into_lua_multi(lua);
                 }
                 // A text send goes out as a text frame of the string decoded as UTF-8, invalid

@@ -339,13 +339,22 @@ function HANDLE_CHECKS.read(_, n, binary)
         error("Cannot read a negative number of " .. (binary and "bytes" or "characters"), 3)
     end
 end
+-- Natives that answer an error message (say "Out of space") rather than raise mlua's error
+-- object; the wrapper raises it as a string, at the method's caller, as CC's handles do.
+local ANSWERS_ERROR = { write = true, writeLine = true }
 local function handle(ud, names, binary)
     local h, closed = {}, false
     for _, name in ipairs(names) do
         local check = HANDLE_CHECKS[name]
-        -- Called in tail position, so a check's level 3 is the method's caller.
+        -- Called in tail position, so a check's level 3 is the method's caller (and invoke's
+        -- own level 2).
         local function invoke(...)
             if check then check(select("#", ...), (...), binary) end
+            if ANSWERS_ERROR[name] then
+                local err = ud[name](ud, ...)
+                if err then error(err, 2) end
+                return
+            end
             return ud[name](ud, ...)
         end
         local f = function(...)
