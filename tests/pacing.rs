@@ -27,7 +27,7 @@ use world::{Runtime, World};
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 const MB: usize = 1024 * 1024;
 /// The largest file the tests write: what a default computer's disk holds beside the client
-/// (1,000,000 bytes less the client's ~176 KB, with room for the write's journal entry).
+/// (1,000,000 bytes less the client's ~181 KB, with room for the write's journal entry).
 const FILE: usize = 800_000;
 
 /// Reads and resets the meter: `{daemon = {max_ms, slices, events}, ["mcp-computer-server"] = …}`.
