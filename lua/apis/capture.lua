@@ -24,6 +24,7 @@ local expect = dofile(here .. "expect.lua").expect
 --- The marker put where output was left out (the host recognises it and replaces it with
 -- one that says how to read the rest).
 function lib.cutMarker(n)
+    expect(1, n, "number")
     return ("\n[… trapdesk cut %d bytes of output here …]\n"):format(n)
 end
 
@@ -56,7 +57,8 @@ lib.countNewlines = countNewlines
 -- @tparam[opt] number limit Bytes kept (default @{MAX_OUTPUT}).
 -- @treturn table The capture.
 function lib.newCapture(onOutput, limit)
-    limit = limit or lib.MAX_OUTPUT
+    expect(1, onOutput, "function", "nil")
+    limit = expect(2, limit, "number", "nil") or lib.MAX_OUTPUT
     local headLimit = floor(limit / 2)
     local tailLimit = limit - headLimit
     local head, headSize = {}, 0
@@ -170,6 +172,8 @@ lib.outputFields = outputFields
 -- @tparam[opt] table parent The terminal it stands in for (its size is reported).
 -- @treturn table A terminal object.
 function lib.newTerm(cap, parent)
+    expect(1, cap, "table")
+    expect(2, parent, "table", "nil")
     local w, h = 51, 19
     if parent and parent.getSize then
         local ok, a, b = pcall(parent.getSize)

@@ -32,7 +32,10 @@ local array_mt = { __jsontype = "array" }
 --- Mark a table as a JSON array (written `[]` even when empty).
 -- @tparam[opt] table t The table (a new one when nil).
 -- @treturn table `t`.
-function lib.array(t) return setmetatable(t or {}, array_mt) end
+function lib.array(t)
+    expect(1, t, "table", "nil")
+    return setmetatable(t or {}, array_mt)
+end
 local array = lib.array
 
 --- Whether `s` is valid UTF-8, by the same rules as Rust's `str::from_utf8` (which the host
@@ -237,7 +240,7 @@ end
 -- @tparam[opt] number depth How deep `v` is already (tables below 3 levels are `{…}`).
 -- @treturn string
 function lib.render(v, depth)
-    depth = depth or 0
+    depth = expect(2, depth, "number", "nil") or 0
     local tv = type(v)
     if tv == "string" then return (("%q"):format(v):gsub("\\\n", "\\n")) end
     if tv ~= "table" then return tostring(v) end

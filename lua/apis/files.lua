@@ -49,6 +49,7 @@ end
 -- @treturn boolean Whether no interrupted write is left behind.
 -- @treturn[opt] string Why not.
 function lib.recoverWrite(path)
+    expect(1, path, "string")
     path = fs.combine(path, "")
     local new, old = sidecars(path)
     local ok, err = pcall(function()
@@ -168,6 +169,7 @@ local PART_NAME = "^%..+%.%x%x%x%x%x%x%x%x%.trapdesk%-part$"
 -- @tparam string path The file.
 -- @treturn boolean
 function lib.isPartFile(path)
+    expect(1, path, "string")
     return fs.getName(path):match(PART_NAME) ~= nil
 end
 

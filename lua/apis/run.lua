@@ -138,6 +138,7 @@ end
 -- @tparam[opt] string label The chunk's name as its frames show it.
 -- @treturn string
 function lib.cutTraceback(tb, label)
+    expect(2, label, "string", "nil")
     if type(tb) ~= "string" then return tb end
     local lines = {}
     for line in (tb .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
