@@ -58,7 +58,9 @@ async fn ws_server() -> u16 {
                         vec![Message::Text("x".repeat(n).into())]
                     } else if let Some(n) = text.strip_prefix("burst ") {
                         let n: usize = n.parse().expect("n");
-                        (1..=n).map(|i| Message::Text(i.to_string().into())).collect()
+                        (1..=n)
+                            .map(|i| Message::Text(i.to_string().into()))
+                            .collect()
                     } else {
                         vec![msg.clone()]
                     };
@@ -284,7 +286,11 @@ async fn a_hard_abort_shuts_the_computer_down_until_turned_on() {
     // Turning on a computer that is on does nothing; this one boots, and runs startup again.
     c.turn_on();
     assert_eq!(
-        run(&c, "local h = fs.open('/boots', 'r') local t = h.readAll() h.close() print(#t)").await,
+        run(
+            &c,
+            "local h = fs.open('/boots', 'r') local t = h.readAll() h.close() print(#t)"
+        )
+        .await,
         "10\n"
     );
     assert_eq!(c.power_state(), PowerState::On);

@@ -165,10 +165,7 @@ pub async fn run_emulate(
     install_client(root, url, secret)?;
     let mut spec = ComputerSpec::new(id, label, root.to_path_buf());
     spec.limits = limits;
-    let computer = Computer::spawn(
-        spec,
-        tokio::runtime::Handle::current(),
-    )?;
+    let computer = Computer::spawn(spec, tokio::runtime::Handle::current())?;
     let status = tokio::spawn(print_link_status(root.join("trapdesk/daemon.log")));
     tokio::select! {
         () = shutdown.cancelled() => {

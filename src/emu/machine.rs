@@ -19,10 +19,10 @@ use mlua::thread::ThreadStatus;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{ComputerSpec, PowerState};
 use super::kernel::{Ctx, Event, Kernel, Msg, Power, Watchdog, error_text, lock};
 use super::screen::Screen;
 use super::value::{Val, Wrappers};
+use super::{ComputerSpec, PowerState};
 
 /// One top-level coroutine.
 struct Proc {

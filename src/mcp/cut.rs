@@ -366,4 +366,26 @@ mod tests {
         assert!(twice.starts_with("line 0\n") && twice.ends_with("line 4999\n"));
         assert_eq!(twice.matches("[…").count(), 1, "{twice}");
     }
+
+    /// A byte string cut to fit keeps whole base64 groups (its head still decodes) and says
+    /// how many bytes the whole string had, not how much base64.
+    #[test]
+    fn a_cut_byte_string_keeps_whole_groups_and_its_byte_length() {
+        use base64::Engine;
+        let bytes: Vec<u8> = (0..30_000u32).map(|i| (i * 7 % 256) as u8).collect();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let mut data = json!({"ok": true, "n": 1, "returns": [
+            {"type": "string", "encoding": "base64", "value": b64}
+        ]});
+        fit(&mut data, 4096);
+        let d = &data["returns"][0];
+        assert_eq!(d["cut"], true, "{d}");
+        assert_eq!(d["length"], 30_000, "{d}");
+        let head = d["value"].as_str().unwrap();
+        assert_eq!(head.len() % 4, 0, "{}", head.len());
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(head)
+            .unwrap();
+        assert!(bytes.starts_with(&decoded));
+    }
 }
