@@ -7,7 +7,7 @@ mod support;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use support::{emulated, start_host};
+use support::{emulated, emulated_with, start_host};
 
 /// The binary against `host`, finding the host's local token in its data dir as it does on a
 /// person's machine (no token in the environment).
@@ -177,16 +177,19 @@ async fn wait(child: std::process::Child) -> Output {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_put_leaves_the_old_file_intact() {
     let host = start_host().await;
-    let c = emulated(&host, 4, Some("store")).await;
+    // 1.5 MB in many pieces, so that there is a middle to interrupt: more than a default
+    // computer's 1,000,000 bytes, so the quota is raised, as a server's `computer_space_limit`
+    // can be.
+    let raised = |s: trapdesk::emu::ComputerSpec| s.with_disk_space(4_000_000);
+    let c = emulated_with(&host, 4, Some("store"), raised).await;
     let work = tempfile::tempdir().unwrap();
     let dir = host.dir.path().join("computers/4/data");
     let target = dir.join("big.bin");
     std::fs::create_dir_all(&dir).unwrap();
     let old = b"the old content\n".to_vec();
     std::fs::write(&target, &old).unwrap();
-    // Many pieces, so that there is a middle to interrupt, and within what a default
-    // computer's disk holds beside the client and an interrupted put's part.
-    let data = binary(600_000);
+    // Many pieces, so that there is a middle to interrupt.
+    let data = binary(1_500_000);
     let local = work.path().join("big.bin");
     std::fs::write(&local, &data).unwrap();
 
@@ -238,12 +241,8 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
         "an unlink mid-put changed the file"
     );
 
-    // Back again, a whole put replaces it in one step. The unlinked put's part stays behind
-    // (nobody could delete it): removed, so that the disk has room for the whole put.
-    let _c = emulated(&host, 4, Some("store")).await;
-    for p in parts(&dir) {
-        std::fs::remove_file(dir.join(p)).unwrap();
-    }
+    // Back again, a whole put replaces it in one step.
+    let _c = emulated_with(&host, 4, Some("store"), raised).await;
     let out = output(trapdesk(
         &host,
         &[
@@ -256,7 +255,7 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["bytes"], 600_000, "{v}");
+    assert_eq!(v["bytes"], 1_500_000, "{v}");
     assert!(
         std::fs::read(&target).unwrap() == data,
         "the whole put differs"

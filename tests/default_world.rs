@@ -396,3 +396,55 @@ async fn the_disk_quota_is_counted_as_cc_counts_it() {
     .await;
     assert_eq!(out, "3000000\n2000000\n");
 }
+
+/// `os.clock` counts server ticks, 0.05 s each (`OSAPI.clock`), and timers are counted in
+/// ticks: `Math.round(time / 0.05)` of them (`OSAPI.startTimer`), firing at a tick. On a server
+/// that falls behind both stretch; `os.epoch("utc")` does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clock_and_timers_count_server_ticks() {
+    let code = r##"
+        local function ticks(d) return math.floor(d / 0.05 + 0.5) end
+        local whole = true
+        for _ = 1, 5 do
+            local c = os.clock()
+            if ticks(c) * 0.05 ~= c then whole = false end
+            sleep(0)
+        end
+        print("whole ticks", whole)
+        -- 0.06 s is 1 tick (rounded to the nearest), 0.08 s 2, 0.01 s 0 (the next tick).
+        for _, t in ipairs({ 0.06, 0.08, 0.01 }) do
+            sleep(0)
+            local c = os.clock()
+            local id = os.startTimer(t)
+            repeat local _, got = os.pullEvent("timer") until got == id
+            print(t, ticks(os.clock() - c))
+        end
+        local c, e = os.clock(), os.epoch("utc")
+        sleep(1)
+        print("sleep(1)", ticks(os.clock() - c), os.epoch("utc") - e)
+    "##;
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = spawn(spec(&dir));
+    let out = run(&c, code).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..4],
+        ["whole ticks\ttrue", "0.06\t1", "0.08\t2", "0.01\t1"],
+        "{out}"
+    );
+    let real_ms = |line: &str| -> u64 {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f[..2], ["sleep(1)", "20"], "{out}");
+        f[2].parse().expect("ms")
+    };
+    let ms = real_ms(lines[4]);
+    assert!((950..1400).contains(&ms), "{out}");
+
+    // A server at 10 ticks a second: a second of ticks takes two of real time.
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = spawn(spec(&dir).with_tick(Duration::from_millis(100)));
+    let out = run(&c, code).await;
+    let lines: Vec<&str> = out.lines().collect();
+    let ms = real_ms(lines[4]);
+    assert!((1950..2500).contains(&ms), "{out}");
+}

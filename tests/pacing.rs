@@ -22,13 +22,10 @@ mod world;
 use base64::Engine as _;
 use fake::{Client, call, data, text};
 use serde_json::{Value, json};
-use world::{Runtime, World};
+use world::{Runtime, Spec, World};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 const MB: usize = 1024 * 1024;
-/// The largest file the tests write: what a default computer's disk holds beside the client
-/// (1,000,000 bytes less the client's ~181 KB, with room for the write's journal entry).
-const FILE: usize = 800_000;
 
 /// Reads and resets the meter: `{daemon = {max_ms, slices, events}, ["mcp-computer-server"] = …}`.
 async fn meter(client: &Client, who: &str) -> Value {
@@ -70,9 +67,9 @@ async fn large_payloads_are_sliced(w: &World) {
         sslices
     };
 
-    // 800 KB written: the request's JSON (1.1 MB) decoded and the base64 decoded in slices,
+    // 1 MB written: the request's JSON (1.4 MB) decoded and the base64 decoded in slices,
     // written piece by piece.
-    let body: Vec<u8> = (0..FILE).map(|k| (k * 7919 + k / 251) as u8).collect();
+    let body: Vec<u8> = (0..MB).map(|k| (k * 7919 + k / 251) as u8).collect();
     let r = call(
         client,
         "write-file",
@@ -82,11 +79,11 @@ async fn large_payloads_are_sliced(w: &World) {
     assert_eq!(r.is_error, Some(false), "{}\n{}", text(&r), dump());
     let m = meter(client, who).await;
     assert!(
-        report("write-file 800 KB", &m) > 0,
-        "the 800 KB write was not sliced: {m}"
+        report("write-file 1 MB", &m) > 0,
+        "the 1 MB write was not sliced: {m}"
     );
 
-    // 800 KB returned: its JSON (every byte above 0x7F escaped, about 3 MB of text) encoded in
+    // 1 MB returned: its JSON (every byte above 0x7F escaped, about 4 MB of text) encoded in
     // slices, the answer fragmented from the pieces.
     let r = call(
         client,
@@ -98,11 +95,11 @@ async fn large_payloads_are_sliced(w: &World) {
     assert_eq!(data(&r)["returns"][0]["type"], "string", "{}", text(&r));
     let m = meter(client, who).await;
     assert!(
-        report("exec-lua returning 800 KB of bytes", &m) > 0,
-        "the 800 KB answer was not sliced: {m}"
+        report("exec-lua returning 1 MB of bytes", &m) > 0,
+        "the 1 MB answer was not sliced: {m}"
     );
 
-    // 800 KB read back page by page through read-file.
+    // 1 MB read back page by page through read-file.
     let mut got = Vec::new();
     let mut offset = 0u64;
     loop {
@@ -122,7 +119,7 @@ async fn large_payloads_are_sliced(w: &World) {
     }
     assert!(got == body, "read back differs");
     let m = meter(client, who).await;
-    report("read-file 800 KB in pages", &m);
+    report("read-file 1 MB in pages", &m);
 
     // 1 MB of output in one print, then 1 MB in 1,024 lines with the chunk yielding every 64.
     let r = call(
@@ -147,7 +144,13 @@ async fn large_payloads_are_sliced(w: &World) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn large_payloads_are_sliced_on_the_emulator() {
-    let w = World::boot(Runtime::Emulator, &["miner"]).await;
+    // 1 MB files measure the slicing; a default computer holds 1,000,000 bytes with the client
+    // on it, so this one's quota is raised, as a server's `computer_space_limit` can be.
+    let spec = Spec {
+        disk_space: Some(4_000_000),
+        ..Spec::default()
+    };
+    let w = World::boot_with(Runtime::Emulator, &[("miner", spec)]).await;
     large_payloads_are_sliced(&w).await;
 }
 

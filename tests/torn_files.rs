@@ -1,6 +1,6 @@
 //! Files are never torn (RELIABILITY.md, guarantee 3), one body per case on the emulator and
 //! on CraftOS-PC (a real CC runtime; ignored without `CRAFTOS_PC`, see
-//! `tests/support/craftos.rs`): a 384 KiB `write-file` over a 384 KiB file, interrupted by
+//! `tests/support/craftos.rs`): a megabyte `write-file` over a megabyte file, interrupted by
 //! kill -9 of the computer's process (a `trapdesk emulate` process, or CraftOS-PC) at every
 //! step of the client's write and at times spread over the whole request (while its fragments
 //! arrive, while the client decodes them, while it writes), and by SIGKILL / SIGTERM of the
@@ -32,8 +32,12 @@ const LABEL: &str = "torn";
 
 /// One computer labelled `torn` whose process the test can kill.
 async fn boot(rt: Runtime) -> World {
+    // The file torn is a megabyte, old and new side by side at the replace: more than a default
+    // computer's 1,000,000 bytes hold beside the client, so the quota is raised, as a server's
+    // `computer_space_limit` can be.
     let spec = Spec {
         process: true,
+        disk_space: Some(4_000_000),
         ..Spec::default()
     };
     World::boot_with(rt, &[(LABEL, spec)]).await
@@ -198,7 +202,7 @@ async fn kill9_at_times_spread_over_a_write_never_tears_the_file(rt: Runtime) {
     let session = w.session().clone();
     let who = w.trapos(LABEL);
     let root = w.files(LABEL);
-    // How long a whole write takes here, end to end.
+    // How long a whole megabyte write takes here, end to end.
     reset(&root);
     let t0 = Instant::now();
     let r = spawn_write(&session, &who).await.unwrap().unwrap();
@@ -265,7 +269,9 @@ async fn stopping_the_host_mid_write_never_tears_the_file(rt: Runtime) {
             std::fs::create_dir_all(&root).unwrap();
             install_client(&root, &format!("ws://127.0.0.1:{gw}/gateway"), SECRET).unwrap();
             std::fs::write(root.join(TARGET), tear::old()).unwrap();
-            let spec = ComputerSpec::new(1, Some(LABEL.into()), root.clone());
+            // A megabyte old and new side by side: the quota raised, as in `boot`.
+            let spec =
+                ComputerSpec::new(1, Some(LABEL.into()), root.clone()).with_disk_space(4_000_000);
             let _computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
             let host = tear::host_process(&host_dir, gw, mcp);
             let rows = tear::host_stops(host, &root, &host_dir, gw, mcp, 6).await;

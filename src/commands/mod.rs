@@ -147,6 +147,9 @@ pub enum Command {
         /// The server's max_websocket_message for the gateway's host, in bytes (0: no limit).
         #[arg(long, value_name = "N", default_value_t = crate::emu::DEFAULT_WEBSOCKET_MESSAGE)]
         max_websocket_message: usize,
+        /// The server's computer_space_limit: the disk's capacity in bytes.
+        #[arg(long, value_name = "N", default_value_t = crate::emu::COMPUTER_SPACE_LIMIT)]
+        disk_space: u64,
     },
 }
 
@@ -202,9 +205,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             data_dir,
             disk,
             max_websocket_message,
+            disk_space,
         }) => {
-            let mut limits = crate::emu::Limits::default();
-            limits.max_websocket_message = max_websocket_message;
+            let limits = crate::emu::Limits {
+                max_websocket_message,
+                disk_space,
+            };
             emulate(url, id, label, secret, data_dir, disk, limits).await
         }
         Some(Command::Exec(a)) => client(remote::exec(a).await),

@@ -20,27 +20,41 @@ use super::kernel::Ctx;
 /// `MountConstants.MINIMUM_FILE_SIZE`).
 pub(crate) const MINIMUM_FILE_SIZE: u64 = 500;
 
-/// One writable mount's space, counted as CC: Tweaked's `WritableFileMount` counts it: measured
-/// when the mount is made (each folder, the root too, 500 bytes; each file its size but at least
-/// 500), then kept up to date by every change made through it. The root's own 500 bytes come on
-/// top of the capacity, so an empty disk has exactly its capacity free.
+/// One writable mount's space, counted as CC: Tweaked's `WritableFileMount` counts it: each
+/// folder, the root too, 500 bytes; each file its size but at least 500; every write adds what
+/// it grows a file by past that. The root's own 500 bytes come on top of the capacity, so an
+/// empty disk has exactly its capacity free.
+///
+/// CC measures the disk once, when the mount is made, and counts its own changes from then on.
+/// The emulator measures it again at each open for writing, `makeDir`, `copy`, `delete` and
+/// `getFreeSpace` (and counts the writes of open handles in between), so that files a test puts
+/// on or takes off the disk from the host count as well.
 #[derive(Debug)]
 pub(crate) struct Quota {
+    root: PathBuf,
     capacity: u64,
     used: std::sync::Mutex<u64>,
 }
 
 impl Quota {
     pub(crate) fn measure(root: &Path, capacity: u64) -> Self {
-        let used = if root.exists() {
-            Self::cost(root)
+        let q = Self {
+            root: root.to_path_buf(),
+            capacity,
+            used: std::sync::Mutex::new(0),
+        };
+        q.refresh();
+        q
+    }
+
+    /// Measures the disk again (see the type's notes).
+    fn refresh(&self) {
+        let used = if self.root.exists() {
+            Self::cost(&self.root)
         } else {
             MINIMUM_FILE_SIZE
         };
-        Self {
-            capacity,
-            used: std::sync::Mutex::new(used),
-        }
+        *self.used() = used;
     }
 
     /// What a file or a folder with all it holds costs.
@@ -68,6 +82,7 @@ impl Quota {
 
     /// `fs.getFreeSpace`.
     pub(crate) fn remaining(&self) -> u64 {
+        self.refresh();
         (self.capacity + MINIMUM_FILE_SIZE).saturating_sub(*self.used())
     }
 
@@ -206,6 +221,7 @@ impl Disk {
         if h.exists() {
             return Err(format!("/{p}: File exists"));
         }
+        self.quota.refresh();
         let mut missing = 0;
         let mut at = Some(h);
         while let Some(dir) = at.filter(|d| !d.exists()) {
@@ -231,11 +247,12 @@ impl Disk {
         options: &fs::OpenOptions,
         truncate: bool,
     ) -> Result<fs::File, String> {
-        if let Some(((dir, _), parent)) = p.rsplit_once('/').zip(h.parent()) {
-            if !h.exists() {
-                self.make_dir(dir, parent)?;
-            }
+        if let Some(((dir, _), parent)) = p.rsplit_once('/').zip(h.parent())
+            && !h.exists()
+        {
+            self.make_dir(dir, parent)?;
         }
+        self.quota.refresh();
         let old = fs::metadata(h).ok().map(|m| m.len());
         match old {
             None if !self.quota.take(MINIMUM_FILE_SIZE) => {
@@ -425,8 +442,6 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             Ok((p, _)) if Disk::is_rom(&p) || p.is_empty() =>
                 fail(lua, format!("/{p}: Access denied")),
             Ok((p, h)) => {
-                // What goes is given back as `WritableFileMount.deleteRecursively` does.
-                let cost = Quota::cost(&h);
                 let r = if h.is_dir() {
                     fs::remove_dir_all(&h)
                 } else if h.exists() {
@@ -434,16 +449,12 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                 } else {
                     Ok(())
                 };
+                // What went is given back, as `WritableFileMount.deleteRecursively` does (even
+                // when part of it could not go).
+                d.quota.refresh();
                 match r {
-                    Ok(()) => {
-                        d.quota.give_back(cost);
-                        ok(lua, ())
-                    }
-                    Err(e) => {
-                        // Part may be gone: count again rather than guess.
-                        d.quota.give_back(cost.saturating_sub(Quota::cost(&h)));
-                        fail(lua, format!("/{p}: {e}"))
-                    }
+                    Ok(()) => ok(lua, ()),
+                    Err(e) => fail(lua, format!("/{p}: {e}")),
                 }
             }
             Err(e) => fail(lua, e),
@@ -489,10 +500,10 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                 if is_move {
                     // A move within the disk costs nothing (`WritableFileMount.rename`); its
                     // new parent folder is made as CC's `Files.move` needs it.
-                    if let Some(((dir, _), parent)) = tp.rsplit_once('/').zip(th.parent()) {
-                        if let Err(e) = d.make_dir(dir, parent) {
-                            return fail(lua, e);
-                        }
+                    if let Some(((dir, _), parent)) = tp.rsplit_once('/').zip(th.parent())
+                        && let Err(e) = d.make_dir(dir, parent)
+                    {
+                        return fail(lua, e);
                     }
                     match fs::rename(&fh, &th) {
                         Ok(()) => ok(lua, ()),

@@ -68,10 +68,33 @@ pub(crate) struct Kernel {
     pub timers: HashMap<u64, Instant>,
     pub next_timer: u64,
     pub boot: Instant,
+    /// How long one server tick lasts: 50 ms at 20 ticks a second, longer on a server that
+    /// falls behind.
+    pub tick: Duration,
     pub power: Option<Power>,
 }
 
 impl Kernel {
+    /// Whole server ticks since boot: what `os.clock` counts (`OSAPI.update` adds one a tick).
+    pub(crate) fn ticks(&self, now: Instant) -> u64 {
+        let tick = self.tick.as_nanos().max(1);
+        u64::try_from(now.saturating_duration_since(self.boot).as_nanos() / tick)
+            .unwrap_or(u64::MAX)
+    }
+
+    /// When a timer of `ticks` ticks started now fires: CC counts each timer down once a tick and
+    /// queues it at the tick it reaches 0 (`Environment.tick`), so a timer of 0 or 1 tick fires at
+    /// the next tick.
+    pub(crate) fn timer_due(&self, now: Instant, ticks: u64) -> Instant {
+        let at = self.ticks(now).saturating_add(ticks.max(1));
+        let tick = self.tick.max(Duration::from_nanos(1));
+        let after = tick.saturating_mul(u32::try_from(at).unwrap_or(u32::MAX));
+        // A timer for centuries never fires within a test; the far future stands in.
+        self.boot
+            .checked_add(after)
+            .unwrap_or_else(|| now + Duration::from_secs(u64::from(u32::MAX)))
+    }
+
     /// Queues an event, dropping it when the queue is full (as CC does).
     pub(crate) fn push(&mut self, ev: Event) {
         if self.queue.len() < QUEUE_LIMIT {

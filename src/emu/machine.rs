@@ -125,6 +125,7 @@ impl Machine {
             timers: HashMap::new(),
             next_timer: 0,
             boot: Instant::now(),
+            tick: self.spec.tick,
             power: None,
         }));
         let ctx = Ctx {

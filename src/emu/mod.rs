@@ -93,6 +93,9 @@ pub struct ComputerSpec {
     pub size: (usize, usize),
     /// What the server's config allows this computer: a default world's unless set.
     pub limits: Limits,
+    /// How long a server tick lasts: 50 ms (20 ticks a second) unless set. `os.clock`, timers
+    /// and in-game time count ticks, so a longer tick is a server that falls behind.
+    pub tick: Duration,
 }
 
 /// CC: Tweaked's default `max_websocket_message` (its default `*` http rule).
@@ -143,7 +146,15 @@ impl ComputerSpec {
             abort_timeout: Duration::from_millis(1500),
             size: COMPUTER_SIZE,
             limits: Limits::default(),
+            tick: Duration::from_millis(50),
         }
+    }
+
+    /// The same spec on a server whose ticks last `tick` (say 100 ms for one running at 10 ticks
+    /// a second): `os.clock` and timers slow down with it, `os.epoch("utc")` does not.
+    pub fn with_tick(mut self, tick: Duration) -> Self {
+        self.tick = tick;
+        self
     }
 
     /// The same spec with another `max_websocket_message` (0: no limit), as if the server's

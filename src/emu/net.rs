@@ -211,11 +211,14 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
                         break;
                     }
                 }
-                Some(WsCmd::Close) | None => {
+                Some(WsCmd::Close) => {
                     // Closed by the program: CC queues no event; the peer may be gone already.
                     let _ = sink.close().await;
                     break;
                 }
+                // The handle is gone with the Lua state (the computer shut down or rebooted) or
+                // was collected: the connection is dropped, as on `cancel` below.
+                None => break,
             },
             msg = stream.next() => match msg {
                 // CC: Tweaked queues a text frame as its raw UTF-8 bytes (docs/lua-client.md,

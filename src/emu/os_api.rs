@@ -2,15 +2,15 @@
 //! Lua half (`pullEvent`, `sleep`, `version`, ...) is in `rom/bios.lua`, as in CC.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::kernel::{Ctx, Event, Power, lock};
 use super::value::Val;
 
-/// One in-game day lasts 20 real minutes; the game starts at 6:00 on day 1.
-const DAY_SECS: f64 = 1200.0;
+/// One in-game day lasts 24,000 ticks (an hour 1,000); the game starts at 6:00 on day 1.
+const TICKS_PER_HOUR: f64 = 1000.0;
 
 /// Wall-clock milliseconds since the Unix epoch.
 fn wall_ms() -> f64 {
@@ -20,9 +20,10 @@ fn wall_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// In-game (day, hour of day) since boot: the emulator's world starts with the computer.
-fn ingame(boot: Instant) -> (f64, f64) {
-    let t = boot.elapsed().as_secs_f64() / DAY_SECS * 24.0 + 6.0;
+/// In-game (day, hour of day) since boot: the emulator's world starts with the computer, and
+/// its time moves with the server's ticks.
+fn ingame(ticks: u64) -> (f64, f64) {
+    let t = ticks as f64 / TICKS_PER_HOUR + 6.0;
     ((t / 24.0).floor() + 1.0, t % 24.0)
 }
 
@@ -69,15 +70,14 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     t.set(
         "startTimer",
         lua.create_function(move |_, secs: f64| {
-            // CC counts in 50 ms ticks, rounding up.
-            let ticks = (secs.max(0.0) / 0.05).ceil();
+            // CC counts timers in server ticks: `Math.round(time / 0.05)` of them (OSAPI.startTimer),
+            // the nearest whole number, not the next.
+            let ticks = (secs.max(0.0) / 0.05 + 0.5).floor() as u64;
             let mut k = lock(&k);
             k.next_timer += 1;
             let id = k.next_timer;
-            k.timers.insert(
-                id,
-                Instant::now() + Duration::from_millis((ticks * 50.0) as u64),
-            );
+            let due = k.timer_due(Instant::now(), ticks);
+            k.timers.insert(id, due);
             Ok(id as f64)
         })?,
     )?;
@@ -108,7 +108,9 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     t.set(
         "clock",
         lua.create_function(move |_, ()| {
-            Ok((lock(&k).boot.elapsed().as_millis() / 50) as f64 * 0.05)
+            // Server ticks since boot, 0.05 each (`OSAPI.clock`): slower than real time on a
+            // server that falls behind.
+            Ok(lock(&k).ticks(Instant::now()) as f64 * 0.05)
         })?,
     )?;
     // os.epoch, os.time and os.day each take a clock name ("ingame" by default, "utc" or
@@ -131,7 +133,10 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             lua.create_function(move |_, kind: Option<String>| {
                 match kind.as_deref().unwrap_or("ingame") {
                     "utc" | "local" => Ok(wall_reading(wall_ms())),
-                    "ingame" => Ok(game_reading(ingame(lock(&k).boot))),
+                    "ingame" => {
+                        let ticks = lock(&k).ticks(Instant::now());
+                        Ok(game_reading(ingame(ticks)))
+                    }
                     other => Err(mlua::Error::RuntimeError(format!(
                         "Unsupported operation '{other}'"
                     ))),

@@ -222,11 +222,21 @@ pub async fn emulated_sized(
     label: Option<&str>,
     size: (usize, usize),
 ) -> trapdesk::emu::Computer {
+    emulated_with(host, id, label, |s| s.with_size(size)).await
+}
+
+/// [`emulated`] with its spec changed by `adjust` (a size, a raised disk quota).
+pub async fn emulated_with(
+    host: &TestHost,
+    id: u64,
+    label: Option<&str>,
+    adjust: impl FnOnce(trapdesk::emu::ComputerSpec) -> trapdesk::emu::ComputerSpec,
+) -> trapdesk::emu::Computer {
     use trapdesk::emu::{Computer, ComputerSpec, install_client};
     let root = host.dir.path().join("computers").join(id.to_string());
     std::fs::create_dir_all(&root).unwrap();
     install_client(&root, &host.gateway_url(), SECRET).unwrap();
-    let spec = ComputerSpec::new(id, label.map(str::to_owned), root).with_size(size);
+    let spec = adjust(ComputerSpec::new(id, label.map(str::to_owned), root));
     let computer = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
     let trapos = format!("{id}:{}", label.unwrap_or(""));
     wait_until(|| {

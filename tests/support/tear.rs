@@ -1,5 +1,5 @@
-//! Shared by the file-tearing tests (RELIABILITY.md, guarantee 3): two distinct contents of
-//! 384 KiB, the verdict "old, new or torn" on what a disk holds, and a Lua hook that stops a
+//! Shared by the file-tearing tests (RELIABILITY.md, guarantee 3): two distinct contents of a
+//! megabyte, the verdict "old, new or torn" on what a disk holds, and a Lua hook that stops a
 //! write at its N-th step so the test can kill the computer exactly there.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
@@ -19,12 +19,10 @@ pub const TARGET: &str = "torn.bin";
 /// Where the hook notes the step it stopped at (at the computer's root).
 pub const MARK: &str = "tear-mark";
 
-/// 384 KiB whose every byte depends on its position and on `seed`, so that any mix of two
+/// A megabyte whose every byte depends on its position and on `seed`, so that any mix of two
 /// contents (a prefix of one and the rest of the other, a half-written file) differs from both.
-/// The size is what an atomic replace can hold on a default computer: the old file and the new
-/// copy side by side, beside the client, within its 1,000,000-byte disk.
 pub fn content(seed: u8) -> Vec<u8> {
-    (0..393_216u32)
+    (0..1_048_576u32)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 ^ seed.wrapping_mul(97))
         .collect()
 }

@@ -42,7 +42,7 @@ use tokio::sync::mpsc;
 
 use crate::craftos::{self, CraftComputer};
 use crate::fake::{Client, call, connect};
-use crate::support::{SECRET, TestHost, emulated_sized, start_host_with};
+use crate::support::{SECRET, TestHost, emulated_with, start_host_with};
 
 /// Which runtime a test body runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +91,9 @@ pub struct Spec {
     /// process, so that [`World::kill9`] kills it as kill -9 would (CraftOS-PC computers are
     /// always processes).
     pub process: bool,
+    /// On the emulator, a disk of this many bytes instead of a default computer's 1,000,000
+    /// (a server whose `computer_space_limit` was raised). CraftOS-PC does not limit writes.
+    pub disk_space: Option<u64>,
 }
 
 /// One `trapdesk emulate` process (a computer running the real client) on a disk that outlives
@@ -101,16 +104,18 @@ pub struct EmuProcess {
     id: u64,
     label: String,
     disk: tempfile::TempDir,
+    disk_space: u64,
 }
 
 impl EmuProcess {
-    fn start(url: &str, id: u64, label: &str) -> EmuProcess {
+    fn start(url: &str, id: u64, label: &str, disk_space: Option<u64>) -> EmuProcess {
         let mut p = EmuProcess {
             child: None,
             url: url.to_owned(),
             id,
             label: label.to_owned(),
             disk: tempfile::tempdir().unwrap(),
+            disk_space: disk_space.unwrap_or(trapdesk::emu::COMPUTER_SPACE_LIMIT),
         };
         p.restart();
         p
@@ -121,6 +126,7 @@ impl EmuProcess {
         let child = Command::new(env!("CARGO_BIN_EXE_trapdesk"))
             .args(["emulate", "--url", &self.url, "--id", &self.id.to_string()])
             .args(["--label", &self.label, "--secret", SECRET])
+            .args(["--disk-space", &self.disk_space.to_string()])
             .arg("--data-dir")
             .arg(self.disk.path())
             .stdin(Stdio::null())
@@ -288,14 +294,21 @@ impl World {
                         spec.size.is_none(),
                         "an emulate process has the default size"
                     );
-                    let p = EmuProcess::start(&host.gateway_url(), id, label);
+                    let p = EmuProcess::start(&host.gateway_url(), id, label, spec.disk_space);
                     (p.files(), Machine::EmuProcess(p))
                 }
                 (None, false) => {
                     let size = spec.size.map_or(trapdesk::emu::COMPUTER_SIZE, |(w, h)| {
                         (usize::from(w), usize::from(h))
                     });
-                    let c = emulated_sized(&host, id, Some(label), size).await;
+                    let c = emulated_with(&host, id, Some(label), |s| {
+                        let s = s.with_size(size);
+                        match spec.disk_space {
+                            Some(bytes) => s.with_disk_space(bytes),
+                            None => s,
+                        }
+                    })
+                    .await;
                     let files = host.dir.path().join("computers").join(id.to_string());
                     (files, Machine::Emu(c))
                 }
