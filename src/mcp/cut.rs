@@ -382,7 +382,11 @@ mod tests {
         assert_eq!(d["cut"], true, "{d}");
         assert_eq!(d["length"], 30_000, "{d}");
         let head = d["value"].as_str().unwrap_or_default();
-        assert!(head.len() >= 64 && head.len().is_multiple_of(4), "{}", head.len());
+        assert!(
+            head.len() >= 64 && head.len().is_multiple_of(4),
+            "{}",
+            head.len()
+        );
         let decoded = base64::engine::general_purpose::STANDARD.decode(head);
         assert!(
             decoded.is_ok_and(|b| bytes.starts_with(&b)),
