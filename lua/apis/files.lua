@@ -298,7 +298,9 @@ end
 -- @tparam[opt] boolean append Add to the end of the existing content (copied into the temp
 -- file in pieces of 64 KiB).
 -- @tparam[opt] function pause Called between pieces (see apis/pace.lua).
--- @tparam[opt] table opts `inPlace`: write over the file itself, giving up atomicity.
+-- @tparam[opt] table opts `inPlace`: write over the file itself, giving up atomicity;
+-- `track`: a table that holds, while the new copy is being written, its open handle, its
+-- path and the journal entry (`handle`, `new`, `entry`), for @{abandonWrite}.
 -- @treturn table `{ok, bytes, error?, code?, needed?, free?}`.
 function lib.writeFile(path, bytes, append, pause, opts)
     expect(1, path, "string")
@@ -307,6 +309,7 @@ function lib.writeFile(path, bytes, append, pause, opts)
     expect(4, pause, "function", "nil")
     expect(5, opts, "table", "nil")
     local inPlace = opts ~= nil and opts.inPlace == true
+    local track = opts and opts.track or {}
     local pieces = type(bytes) == "table" and bytes or { bytes }
     local size = 0
     for i = 1, #pieces do
@@ -342,6 +345,7 @@ function lib.writeFile(path, bytes, append, pause, opts)
     local function forget() pcall(fs.delete, entry) end
     local h, err = fs.open(new, "wb")
     if not h then forget() return fail(err or ("Cannot write /" .. new)) end
+    track.handle, track.new, track.entry = h, new, entry
     -- Swapping in a short file would tear the old one: the size is checked first.
     local ok, werr = writeChecked(h, new, oldSize + size, path, function(f)
         if oldSize > 0 then
@@ -357,11 +361,26 @@ function lib.writeFile(path, bytes, append, pause, opts)
         end
         writePieces(f, pieces, pause)
     end)
+    track.handle, track.new, track.entry = nil, nil, nil
     if not ok then pcall(fs.delete, new) forget() return fail(werr) end
     ok, werr = swap(path, new, old)
     forget()
     if not ok then return fail(werr) end
     return { ok = true, bytes = size }
+end
+
+--- Undo a journalled write that will never be resumed (its request was cancelled, or the link
+-- dropped, while it paused): close the new copy, delete it and the journal entry, so the old
+-- file stays as it was with nothing beside it. Only the new copy's writing pauses (the swap
+-- never yields), so a write abandoned at a pause never got to step 3.
+-- @tparam table track The `opts.track` given to @{writeFile}.
+function lib.abandonWrite(track)
+    expect(1, track, "table")
+    if not track.new then return end
+    if track.handle then pcall(track.handle.close) end
+    pcall(fs.delete, track.new)
+    if track.entry then pcall(fs.delete, track.entry) end
+    track.handle, track.new, track.entry = nil, nil, nil
 end
 
 --- Move a complete file (the pieces of a put, say) over `path`, with the same guarantee as

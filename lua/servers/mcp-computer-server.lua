@@ -105,7 +105,10 @@ handlers["write-file"] = function(req)
     elseif encoding ~= "text" then
         return badRequest("encoding must be base64 or text")
     end
-    return true, files.writeFile(p.path, bytes, p.append == true, pause, { inPlace = inPlace == true })
+    -- What the write has open, so that a cancel (or a dropped link) that abandons it at a pause
+    -- can undo it at once (onCancel below) rather than leave the new copy until the next boot.
+    req.write = {}
+    return true, files.writeFile(p.path, bytes, p.append == true, pause, { inPlace = inPlace == true, track = req.write })
 end
 
 handlers["read-file"] = function(req)
@@ -176,6 +179,7 @@ end, {
     -- from its pieces.
     chunks = { content = true },
     onCancel = function(req)
+        if req.write then files.abandonWrite(req.write) end
         if req.capture then
             local f = captures.outputFields(req.capture, {})
             return { output = f.output, output_truncated = f.output_truncated,

@@ -190,4 +190,20 @@ eq(r.ok, false) eq(r.code, "no_space") eq(r.needed, 5000)
 eq(disk.files["q2.txt"], string.rep("n", 6000), "still untouched")
 memfs.getFreeSpace = nil
 
+-- A write abandoned at a pause (its request cancelled, the link dropped) is undone at once:
+-- the new copy and the journal entry go, the old file stays.
+disk.files["ab.txt"] = "old"
+local track = {}
+local co = coroutine.create(function()
+    return lib.writeFile("ab.txt", { "new ", "content" }, false, function() coroutine.yield() end, { track = track })
+end)
+assert(coroutine.resume(co))
+eq(coroutine.status(co), "suspended", "paused mid-write")
+assert(disk.files[".ab.txt.trapdesk-new"] ~= nil, "the new copy is being written")
+lib.abandonWrite(track)
+eq(disk.files[".ab.txt.trapdesk-new"], nil, "the new copy is gone")
+eq(#memfs.list("trapdesk/journal"), 0, "the journal entry is gone")
+eq(disk.files["ab.txt"], "old", "the old file is untouched")
+lib.abandonWrite(track) -- twice is harmless
+
 print("files_spec: ok")
