@@ -169,3 +169,23 @@ async fn cli(w: &World, args: &[&str]) -> std::process::Output {
         .await
         .unwrap()
 }
+
+/// Where a server raised `computer_space_limit`, the same client writes files as large as the
+/// disk then holds: a 1 MiB file replaced atomically by another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_raised_quota_holds_larger_files_on_the_emulator() {
+    let spec = world::Spec {
+        disk_space: Some(4_000_000),
+        ..world::Spec::default()
+    };
+    let w = World::boot_with(Runtime::Emulator, &[("miner", spec)]).await;
+    let free = free(&w).await;
+    assert!(free > 3_000_000, "{free}");
+    for seed in [1u8, 2] {
+        let bytes: Vec<u8> = (0..1_048_576u32).map(|k| (k % 251) as u8 ^ seed).collect();
+        let (failed, d) = write(&w, "big.bin", &bytes, false).await;
+        assert!(!failed, "{d}");
+        let on_disk = std::fs::read(w.files("miner").join("big.bin")).unwrap();
+        assert!(on_disk == bytes, "1 MiB written");
+    }
+}
