@@ -515,15 +515,14 @@ async fn an_old_style_install_is_upgraded_and_relinks_on_craftos_pc() {
     an_old_style_install_is_upgraded_and_relinks(Runtime::CraftOs).await;
 }
 
-/// A disk whose startup replaces the computer's. Only CraftOS-PC can show it: it has disk
-/// drives (`periphemu`), the emulator has none.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_craftos_pc() {
-    let w = World::boot(Runtime::CraftOs, &["drive"]).await;
+/// A disk whose startup replaces the computer's: a floppy with a `startup.lua` goes into a
+/// drive beside the linked computer (CC's default lets a disk's startup run at boot).
+async fn a_disk_startup_that_would_replace_the_computers_is_explained(rt: Runtime) {
+    let spec = Spec {
+        disk_drive: Some("right"),
+        ..Default::default()
+    };
+    let w = World::boot_with(rt, &[("drive", spec)]).await;
     w.wait_serves("drive", &["screen", "input"]).await;
     let id = w.trapos("drive");
     let exec = |code: &'static str| {
@@ -537,16 +536,33 @@ async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_craftos
             data(&r)
         }
     };
-    // A drive with a floppy that has a startup program; CC's default lets it run at boot.
+    // A floppy that has a startup program goes in, as a player puts one in.
+    match rt {
+        Runtime::Emulator => {
+            let floppy = w.host.dir.path().join("floppy-7");
+            std::fs::create_dir_all(&floppy).unwrap();
+            std::fs::write(floppy.join("startup.lua"), "print('the disk')").unwrap();
+            w.computer("drive")
+                .emu()
+                .insert_disk(trapdesk::emu::Floppy::new(7, floppy))
+                .unwrap();
+        }
+        // CraftOS-PC's floppies live in its data directory: the disk is written in the drive,
+        // then taken out and put back in, so that it goes in with its startup.
+        Runtime::CraftOs => {
+            exec(
+                r#"peripheral.call("right", "insertDisk", 7)
+                   local path = disk.getMountPath("right")
+                   local h = fs.open(fs.combine(path, "startup.lua"), "w") h.write("print('the disk')") h.close()
+                   peripheral.call("right", "ejectDisk")
+                   sleep(0.2)
+                   peripheral.call("right", "insertDisk", 7)"#,
+            )
+            .await;
+        }
+    }
     let r = exec(
-        r#"periphemu.create("right", "drive")
-           peripheral.call("right", "insertDisk", 7)
-           local path = disk.getMountPath("right")
-           local h = fs.open(fs.combine(path, "startup.lua"), "w") h.write("print('the disk')") h.close()
-           peripheral.call("right", "ejectDisk")
-           sleep(0.2)
-           peripheral.call("right", "insertDisk", 7)
-           local setup = dofile("/trapdesk/apis/setup.lua")
+        r#"local setup = dofile("/trapdesk/apis/setup.lua")
            return settings.get("shell.allow_disk_startup"), setup.diskStartup()"#,
     )
     .await;
@@ -595,6 +611,20 @@ async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_craftos
     assert_eq!(r["returns"][0]["value"], json!(null), "{r}");
     assert_eq!(r["returns"][1]["value"], "print('the disk')", "{r}");
     assert_eq!(r["returns"][2]["value"], true, "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_the_emulator() {
+    a_disk_startup_that_would_replace_the_computers_is_explained(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_craftos_pc() {
+    a_disk_startup_that_would_replace_the_computers_is_explained(Runtime::CraftOs).await;
 }
 
 /// A counting program the player types at the shell: every event it is resumed with, by name,

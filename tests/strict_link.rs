@@ -71,27 +71,45 @@ fn links(host: &TestHost, event: &str) -> usize {
         .count()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests() {
-    let host = start_host().await;
-    let _c = emulated_with(&host, 1, "small", |s| s.with_max_websocket_message(16_384)).await;
+/// The client finds a rule's limit below CC: Tweaked's default (16384 here) and tells the host;
+/// requests and answers far above it then go in fragments, and the link never drops. On
+/// CraftOS-PC the limit is its `http_max_websocket_message` (one for every address).
+async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests(rt: Runtime) {
+    let spec = world::Spec {
+        max_websocket_message: Some(16_384),
+        ..Default::default()
+    };
+    let w = World::boot_with(rt, &[("small", spec)]).await;
     // The client found the rule's limit and told the host.
-    wait_until(|| {
-        host.session
-            .computer("1:small")
-            .is_some_and(|c| c.max_message == 16_384)
-    })
-    .await;
-    let linked = links(&host, "linked");
+    let t0 = Instant::now();
+    while w
+        .session()
+        .computer("1:small")
+        .is_none_or(|c| c.max_message != 16_384)
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the host never heard of the limit: {:?}; {}",
+            w.session().computer("1:small"),
+            w.computer("small").dump()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let linked = links(&w.host, "linked");
     // A request of 100 KB (the literal) and an answer of 150 KB, each far above the limit.
     let code = format!(
         "local s = [[{}]] return #s, string.rep('y', 150000)",
         "x".repeat(100_000)
     );
     for round in 0..3 {
-        let got = exec(&host, "small", &code, Duration::from_secs(60))
-            .await
-            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        let got = exec(
+            &w.host,
+            "small",
+            &code,
+            rt.patience(Duration::from_secs(60)),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("round {round}: {e}; {}", w.computer("small").dump()));
         assert_eq!(ret(&got, 0), json!(100_000), "round {round}");
         assert_eq!(
             ret(&got, 1).as_str().map(str::len),
@@ -99,8 +117,22 @@ async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests() {
             "round {round}"
         );
     }
-    assert_eq!(links(&host, "linked"), linked, "the link never dropped");
-    assert_eq!(links(&host, "unlinked"), 0, "the link never dropped");
+    assert_eq!(links(&w.host, "linked"), linked, "the link never dropped");
+    assert_eq!(links(&w.host, "unlinked"), 0, "the link never dropped");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests_on_the_emulator() {
+    a_low_message_limit_keeps_the_link_with_big_answers_and_requests(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests_on_craftos_pc() {
+    a_low_message_limit_keeps_the_link_with_big_answers_and_requests(Runtime::CraftOs).await;
 }
 
 /// Lua that keeps CC's event queue full for `ms`: every round queues more than 256 events
@@ -311,4 +343,86 @@ async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {
         .await
         .expect("on again");
     assert_eq!(ret(&r, 0), json!(1));
+}
+
+/// A websocket server: "send N" answers with one text frame of N `x`; anything else is
+/// dropped.
+async fn ws_server() -> u16 {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+                    return;
+                };
+                while let Some(Ok(msg)) = ws.next().await {
+                    if let Message::Text(t) = &msg
+                        && let Some(n) = t.as_str().strip_prefix("send ")
+                    {
+                        let n: usize = n.parse().unwrap();
+                        if ws.send(Message::Text("x".repeat(n).into())).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+/// CraftOS-PC's `http_max_websocket_message`, as the harness writes it, is CC: Tweaked's rule
+/// limit in bytes for sends: one byte above it raises "Message is too large", at it goes. A
+/// frame above it from the server closes the socket, but not as CC: Tweaked does (its reason
+/// "Message is too large" and no code): CraftOS-PC reads at most the limit per frame and
+/// closes with code 1006 and its HTTP library's message (docs/lua-client.md, CraftOS-PC notes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn craftos_pc_takes_the_message_limit_in_bytes_as_cc_tweaked_does() {
+    let port = ws_server().await;
+    let startup = format!(
+        r##"
+local out = {{}}
+local function say(...) out[#out + 1] = table.concat({{ ... }}, "\t") end
+local url = "ws://127.0.0.1:{port}/"
+local ws = assert(http.websocket(url))
+local ok, err = pcall(ws.send, string.rep("y", 16385))
+say(tostring(ok), tostring(err))
+ok, err = pcall(ws.send, string.rep("y", 16385), true)
+say(tostring(ok), tostring(err))
+say(tostring(pcall(ws.send, string.rep("y", 16384))))
+ws.send("send 16384")
+say(#ws.receive(10))
+ws.send("send 16385")
+local ev
+repeat ev = {{ os.pullEvent() }} until ev[1] == "websocket_closed" or ev[1] == "websocket_message"
+say(ev[1], tostring(ev[2] == url), tostring(ev[3]), tostring(ev[4]))
+local h = fs.open("/result.txt", "w") h.write(table.concat(out, "\n")) h.close()
+os.shutdown()
+"##
+    );
+    let launcher = craftos::launcher();
+    let opts = craftos::Options {
+        max_websocket_message: Some(16_384),
+        ..Default::default()
+    };
+    let mut c = craftos::CraftComputer::spawn_program_with(&launcher, 1, "limits", &startup, opts);
+    let t0 = Instant::now();
+    while c.running() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "{}", c.screen());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let got = std::fs::read_to_string(c.files().join("result.txt"))
+        .unwrap_or_else(|e| panic!("{e}; screen:\n{}", c.screen()));
+    assert_eq!(
+        got,
+        "false\tMessage is too large\nfalse\tMessage is too large\ntrue\n16384\n\
+         websocket_closed\ttrue\tPayload too big\t1006"
+    );
 }

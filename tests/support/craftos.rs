@@ -4,7 +4,8 @@
 //! Each computer gets its own data directory (`config/global.json` enabling HTTP and
 //! WebSockets to every address, loopback included, which a world's default config denies;
 //! `abortTimeout` 7000 so "Too long without yielding" fires after 7 s as in a world, where
-//! CraftOS-PC's own default is longer; a label) and a `startup.lua` that types the installer one-liner exactly as a player
+//! CraftOS-PC's own default is longer; `http_max_websocket_message` CC: Tweaked's default
+//! 131072 unless [`Options`] sets another; a label) and a `startup.lua` that types the installer one-liner exactly as a player
 //! would: `wget run http://127.0.0.1:PORT/install.lua SECRET`. The startup file deletes itself
 //! first, so a reboot comes back through what the installer left (`/startup/trapdesk.lua`),
 //! not through a second install.
@@ -93,7 +94,17 @@ pub struct Options {
     /// terminal protocol on stdout and stdin), which takes the size from the `defaultWidth` /
     /// `defaultHeight` settings and can be resized (see [`CraftComputer::resize`]).
     pub size: Option<(u16, u16)>,
+    /// The largest websocket message the computer may send or receive, in bytes
+    /// (`http_max_websocket_message`; CC: Tweaked's `max_websocket_message` of the http rule
+    /// that allows the host). `None` is CC: Tweaked's default, [`DEFAULT_WEBSOCKET_MESSAGE`].
+    pub max_websocket_message: Option<usize>,
 }
+
+/// CC: Tweaked's default `max_websocket_message` (its default `*` http rule, `AddressRule`'s
+/// `WEBSOCKET_MESSAGE`), written explicitly so the suites do not depend on CraftOS-PC's own
+/// default (131072 in v2.8.2 too). CraftOS-PC has one limit for every address, not one per
+/// rule.
+pub const DEFAULT_WEBSOCKET_MESSAGE: usize = 131_072;
 
 /// One headless CraftOS-PC computer. Killed and reaped on drop.
 pub struct CraftComputer {
@@ -156,7 +167,18 @@ impl CraftComputer {
     /// A computer whose `startup.lua` is `startup` and nothing else: no client, not linked
     /// (another player's computer on the same server).
     pub fn spawn_program(launcher: &Path, id: u64, label: &str, startup: &str) -> CraftComputer {
-        Self::spawn_startup(launcher, id, label, startup, Options::default())
+        Self::spawn_program_with(launcher, id, label, startup, Options::default())
+    }
+
+    /// [`CraftComputer::spawn_program`] with [`Options`].
+    pub fn spawn_program_with(
+        launcher: &Path,
+        id: u64,
+        label: &str,
+        startup: &str,
+        opts: Options,
+    ) -> CraftComputer {
+        Self::spawn_startup(launcher, id, label, startup, opts)
     }
 
     fn spawn_startup(
@@ -175,12 +197,18 @@ impl CraftComputer {
             .size
             .map(|(w, h)| format!(", \"defaultWidth\": {w}, \"defaultHeight\": {h}"))
             .unwrap_or_default();
+        // In bytes, as CC: Tweaked's: CraftOS-PC refuses a send longer than it with "Message
+        // is too large" and reads at most that many bytes per incoming frame.
+        let max_message = opts
+            .max_websocket_message
+            .unwrap_or(DEFAULT_WEBSOCKET_MESSAGE);
         std::fs::write(
             root.join("config/global.json"),
             format!(
                 r#"{{ "http_enable": true, "http_websocket_enabled": true, "http_whitelist": ["*"],
   "http_blacklist": [], "checkUpdates": false, "keepOpenOnShutdown": false,
-  "abortTimeout": 7000, "default_computer_settings": "motd.enable=false"{size} }}
+  "abortTimeout": 7000, "default_computer_settings": "motd.enable=false",
+  "http_max_websocket_message": {max_message}{size} }}
 "#
             ),
         )

@@ -94,6 +94,17 @@ pub struct Spec {
     /// On the emulator, a disk of this many bytes instead of a default computer's 1,000,000
     /// (a server whose `computer_space_limit` was raised). CraftOS-PC does not limit writes.
     pub disk_space: Option<u64>,
+    /// The largest websocket message the computer may send or receive, in bytes, as the
+    /// server's http rule for the host sets it (`max_websocket_message`); on CraftOS-PC its
+    /// `http_max_websocket_message`. `None` is CC: Tweaked's default, 131072. 0 is no limit
+    /// on the emulator (CC: Tweaked's meaning; not tried on CraftOS-PC). Not for an emulate
+    /// process.
+    pub max_websocket_message: Option<usize>,
+    /// An empty disk drive on this side of the computer: on the emulator from boot (put a
+    /// floppy in with `Computer::insert_disk`), on CraftOS-PC attached with `periphemu.create`
+    /// once the computer has linked (it has no setting for peripherals at boot; put a floppy
+    /// in with the drive's `insertDisk`). Not for an emulate process.
+    pub disk_drive: Option<&'static str>,
 }
 
 /// One `trapdesk emulate` process (a computer running the real client) on a disk that outlives
@@ -284,15 +295,20 @@ impl World {
             let id = i as u64 + 1;
             let (files, machine) = match (&launcher, spec.process) {
                 (Some(l), _) => {
-                    let opts = craftos::Options { size: spec.size };
+                    let opts = craftos::Options {
+                        size: spec.size,
+                        max_websocket_message: spec.max_websocket_message,
+                    };
                     let port = host.gateway_addr.port();
                     let c = CraftComputer::spawn_with(l, id, label, port, SECRET, opts);
                     (c.files(), Machine::Craft(c))
                 }
                 (None, true) => {
                     assert!(
-                        spec.size.is_none(),
-                        "an emulate process has the default size"
+                        spec.size.is_none()
+                            && spec.max_websocket_message.is_none()
+                            && spec.disk_drive.is_none(),
+                        "an emulate process has the default size and message limit, no drive"
                     );
                     let p = EmuProcess::start(&host.gateway_url(), id, label, spec.disk_space);
                     (p.files(), Machine::EmuProcess(p))
@@ -303,6 +319,14 @@ impl World {
                     });
                     let c = emulated_with(&host, id, Some(label), |s| {
                         let s = s.with_size(size);
+                        let s = match spec.disk_drive {
+                            Some(side) => s.with_disk_drive(side, None),
+                            None => s,
+                        };
+                        let s = match spec.max_websocket_message {
+                            Some(bytes) => s.with_max_websocket_message(bytes),
+                            None => s,
+                        };
                         match spec.disk_space {
                             Some(bytes) => s.with_disk_space(bytes),
                             None => s,
@@ -331,6 +355,29 @@ impl World {
         };
         for c in &world.computers {
             world.wait_linked(&c.label, runtime.link_timeout()).await;
+        }
+        for (c, (_, spec)) in world.computers.iter().zip(computers) {
+            if let (Machine::Craft(_), Some(side)) = (&c.machine, spec.disk_drive) {
+                let code = format!("return periphemu.create({side:?}, \"drive\")");
+                let r = world
+                    .session()
+                    .request(
+                        &c.trapos_id,
+                        trapdesk::session::RequestSpec::new(
+                            trapdesk::protocol::Kind::ExecLua,
+                            json!({ "code": code }),
+                        ),
+                        trapdesk::session::Origin::Person,
+                    )
+                    .await
+                    .unwrap_or_else(|e| panic!("no drive on {}: {e}", c.trapos_id));
+                assert_eq!(
+                    r["returns"][0]["value"],
+                    json!(true),
+                    "no drive on {}: {r}",
+                    c.trapos_id
+                );
+            }
         }
         world
     }
