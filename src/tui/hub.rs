@@ -37,6 +37,8 @@ pub trait Hub: Clone + Send + Sync + 'static {
     fn approvals(&self) -> Vec<Approval>;
     /// The policy in force, as the lines the F7 popup shows.
     fn policy_lines(&self) -> Vec<String>;
+    /// The shared secret computers link with now (a rotation by another process included).
+    fn secret(&self) -> String;
     /// A computer's output after cursor `after`.
     fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem>;
 
@@ -108,6 +110,10 @@ impl Hub for Session {
 
     fn policy_lines(&self) -> Vec<String> {
         Session::policy(self).describe()
+    }
+
+    fn secret(&self) -> String {
+        crate::trust::secrets::shared_now(&Session::settings(self))
     }
 
     fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
