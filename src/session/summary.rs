@@ -126,9 +126,39 @@ pub fn descriptor(d: &Value) -> String {
     }
 }
 
+/// A string as Lua source writes it (`"\27[2J"`, `"a\nb"`), not as Rust does
+/// (`"\u{1b}[2J"`): what is returned is Lua's, and the person may paste it back into Lua.
+/// Control characters are decimal escapes, three digits when a digit follows (`"\0271"` is
+/// ESC then `1`); other characters, UTF-8 included, stay as they are.
+pub fn lua_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_ascii_control() => {
+                let digit_next = chars.peek().is_some_and(char::is_ascii_digit);
+                if digit_next {
+                    out.push_str(&format!("\\{:03}", c as u32));
+                } else {
+                    out.push_str(&format!("\\{}", c as u32));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 fn plain(v: &Value) -> String {
     match v {
-        Value::String(s) => format!("{s:?}"),
+        Value::String(s) => lua_quote(s),
         Value::Array(items) => {
             let inner: Vec<String> = items.iter().take(8).map(plain).collect();
             let more = if items.len() > 8 { ", …" } else { "" };
@@ -172,6 +202,17 @@ mod tests {
             "a.part -> a"
         );
         assert_eq!(request(Kind::FileInfo, &json!({"path": "a"})), "a");
+    }
+
+    #[test]
+    fn strings_are_quoted_as_lua_writes_them() {
+        assert_eq!(lua_quote("\u{1b}[2J"), r#""\27[2J""#);
+        assert_eq!(lua_quote("a\nb\t\"q\" \\"), r#""a\nb\t\"q\" \\""#);
+        assert_eq!(lua_quote("\u{1b}1"), r#""\0271""#);
+        assert_eq!(lua_quote("\u{0}x"), r#""\0x""#);
+        assert_eq!(lua_quote("採掘 é"), r#""採掘 é""#);
+        let ret = json!({"ok": true, "returns": [{"type":"string","value":"\u{1b}[2J"}], "n": 1});
+        assert_eq!(outcome(&Ok(ret)), (Status::Ok, r#""\27[2J""#.into()));
     }
 
     #[test]

@@ -363,6 +363,7 @@ impl App {
             self.dirty.approvals = false;
             self.set_approvals(hub.approvals());
             self.popups.policy.lines = hub.policy_lines();
+            self.popups.policy.source = Some(hub.policy_source());
         }
         for id in std::mem::take(&mut self.dirty.output) {
             let items = hub.output_since(&id, self.output.model.cursor(&id));

@@ -67,7 +67,7 @@ fn answer<H: Hub>(hub: &H, request_id: &str, answer: Answer, reply: &Reply) {
 
 fn reload_policy<H: Hub>(hub: &H, reply: &Reply) {
     match hub.reload_policy() {
-        Ok(()) => reply.notice("policy reloaded".to_owned(), false),
+        Ok(source) => reply.notice(format!("policy reloaded: {source}"), false),
         Err(e) => reply.notice(
             format!("policy not reloaded (the old one stays): {e}"),
             true,
@@ -77,7 +77,8 @@ fn reload_policy<H: Hub>(hub: &H, reply: &Reply) {
 
 fn cancel<H: Hub>(hub: &H, id: &str, reply: &Reply) {
     match hub.cancel(id) {
-        Ok(()) => reply.notice(format!("cancelling {id}"), false),
+        // The pane said what is being cancelled; only a failure has more to say.
+        Ok(()) => {}
         Err(e) => reply.notice(e, true),
     }
 }
