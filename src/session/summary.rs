@@ -149,6 +149,14 @@ pub fn lua_quote(s: &str) -> String {
                     out.push_str(&format!("\\{}", c as u32));
                 }
             }
+            // A C1 control (U+0080..U+009F) could drive a terminal too: its UTF-8 bytes as
+            // decimal escapes, which any Lua reads back as the same bytes.
+            c if c.is_control() => {
+                let mut utf8 = [0u8; 4];
+                for b in c.encode_utf8(&mut utf8).bytes() {
+                    out.push_str(&format!("\\{b}"));
+                }
+            }
             c => out.push(c),
         }
     }
@@ -211,6 +219,7 @@ mod tests {
         assert_eq!(lua_quote("\u{1b}1"), r#""\0271""#);
         assert_eq!(lua_quote("\u{0}x"), r#""\0x""#);
         assert_eq!(lua_quote("採掘 é"), r#""採掘 é""#);
+        assert_eq!(lua_quote("\u{9b}2J"), r#""\194\1552J""#);
         let ret = json!({"ok": true, "returns": [{"type":"string","value":"\u{1b}[2J"}], "n": 1});
         assert_eq!(outcome(&Ok(ret)), (Status::Ok, r#""\27[2J""#.into()));
     }
