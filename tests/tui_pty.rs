@@ -256,7 +256,9 @@ fn the_screen_view_shows_the_demo_prompt_and_attach_types_into_it() {
     // F9: the demo computer's own terminal beside the output, with the shell's prompt.
     t.keys(&["F9"]);
     t.wait_for("the Screen view with the prompt", |s| {
-        s.lines().any(|l| l.contains("Screen ") && l.contains(":miner")) && s.lines().any(|l| l.contains("│> ") || l.contains("│>  "))
+        s.lines()
+            .any(|l| l.contains("Screen ") && l.contains(":miner"))
+            && s.lines().any(|l| l.contains("│> ") || l.contains("│>  "))
     });
     // F8: attached; typed keys go to the computer's shell, F8 detaches.
     t.keys(&["F8"]);
@@ -282,7 +284,9 @@ fn what_the_console_shows_follows_its_sources() {
     t.wait_linked();
     let screen = t.screen();
     assert!(
-        screen.lines().any(|l| l.contains("● ") && l.contains(":miner")),
+        screen
+            .lines()
+            .any(|l| l.contains("● ") && l.contains(":miner")),
         "the computer is named by its traposId:\n{screen}"
     );
     t.keys(&["F6"]);

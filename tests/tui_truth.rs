@@ -36,7 +36,12 @@ fn hello(id: u64, label: &str, serves: &[&str]) -> Hello {
 }
 
 /// Presses a key as the loop does: the app acts, its intents go to the session.
-fn press(app: &mut tui::App, session: &Session, msg_tx: &mpsc::UnboundedSender<AppMsg>, k: KeyEvent) {
+fn press(
+    app: &mut tui::App,
+    session: &Session,
+    msg_tx: &mpsc::UnboundedSender<AppMsg>,
+    k: KeyEvent,
+) {
     tui::handle(
         app,
         session,
@@ -161,7 +166,11 @@ async fn after_a_restart_the_first_computer_is_selected_until_a_key() {
     assert_eq!(app.selected.as_deref(), Some("1:miner"));
     // Once the person presses a key, a computer linking never moves the selection.
     app.on_key(key(KeyCode::Char('x')));
-    app.set_computers(vec![computer(0, "a"), computer(1, "miner"), computer(2, "farm")]);
+    app.set_computers(vec![
+        computer(0, "a"),
+        computer(1, "miner"),
+        computer(2, "farm"),
+    ]);
     assert_eq!(app.selected.as_deref(), Some("1:miner"));
 }
 

@@ -263,7 +263,11 @@ fn hex_head(bytes: &[u8]) -> String {
                 }
             })
             .collect();
-        out.push_str(&format!("\n{:08x}  {:<47}  |{ascii}|", i * 16, hex.join(" ")));
+        out.push_str(&format!(
+            "\n{:08x}  {:<47}  |{ascii}|",
+            i * 16,
+            hex.join(" ")
+        ));
     }
     if head.len() < bytes.len() {
         out.push_str(&format!("\n… {} more bytes", bytes.len() - head.len()));
