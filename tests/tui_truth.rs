@@ -297,3 +297,21 @@ async fn a_removed_agents_call_says_why_it_was_cancelled() {
         "{shown}"
     );
 }
+
+#[tokio::test]
+async fn a_failed_cancel_or_answer_names_no_internal_id() {
+    let session = Session::new(settings(), false);
+    let (msg_tx, mut msg_rx) = mpsc::unbounded_channel::<AppMsg>();
+    tui::execute(&session, Intent::Cancel("h-9".into()), &msg_tx);
+    tui::execute(
+        &session,
+        Intent::Answer("h-9".into(), trapdesk::session::Answer::Yes),
+        &msg_tx,
+    );
+    for _ in 0..2 {
+        let Ok(AppMsg::Notice { text, error: true }) = msg_rx.try_recv() else {
+            panic!("no error notice")
+        };
+        assert!(!text.contains("h-9"), "{text}");
+    }
+}

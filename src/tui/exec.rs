@@ -60,8 +60,13 @@ fn start<H: Hub>(
 }
 
 fn answer<H: Hub>(hub: &H, request_id: &str, answer: Answer, reply: &Reply) {
-    if let Err(e) = hub.answer(request_id, answer) {
-        reply.notice(e, true);
+    // The session's error names the request by its internal id, which the person sees
+    // nowhere: the status line says it in the words of the prompt they answered.
+    if hub.answer(request_id, answer).is_err() {
+        reply.notice(
+            "not answered: the call no longer waits (it timed out or was cancelled)".to_owned(),
+            true,
+        );
     }
 }
 
@@ -77,9 +82,13 @@ fn reload_policy<H: Hub>(hub: &H, reply: &Reply) {
 
 fn cancel<H: Hub>(hub: &H, id: &str, reply: &Reply) {
     match hub.cancel(id) {
-        // The pane said what is being cancelled; only a failure has more to say.
+        // The pane said what is being cancelled; only a failure has more to say, and in the
+        // pane's words, not by the request's internal id (the one way a cancel fails).
         Ok(()) => {}
-        Err(e) => reply.notice(e, true),
+        Err(_) => reply.notice(
+            "nothing cancelled: the request has ended already".to_owned(),
+            true,
+        ),
     }
 }
 
