@@ -282,13 +282,10 @@ fn the_screen_view_shows_the_demo_prompt_and_attach_types_into_it() {
 fn what_the_console_shows_follows_its_sources() {
     let t = Tmux::launch("truth", "");
     t.wait_linked();
-    let screen = t.screen();
-    assert!(
-        screen
-            .lines()
-            .any(|l| l.contains("● ") && l.contains(":miner")),
-        "the computer is named by its traposId:\n{screen}"
-    );
+    t.wait_for("the computer named by its traposId", |s| {
+        s.lines()
+            .any(|l| l.contains(":miner") && l.contains("idle"))
+    });
     t.keys(&["F6"]);
     t.wait_text("Run file");
     t.text(r#"programs/dig.lua 60 "deep shaft""#);
