@@ -29,6 +29,12 @@ impl Tmux {
     /// Starts `trapdesk --demo 1` in a 100x30 terminal. After trapdesk exits the shell prints
     /// its exit status and the terminal's mode, then idles so the pane can still be read.
     fn start(name: &str) -> Tmux {
+        Tmux::launch(name, "--secret tui-pty-secret-7kq2")
+    }
+
+    /// [`Tmux::start`] with `flags` for the secret: empty for one generated and stored in
+    /// the data directory, which `trapdesk secret rotate` can change under the console.
+    fn launch(name: &str, flags: &str) -> Tmux {
         static N: AtomicUsize = AtomicUsize::new(0);
         let unique = format!(
             "trapdesk-pty-{}-{}-{name}",
@@ -47,7 +53,7 @@ impl Tmux {
         let bin = env!("CARGO_BIN_EXE_trapdesk");
         let cmd = format!(
             "'{bin}' --demo 1 --data-dir '{}' --gateway-bind 127.0.0.1:0 \
-             --mcp-bind 127.0.0.1:0 --secret tui-pty-secret-7kq2; \
+             --mcp-bind 127.0.0.1:0 {flags}; \
              echo \"trapdesk exited: $?\"; stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon'; \
              sleep 600",
             data_dir.display()
@@ -250,7 +256,9 @@ fn the_screen_view_shows_the_demo_prompt_and_attach_types_into_it() {
     // F9: the demo computer's own terminal beside the output, with the shell's prompt.
     t.keys(&["F9"]);
     t.wait_for("the Screen view with the prompt", |s| {
-        s.contains("Screen miner") && s.lines().any(|l| l.contains("│> ") || l.contains("│>  "))
+        s.lines()
+            .any(|l| l.contains("Screen ") && l.contains(":miner"))
+            && s.lines().any(|l| l.contains("│> ") || l.contains("│>  "))
     });
     // F8: attached; typed keys go to the computer's shell, F8 detaches.
     t.keys(&["F8"]);
@@ -263,5 +271,53 @@ fn the_screen_view_shows_the_demo_prompt_and_attach_types_into_it() {
     });
     t.keys(&["F8"]);
     t.wait_for("detached", |s| !s.contains("ATTACHED"));
+    t.quit_and_check();
+}
+
+/// A new user's first minutes: computers named as agents name them, the Quick start's
+/// `programs/dig.lua 60` cancelled from Requests (said in words, not by an internal id), the
+/// message log one key away, and the secret rotated from another terminal shown by `s` at
+/// once.
+#[test]
+fn what_the_console_shows_follows_its_sources() {
+    let t = Tmux::launch("truth", "");
+    t.wait_linked();
+    t.wait_for("the computer named by its traposId", |s| {
+        s.lines()
+            .any(|l| l.contains(":miner") && l.contains("idle"))
+    });
+    t.keys(&["F6"]);
+    t.wait_text("Run file");
+    t.text(r#"programs/dig.lua 60 "deep shaft""#);
+    t.keys(&["Enter"]);
+    t.wait_text("Requests 1");
+    t.keys(&["Tab", "Tab"]);
+    t.wait_text("┏ Requests");
+    t.keys(&["c"]);
+    let screen = t.wait_text("cancelling run-file programs/dig.lua 60");
+    assert!(!screen.contains("cancelling h-"), "{screen}");
+    t.wait_text("└ ✗ cancelled");
+    // The message log has what the status line said, whole.
+    t.keys(&["m"]);
+    t.wait_text("Messages (");
+    t.keys(&["Escape"]);
+    t.wait_for("the log to close", |s| !s.contains("Messages ("));
+    // `s` shows the stored secret; a rotation in another terminal shows when it opens again.
+    let old = std::fs::read_to_string(t.data_dir.join("secret")).unwrap();
+    t.keys(&["s"]);
+    t.wait_text(old.trim());
+    t.keys(&["Escape"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+        .args(["secret", "rotate", "--data-dir"])
+        .arg(&t.data_dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let new = std::fs::read_to_string(t.data_dir.join("secret")).unwrap();
+    assert_ne!(old, new);
+    t.keys(&["s"]);
+    let screen = t.wait_text(new.trim());
+    assert!(!screen.contains(old.trim()), "{screen}");
+    t.keys(&["Escape"]);
     t.quit_and_check();
 }

@@ -86,6 +86,9 @@ pub struct Settings {
     pub recent_events: usize,
     /// The config file that was read, if any: the console and SIGHUP reload the policy from it.
     pub config_file: Option<PathBuf>,
+    /// Where the config file is looked for, whether or not it existed at start: a file made
+    /// there later is what the console's reload key and SIGHUP read.
+    pub config_path: Option<PathBuf>,
     pub policy: crate::policy::Policy,
     /// `transcript.jsonl` is rotated past this many bytes.
     pub transcript_max_bytes: u64,
@@ -121,6 +124,7 @@ impl Default for Settings {
             scrollback_lines: 10_000,
             recent_events: 1_000,
             config_file: None,
+            config_path: None,
             policy: crate::policy::Policy::default(),
             transcript_max_bytes: 16 << 20,
             transcript_keep: 5,
@@ -138,15 +142,18 @@ pub fn default_data_dir() -> Option<PathBuf> {
 }
 
 /// Reads the policy again from the file the settings came from (the console's reload key and
-/// SIGHUP). With no file, the policy is the default.
+/// SIGHUP), or from where one would be looked for when none existed at start (so a file made
+/// after the start is taken). With no file, the policy is the default.
 ///
 /// # Errors
 /// When the file cannot be read or is not valid; the running policy is then kept.
 pub fn reload_policy(settings: &Settings) -> Result<crate::policy::Policy, ConfigError> {
-    let Some(path) = &settings.config_file else {
-        return Ok(crate::policy::Policy::default());
+    let (file, _) = match (&settings.config_file, &settings.config_path) {
+        // A file read at start that is gone now is an error, not a silent return to defaults.
+        (Some(path), _) => read_file_config(path, true)?,
+        (None, Some(path)) => read_file_config(path, false)?,
+        (None, None) => return Ok(crate::policy::Policy::default()),
     };
-    let (file, _) = read_file_config(path, true)?;
     Ok(file.policy.unwrap_or_default().build())
 }
 
@@ -178,6 +185,7 @@ pub fn resolve_with_env(
     })?;
     let (file, config_file) = config_file_of(args, &data_dir)?;
     let mut s = Settings {
+        config_path: config_path_of(args, &data_dir),
         data_dir,
         config_file,
         ..Settings::default()
@@ -205,19 +213,26 @@ fn config_file_of(
     args: &HostArgs,
     data_dir: &std::path::Path,
 ) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
-    Ok(match &args.config {
-        Some(p) => read_file_config(p, true)?,
+    Ok(match config_path_of(args, data_dir) {
+        Some(p) => read_file_config(&p, args.config.is_some())?,
+        None => (FileConfig::default(), None),
+    })
+}
+
+/// Where the config file is looked for: `--config`, else the data dir's `config.toml` (when
+/// `--data-dir` was given or the file is there), else the platform's config dir.
+fn config_path_of(args: &HostArgs, data_dir: &std::path::Path) -> Option<PathBuf> {
+    match &args.config {
+        Some(p) => Some(p.clone()),
         None => {
             let in_data = data_dir.join("config.toml");
             if args.data_dir.is_some() || in_data.exists() {
-                read_file_config(&in_data, false)?
-            } else if let Some(p) = default_config_file() {
-                read_file_config(&p, false)?
+                Some(in_data)
             } else {
-                (FileConfig::default(), None)
+                default_config_file()
             }
         }
-    })
+    }
 }
 
 /// The two listeners' addresses, and the MCP token a listener off loopback needs.

@@ -368,7 +368,7 @@ pub async fn watch_removals(
             .unwrap_or_default();
         for gone in known.iter().filter(|n| !now.contains(n)) {
             let origin = crate::session::Origin::Agent(gone.clone());
-            let n = session.cancel_all_of(&origin);
+            let n = session.cancel_all_of_by(&origin, &format!("the removal of agent {gone}"));
             tracing::info!(agent = %gone, cancelled = n, "named agent removed");
         }
         known = now;

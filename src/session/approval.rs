@@ -180,16 +180,26 @@ pub(crate) fn detail(kind: Kind, payload: &Value) -> (String, usize) {
         Kind::ExecLua => (s("code").to_owned(), s("code").len()),
         Kind::WriteFile => {
             use base64::Engine;
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(s("content"))
-                .unwrap_or_else(|_| s("content").as_bytes().to_vec());
-            let text = String::from_utf8_lossy(&bytes);
+            // Only content said to be base64 is decoded: a text that happens to be valid
+            // base64 is still the text.
+            let bytes = if s("encoding") == "base64" {
+                base64::engine::general_purpose::STANDARD
+                    .decode(s("content"))
+                    .unwrap_or_else(|_| s("content").as_bytes().to_vec())
+            } else {
+                s("content").as_bytes().to_vec()
+            };
             let append = if payload.get("append").and_then(Value::as_bool) == Some(true) {
                 " (append)"
             } else {
                 ""
             };
-            (format!("{}{append}\n{text}", s("path")), bytes.len())
+            let shown = match std::str::from_utf8(&bytes) {
+                Ok(text) if !binary(text) => text.to_owned(),
+                // Binary shown as text is mojibake: its size and a hex head say what it is.
+                _ => hex_head(&bytes),
+            };
+            (format!("{}{append}\n{shown}", s("path")), bytes.len())
         }
         Kind::RunFile => {
             let args: Vec<String> = payload
@@ -219,8 +229,120 @@ pub(crate) fn detail(kind: Kind, payload: &Value) -> (String, usize) {
         Kind::ReadFile | Kind::ListFiles | Kind::DeleteFile | Kind::FileInfo | Kind::MakeDir => {
             whole(s("path").to_owned())
         }
-        Kind::Ping | Kind::Screen | Kind::Input | Kind::ComputerOutput => {
-            whole(payload.to_string())
-        }
+        Kind::Input => whole(input_words(payload)),
+        Kind::Ping | Kind::Screen | Kind::ComputerOutput => whole(payload.to_string()),
+    }
+}
+
+/// Whether text holds control characters other than line breaks and tabs (a binary file
+/// that happens to be valid UTF-8).
+fn binary(text: &str) -> bool {
+    text.chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+}
+
+/// Bytes shown before the rest of a binary file is left out.
+const HEX_HEAD: usize = 256;
+
+/// `binary, 307200 bytes; the first 256:` and a hex dump of them (offset, 16 bytes, ASCII).
+fn hex_head(bytes: &[u8]) -> String {
+    let head = &bytes[..bytes.len().min(HEX_HEAD)];
+    let mut out = if head.len() < bytes.len() {
+        format!("binary, {} bytes; the first {}:", bytes.len(), head.len())
+    } else {
+        format!("binary, {} bytes:", bytes.len())
+    };
+    for (i, row) in head.chunks(16).enumerate() {
+        let hex: Vec<String> = row.iter().map(|b| format!("{b:02x}")).collect();
+        let ascii: String = row
+            .iter()
+            .map(|&b| {
+                if b.is_ascii_graphic() || b == b' ' {
+                    char::from(b)
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        out.push_str(&format!(
+            "\n{:08x}  {:<47}  |{ascii}|",
+            i * 16,
+            hex.join(" ")
+        ));
+    }
+    if head.len() < bytes.len() {
+        out.push_str(&format!("\n… {} more bytes", bytes.len() - head.len()));
+    }
+    out
+}
+
+/// An `input` request's steps as a person reads them: `type "ls"`, `press enter`,
+/// `paste "…"`, one a line (a step of another shape as its JSON).
+fn input_words(payload: &Value) -> String {
+    let Some(steps) = payload.get("steps").and_then(Value::as_array) else {
+        return payload.to_string();
+    };
+    let lines: Vec<String> = steps
+        .iter()
+        .map(|step| {
+            let s = |k: &str| step.get(k).and_then(Value::as_str);
+            if let Some(t) = s("text") {
+                format!("type {}", super::summary::lua_quote(t))
+            } else if let Some(p) = s("paste") {
+                format!("paste {}", super::summary::lua_quote(p))
+            } else if let Some(k) = s("key") {
+                format!("press {k}")
+            } else {
+                step.to_string()
+            }
+        })
+        .collect();
+    if lines.is_empty() {
+        "nothing to type".to_owned()
+    } else {
+        lines.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod shown_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn binary_content_shows_as_size_and_a_hex_head() {
+        use base64::Engine;
+        let mut bytes = vec![0x1b, b'L', b'u', b'a', 0x00, 0xff];
+        bytes.resize(300_000, 0xab);
+        let content = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let (text, size) = detail(
+            Kind::WriteFile,
+            &json!({"path": "a.bin", "content": content, "encoding": "base64"}),
+        );
+        assert_eq!(size, 300_000);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "a.bin");
+        assert_eq!(lines[1], "binary, 300000 bytes; the first 256:");
+        assert_eq!(
+            lines[2],
+            "00000000  1b 4c 75 61 00 ff ab ab ab ab ab ab ab ab ab ab  |.Lua............|"
+        );
+        assert_eq!(lines.len(), 2 + 16 + 1);
+        assert_eq!(lines[18], "… 299744 more bytes");
+        // Text stays text, also when it would decode as base64.
+        let (text, _) = detail(
+            Kind::WriteFile,
+            &json!({"path": "a", "content": "abcd", "encoding": "utf8"}),
+        );
+        assert_eq!(text, "a\nabcd");
+    }
+
+    #[test]
+    fn input_shows_as_keys_and_text() {
+        let p = json!({"steps": [{"text": "ls"}, {"key": "enter"}, {"paste": "a\u{1b}"}]});
+        assert_eq!(
+            detail(Kind::Input, &p).0,
+            "type \"ls\"\npress enter\npaste \"a\\27\""
+        );
     }
 }

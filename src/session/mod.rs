@@ -325,6 +325,21 @@ impl Session {
         ids.iter().filter(|id| self.cancel(id).is_ok()).count()
     }
 
+    /// [`Session::cancel_all_of`], saying what cancelled them (`the removal of agent x`), so
+    /// that the console and the result say why and not only "cancelled after 1.1 s".
+    pub fn cancel_all_of_by(&self, origin: &Origin, by: &str) -> usize {
+        let ids: Vec<String> = self
+            .lock()
+            .pending
+            .values()
+            .filter(|p| &p.info.origin == origin)
+            .map(|p| p.info.request_id.clone())
+            .collect();
+        ids.iter()
+            .filter(|id| self.cancel_as(id, Some(by.to_owned())).is_ok())
+            .count()
+    }
+
     /// Linked computers, then recently unlinked ones, each group by traposId.
     pub fn computers(&self) -> Vec<ComputerInfo> {
         let st = self.lock();

@@ -134,21 +134,73 @@ fn is_bytes(d: &Value) -> bool {
     d.get("encoding").and_then(Value::as_str) == Some("base64")
 }
 
-/// A byte string as Lua would write it: printable ASCII as itself, every other byte as a
-/// decimal escape (`"\0\255\167"`), so that no byte is lost to UTF-8 replacement.
+/// A byte string given in base64, as Lua source writes it ([`lua_quote_bytes`]).
 fn bytes_literal(b64: &str) -> String {
     use base64::Engine;
-    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64) else {
-        return format!("<bytes, bad base64: {}>", one_line(b64, 40));
-    };
-    let mut out = String::from("\"");
-    for b in bytes {
-        match b {
-            b'"' => out.push_str("\\\""),
-            b'\\' => out.push_str("\\\\"),
-            b'\n' => out.push_str("\\n"),
-            0x20..=0x7e => out.push(char::from(b)),
-            _ => out.push_str(&format!("\\{b}")),
+    match base64::engine::general_purpose::STANDARD.decode(b64) {
+        Ok(bytes) => lua_quote_bytes(&bytes),
+        Err(_) => format!("<bytes, bad base64: {}>", one_line(b64, 40)),
+    }
+}
+
+/// A string as Lua source writes it (`"\27[2J"`, `"a\nb"`), not as Rust does
+/// (`"\u{1b}[2J"`): what is returned is Lua's, and the person may paste it back into Lua.
+pub fn lua_quote(s: &str) -> String {
+    lua_quote_bytes(s.as_bytes())
+}
+
+/// Bytes as a Lua string literal. Control characters, and every byte that is not part of valid
+/// UTF-8, are decimal escapes (three digits when a digit follows: `"\0271"` is ESC then `1`),
+/// so no byte is lost to UTF-8 replacement and any Lua reads the same bytes back; other
+/// characters, UTF-8 included, stay as they are, readable.
+pub fn lua_quote_bytes(bytes: &[u8]) -> String {
+    fn escape(out: &mut String, b: u8, digit_next: bool) {
+        if digit_next {
+            out.push_str(&format!("\\{b:03}"));
+        } else {
+            out.push_str(&format!("\\{b}"));
+        }
+    }
+    let mut out = String::with_capacity(bytes.len() + 2);
+    out.push('"');
+    let mut chunks = bytes.utf8_chunks().peekable();
+    while let Some(chunk) = chunks.next() {
+        let mut chars = chunk.valid().chars().peekable();
+        while let Some(c) = chars.next() {
+            let digit_next = match chars.peek() {
+                Some(n) => n.is_ascii_digit(),
+                None => {
+                    chunk.invalid().is_empty()
+                        && chunks
+                            .peek()
+                            .is_some_and(|n| n.valid().starts_with(|d: char| d.is_ascii_digit()))
+                }
+            };
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_ascii_control() => escape(&mut out, c as u8, digit_next),
+                // A C1 control (U+0080..U+009F) could drive a terminal too: its UTF-8 bytes.
+                c if c.is_control() => {
+                    let mut utf8 = [0u8; 4];
+                    let encoded = c.encode_utf8(&mut utf8).as_bytes();
+                    for (i, b) in encoded.iter().enumerate() {
+                        escape(&mut out, *b, i + 1 == encoded.len() && digit_next);
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        let invalid = chunk.invalid();
+        for (i, b) in invalid.iter().enumerate() {
+            let digit_next = i + 1 == invalid.len()
+                && chunks
+                    .peek()
+                    .is_some_and(|n| n.valid().starts_with(|d: char| d.is_ascii_digit()));
+            escape(&mut out, *b, digit_next);
         }
     }
     out.push('"');
@@ -176,7 +228,7 @@ fn entries(d: &Value) -> String {
 
 fn plain(v: &Value) -> String {
     match v {
-        Value::String(s) => format!("{s:?}"),
+        Value::String(s) => lua_quote(s),
         Value::Array(items) => {
             let inner: Vec<String> = items.iter().take(8).map(plain).collect();
             let more = if items.len() > 8 { ", …" } else { "" };
@@ -220,6 +272,18 @@ mod tests {
             "a.part -> a"
         );
         assert_eq!(request(Kind::FileInfo, &json!({"path": "a"})), "a");
+    }
+
+    #[test]
+    fn strings_are_quoted_as_lua_writes_them() {
+        assert_eq!(lua_quote("\u{1b}[2J"), r#""\27[2J""#);
+        assert_eq!(lua_quote("a\nb\t\"q\" \\"), r#""a\nb\t\"q\" \\""#);
+        assert_eq!(lua_quote("\u{1b}1"), r#""\0271""#);
+        assert_eq!(lua_quote("\u{0}x"), r#""\0x""#);
+        assert_eq!(lua_quote("採掘 é"), r#""採掘 é""#);
+        assert_eq!(lua_quote("\u{9b}2J"), r#""\194\1552J""#);
+        let ret = json!({"ok": true, "returns": [{"type":"string","value":"\u{1b}[2J"}], "n": 1});
+        assert_eq!(outcome(&Ok(ret)), (Status::Ok, r#""\27[2J""#.into()));
     }
 
     #[test]

@@ -605,6 +605,13 @@ impl Secrets {
     }
 }
 
+/// The shared secret a hello must present now: the stored file read again (so a `secret
+/// rotate` from another process shows at once), else the one the host started with. For the
+/// console, which shows it.
+pub fn shared_now(settings: &Settings) -> String {
+    Secrets::new(settings).shared().as_str().to_owned()
+}
+
 /// Whether a computer (`id`, `label`) presenting `given` may link, without enrolling: the
 /// one-shot form of [`Secrets::check`] for callers that hold no [`Secrets`].
 pub fn accepts(settings: &Settings, id: u64, label: Option<&str>, given: &str) -> bool {

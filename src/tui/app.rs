@@ -22,6 +22,7 @@ use super::panes::detail::Detail;
 use super::panes::editor::Editor;
 use super::panes::help::Help;
 use super::panes::link::Link;
+use super::panes::messages::Messages;
 use super::panes::output::Output;
 use super::panes::policy::Policy;
 use super::panes::requests::Requests;
@@ -49,6 +50,8 @@ pub enum Popup {
     /// The policy in force (F7), with `r` to reload it from the config file
     /// ([`Popups::policy`]).
     Policy,
+    /// Every status-line message, whole ([`Popups::messages`]).
+    Messages,
     /// A run on several computers, waiting for `y`.
     ConfirmRun(ConfirmRun),
     Prompt(Prompt),
@@ -62,6 +65,7 @@ impl From<Open> for Popup {
             Open::Help => Popup::Help,
             Open::Link => Popup::Link,
             Open::Policy => Popup::Policy,
+            Open::Messages => Popup::Messages,
             Open::ConfirmQuit(pending) => Popup::ConfirmQuit(ConfirmQuit { pending }),
             Open::ConfirmRun(intent, who) => Popup::ConfirmRun(ConfirmRun { intent, who }),
             Open::Detail(call) => Popup::Detail(Detail::new(*call)),
@@ -77,6 +81,7 @@ pub struct Popups {
     pub help: Help,
     pub link: Link,
     pub policy: Policy,
+    pub messages: Messages,
 }
 
 impl Popups {
@@ -86,6 +91,7 @@ impl Popups {
             Popup::Help => &mut self.help,
             Popup::Link => &mut self.link,
             Popup::Policy => &mut self.policy,
+            Popup::Messages => &mut self.messages,
             Popup::ConfirmQuit(c) => c,
             Popup::Detail(d) => d,
             Popup::ConfirmRun(c) => c,
@@ -99,6 +105,7 @@ impl Popups {
             Popup::Help => &self.help,
             Popup::Link => &self.link,
             Popup::Policy => &self.policy,
+            Popup::Messages => &self.messages,
             Popup::ConfirmQuit(c) => c,
             Popup::Detail(d) => d,
             Popup::ConfirmRun(c) => c,
@@ -118,6 +125,9 @@ pub enum AppMsg {
         entries: Vec<(String, bool)>,
     },
 }
+
+/// How often a secret on screen is read again.
+const SECRET_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What must be pulled from the session before the next frame.
 struct Dirty {
@@ -166,6 +176,10 @@ pub struct App {
     pub editor: Editor,
     pub screen: Screen,
     pub approvals: Approvals,
+    /// When the secret shown (the `s` popup, the help, the empty screen) was last read; `None`
+    /// reads it at the next pull. Another process may rotate it (`trapdesk secret rotate`),
+    /// so it is read again while shown, at most once a second.
+    pub secret_at: Option<Instant>,
     dirty: Dirty,
 }
 
@@ -198,6 +212,7 @@ impl App {
             editor: Editor::new(history, &draft),
             screen: Screen::default(),
             approvals: Approvals::default(),
+            secret_at: None,
             dirty: Dirty {
                 computers: true,
                 pending: true,
@@ -234,7 +249,13 @@ impl App {
         use session::Event as E;
         let d = &mut self.dirty;
         match ev {
-            E::Linked { .. } | E::Unlinked { .. } | E::ComputerChanged { .. } => {
+            E::Linked { trapos_id, .. } => {
+                d.computers = true;
+                // A relinked computer is a new connection that does not know it is watched:
+                // the view watches it again and drops the old connection's last frame.
+                self.screen.relinked(trapos_id);
+            }
+            E::Unlinked { .. } | E::ComputerChanged { .. } => {
                 d.computers = true;
             }
             E::RequestStarted { info } => {
@@ -263,6 +284,8 @@ impl App {
             // A computer turned away at the door: the person must see it, or a wrong secret
             // looks like a computer that never tried.
             E::Logged { entry } if entry.event == "refused" => {
+                // The secret was perhaps rotated: what `s` shows is read again.
+                self.secret_at = None;
                 let who = entry.who.as_deref().unwrap_or("a computer");
                 self.notify(
                     format!(
@@ -306,6 +329,14 @@ impl App {
     /// Pulls the snapshots that changed since the last frame.
     pub fn pull<H: Hub>(&mut self, hub: &H) {
         self.screen.pull(hub, self.selected.as_deref());
+        if self.shows_secret()
+            && self
+                .secret_at
+                .is_none_or(|t| self.now_i.saturating_duration_since(t) >= SECRET_EVERY)
+        {
+            self.secret_at = Some(self.now_i);
+            self.settings.secret = hub.secret();
+        }
         if self.dirty.computers {
             self.dirty.computers = false;
             let list = hub.computers();
@@ -332,6 +363,7 @@ impl App {
             self.dirty.approvals = false;
             self.set_approvals(hub.approvals());
             self.popups.policy.lines = hub.policy_lines();
+            self.popups.policy.source = Some(hub.policy_source());
         }
         for id in std::mem::take(&mut self.dirty.output) {
             let items = hub.output_since(&id, self.output.model.cursor(&id));
@@ -345,6 +377,12 @@ impl App {
         }
     }
 
+    /// Whether the secret is on screen: the `s` popup, the help, or the empty screen that
+    /// says how to link.
+    pub fn shows_secret(&self) -> bool {
+        matches!(self.popup, Some(Popup::Link | Popup::Help)) || self.computers.list.is_empty()
+    }
+
     /// The rows of the selected view.
     pub fn rows(&self) -> Option<&Rows> {
         self.output.rows(self.selected.as_deref())
@@ -352,7 +390,7 @@ impl App {
 
     pub fn set_computers(&mut self, list: Vec<ComputerInfo>) {
         if let Some(first) = self.computers.set(list, self.selected.as_deref()) {
-            self.selected = Some(first);
+            self.select(Some(first));
         }
     }
 
@@ -390,6 +428,8 @@ impl App {
     pub fn needs_tick(&self) -> bool {
         // An offline computer shows how long it has been gone, so its age moves too.
         !self.requests.pending.is_empty()
+            // The secret shown is read again while it is on screen.
+            || self.shows_secret()
             || self
                 .computers
                 .list
@@ -435,8 +475,11 @@ impl App {
         self.computers.targets(self.selected.as_deref())
     }
 
+    /// Shows a message on the status line, and keeps it whole in the message log.
     pub fn notify(&mut self, text: impl Into<String>, error: bool) {
-        self.notice = Some((text.into(), error));
+        let text = text.into();
+        self.popups.messages.push(self.now, text.clone(), error);
+        self.notice = Some((text, error));
     }
 
     /// Applies a result the loop delivered.

@@ -202,6 +202,8 @@ pub enum Open {
     Help,
     Link,
     Policy,
+    /// The message log.
+    Messages,
     /// Quit while this many requests are pending?
     ConfirmQuit(usize),
     /// A run on several computers (which, in words), waiting for `y`.

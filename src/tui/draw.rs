@@ -98,15 +98,12 @@ pub fn width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)
 }
 
-/// A computer's display name: its label and id, or just the id. The label is the computer's
-/// text, so it goes through [`printable`](crate::tui::output::printable) like its output.
+/// A computer's display name: its traposId (`7:miner`), as agents, the CLI, the log and the
+/// transcript write it, so that the name a person reads is the name an agent or a command
+/// takes; it holds both the id and the label. The label is the computer's text, so it goes
+/// through [`printable`](crate::tui::output::printable) like its output.
 pub fn name_of(trapos_id: &str) -> String {
-    let name = match trapos_id.split_once(':') {
-        Some((id, label)) if !label.is_empty() => format!("{label} #{id}"),
-        Some((id, _)) => format!("#{id}"),
-        None => trapos_id.to_owned(),
-    };
-    crate::tui::output::printable(&name)
+    crate::tui::output::printable(trapos_id)
 }
 
 /// The spinner frame for tick `n`.

@@ -60,14 +60,19 @@ fn start<H: Hub>(
 }
 
 fn answer<H: Hub>(hub: &H, request_id: &str, answer: Answer, reply: &Reply) {
-    if let Err(e) = hub.answer(request_id, answer) {
-        reply.notice(e, true);
+    // The session's error names the request by its internal id, which the person sees
+    // nowhere: the status line says it in the words of the prompt they answered.
+    if hub.answer(request_id, answer).is_err() {
+        reply.notice(
+            "not answered: the call no longer waits (it timed out or was cancelled)".to_owned(),
+            true,
+        );
     }
 }
 
 fn reload_policy<H: Hub>(hub: &H, reply: &Reply) {
     match hub.reload_policy() {
-        Ok(()) => reply.notice("policy reloaded".to_owned(), false),
+        Ok(source) => reply.notice(format!("policy reloaded: {source}"), false),
         Err(e) => reply.notice(
             format!("policy not reloaded (the old one stays): {e}"),
             true,
@@ -77,8 +82,13 @@ fn reload_policy<H: Hub>(hub: &H, reply: &Reply) {
 
 fn cancel<H: Hub>(hub: &H, id: &str, reply: &Reply) {
     match hub.cancel(id) {
-        Ok(()) => reply.notice(format!("cancelling {id}"), false),
-        Err(e) => reply.notice(e, true),
+        // The pane said what is being cancelled; only a failure has more to say, and in the
+        // pane's words, not by the request's internal id (the one way a cancel fails).
+        Ok(()) => {}
+        Err(_) => reply.notice(
+            "nothing cancelled: the request has ended already".to_owned(),
+            true,
+        ),
     }
 }
 

@@ -37,6 +37,11 @@ pub trait Hub: Clone + Send + Sync + 'static {
     fn approvals(&self) -> Vec<Approval>;
     /// The policy in force, as the lines the F7 popup shows.
     fn policy_lines(&self) -> Vec<String>;
+    /// Where the policy is read from, in words: the config file, or where a file would be
+    /// read from and that none is there (the defaults).
+    fn policy_source(&self) -> String;
+    /// The shared secret computers link with now (a rotation by another process included).
+    fn secret(&self) -> String;
     /// A computer's output after cursor `after`.
     fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem>;
 
@@ -78,7 +83,7 @@ pub trait Hub: Clone + Send + Sync + 'static {
     fn answer(&self, request_id: &str, answer: Answer) -> Result<(), String>;
     /// # Errors
     /// Why the config file's policy was not taken (the old one stays).
-    fn reload_policy(&self) -> Result<(), String>;
+    fn reload_policy(&self) -> Result<String, String>;
 }
 
 impl Hub for Session {
@@ -108,6 +113,22 @@ impl Hub for Session {
 
     fn policy_lines(&self) -> Vec<String> {
         Session::policy(self).describe()
+    }
+
+    fn policy_source(&self) -> String {
+        let s = Session::settings(self);
+        match s.config_file.as_ref().or(s.config_path.as_ref()) {
+            Some(p) if p.exists() => format!("from {}", p.display()),
+            Some(p) => format!(
+                "defaults: no file at {} (one made there is read on reload)",
+                p.display()
+            ),
+            None => "defaults: no config file".to_owned(),
+        }
+    }
+
+    fn secret(&self) -> String {
+        crate::trust::secrets::shared_now(&Session::settings(self))
     }
 
     fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
@@ -187,7 +208,9 @@ impl Hub for Session {
         Session::answer(self, request_id, answer).map_err(|e| e.to_string())
     }
 
-    fn reload_policy(&self) -> Result<(), String> {
-        Session::reload_policy(self).map_err(|e| e.to_string())
+    /// Says where the policy now in force came from.
+    fn reload_policy(&self) -> Result<String, String> {
+        Session::reload_policy(self).map_err(|e| e.to_string())?;
+        Ok(self.policy_source())
     }
 }

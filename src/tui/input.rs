@@ -75,6 +75,9 @@ impl App {
             return Vec::new();
         }
         self.notice = None;
+        // From the first key on, the selection is the person's: a computer linking later
+        // never moves it (F5 must go where the person saw it would).
+        self.computers.auto_select = false;
         let targets = self.targets();
         let layers = self.layers();
         for (i, &scope) in layers.iter().enumerate() {
@@ -165,6 +168,7 @@ impl App {
             Action::Help => Outcome::Open(Open::Help),
             Action::Policy => Outcome::Open(Open::Policy),
             Action::Link => Outcome::Open(Open::Link),
+            Action::Messages => Outcome::Open(Open::Messages),
             Action::Deadline => {
                 let text = self
                     .run_deadline
@@ -192,7 +196,15 @@ impl App {
             Outcome::Intents(intents) => return intents,
             Outcome::Run(intent) => return self.run_or_confirm(intent),
             Outcome::Notify(text, error) => self.notify(text, error),
-            Outcome::Open(o) => self.popup = Some(Popup::from(o)),
+            Outcome::Open(o) => {
+                match &o {
+                    // What these show is re-read when they open (a rotated secret).
+                    Open::Link | Open::Help => self.secret_at = None,
+                    Open::Messages => self.popups.messages.opened(),
+                    _ => {}
+                }
+                self.popup = Some(Popup::from(o));
+            }
             Outcome::Focus(f) => self.focus = f,
             Outcome::Close => self.popup = None,
             Outcome::Quit => {

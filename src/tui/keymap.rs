@@ -50,6 +50,8 @@ pub enum Action {
     Quit,
     Help,
     Policy,
+    /// The message log: every status-line message, whole.
+    Messages,
     Link,
     Deadline,
     /// Leave a pane for the editor.
@@ -262,6 +264,10 @@ const DEADLINE: Help = (
     "t",
     "deadline for your F5/F6 runs (default none: c cancels)",
 );
+const MESSAGES: Help = (
+    "F2 / m",
+    "messages: every status-line message whole (m outside the editor)",
+);
 const ESC: Help = ("Esc", "close a popup; leave a pane for the editor");
 const HELP: Help = ("F1 / ?", "this help (? outside the editor)");
 const QUIT: Help = (
@@ -473,6 +479,9 @@ pub static BINDINGS: &[Binding] = &[
     row(&[k(K::Down), c('j')], S::Approval, A::Down, MOVE),
     row(&[k(K::PageUp)], S::Approval, A::PageUp, PAGE),
     row(&[k(K::PageDown), c(' ')], S::Approval, A::PageDown, PAGE),
+    // The message log: the status line has one row, and cuts what does not fit.
+    row(&[k(K::F(2))], S::Global, A::Messages, MESSAGES),
+    row(&[c('m')], S::Panes, A::Messages, MESSAGES),
     // Outside the editor.
     row(&[c('s')], S::Panes, A::Link, LINK),
     row(&[c('t')], S::Panes, A::Deadline, DEADLINE),
@@ -483,7 +492,16 @@ pub static BINDINGS: &[Binding] = &[
     row(&[k(K::Esc)], S::Editor, A::Leave, ESC),
     // Popups.
     row(
-        &[k(K::Esc), k(K::Enter), c('q'), c('?'), c('s'), k(K::F(1))],
+        &[
+            k(K::Esc),
+            k(K::Enter),
+            c('q'),
+            c('?'),
+            c('s'),
+            c('m'),
+            k(K::F(1)),
+            k(K::F(2)),
+        ],
         S::Scroll,
         A::Close,
         ESC,

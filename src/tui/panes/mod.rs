@@ -10,6 +10,7 @@ pub mod detail;
 pub mod editor;
 pub mod help;
 pub mod link;
+pub mod messages;
 pub mod output;
 pub mod policy;
 pub mod prompt;

@@ -142,6 +142,12 @@ impl Output {
                     Status::Ok if ending.summary.is_empty() => ("└ ", "ok".to_owned()),
                     Status::Ok => ("└ → ", ending.summary.clone()),
                     Status::Error | Status::Failed => ("└ ✗ error: ", ending.summary.clone()),
+                    // The session's line says who or what cancelled it ("cancelled by the
+                    // removal of agent x after 1.1 s"), which the person needs more than
+                    // the bare word.
+                    Status::Cancelled if ending.summary.starts_with("cancelled by ") => {
+                        ("└ ✗ ", ending.summary.clone())
+                    }
                     s => (
                         "└ ✗ ",
                         format!("{} after {}", s.as_str(), millis(ending.duration_ms)),

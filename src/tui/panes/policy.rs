@@ -19,11 +19,16 @@ use crate::tui::output::printable;
 pub struct Policy {
     /// The policy in force, as lines.
     pub lines: Vec<String>,
+    /// Where it came from, as the hub says (`None` until pulled).
+    pub source: Option<String>,
 }
 
 impl Policy {
     pub fn new(lines: Vec<String>) -> Policy {
-        Policy { lines }
+        Policy {
+            lines,
+            source: None,
+        }
     }
 }
 
@@ -52,11 +57,14 @@ impl Component for Policy {
             .map(|l| Line::from(printable(l)))
             .collect();
         lines.push(Line::from(""));
-        let file = cx.settings.config_file.as_ref().map_or_else(
-            || "no config file (defaults)".to_owned(),
-            |p| p.display().to_string(),
-        );
-        lines.push(Line::from(Span::styled(format!("from {file}"), t.dim)));
+        // The hub's word when pulled (a file made after the start counts), else the start's.
+        let source = self.source.clone().unwrap_or_else(|| {
+            cx.settings.config_file.as_ref().map_or_else(
+                || "defaults: no config file".to_owned(),
+                |p| format!("from {}", p.display()),
+            )
+        });
+        lines.push(Line::from(Span::styled(source, t.dim)));
         lines.push(Line::from(vec![
             Span::styled(key_for(Scope::Policy, Action::Reload), t.key),
             Span::raw(" reloads the file (so does SIGHUP) · "),

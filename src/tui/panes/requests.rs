@@ -49,7 +49,20 @@ impl Component for Requests {
         match action {
             Action::Cancel => {
                 return match self.pending.get(self.sel) {
-                    Some(p) => Outcome::Intents(vec![Intent::Cancel(p.request_id.clone())]),
+                    // Said in the words the pane shows (what, where), never by the request's
+                    // internal id, which the person sees nowhere else.
+                    Some(p) => Outcome::Many(vec![
+                        Outcome::Notify(
+                            format!(
+                                "cancelling {} {} on {}",
+                                p.kind,
+                                crate::session::summary::one_line(&p.summary, 40),
+                                crate::tui::draw::name_of(&p.trapos_id)
+                            ),
+                            false,
+                        ),
+                        Outcome::Intents(vec![Intent::Cancel(p.request_id.clone())]),
+                    ]),
                     None => Outcome::Done,
                 };
             }

@@ -103,6 +103,17 @@ impl Screen {
         }
     }
 
+    /// `trapos_id` linked again. Its new connection does not know it is watched (the watch was
+    /// asked of the old one), so it would send no updates and the view would keep the old
+    /// screen: the watch is let go and taken again at the next pull, which asks the new
+    /// connection for a whole frame and its updates.
+    pub fn relinked(&mut self, trapos_id: &str) {
+        if self.watch.as_ref().is_some_and(|(id, _)| id == trapos_id) {
+            self.watch = None;
+            self.dirty = true;
+        }
+    }
+
     /// Where the view goes beside the Output pane: (output, screen). The screen takes its
     /// real width (plus borders) when the output keeps at least 20 columns, else all of it.
     pub fn split(&self, area: Rect) -> (Rect, Rect) {

@@ -39,6 +39,20 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Binding> {
     None
 }
 
+/// A message as the status line shows it: whole when it fits in `room` columns, else cut with
+/// the key of the message log, where it is whole.
+pub fn whole_or_cut(text: &str, room: usize) -> String {
+    if crate::tui::draw::width(text) <= room {
+        return text.to_owned();
+    }
+    let more = format!(
+        " ({} shows it whole)",
+        keymap::key_for(keymap::Scope::Global, keymap::Action::Messages)
+    );
+    let keep = room.saturating_sub(crate::tui::draw::width(&more));
+    format!("{}{more}", crate::tui::draw::cut(text, keep))
+}
+
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let mut spans = vec![Span::raw(" ")];
@@ -72,7 +86,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     } else {
         match &app.notice {
             Some((text, error)) => spans.push(Span::styled(
-                text.clone(),
+                whole_or_cut(text, usize::from(area.width).saturating_sub(2)),
                 if *error { t.error } else { t.ok },
             )),
             None => {

@@ -91,7 +91,9 @@ pub struct Computers {
     pub list: Vec<ComputerInfo>,
     /// Computers marked with Space: F5 sends to each of them.
     pub marked: BTreeSet<String>,
-    /// Until the person picks, the first computer to link gets selected.
+    /// Until the person presses a key, the selection follows the first online computer of
+    /// the list (the lowest id), not the first to link: after a restart the computers link
+    /// again in any order, and the one picked must not depend on which was fastest.
     pub auto_select: bool,
     /// First row on screen, kept by drawing for mouse hits.
     pub top: Cell<usize>,
@@ -142,16 +144,16 @@ impl Default for Computers {
 }
 
 impl Computers {
-    /// A new list from the session. Returns the computer to select when none has been picked
-    /// yet (the first online one); marks of computers gone offline are dropped.
+    /// A new list from the session. Returns the computer to select while the person has not
+    /// pressed a key yet (the first online one of the list); marks of computers gone offline
+    /// are dropped.
     pub fn set(&mut self, list: Vec<ComputerInfo>, selected: Option<&str>) -> Option<String> {
         let mut pick = None;
         if self.auto_select
-            && selected.is_none()
             && let Some(first) = list.iter().find(|c| c.online)
+            && selected != Some(first.trapos_id.as_str())
         {
             pick = Some(first.trapos_id.clone());
-            self.auto_select = false;
         }
         if !self.marked.is_empty() {
             // A set, so that a thousand marks against a thousand computers stays linear.
