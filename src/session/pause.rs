@@ -267,6 +267,7 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::super::*;
+    use super::PauseReport;
     use crate::policy::{Decision, PersonTyping, Policy};
     use crate::protocol::{Hello, Kind};
 

@@ -461,6 +461,10 @@ mod tests {
                 app.popup = Some(Popup::from(Open::Prompt(PromptKind::Filter, String::new())))
             }
             Scope::Attached => app.screen.attached = true,
+            Scope::Menu => {
+                app.screen.attached = true;
+                app.popup = Some(Popup::from(Open::Menu));
+            }
         }
         app
     }
