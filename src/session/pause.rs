@@ -395,7 +395,10 @@ mod tests {
         assert!(s.keyboard_held("7:miner"));
         let agent_input = {
             let s = s.clone();
-            tokio::spawn(async move { s.send_input("7", vec![json!({"text": "ls"})], agent()).await })
+            tokio::spawn(async move {
+                s.send_input("7", vec![json!({"text": "ls"})], agent())
+                    .await
+            })
         };
         tokio::time::sleep(Duration::from_secs(3)).await;
         // Nothing typed while the person holds the keyboard.
@@ -427,9 +430,10 @@ mod tests {
         assert_eq!(e.code(), "person_typing");
         assert_eq!(started.elapsed(), Duration::from_secs(10));
         // Refusing: at once.
-        let mut p = Policy::default();
-        p.person_typing = PersonTyping::Refuse;
-        s.set_policy(p);
+        s.set_policy(Policy {
+            person_typing: PersonTyping::Refuse,
+            ..Policy::default()
+        });
         let started = tokio::time::Instant::now();
         let e = s
             .send_input("7", vec![json!({"text": "ls"})], agent())
