@@ -289,6 +289,39 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
     Ok(())
 }
 
+/// `trapdesk secret show` while a host runs on `dir`: the secret that host checks now and its
+/// install line, asked over the control channel (a host started with `--secret` or bound
+/// elsewhere is then right without repeating its flags). `false` when no host runs there.
+///
+/// # Errors
+/// When a host runs there but does not answer (its error says what to do), or `out` fails.
+pub async fn show_running(dir: &Path, out: &mut dyn Write) -> anyhow::Result<bool> {
+    let Some(url) = crate::control::client::running_url(dir) else {
+        return Ok(false);
+    };
+    let base = crate::control::client::base_of(&url).unwrap_or(url);
+    let s: crate::control::SecretInfo =
+        crate::control::client::ask(&base, dir, "secret").await?;
+    writeln!(out, "the shared secret ({}; the running host's):", s.source)?;
+    writeln!(out)?;
+    writeln!(out, "    {}", s.secret)?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "On a computer, this installs the client and links it (it enrols: the computer gets a secret of its own):"
+    )?;
+    writeln!(out)?;
+    writeln!(out, "    {}", s.installer)?;
+    writeln!(out)?;
+    if !crate::trust::secrets::enrolment_open(dir)? {
+        writeln!(
+            out,
+            "Enrolment is closed: the shared secret links no new computer until `trapdesk secret enrol on`."
+        )?;
+    }
+    Ok(true)
+}
+
 /// `trapdesk secret show`: the shared secret as the host resolves it (flags aside), and the
 /// install line. It is what `--mcp-only` points at instead of printing the secret into a log.
 fn show(

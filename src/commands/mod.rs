@@ -231,6 +231,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Some(Command::Secret { action, data_dir }) => {
             let dir = admin::data_dir(data_dir)?;
+            if let admin::SecretCmd::Show { .. } = action
+                && admin::show_running(&dir, &mut std::io::stdout()).await?
+            {
+                return Ok(());
+            }
             admin::secret(&dir, action, &mut std::io::stdout())
         }
         Some(Command::Transcript { filter, data_dir }) => {
