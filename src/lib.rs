@@ -69,8 +69,8 @@ pub mod trust;
 
 pub mod session;
 
-pub mod gateway;
 pub mod control;
+pub mod gateway;
 pub mod mcp;
 pub mod tui;
 

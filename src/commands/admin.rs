@@ -300,8 +300,7 @@ pub async fn show_running(dir: &Path, out: &mut dyn Write) -> anyhow::Result<boo
         return Ok(false);
     };
     let base = crate::control::client::base_of(&url).unwrap_or(url);
-    let s: crate::control::SecretInfo =
-        crate::control::client::ask(&base, dir, "secret").await?;
+    let s: crate::control::SecretInfo = crate::control::client::ask(&base, dir, "secret").await?;
     writeln!(out, "the shared secret ({}; the running host's):", s.source)?;
     writeln!(out)?;
     writeln!(out, "    {}", s.secret)?;

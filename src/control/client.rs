@@ -26,7 +26,10 @@ pub enum AskError {
     #[error(
         "the trapdesk at {url} refused the local token of {dir} (it keeps its data elsewhere: pass its --data-dir)"
     )]
-    Refused { url: String, dir: std::path::PathBuf },
+    Refused {
+        url: String,
+        dir: std::path::PathBuf,
+    },
     /// It answered something else (an older trapdesk without the channel, another program).
     #[error("the program at {url} answered HTTP {code}: not a trapdesk with a control channel")]
     Other { url: String, code: u16 },

@@ -194,7 +194,10 @@ fn target_url(a: &DoctorArgs, data_dir: &Path) -> String {
 /// environment's, else the stored file's; `None` when there is none yet (a host makes one at
 /// its first start; doctor never does).
 fn secret_without_host(data_dir: &Path) -> Option<crate::control::SecretInfo> {
-    if let Some(s) = std::env::var("SANDBOX_PASSWORD").ok().filter(|s| !s.is_empty()) {
+    if let Some(s) = std::env::var("SANDBOX_PASSWORD")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
         return Some(crate::control::SecretInfo {
             secret: s,
             source: "from the environment variable SANDBOX_PASSWORD".into(),
@@ -285,7 +288,10 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         }
     };
     let bind = running.as_ref().map_or_else(
-        || a.gateway_bind.unwrap_or(config::Settings::default().gateway_bind),
+        || {
+            a.gateway_bind
+                .unwrap_or(config::Settings::default().gateway_bind)
+        },
         |st| st.gateway,
     );
     let reach = reachable_addresses(bind, lan_address());
