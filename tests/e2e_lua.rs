@@ -384,8 +384,11 @@ async fn bytes_survive_both_ways() {
     let r = exec(&host, "1", "print('é☃') return #'é☃', string.char(200)").await;
     assert_eq!(r["output"], "é☃\n");
     assert_eq!(r["returns"][0]["value"], 5);
-    // A lone byte that is not UTF-8 shows as the replacement character.
-    assert_eq!(r["returns"][1]["value"], "\u{fffd}");
+    // A lone byte that is not UTF-8 keeps its value: the string's bytes in base64.
+    assert_eq!(
+        r["returns"][1],
+        json!({"type": "string", "encoding": "base64", "value": "yA=="})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

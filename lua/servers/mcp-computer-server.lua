@@ -21,10 +21,12 @@
 local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/servers/"
 local root = dofile(here .. "../apis/root.lua")(shell)
 local sandbox = dofile(root .. "apis/libsandbox.lua")
-local lib = dofile(root .. "apis/libmcpcomputer.lua")
+local captures = dofile(root .. "apis/capture.lua")
+local run = dofile(root .. "apis/run.lua")
+local files = dofile(root .. "apis/files.lua")
 local base64 = dofile(root .. "apis/base64.lua")
 -- Interrupted writes are journalled here; startup.lua recovers them at boot.
-lib.JOURNAL = root .. "journal"
+files.JOURNAL = root .. "journal"
 
 local pace = dofile(root .. "apis/pace.lua")
 
@@ -47,9 +49,9 @@ local handlers = {}
 -- request's alone: libsandbox's scheduler makes it current only while the chunk runs, as
 -- multishell does for each tab.
 local function capture(req)
-    req.capture = lib.newCapture(req.output)
+    req.capture = captures.newCapture(req.output)
     if term and term.redirect and term.current then
-        req.term = lib.newTerm(req.capture, term.current())
+        req.term = captures.newTerm(req.capture, term.current())
         term.redirect(req.term)
     end
 end
@@ -59,7 +61,8 @@ handlers["exec-lua"] = function(req)
     if type(p) ~= "table" or type(p.code) ~= "string" then return badRequest("exec-lua needs a string code") end
     if p.name ~= nil and type(p.name) ~= "string" then return badRequest("name must be a string") end
     capture(req)
-    return true, lib.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv })
+    return true, run.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv,
+        pause = pacer(), chunks = sandbox.json.chunks })
 end
 
 handlers["run-file"] = function(req)
@@ -75,7 +78,8 @@ handlers["run-file"] = function(req)
         return badRequest("args must be an array of strings")
     end
     capture(req)
-    return true, lib.runFile(p.path, args, { capture = req.capture, env = chunkEnv })
+    return true, run.runFile(p.path, args, { capture = req.capture, env = chunkEnv,
+        pause = pacer(), chunks = sandbox.json.chunks })
 end
 
 handlers["write-file"] = function(req)
@@ -86,6 +90,9 @@ handlers["write-file"] = function(req)
     if type(p) ~= "table" or type(p.path) ~= "string" or not (type(p.content) == "string" or chunked) then
         return badRequest("write-file needs a string path and content")
     end
+    local inPlace = p.in_place
+    if inPlace == sandbox.json.null then inPlace = nil end
+    if inPlace ~= nil and type(inPlace) ~= "boolean" then return badRequest("in_place must be a boolean") end
     local bytes = p.content
     local encoding = p.encoding
     local pause = pacer()
@@ -98,7 +105,10 @@ handlers["write-file"] = function(req)
     elseif encoding ~= "text" then
         return badRequest("encoding must be base64 or text")
     end
-    return true, lib.writeFile(p.path, bytes, p.append == true, pause)
+    -- What the write has open, so that a cancel (or a dropped link) that abandons it at a pause
+    -- can undo it at once (onCancel below) rather than leave the new copy until the next boot.
+    req.write = {}
+    return true, files.writeFile(p.path, bytes, p.append == true, pause, { inPlace = inPlace == true, track = req.write })
 end
 
 handlers["read-file"] = function(req)
@@ -113,7 +123,7 @@ handlers["read-file"] = function(req)
     if length ~= nil and (type(length) ~= "number" or length < 0 or length % 1 ~= 0) then
         return badRequest("length must be a whole number of bytes")
     end
-    local r = lib.readFile(p.path, offset, length)
+    local r = files.readFile(p.path, offset, length)
     -- The base64 text stays in pieces; the JSON encoder writes them as one string.
     r.content = sandbox.json.chunks(base64.encodeParts(r.content or "", pacer()))
     r.encoding = "base64"
@@ -123,7 +133,7 @@ end
 handlers["list-files"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("list-files needs a string path") end
-    return true, lib.listFiles(p.path)
+    return true, files.listFiles(p.path)
 end
 
 handlers["move-file"] = function(req)
@@ -134,25 +144,25 @@ handlers["move-file"] = function(req)
     local overwrite = p.overwrite
     if overwrite == sandbox.json.null then overwrite = nil end
     if overwrite ~= nil and type(overwrite) ~= "boolean" then return badRequest("overwrite must be a boolean") end
-    return true, lib.moveFile(p.from, p.to, overwrite)
+    return true, files.moveFile(p.from, p.to, overwrite)
 end
 
 handlers["delete-file"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("delete-file needs a string path") end
-    return true, lib.deleteFile(p.path)
+    return true, files.deleteFile(p.path)
 end
 
 handlers["make-dir"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("make-dir needs a string path") end
-    return true, lib.makeDir(p.path)
+    return true, files.makeDir(p.path)
 end
 
 handlers["file-info"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.path) ~= "string" then return badRequest("file-info needs a string path") end
-    return true, lib.fileInfo(p.path, pacer())
+    return true, files.fileInfo(p.path, pacer())
 end
 
 local types = {}
@@ -165,11 +175,13 @@ sandbox.serve(types, function(req)
     return h(req)
 end, {
     name = "mcp-computer-server",
-    -- A write's content (1.4 MB of base64 for a 1 MB file) is decoded from its pieces.
+    -- A write's content (1.3 MB of base64 for the 1,000,000 bytes of a default disk) is decoded
+    -- from its pieces.
     chunks = { content = true },
     onCancel = function(req)
+        if req.write then files.abandonWrite(req.write) end
         if req.capture then
-            local f = lib.outputFields(req.capture, {})
+            local f = captures.outputFields(req.capture, {})
             return { output = f.output, output_truncated = f.output_truncated,
                 output_bytes = f.output_bytes, output_lines = f.output_lines }
         end

@@ -270,11 +270,23 @@ fn cut_returns(data: &mut Value, max: usize) {
         while !text.is_char_boundary(keep) {
             keep -= 1;
         }
+        // A string of bytes (its value base64) keeps whole groups of four, so its head still
+        // decodes, and its length counts the bytes, not the base64.
+        let bytes = d.get("encoding").and_then(Value::as_str) == Some("base64");
+        if bytes {
+            keep -= keep % 4;
+        }
+        let own_len = if bytes {
+            let pad = text.bytes().rev().take_while(|b| *b == b'=').count();
+            (len / 4 * 3).saturating_sub(pad)
+        } else {
+            len
+        };
         // Cut again (a later, tighter fit): the length stays the full value's.
         let full = d
             .get("length")
             .and_then(Value::as_u64)
-            .unwrap_or(len as u64);
+            .unwrap_or(own_len as u64);
         if let Some(obj) = d.as_object_mut() {
             obj.insert("value".into(), Value::String(text[..keep].to_owned()));
             obj.insert("length".into(), json!(full));
@@ -353,5 +365,32 @@ mod tests {
         )));
         assert!(twice.starts_with("line 0\n") && twice.ends_with("line 4999\n"));
         assert_eq!(twice.matches("[…").count(), 1, "{twice}");
+    }
+
+    /// A byte string cut to fit keeps whole base64 groups (its head still decodes) and says
+    /// how many bytes the whole string had, not how much base64.
+    #[test]
+    fn a_cut_byte_string_keeps_whole_groups_and_its_byte_length() {
+        use base64::Engine;
+        let bytes: Vec<u8> = (0..30_000u32).map(|i| (i * 7 % 256) as u8).collect();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let mut data = json!({"ok": true, "n": 1, "returns": [
+            {"type": "string", "encoding": "base64", "value": b64}
+        ]});
+        fit(&mut data, 4096);
+        let d = &data["returns"][0];
+        assert_eq!(d["cut"], true, "{d}");
+        assert_eq!(d["length"], 30_000, "{d}");
+        let head = d["value"].as_str().unwrap_or_default();
+        assert!(
+            head.len() >= 64 && head.len().is_multiple_of(4),
+            "{}",
+            head.len()
+        );
+        let decoded = base64::engine::general_purpose::STANDARD.decode(head);
+        assert!(
+            decoded.is_ok_and(|b| bytes.starts_with(&b)),
+            "the head decodes to the first bytes"
+        );
     }
 }

@@ -127,6 +127,10 @@ pub struct WriteFile {
     /// Append to the file instead of replacing it.
     #[serde(default)]
     pub append: Option<bool>,
+    /// When the old file and the new one cannot both fit on the computer's disk, write over
+    /// the old one instead of refusing: not atomic (an interrupted write leaves the file torn).
+    #[serde(default)]
+    pub in_place: Option<bool>,
 }
 
 /// Arguments of `read-file`.

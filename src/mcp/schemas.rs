@@ -71,6 +71,10 @@ pub fn write_result() -> Arc<JsonObject> {
         with_common(json!({
             "path": {"type": "string"},
             "bytes": {"type": "integer", "description": "bytes written"},
+            "code": {"type": "string", "enum": ["no_space", "no_space_to_replace"], "description": "why a write was refused: it does not fit on the computer's disk (no_space), or it fits only written over the old file (no_space_to_replace: retry with inPlace)"},
+            "needed": {"type": "integer", "description": "bytes of disk the refused write needs (each file and folder costs at least 500)"},
+            "free": {"type": "integer", "description": "bytes free on the computer's disk when the write was refused"},
+            "neededInPlace": {"type": "integer", "description": "bytes the write would need with inPlace"},
         })),
         &["ok"],
     )

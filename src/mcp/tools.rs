@@ -95,7 +95,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "write-file",
         title = "Write a file on a computer",
-        description = "Write a file on a linked computer atomically (missing directories are created). content is text (encoding utf8, the default) or base64 of exact bytes; append adds to the end instead.",
+        description = "Write a file on a linked computer atomically (missing directories are created). content is text (encoding utf8, the default) or base64 of exact bytes; append adds to the end instead. A default computer's disk holds 1,000,000 bytes (each file and folder costs at least 500): a write that does not fit is refused before anything is touched (code no_space, with needed and free bytes); replacing a file keeps the old one until the new one is complete, and when both cannot fit it is refused (code no_space_to_replace, with neededInPlace) unless inPlace is true, which writes over the old file and is not atomic.",
         annotations(title = "Write a file on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true),
         output_schema = schemas::write_result()
     )]
@@ -106,7 +106,7 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let encoding = p.encoding.unwrap_or_default();
         let args = json!({"traposId": p.trapos_id, "path": p.path, "encoding": encoding_name(encoding),
-            "append": p.append, "content": format!("<{} chars>", p.content.len())});
+            "append": p.append, "inPlace": p.in_place, "content": format!("<{} chars>", p.content.len())});
         let rec = self.begin(&ctx, "write-file", Some(&p.trapos_id), args);
         let bytes = match decode_content(&p.content, encoding) {
             Ok(b) => b,
@@ -122,6 +122,7 @@ impl TrapdeskMcp {
             content: b64(&bytes),
             encoding: "base64".into(),
             append: p.append == Some(true),
+            in_place: p.in_place == Some(true),
         };
         let ran = self
             .run(&ctx, &rec, &p.trapos_id, RequestSpec::of(&payload))
@@ -136,6 +137,10 @@ impl TrapdeskMcp {
         });
         if let Some(obj) = outcome.data.as_object_mut() {
             obj.entry("path").or_insert(json!(p.path));
+            // MCP results name fields in camelCase; the wire's one two-word field is renamed.
+            if let Some(v) = obj.remove("needed_in_place") {
+                obj.insert("neededInPlace".into(), v);
+            }
         }
         Ok(self.end(rec, status, outcome))
     }

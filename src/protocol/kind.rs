@@ -145,6 +145,11 @@ pub struct WriteFile {
     pub encoding: String,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub append: bool,
+    /// Write over the file itself when old and new cannot both fit on the computer's disk:
+    /// gives up atomicity (an interrupted write leaves the file torn). Left out when false, so
+    /// a client before it sees the payload it always did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_place: bool,
 }
 
 /// `read-file`: the whole file, or a page of it.
@@ -280,10 +285,19 @@ mod tests {
             content: "eA==".into(),
             encoding: "base64".into(),
             append: false,
+            in_place: false,
         };
         assert_eq!(
             write.to_value(),
             json!({"path": "a", "content": "eA==", "encoding": "base64"})
+        );
+        let in_place = WriteFile {
+            in_place: true,
+            ..write
+        };
+        assert_eq!(
+            in_place.to_value(),
+            json!({"path": "a", "content": "eA==", "encoding": "base64", "in_place": true})
         );
         let mv = MoveFile {
             from: "a".into(),

@@ -121,9 +121,57 @@ pub fn descriptor(d: &Value) -> String {
     match (kind, d.get("value")) {
         ("nil", _) => "nil".to_owned(),
         ("cycle", _) => "<cycle>".to_owned(),
+        ("string", Some(Value::String(b64))) if is_bytes(d) => bytes_literal(b64),
+        ("table", None) if d.get("entries").is_some() => entries(d),
         (_, Some(v)) => plain(v),
         (k, None) => format!("<{k}>"),
     }
+}
+
+/// Whether a descriptor is a string that is not valid UTF-8, its bytes in base64
+/// (docs/protocol.md, "Result descriptors").
+fn is_bytes(d: &Value) -> bool {
+    d.get("encoding").and_then(Value::as_str) == Some("base64")
+}
+
+/// A byte string as Lua would write it: printable ASCII as itself, every other byte as a
+/// decimal escape (`"\0\255\167"`), so that no byte is lost to UTF-8 replacement.
+fn bytes_literal(b64: &str) -> String {
+    use base64::Engine;
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(b64) else {
+        return format!("<bytes, bad base64: {}>", one_line(b64, 40));
+    };
+    let mut out = String::from("\"");
+    for b in bytes {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\{b}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A table with keys that are not valid UTF-8, written as its list of `[key, value]` pairs.
+fn entries(d: &Value) -> String {
+    let pairs = d
+        .get("entries")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let inner: Vec<String> = pairs
+        .iter()
+        .take(8)
+        .map(|kv| match kv.as_array().map(Vec::as_slice) {
+            Some([k, v]) => format!("[{}]={}", plain(k), plain(v)),
+            _ => plain(kv),
+        })
+        .collect();
+    let more = if pairs.len() > 8 { ", …" } else { "" };
+    format!("{{{}{more}}}", inner.join(", "))
 }
 
 fn plain(v: &Value) -> String {
@@ -181,6 +229,20 @@ mod tests {
         assert_eq!(
             outcome(&Ok(ok)),
             (Status::Ok, "3, nil, {a=1}, function: 1a".into())
+        );
+        let bytes = json!({"ok": true, "n": 2, "returns": [
+            {"type": "string", "encoding": "base64", "value": "AP+nIlw="},
+            {"type": "table", "truncated": false, "value": [
+                {"type": "string", "encoding": "base64", "value": "/w=="},
+                {"type": "table", "entries": [[{"type": "string", "encoding": "base64", "value": "/w=="}, 1]]},
+            ]},
+        ]});
+        assert_eq!(
+            outcome(&Ok(bytes)),
+            (
+                Status::Ok,
+                r#""\0\255\167\"\\", {"\255", {["\255"]=1}}"#.into()
+            )
         );
         let err = json!({"ok": false, "error": "exec:1: boom"});
         assert_eq!(outcome(&Ok(err)), (Status::Error, "exec:1: boom".into()));

@@ -66,9 +66,9 @@ eq(r.error, "exec:1: 42")
 r = lib.executeLua("local function f() error('deep') end\nf()")
 assert(r.traceback:find("exec:1:", 1, true), r.traceback)
 assert(r.traceback:find("exec:2:", 1, true), r.traceback)
-assert(not r.traceback:find("libmcpcomputer", 1, true), r.traceback)
+assert(not r.traceback:find("apis/run.lua", 1, true), r.traceback)
 assert(not r.traceback:find("xpcall", 1, true), r.traceback)
-eq(lib.cutTraceback("boom\nstack traceback:\n\t[C]: in ?\n\texec:1: in main chunk\n\t[C]: in function 'xpcall'\n\t/trapdesk/apis/libmcpcomputer.lua:9: in function 'run'", "exec"),
+eq(lib.cutTraceback("boom\nstack traceback:\n\t[C]: in ?\n\texec:1: in main chunk\n\t[C]: in function 'xpcall'\n\t/trapdesk/apis/run.lua:9: in function 'run'", "exec"),
     "boom\nstack traceback:\n\t[C]: in ?\n\texec:1: in main chunk")
 
 -- Syntax errors.

@@ -12,7 +12,8 @@ eq(enc(lib.describe(nil)), '{"type":"nil"}')
 eq(enc(lib.describe(true)), '{"type":"boolean","value":true}')
 eq(enc(lib.describe(3)), '{"type":"number","value":3}')
 eq(enc(lib.describe(2.5)), '{"type":"number","value":2.5}')
-eq(enc(lib.describe("x\255")), '{"type":"string","value":"x\\u00ff"}')
+eq(enc(lib.describe("x\255")), '{"encoding":"base64","type":"string","value":"eP8="}', "bytes in base64")
+eq(enc(lib.describe("caf\195\169")), '{"type":"string","value":"caf\\u00c3\\u00a9"}', "UTF-8 stays text")
 eq(enc(lib.describe(math.huge)), '{"repr":"inf","type":"number"}')
 eq(enc(lib.describe(-math.huge)), '{"repr":"-inf","type":"number"}')
 eq(enc(lib.describe(0 / 0)), '{"repr":"nan","type":"number"}')
@@ -84,5 +85,33 @@ eq(n, 4) eq(#list, 4)
 eq(enc(list), '[{"type":"number","value":1},{"type":"nil"},{"type":"string","value":"x"},{"type":"nil"}]')
 list, n = lib.describeAll(table.pack())
 eq(n, 0) eq(enc(list), "[]", "no returns is an empty array")
+
+-- Bytes: every byte of a string that is not valid UTF-8 survives, as base64, anywhere.
+eq(enc(lib.describe("\0\255\167")), '{"encoding":"base64","type":"string","value":"AP+n"}')
+eq(enc(lib.describe("")), '{"type":"string","value":""}')
+for _, case in ipairs({
+    { "\240\159\152\128", true, "a four-byte character" },
+    { "\226\130\172 and \194\163", true, "three- and two-byte characters" },
+    { "\192\128", false, "an overlong NUL" },
+    { "\224\128\175", false, "an overlong slash" },
+    { "\237\160\128", false, "a surrogate" },
+    { "\244\144\128\128", false, "above U+10FFFF" },
+    { "\226\130", false, "cut short" },
+    { "\128", false, "a lone continuation byte" },
+    { "ok\255", false, "0xFF after ASCII" },
+}) do
+    eq(lib.isUtf8(case[1]), case[2], case[3])
+end
+d = lib.describe({ "\255", "x", { deep = "\0\254" } })
+eq(enc(d.value), '[{"encoding":"base64","type":"string","value":"/w=="},"x",{"deep":{"encoding":"base64","type":"string","value":"AP4="}}]',
+    "byte strings inside tables")
+-- A key that is not valid UTF-8 cannot be an object's member name: the table is its pairs.
+d = lib.describe({ ["\255k"] = 1, plain = "\1" })
+eq(d.value.type, "table")
+eq(#d.value.entries, 2)
+local seen = {}
+for _, kv in ipairs(d.value.entries) do seen[enc(kv[1])] = enc(kv[2]) end
+eq(seen['{"encoding":"base64","type":"string","value":"/2s="}'], "1", "the byte key and its value")
+eq(seen['"plain"'], '"\\u0001"', "a text key stays text")
 
 print("descriptor_spec: ok")

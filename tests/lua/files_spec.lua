@@ -84,7 +84,7 @@ function memfs.open(p, mode)
 end
 
 local env = setmetatable({ fs = memfs }, { __index = _G })
-local lib = assert(loadfile(ROOT .. "apis/libmcpcomputer.lua", "t", env))()
+local lib = assert(loadfile(ROOT .. "apis/files.lua", "t", env))()
 lib.JOURNAL = "/trapdesk/journal"
 
 local function opened(pattern)
@@ -157,5 +157,53 @@ disk.room = math.huge
 disk.dirs["prog/.d.0a1b2c3d.trapdesk-part"] = true
 r = lib.writeFile("prog/.d.0a1b2c3d.trapdesk-part", "x")
 eq(r.ok, false) assert(r.error:find("Is a directory", 1, true), r.error)
+
+-- The disk quota (CC: Tweaked counts each file and folder as 500 bytes at least): a write that
+-- cannot fit is refused before anything is touched, saying what it needs and what is free.
+local free = 10000
+memfs.getFreeSpace = function() return free end
+disk.opened = {}
+r = lib.writeFile("q/new.txt", string.rep("a", 9500))
+eq(r.ok, false) eq(r.code, "no_space")
+eq(r.needed, 10500, "500 for the folder, 9500, 500 for the journal entry") eq(r.free, 10000)
+assert(r.error:find("needs 10500 bytes; 10000 are free", 1, true), r.error)
+eq(#disk.opened, 0, "nothing opened") eq(memfs.exists("q"), false, "no folder made")
+r = lib.writeFile("q/small.txt", "x")
+eq(r.ok, true, "a small file fits: " .. tostring(r.error))
+-- A replace that fits only over the old file: refused unless asked to write in place.
+disk.files["q2.txt"] = string.rep("o", 6000)
+free = 4000
+r = lib.writeFile("q2.txt", string.rep("n", 6000))
+eq(r.ok, false) eq(r.code, "no_space_to_replace")
+eq(r.needed, 6500) eq(r.free, 4000) eq(r.needed_in_place, 0)
+assert(r.error:find("inPlace", 1, true), r.error)
+eq(disk.files["q2.txt"], string.rep("o", 6000), "the old file is untouched")
+disk.opened = {}
+r = lib.writeFile("q2.txt", string.rep("n", 6000), false, nil, { inPlace = true })
+eq(r.ok, true, tostring(r.error)) eq(r.bytes, 6000)
+eq(disk.files["q2.txt"], string.rep("n", 6000))
+assert(not opened("trapdesk%-new"), "in place: no copy beside the file")
+assert(not opened("journal"), "in place: no journal entry")
+-- In place still has to fit: growing by more than is free is refused too.
+r = lib.writeFile("q2.txt", string.rep("m", 11000), false, nil, { inPlace = true })
+eq(r.ok, false) eq(r.code, "no_space") eq(r.needed, 5000)
+eq(disk.files["q2.txt"], string.rep("n", 6000), "still untouched")
+memfs.getFreeSpace = nil
+
+-- A write abandoned at a pause (its request cancelled, the link dropped) is undone at once:
+-- the new copy and the journal entry go, the old file stays.
+disk.files["ab.txt"] = "old"
+local track = {}
+local co = coroutine.create(function()
+    return lib.writeFile("ab.txt", { "new ", "content" }, false, function() coroutine.yield() end, { track = track })
+end)
+assert(coroutine.resume(co))
+eq(coroutine.status(co), "suspended", "paused mid-write")
+assert(disk.files[".ab.txt.trapdesk-new"] ~= nil, "the new copy is being written")
+lib.abandonWrite(track)
+eq(disk.files[".ab.txt.trapdesk-new"], nil, "the new copy is gone")
+eq(#memfs.list("trapdesk/journal"), 0, "the journal entry is gone")
+eq(disk.files["ab.txt"], "old", "the old file is untouched")
+lib.abandonWrite(track) -- twice is harmless
 
 print("files_spec: ok")

@@ -74,6 +74,11 @@ pub struct PutArgs {
     pub local: PathBuf,
     /// COMPUTER:PATH to write (a PATH ending in / keeps the local name).
     pub dest: String,
+    /// When the old file and the new one cannot both fit on the computer's disk, write over
+    /// the old one instead of refusing. Not atomic: an interrupted put leaves the file holding
+    /// only what was written so far.
+    #[arg(long)]
+    pub in_place: bool,
     #[command(flatten)]
     pub client: ClientArgs,
 }
@@ -393,7 +398,7 @@ pub async fn put(a: PutArgs) -> Result<(), Failure> {
         path.to_owned()
     };
     let conn = open(&a.client).await?;
-    let done = transfer::put(&conn, computer, &path, &bytes, a.client.timeout).await;
+    let done = transfer::put(&conn, computer, &path, &bytes, a.client.timeout, a.in_place).await;
     conn.close().await;
     let reply = done?;
     if a.client.json {

@@ -90,7 +90,9 @@ impl Reply {
             Some(Value::String(s)) => ("", s.as_str()),
             _ => ("", self.text.as_str()),
         };
-        let message = message.lines().next().unwrap_or_default();
+        // The whole message: a Lua error can span lines (`require`'s lists every file it
+        // tried), and its first line alone does not say what went wrong.
+        let message = message.trim_end();
         let unreachable = matches!(
             code,
             "timeout"

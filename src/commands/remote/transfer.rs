@@ -31,6 +31,11 @@ pub struct Entry {
 /// put that is interrupted (Ctrl-C, the computer unlinking, the CLI killed) leaves the old
 /// file as it was. On a failure the sibling is deleted when the computer can still be told.
 ///
+/// With `in_place` every piece goes straight to `path` (the first replacing it, the rest
+/// appended), and each `write-file` asks the computer to write in place: for a file whose old
+/// and new content cannot both fit on the computer's disk. Nothing is atomic then: an
+/// interrupted put leaves `path` holding only the pieces written so far.
+///
 /// # Errors
 /// Exit code 1 when the computer could not write it, 3 when it is not reachable, 130 on
 /// Ctrl-C.
@@ -40,6 +45,7 @@ pub async fn put(
     path: &str,
     bytes: &[u8],
     deadline: Option<Duration>,
+    in_place: bool,
 ) -> Result<Reply, Failure> {
     // One watcher for the whole put: a Ctrl-C between two pieces must not be lost.
     let stop = tokio_util::sync::CancellationToken::new();
@@ -50,7 +56,7 @@ pub async fn put(
             stop.cancel();
         })
     };
-    let done = put_until(conn, computer, path, bytes, deadline, &stop).await;
+    let done = put_until(conn, computer, path, bytes, deadline, in_place, &stop).await;
     watch.abort();
     done
 }
@@ -65,15 +71,36 @@ pub async fn put_until(
     path: &str,
     bytes: &[u8],
     deadline: Option<Duration>,
+    in_place: bool,
     stop: &tokio_util::sync::CancellationToken,
 ) -> Result<Reply, Failure> {
-    if bytes.len() <= PUT_PIECE {
-        return write(conn, computer, path, bytes, false, deadline, stop).await;
+    if bytes.len() <= PUT_PIECE || in_place {
+        let mut last = None;
+        // An empty file is still one write.
+        let pieces = bytes
+            .chunks(PUT_PIECE)
+            .chain(bytes.is_empty().then_some(&[][..]));
+        for (i, piece) in pieces.enumerate() {
+            let how = Write {
+                append: i > 0,
+                in_place,
+            };
+            last = Some(write(conn, computer, path, piece, how, deadline, stop).await?);
+        }
+        let mut reply = last.ok_or_else(|| Failure::new(exit::FAILED, "nothing written"))?;
+        if let Some(o) = reply.data.as_object_mut() {
+            o.insert("bytes".into(), json!(bytes.len()));
+        }
+        return Ok(reply);
     }
     let part = part_name(path);
     let mut last = None;
     for (i, piece) in bytes.chunks(PUT_PIECE).enumerate() {
-        match write(conn, computer, &part, piece, i > 0, deadline, stop).await {
+        let how = Write {
+            append: i > 0,
+            in_place: false,
+        };
+        match write(conn, computer, &part, piece, how, deadline, stop).await {
             Ok(r) => last = Some(r),
             Err(f) => {
                 discard(conn, computer, &part).await;
@@ -220,20 +247,32 @@ async fn call(
 
 use super::Reply;
 
+/// How one `write-file` of a put writes.
+#[derive(Debug, Clone, Copy)]
+struct Write {
+    append: bool,
+    in_place: bool,
+}
+
 async fn write(
     conn: &Conn,
     computer: &str,
     path: &str,
     piece: &[u8],
-    append: bool,
+    how: Write,
     deadline: Option<Duration>,
     stop: &tokio_util::sync::CancellationToken,
 ) -> Result<Reply, Failure> {
     let content = base64::engine::general_purpose::STANDARD.encode(piece);
     let mut args =
         json!({"traposId": computer, "path": path, "content": content, "encoding": "base64"});
-    if append && let Some(o) = args.as_object_mut() {
-        o.insert("append".into(), Value::Bool(true));
+    if let Some(o) = args.as_object_mut() {
+        if how.append {
+            o.insert("append".into(), Value::Bool(true));
+        }
+        if how.in_place {
+            o.insert("inPlace".into(), Value::Bool(true));
+        }
     }
     let reply = conn
         .call_until(

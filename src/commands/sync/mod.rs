@@ -115,7 +115,7 @@ impl State {
                     return Pushed::Unchanged;
                 }
                 let remote = self.remote(rel);
-                transfer::put(&self.conn, &self.computer, &remote, b, self.timeout)
+                transfer::put(&self.conn, &self.computer, &remote, b, self.timeout, false)
                     .await
                     .map(|_| {
                         self.sent.insert(rel.to_owned(), h);

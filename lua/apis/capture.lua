@@ -1,0 +1,231 @@
+--- Capturing what a chunk prints and draws (docs/protocol.md, "Result").
+--
+-- A capture keeps the head and the tail of a chunk's output with a marker between them,
+-- counts everything, and hands every piece on as it comes (live `output` frames); a capture
+-- terminal turns what a chunk draws into the capture's text.
+--
+-- Loading needs no CC API, so this runs under plain Lua 5.2 in the specs.
+--
+-- @module capture
+
+local lib = {}
+
+--- Bytes of output kept in a Result (docs/protocol.md, "Limits").
+lib.MAX_OUTPUT = 65536
+
+local floor = math.floor
+local byte, find = string.byte, string.find
+local select, tostring, type = select, tostring, type
+
+-- Argument checks: apis/expect.lua, beside this file.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
+local expect = dofile(here .. "expect.lua").expect
+
+--- The marker put where output was left out (the host recognises it and replaces it with
+-- one that says how to read the rest).
+function lib.cutMarker(n)
+    expect(1, n, "number")
+    return ("\n[… trapdesk cut %d bytes of output here …]\n"):format(n)
+end
+
+-- Newlines in a text: plain searches (no copy of the text, as `gsub` makes), or one `gsub`
+-- when lines are short enough that searching one by one costs more.
+local function countNewlines(text)
+    local n, at, most = 0, find(text, "\n", 1, true), #text / 32 + 16
+    while at do
+        n = n + 1
+        if n > most then
+            local _, all = text:gsub("\n", "")
+            return all
+        end
+        at = find(text, "\n", at + 1, true)
+    end
+    return n
+end
+lib.countNewlines = countNewlines
+
+--- A capture of what a chunk prints.
+--
+-- `capture.print`, `capture.write` and `capture.printError` behave like CC's
+-- globals (print joins its arguments with tabs and ends with "\n";
+-- printError prints the same way on stream "err"), but append to the
+-- capture instead of drawing. `onOutput(stream, text)` sees every piece as it
+-- is produced. The kept text is at most `limit` bytes: its head and its tail
+-- (the end is what a reader needs most), with a marker between them saying how
+-- many bytes were left out; the totals count everything.
+-- @tparam[opt] function onOutput Called with (stream, text) for each piece.
+-- @tparam[opt] number limit Bytes kept (default @{MAX_OUTPUT}).
+-- @treturn table The capture.
+function lib.newCapture(onOutput, limit)
+    expect(1, onOutput, "function", "nil")
+    limit = expect(2, limit, "number", "nil") or lib.MAX_OUTPUT
+    local headLimit = floor(limit / 2)
+    local tailLimit = limit - headLimit
+    local head, headSize = {}, 0
+    local tail, tailSize = {}, 0
+    local bytes, newlines, endsOpen = 0, 0, false
+    local cap = {}
+
+    -- A large text is passed over as few times as possible (a chunk printing 1 MB at once
+    -- pays for every pass in one go): newlines are counted with plain searches, only the last
+    -- `tailLimit` bytes of a long text are cut out for the tail, and the text itself goes on to
+    -- `onOutput` as it came.
+    local function emit(stream, text)
+        local len = #text
+        if len == 0 then return 0 end
+        bytes = bytes + len
+        local n = countNewlines(text)
+        newlines = newlines + n
+        endsOpen = byte(text, len) ~= 10
+        local from = 1 -- the first byte not kept in the head
+        if headSize < headLimit then
+            local room = headLimit - headSize
+            if len <= room then
+                head[#head + 1] = text
+                headSize = headSize + len
+                from = len + 1
+            else
+                head[#head + 1] = text:sub(1, room)
+                headSize = headLimit
+                from = room + 1
+            end
+        end
+        local rest = len - from + 1
+        if rest >= tailLimit then
+            -- Nothing kept before survives this text: keep only its own end.
+            local t = text:sub(len - tailLimit + 1)
+            tail, tailSize = { t }, #t
+        elseif rest > 0 then
+            tail[#tail + 1] = from == 1 and text or text:sub(from)
+            tailSize = tailSize + rest
+            -- Keep at most twice the tail's share, so that a long run does not pile up.
+            if tailSize > 2 * tailLimit then
+                local t = table.concat(tail):sub(-tailLimit)
+                tail, tailSize = { t }, #t
+            end
+        end
+        if onOutput then onOutput(stream, text) end
+        return n
+    end
+    cap.emit = emit
+
+    function cap.write(text)
+        expect(1, text, "string", "number")
+        return emit("out", tostring(text))
+    end
+
+    local function joined(...)
+        local n = select("#", ...)
+        if n == 1 then return tostring((...)) .. "\n" end -- one copy, not two
+        local t = {}
+        for i = 1, n do t[i] = tostring((select(i, ...))) end
+        return table.concat(t, "\t") .. "\n"
+    end
+
+    function cap.print(...)
+        return emit("out", joined(...))
+    end
+
+    function cap.printError(...)
+        return emit("err", joined(...))
+    end
+
+    --- The kept text and whether anything was left out.
+    function cap.text()
+        local t = table.concat(tail)
+        if #t > tailLimit then t = t:sub(-tailLimit) end
+        local cut = bytes - headSize - #t
+        if cut <= 0 then return table.concat(head) .. t, false end
+        return table.concat(head) .. lib.cutMarker(cut) .. t, true
+    end
+
+    --- Totals: bytes produced, lines produced (an unfinished last line counts), bytes kept.
+    function cap.totals()
+        local t = tailSize > tailLimit and tailLimit or tailSize
+        return bytes, newlines + ((bytes > 0 and endsOpen) and 1 or 0), headSize + t
+    end
+
+    return cap
+end
+
+--- The output fields of a Result: the kept text and the true totals.
+local function outputFields(cap, result)
+    local output, truncated = cap.text()
+    local bytes, lines, kept = cap.totals()
+    result.output, result.output_truncated = output, truncated
+    result.output_bytes, result.output_lines = bytes, lines
+    if truncated then result.output_kept_bytes = kept end
+    return result
+end
+lib.outputFields = outputFields
+
+--- A terminal that draws into a capture, for @{term.redirect} while a chunk runs.
+--
+-- Everything a chunk draws through any API (`term.write`, the global `print`
+-- of a program it runs with `shell.run`, `os.run` or `dofile`, `printError`,
+-- `blit`) becomes text of the capture, as CC's own multishell gives each tab
+-- its own terminal. Moving to the next row is a newline; scrolling is one per
+-- row; other cursor moves end the current line when something is on it. Text
+-- drawn in red (how `printError` draws on a colour terminal) goes to the
+-- "err" stream.
+-- @tparam table cap A capture from @{newCapture}.
+-- @tparam[opt] table parent The terminal it stands in for (its size is reported).
+-- @treturn table A terminal object.
+function lib.newTerm(cap, parent)
+    expect(1, cap, "table")
+    expect(2, parent, "table", "nil")
+    local w, h = 51, 19
+    if parent and parent.getSize then
+        local ok, a, b = pcall(parent.getSize)
+        if ok and type(a) == "number" and type(b) == "number" then w, h = a, b end
+    end
+    local RED, WHITE, BLACK = 0x4000, 0x1, 0x8000
+    local x, y, fg, bg, blink = 1, 1, WHITE, BLACK, false
+    local lineOpen = false
+    local t = {}
+    local function stream() return fg == RED and "err" or "out" end
+    local function newline()
+        cap.emit(stream(), "\n")
+        lineOpen = false
+    end
+    function t.write(text)
+        text = tostring(text)
+        if text == "" then return end
+        cap.emit(stream(), text)
+        lineOpen = true
+        x = x + #text
+    end
+    function t.blit(text, _, _) t.write(text) end
+    function t.setCursorPos(nx, ny)
+        nx, ny = floor(tonumber(nx) or x), floor(tonumber(ny) or y)
+        if ny == y + 1 or (ny ~= y and lineOpen) then newline() end
+        x, y = nx, ny
+    end
+    function t.getCursorPos() return x, y end
+    function t.scroll(n)
+        n = tonumber(n) or 0
+        -- The text moves up; the cursor stays on its row, as on a real terminal.
+        for _ = 1, n do newline() end
+    end
+    function t.clear() if lineOpen then newline() end end
+    function t.clearLine() end
+    function t.getSize() return w, h end
+    function t.setCursorBlink(b) blink = b and true or false end
+    function t.getCursorBlink() return blink end
+    function t.isColour() return true end
+    function t.setTextColour(c) fg = c end
+    function t.getTextColour() return fg end
+    function t.setBackgroundColour(c) bg = c end
+    function t.getBackgroundColour() return bg end
+    function t.setPaletteColour() end
+    function t.getPaletteColour(c)
+        if parent and parent.getPaletteColour then return parent.getPaletteColour(c) end
+        return 1, 1, 1
+    end
+    t.isColor, t.setTextColor, t.getTextColor = t.isColour, t.setTextColour, t.getTextColour
+    t.setBackgroundColor, t.getBackgroundColor = t.setBackgroundColour, t.getBackgroundColour
+    t.setPaletteColor, t.getPaletteColor = t.setPaletteColour, t.getPaletteColour
+    return t
+end
+
+return lib

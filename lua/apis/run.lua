@@ -1,0 +1,249 @@
+--- Running Lua for a request: a chunk (`exec-lua`) or a program (`run-file`), with its
+-- output captured (apis/capture.lua) and its returns described (apis/descriptors.lua).
+--
+-- A program gets the environment CraftOS's shell gives one (`rom/programs/shell.lua`,
+-- `createShellEnv`): `shell`, `arg`, and its own `require` and `package` whose relative
+-- paths start in the program's folder (`rom/modules/main/cc/require.lua`, `make`).
+--
+-- @module run
+
+local lib = {}
+
+-- Siblings are loaded from beside this file.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
+local expect = dofile(here .. "expect.lua").expect
+local descriptors = dofile(here .. "descriptors.lua")
+local capture = dofile(here .. "capture.lua")
+local array, outputFields = descriptors.array, capture.outputFields
+
+-- Milliseconds of real time for `duration_ms`. `os.clock` counts the server's ticks on CC:
+-- Tweaked (it stretches when the server lags), `os.epoch("utc")` is the wall clock; stock Lua
+-- under the specs has only `os.time`.
+local function now_ms()
+    if os.epoch then return os.epoch("utc") end
+    return os.time() * 1000
+end
+
+--- Make the environment a chunk runs in: print/write/printError captured,
+-- everything else (term.* too) read through to `base`.
+local function makeEnv(cap, base)
+    -- The chunk gets its own `os` (reading through to the real one), so a chunk that redefines
+    -- `os.pullEvent` or `os.queueEvent` changes them for itself, not for the client's own loops
+    -- which share the computer's global `os` table.
+    local env = {
+        print = cap.print, write = cap.write, printError = cap.printError,
+        os = setmetatable({}, { __index = base.os }),
+    }
+    return setmetatable(env, { __index = base })
+end
+
+local function errorResult(cap, started, message, traceback, value)
+    return outputFields(cap, {
+        ok = false, error = message, traceback = traceback, error_value = value,
+        returns = array(), n = 0, duration_ms = now_ms() - started,
+    })
+end
+
+-- The package path CC's `cc.require` starts with (rom/modules/main/cc/require.lua, `make`).
+local DEFAULT_PATH = "?;?.lua;?/init.lua;/rom/modules/main/?;/rom/modules/main/?.lua;/rom/modules/main/?/init.lua"
+
+-- A stand-in for CC's `cc.require` `make` on a ROM without modules (the emulator's): the same
+-- loaders (package.preload, then package.path searched from `dir`), the same messages.
+local function makePackageOwn(env, dir)
+    local package = { loaded = { _G = _G }, preload = {}, config = "/\n;\n?\n!\n-" }
+    package.loaded.package = package
+    package.path = settings and settings.get and settings.get("shell.package_path") or DEFAULT_PATH
+    if turtle then
+        package.path = package.path .. ";/rom/modules/turtle/?;/rom/modules/turtle/?.lua;/rom/modules/turtle/?/init.lua"
+    elseif commands then
+        package.path = package.path .. ";/rom/modules/command/?;/rom/modules/command/?.lua;/rom/modules/command/?/init.lua"
+    end
+    function package.searchpath(name, path, sep, rep)
+        expect(1, name, "string")
+        expect(2, path, "string")
+        sep = expect(3, sep, "string", "nil") or "."
+        rep = expect(4, rep, "string", "nil") or "/"
+        -- (CC's own writes the replacement "%%%.", which Cobalt allows and Lua 5.2 refuses.)
+        local fname = name:gsub((sep:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")), (rep:gsub("%%", "%%%%")))
+        local tried = {}
+        for pattern in path:gmatch("[^;]+") do
+            local p = pattern:gsub("%?", fname)
+            if p:sub(1, 1) ~= "/" then p = fs.combine(dir, p) end
+            if fs.exists(p) and not fs.isDir(p) then return p end
+            tried[#tried + 1] = "no file '" .. p .. "'"
+        end
+        return nil, table.concat(tried, "\n  ")
+    end
+    package.loaders = {
+        function(name)
+            if package.preload[name] then return package.preload[name] end
+            return nil, "no field package.preload['" .. name .. "']"
+        end,
+        function(name)
+            local p, err = package.searchpath(name, package.path)
+            if not p then return nil, err end
+            local fn, lerr = loadfile(p, nil, env)
+            if fn then return fn, p end
+            return nil, lerr
+        end,
+    }
+    local sentinel = {}
+    local function require(name)
+        expect(1, name, "string")
+        if package.loaded[name] == sentinel then
+            error("loop or previous error loading module '" .. name .. "'", 0)
+        end
+        if package.loaded[name] then return package.loaded[name] end
+        local err = "module '" .. name .. "' not found:"
+        for _, searcher in ipairs(package.loaders) do
+            local loader = table.pack(searcher(name))
+            if loader[1] then
+                package.loaded[name] = sentinel
+                local result = loader[1](name, table.unpack(loader, 2, loader.n))
+                if result == nil then result = true end
+                package.loaded[name] = result
+                return result
+            end
+            err = err .. "\n  " .. loader[2]
+        end
+        error(err, 2)
+    end
+    return require, package
+end
+
+--- A `require` and `package` for a program in folder `dir`, as the shell makes them: CC's own
+-- `cc.require` where the ROM has it (CC: Tweaked, CraftOS-PC), else the same rules here.
+-- @tparam table env The program's environment (modules are loaded into it).
+-- @tparam string dir The program's folder.
+-- @treturn function require
+-- @treturn table package
+function lib.makePackage(env, dir)
+    expect(1, env, "table")
+    expect(2, dir, "string")
+    local ok, mod = pcall(dofile, "/rom/modules/main/cc/require.lua")
+    if ok and type(mod) == "table" and type(mod.make) == "function" then return mod.make(env, dir) end
+    return makePackageOwn(env, dir)
+end
+
+-- The program's `shell`: the computer's, except that `getRunningProgram` names the program
+-- (as the shell's own does while it runs one), not the server that runs it.
+local function programShell(shell, path)
+    if type(shell) ~= "table" then return shell end
+    return setmetatable({ getRunningProgram = function() return path end }, { __index = shell })
+end
+
+--- A traceback without the frames of the client that ran the chunk: everything after
+-- the chunk's own outermost frame is ours, not the caller's.
+-- @tparam string tb The traceback.
+-- @tparam[opt] string label The chunk's name as its frames show it.
+-- @treturn string
+function lib.cutTraceback(tb, label)
+    expect(2, label, "string", "nil")
+    if type(tb) ~= "string" then return tb end
+    local lines = {}
+    for line in (tb .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+    local last
+    if label then
+        local pat = "^%s*" .. label:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0") .. ":"
+        for i, line in ipairs(lines) do if line:find(pat) then last = i end end
+    end
+    local out = {}
+    for i, line in ipairs(lines) do
+        if last then
+            if i > last then break end
+        elseif line:find("apis/run%.lua") or line:find("apis/libsandbox%.lua")
+            or line:find("mcp%-computer%-server%.lua") or line:find("in function 'xpcall'")
+            or line:find("in function <[^>]*xpcall") then
+            break
+        end
+        out[#out + 1] = line
+    end
+    return table.concat(out, "\n")
+end
+
+local function run(fn, args, cap, started, label, opts)
+    local traceback, value
+    local function handler(err)
+        if type(err) ~= "string" then
+            value = descriptors.describe(err)
+            local ok, s = pcall(descriptors.render, err)
+            err = ok and s or "(error object is not a string)"
+        end
+        traceback = debug and debug.traceback and debug.traceback(err, 2) or err
+        traceback = lib.cutTraceback(traceback, label)
+        return err
+    end
+    -- xpcall is yieldable in Lua 5.2 / Cobalt, so a chunk may sleep, pull
+    -- events or call peripherals. CC's "Too long without yielding" is an
+    -- ordinary error here and is caught like any other.
+    local res = table.pack(xpcall(function() return fn(table.unpack(args, 1, args.n)) end, handler))
+    if not res[1] then return errorResult(cap, started, res[2], traceback, value) end
+    local values = table.pack(table.unpack(res, 2, res.n))
+    local returns, n = descriptors.describeAll(values, { pause = opts.pause, chunks = opts.chunks })
+    return outputFields(cap, { ok = true, returns = returns, n = n, duration_ms = now_ms() - started })
+end
+
+--- The name a chunk's frames carry in a traceback.
+local function labelOf(name)
+    local first = name:sub(1, 1)
+    if first == "=" or first == "@" then return name:sub(2) end
+    return '[string "' .. name .. '"]'
+end
+
+--- Run a Lua chunk with captured output.
+-- @tparam string code The source.
+-- @tparam[opt] string name Chunk name (default "=exec", so errors read `exec:1:` whoever sent
+-- the chunk; a name without "=" or "@" reads `[string "name"]:1:`).
+-- @tparam[opt] table opts `capture` (from capture.newCapture), `onOutput`, `env` (the base
+-- environment), `pause` and `chunks` (for describing large returned strings, see
+-- apis/descriptors.lua).
+-- @treturn table The Result.
+function lib.executeLua(code, name, opts)
+    expect(1, code, "string")
+    expect(2, name, "string", "nil")
+    expect(3, opts, "table", "nil")
+    opts = opts or {}
+    local started = now_ms()
+    local cap = opts.capture or capture.newCapture(opts.onOutput)
+    local env = makeEnv(cap, opts.env or _ENV)
+    local fn, err = load(code, name or "=exec", "t", env)
+    if not fn then return errorResult(cap, started, err) end
+    return run(fn, { n = 0 }, cap, started, labelOf(name or "=exec"), opts)
+end
+
+--- Run a program with arguments, in the same captured environment plus what the shell gives
+-- a program: `shell` (whose `getRunningProgram` names this program), `arg` (`arg[0]` = path,
+-- the arguments also passed as varargs), and `require`/`package` relative to the program's
+-- folder. The chunk name is `"@" .. path`, so errors read `path:3: ...`.
+-- @tparam string path The file.
+-- @tparam[opt] table args String arguments.
+-- @tparam[opt] table opts As for @{executeLua}.
+-- @treturn table The Result.
+function lib.runFile(path, args, opts)
+    expect(1, path, "string")
+    expect(2, args, "table", "nil")
+    expect(3, opts, "table", "nil")
+    opts = opts or {}
+    local started = now_ms()
+    local cap = opts.capture or capture.newCapture(opts.onOutput)
+    args = args or {}
+    local packed = { n = 0 }
+    for i = 1, #args do packed[i] = tostring(args[i]); packed.n = i end
+    if fs.isDir(path) then return errorResult(cap, started, "Is a directory: " .. path) end
+    local h = fs.open(path, "rb")
+    if not h then return errorResult(cap, started, "File not found: " .. path) end
+    local src = h.readAll() or ""
+    h.close()
+    local base = opts.env or _ENV
+    local env = makeEnv(cap, base)
+    local arg = { [0] = path }
+    for i = 1, packed.n do arg[i] = packed[i] end
+    env.arg = arg
+    env.shell = programShell(base.shell, fs.combine(path, ""))
+    env.require, env.package = lib.makePackage(env, fs.getDir(path))
+    local fn, err = load(src, "@" .. path, "t", env)
+    if not fn then return errorResult(cap, started, err) end
+    return run(fn, packed, cap, started, path, opts)
+end
+
+return lib
