@@ -190,8 +190,12 @@ async fn once_pushes_what_differs_and_respects_ignores() {
         !remote.join("secret.txt").exists(),
         ".gitignore was not respected"
     );
+    assert!(
+        !remote.join(".gitignore").exists(),
+        "the .gitignore itself is not for the computer"
+    );
     let after_first = writes_by_sync(&host);
-    assert_eq!(after_first, 3, "main.lua, lib/util.lua and .gitignore");
+    assert_eq!(after_first, 2, "main.lua and lib/util.lua");
 
     // Nothing changed: nothing is sent again.
     let again = output(trapdesk(
@@ -330,5 +334,35 @@ async fn a_save_is_pushed_and_run_and_a_relinked_computer_gets_pending_pushes() 
     .await;
     sync.out_line("while away").await;
     sync.stop().await;
+    host.host.stop().await;
+}
+
+/// Issue 23, item 6: after a run, sync says one short line (the result's summary), not the
+/// whole structured result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_ends_in_one_short_line() {
+    let host = start_host().await;
+    let _c = emulated(&host, 3, Some("dev")).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hi.lua"), "print('hi') return 42").unwrap();
+    let out = output(trapdesk(
+        &host,
+        &[
+            "sync",
+            dir.path().to_str().unwrap(),
+            "dev:/p",
+            "--once",
+            "--run",
+            "p/hi.lua",
+        ],
+    ))
+    .await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hi"));
+    let ran: Vec<&str> = err.lines().filter(|l| l.contains("ran p/hi.lua")).collect();
+    assert_eq!(ran.len(), 1, "{err}");
+    assert!(!err.contains('{'), "no JSON on stderr: {err}");
+    assert!(ran[0].len() < 200, "{}", ran[0]);
     host.host.stop().await;
 }

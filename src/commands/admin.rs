@@ -443,7 +443,10 @@ pub fn readable(line: &Value) -> String {
     }
     let mut out = head;
     let detail = s("detail");
-    if !detail.is_empty() {
+    // A request's detail is a summary of its arguments (the code's first line, the path):
+    // when the body below shows them whole, the summary would print the code twice.
+    let has_body = s("event") == "request" && line.get("args").is_some();
+    if !detail.is_empty() && !has_body {
         out.push_str(&format!("\n    {detail}"));
     }
     if let Some(e) = line.get("error").and_then(Value::as_str) {
@@ -511,6 +514,24 @@ fn print_line(text: &str, f: &TranscriptArgs, out: &mut dyn Write) -> std::io::R
 /// # Errors
 /// When a file cannot be read or stdout is closed.
 pub async fn transcript(dir: &Path, f: TranscriptArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    match print_transcript(dir, f, out).await {
+        // The reader went away (`trapdesk transcript | head`): that is the end it asked for,
+        // not an error to print.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+async fn print_transcript(
+    dir: &Path,
+    f: TranscriptArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let files = transcript::files(dir);
     if files.is_empty() && !f.follow {
         anyhow::bail!(
