@@ -146,9 +146,9 @@ fn max_millis(message: &str) -> Option<u64> {
 
 /// Milliseconds as a person writes a `--timeout`: `10m`, `90s`, `1500ms`.
 pub fn human_millis(ms: u64) -> String {
-    if ms % 60_000 == 0 {
+    if ms.is_multiple_of(60_000) {
         format!("{}m", ms / 60_000)
-    } else if ms % 1000 == 0 {
+    } else if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")

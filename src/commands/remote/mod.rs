@@ -157,7 +157,7 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("soon").is_err());
-        let zero = parse_duration("0").unwrap_err();
+        let zero = parse_duration("0").err().unwrap_or_default();
         assert!(
             zero.contains("more than 0") && !zero.contains("not a duration"),
             "{zero}"
