@@ -171,7 +171,10 @@ async fn esc_while_attached_is_not_sent_and_says_why() {
         shown.contains("Esc is not sent: CC computers have no Esc key"),
         "the status line says why: {shown}"
     );
-    // The next key goes through and the note makes way for the reminder again.
+    // It opens the computer menu; Esc again closes it, the next key goes through and the
+    // note makes way for the reminder again.
+    assert!(app.popup.is_some(), "the computer menu");
+    assert!(app.on_key(key(KeyCode::Esc)).is_empty());
     let intents = app.on_key(key(KeyCode::Char('a')));
     assert_eq!(intents.len(), 1);
     assert!(screen(&app, 160, 32).contains("keys go to the computer"));

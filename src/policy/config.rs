@@ -14,6 +14,9 @@ pub struct PolicyConfig {
     pub default: DefaultConfig,
     #[serde(default)]
     pub rule: Vec<RuleConfig>,
+    /// `person_typing = "wait"` (the default) or `"refuse"`.
+    #[serde(default)]
+    pub person_typing: super::PersonTyping,
 }
 
 /// `[policy.default]`; what it leaves out is `allow`.
@@ -103,6 +106,7 @@ impl PolicyConfig {
             agent: full(&self.default.agent),
             person: full(&self.default.person),
             rules: self.rule.iter().map(|r| r.0.clone()).collect(),
+            person_typing: self.person_typing,
         }
     }
 }

@@ -183,6 +183,28 @@ pub struct Policy {
     pub agent: [Decision; 3],
     pub person: [Decision; 3],
     pub rules: Vec<Rule>,
+    /// What an agent's `send-input` does while the person is attached to that computer.
+    pub person_typing: PersonTyping,
+}
+
+/// `[policy] person_typing`: while the person is attached (F8) to a computer, an agent's
+/// `send-input` to it waits for them to detach (up to the input's 10 s timeout, then
+/// `person_typing`), or is refused at once with `person_typing`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PersonTyping {
+    #[default]
+    Wait,
+    Refuse,
+}
+
+impl PersonTyping {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PersonTyping::Wait => "wait",
+            PersonTyping::Refuse => "refuse",
+        }
+    }
 }
 
 impl Default for Policy {
@@ -192,6 +214,7 @@ impl Default for Policy {
             agent: [Decision::Allow; 3],
             person: [Decision::Allow; 3],
             rules: Vec::new(),
+            person_typing: PersonTyping::Wait,
         }
     }
 }
@@ -303,6 +326,10 @@ impl Policy {
         for (i, r) in self.rules.iter().enumerate() {
             lines.push(format!("rule {}: {}", i + 1, r.describe()));
         }
+        lines.push(format!(
+            "person_typing = {:?} (agents' input while you are attached)",
+            self.person_typing.as_str()
+        ));
         lines
     }
 }

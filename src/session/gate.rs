@@ -53,6 +53,30 @@ impl State {
         let Some(action) = Action::of(kind) else {
             return Ok(Gate::Go);
         };
+        // The person's stop for all agents comes before the policy: it holds whatever that says.
+        let gate = match self.paused_refusal(origin, trapos_id, kind) {
+            Some(e) => Err(e),
+            None => self.decision_gate(origin, trapos_id, kind, action),
+        };
+        let Err(refused) = gate else {
+            return gate;
+        };
+        let mut entry = State::entry("refused", refused.to_string());
+        entry.who = Some(origin.name().to_owned());
+        entry.trapos_id = Some(trapos_id.to_owned());
+        entry.what = Some(kind.to_string());
+        self.log(entry);
+        Err(refused)
+    }
+
+    /// The policy's answer: go, ask, or the refusal (which [`State::gate`] logs).
+    fn decision_gate(
+        &self,
+        origin: &Origin,
+        trapos_id: &str,
+        kind: Kind,
+        action: Action,
+    ) -> Result<Gate, RequestError> {
         let d = self.decide(origin, trapos_id, action);
         let refused = match d.decision {
             Decision::Allow => return Ok(Gate::Go),
@@ -73,11 +97,6 @@ impl State {
                 ),
             },
         };
-        let mut entry = State::entry("refused", refused.to_string());
-        entry.who = Some(origin.name().to_owned());
-        entry.trapos_id = Some(trapos_id.to_owned());
-        entry.what = Some(kind.to_string());
-        self.log(entry);
         Err(refused)
     }
 

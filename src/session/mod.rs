@@ -13,6 +13,7 @@ mod gate;
 pub mod link;
 pub mod model;
 pub mod output;
+pub mod pause;
 pub mod screen;
 mod state;
 pub mod summary;
@@ -85,6 +86,8 @@ impl Session {
             events: events.clone(),
             shutting_down: false,
             approvals: Default::default(),
+            paused: None,
+            keyboard: HashMap::new(),
         };
         Session {
             shared: Arc::new(Shared {

@@ -498,6 +498,12 @@ pub enum Event {
     },
     /// The policy was reloaded.
     PolicyChanged,
+    /// The stop for all agents was set or lifted (see [`super::Session::paused`]).
+    PauseChanged,
+    /// The person attached to a computer or left it (see [`super::Session::hold_keyboard`]).
+    KeyboardChanged {
+        trapos_id: String,
+    },
 }
 
 pub(crate) fn epoch_ms(t: SystemTime) -> u64 {

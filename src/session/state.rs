@@ -115,6 +115,10 @@ pub(crate) struct State {
     pub shutting_down: bool,
     /// Requests waiting for the person, the session's grants, who can answer.
     pub approvals: super::approval::Approvals,
+    /// The person's stop for all agents, while it holds (see [`super::pause`]).
+    pub paused: Option<super::pause::Paused>,
+    /// Computers the person is attached to (F8): their keyboard is the person's.
+    pub keyboard: std::collections::HashMap<String, usize>,
 }
 
 /// Bytes of an output message an [`Event::Output`] carries.

@@ -25,7 +25,7 @@ use super::panes::link::Link;
 use super::panes::output::Output;
 use super::panes::policy::Policy;
 use super::panes::requests::Requests;
-use super::panes::screen::Screen;
+use super::panes::screen::{Menu, Screen};
 use super::theme::Theme;
 use crate::config::Settings;
 use crate::session::{self, ComputerInfo, PendingInfo, ToolCall};
@@ -52,6 +52,8 @@ pub enum Popup {
     /// A run on several computers, waiting for `y`.
     ConfirmRun(ConfirmRun),
     Prompt(Prompt),
+    /// Esc while attached: terminate, reboot or shut down the computer.
+    Menu(Menu),
 }
 
 impl From<Open> for Popup {
@@ -66,6 +68,7 @@ impl From<Open> for Popup {
             Open::ConfirmRun(intent, who) => Popup::ConfirmRun(ConfirmRun { intent, who }),
             Open::Detail(call) => Popup::Detail(Detail::new(*call)),
             Open::Prompt(kind, text) => Popup::Prompt(Prompt::new(kind, &text)),
+            Open::Menu => Popup::Menu(Menu),
         }
     }
 }
@@ -90,6 +93,7 @@ impl Popups {
             Popup::Detail(d) => d,
             Popup::ConfirmRun(c) => c,
             Popup::Prompt(p) => p,
+            Popup::Menu(m) => m,
         }
     }
 
@@ -103,6 +107,7 @@ impl Popups {
             Popup::Detail(d) => d,
             Popup::ConfirmRun(c) => c,
             Popup::Prompt(p) => p,
+            Popup::Menu(m) => m,
         }
     }
 }
@@ -125,6 +130,8 @@ struct Dirty {
     pending: bool,
     calls: bool,
     approvals: bool,
+    /// The stop for all agents was set or lifted.
+    pause: bool,
     output: HashSet<String>,
     /// Computers whose earlier output has been pulled once.
     seen: HashSet<String>,
@@ -166,6 +173,8 @@ pub struct App {
     pub editor: Editor,
     pub screen: Screen,
     pub approvals: Approvals,
+    /// All agents are stopped (F4, `trapdesk pause`): shown on the status line until resumed.
+    pub paused: bool,
     dirty: Dirty,
 }
 
@@ -198,11 +207,13 @@ impl App {
             editor: Editor::new(history, &draft),
             screen: Screen::default(),
             approvals: Approvals::default(),
+            paused: false,
             dirty: Dirty {
                 computers: true,
                 pending: true,
                 calls: true,
                 approvals: true,
+                pause: true,
                 output: HashSet::new(),
                 seen: HashSet::new(),
             },
@@ -238,6 +249,7 @@ impl App {
                 d.computers = true;
             }
             E::RequestStarted { info } => {
+                self.screen.note_input(info, self.now_i);
                 d.pending = true;
                 d.computers = true;
                 d.output.insert(info.trapos_id.clone());
@@ -262,7 +274,8 @@ impl App {
             }
             // A computer turned away at the door: the person must see it, or a wrong secret
             // looks like a computer that never tried.
-            E::Logged { entry } if entry.event == "refused" => {
+            // (A refused call names its request type; a computer turned away names none.)
+            E::Logged { entry } if entry.event == "refused" && entry.what.is_none() => {
                 let who = entry.who.as_deref().unwrap_or("a computer");
                 self.notify(
                     format!(
@@ -289,12 +302,16 @@ impl App {
                 self.notify(format!("{who} is {}", entry.detail), false);
             }
             E::Logged { .. } => {}
+            E::PauseChanged => d.pause = true,
+            // The Screen view's title says when the person has the keyboard; nothing to pull.
+            E::KeyboardChanged { .. } => {}
         }
     }
 
     /// After a lagged broadcast: pull everything again.
     pub fn mark_all_dirty(&mut self) {
         let d = &mut self.dirty;
+        d.pause = true;
         d.computers = true;
         d.pending = true;
         d.calls = true;
@@ -323,6 +340,16 @@ impl App {
         if self.dirty.pending {
             self.dirty.pending = false;
             self.set_pending(hub.pending());
+            // An open Quit question counts what is pending now, not when it opened (a call
+            // refused with `n` under it is no longer pending).
+            let n = self.requests.pending.len();
+            if let Some(Popup::ConfirmQuit(q)) = &mut self.popup {
+                q.pending = n;
+            }
+        }
+        if self.dirty.pause {
+            self.dirty.pause = false;
+            self.paused = hub.paused();
         }
         if self.dirty.calls {
             self.dirty.calls = false;

@@ -192,6 +192,8 @@ pub enum Intent {
     Answer(String, session::Answer),
     /// Read the policy again from the config file.
     ReloadPolicy,
+    /// Stop all agents (`true`), or let them run again (`false`).
+    Pause(bool),
     Quit,
 }
 
@@ -210,6 +212,8 @@ pub enum Open {
     Detail(Box<ToolCall>),
     /// A prompt of this kind, with this text in it.
     Prompt(PromptKind, String),
+    /// The computer menu of attach mode (terminate, reboot, shut down).
+    Menu,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -31,6 +31,9 @@ pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<A
         } => start(hub, &targets, kind, &payload, deadline, &reply),
         Intent::Answer(request_id, answer) => self::answer(hub, &request_id, answer, &reply),
         Intent::ReloadPolicy => reload_policy(hub, &reply),
+        // Said in the notice; the status line's marker follows the session's event.
+        Intent::Pause(true) => reply.notice(hub.pause(), false),
+        Intent::Pause(false) => reply.notice(hub.resume(), false),
         Intent::Complete { target, dir } => complete(hub, &target, dir, msg_tx),
         Intent::Cancel(id) => cancel(hub, &id, &reply),
         Intent::Input { target, steps } => input(hub, target, steps, msg_tx),

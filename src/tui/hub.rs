@@ -79,6 +79,14 @@ pub trait Hub: Clone + Send + Sync + 'static {
     /// # Errors
     /// Why the config file's policy was not taken (the old one stays).
     fn reload_policy(&self) -> Result<(), String>;
+    /// Stops all agents; returns what the status line says.
+    fn pause(&self) -> String;
+    /// Lets agents run again; returns what the status line says.
+    fn resume(&self) -> String;
+    /// Whether all agents are stopped.
+    fn paused(&self) -> bool;
+    /// Says the person has the computer's keyboard (attached) while the hold lives.
+    fn hold_keyboard(&self, trapos_id: &str) -> Hold;
 }
 
 impl Hub for Session {
@@ -189,5 +197,32 @@ impl Hub for Session {
 
     fn reload_policy(&self) -> Result<(), String> {
         Session::reload_policy(self).map_err(|e| e.to_string())
+    }
+
+    fn pause(&self) -> String {
+        let r = Session::pause(self, "console");
+        if r.already {
+            return "agents are already stopped".to_owned();
+        }
+        format!(
+            "all agents stopped: their runs and writes are refused ({} running call(s) cancelled); reads go on",
+            r.stopped
+        )
+    }
+
+    fn resume(&self) -> String {
+        if Session::resume(self, "console") {
+            "agents may run again".to_owned()
+        } else {
+            "agents were not stopped".to_owned()
+        }
+    }
+
+    fn paused(&self) -> bool {
+        Session::paused(self).is_some()
+    }
+
+    fn hold_keyboard(&self, trapos_id: &str) -> Hold {
+        Box::new(Session::hold_keyboard(self, trapos_id))
     }
 }

@@ -42,6 +42,10 @@ impl App {
     /// (the approval prompt, a popup, attach mode, the editor) ends the list.
     pub fn layers(&self) -> Vec<Scope> {
         let mut layers = Vec::new();
+        // Ctrl-C under an approval asks to quit over it: the question is answered first.
+        if matches!(self.popup, Some(Popup::ConfirmQuit(_))) {
+            return vec![Scope::ConfirmQuit];
+        }
         if self.approval().is_some() {
             layers.push(Scope::Approval);
         }
@@ -111,6 +115,10 @@ impl App {
         match scope {
             Scope::Global | Scope::Panes => self.global(action),
             Scope::Editor => self.editor.act(action, cx),
+            // CC's terminate without attaching: input like attach mode's, so the app sends it.
+            Scope::Computers if action == Action::Terminate => {
+                super::panes::screen::terminate(self.selected.as_deref())
+            }
             Scope::Computers => self.computers.act(action, cx),
             Scope::Output => self.output.act(action, cx),
             Scope::Requests => self.requests.act(action, cx),
@@ -122,6 +130,7 @@ impl App {
             | Scope::Scroll
             | Scope::ConfirmQuit
             | Scope::ConfirmRun
+            | Scope::Menu
             | Scope::Policy => match self.popup.as_mut() {
                 Some(p) => self.popups.of(p).act(action, cx),
                 None => Outcome::Ignored,
@@ -181,6 +190,7 @@ impl App {
                 Outcome::Done
             }
             Action::Leave => Outcome::Focus(Focus::Editor),
+            Action::Pause => Outcome::Intents(vec![Intent::Pause(!self.paused)]),
             _ => Outcome::Ignored,
         }
     }
@@ -451,6 +461,10 @@ mod tests {
                 app.popup = Some(Popup::from(Open::Prompt(PromptKind::Filter, String::new())))
             }
             Scope::Attached => app.screen.attached = true,
+            Scope::Menu => {
+                app.screen.attached = true;
+                app.popup = Some(Popup::from(Open::Menu));
+            }
         }
         app
     }

@@ -34,6 +34,8 @@ pub enum Scope {
     Filter,
     /// Attach mode: every key but these goes to the computer.
     Attached,
+    /// The computer menu (Esc while attached): terminate, reboot, shut down.
+    Menu,
 }
 
 /// What a key does; the scope it was found in says to whom.
@@ -43,8 +45,6 @@ pub enum Action {
     RunFile,
     ToggleScreen,
     Attach,
-    /// Esc while attached: said why it is not sent.
-    EscNote,
     FocusNext,
     FocusPrev,
     Quit,
@@ -85,6 +85,18 @@ pub enum Action {
     Complete,
     Submit,
     Erase,
+    /// A prompt: erase the word before the cursor (Ctrl-W).
+    EraseWord,
+    /// A prompt: erase from the start of the line to the cursor (Ctrl-U).
+    EraseLine,
+    /// CC's terminate (Ctrl-T held) to the attached or selected computer.
+    Terminate,
+    Reboot,
+    Shutdown,
+    /// Esc while attached: the computer menu.
+    Menu,
+    /// Stop all agents, or let them run again.
+    Pause,
     /// Characters typed into a prompt (no key of its own: every character).
     Type,
     /// The approval prompt lets this key through to the layers under it.
@@ -227,6 +239,26 @@ const ATTACH: Help = (
     "F8",
     "attach: keys go to the computer (CC has no Esc); F8 again detaches",
 );
+const TERMINATE: Help = (
+    "Ctrl-T",
+    "attached: terminate the computer's program (CC's Ctrl-T held)",
+);
+const MENU: Help = (
+    "Esc (attached)",
+    "computer menu: t terminate, r reboot, s shut down (never sent: CC has no Esc)",
+);
+const TERMINATE_SELECTED: Help = (
+    "T",
+    "computers: terminate the selected computer's program without attaching",
+);
+const PAUSE: Help = (
+    "F4",
+    "stop all agents (refuse their runs and writes, cancel running ones); F4 resumes",
+);
+const PROMPT_EDIT: Help = (
+    "Ctrl-A Ctrl-E ← →",
+    "prompts: start, end, move; Ctrl-U Ctrl-W erase line, word; Ctrl-C closes",
+);
 const TAB: Help = ("Tab / Shift-Tab", "move focus between panes");
 const HISTORY: Help = ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk");
 const UNDO: Help = ("Ctrl-Z / Ctrl-Y", "editor: undo / redo");
@@ -297,7 +329,19 @@ pub static BINDINGS: &[Binding] = &[
     row(&[k(K::F(9))], S::Global, A::ToggleScreen, SCREEN),
     row(&[k(K::F(8))], S::Global, A::Attach, ATTACH),
     row(&[k(K::F(8))], S::Attached, A::Attach, ATTACH),
-    row(&[k(K::Esc)], S::Attached, A::EscNote, ATTACH),
+    row(&[k(K::Esc)], S::Attached, A::Menu, MENU),
+    // One Ctrl-T is CC's terminate: a terminal reports no held keys, so the game's "hold
+    // Ctrl-T for a second" cannot be asked for. Ctrl-R and Ctrl-S go to the computer as they
+    // are (`edit` saves with Ctrl-S); reboot and shutdown are in the menu.
+    row(&[ctrl(c('t').code)], S::Attached, A::Terminate, TERMINATE),
+    row(&[c('t'), c('T')], S::Menu, A::Terminate, MENU),
+    row(&[c('r'), c('R')], S::Menu, A::Reboot, MENU),
+    row(&[c('s'), c('S')], S::Menu, A::Shutdown, MENU),
+    row(&[k(K::F(8)), c('d')], S::Menu, A::Attach, ATTACH),
+    row(&[k(K::Esc), c('q')], S::Menu, A::Close, ESC),
+    row(&[k(K::F(4))], S::Global, A::Pause, PAUSE),
+    // Under an approval prompt too: a flood of asks is when a stop is wanted most.
+    row(&[k(K::F(4))], S::Approval, A::Pass, PAUSE),
     row(&[k(K::BackTab)], S::Global, A::FocusPrev, TAB),
     hinted(
         &[ctrl(K::Up)],
@@ -357,6 +401,7 @@ pub static BINDINGS: &[Binding] = &[
     row(&[k(K::Enter)], S::Computers, A::Fold, FILTER),
     row(&[k(K::Left), c('h')], S::Computers, A::Left, FILTER),
     row(&[k(K::Right), c('l')], S::Computers, A::Right, FILTER),
+    row(&[c('T')], S::Computers, A::Terminate, TERMINATE_SELECTED),
     // The filter line (it takes every character typed).
     hinted(
         &[],
@@ -509,6 +554,15 @@ pub static BINDINGS: &[Binding] = &[
         ESC,
     ),
     row(&[k(K::Esc)], S::Prompt, A::Close, ESC),
+    // A prompt is a line editor (readline's keys), so Ctrl letters never type their letter.
+    row(&[ctrl(c('c').code)], S::Prompt, A::Close, PROMPT_EDIT),
+    row(&[ctrl(c('a').code), k(K::Home)], S::Prompt, A::Top, PROMPT_EDIT),
+    row(&[ctrl(c('e').code), k(K::End)], S::Prompt, A::Bottom, PROMPT_EDIT),
+    row(&[ctrl(c('b').code), k(K::Left)], S::Prompt, A::Left, PROMPT_EDIT),
+    row(&[ctrl(c('f').code), k(K::Right)], S::Prompt, A::Right, PROMPT_EDIT),
+    row(&[ctrl(c('u').code)], S::Prompt, A::EraseLine, PROMPT_EDIT),
+    row(&[ctrl(c('w').code)], S::Prompt, A::EraseWord, PROMPT_EDIT),
+    row(&[ctrl(c('h').code)], S::Prompt, A::Erase, PROMPT_EDIT),
     row(&[k(K::Enter)], S::Prompt, A::Submit, FILE),
     row(&[k(K::Tab)], S::Prompt, A::Complete, FILE),
     row(&[k(K::Backspace)], S::Prompt, A::Erase, FILE),

@@ -222,6 +222,9 @@ impl Session {
     /// Sends input steps (see [`input::steps`]) to a computer's terminal. Resolves once the
     /// computer has queued every event.
     ///
+    /// An agent's input waits while the person is attached to the computer, or is refused
+    /// with `person_typing` (the policy's `person_typing`).
+    ///
     /// # Errors
     /// When the computer is unknown, offline, has no mirror, or refuses the input.
     pub async fn send_input(
@@ -230,7 +233,11 @@ impl Session {
         steps: Vec<Value>,
         origin: Origin,
     ) -> Result<Value, ScreenError> {
-        Ok(self.start_input(target, steps, origin)?.wait().await?)
+        // While the person is attached to it, the keyboard is theirs (see `pause.rs`).
+        let trapos_id = self.resolve(target)?;
+        self.wait_keyboard(&trapos_id, &origin, SCREEN_TIMEOUT)
+            .await?;
+        Ok(self.start_input(&trapos_id, steps, origin)?.wait().await?)
     }
 
     /// Starts sending input and returns at once: requests to one computer go out in the

@@ -40,11 +40,13 @@ impl Component for ConfirmQuit {
         let t = cx.theme;
         let r = centred(area, 50, 5);
         Clear.render(r, buf);
+        // The count is kept current while the question is open (a call refused meanwhile).
+        let what = match self.pending {
+            0 => "Nothing is pending any more.".to_owned(),
+            n => format!("{n} request(s) still pending; they will be cancelled."),
+        };
         let lines = vec![
-            Line::from(format!(
-                "{} request(s) still pending; they will be cancelled.",
-                self.pending
-            )),
+            Line::from(what),
             Line::from(vec![
                 Span::raw("Quit? "),
                 Span::styled(key_for(Scope::ConfirmQuit, Action::Yes), t.key),

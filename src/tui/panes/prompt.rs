@@ -22,6 +22,9 @@ pub struct Prompt {
     pub text: String,
     /// Completion candidates or a parse error, shown under the prompt.
     pub hint: Option<String>,
+    /// Where the cursor is, as characters after it (0: at the end, where text set from
+    /// outside, a completion, leaves it).
+    pub back: usize,
 }
 
 /// Splits `programs/dig.lua 3 "deep shaft"` into the path and its arguments.
@@ -80,7 +83,46 @@ impl Prompt {
             kind,
             text: text.to_owned(),
             hint: None,
+            back: 0,
         }
+    }
+
+    /// The cursor as a byte offset into the text.
+    fn cursor(&self) -> usize {
+        let n = self.text.chars().count();
+        let at = n.saturating_sub(self.back);
+        self.text
+            .char_indices()
+            .nth(at)
+            .map_or(self.text.len(), |(i, _)| i)
+    }
+
+    /// The line editing keys a shell's prompt has (readline's): move, erase a character, the
+    /// word before the cursor (Ctrl-W), the line up to the cursor (Ctrl-U).
+    fn edit(&mut self, action: Action) -> bool {
+        let at = self.cursor();
+        let n = self.text.chars().count();
+        match action {
+            Action::Left => self.back = (self.back + 1).min(n),
+            Action::Right => self.back = self.back.saturating_sub(1),
+            Action::Top => self.back = n,
+            Action::Bottom => self.back = 0,
+            Action::Erase => {
+                if let Some((i, _)) = self.text[..at].char_indices().next_back() {
+                    self.text.replace_range(i..at, "");
+                }
+            }
+            Action::EraseWord => {
+                // Blanks before the cursor, then the word before them: what Ctrl-W does.
+                let head = self.text[..at].trim_end_matches(' ');
+                let start = head.rfind(' ').map_or(0, |i| i + 1);
+                self.text.replace_range(start..at, "");
+            }
+            Action::EraseLine => self.text.replace_range(..at, ""),
+            _ => return false,
+        }
+        self.hint = None;
+        true
     }
 
     /// Enter: what the text means, or (with the reason as the hint) nothing yet.
@@ -148,6 +190,7 @@ impl Prompt {
         if word_dir != dir {
             return; // The person typed on; this answer is stale.
         }
+        p.back = 0;
         let base = &word[dir.len()..];
         let mut hits: Vec<&(String, bool)> = entries
             .iter()
@@ -234,7 +277,12 @@ impl Prompt {
         Paragraph::new(lines)
             .block(popup_frame(t, &title))
             .render(r, buf);
-        (r.x + 1 + (label.len() + width(&shown)) as u16, r.y + 1)
+        let after: String = shown
+            .chars()
+            .skip(shown.chars().count().saturating_sub(p.back))
+            .collect();
+        let x = label.len() + width(&shown) - width(&after);
+        (r.x + 1 + x as u16, r.y + 1)
     }
 
     /// The filter line is the Computers pane's bottom border, drawn with the pane; only the
@@ -264,28 +312,26 @@ impl Component for Prompt {
             Action::Close => Outcome::Close,
             Action::Submit => self.submit(cx),
             Action::Complete => self.complete_request(cx),
-            Action::Erase => {
-                self.text.pop();
-                self.hint = None;
-                Outcome::Done
-            }
+            a if self.edit(a) => Outcome::Done,
             _ => Outcome::Ignored,
         }
     }
 
-    /// Characters typed (the filter line leaves out Ctrl ones).
+    /// Characters typed at the cursor. A Ctrl key that is not a row of the table is no
+    /// character: typing its letter would put text the person never meant in the line.
     fn input(&mut self, key: KeyEvent, _cx: Cx) -> Outcome {
         let KeyCode::Char(c) = key.code else {
             return Outcome::Done;
         };
+        if key.modifiers.contains(KeyModifiers::CONTROL) {
+            return Outcome::Done;
+        }
         if self.kind == PromptKind::Filter {
-            if key.modifiers.contains(KeyModifiers::CONTROL) {
-                return Outcome::Done;
-            }
             self.text.push(c);
             return Outcome::Submit(Submitted::FilterTyped(self.text.clone()));
         }
-        self.text.push(c);
+        let at = self.cursor();
+        self.text.insert(at, c);
         self.hint = None;
         Outcome::Done
     }

@@ -24,10 +24,96 @@ use crate::tui::keymap::{Action, Scope, key_for};
 /// it is not sent, and the person is told why instead of the key vanishing.
 pub fn esc_note() -> String {
     format!(
-        "{} is not sent: CC computers have no Esc key (in a world it closes the screen) · {} detaches",
-        key_for(Scope::Attached, Action::EscNote),
+        "{} is not sent: CC computers have no Esc key (in a world it closes the screen); it opens this menu · {} detaches",
+        key_for(Scope::Attached, Action::Menu),
         key_for(Scope::Attached, Action::Attach)
     )
+}
+
+/// How long the Screen view's title says an agent is typing after its last input.
+const TYPING_SHOWN: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// A step that sends one of CC's held combinations (terminate, reboot, shutdown).
+fn held(name: &str) -> Value {
+    json!({ "key": name })
+}
+
+/// The input intent for `target`.
+fn input(target: &str, step: Value) -> Outcome {
+    Outcome::Intents(vec![Intent::Input {
+        target: target.to_owned(),
+        steps: vec![step],
+    }])
+}
+
+/// CC's terminate for the selected computer, attached or not (`T` in Computers).
+pub fn terminate(selected: Option<&str>) -> Outcome {
+    match selected {
+        Some(t) => Outcome::Many(vec![
+            input(t, held("terminate")),
+            Outcome::Notify(
+                format!("terminate sent to {}", name_of(t)),
+                false,
+            ),
+        ]),
+        None => Outcome::Notify(
+            "no computer selected: select one in Computers first".into(),
+            true,
+        ),
+    }
+}
+
+/// The computer menu (Esc while attached): the held combinations a terminal cannot send, so
+/// that Ctrl-R and Ctrl-S stay the program's (`edit` saves with Ctrl-S).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Menu;
+
+impl Component for Menu {
+    fn scope(&self) -> Scope {
+        Scope::Menu
+    }
+
+    fn act(&mut self, action: Action, cx: Cx) -> Outcome {
+        let step = match action {
+            Action::Terminate => "terminate",
+            Action::Reboot => "reboot",
+            Action::Shutdown => "shutdown",
+            _ => return Outcome::Close,
+        };
+        let Some(target) = cx.selected else {
+            return Outcome::Close;
+        };
+        Outcome::Many(vec![
+            Outcome::Close,
+            input(target, held(step)),
+            Outcome::Notify(format!("{step} sent to {}", name_of(target)), false),
+        ])
+    }
+
+    fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
+        use ratatui::widgets::Clear;
+        let t = cx.theme;
+        let who = cx.selected.map(name_of).unwrap_or_default();
+        let r = crate::tui::draw::centred(area, 56, 7);
+        Clear.render(r, buf);
+        let key = |a| key_for(Scope::Menu, a);
+        let line = |a, what: &str| {
+            Line::from(vec![
+                Span::styled(format!(" {} ", key(a)), t.key),
+                Span::raw(what.to_owned()),
+            ])
+        };
+        let lines = vec![
+            line(Action::Terminate, "terminate the running program (Ctrl-T)"),
+            line(Action::Reboot, "reboot the computer (Ctrl-R held)"),
+            line(Action::Shutdown, "shut the computer down (Ctrl-S held)"),
+            line(Action::Close, "back to the computer (nothing sent)"),
+        ];
+        Paragraph::new(lines)
+            .block(crate::tui::draw::popup_frame(t, &format!(" {who} ")))
+            .render(r, buf);
+        None
+    }
 }
 
 #[derive(Default)]
@@ -42,6 +128,10 @@ pub struct Screen {
     watch: Option<(String, Hold)>,
     /// A new frame is waiting to be pulled.
     pub(crate) dirty: bool,
+    /// While attached, the person's hand on the computer's keyboard (agents' input waits).
+    keyboard: Option<(String, Hold)>,
+    /// The last agent to type into a computer: who, where, when.
+    typing: Option<(String, String, tokio::time::Instant)>,
 }
 
 impl Screen {
@@ -86,8 +176,31 @@ impl Screen {
         }])
     }
 
+    /// Notes an agent's input to a computer, for the view's title.
+    pub fn note_input(&mut self, info: &crate::session::PendingInfo, now: tokio::time::Instant) {
+        if info.kind == crate::protocol::Kind::Input
+            && matches!(info.origin, crate::session::Origin::Agent(_))
+        {
+            self.typing = Some((info.origin.name().to_owned(), info.trapos_id.clone(), now));
+        }
+    }
+
+    /// The agent typing into `trapos_id` now, if one did in the last few seconds.
+    pub fn typing_into(&self, trapos_id: &str, now: tokio::time::Instant) -> Option<&str> {
+        self.typing
+            .as_ref()
+            .filter(|(_, id, at)| id == trapos_id && now.duration_since(*at) < TYPING_SHOWN)
+            .map(|(who, _, _)| who.as_str())
+    }
+
     /// Keeps the watch on the computer the view shows, and takes its latest frame.
     pub fn pull<H: Hub>(&mut self, hub: &H, selected: Option<&str>) {
+        // The keyboard is held exactly while attached, to the computer attached to.
+        let hand = if self.attached { selected } else { None };
+        if hand != self.keyboard.as_ref().map(|(id, _)| id.as_str()) {
+            self.keyboard = None;
+            self.keyboard = hand.map(|id| (id.to_owned(), hub.hold_keyboard(id)));
+        }
         let want = if self.on { selected } else { None };
         let have = self.watch.as_ref().map(|(id, _)| id.as_str());
         if want != have {
@@ -131,7 +244,11 @@ impl Component for Screen {
                 self.attached = false;
                 Outcome::Done
             }
-            Action::EscNote => Outcome::Notify(esc_note(), false),
+            Action::Menu => Outcome::Many(vec![
+                Outcome::Open(crate::tui::component::Open::Menu),
+                Outcome::Notify(esc_note(), false),
+            ]),
+            Action::Terminate => terminate(cx.selected),
             _ => Outcome::Ignored,
         }
     }
@@ -152,12 +269,22 @@ impl Component for Screen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
         let who = cx.selected.map(name_of).unwrap_or_default();
-        let title = if self.attached {
+        let typing = cx
+            .selected
+            .and_then(|id| self.typing_into(id, cx.now_i))
+            .map(|agent| {
+                Span::styled(
+                    format!(" {} is typing ", crate::tui::output::printable(agent)),
+                    cx.theme.warn.add_modifier(Modifier::REVERSED),
+                )
+            });
+        let mut title = if self.attached {
             Line::from(vec![
                 Span::styled(" ATTACHED ", cx.theme.warn.add_modifier(Modifier::REVERSED)),
                 Span::raw(format!(
-                    " {who} · {} detaches ",
-                    key_for(Scope::Attached, Action::Attach)
+                    " {who} · {} detaches · {} menu ",
+                    key_for(Scope::Attached, Action::Attach),
+                    key_for(Scope::Attached, Action::Menu)
                 )),
             ])
         } else {
@@ -167,6 +294,7 @@ impl Component for Screen {
                 key_for(Scope::Global, Action::ToggleScreen)
             ))
         };
+        title.spans.extend(typing);
         let block = cx.frame(title);
         let inner = block.inner(area);
         block.render(area, buf);

@@ -84,6 +84,11 @@ impl App {
         if self.approval().is_some() {
             self.approvals.draw(area, buf, &cx(Focus::Editor));
             cursor = None;
+            // The Quit question asked under an approval (Ctrl-C) takes the keys, so it is
+            // drawn over it.
+            if let Some(p @ crate::tui::app::Popup::ConfirmQuit(_)) = &self.popup {
+                self.popups.view(p).draw(area, buf, &cx(self.focus));
+            }
         }
         cursor
     }

@@ -28,7 +28,7 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Binding> {
     if app.notice.is_some() || app.screen.attached {
         return None;
     }
-    let mut x = 1usize;
+    let mut x = 1 + paused_marker(app).map_or(0, |m| crate::tui::draw::width(&m) + 2);
     for (h, b) in hints(app) {
         let width = crate::tui::draw::width(h.key) + 1 + crate::tui::draw::width(h.what);
         if (x..x + width).contains(&usize::from(col)) {
@@ -39,9 +39,27 @@ pub fn hint_at(app: &App, col: u16) -> Option<&'static Binding> {
     None
 }
 
+/// While all agents are stopped, the marker that says so until they are let go again: first on
+/// the line, so that it shows on any width.
+pub fn paused_marker(app: &App) -> Option<String> {
+    app.paused.then(|| {
+        format!(
+            " AGENTS STOPPED · {} resumes ",
+            keymap::key_for(Scope::Global, keymap::Action::Pause)
+        )
+    })
+}
+
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let mut spans = vec![Span::raw(" ")];
+    if let Some(m) = paused_marker(app) {
+        spans.push(Span::styled(
+            m,
+            t.error.add_modifier(ratatui::style::Modifier::REVERSED),
+        ));
+        spans.push(Span::raw("  "));
+    }
     if app.screen.attached {
         // Attach mode must be impossible to miss: every key goes to the computer.
         let who = app
