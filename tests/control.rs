@@ -241,3 +241,71 @@ async fn the_cli_uses_the_local_token_beside_named_agents() {
     }
     host.host.stop().await;
 }
+
+/// `trapdesk pause` / `resume` set and lift the stop for all agents over the control channel
+/// (set by `cli`), and the host's status says so meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pause_and_resume_from_the_command_line() {
+    let host = start_host().await;
+    let run = |what: &'static str| {
+        let mut c = trapdesk();
+        c.arg(what).arg("--data-dir").arg(host.dir.path());
+        output(c)
+    };
+    let out = run("pause").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("agents stopped"),
+        "{}",
+        text(&out.stdout)
+    );
+    let p = host.session.paused().expect("paused");
+    assert_eq!(p.by, "cli");
+
+    let local = trapdesk::trust::agents::read_local(host.dir.path())
+        .unwrap()
+        .unwrap();
+    let st: trapdesk::control::Status = reqwest::Client::new()
+        .get(format!("{}/control/status", base(&host)))
+        .bearer_auth(&local)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(st.paused.map(|p| p.by), Some("cli".to_owned()));
+
+    let again = run("pause").await;
+    assert!(
+        text(&again.stdout).contains("already stopped"),
+        "{}",
+        text(&again.stdout)
+    );
+    let out = run("resume").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(host.session.paused().is_none());
+    host.host.stop().await;
+}
+
+/// With no host, `trapdesk pause` says so and exits 3.
+#[test]
+fn pause_without_a_host_exits_3() {
+    let home = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = trapdesk()
+        .args([
+            "pause",
+            "--connect",
+            &format!("http://127.0.0.1:{port}/mcp"),
+        ])
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(files_under(home.path()), Vec::<std::path::PathBuf>::new());
+}

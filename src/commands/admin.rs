@@ -296,11 +296,12 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
 /// # Errors
 /// When a host runs there but does not answer (its error says what to do), or `out` fails.
 pub async fn show_running(dir: &Path, out: &mut dyn Write) -> anyhow::Result<bool> {
-    let Some(url) = crate::control::client::running_url(dir) else {
+    let Some(url) = crate::commands::control_client::running_url(dir) else {
         return Ok(false);
     };
-    let base = crate::control::client::base_of(&url).unwrap_or(url);
-    let s: crate::control::SecretInfo = crate::control::client::ask(&base, dir, "secret").await?;
+    let base = crate::commands::control_client::base_of(&url).unwrap_or(url);
+    let s: crate::control::SecretInfo =
+        crate::commands::control_client::ask(&base, dir, "secret").await?;
     writeln!(out, "the shared secret ({}; the running host's):", s.source)?;
     writeln!(out)?;
     writeln!(out, "    {}", s.secret)?;

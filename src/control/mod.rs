@@ -1,5 +1,6 @@
 //! The local control channel: what only the person's own tools ask of the running host
-//! (`trapdesk doctor`, `trapdesk secret show`), never offered to agents as a tool.
+//! (`trapdesk doctor`, `trapdesk secret show`, `trapdesk pause` / `resume`), never offered to
+//! agents as a tool.
 //!
 //! **Transport**: plain HTTP routes under [`PREFIX`] on the MCP listener, beside `/mcp`. One
 //! listener means one address to find (the data dir's `host.json` names it) and nothing more
@@ -11,8 +12,7 @@
 //! its token.
 //!
 //! This is a front on the session like `mcp/`: it imports the session, never another front.
-
-pub mod client;
+//! The tools' side (finding the host, asking it) is `crate::commands::control_client`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::config::{SecretSource, Settings};
 use crate::session::Session;
@@ -51,6 +51,29 @@ pub struct Status {
     pub linked: Vec<String>,
     /// The last refused links (wrong secret, bad hello), newest last.
     pub refused: Vec<Refusal>,
+    /// The stop for all agents, while it holds.
+    pub paused: Option<PausedInfo>,
+}
+
+/// The stop for all agents as `status` and `pause` report it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PausedInfo {
+    pub since_ms: u64,
+    /// Where it was set: `console`, `cli`.
+    pub by: String,
+}
+
+/// What `POST /control/pause` and `POST /control/resume` did.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PauseAnswer {
+    /// Whether agents are stopped now.
+    pub paused: bool,
+    /// Nothing changed: it was already so.
+    pub already: bool,
+    /// Agent calls ended by this pause (0 for a resume).
+    pub stopped: usize,
 }
 
 /// The shared secret as the host checks it now, and the line a person types on a computer.
@@ -91,6 +114,8 @@ pub fn router(session: Session) -> Router {
     Router::new()
         .route(&format!("{PREFIX}/status"), get(status))
         .route(&format!("{PREFIX}/secret"), get(secret))
+        .route(&format!("{PREFIX}/pause"), post(pause))
+        .route(&format!("{PREFIX}/resume"), post(resume))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -143,6 +168,26 @@ async fn secret(State(c): State<Arc<Control>>) -> axum::Json<SecretInfo> {
     axum::Json(secret_of(&c.session.settings()))
 }
 
+/// `trapdesk pause`: the stop for all agents, set from the command line (origin `cli`).
+async fn pause(State(c): State<Arc<Control>>) -> axum::Json<PauseAnswer> {
+    let r = c.session.pause("cli");
+    axum::Json(PauseAnswer {
+        paused: true,
+        already: r.already,
+        stopped: r.stopped,
+    })
+}
+
+/// `trapdesk resume`.
+async fn resume(State(c): State<Arc<Control>>) -> axum::Json<PauseAnswer> {
+    let changed = c.session.resume("cli");
+    axum::Json(PauseAnswer {
+        paused: false,
+        already: !changed,
+        stopped: 0,
+    })
+}
+
 /// The host's status as `GET /control/status` answers it.
 pub fn status_of(session: &Session) -> Status {
     let settings = session.settings();
@@ -174,6 +219,13 @@ pub fn status_of(session: &Session) -> Status {
             .map(|c| c.trapos_id)
             .collect(),
         refused,
+        paused: session.paused().map(|p| PausedInfo {
+            since_ms: p
+                .since
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            by: p.by,
+        }),
     }
 }
 

@@ -395,7 +395,10 @@ mod tests {
         assert!(s.keyboard_held("7:miner"));
         let agent_input = {
             let s = s.clone();
-            tokio::spawn(async move { s.send_input("7", vec![json!({"text": "ls"})], agent()).await })
+            tokio::spawn(async move {
+                s.send_input("7", vec![json!({"text": "ls"})], agent())
+                    .await
+            })
         };
         tokio::time::sleep(Duration::from_secs(3)).await;
         // Nothing typed while the person holds the keyboard.

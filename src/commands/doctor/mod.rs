@@ -181,15 +181,6 @@ fn refusal_line(r: &crate::control::Refusal) -> String {
     format!("{when}{who} {}", r.detail)
 }
 
-/// Which MCP endpoint doctor asks: `--connect` when it names another than the default, else
-/// the host running on the data dir (its `host.json`), else the default.
-fn target_url(a: &DoctorArgs, data_dir: &Path) -> String {
-    if a.client.connect != crate::commands::remote::DEFAULT_CONNECT {
-        return a.client.connect.clone();
-    }
-    crate::control::client::running_url(data_dir).unwrap_or_else(|| a.client.connect.clone())
-}
-
 /// The shared secret as a host on `data_dir` would start with it, read without writing: the
 /// environment's, else the stored file's; `None` when there is none yet (a host makes one at
 /// its first start; doctor never does).
@@ -239,15 +230,15 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
                 "no home directory to find the data dir in: pass --data-dir",
             )
         })?;
-    let url = target_url(&a, &data_dir);
-    let base = crate::control::client::base_of(&url).ok_or_else(|| {
+    let url = crate::commands::control_client::target(&a.client.connect, &data_dir);
+    let base = crate::commands::control_client::base_of(&url).ok_or_else(|| {
         Failure::new(
             exit::USAGE,
             format!("--connect {url:?} is not an http:// or https:// URL"),
         )
     })?;
     let asked: Result<crate::control::Status, _> =
-        crate::control::client::ask(&base, &data_dir, "status").await;
+        crate::commands::control_client::ask(&base, &data_dir, "status").await;
     let mut report = Report::new(a.client.json);
     let mut problems = 0;
 
@@ -495,6 +486,12 @@ fn session_section(report: &mut Report, st: &crate::control::Status) {
     } else {
         report.line(&format!("linked: {}", st.linked.join(", ")));
     }
+    if let Some(p) = &st.paused {
+        report.line(&format!(
+            "agents are stopped (set from the {}): `trapdesk resume` lets them run again",
+            p.by
+        ));
+    }
     let last: Vec<String> = st.refused.iter().map(refusal_line).collect();
     if last.is_empty() {
         report.line("no refused links");
@@ -506,7 +503,7 @@ fn session_section(report: &mut Report, st: &crate::control::Status) {
     }
     report.data(
         "session",
-        json!({"reachable": true, "linked": st.linked, "refused": last}),
+        json!({"reachable": true, "linked": st.linked, "refused": last, "paused": st.paused.is_some()}),
     );
 }
 

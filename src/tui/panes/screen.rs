@@ -51,10 +51,7 @@ pub fn terminate(selected: Option<&str>) -> Outcome {
     match selected {
         Some(t) => Outcome::Many(vec![
             input(t, held("terminate")),
-            Outcome::Notify(
-                format!("terminate sent to {}", name_of(t)),
-                false,
-            ),
+            Outcome::Notify(format!("terminate sent to {}", name_of(t)), false),
         ]),
         None => Outcome::Notify(
             "no computer selected: select one in Computers first".into(),

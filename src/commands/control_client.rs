@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-use super::PREFIX;
+use crate::control::PREFIX;
 
 /// Why the running host could not be asked.
 #[derive(Debug, thiserror::Error)]
@@ -56,11 +56,41 @@ pub fn running_url(data_dir: &Path) -> Option<String> {
     Some(format!("http://{addr}/mcp"))
 }
 
+/// The MCP URL of the host the person's tool means: `connect` when it names another than
+/// the default, else the host running on `data_dir` (its `host.json`), else the default.
+pub fn target(connect: &str, data_dir: &Path) -> String {
+    if connect != super::remote::DEFAULT_CONNECT {
+        return connect.to_owned();
+    }
+    running_url(data_dir).unwrap_or_else(|| connect.to_owned())
+}
+
 /// Asks `GET <base>/control/<what>` with the local token of `data_dir`.
 ///
 /// # Errors
 /// An [`AskError`] that says what to do.
 pub async fn ask<T: DeserializeOwned>(
+    base: &str,
+    data_dir: &Path,
+    what: &str,
+) -> Result<T, AskError> {
+    request(reqwest::Method::GET, base, data_dir, what).await
+}
+
+/// `POST <base>/control/<what>` (a change: `pause`, `resume`), as [`ask`].
+///
+/// # Errors
+/// As [`ask`].
+pub async fn tell<T: DeserializeOwned>(
+    base: &str,
+    data_dir: &Path,
+    what: &str,
+) -> Result<T, AskError> {
+    request(reqwest::Method::POST, base, data_dir, what).await
+}
+
+async fn request<T: DeserializeOwned>(
+    method: reqwest::Method,
     base: &str,
     data_dir: &Path,
     what: &str,
@@ -78,7 +108,7 @@ pub async fn ask<T: DeserializeOwned>(
             why: e.to_string(),
         })?;
     let resp = client
-        .get(&url)
+        .request(method, &url)
         .bearer_auth(token)
         .send()
         .await
@@ -116,6 +146,50 @@ fn plain(e: &reqwest::Error) -> String {
     } else {
         last
     }
+}
+
+/// `trapdesk pause` (`pause` true) and `trapdesk resume`, over the control channel of the host
+/// the client flags name.
+///
+/// # Errors
+/// Exit code 3 when no host answers or it refuses the local token; 2 for a bad `--connect`.
+pub async fn pause(
+    a: &super::remote::ClientArgs,
+    pause: bool,
+) -> Result<(), super::remote::Failure> {
+    use super::remote::{Failure, exit};
+    let data_dir = a
+        .data_dir
+        .clone()
+        .or_else(crate::config::default_data_dir)
+        .ok_or_else(|| Failure::new(exit::USAGE, "no home directory: pass --data-dir"))?;
+    let url = target(&a.connect, &data_dir);
+    let base = base_of(&url).ok_or_else(|| {
+        Failure::new(
+            exit::USAGE,
+            format!("--connect {url:?} is not an http:// or https:// URL"),
+        )
+    })?;
+    let what = if pause { "pause" } else { "resume" };
+    let r: crate::control::PauseAnswer = tell(&base, &data_dir, what)
+        .await
+        .map_err(|e| Failure::new(exit::UNREACHABLE, e.to_string()))?;
+    if a.json {
+        println!("{}", serde_json::to_string(&r).unwrap_or_default());
+        return Ok(());
+    }
+    match (pause, r.already) {
+        (true, false) => println!(
+            "agents stopped: their calls that run code, type or write are refused with `paused` ({} ended now); reads go on. `trapdesk resume` lets them run again.",
+            r.stopped
+        ),
+        (true, true) => {
+            println!("agents were already stopped; `trapdesk resume` lets them run again.")
+        }
+        (false, false) => println!("agents may run code, type and write again."),
+        (false, true) => println!("agents were not stopped; nothing changed."),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
