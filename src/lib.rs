@@ -35,7 +35,8 @@
 //!   and stdio.
 //! - [`tui`]: the ratatui console.
 //! - [`control`]: the local control channel, what only the person's own tools ask of the
-//!   running host (`doctor`, `secret show`), on the MCP listener under the local token alone.
+//!   running host (`doctor`, `secret show`, `pause`, `resume`), on the MCP listener under the
+//!   local token alone.
 //!
 //! **A computer**: [`emu`], an emulated CC: Tweaked computer (embedded Lua 5.2) that runs the
 //! real client and links like any other.
