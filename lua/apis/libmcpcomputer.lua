@@ -7,27 +7,30 @@
 -- * apis/run.lua: running chunks and programs;
 -- * apis/files.lua: files, within the disk quota.
 --
--- Reading a name finds it in those modules; setting `JOURNAL` sets the files module's.
+-- Reading a name finds it in those modules (each loaded when first needed); setting `JOURNAL`
+-- sets the files module's.
 --
 -- @module libmcpcomputer
 
 local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
-local modules = {
-    dofile(here .. "files.lua"),
-    dofile(here .. "run.lua"),
-    dofile(here .. "capture.lua"),
-    dofile(here .. "descriptors.lua"),
-}
-local files = modules[1]
+
+-- Loaded on first use, in this order: `startup.lua` only needs `recoverWrites` at boot, and
+-- loading all four there made the boot slower for nothing.
+local names = { "files.lua", "run.lua", "capture.lua", "descriptors.lua" }
+local loaded = {}
+local function module(i)
+    if not loaded[i] then loaded[i] = dofile(here .. names[i]) end
+    return loaded[i]
+end
 
 return setmetatable({}, {
     __index = function(_, k)
-        for _, m in ipairs(modules) do
-            local v = m[k]
+        for i = 1, #names do
+            local v = module(i)[k]
             if v ~= nil then return v end
         end
     end,
     __newindex = function(t, k, v)
-        if k == "JOURNAL" then files.JOURNAL = v else rawset(t, k, v) end
+        if k == "JOURNAL" then module(1).JOURNAL = v else rawset(t, k, v) end
     end,
 })
