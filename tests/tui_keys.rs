@@ -401,7 +401,7 @@ async fn s_shows_the_secret_and_the_install_line_and_help_has_them() {
     app.on_key(key(KeyCode::Esc));
     assert_eq!(app.popup, None);
     app.on_key(key(KeyCode::Char('?')));
-    let text = screen(&app, 120, 40);
+    let text = screen(&app, 120, 50);
     assert!(text.contains(&line), "{text}");
     // In the editor, s is a letter.
     app.on_key(key(KeyCode::Esc));

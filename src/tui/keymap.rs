@@ -240,24 +240,20 @@ const ATTACH: Help = (
     "attach: keys go to the computer (CC has no Esc); F8 again detaches",
 );
 const TERMINATE: Help = (
-    "Ctrl-T",
-    "attached: terminate the computer's program (CC's Ctrl-T held)",
-);
-const MENU: Help = (
-    "Esc (attached)",
-    "computer menu: t terminate, r reboot, s shut down (never sent: CC has no Esc)",
+    "Ctrl-T / Esc",
+    "attached: terminate · Esc: menu (terminate, reboot, shut down)",
 );
 const TERMINATE_SELECTED: Help = (
     "T",
-    "computers: terminate the selected computer's program without attaching",
+    "computers: terminate the selected one's program, not attached",
 );
 const PAUSE: Help = (
     "F4",
-    "stop all agents (refuse their runs and writes, cancel running ones); F4 resumes",
+    "stop all agents: refuse their runs and writes; F4 again resumes",
 );
 const PROMPT_EDIT: Help = (
     "Ctrl-A Ctrl-E ← →",
-    "prompts: start, end, move; Ctrl-U Ctrl-W erase line, word; Ctrl-C closes",
+    "prompts: start, end, move; Ctrl-U Ctrl-W erase; Ctrl-C closes",
 );
 const TAB: Help = ("Tab / Shift-Tab", "move focus between panes");
 const HISTORY: Help = ("Ctrl-↑ / Ctrl-↓", "editor: older / newer sent chunk");
@@ -329,19 +325,15 @@ pub static BINDINGS: &[Binding] = &[
     row(&[k(K::F(9))], S::Global, A::ToggleScreen, SCREEN),
     row(&[k(K::F(8))], S::Global, A::Attach, ATTACH),
     row(&[k(K::F(8))], S::Attached, A::Attach, ATTACH),
-    row(&[k(K::Esc)], S::Attached, A::Menu, MENU),
+    row(&[k(K::Esc)], S::Attached, A::Menu, TERMINATE),
     // One Ctrl-T is CC's terminate: a terminal reports no held keys, so the game's "hold
     // Ctrl-T for a second" cannot be asked for. Ctrl-R and Ctrl-S go to the computer as they
     // are (`edit` saves with Ctrl-S); reboot and shutdown are in the menu.
     row(&[ctrl(c('t').code)], S::Attached, A::Terminate, TERMINATE),
-    row(&[c('t'), c('T')], S::Menu, A::Terminate, MENU),
-    row(&[c('r'), c('R')], S::Menu, A::Reboot, MENU),
-    row(&[c('s'), c('S')], S::Menu, A::Shutdown, MENU),
-    row(&[k(K::F(8)), c('d')], S::Menu, A::Attach, ATTACH),
-    row(&[k(K::Esc), c('q')], S::Menu, A::Close, ESC),
-    row(&[k(K::F(4))], S::Global, A::Pause, PAUSE),
-    // Under an approval prompt too: a flood of asks is when a stop is wanted most.
-    row(&[k(K::F(4))], S::Approval, A::Pass, PAUSE),
+    row(&[c('t'), c('T')], S::Menu, A::Terminate, TERMINATE),
+    row(&[c('r'), c('R')], S::Menu, A::Reboot, TERMINATE),
+    row(&[c('s'), c('S')], S::Menu, A::Shutdown, TERMINATE),
+    row(&[k(K::Esc), c('q')], S::Menu, A::Close, TERMINATE),
     row(&[k(K::BackTab)], S::Global, A::FocusPrev, TAB),
     hinted(
         &[ctrl(K::Up)],
@@ -510,6 +502,9 @@ pub static BINDINGS: &[Binding] = &[
     // The policy popup.
     row(&[k(K::F(7))], S::Global, A::Policy, POLICY),
     row(&[c('r'), c('R')], S::Policy, A::Reload, POLICY),
+    row(&[k(K::F(4))], S::Global, A::Pause, PAUSE),
+    // Under an approval prompt too: a flood of asks is when a stop is wanted most.
+    row(&[k(K::F(4))], S::Approval, A::Pass, PAUSE),
     // The approval prompt: modal, so nothing typed for the editor can answer it by accident.
     row(&[c('y'), c('Y')], S::Approval, A::Yes, APPROVAL),
     row(&[c('n'), c('N')], S::Approval, A::No, APPROVAL),
