@@ -91,10 +91,14 @@ async fn an_agent_cannot_type_while_the_person_is_attached() {
     };
     w.session().set_policy(p);
     let hold = w.session().hold_keyboard(&id);
-    let r = w.call("send-input", json!({"traposId": id, "text": "ls"})).await;
+    let r = w
+        .call("send-input", json!({"traposId": id, "text": "ls"}))
+        .await;
     assert_eq!(r.is_error, Some(true));
     assert_eq!(data(&r)["error"]["code"], "person_typing", "{}", text(&r));
     drop(hold);
-    let r = w.call("send-input", json!({"traposId": id, "text": "ls"})).await;
+    let r = w
+        .call("send-input", json!({"traposId": id, "text": "ls"}))
+        .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
 }

@@ -61,7 +61,12 @@ async fn ctrl_t_attached_is_one_terminate_and_ctrl_r_ctrl_s_stay_the_programs() 
     app.on_key(key(KeyCode::F(8)));
     app.on_key(key(KeyCode::F(1)));
     let help = screen(&app, 130, 70);
-    for needle in ["Ctrl-T", "menu (terminate, reboot, shut down)", "F4", "Ctrl-U Ctrl-W"] {
+    for needle in [
+        "Ctrl-T",
+        "menu (terminate, reboot, shut down)",
+        "F4",
+        "Ctrl-U Ctrl-W",
+    ] {
         assert!(help.contains(needle), "{needle}: {help}");
     }
 }
@@ -69,7 +74,10 @@ async fn ctrl_t_attached_is_one_terminate_and_ctrl_r_ctrl_s_stay_the_programs() 
 #[tokio::test]
 async fn esc_attached_opens_the_computer_menu_for_reboot_and_shutdown() {
     let mut app = attached();
-    assert!(app.on_key(key(KeyCode::Esc)).is_empty(), "CC has no Esc key");
+    assert!(
+        app.on_key(key(KeyCode::Esc)).is_empty(),
+        "CC has no Esc key"
+    );
     assert!(matches!(app.popup, Some(Popup::Menu(_))));
     let shown = screen(&app, 120, 32);
     assert!(shown.contains("reboot the computer"), "{shown}");
@@ -169,7 +177,12 @@ fn hello(id: u64, label: &str) -> Hello {
 async fn press(app: &mut App, session: &Session, k: KeyEvent) {
     let (msg_tx, mut msg_rx) = mpsc::unbounded_channel::<AppMsg>();
     let mut events = session.subscribe();
-    tui::handle(app, session, &msg_tx, tui::Event::Crossterm(CtEvent::Key(k)));
+    tui::handle(
+        app,
+        session,
+        &msg_tx,
+        tui::Event::Crossterm(CtEvent::Key(k)),
+    );
     tokio::task::yield_now().await;
     while let Ok(e) = events.try_recv() {
         app.note(&e);
@@ -327,7 +340,11 @@ async fn attached_holds_the_keyboard_and_the_view_says_when_an_agent_types() {
     // Not attached, an agent types: the view's title says who.
     let mut events = session.subscribe();
     let _t = session
-        .start_input("7", vec![json!({"text": "ls"})], Origin::Agent("claude".into()))
+        .start_input(
+            "7",
+            vec![json!({"text": "ls"})],
+            Origin::Agent("claude".into()),
+        )
         .unwrap();
     while let Ok(e) = events.try_recv() {
         app.note(&e);

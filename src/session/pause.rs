@@ -430,9 +430,10 @@ mod tests {
         assert_eq!(e.code(), "person_typing");
         assert_eq!(started.elapsed(), Duration::from_secs(10));
         // Refusing: at once.
-        let mut p = Policy::default();
-        p.person_typing = PersonTyping::Refuse;
-        s.set_policy(p);
+        s.set_policy(Policy {
+            person_typing: PersonTyping::Refuse,
+            ..Policy::default()
+        });
         let started = tokio::time::Instant::now();
         let e = s
             .send_input("7", vec![json!({"text": "ls"})], agent())
