@@ -353,3 +353,27 @@ async fn attached_holds_the_keyboard_and_the_view_says_when_an_agent_types() {
     let shown = screen(&app, 140, 32);
     assert!(shown.contains("claude is typing"), "{shown}");
 }
+
+#[tokio::test]
+async fn a_refused_agent_call_is_not_called_a_refused_link() {
+    let session = Session::new(settings(), false);
+    let (tx, _rx) = mpsc::channel(64);
+    let _link = session.link(&hello(7, "miner"), tx);
+    let mut app = app();
+    app.pull(&session);
+    let mut events = session.subscribe();
+    session.pause("cli");
+    let refused = session.start(
+        "7",
+        RequestSpec::new(trapdesk::protocol::Kind::ExecLua, json!({"code": "x"})),
+        Origin::Agent("claude".into()),
+    );
+    assert!(refused.is_err());
+    while let Ok(e) = events.try_recv() {
+        app.note(&e);
+    }
+    app.pull(&session);
+    let shown = screen(&app, 120, 32);
+    assert!(!shown.contains("link refused"), "{shown}");
+    assert!(shown.contains("AGENTS STOPPED"), "{shown}");
+}

@@ -265,3 +265,43 @@ fn the_screen_view_shows_the_demo_prompt_and_attach_types_into_it() {
     t.wait_for("detached", |s| !s.contains("ATTACHED"));
     t.quit_and_check();
 }
+
+#[test]
+fn attached_ctrl_t_terminates_a_runaway_program_and_esc_opens_the_menu() {
+    let t = Tmux::start("terminate");
+    t.wait_linked();
+    t.text(r#"local f = fs.open("spin.lua","w") f.write("while true do os.pullEvent() end") f.close() print("written")"#);
+    t.keys(&["F5"]);
+    t.wait_for("the file to be written", |s| {
+        s.lines().any(|l| l.contains("│written")) && s.contains("└ ok")
+    });
+    t.keys(&["F9"]);
+    t.wait_text("Screen miner");
+    t.keys(&["F8"]);
+    t.wait_text("ATTACHED to");
+    t.text("spin.lua");
+    t.keys(&["Enter"]);
+    // One Ctrl-T: CC's terminate reaches the program, which the shell reports.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    t.keys(&["C-t"]);
+    t.wait_text("Terminated");
+    // Esc opens the computer menu; Esc again closes it with nothing sent.
+    t.keys(&["Escape"]);
+    t.wait_text("reboot the computer");
+    t.keys(&["Escape"]);
+    t.wait_for("the menu closed", |s| !s.contains("reboot the computer"));
+    t.keys(&["F8"]);
+    t.wait_for("detached", |s| !s.contains("ATTACHED"));
+    // The F6 prompt edits as a line: Ctrl-W erases a word, Ctrl-C closes it, not the console.
+    t.keys(&["F6"]);
+    t.wait_text("Run file");
+    t.text("spin.lua deep");
+    t.wait_text("run spin.lua deep");
+    t.keys(&["C-w"]);
+    t.wait_for("the word erased", |s| {
+        s.contains("run spin.lua ") && !s.contains("spin.lua deep")
+    });
+    t.keys(&["C-c"]);
+    t.wait_for("the prompt closed", |s| !s.contains("Run file"));
+    t.quit_and_check();
+}

@@ -238,3 +238,14 @@ fn action_of_request_types() {
         );
     }
 }
+
+#[test]
+fn person_typing_is_wait_unless_set_to_refuse() -> Result<(), String> {
+    assert_eq!(parse("")?.person_typing, super::PersonTyping::Wait);
+    assert_eq!(
+        parse("[policy]\nperson_typing = \"refuse\"")?.person_typing,
+        super::PersonTyping::Refuse
+    );
+    assert!(parse("[policy]\nperson_typing = \"sometimes\"").is_err());
+    Ok(())
+}
