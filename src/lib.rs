@@ -34,6 +34,9 @@
 //! - [`mcp`]: the rmcp server that offers the session's actions to agents over Streamable HTTP
 //!   and stdio.
 //! - [`tui`]: the ratatui console.
+//! - [`control`]: the local control channel, what only the person's own tools ask of the
+//!   running host (`doctor`, `secret show`, `pause`, `resume`), on the MCP listener under the
+//!   local token alone.
 //!
 //! **A computer**: [`emu`], an emulated CC: Tweaked computer (embedded Lua 5.2) that runs the
 //! real client and links like any other.
@@ -67,6 +70,7 @@ pub mod trust;
 
 pub mod session;
 
+pub mod control;
 pub mod gateway;
 pub mod mcp;
 pub mod tui;

@@ -259,3 +259,53 @@ fn an_mcp_session_leaves_no_rmcp_structs_in_the_log() {
         .collect();
     assert!(noisy.is_empty(), "{noisy:#?}");
 }
+
+/// Issue 23, item 6: `trapdesk transcript | head` ends quietly when the reader goes away
+/// (no "Broken pipe"), and a request's code is printed once, not as a summary and a body.
+#[test]
+fn transcript_into_a_closed_pipe_is_quiet_and_shows_code_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = String::new();
+    for i in 0..5000 {
+        let line = serde_json::json!({
+            "timeMs": 1_700_000_000_000u64 + i, "seq": i, "event": "request", "who": "cli",
+            "traposId": "1:miner", "what": "exec-lua", "requestId": format!("h-{i}"),
+            "detail": "print('marker-code')", "args": {"code": "print('marker-code')"}
+        });
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(dir.path().join("transcript.jsonl"), lines).unwrap();
+
+    let all = trapdesk()
+        .arg("transcript")
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(all.status.success());
+    let first = String::from_utf8_lossy(&all.stdout)
+        .split(" h-1\n")
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(first.matches("marker-code").count(), 1, "{first}");
+
+    let mut child = trapdesk()
+        .arg("transcript")
+        .arg("--data-dir")
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    // `head` has what it wanted and closes its end.
+    drop(out);
+    let done = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(!err.to_lowercase().contains("broken pipe"), "{err}");
+    assert!(done.status.success(), "{:?} {err}", done.status);
+}

@@ -289,3 +289,67 @@ async fn computers_walks_every_page() {
     assert_eq!(lines, ["3:Farm-3", "6:Farm-6", "9:Farm-9"]);
     host.host.stop().await;
 }
+
+/// Runs `exec` with `code` given on stdin.
+async fn exec_stdin(host: &trapdesk::host::Host, computer: &str, code: Vec<u8>) -> Output {
+    let mut cmd = trapdesk(host, &["exec", computer, "-"]);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    tokio::task::spawn_blocking(move || {
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // The child may stop reading early; what it says is what is checked.
+        let _ = stdin.write_all(&code);
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// Issue 23, item 6: a timeout past the host's limit or of 0 is a usage error (2) that says
+/// what is allowed; a chunk over the host's body limit is "too large" with the limit (2), not
+/// a lost host (3).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_range_timeouts_and_oversized_chunks_are_usage_errors() {
+    let host = start_host().await;
+    let _c = emulated(&host, 4, Some("miner")).await;
+
+    let long = output(trapdesk(
+        &host,
+        &["exec", "miner", "return 1", "--timeout", "11m"],
+    ))
+    .await;
+    let err = text(&long.stderr);
+    assert_eq!(long.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--timeout") && err.contains("at most 10m"),
+        "{err}"
+    );
+
+    let zero = output(trapdesk(
+        &host,
+        &["exec", "miner", "return 1", "--timeout", "0"],
+    ))
+    .await;
+    let err = text(&zero.stderr);
+    assert_eq!(zero.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("more than 0") && !err.contains("not a duration"),
+        "{err}"
+    );
+
+    let limit = host.settings.max_body_bytes;
+    let mut chunk = b"return 1 --".to_vec();
+    chunk.resize(5 << 20, b'x');
+    let big = exec_stdin(&host, "miner", chunk).await;
+    let err = text(&big.stderr);
+    assert_eq!(big.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("too large") && err.contains(&limit.to_string()),
+        "{err}"
+    );
+    assert!(!err.contains("lost the trapdesk"), "{err}");
+    host.host.stop().await;
+}

@@ -262,3 +262,41 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     );
     host.host.stop().await;
 }
+
+/// Issue 23, item 6: `put hi.lua miner:/programs` copies into the folder when the computer
+/// says it is one, like `cp`; a path that is no folder is still the file's new name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn put_onto_a_folder_copies_into_it() {
+    let host = start_host().await;
+    let _c = emulated(&host, 5, Some("miner")).await;
+    let root = host.dir.path().join("computers/5");
+    std::fs::create_dir_all(root.join("programs")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("hi.lua");
+    std::fs::write(&local, "print('hi')").unwrap();
+
+    let put = output(trapdesk(
+        &host,
+        &["put", local.to_str().unwrap(), "miner:/programs"],
+    ))
+    .await;
+    assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
+    assert_eq!(
+        std::fs::read_to_string(root.join("programs/hi.lua")).unwrap(),
+        "print('hi')"
+    );
+    assert!(
+        text(&put.stdout).contains("miner:/programs/hi.lua"),
+        "{}",
+        text(&put.stdout)
+    );
+
+    let renamed = output(trapdesk(
+        &host,
+        &["put", local.to_str().unwrap(), "miner:/programs/hello.lua"],
+    ))
+    .await;
+    assert_eq!(renamed.status.code(), Some(0), "{}", text(&renamed.stderr));
+    assert!(root.join("programs/hello.lua").is_file());
+    host.host.stop().await;
+}

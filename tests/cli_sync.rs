@@ -190,8 +190,12 @@ async fn once_pushes_what_differs_and_respects_ignores() {
         !remote.join("secret.txt").exists(),
         ".gitignore was not respected"
     );
+    assert!(
+        !remote.join(".gitignore").exists(),
+        "the .gitignore itself is not for the computer"
+    );
     let after_first = writes_by_sync(&host);
-    assert_eq!(after_first, 3, "main.lua, lib/util.lua and .gitignore");
+    assert_eq!(after_first, 2, "main.lua and lib/util.lua");
 
     // Nothing changed: nothing is sent again.
     let again = output(trapdesk(
@@ -330,5 +334,98 @@ async fn a_save_is_pushed_and_run_and_a_relinked_computer_gets_pending_pushes() 
     .await;
     sync.out_line("while away").await;
     sync.stop().await;
+    host.host.stop().await;
+}
+
+/// Issue 23, item 6: after a run, sync says one short line (the result's summary), not the
+/// whole structured result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_ends_in_one_short_line() {
+    let host = start_host().await;
+    let _c = emulated(&host, 3, Some("dev")).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hi.lua"), "print('hi') return 42").unwrap();
+    let out = output(trapdesk(
+        &host,
+        &[
+            "sync",
+            dir.path().to_str().unwrap(),
+            "dev:/p",
+            "--once",
+            "--run",
+            "p/hi.lua",
+        ],
+    ))
+    .await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hi"));
+    let ran: Vec<&str> = err.lines().filter(|l| l.contains("ran p/hi.lua")).collect();
+    assert_eq!(ran.len(), 1, "{err}");
+    assert!(!err.contains('{'), "no JSON on stderr: {err}");
+    assert!(ran[0].len() < 200, "{}", ran[0]);
+    host.host.stop().await;
+}
+
+/// Issue 23, item 4: under a policy that asks before every run and write, a sync whose files
+/// are already on the computer asks nothing: its comparison is `file-info`, a read, not code
+/// shipped to the computer. (No approver is attached, so any ask would be refused at once and
+/// the sync would fail.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_sync_under_ask_asks_nothing() {
+    let host = support::start_host_with(|s| {
+        s.policy = trapdesk::policy::Policy::from_toml(
+            "[policy.default]\nagent = { exec = \"ask\", write = \"ask\", read = \"allow\" }\n",
+        )
+        .unwrap();
+    })
+    .await;
+    let _c = emulated(&host, 2, Some("dev")).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("main.lua"), "print('same')").unwrap();
+    let remote = host.dir.path().join("computers/2/proj");
+    std::fs::create_dir_all(&remote).unwrap();
+    std::fs::write(remote.join("main.lua"), "print('same')").unwrap();
+
+    let out = output(trapdesk(
+        &host,
+        &["sync", dir.path().to_str().unwrap(), "dev:/proj", "--once"],
+    ))
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let refused: Vec<_> = host
+        .session
+        .recent(1000)
+        .into_iter()
+        .filter(|e| e.event == "refused")
+        .collect();
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(writes_by_sync(&host), 0);
+
+    // The policy does ask: a changed file is a write, refused here for want of an approver.
+    std::fs::write(dir.path().join("main.lua"), "print('changed')").unwrap();
+    let changed = output(trapdesk(
+        &host,
+        &["sync", dir.path().to_str().unwrap(), "dev:/proj", "--once"],
+    ))
+    .await;
+    let said = String::from_utf8_lossy(&changed.stderr);
+    assert_eq!(
+        std::fs::read_to_string(remote.join("main.lua")).unwrap(),
+        "print('same')",
+        "{said}"
+    );
+    assert!(
+        host.session
+            .recent(1000)
+            .iter()
+            .any(|e| e.event == "refused"),
+        "the write was not asked for"
+    );
     host.host.stop().await;
 }

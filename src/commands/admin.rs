@@ -289,6 +289,39 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
     Ok(())
 }
 
+/// `trapdesk secret show` while a host runs on `dir`: the secret that host checks now and its
+/// install line, asked over the control channel (a host started with `--secret` or bound
+/// elsewhere is then right without repeating its flags). `false` when no host runs there.
+///
+/// # Errors
+/// When a host runs there but does not answer (its error says what to do), or `out` fails.
+pub async fn show_running(dir: &Path, out: &mut dyn Write) -> anyhow::Result<bool> {
+    let Some(url) = crate::commands::control_client::running_url(dir) else {
+        return Ok(false);
+    };
+    let base = crate::commands::control_client::base_of(&url).unwrap_or(url);
+    let s: crate::control::SecretInfo =
+        crate::commands::control_client::ask(&base, dir, "secret").await?;
+    writeln!(out, "the shared secret ({}; the running host's):", s.source)?;
+    writeln!(out)?;
+    writeln!(out, "    {}", s.secret)?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "On a computer, this installs the client and links it (it enrols: the computer gets a secret of its own):"
+    )?;
+    writeln!(out)?;
+    writeln!(out, "    {}", s.installer)?;
+    writeln!(out)?;
+    if !crate::trust::secrets::enrolment_open(dir)? {
+        writeln!(
+            out,
+            "Enrolment is closed: the shared secret links no new computer until `trapdesk secret enrol on`."
+        )?;
+    }
+    Ok(true)
+}
+
 /// `trapdesk secret show`: the shared secret as the host resolves it (flags aside), and the
 /// install line. It is what `--mcp-only` points at instead of printing the secret into a log.
 fn show(
@@ -411,7 +444,10 @@ pub fn readable(line: &Value) -> String {
     }
     let mut out = head;
     let detail = s("detail");
-    if !detail.is_empty() {
+    // A request's detail is a summary of its arguments (the code's first line, the path):
+    // when the body below shows them whole, the summary would print the code twice.
+    let has_body = s("event") == "request" && line.get("args").is_some();
+    if !detail.is_empty() && !has_body {
         out.push_str(&format!("\n    {detail}"));
     }
     if let Some(e) = line.get("error").and_then(Value::as_str) {
@@ -479,6 +515,24 @@ fn print_line(text: &str, f: &TranscriptArgs, out: &mut dyn Write) -> std::io::R
 /// # Errors
 /// When a file cannot be read or stdout is closed.
 pub async fn transcript(dir: &Path, f: TranscriptArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    match print_transcript(dir, f, out).await {
+        // The reader went away (`trapdesk transcript | head`): that is the end it asked for,
+        // not an error to print.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+async fn print_transcript(
+    dir: &Path,
+    f: TranscriptArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     let files = transcript::files(dir);
     if files.is_empty() && !f.follow {
         anyhow::bail!(

@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 use crate::config::HostArgs;
 
 pub mod admin;
+pub mod control_client;
 pub mod doctor;
 pub mod modes;
 pub mod remote;
@@ -112,6 +113,14 @@ pub enum Command {
         #[arg(long, value_name = "DIR", global = true, env = "TRAPDESK_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
+    /// Stop all agents: refuse their new calls that run code, type or write, and cancel their running ones (reads go on; your own tools are not touched).
+    #[command(
+        after_help = "Example: trapdesk pause   (then `trapdesk resume` lets them run again)"
+    )]
+    Pause(remote::ClientArgs),
+    /// Let agents run code, type and write again after `trapdesk pause` (or the console's stop).
+    #[command(after_help = "Example: trapdesk resume")]
+    Resume(remote::ClientArgs),
     /// Print (or follow) the audit trail: every request, who made it, how it ended.
     #[command(after_help = "Example: trapdesk transcript --origin cli --outcome error --follow")]
     Transcript {
@@ -221,6 +230,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Put(a)) => client(remote::put(a).await),
         Some(Command::Sync(a)) => client(sync::sync(a).await),
         Some(Command::Doctor(a)) => client(doctor::doctor(a).await),
+        Some(Command::Pause(a)) => client(control_client::pause(&a, true).await),
+        Some(Command::Resume(a)) => client(control_client::pause(&a, false).await),
         Some(Command::Completions { shell }) => {
             completions(shell);
             Ok(())
@@ -231,6 +242,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Some(Command::Secret { action, data_dir }) => {
             let dir = admin::data_dir(data_dir)?;
+            if let admin::SecretCmd::Show { .. } = action
+                && admin::show_running(&dir, &mut std::io::stdout()).await?
+            {
+                return Ok(());
+            }
             admin::secret(&dir, action, &mut std::io::stdout())
         }
         Some(Command::Transcript { filter, data_dir }) => {

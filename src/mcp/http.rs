@@ -145,11 +145,25 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     shutdown: CancellationToken,
 ) -> Result<(), McpError> {
+    serve_http_with(session, listener, shutdown, Router::new()).await
+}
+
+/// [`serve_http`] with `beside` merged in: routes of another front on the same listener
+/// (the host's control channel), which keep their own guard, not the MCP bearer check.
+///
+/// # Errors
+/// As [`serve_http`].
+pub async fn serve_http_with(
+    session: Session,
+    listener: tokio::net::TcpListener,
+    shutdown: CancellationToken,
+    beside: Router,
+) -> Result<(), McpError> {
     let local = listener.local_addr().map_err(McpError::Address)?;
     if !is_loopback(local.ip()) {
         tracing::warn!(%local, "MCP endpoint is reachable from other machines; bearer token required");
     }
-    let app = router(session, local, shutdown.child_token());
+    let app = router(session, local, shutdown.child_token()).merge(beside);
     tracing::info!(%local, "MCP endpoint at http://{local}/mcp");
     // Progress notifications are small writes in a row: keep Nagle from batching them.
     let listener = listener.tap_io(|tcp| {

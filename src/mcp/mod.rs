@@ -46,7 +46,7 @@ use tokio::sync::mpsc;
 
 use crate::session::{Ending, Origin, RequestError, RequestSpec, Session, Status};
 
-pub use http::{McpError, OAUTH_PATHS, serve_http};
+pub use http::{McpError, OAUTH_PATHS, serve_http, serve_http_with};
 pub use results::Outcome;
 pub use stdio::{StdioError, run_stdio, serve_stdio_session};
 

@@ -5,9 +5,10 @@
 //! the `[[http.rules]]` lines to add, where the secret is and the installer line, and the last
 //! refused links with their reasons.
 //!
-//! It reads the settings the host would (flags, config file, environment) and asks the running
-//! trapdesk through its MCP endpoint (origin `cli`), so it works the same whether or not a
-//! computer is linked, and says what to do when no trapdesk runs.
+//! It asks the running host over the local control channel (`crate::control`: its gateway's
+//! address and port, its data dir, its secret, the linked computers and the refused links), so
+//! what it checks is the live host, not the defaults; with no host answering it says so and
+//! shows what the flags would give. It writes nothing, not even a secret on an empty HOME.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
@@ -18,8 +19,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::commands::remote::{ClientArgs, Failure, exit};
-use crate::config::{self, SecretSource};
-use crate::session::Origin;
+use crate::config;
 
 pub mod ccrules;
 pub mod server_config;
@@ -170,73 +170,145 @@ fn health(addr: SocketAddr) -> Result<(), String> {
     }
 }
 
-/// Refused links from the session log, newest last: `refused` events without a request
-/// kind (those with one are policy refusals of a request, not of a link).
-fn refused(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| e.get("event").and_then(Value::as_str) == Some("refused"))
-        .filter(|e| e.get("what").is_none_or(Value::is_null))
-        .map(|e| {
-            let detail = e.get("detail").and_then(Value::as_str).unwrap_or_default();
-            let who = e
-                .get("who")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown computer");
-            let when = e
-                .get("time_ms")
-                .or_else(|| e.get("timeMs"))
-                .and_then(Value::as_i64)
-                .and_then(chrono::DateTime::from_timestamp_millis)
-                .map(|t| t.format("%H:%M:%S UTC ").to_string())
-                .unwrap_or_default();
-            format!("{when}{who} {detail}")
-        })
-        .collect()
+/// A refused link as one line: `HH:MM:SS UTC who detail`.
+fn refusal_line(r: &crate::control::Refusal) -> String {
+    let when = i64::try_from(r.time_ms)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.format("%H:%M:%S UTC ").to_string())
+        .unwrap_or_default();
+    let who = r.who.as_deref().unwrap_or("unknown computer");
+    format!("{when}{who} {}", r.detail)
 }
 
-/// `trapdesk doctor`.
+/// The shared secret as a host on `data_dir` would start with it, read without writing: the
+/// environment's, else the stored file's; `None` when there is none yet (a host makes one at
+/// its first start; doctor never does).
+fn secret_without_host(data_dir: &Path) -> Option<crate::control::SecretInfo> {
+    if let Some(s) = std::env::var("SANDBOX_PASSWORD")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
+        return Some(crate::control::SecretInfo {
+            secret: s,
+            source: "from the environment variable SANDBOX_PASSWORD".into(),
+            installer: String::new(),
+        });
+    }
+    let path = data_dir.join("secret");
+    let s = std::fs::read_to_string(&path).ok()?.trim().to_owned();
+    (!s.is_empty()).then(|| crate::control::SecretInfo {
+        secret: s,
+        source: format!("stored in {}", path.display()),
+        installer: String::new(),
+    })
+}
+
+/// `trapdesk doctor`. It asks the running host over the control channel (its gateway's
+/// address, its data dir, its secret, its linked computers and refused links) and writes
+/// nothing: not the data dir, not a secret, not a token.
 ///
 /// # Errors
-/// A [`Failure`] with exit code 3 when no trapdesk runs, its gateway does not answer, or a
+/// A [`Failure`] with exit code 3 when no trapdesk answers, its gateway does not answer, or a
 /// `computercraft-server.toml` it read needs changing (after printing everything it could
-/// check); 2 for a bad configuration or a `--minecraft` that does not exist.
+/// check); 2 for a `--minecraft` that does not exist or no data dir to look in.
 pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
-    let host_args = crate::config::HostArgs {
-        gateway_bind: a.gateway_bind,
-        data_dir: a.client.data_dir.clone(),
-        config: a.config.clone(),
-        ..Default::default()
-    };
-    let settings = config::resolve(&host_args)
-        .map_err(|e| Failure::new(exit::USAGE, format!("cannot read the settings: {e}")))?;
     if let Some(d) = a.minecraft.as_deref().filter(|d| !d.exists()) {
         return Err(Failure::new(
             exit::USAGE,
             format!("--minecraft {}: no such file or folder", d.display()),
         ));
     }
-    // The host running on this data dir says where it listens; the flags and defaults are
-    // only a guess when none does (or when --gateway-bind names another).
-    let running = crate::host::Running::read(&settings.data_dir).filter(|r| {
-        a.gateway_bind.is_none()
-            && url_host_port(&a.client.connect).is_some_and(|(_, p)| p == r.mcp.port())
-    });
-    let bind = running
-        .as_ref()
-        .map_or(settings.gateway_bind, |r| r.gateway);
-    let reach = reachable_addresses(bind, lan_address());
+    let data_dir = a
+        .client
+        .data_dir
+        .clone()
+        .or_else(config::default_data_dir)
+        .ok_or_else(|| {
+            Failure::new(
+                exit::USAGE,
+                "no home directory to find the data dir in: pass --data-dir",
+            )
+        })?;
+    let url = crate::commands::control_client::target(&a.client.connect, &data_dir);
+    let base = crate::commands::control_client::base_of(&url).ok_or_else(|| {
+        Failure::new(
+            exit::USAGE,
+            format!("--connect {url:?} is not an http:// or https:// URL"),
+        )
+    })?;
+    let asked: Result<crate::control::Status, _> =
+        crate::commands::control_client::ask(&base, &data_dir, "status").await;
     let mut report = Report::new(a.client.json);
     let mut problems = 0;
 
-    let answered = gateway_section(&mut report, bind, running.as_ref(), &settings, &reach).await;
+    report.head("Host");
+    let running = match asked {
+        Ok(st) => {
+            report.line(&format!(
+                "trapdesk {} (process {}) answers at {base}; its data dir is {}",
+                st.version,
+                st.pid,
+                st.data_dir.display()
+            ));
+            if let Some(g) = a.gateway_bind.filter(|g| *g != st.gateway) {
+                report.line(&format!(
+                    "(--gateway-bind {g} left aside: the running host's gateway is {})",
+                    st.gateway
+                ));
+            }
+            report.data(
+                "host",
+                json!({"reachable": true, "url": base, "pid": st.pid, "version": st.version,
+                       "dataDir": st.data_dir, "gateway": st.gateway.to_string(), "mcp": st.mcp.to_string()}),
+            );
+            Some(st)
+        }
+        Err(e) => {
+            problems += 1;
+            report.line(&e.to_string());
+            report.line(&format!(
+                "what follows is what a host on {} with these flags would use",
+                data_dir.display()
+            ));
+            report.data(
+                "host",
+                json!({"reachable": false, "url": base, "error": e.to_string()}),
+            );
+            None
+        }
+    };
+    let bind = running.as_ref().map_or_else(
+        || {
+            a.gateway_bind
+                .unwrap_or(config::Settings::default().gateway_bind)
+        },
+        |st| st.gateway,
+    );
+    let reach = reachable_addresses(bind, lan_address());
+
+    let answered = gateway_section(&mut report, bind, running.as_ref(), &reach).await;
     if !answered {
         problems += 1;
     }
-    problems +=
-        server_config_section(&mut report, &a, bind, running.as_ref(), answered, &reach).await;
-    secret_section(&mut report, &settings, bind, &reach);
-    problems += session_section(&mut report, &a).await;
+    problems += server_config_section(
+        &mut report,
+        &a,
+        &url,
+        bind,
+        running.is_some(),
+        answered,
+        &reach,
+    )
+    .await;
+    let secret = match &running {
+        Some(st) => Some(st.secret.clone()),
+        None => secret_without_host(&data_dir),
+    };
+    secret_section(&mut report, secret, bind, &reach);
+    if let Some(st) = &running {
+        session_section(&mut report, st);
+    }
     report.finish();
     if problems > 0 {
         Err(Failure::new(exit::UNREACHABLE, ""))
@@ -249,16 +321,14 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
 async fn gateway_section(
     report: &mut Report,
     bind: SocketAddr,
-    running: Option<&crate::host::Running>,
-    settings: &config::Settings,
+    running: Option<&crate::control::Status>,
     reach: &[Reach],
 ) -> bool {
     report.head("Gateway");
     match running {
         Some(r) => report.line(&format!(
-            "listens on {bind} (the running host's, process {}, from {})",
+            "listens on {bind} (the running host's, process {}, as it says itself)",
             r.pid,
-            settings.data_dir.join(crate::host::RUNNING_FILE).display()
         )),
         None => report.line(&format!("listens on {bind}")),
     }
@@ -280,6 +350,12 @@ async fn gateway_section(
         .unwrap_or_else(|e| Err(e.to_string()));
     match &answers {
         Ok(()) => report.line(&format!("port {} answers (/health ok)", bind.port())),
+        Err(e) if running.is_some() => {
+            report.line(&format!(
+                "port {} does not answer at {probe} ({e}), though the host says its gateway listens there: a firewall, or the host is stopping",
+                bind.port()
+            ));
+        }
         Err(e) => {
             report.line(&format!(
                 "port {} does not answer at {probe} ({e}): start `trapdesk` (or `trapdesk --mcp-only`) with these settings",
@@ -297,8 +373,9 @@ async fn gateway_section(
 async fn server_config_section(
     report: &mut Report,
     a: &DoctorArgs,
+    url: &str,
     bind: SocketAddr,
-    running: Option<&crate::host::Running>,
+    running: bool,
     answered: bool,
     reach: &[Reach],
 ) -> usize {
@@ -314,7 +391,7 @@ async fn server_config_section(
         .collect();
     // Where a computer asking for the MCP endpoint would land (a name needs a DNS lookup, so
     // off the runtime's threads, like the /health probe).
-    let mcp = match url_host_port(&a.client.connect) {
+    let mcp = match url_host_port(url) {
         Some((host, port)) => {
             let name = host.clone();
             tokio::task::spawn_blocking(move || resolve(&name, port))
@@ -342,11 +419,9 @@ async fn server_config_section(
         (None, false) => report.line("the rule for the gateway, to go ABOVE the rule with host = \"$private\" (the first matching rule wins):"),
     }
     report.line("(keep the port: a rule without one opens every local service on that machine, the MCP endpoint, databases, admin panels, to every computer of every player in the world)");
-    // The running host does not tell its gateway's port over MCP; /health answering at the
-    // configured address is what shows that the port is the live one.
-    if running.is_some() {
+    if running {
         report.line(&format!(
-            "(port {} is the running host's gateway, as it says in its data dir)",
+            "(port {} is the running gateway's, as the host says itself)",
             bind.port()
         ));
     } else if answered {
@@ -379,93 +454,57 @@ async fn server_config_section(
 /// Where the secret comes from, and the line to type on a computer.
 fn secret_section(
     report: &mut Report,
-    settings: &config::Settings,
+    secret: Option<crate::control::SecretInfo>,
     bind: SocketAddr,
     reach: &[Reach],
 ) {
     report.head("Secret and installer");
-    let secret_at = match &settings.secret_source {
-        SecretSource::Generated(p) | SecretSource::Stored(p) => {
-            format!("stored in {}", p.display())
-        }
-        SecretSource::Flag => "given with --secret".into(),
-        SecretSource::Env => "from the environment variable SANDBOX_PASSWORD".into(),
-        SecretSource::ConfigFile => "from the config file".into(),
+    let Some(secret) = secret else {
+        report.line("no secret yet: trapdesk makes one at its first start (`trapdesk secret show` prints it then)");
+        report.data("secret", json!({"where": null, "installer": null}));
+        return;
     };
-    report.line(&format!("secret: {secret_at}"));
+    report.line(&format!("secret: {}", secret.source));
     let install_addr = reach.last().map_or(bind, |r| r.addr);
     let one_liner = format!(
         "wget run http://{install_addr}/install.lua {}",
-        settings.secret
+        secret.secret
     );
     report.line("type this on the computer:");
     report.line(&format!("  {one_liner}"));
     report.data(
         "secret",
-        json!({"where": secret_at, "installer": one_liner}),
+        json!({"where": secret.source, "installer": one_liner}),
     );
 }
 
-/// What the running host says over MCP: the linked computers and the last refused links; the
-/// number of problems (1 when no host answers).
-async fn session_section(report: &mut Report, a: &DoctorArgs) -> usize {
-    let mut problems = 0;
+/// What the running host says of its computers: the linked ones and the last refused links.
+fn session_section(report: &mut Report, st: &crate::control::Status) {
     report.head("Session");
-    match a.client.open(Origin::CLI_CLIENT).await {
-        Err(f) => {
-            problems += 1;
-            report.line(&f.message);
-            report.data("session", json!({"reachable": false, "error": f.message}));
-        }
-        Ok(conn) => {
-            let computers = conn
-                .call("probe-computers", json!({"ping": false}))
-                .await
-                .map(|r| r.data.get("computers").cloned().unwrap_or(json!([])))
-                .unwrap_or(json!([]));
-            let events = conn
-                .call("session-log", json!({"limit": 1000}))
-                .await
-                .map(|r| r.data.get("events").cloned().unwrap_or(json!([])))
-                .unwrap_or(json!([]));
-            conn.close().await;
-            let names: Vec<&str> = computers
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|c| c.get("traposId").and_then(Value::as_str))
-                        .collect()
-                })
-                .unwrap_or_default();
-            if names.is_empty() {
-                report.line(&format!(
-                    "trapdesk answers at {}; no computer linked yet",
-                    a.client.connect
-                ));
-            } else {
-                report.line(&format!(
-                    "trapdesk answers at {}; linked: {}",
-                    a.client.connect,
-                    names.join(", ")
-                ));
-            }
-            let refused = refused(events.as_array().map_or(&[][..], Vec::as_slice));
-            let last: Vec<&String> = refused.iter().rev().take(10).rev().collect();
-            if last.is_empty() {
-                report.line("no refused links");
-            } else {
-                report.line("last refused links (wrong secret: copy it again; bad hello or version: reinstall with the line above):");
-                for r in &last {
-                    report.line(&format!("  {r}"));
-                }
-            }
-            report.data(
-                "session",
-                json!({"reachable": true, "linked": names, "refused": last}),
-            );
+    if st.linked.is_empty() {
+        report.line("no computer linked yet");
+    } else {
+        report.line(&format!("linked: {}", st.linked.join(", ")));
+    }
+    if let Some(p) = &st.paused {
+        report.line(&format!(
+            "agents are stopped (set from the {}): `trapdesk resume` lets them run again",
+            p.by
+        ));
+    }
+    let last: Vec<String> = st.refused.iter().map(refusal_line).collect();
+    if last.is_empty() {
+        report.line("no refused links");
+    } else {
+        report.line("last refused links (wrong secret: copy it again; bad hello or version: reinstall with the line above):");
+        for r in &last {
+            report.line(&format!("  {r}"));
         }
     }
-    problems
+    report.data(
+        "session",
+        json!({"reachable": true, "linked": st.linked, "refused": last, "paused": st.paused.is_some()}),
+    );
 }
 
 /// The files found, each read and judged for the gateway and the MCP endpoint; or where it

@@ -384,20 +384,28 @@ pub async fn put(a: PutArgs) -> Result<(), Failure> {
             )
         })?
     };
-    let path = if path.ends_with('/') {
-        let name = a
-            .local
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .filter(|n| n != "-")
-            .ok_or_else(|| {
-                Failure::new(exit::USAGE, "stdin has no name: give the PATH a file name")
-            })?;
-        format!("{path}{name}")
+    let name = a
+        .local
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| n != "-");
+    let conn = open(&a.client).await?;
+    // Like `cp`: into a folder, under the local file's name, whether the PATH says it is one
+    // (a trailing `/`) or the computer does (`miner:/programs`).
+    let into = path.ends_with('/')
+        || (name.is_some() && transfer::is_dir(&conn, computer, path, a.client.timeout).await?);
+    let path = if into {
+        let Some(name) = name else {
+            conn.close().await;
+            return Err(Failure::new(
+                exit::USAGE,
+                "stdin has no name: give the PATH a file name",
+            ));
+        };
+        format!("{}/{name}", path.trim_end_matches('/'))
     } else {
         path.to_owned()
     };
-    let conn = open(&a.client).await?;
     let done = transfer::put(&conn, computer, &path, &bytes, a.client.timeout, a.in_place).await;
     conn.close().await;
     let reply = done?;

@@ -93,6 +93,19 @@ impl Reply {
         // The whole message: a Lua error can span lines (`require`'s lists every file it
         // tried), and its first line alone does not say what went wrong.
         let message = message.trim_end();
+        // The host refused the arguments the command line built: a usage error (2), named by
+        // the flag a person typed rather than the tool's field.
+        if code == "invalid_arguments" {
+            let field = self.data.get("field").and_then(Value::as_str);
+            let message = match (field, max_millis(message)) {
+                (Some("timeoutMs"), Some(max)) => format!(
+                    "--timeout is out of range: this host takes more than 0 and at most {}",
+                    human_millis(max)
+                ),
+                _ => message.to_owned(),
+            };
+            return Failure::new(exit::USAGE, format!("{what}: {message}"));
+        }
         let unreachable = matches!(
             code,
             "timeout"
@@ -122,6 +135,23 @@ impl Reply {
         } else {
             Failure::new(exit::FAILED, format!("{what}: {message}"))
         }
+    }
+}
+
+/// `N` of the host's "expected 1 to N milliseconds".
+fn max_millis(message: &str) -> Option<u64> {
+    let rest = message.split("expected 1 to ").nth(1)?;
+    rest.split(' ').next()?.parse().ok()
+}
+
+/// Milliseconds as a person writes a `--timeout`: `10m`, `90s`, `1500ms`.
+pub fn human_millis(ms: u64) -> String {
+    if ms.is_multiple_of(60_000) {
+        format!("{}m", ms / 60_000)
+    } else if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
     }
 }
 
@@ -332,6 +362,25 @@ impl Conn {
     }
 
     fn lost(&self, why: &str) -> Failure {
+        // The host answered, and said the request is over its body limit: the request is to
+        // change (2), the host is fine (not 3).
+        if why.contains("HTTP 413") {
+            let limit = why
+                .split("exceeds ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next())
+                .map_or_else(
+                    || "its max_body_bytes".to_owned(),
+                    |n| format!("{n} bytes (max_body_bytes in its config.toml)"),
+                );
+            return Failure::new(
+                exit::USAGE,
+                format!(
+                    "the request is too large for the trapdesk at {}: its limit is {limit}; put a big program on the computer with `trapdesk put` and start it with `trapdesk run`",
+                    self.url
+                ),
+            );
+        }
         Failure::new(
             exit::UNREACHABLE,
             format!(

@@ -125,6 +125,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     };
     match num.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(Duration::from_secs_f64(v * scale)),
+        // A number, but none a wait can be: say what is allowed, not that it is no duration.
+        Ok(v) if v.is_finite() => Err(format!(
+            "{s:?} is too short: a timeout is more than 0 (for example 30, 30s, 500ms or 2m; the host allows up to 10m)"
+        )),
         _ => Err(format!(
             "{s:?} is not a duration; write for example 30, 30s, 500ms or 2m"
         )),
@@ -153,7 +157,11 @@ mod tests {
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert!(parse_duration("soon").is_err());
-        assert!(parse_duration("0").is_err());
+        let zero = parse_duration("0").err().unwrap_or_default();
+        assert!(
+            zero.contains("more than 0") && !zero.contains("not a duration"),
+            "{zero}"
+        );
     }
 
     #[test]

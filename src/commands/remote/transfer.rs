@@ -289,6 +289,32 @@ async fn write(
     Ok(reply)
 }
 
+/// Whether `path` on `computer` is a folder (`file-info`; a path that does not exist is not).
+///
+/// # Errors
+/// Exit code 3 when the computer is not reachable; 1 when it cannot say.
+pub async fn is_dir(
+    conn: &Conn,
+    computer: &str,
+    path: &str,
+    deadline: Option<Duration>,
+) -> Result<bool, Failure> {
+    let args = json!({"traposId": computer, "path": path});
+    let reply = conn
+        .call_streaming("file-info", args, deadline, |_| {})
+        .await?;
+    if reply.is_error {
+        return Err(reply.failure(&format!("cannot look at {path} on {computer}")));
+    }
+    let info: FileInfoAnswer = serde_json::from_value(reply.data).map_err(|e| {
+        Failure::new(
+            exit::FAILED,
+            format!("the computer's file-info answer is not one: {e}"),
+        )
+    })?;
+    Ok(info.exists && info.is_dir)
+}
+
 /// Reads all of `path` on `computer`.
 ///
 /// # Errors

@@ -217,7 +217,10 @@ fn start_run(
             .await;
         let failure = match r {
             Ok(reply) if !reply.is_error => {
-                say(&format!("ran {path}: {}", reply.text));
+                // The text's first line is the result's one-line summary; the rest is the
+                // whole structured result, which a person watching saves does not read.
+                let summary = reply.text.lines().next().unwrap_or("done");
+                say(&format!("ran {path}: {summary}"));
                 return Ok(());
             }
             Ok(reply) => reply.failure(&format!("{path} failed")),

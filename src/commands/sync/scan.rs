@@ -51,9 +51,15 @@ impl Tree {
         })
     }
 
-    /// Whether a relative name is left out (`.git`, `.gitignore` rules, `--ignore` globs).
+    /// Whether a relative name is left out (`.git`, `.gitignore` files themselves and what
+    /// they name, `--ignore` globs).
     pub fn ignored(&self, rel: &str, is_dir: bool) -> bool {
         if rel == ".git" || rel.starts_with(".git/") {
+            return true;
+        }
+        // A `.gitignore` says what to leave out of the project; it is no program for the
+        // computer.
+        if rel == ".gitignore" || rel.ends_with("/.gitignore") {
             return true;
         }
         if self.ignore.is_match(rel) {
@@ -135,6 +141,11 @@ mod tests {
         assert!(t.ignored("build/out.lua", false));
         assert!(t.ignored("old.bak", false));
         assert!(t.ignored(".git/config", false));
+        assert!(
+            t.ignored(".gitignore", false),
+            "the .gitignore itself stays home"
+        );
+        assert!(t.ignored("lib/.gitignore", false));
         assert!(!t.ignored("main.lua", false));
     }
 }

@@ -1,0 +1,208 @@
+//! The person's tools' side of the control channel: finds the running host of a data dir and
+//! asks it, with the local token read from that data dir (never made: a client writes
+//! nothing).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+use crate::control::PREFIX;
+
+/// Why the running host could not be asked.
+#[derive(Debug, thiserror::Error)]
+pub enum AskError {
+    /// No local token in the data dir: no host ever ran on it (or another data dir is meant).
+    #[error(
+        "no local token in {0}: no trapdesk has run on this data dir (pass the running host's --data-dir)"
+    )]
+    NoToken(std::path::PathBuf),
+    #[error("cannot read the local token: {0}")]
+    Token(String),
+    /// Nothing answers at the address.
+    #[error("no trapdesk answers at {url} ({why}); start `trapdesk` or `trapdesk --mcp-only`")]
+    Unreachable { url: String, why: String },
+    /// It answered, but refused the token (another data dir's host).
+    #[error(
+        "the trapdesk at {url} refused the local token of {dir} (it keeps its data elsewhere: pass its --data-dir)"
+    )]
+    Refused {
+        url: String,
+        dir: std::path::PathBuf,
+    },
+    /// It answered something else (an older trapdesk without the channel, another program).
+    #[error("the program at {url} answered HTTP {code}: not a trapdesk with a control channel")]
+    Other { url: String, code: u16 },
+}
+
+/// `http://host:port` of the MCP endpoint `mcp_url` (its path dropped).
+pub fn base_of(mcp_url: &str) -> Option<String> {
+    let (scheme, rest) = mcp_url.split_once("://")?;
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next()?;
+    Some(format!("{scheme}://{authority}"))
+}
+
+/// The MCP URL of the host running on `data_dir`, from its `host.json` (a wildcard bind is
+/// reached on loopback).
+pub fn running_url(data_dir: &Path) -> Option<String> {
+    let r = crate::host::Running::read(data_dir)?;
+    let mut addr = r.mcp;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+    }
+    Some(format!("http://{addr}/mcp"))
+}
+
+/// The MCP URL of the host the person's tool means: `connect` when it names another than
+/// the default, else the host running on `data_dir` (its `host.json`), else the default.
+pub fn target(connect: &str, data_dir: &Path) -> String {
+    if connect != super::remote::DEFAULT_CONNECT {
+        return connect.to_owned();
+    }
+    running_url(data_dir).unwrap_or_else(|| connect.to_owned())
+}
+
+/// Asks `GET <base>/control/<what>` with the local token of `data_dir`.
+///
+/// # Errors
+/// An [`AskError`] that says what to do.
+pub async fn ask<T: DeserializeOwned>(
+    base: &str,
+    data_dir: &Path,
+    what: &str,
+) -> Result<T, AskError> {
+    request(reqwest::Method::GET, base, data_dir, what).await
+}
+
+/// `POST <base>/control/<what>` (a change: `pause`, `resume`), as [`ask`].
+///
+/// # Errors
+/// As [`ask`].
+pub async fn tell<T: DeserializeOwned>(
+    base: &str,
+    data_dir: &Path,
+    what: &str,
+) -> Result<T, AskError> {
+    request(reqwest::Method::POST, base, data_dir, what).await
+}
+
+async fn request<T: DeserializeOwned>(
+    method: reqwest::Method,
+    base: &str,
+    data_dir: &Path,
+    what: &str,
+) -> Result<T, AskError> {
+    let token = crate::trust::agents::read_local(data_dir)
+        .map_err(|e| AskError::Token(e.to_string()))?
+        .ok_or_else(|| AskError::NoToken(data_dir.join(crate::trust::agents::LOCAL_FILE)))?;
+    let url = format!("{base}{PREFIX}/{what}");
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .no_proxy()
+        .build()
+        .map_err(|e| AskError::Unreachable {
+            url: url.clone(),
+            why: e.to_string(),
+        })?;
+    let resp = client
+        .request(method, &url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .map_err(|e| AskError::Unreachable {
+            url: base.to_owned(),
+            why: plain(&e),
+        })?;
+    let code = resp.status().as_u16();
+    match code {
+        200 => resp.json::<T>().await.map_err(|_| AskError::Other {
+            url: base.to_owned(),
+            code,
+        }),
+        401 | 403 => Err(AskError::Refused {
+            url: base.to_owned(),
+            dir: data_dir.to_owned(),
+        }),
+        _ => Err(AskError::Other {
+            url: base.to_owned(),
+            code,
+        }),
+    }
+}
+
+/// A reqwest error in the words a person reads ("connection refused"), not its chain.
+fn plain(e: &reqwest::Error) -> String {
+    let mut source: Option<&dyn std::error::Error> = Some(e);
+    let mut last = e.to_string();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    if e.is_timeout() {
+        "no answer within 5 s".into()
+    } else {
+        last
+    }
+}
+
+/// `trapdesk pause` (`pause` true) and `trapdesk resume`, over the control channel of the host
+/// the client flags name.
+///
+/// # Errors
+/// Exit code 3 when no host answers or it refuses the local token; 2 for a bad `--connect`.
+pub async fn pause(
+    a: &super::remote::ClientArgs,
+    pause: bool,
+) -> Result<(), super::remote::Failure> {
+    use super::remote::{Failure, exit};
+    let data_dir = a
+        .data_dir
+        .clone()
+        .or_else(crate::config::default_data_dir)
+        .ok_or_else(|| Failure::new(exit::USAGE, "no home directory: pass --data-dir"))?;
+    let url = target(&a.connect, &data_dir);
+    let base = base_of(&url).ok_or_else(|| {
+        Failure::new(
+            exit::USAGE,
+            format!("--connect {url:?} is not an http:// or https:// URL"),
+        )
+    })?;
+    let what = if pause { "pause" } else { "resume" };
+    let r: crate::control::PauseAnswer = tell(&base, &data_dir, what)
+        .await
+        .map_err(|e| Failure::new(exit::UNREACHABLE, e.to_string()))?;
+    if a.json {
+        println!("{}", serde_json::to_string(&r).unwrap_or_default());
+        return Ok(());
+    }
+    match (pause, r.already) {
+        (true, false) => println!(
+            "agents stopped: their calls that run code, type or write are refused with `paused` ({} ended now); reads go on. `trapdesk resume` lets them run again.",
+            r.stopped
+        ),
+        (true, true) => {
+            println!("agents were already stopped; `trapdesk resume` lets them run again.")
+        }
+        (false, false) => println!("agents may run code, type and write again."),
+        (false, true) => println!("agents were not stopped; nothing changed."),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_base_is_the_mcp_urls_scheme_and_authority() {
+        assert_eq!(
+            base_of("http://127.0.0.1:4445/mcp"),
+            Some("http://127.0.0.1:4445".into())
+        );
+        assert_eq!(base_of("http://[::1]:9/mcp"), Some("http://[::1]:9".into()));
+        assert_eq!(base_of("ws://x:1/"), None);
+    }
+}
