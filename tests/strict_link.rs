@@ -1,4 +1,4 @@
-//! The link in a strict world (issue 21): CC: Tweaked's limits as the emulator enforces them
+//! The link in a strict world: CC: Tweaked's limits as the emulator enforces them
 //! (the rule's `max_websocket_message`, the 256-event queue) do not break the link, and a label
 //! set on the computer shows at once, on both runtimes.
 #![allow(clippy::unwrap_used, clippy::panic)]
