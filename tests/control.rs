@@ -242,6 +242,29 @@ async fn the_cli_uses_the_local_token_beside_named_agents() {
     host.host.stop().await;
 }
 
+/// Without `--connect`, the CLI finds the host running on its data dir (on ports of its own,
+/// here port 0) by the `host.json` it published, as `doctor` does, instead of the default port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_finds_the_host_running_on_its_data_dir() {
+    let host = start_host().await;
+    assert!(
+        host.dir.path().join("host.json").exists(),
+        "the test host publishes host.json"
+    );
+    let mut cmd = trapdesk();
+    cmd.args(["computers", "--json", "--data-dir"])
+        .arg(host.dir.path());
+    let out = output(cmd).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    host.host.stop().await;
+}
+
 /// `trapdesk pause` / `resume` set and lift the stop for all agents over the control channel
 /// (set by `cli`), and the host's status says so meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

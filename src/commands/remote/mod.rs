@@ -88,12 +88,26 @@ impl ClientArgs {
         )
     }
 
+    /// Where the connection goes: `--connect` when it names another endpoint than the
+    /// default, else the host running on the data dir (its `host.json` names its MCP address,
+    /// so a host started with other ports is found as `doctor` finds it), else the default.
+    pub fn endpoint(&self) -> String {
+        match self
+            .data_dir
+            .clone()
+            .or_else(crate::config::default_data_dir)
+        {
+            Some(dir) => crate::commands::control_client::target(&self.connect, &dir),
+            None => self.connect.clone(),
+        }
+    }
+
     /// Opens the connection as `name`.
     ///
     /// # Errors
     /// Exit code 3 when no trapdesk answers.
     pub async fn open(&self, name: &'static str) -> Result<Conn, Failure> {
-        Conn::open(&self.connect, &self.credential(), name).await
+        Conn::open(&self.endpoint(), &self.credential(), name).await
     }
 
     /// `timeoutMs` for the host, when one was given.
