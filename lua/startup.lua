@@ -20,6 +20,9 @@
 -- Ending the player's shell shuts the computer down, as ending CC's top-level shell does.
 
 local args = { ... }
+-- The one place that does not follow apis/root.lua: this file is how the client is found (the
+-- installed wrapper is /startup.lua, outside the client's folder), so it looks for the client
+-- beside itself (a copy in a test directory or on a disk) and else takes the installed one.
 local ROOT = "/trapdesk/"
 local BASE = "/"
 do

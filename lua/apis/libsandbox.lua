@@ -50,19 +50,13 @@ sandbox.EVENTS = {
 }
 local E = sandbox.EVENTS
 
--- Find json.lua beside this file (dofile gives an "@path" source on CC:
--- Tweaked and on PUC Lua), falling back to the installed location.
-local function siblingRoot()
-    local info = debug and debug.getinfo and debug.getinfo(1, "S")
-    local src = info and info.source or ""
-    local dir = src:match("^@(.*)apis/libsandbox%.lua$")
-    if dir then return dir end
-    return "/trapdesk/"
-end
-local json = dofile(siblingRoot() .. "apis/json.lua")
-local expect = dofile(siblingRoot() .. "apis/expect.lua").expect
+-- Its siblings are found from its own chunk name, as every module of the client finds them
+-- (apis/root.lua states the rule), falling back to the installed location.
+local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/apis/"
+local json = dofile(here .. "json.lua")
+local expect = dofile(here .. "expect.lua").expect
 sandbox.json = json
-local pace = dofile(siblingRoot() .. "apis/pace.lua")
+local pace = dofile(here .. "pace.lua")
 sandbox.pace = pace
 
 local counter = 0
