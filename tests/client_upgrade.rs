@@ -134,11 +134,17 @@ async fn an_old_client_is_upgraded_by_the_host(rt: Runtime) {
     // The host upgrades it: the served files, with their version, and the startup migrated.
     let version = trapdesk::lua_files::version();
     let start = Instant::now();
-    while std::fs::read_to_string(files.join("trapdesk/version"))
-        .unwrap_or_default()
-        .trim()
-        != version
-    {
+    // The installer writes the files, then the version, then the startup arrangement.
+    let upgraded = || {
+        std::fs::read_to_string(files.join("trapdesk/version"))
+            .unwrap_or_default()
+            .trim()
+            == version
+            && std::fs::read_to_string(files.join("startup.lua"))
+                .is_ok_and(|w| w.starts_with("-- trapdesk-startup-wrapper"))
+            && !files.join("startup/trapdesk.lua").exists()
+    };
+    while !upgraded() {
         assert!(
             start.elapsed() < limit,
             "never upgraded; log: {:?}",
