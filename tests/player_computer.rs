@@ -461,11 +461,14 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
     let version = trapdesk::lua_files::version();
     let limit = rt.patience(Duration::from_secs(60));
     let start = Instant::now();
-    while std::fs::read_to_string(files.join("trapdesk/version"))
-        .unwrap_or_default()
-        .trim()
-        != version
-    {
+    // The upgrade writes the files, the version, then the startup arrangement, and logs last:
+    // what it did is checked once the log says it is done.
+    let log_says = || {
+        std::fs::read_to_string(files.join("trapdesk/daemon.log"))
+            .unwrap_or_default()
+            .contains(&format!("upgraded to {version}"))
+    };
+    while !log_says() {
         assert!(
             start.elapsed() < limit,
             "never upgraded; {}",
@@ -473,6 +476,12 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    assert_eq!(
+        std::fs::read_to_string(files.join("trapdesk/version"))
+            .unwrap()
+            .trim(),
+        version
+    );
     assert_eq!(std::fs::read(&json_lua).unwrap(), served);
     assert!(
         std::fs::read_to_string(files.join("startup.lua"))
@@ -480,8 +489,6 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
             .starts_with("-- trapdesk-startup-wrapper")
     );
     assert!(!files.join("startup/trapdesk.lua").exists());
-    let log = std::fs::read_to_string(files.join("trapdesk/daemon.log")).unwrap();
-    assert!(log.contains(&format!("upgraded to {version}")), "{log}");
     // Linked again, by the new client, and serving.
     let start = Instant::now();
     loop {
