@@ -19,6 +19,10 @@ async fn quick_soak_ends_every_request_exactly_once() {
         agents: 2,
         timeout: Duration::from_millis(400),
         seed: 7,
+        // With one call in ten cancelled, 1500 calls gave 3 to 5 `cancelled` outcomes (a cancel
+        // must find its request queued or stalled) and, once in CI, none. One in three gives
+        // about eleven, so the check below that every outcome shows up no longer depends on luck.
+        cancel_one_in: 3,
         verbose: false,
     })
     .await

@@ -55,6 +55,7 @@ async fn main() -> anyhow::Result<()> {
         agents: a.agents,
         timeout: Duration::from_millis(a.timeout_ms),
         seed: a.seed,
+        cancel_one_in: 10,
         verbose: true,
     };
     println!("soak: {cfg:?}");

@@ -40,6 +40,11 @@ pub struct Config {
     /// Request deadline; stalls and late answers end as timeouts after it.
     pub timeout: Duration,
     pub seed: u64,
+    /// One session call in this many is cancelled by its caller a moment after it starts.
+    /// Only a cancel that finds its request still queued on the host, or stalled on its
+    /// computer, ends as `cancelled` (every other one is answered first), so a short run
+    /// needs a larger share to see that outcome at all.
+    pub cancel_one_in: u32,
     /// Print progress every few seconds.
     pub verbose: bool,
 }
@@ -54,6 +59,7 @@ impl Default for Config {
             agents: 4,
             timeout: Duration::from_millis(1500),
             seed: 1,
+            cancel_one_in: 10,
             verbose: false,
         }
     }
@@ -534,8 +540,8 @@ async fn session_call(session: &Session, cfg: &Config, rng: &mut StdRng, n: u64,
     )
     .timeout(Some(cfg.timeout));
     let to = target(rng, cfg.computers);
-    // One call in ten is cancelled by its caller a moment after it started.
-    let cancel_after = (rng.random_range(0..10) == 0).then(|| {
+    // One call in `cancel_one_in` is cancelled by its caller a moment after it started.
+    let cancel_after = (rng.random_range(0..cfg.cancel_one_in.max(1)) == 0).then(|| {
         Duration::from_millis(rng.random_range(0..(cfg.timeout.as_millis() as u64 / 2).max(1)))
     });
     let origin = Origin::Person;
