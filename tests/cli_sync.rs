@@ -337,6 +337,34 @@ async fn a_save_is_pushed_and_run_and_a_relinked_computer_gets_pending_pushes() 
     host.host.stop().await;
 }
 
+/// A file the computer refuses (here: bigger than a default computer's free disk) is said
+/// with its reason, the others still go, and `--once` exits 1 naming it: a Makefile must not
+/// go on believing the computer has the new code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_exits_non_zero_when_the_computer_refuses_a_file() {
+    let host = start_host().await;
+    let _c = emulated(&host, 4, Some("dev")).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.lua"), "print('fits')").unwrap();
+    // Past the 1,000,000-byte quota whatever the client takes.
+    std::fs::write(dir.path().join("huge.bin"), vec![b'x'; 1_100_000]).unwrap();
+    let out = output(trapdesk(
+        &host,
+        &["sync", dir.path().to_str().unwrap(), "dev:/p", "--once"],
+    ))
+    .await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("huge.bin not pushed"), "{err}");
+    assert!(err.contains("1 file not pushed"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(host.dir.path().join("computers/4/p/small.lua")).unwrap(),
+        "print('fits')"
+    );
+    assert!(!host.dir.path().join("computers/4/p/huge.bin").exists());
+    host.host.stop().await;
+}
+
 /// Issue 23, item 6: after a run, sync says one short line (the result's summary), not the
 /// whole structured result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

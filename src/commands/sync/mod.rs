@@ -77,6 +77,9 @@ struct State {
     sent: BTreeMap<String, Hash>,
     /// Names waiting for the computer to come back (a push or a delete).
     pending: BTreeSet<String>,
+    /// Names the computer refused in this run (no space, a read-only path, the policy): `--once`
+    /// exits non-zero while any is left, so a Makefile does not go on with a stale computer.
+    refused: BTreeSet<String>,
     delete: bool,
     timeout: Option<Duration>,
 }
@@ -139,6 +142,7 @@ impl State {
         match result {
             Ok(()) => {
                 self.pending.remove(rel);
+                self.refused.remove(rel);
                 Pushed::Sent
             }
             Err(f) if f.code == exit::UNREACHABLE => {
@@ -152,6 +156,7 @@ impl State {
             }
             Err(f) => {
                 self.pending.remove(rel);
+                self.refused.insert(rel.to_owned());
                 say(&format!("{rel} not pushed: {}", f.message));
                 Pushed::Failed
             }
@@ -280,6 +285,7 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
         tree,
         sent: BTreeMap::new(),
         pending: BTreeSet::new(),
+        refused: BTreeSet::new(),
         delete: a.delete,
         timeout: a.client.timeout,
     };
@@ -343,6 +349,7 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
             }
         }
         let failed = !st.pending.is_empty();
+        let refused: Vec<String> = std::mem::take(&mut st.refused).into_iter().collect();
         drop(st);
         if let Ok(c) = Arc::try_unwrap(conn) {
             c.close().await;
@@ -351,6 +358,16 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
             Err(Failure::new(
                 exit::UNREACHABLE,
                 "some files are still pending: the computer is not linked",
+            ))
+        } else if !refused.is_empty() {
+            // Each refusal was already said with its reason; this line counts them.
+            Err(Failure::new(
+                exit::FAILED,
+                format!(
+                    "{} not pushed (refused by the computer or the policy): {}",
+                    plural(refused.len(), "file"),
+                    refused.join(", ")
+                ),
             ))
         } else {
             ran
@@ -451,6 +468,15 @@ fn would_send(st: &State, rel: &str) -> bool {
     match st.tree.local(rel).map(std::fs::read) {
         Some(Ok(b)) => st.sent.get(rel) != Some(&scan::hash(&b)),
         _ => st.delete && st.sent.contains_key(rel),
+    }
+}
+
+/// "1 file", "2 files".
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
 
