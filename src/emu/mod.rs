@@ -29,6 +29,7 @@ mod net;
 mod number;
 mod os_api;
 mod peripheral;
+mod quota;
 mod screen;
 mod term;
 mod value;
