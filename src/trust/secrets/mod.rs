@@ -19,17 +19,19 @@
 //! to the next link with no restart, and 10,000 computers linking at once do not read it
 //! 10,000 times. Hellos that change nothing never write it.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
-use super::stamp::Stamp;
+mod file;
+mod view;
 
-use crate::config::{SecretSource, Settings, generate_secret, write_private};
+use file::{change, load, path};
+pub use view::{Secrets, accepts, shared_now};
+
+use crate::config::{generate_secret, write_private};
 
 /// The per-computer file in the data directory.
 pub const FILE: &str = "computer-secrets.json";
@@ -102,103 +104,6 @@ pub enum SecretError {
         "{path} is locked by another trapdesk (its lock file {lock} is fresh); try again, or delete the lock file if no trapdesk is changing secrets"
     )]
     Locked { path: PathBuf, lock: PathBuf },
-}
-
-fn path(dir: &Path) -> PathBuf {
-    dir.join(FILE)
-}
-
-fn load(dir: &Path) -> Result<Store, SecretError> {
-    let path = path(dir);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| SecretError::Parse {
-            path,
-            message: e.to_string(),
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
-        Err(source) => Err(SecretError::Io { path, source }),
-    }
-}
-
-fn save(dir: &Path, store: &Store) -> Result<(), SecretError> {
-    let p = path(dir);
-    let text = serde_json::to_string_pretty(store).unwrap_or_default();
-    // Written beside and renamed over: a reader never sees half a file, and the new inode tells
-    // every cached reader that it changed.
-    let tmp = dir.join(format!("{FILE}.tmp"));
-    write_private(&tmp, text.as_bytes())
-        .and_then(|()| std::fs::rename(&tmp, &p))
-        .map_err(|source| SecretError::Io { path: p, source })
-}
-
-/// A lock file older than this was left by a process that died while holding it.
-const STALE_LOCK: Duration = Duration::from_secs(10);
-/// How long a change waits for another one to finish.
-const LOCK_WAIT: Duration = Duration::from_secs(3);
-
-/// Held while a change reads, edits and replaces the file: the host (enrolment) and the
-/// `trapdesk secret` commands are different processes, and a read-edit-rename by one in the
-/// middle of another's would lose the other's change.
-struct Lock(PathBuf);
-
-impl Lock {
-    fn take(dir: &Path) -> Result<Lock, SecretError> {
-        let lock = dir.join(format!("{FILE}.lock"));
-        let start = std::time::Instant::now();
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&lock)
-            {
-                Ok(_) => return Ok(Lock(lock)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = std::fs::metadata(&lock)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| SystemTime::now().duration_since(t).ok())
-                        .is_some_and(|age| age > STALE_LOCK);
-                    if stale {
-                        let _ = std::fs::remove_file(&lock);
-                        continue;
-                    }
-                    if start.elapsed() > LOCK_WAIT {
-                        return Err(SecretError::Locked {
-                            path: path(dir),
-                            lock,
-                        });
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                Err(source) => return Err(SecretError::Io { path: lock, source }),
-            }
-        }
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Reads the file afresh, lets `edit` change it, and writes it back when `edit` says it
-/// changed something (`Ok(true)`).
-fn change<T>(
-    dir: &Path,
-    edit: impl FnOnce(&mut Store) -> Result<(T, bool), SecretError>,
-) -> Result<T, SecretError> {
-    std::fs::create_dir_all(dir).map_err(|source| SecretError::Io {
-        path: dir.to_owned(),
-        source,
-    })?;
-    let _lock = Lock::take(dir)?;
-    let mut store = load(dir)?;
-    let (out, changed) = edit(&mut store)?;
-    if changed {
-        save(dir, &store)?;
-    }
-    Ok(out)
 }
 
 fn now_ms() -> u64 {
@@ -483,147 +388,12 @@ pub fn confirm(dir: &Path, id: u64, secret_sha256: &str) -> Result<bool, SecretE
     })
 }
 
-/// A file kept parsed between hellos, read again only when its stamp changed.
-#[derive(Debug)]
-struct Cached<T> {
-    path: PathBuf,
-    held: Mutex<Option<(Stamp, Arc<T>)>>,
-}
-
-impl<T> Cached<T> {
-    fn new(path: PathBuf) -> Self {
-        Cached {
-            path,
-            held: Mutex::new(None),
-        }
-    }
-
-    fn get<E>(&self, read: impl FnOnce(&Path) -> Result<T, E>) -> Result<Arc<T>, E> {
-        let stamp = Stamp::of(&self.path);
-        if let Some(stamp) = &stamp {
-            let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((s, v)) = held.as_ref()
-                && s == stamp
-            {
-                return Ok(v.clone());
-            }
-        }
-        let value = Arc::new(read(&self.path)?);
-        // The stamp was taken before the read: a change in between shows as a new stamp at
-        // the next hello, which reads again.
-        if let Some(stamp) = stamp {
-            *self.held.lock().unwrap_or_else(|p| p.into_inner()) = Some((stamp, value.clone()));
-        }
-        Ok(value)
-    }
-}
-
-/// The gateway's view of the secrets: the bindings file and the shared secret, each checked
-/// with one `stat` per hello.
-#[derive(Debug)]
-pub struct Secrets {
-    dir: PathBuf,
-    store: Cached<Store>,
-    /// The shared secret's file when it is the stored one (`secret rotate` writes it); `None`
-    /// when it came from a flag, the environment or config.toml, which a running host keeps.
-    shared_file: Option<Cached<String>>,
-    shared_fixed: String,
-    /// Ids already logged as running a client that cannot enrol.
-    cannot_enrol: Mutex<HashSet<u64>>,
-}
-
-impl Secrets {
-    pub fn new(settings: &Settings) -> Self {
-        let shared_file = match &settings.secret_source {
-            SecretSource::Generated(p) | SecretSource::Stored(p) => Some(Cached::new(p.clone())),
-            _ => None,
-        };
-        Secrets {
-            dir: settings.data_dir.clone(),
-            store: Cached::new(path(&settings.data_dir)),
-            shared_file,
-            shared_fixed: settings.secret.clone(),
-            cannot_enrol: Mutex::new(HashSet::new()),
-        }
-    }
-
-    /// The data directory the bindings live in (for [`enrol`] and [`confirm`]).
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// The shared secret now: a stored one is looked at again, so `secret rotate` applies at
-    /// once; an empty or unreadable file leaves the one the host started with.
-    fn shared(&self) -> Arc<String> {
-        let fixed = || Arc::new(self.shared_fixed.clone());
-        let Some(file) = &self.shared_file else {
-            return fixed();
-        };
-        file.get(|p| {
-            std::fs::read_to_string(p)
-                .ok()
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .ok_or(())
-        })
-        .unwrap_or_else(|()| fixed())
-    }
-
-    /// The verdict on a hello's secret. Reads nothing when neither file changed.
-    pub fn check(&self, id: u64, label: Option<&str>, given: &str, enrol: bool) -> Verdict {
-        let store = match self.store.get(|_| load(&self.dir)) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!("refusing computers: {e}");
-                return Verdict::Refused(Refusal::Unreadable);
-            }
-        };
-        let verdict = judge(&store, &self.shared(), id, label, given, enrol);
-        if verdict == Verdict::Shared && !enrol {
-            self.cannot_enrol(id);
-        }
-        verdict
-    }
-
-    /// Says once per id that a computer links with the shared secret because its client
-    /// cannot enrol (it predates enrolment, or is a scripted one): such a computer's id can be
-    /// taken by anyone holding the shared secret.
-    fn cannot_enrol(&self, id: u64) {
-        let mut seen = self.cannot_enrol.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.len() > CANNOT_ENROL_LOGGED || !seen.insert(id) {
-            return;
-        }
-        if seen.len() > CANNOT_ENROL_LOGGED {
-            tracing::info!(
-                "more than {CANNOT_ENROL_LOGGED} computers run a client that cannot enrol; the rest are not logged one by one"
-            );
-        } else {
-            tracing::info!(
-                "computer {id} runs a client that cannot enrol: it links with the shared secret, unbound (re-run the installer to update it)"
-            );
-        }
-    }
-}
-
-/// The shared secret a hello must present now: the stored file read again (so a `secret
-/// rotate` from another process shows at once), else the one the host started with. For the
-/// console, which shows it.
-pub fn shared_now(settings: &Settings) -> String {
-    Secrets::new(settings).shared().as_str().to_owned()
-}
-
-/// Whether a computer (`id`, `label`) presenting `given` may link, without enrolling: the
-/// one-shot form of [`Secrets::check`] for callers that hold no [`Secrets`].
-pub fn accepts(settings: &Settings, id: u64, label: Option<&str>, given: &str) -> bool {
-    matches!(
-        Secrets::new(settings).check(id, label, given, false),
-        Verdict::Shared | Verdict::Own { .. }
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{SecretSource, Settings};
+    use crate::trust::stamp::Stamp;
+    use std::time::Duration;
 
     fn settings(dir: &Path) -> Settings {
         Settings {
