@@ -211,7 +211,7 @@ pub fn log_page(
     max_result_bytes: usize,
 ) -> Outcome {
     let page = |events: &[crate::session::LogEntry], before: Option<u64>| {
-        let what = plural(events.len(), "entry", "entries");
+        let what = plural(events.len(), "event", "events");
         let line = match before {
             Some(b) => format!(
                 "{what}, oldest first; older ones with before={b}; newer ones later with since={latest}"

@@ -268,8 +268,18 @@ impl TrapdeskMcp {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, ErrorData> {
         let session = self.session.clone();
-        let target = parse(uri, |id| session.known_computer(id).is_some())
-            .map_err(|m| ErrorData::invalid_params(m, Some(json!({"uri": uri}))))?;
+        let target = match parse(uri, |id| session.known_computer(id).is_some()) {
+            Ok(t) => t,
+            Err(m) => {
+                // Recorded too, as a tool call with bad arguments is.
+                let rec = self.begin(ctx, "resources/read", None, json!({"uri": uri}));
+                let err = ErrorData::invalid_params(
+                    m,
+                    Some(json!({"uri": uri, "code": "invalid_arguments"})),
+                );
+                return self.read_done(rec, Status::Failed, "", Err(err));
+            }
+        };
         match target {
             Target::Screen { computer } => self.read_screen_resource(uri, &computer, ctx).await,
             Target::Files { computer, path } => {
