@@ -214,7 +214,7 @@ pub fn log_page(
         let what = plural(events.len(), "event", "events");
         let line = match before {
             Some(b) => format!(
-                "{what}, oldest first; older ones with before={b}; newer ones later with since={latest}"
+                "{what}, oldest first; older events with before={b}; newer ones later with since={latest}"
             ),
             None => format!(
                 "{what}, oldest first; nothing older is kept; newer ones later with since={latest}"
