@@ -25,7 +25,7 @@ import pytest
 from mcp import MCPError
 from mcp_types import BlobResourceContents, ResourceTemplateReference, TextResourceContents
 
-from test_acceptance import SECRET, TOKENS, _binary, client, data, text
+from test_acceptance import SECRET, TOKENS, _binary, client, data, stdio, text
 
 pytestmark = pytest.mark.anyio
 
@@ -188,3 +188,18 @@ async def test_completions_of_ids_and_paths_and_none_under_ask(host: PolicyHost)
         assert log["events"] == [], log
         computers = data(await c.call_tool("probe-computers", {"ping": False}))["computers"]
         assert all(x["pending"] == 0 for x in computers), computers
+
+
+async def test_the_stdio_front_forwards_resources_and_completions(host: PolicyHost) -> None:
+    async with client(stdio(host), "resources-stdio") as c:  # type: ignore[arg-type]
+        caps = c.server_capabilities
+        assert caps is not None and caps.resources is not None and caps.completions is not None
+        templates = (await c.list_resource_templates()).resource_templates
+        assert [t.uri_template for t in templates] == [FILES, SCREEN]
+        r = await c.call_tool("write-file", {"traposId": "miner", "path": "via-stdio.txt", "content": "piped\n"})
+        assert not r.is_error, text(r)
+        contents = (await c.read_resource("trapdesk://computer/1:miner/files/via-stdio.txt")).contents
+        assert isinstance(contents[0], TextResourceContents) and contents[0].text == "piped\n"
+        files = ResourceTemplateReference(type="ref/resource", uri=FILES)
+        r = await c.complete(files, {"name": "path", "value": "via-"}, {"traposId": "miner"})
+        assert r.completion.values == ["via-stdio.txt"]
