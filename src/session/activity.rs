@@ -153,3 +153,55 @@ impl Session {
         self.lock().tool_calls.iter().cloned().collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use serde_json::json;
+    use tokio::sync::mpsc;
+
+    use super::super::{Origin, RequestError, RequestSpec, Session};
+    use crate::config::Settings;
+    use crate::policy::Policy;
+    use crate::protocol::{Hello, Kind};
+
+    fn linked(s: &Session) -> (super::super::Link, mpsc::Receiver<super::super::Outbound>) {
+        let (tx, rx) = mpsc::channel(64);
+        let hello = Hello {
+            protocol: 1,
+            computer_id: 7,
+            label: Some("miner".into()),
+            secret: String::new(),
+            serves: vec!["list-files".into()],
+            client: None,
+            host: None,
+            max_message: None,
+        };
+        (s.link(&hello, tx), rx)
+    }
+
+    #[tokio::test]
+    async fn never_ask_is_refused_where_the_policy_asks_and_nobody_is_asked() {
+        let s = Session::new(Settings::default(), false);
+        let (_link, mut rx) = linked(&s);
+        let _approver = s.attach_approver();
+        s.set_policy(Policy::from_toml("[policy.default]\nagent = { read = \"ask\" }\n").unwrap());
+        let agent = Origin::Agent("completer".into());
+        assert!(!s.reads_freely(&agent, "7:miner"));
+        let spec = RequestSpec::new(Kind::ListFiles, json!({"path": "/"})).never_ask();
+        let refused = s.start("7:miner", spec, agent.clone());
+        assert!(
+            matches!(&refused, Err(RequestError::Policy { code, .. }) if *code == "needs_approval"),
+            "{:?}",
+            refused.err()
+        );
+        assert!(s.approvals().is_empty() && s.pending().is_empty());
+        assert!(rx.try_recv().is_err(), "nothing sent to the computer");
+        // Allowed, it reads freely and runs.
+        s.set_policy(Policy::default());
+        assert!(s.reads_freely(&agent, "7:miner"));
+        let spec = RequestSpec::new(Kind::ListFiles, json!({"path": "/"})).never_ask();
+        assert!(s.start("7:miner", spec, agent).is_ok());
+    }
+}
