@@ -2,13 +2,20 @@
 //! computers running the real Lua client: the two templates, `resources/list`, files read as
 //! text or blob with the traposId in either form, the screen as rows, the errors, and
 //! completions of `traposId` and `path` that give nothing, and ask no one, where the policy
-//! does not let the agent read.
+//! does not let the agent read. The reads and a path completion run on CraftOS-PC too (a real
+//! CC runtime; ignored without `CRAFTOS_PC`, see `tests/support/craftos.rs`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 mod support;
 
 #[path = "support/mcp_fake.rs"]
 mod fake;
+
+#[path = "support/craftos.rs"]
+mod craftos;
+
+#[path = "support/world.rs"]
+mod world;
 
 use std::collections::HashMap;
 
@@ -375,4 +382,92 @@ async fn completions_under_ask_or_deny_give_nothing_and_ask_no_one() {
             .is_empty()
     );
     assert!(host.session.approvals().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_mebibyte_reads_in_one_resource_and_more_is_refused() {
+    let host = start_host().await;
+    // More than a default computer's disk holds, as a server's `computer_space_limit` allows.
+    let raised = |s: trapdesk::emu::ComputerSpec| s.with_disk_space(4_000_000);
+    let _c = support::emulated_with(&host, 5, Some("store"), raised).await;
+    let client = agent(&host, "resource-agent").await;
+    let root = host.dir.path().join("computers/5");
+    let line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n";
+    let fits: String = line.repeat((1 << 20) / line.len());
+    std::fs::write(root.join("fits.txt"), &fits).unwrap();
+    let (got, _) = read_text(&client, "trapdesk://computer/5:store/files/fits.txt").await;
+    assert_eq!(got.len(), fits.len());
+    assert!(got == fits, "the text came back changed");
+
+    std::fs::write(root.join("big.txt"), fits.repeat(2)).unwrap();
+    let e = read(&client, "trapdesk://computer/store/files/big.txt")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+    assert_eq!(e.data.as_ref().unwrap()["code"], "too_large", "{e:?}");
+    assert!(e.message.contains("read-file"), "says what to do: {e:?}");
+}
+
+/// Reads of text, bytes, a file larger than one websocket frame, the screen, and a path
+/// completion, on one runtime.
+async fn reads_and_completion_on(rt: world::Runtime) {
+    let w = world::World::boot(rt, &["miner"]).await;
+    let r = w
+        .call(
+            "write-file",
+            json!({"traposId": "miner", "path": "docs/a b.txt", "content": "grüße ☃\n"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let (t, _) = read_text(
+        &w.client,
+        "trapdesk://computer/1%3Aminer/files/docs/a%20b.txt",
+    )
+    .await;
+    assert_eq!(t, "grüße ☃\n");
+
+    // Bytes, and more than CC's 131072-byte websocket frames: the answer comes in fragments.
+    let blob: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 256) as u8).collect();
+    std::fs::write(w.files("miner").join("blob.bin"), &blob).unwrap();
+    let contents = read(&w.client, "trapdesk://computer/1:miner/files/blob.bin")
+        .await
+        .unwrap();
+    match &contents[0] {
+        ResourceContents::BlobResourceContents { blob: got, .. } => {
+            let got = base64::engine::general_purpose::STANDARD
+                .decode(got)
+                .unwrap();
+            assert!(got == blob, "{} bytes back of {}", got.len(), blob.len());
+        }
+        other => panic!("not a blob: {other:?}"),
+    }
+
+    let r = w.call("read-screen", json!({"traposId": "miner"})).await;
+    let rows: Vec<String> = data(&r)["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect();
+    let (screen, _) = read_text(&w.client, "trapdesk://computer/1:miner/screen").await;
+    assert_eq!(screen, rows.join("\n"));
+
+    assert_eq!(
+        complete(&w.client, FILES, "path", "docs/", Some("miner")).await,
+        ["docs/a b.txt"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_and_completion_on_the_emulator() {
+    reads_and_completion_on(world::Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn reads_and_completion_on_craftos_pc() {
+    reads_and_completion_on(world::Runtime::CraftOs).await;
 }
