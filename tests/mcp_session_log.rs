@@ -110,6 +110,10 @@ async fn filters_by_computer_who_and_kind() {
         .collect();
     assert_eq!(ids, ["8:farm", "9:farm"]);
 
+    // A label that names two computers selects both, as a glob would.
+    let (events, _) = log(&client, json!({"computer": "farm", "kind": "exec-lua"})).await;
+    assert_eq!(events.len(), 2, "{events:#?}");
+
     let (events, _) = log(&client, json!({"kind": "linked"})).await;
     assert_eq!(events.len(), 3, "{events:#?}");
     let (events, _) = log(&client, json!({"who": "test-*", "kind": "list-*"})).await;

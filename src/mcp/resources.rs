@@ -296,13 +296,17 @@ impl TrapdeskMcp {
         line: &str,
         answer: Result<T, ErrorData>,
     ) -> Result<T, ErrorData> {
-        let line = match &answer {
-            Ok(_) => line.to_owned(),
-            Err(e) => e.message.to_string(),
+        // What the console shows when the person opens the call.
+        let (line, shown) = match &answer {
+            Ok(_) => (line.to_owned(), json!({"ok": true, "summary": line})),
+            Err(e) => (
+                e.message.to_string(),
+                json!({"ok": false, "error": {"code": e.code.0, "message": e.message}, "data": e.data}),
+            ),
         };
         let summary = crate::session::summary::one_line(&line, 120);
         self.session
-            .tool_call_finished(rec.call_id, status, &summary, None);
+            .tool_call_finished(rec.call_id, status, &summary, Some(&shown));
         answer
     }
 

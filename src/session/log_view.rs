@@ -180,9 +180,13 @@ impl Session {
             .filter(|f| q.before.is_none_or(|b| f.entry.seq < b))
             .map(|f| f.entry)
             .filter(|e| {
-                computer
-                    .as_ref()
-                    .is_none_or(|g| e.trapos_id.as_deref().is_some_and(|t| g.matches(t)))
+                computer.as_ref().is_none_or(|g| {
+                    e.trapos_id.as_deref().is_some_and(|t| {
+                        // By traposId, bare id or label, as a glob selects computers elsewhere.
+                        let (id, label) = t.split_once(':').unwrap_or((t, ""));
+                        g.matches(t) || g.matches(id) || (!label.is_empty() && g.matches(label))
+                    })
+                })
             })
             .filter(|e| {
                 who.as_ref()
