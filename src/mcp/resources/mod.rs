@@ -9,22 +9,25 @@
 //! completions at all, and the folder listing behind a path completion is a request that is
 //! refused rather than put to the person (`RequestSpec::never_ask`).
 
+mod complete;
+pub mod uri;
+
 use std::time::Duration;
 
 use base64::Engine as _;
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, CompletionInfo, ErrorCode, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate,
+    ErrorCode, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 
-use super::{Recorded, TrapdeskMcp, client_name};
+use super::{Recorded, TrapdeskMcp};
 use crate::protocol::kind;
 use crate::session::screen::ScreenError;
-use crate::session::{Origin, RequestError, RequestSpec, Status};
+use crate::session::{RequestError, RequestSpec, Status};
+pub use uri::{Target, decode, encode_id, encode_path, file_uri, parse, screen_uri};
 
 /// A computer's files: `path` relative to its root, `/` kept between folders.
 pub const FILES_TEMPLATE: &str = "trapdesk://computer/{traposId}/files/{+path}";
@@ -39,131 +42,9 @@ pub const MAX_RESOURCE_BYTES: u64 = 1 << 20;
 const LIST_PAGE: usize = 100;
 /// How long a path completion waits for the folder listing: a person is typing.
 const LISTING_TIMEOUT: Duration = Duration::from_secs(3);
-/// A policy refusal (`denied`, `paused`, `no_approver`, `not_approved`, …; the trapdesk code
+/// A policy refusal (`denied`, `refused`, `not_answered`, `no_approver`; the trapdesk code
 /// is in the error's `data.code`). In the range JSON-RPC leaves to servers.
 const REFUSED: ErrorCode = ErrorCode(-32003);
-
-/// What a resource URI names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    Files { computer: String, path: String },
-    Screen { computer: String },
-}
-
-/// Bytes kept as they are in a URI part; everything else is percent-encoded.
-fn unreserved(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
-}
-
-fn encode(s: &str, keep: impl Fn(u8) -> bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for &b in s.as_bytes() {
-        if keep(b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// A traposId as one URI segment: `:` stays (a path segment may hold it), a label's `/`,
-/// spaces and the like are percent-encoded.
-pub fn encode_id(trapos_id: &str) -> String {
-    encode(trapos_id, |b| unreserved(b) || matches!(b, b':' | b'@'))
-}
-
-/// A path as `{+path}` expands it: `/` and the sub-delimiters stay; `%`, `?`, `#`, spaces
-/// and non-ASCII are percent-encoded, so that the URI stays one path.
-pub fn encode_path(path: &str) -> String {
-    encode(path, |b| {
-        unreserved(b)
-            || matches!(
-                b,
-                b'/' | b':'
-                    | b'@'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-            )
-    })
-}
-
-/// Undoes percent-encoding; `None` for a broken escape or bytes that are not UTF-8.
-pub fn decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// The URI of a computer's screen.
-pub fn screen_uri(trapos_id: &str) -> String {
-    format!("{PREFIX}{}/screen", encode_id(trapos_id))
-}
-
-/// The URI of a file on a computer.
-pub fn file_uri(trapos_id: &str, path: &str) -> String {
-    format!(
-        "{PREFIX}{}/files/{}",
-        encode_id(trapos_id),
-        encode_path(path.trim_start_matches('/'))
-    )
-}
-
-/// Reads a resource URI. The traposId may come encoded (`7%3Aminer`) or not (`7:miner`); a
-/// label's `/` left unencoded is found too, by trying each place the id could end and
-/// preferring one that `known` recognises.
-///
-/// # Errors
-/// A sentence saying what a trapdesk URI looks like.
-pub fn parse(uri: &str, known: impl Fn(&str) -> bool) -> Result<Target, String> {
-    let shape = format!(
-        "expected {PREFIX}{{traposId}}/files/{{path}} or {PREFIX}{{traposId}}/screen, got {uri:?}"
-    );
-    let rest = uri.strip_prefix(PREFIX).ok_or_else(|| shape.clone())?;
-    let mut first: Option<Target> = None;
-    for (i, _) in rest.match_indices('/').filter(|(i, _)| *i > 0) {
-        let (raw_id, tail) = rest.split_at(i);
-        let Some(computer) = decode(raw_id) else {
-            continue;
-        };
-        let target = if tail == "/screen" {
-            Target::Screen { computer }
-        } else if let Some(path) = tail.strip_prefix("/files/") {
-            let path = decode(path).ok_or_else(|| format!("{uri:?}: a broken %-escape"))?;
-            Target::Files { computer, path }
-        } else {
-            continue;
-        };
-        let id = match &target {
-            Target::Files { computer, .. } | Target::Screen { computer } => computer,
-        };
-        if known(id) {
-            return Ok(target);
-        }
-        first.get_or_insert(target);
-    }
-    first.ok_or(shape)
-}
 
 /// The two templates, for `resources/templates/list`.
 pub fn templates() -> ListResourceTemplatesResult {
@@ -203,21 +84,6 @@ fn request_error(e: &RequestError, uri: &str) -> ErrorData {
             ErrorData::new(REFUSED, format!("refused by policy: {message}"), data)
         }
         _ => ErrorData::internal_error(message, data),
-    }
-}
-
-fn empty() -> CompleteResult {
-    CompleteResult::new(CompletionInfo::default())
-}
-
-/// At most 100 values (the specification's limit), saying how many there were in all.
-fn completion(mut values: Vec<String>) -> CompleteResult {
-    let total = values.len();
-    values.truncate(CompletionInfo::MAX_VALUES);
-    let has_more = total > values.len();
-    match CompletionInfo::with_pagination(values, Some(total as u32), has_more) {
-        Ok(info) => CompleteResult::new(info),
-        Err(_) => empty(),
     }
 }
 
@@ -430,177 +296,5 @@ impl TrapdeskMcp {
             &line,
             Ok(ReadResourceResult::new(vec![contents])),
         )
-    }
-
-    /// `completion/complete` for `traposId` and `path` of the two templates; nothing for
-    /// anything else.
-    pub(crate) async fn complete_argument(
-        &self,
-        request: CompleteRequestParams,
-        ctx: &RequestContext<RoleServer>,
-    ) -> CompleteResult {
-        let Some(uri) = request.r#ref.as_resource_uri() else {
-            return empty();
-        };
-        if uri != FILES_TEMPLATE && uri != SCREEN_TEMPLATE {
-            return empty();
-        }
-        let origin = Origin::from_client(&client_name(ctx));
-        let typed = decode(&request.argument.value).unwrap_or_default();
-        match request.argument.name.as_str() {
-            "traposId" => self.complete_ids(&origin, &typed),
-            "path" if uri == FILES_TEMPLATE => {
-                let computer = request
-                    .context
-                    .as_ref()
-                    .and_then(|c| c.get_argument("traposId"))
-                    .and_then(|c| decode(c));
-                match computer {
-                    Some(c) => self.complete_path(&origin, &c, &typed).await,
-                    None => empty(),
-                }
-            }
-            _ => empty(),
-        }
-    }
-
-    /// Linked traposIds that start with `typed` (case ignored) and that `origin` may read.
-    fn complete_ids(&self, origin: &Origin, typed: &str) -> CompleteResult {
-        let typed = typed.to_ascii_lowercase();
-        let ids: Vec<String> = self
-            .session
-            .computers()
-            .into_iter()
-            .filter(|c| c.online && c.trapos_id.to_ascii_lowercase().starts_with(&typed))
-            .map(|c| c.trapos_id)
-            .filter(|id| self.session.reads_freely(origin, id))
-            .collect();
-        completion(ids)
-    }
-
-    /// Paths on `computer` that continue `typed`: the entries of the folder being typed whose
-    /// names start with its last part (case ignored), folders with a trailing `/`.
-    async fn complete_path(&self, origin: &Origin, computer: &str, typed: &str) -> CompleteResult {
-        let Ok(trapos_id) = self.session.resolve(computer) else {
-            return empty();
-        };
-        if !self.session.reads_freely(origin, &trapos_id) {
-            return empty();
-        }
-        let lead = if typed.starts_with('/') { "/" } else { "" };
-        let body = typed.trim_start_matches('/');
-        let (dir, partial) = match body.rfind('/') {
-            Some(i) => body.split_at(i + 1),
-            None => ("", body),
-        };
-        let folder = if dir.is_empty() {
-            "/".to_owned()
-        } else {
-            dir.to_owned()
-        };
-        let spec = RequestSpec::of(&kind::ListFiles { path: folder })
-            .timeout(Some(LISTING_TIMEOUT))
-            .quiet()
-            .never_ask();
-        let Ok(ticket) = self.session.start(&trapos_id, spec, origin.clone()) else {
-            return empty();
-        };
-        let Ok(listing) = ticket.wait().await else {
-            return empty();
-        };
-        let partial = partial.to_ascii_lowercase();
-        let values: Vec<String> = listing
-            .get("entries")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| {
-                let name = e.get("name").and_then(Value::as_str)?;
-                let slash = if e.get("dir").and_then(Value::as_bool) == Some(true) {
-                    "/"
-                } else {
-                    ""
-                };
-                name.to_ascii_lowercase()
-                    .starts_with(&partial)
-                    .then(|| format!("{lead}{dir}{name}{slash}"))
-            })
-            .collect();
-        completion(values)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ids_and_paths_encode_what_would_break_the_uri() {
-        assert_eq!(screen_uri("7:miner"), "trapdesk://computer/7:miner/screen");
-        assert_eq!(
-            screen_uri("8:a/b c"),
-            "trapdesk://computer/8:a%2Fb%20c/screen"
-        );
-        assert_eq!(
-            file_uri("7:miner", "/progs/a b#1.lua"),
-            "trapdesk://computer/7:miner/files/progs/a%20b%231.lua"
-        );
-    }
-
-    #[test]
-    fn both_forms_of_an_id_read_the_same() {
-        let none = |_: &str| false;
-        let want = Target::Files {
-            computer: "7:miner".into(),
-            path: "progs/a b.lua".into(),
-        };
-        for uri in [
-            "trapdesk://computer/7:miner/files/progs/a%20b.lua",
-            "trapdesk://computer/7%3Aminer/files/progs/a%20b.lua",
-            "trapdesk://computer/7%3aminer/files/progs/a b.lua",
-        ] {
-            assert_eq!(parse(uri, none), Ok(want.clone()), "{uri}");
-        }
-        assert_eq!(
-            parse("trapdesk://computer/8:a%2Fb/screen", none),
-            Ok(Target::Screen {
-                computer: "8:a/b".into()
-            })
-        );
-    }
-
-    #[test]
-    fn a_labels_slash_left_raw_is_found_by_the_computers_known() {
-        let known = |id: &str| id == "8:a/b";
-        assert_eq!(
-            parse("trapdesk://computer/8:a/b/files/x/y", known),
-            Ok(Target::Files {
-                computer: "8:a/b".into(),
-                path: "x/y".into()
-            })
-        );
-        assert_eq!(
-            parse("trapdesk://computer/8:a/b/screen", known),
-            Ok(Target::Screen {
-                computer: "8:a/b".into()
-            })
-        );
-    }
-
-    #[test]
-    fn other_uris_are_refused_with_the_shape_expected() {
-        for uri in [
-            "file:///etc/passwd",
-            "trapdesk://computer/7:miner",
-            "trapdesk://computer//screen",
-            "trapdesk://computer/7:miner/disk",
-        ] {
-            let got = parse(uri, |_| true);
-            assert!(
-                matches!(&got, Err(e) if e.contains("expected trapdesk://computer/")),
-                "{uri}: {got:?}"
-            );
-        }
-        assert!(decode("%zz").is_none() && decode("%e2%98").is_none());
     }
 }
