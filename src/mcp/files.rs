@@ -201,20 +201,29 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     super::convert::plural(n, one, many)
 }
 
-/// A `session-log` page that fits the budget: the newest events that fit, a count equal to
-/// what is returned, and a `before` cursor just before the oldest event returned.
+/// A `session-log` page that fits the budget: the newest entries that fit, a count equal to
+/// what is returned, a `before` cursor just before the oldest entry returned, and `latest`,
+/// the log's newest cursor (for `since` next time).
 pub fn log_page(
     events: Vec<crate::session::LogEntry>,
     before: Option<u64>,
+    latest: u64,
     max_result_bytes: usize,
 ) -> Outcome {
     let page = |events: &[crate::session::LogEntry], before: Option<u64>| {
         let what = plural(events.len(), "event", "events");
         let line = match before {
-            Some(b) => format!("{what}, oldest first; older events with before={b}"),
-            None => format!("{what}, oldest first; nothing older is kept"),
+            Some(b) => format!(
+                "{what}, oldest first; older events with before={b}; newer ones later with since={latest}"
+            ),
+            None => format!(
+                "{what}, oldest first; nothing older is kept; newer ones later with since={latest}"
+            ),
         };
-        Outcome::ok(line, json!({"events": events, "before": before}))
+        Outcome::ok(
+            line,
+            json!({"events": events, "before": before, "latest": latest}),
+        )
     };
     let fits = |k: usize| {
         let kept = &events[events.len() - k..];

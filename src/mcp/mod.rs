@@ -16,6 +16,7 @@
 //!   outcomes.
 //! - `files`: read-file pieces and computer-output pages.
 //! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.
+//! - [`resources`]: the files and screen templates, `resources/read`, and completions.
 //! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
 //! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk.
 
@@ -24,7 +25,9 @@ pub mod cut;
 mod files;
 mod fleet;
 pub mod http;
+mod log_args;
 pub mod params;
+pub mod resources;
 pub mod results;
 pub mod schemas;
 mod screen;
@@ -36,8 +39,10 @@ use std::time::Instant;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
@@ -96,7 +101,13 @@ impl TrapdeskMcp {
 impl TrapdeskMcp {
     /// Server info, instructions and capabilities, shared with the stdio front.
     pub fn server_config() -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // Resources and completions: a computer's files and screen (`resources`).
+        let capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_resources()
+            .enable_tools()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
@@ -115,6 +126,39 @@ const ARGUMENT_ERROR_PREFIX: &str = "failed to deserialize parameters:";
 impl ServerHandler for TrapdeskMcp {
     fn get_info(&self) -> ServerConfig {
         Self::server_config()
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(self.resource_list(request))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let read = self.resource_read(&request.uri, &context).await?;
+        Ok(ReadResourceResponse::Complete(read))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        Ok(self.complete_argument(request, &context).await)
     }
 
     async fn call_tool(
@@ -284,7 +328,8 @@ impl TrapdeskMcp {
                 };
             }
         };
-        self.session.tool_call_request(rec.call_id, &ticket.id);
+        self.session
+            .tool_call_request(rec.call_id, &ticket.id, &ticket.trapos_id);
         let (trapos_id, request_id) = (ticket.trapos_id.clone(), ticket.id.clone());
         let wait = async move {
             let Some(token) = token else {

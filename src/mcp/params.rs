@@ -212,12 +212,43 @@ pub struct ComputerOutput {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionLog {
-    /// Most events to return, newest last (default 100).
+    /// Most entries to return, the newest of those selected, oldest first (default 100).
     #[serde(default)]
     pub limit: Option<u64>,
-    /// Cursor from a previous answer's `before`: returns the events older than it.
+    /// Cursor from a previous answer's `before`: returns the entries older than it.
     #[serde(default)]
     pub before: Option<u64>,
+    /// Only entries that began or changed after this: a previous answer's `latest` (a
+    /// number), or a time as RFC 3339 text ("2026-12-02T05:00:00Z") or an age ("90s", "5m",
+    /// "2h", "1d").
+    #[serde(default)]
+    pub since: Option<LogSince>,
+    /// Only entries on this computer: a traposId ("7:miner"), id or label, or a glob
+    /// ("miner-*", case ignored).
+    #[serde(default, deserialize_with = "some_computer")]
+    pub computer: Option<String>,
+    /// Only entries by this party: "person", "cli", or an agent's client name (a glob).
+    #[serde(default)]
+    pub who: Option<String>,
+    /// Only entries of this tool or request type ("exec-lua", "resources/read") or event
+    /// ("call", "request", "linked", "unlinked", "refused"); a glob.
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// `session-log`'s `since`: a log cursor or a time.
+#[derive(Debug, Clone, PartialEq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum LogSince {
+    /// A previous answer's `latest`.
+    Cursor(u64),
+    /// RFC 3339 time or an age such as "5m".
+    Time(String),
+}
+
+/// An optional computer, named as [`computer`] takes it.
+fn some_computer<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    computer(d).map(Some)
 }
 
 /// Arguments of `cancel-request`.

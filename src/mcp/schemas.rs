@@ -210,8 +210,11 @@ pub fn output_result() -> Arc<JsonObject> {
 pub fn log_result() -> Arc<JsonObject> {
     object(
         json!({
-            "events": {"type": "array", "items": {"type": "object"}, "description": "oldest first"},
-            "before": {"type": ["integer", "null"], "description": "cursor for the events before these; null when nothing older is kept"},
+            "ok": {"type": "boolean", "description": "false when the call failed"},
+            "error": {"description": "why it failed: {code, message}"},
+            "events": {"type": "array", "items": {"type": "object"}, "description": "oldest first; one per call (event \"call\") or request (\"request\"), links and refusals as they are; each with seq, timeMs, who, traposId (resolved), requestId, what, status, detail, durationMs; empty on a failure"},
+            "before": {"type": ["integer", "null"], "description": "cursor for the entries before these; null when nothing older is kept"},
+            "latest": {"type": "integer", "description": "the log's newest cursor: pass it as since to get only what began or changed after this answer"},
         }),
         &["events"],
     )

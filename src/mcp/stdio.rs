@@ -1,7 +1,7 @@
 //! `trapdesk mcp-stdio`: MCP on stdin/stdout for agents that launch servers as child processes.
 //!
-//! It joins the running trapdesk's session instead of starting its own: every `tools/list`
-//! and `tools/call` is forwarded to that process's HTTP endpoint with rmcp's client, so the
+//! It joins the running trapdesk's session instead of starting its own: every `tools/list`,
+//! `tools/call`, resource and completion request is forwarded to that process's HTTP endpoint with rmcp's client, so the
 //! person at the console and the agent still share one session. The upstream client is
 //! opened on the first forwarded request, under the downstream agent's clientInfo name, so
 //! the console shows the right agent. Progress and cancellation are forwarded too.
@@ -18,8 +18,10 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, Implementation, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, Request, ResultType, ServerConfig, ServerResult,
+    ClientConfig, ClientRequest, CompleteRequestParams, CompleteResult, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    Request, ResultType, ServerConfig, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -309,6 +311,55 @@ impl ServerHandler for Proxy {
     ) -> Result<ListToolsResult, ErrorData> {
         let peer = self.upstream(&ctx).await?;
         let mut result = peer.list_tools(request).await.map_err(upstream_error)?;
+        result.result_type = complete(result.result_type);
+        Ok(result)
+    }
+
+    // Resources and completions are forwarded as they are, so that the capabilities this
+    // front advertises (the host's own) hold here too.
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let peer = self.upstream(&ctx).await?;
+        let mut result = peer.list_resources(request).await.map_err(upstream_error)?;
+        result.result_type = complete(result.result_type);
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let peer = self.upstream(&ctx).await?;
+        let mut result = peer
+            .list_resource_templates(request)
+            .await
+            .map_err(upstream_error)?;
+        result.result_type = complete(result.result_type);
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let peer = self.upstream(&ctx).await?;
+        let mut result = peer.read_resource(request).await.map_err(upstream_error)?;
+        result.result_type = complete(result.result_type);
+        Ok(ReadResourceResponse::Complete(result))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let peer = self.upstream(&ctx).await?;
+        let mut result = peer.complete(request).await.map_err(upstream_error)?;
         result.result_type = complete(result.result_type);
         Ok(result)
     }

@@ -22,11 +22,21 @@ impl Session {
         let mut st = self.lock();
         let call_id = st.next_call;
         st.next_call += 1;
+        // The computer as the session knows it (`7:miner`), not as the caller typed it
+        // (`MINER`, `7`): the log and its filters name each computer one way. A name that
+        // finds none stays as typed, so the entry still says what was aimed at.
+        let target = target.map(|t| {
+            if st.computers.contains_key(t) {
+                t.to_owned()
+            } else {
+                st.resolve(t).unwrap_or_else(|_| t.to_owned())
+            }
+        });
         let call = ToolCall {
             call_id,
             client: client.to_owned(),
             tool: tool.to_owned(),
-            target: target.map(str::to_owned),
+            target: target.clone(),
             args: args.clone(),
 
             started_at: SystemTime::now(),
@@ -39,9 +49,10 @@ impl Session {
         st.record_call(call.clone());
         let mut entry = State::entry("tool_call", summary::one_line(&args.to_string(), 120));
         entry.who = Some(client.to_owned());
-        entry.trapos_id = target.map(str::to_owned);
+        entry.trapos_id = target;
         entry.what = Some(tool.to_owned());
         entry.status = Some(Status::Running);
+        entry.call_id = Some(call_id);
         let extra = super::transcript::Extra {
             origin: Some(super::Origin::Agent(client.to_owned())),
             args: Some(args),
@@ -52,8 +63,8 @@ impl Session {
         call_id
     }
 
-    /// Links a tool call to the gateway request it started.
-    pub fn tool_call_request(&self, call_id: u64, request_id: &str) {
+    /// Links a tool call to the gateway request it started, on the computer it resolved to.
+    pub fn tool_call_request(&self, call_id: u64, request_id: &str, trapos_id: &str) {
         let mut st = self.lock();
         if let Some(c) = st
             .tool_calls
@@ -62,6 +73,7 @@ impl Session {
             .find(|c| c.call_id == call_id)
         {
             c.request_id = Some(request_id.to_owned());
+            c.target = Some(trapos_id.to_owned());
         }
     }
 
@@ -104,6 +116,7 @@ impl Session {
         entry.what = Some(call.tool.clone());
         entry.status = Some(status);
         entry.duration_ms = Some(duration_ms);
+        entry.call_id = Some(call_id);
         let extra = super::transcript::Extra {
             origin: Some(super::Origin::Agent(call.client.clone())),
             output_bytes: Some(output_bytes),
@@ -111,6 +124,19 @@ impl Session {
         };
         st.log_with(entry, extra);
         st.emit(Event::ToolCallFinished { call });
+    }
+
+    /// Whether `origin` may read `trapos_id` now without anyone being asked: the policy
+    /// allows it outright and no stop of the person's holds. For what must never raise an
+    /// approval (completions); nothing is logged, whatever the answer.
+    pub fn reads_freely(&self, origin: &super::Origin, trapos_id: &str) -> bool {
+        let st = self.lock();
+        st.paused_refusal(origin, trapos_id, crate::protocol::Kind::ListFiles)
+            .is_none()
+            && st
+                .decide(origin, trapos_id, crate::policy::Action::Read)
+                .decision
+                == crate::policy::Decision::Allow
     }
 
     /// Agents' tool calls that have not ended yet.
@@ -125,5 +151,57 @@ impl Session {
     /// Agents' tool calls, oldest first.
     pub fn tool_calls(&self) -> Vec<ToolCall> {
         self.lock().tool_calls.iter().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+
+    use serde_json::json;
+    use tokio::sync::mpsc;
+
+    use super::super::{Origin, RequestError, RequestSpec, Session};
+    use crate::config::Settings;
+    use crate::policy::Policy;
+    use crate::protocol::{Hello, Kind};
+
+    fn linked(s: &Session) -> (super::super::Link, mpsc::Receiver<super::super::Outbound>) {
+        let (tx, rx) = mpsc::channel(64);
+        let hello = Hello {
+            protocol: 1,
+            computer_id: 7,
+            label: Some("miner".into()),
+            secret: String::new(),
+            serves: vec!["list-files".into()],
+            client: None,
+            host: None,
+            max_message: None,
+        };
+        (s.link(&hello, tx), rx)
+    }
+
+    #[tokio::test]
+    async fn never_ask_is_refused_where_the_policy_asks_and_nobody_is_asked() {
+        let s = Session::new(Settings::default(), false);
+        let (_link, mut rx) = linked(&s);
+        let _approver = s.attach_approver();
+        s.set_policy(Policy::from_toml("[policy.default]\nagent = { read = \"ask\" }\n").unwrap());
+        let agent = Origin::Agent("completer".into());
+        assert!(!s.reads_freely(&agent, "7:miner"));
+        let spec = RequestSpec::new(Kind::ListFiles, json!({"path": "/"})).never_ask();
+        let refused = s.start("7:miner", spec, agent.clone());
+        assert!(
+            matches!(&refused, Err(RequestError::Policy { code, .. }) if *code == "needs_approval"),
+            "{:?}",
+            refused.err()
+        );
+        assert!(s.approvals().is_empty() && s.pending().is_empty());
+        assert!(rx.try_recv().is_err(), "nothing sent to the computer");
+        // Allowed, it reads freely and runs.
+        s.set_policy(Policy::default());
+        assert!(s.reads_freely(&agent, "7:miner"));
+        let spec = RequestSpec::new(Kind::ListFiles, json!({"path": "/"})).never_ask();
+        assert!(s.start("7:miner", spec, agent).is_ok());
     }
 }

@@ -11,6 +11,7 @@ pub mod captured;
 pub mod fleet;
 mod gate;
 pub mod link;
+mod log_view;
 pub mod model;
 pub mod output;
 pub mod pause;
@@ -33,6 +34,7 @@ use tokio::time::Instant;
 pub use approval::{Answer, AnswerError, Approval};
 pub use gate::ApproverGuard;
 pub use link::Link;
+pub use log_view::{LogQuery, Since};
 pub use model::*;
 pub use state::{Outbound, OutputChunk};
 pub use ticket::Ticket;
@@ -141,6 +143,15 @@ impl Session {
         }
         let trapos_id = st.resolve(target)?;
         let gate = st.gate(&origin, &trapos_id, spec.kind)?;
+        if spec.never_ask && matches!(gate, approval::Gate::Ask(_)) {
+            return Err(RequestError::Policy {
+                code: "needs_approval",
+                message: format!(
+                    "{} on {trapos_id} needs a person's approval, and this is never asked for",
+                    spec.kind
+                ),
+            });
+        }
         let conn_id = st.room_on(&trapos_id)?;
         let (no_deadline, timeout) = st.deadline_of(&spec);
         let id = format!("h-{}", st.next_request);

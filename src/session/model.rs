@@ -91,6 +91,9 @@ pub struct RequestSpec {
     /// Never sent to a computer: it only carries a policy approval for an action that reads
     /// what the session already holds (see [`super::Session::permit`]), and ends when approved.
     pub local: bool,
+    /// Refused (`needs_approval`) where the policy says `ask`, instead of asking the person:
+    /// for what an agent never waits on, such as completions.
+    pub never_ask: bool,
 }
 
 impl RequestSpec {
@@ -103,6 +106,7 @@ impl RequestSpec {
             no_deadline: false,
             quiet: false,
             local: false,
+            never_ask: false,
         }
     }
 
@@ -130,6 +134,11 @@ impl RequestSpec {
 
     pub fn quiet(mut self) -> Self {
         self.quiet = true;
+        self
+    }
+
+    pub fn never_ask(mut self) -> Self {
+        self.never_ask = true;
         self
     }
 
@@ -443,6 +452,10 @@ pub struct LogEntry {
     pub detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// The agent's tool call this entry belongs to (`tool_call`, `tool_result`): pairs a
+    /// call's start and end in the transcript, and lets `session-log` fold them into one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<u64>,
 }
 
 /// Notifications on the session's broadcast. They say *that* something changed and carry what a

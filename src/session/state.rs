@@ -185,6 +185,7 @@ impl State {
             status: None,
             detail: detail.into(),
             duration_ms: None,
+            call_id: None,
         }
     }
 

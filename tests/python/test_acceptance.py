@@ -35,7 +35,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import Implementation
 
 REPO = Path(__file__).resolve().parents[2]
-BIN = REPO / "target" / "debug" / "trapdesk"
+# Where `cargo build` put it: CARGO_TARGET_DIR when set, as cargo itself reads it.
+BIN = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target") / "debug" / "trapdesk"
 
 TOOLS = {
     "probe-computers",
@@ -352,7 +353,7 @@ async def test_abandoning_a_call_cancels_it_on_the_computer(host: HostProcess, v
     async with client(host.url, "acceptance-log-reader") as c:
         r = await c.call_tool("session-log", {"limit": 40})
         assert any(
-            e.get("event") == "finished" and e.get("who") == f"acceptance-cancel-{via}" and e.get("status") == "cancelled"
+            e.get("event") == "call" and e.get("who") == f"acceptance-cancel-{via}" and e.get("status") == "cancelled"
             for e in data(r)["events"]
         ), data(r)["events"]
 
