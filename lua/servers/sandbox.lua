@@ -618,6 +618,8 @@ local function opened(handle)
         -- What this computer is (docs/protocol.md, "Handshake"), told once per link.
         device = device(), advanced = advanced(), command = commands ~= nil,
         screen_width = screenW, screen_height = screenH,
+        -- `input` with a request_id reaches that request alone (servers/screen.lua).
+        input_to_request = true,
     })
 end
 

@@ -261,6 +261,13 @@ pub struct SendInput {
     /// Milliseconds to wait before reading the screen back (default 300, at most 10000).
     #[serde(default)]
     pub wait_ms: Option<u64>,
+    /// A running exec-lua or run-file request (its requestId): the input goes to that chunk
+    /// alone (one waiting in read() or os.pullEvent("char")), not to the shell, and the answer
+    /// is its newest output instead of the screen. Without it, input goes to the computer as
+    /// typed at its keyboard: the shell or whatever program has the screen (running chunks see
+    /// it too).
+    #[serde(default)]
+    pub request_id: Option<String>,
 }
 
 /// The result for arguments that fail a tool's input schema: an `isError` tool result (not a

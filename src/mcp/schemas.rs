@@ -246,6 +246,8 @@ pub fn screen_result() -> Arc<JsonObject> {
             "bg": {"type": "array", "items": {"type": "string"}, "description": "background colour per cell in blit form (colors only)"},
             "palette": {"type": "array", "items": {"type": "string"}, "description": "the 16 colours as #rrggbb, by blit digit (colors only)"},
             "events": {"type": "integer", "description": "events queued (send-input)"},
+            "running": {"type": "boolean", "description": "send-input with requestId: whether that request still runs"},
+            "output": {"type": "string", "description": "send-input with requestId: that request's newest output lines"},
         })),
         &["ok"],
     )

@@ -202,10 +202,13 @@ pub struct Screen {
     pub watch: Option<bool>,
 }
 
-/// `input`: the steps, already checked by the session.
+/// `input`: the steps, already checked by the session, and the running request they go to
+/// (none: to the computer, as typed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Input {
     pub steps: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 /// The answer to `file-info`.

@@ -165,6 +165,8 @@ pub struct MachineInfo {
     /// The terminal's columns and rows at boot.
     pub screen_width: Option<u64>,
     pub screen_height: Option<u64>,
+    /// The client sends `input` with a `request_id` to that request alone (`input_to_request`).
+    pub routes_input: Option<bool>,
 }
 
 /// Why a `hello` was refused before the secret was even looked at.
@@ -292,6 +294,7 @@ impl Hello {
             command: flag("command"),
             screen_width: size("screen_width"),
             screen_height: size("screen_height"),
+            routes_input: flag("input_to_request"),
         }
     }
 
@@ -430,12 +433,14 @@ mod tests {
     #[test]
     fn a_hello_says_what_the_computer_is_or_nothing() {
         let full = serde_json::json!({"type": "hello", "device": "turtle", "advanced": true,
-            "command": false, "screen_width": 39, "screen_height": 13, "client_version": "abc"});
+            "command": false, "screen_width": 39, "screen_height": 13, "client_version": "abc",
+            "input_to_request": true});
         let m = Hello::machine_of(&full);
         assert_eq!(m.device.as_deref(), Some("turtle"));
         assert_eq!((m.advanced, m.command), (Some(true), Some(false)));
         assert_eq!((m.screen_width, m.screen_height), (Some(39), Some(13)));
         assert_eq!(m.client_version.as_deref(), Some("abc"));
+        assert_eq!(m.routes_input, Some(true));
         // A client from before these fields: nothing reported, nothing refused.
         let old = serde_json::json!({"type": "hello", "protocol": 1});
         assert_eq!(Hello::machine_of(&old), MachineInfo::default());
