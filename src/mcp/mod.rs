@@ -27,6 +27,7 @@ pub mod http;
 pub mod params;
 pub mod results;
 pub mod schemas;
+mod reboot;
 mod screen;
 pub mod stdio;
 mod tools;
@@ -82,7 +83,10 @@ impl TrapdeskMcp {
             max_result_bytes: settings.max_result_bytes,
             stream_buffer: settings.stream_buffer.max(1),
             tool_router: std::sync::Arc::new(
-                Self::tool_router() + Self::screen_router() + Self::fleet_router(),
+                Self::tool_router()
+                    + Self::screen_router()
+                    + Self::fleet_router()
+                    + Self::reboot_router(),
             ),
         }
     }

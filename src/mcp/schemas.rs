@@ -234,6 +234,17 @@ pub fn cancel_result() -> Arc<JsonObject> {
     )
 }
 
+/// `reboot-computer`.
+pub fn reboot_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "rebooted": {"type": "boolean", "description": "the reboot began"},
+            "tookMs": {"type": "integer", "description": "from the call until the computer linked again (or until the wait ended)"},
+        })),
+        &["ok"],
+    )
+}
+
 /// `read-screen` and `send-input`: the terminal as text rows, cursor and size.
 pub fn screen_result() -> Arc<JsonObject> {
     object(
