@@ -117,6 +117,7 @@ pub fn change_result() -> Arc<JsonObject> {
             "to": {"type": "string"},
             "deleted": {"type": "boolean", "description": "delete-file: false when nothing was there"},
             "created": {"type": "boolean", "description": "make-dir: false when the directory was there"},
+            "code": {"type": "string", "description": "a refusal's cause: not_found, exists, read_only, no_space, bad_path, is_dir, not_dir, not_empty"},
         })),
         &["ok"],
     )
@@ -131,6 +132,9 @@ pub fn info_result() -> Arc<JsonObject> {
             "isDir": {"type": "boolean"},
             "size": {"type": "integer", "description": "bytes; 0 for a directory"},
             "crc32": {"type": "integer", "description": "a file's CRC-32 (IEEE, as zlib's crc32)"},
+            "modified": {"type": "integer", "description": "when it was last modified, ms since the epoch (absent from an older client)"},
+            "readOnly": {"type": "boolean", "description": "on a read-only mount such as /rom"},
+            "code": {"type": "string", "description": "a refusal's cause, as for move-file"},
         })),
         &["ok"],
     )

@@ -54,6 +54,7 @@ TOOLS = {
     "cancel-request",
     "read-screen",
     "send-input",
+    "reboot-computer",
 }
 
 pytestmark = pytest.mark.anyio
