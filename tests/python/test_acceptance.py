@@ -216,6 +216,10 @@ async def test_probe_pings_both_computers(host: HostProcess) -> None:
         assert [x["traposId"] for x in computers] == ["1:miner", "2:farm"]
         for x in computers:
             assert x["ping"]["ok"] is True and isinstance(x["ping"]["rttMs"], int), x
+            # What each computer is, as its client said at hello (emulated: a colour computer).
+            assert x["device"] == "computer" and x["advanced"] is True and x["command"] is False, x
+            assert x["screen"] == {"width": 51, "height": 19}, x
+            assert "trapdesk emulator" in x["runtime"], x
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
