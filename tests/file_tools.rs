@@ -41,24 +41,40 @@ async fn the_file_tools(rt: Runtime) {
     let w = World::boot(rt, &["store"]).await;
     let t = "store";
     let body = "print('hello')\n";
-    ok(&w, "write-file", json!({"traposId": t, "path": "p/main.lua", "content": body})).await;
+    ok(
+        &w,
+        "write-file",
+        json!({"traposId": t, "path": "p/main.lua", "content": body}),
+    )
+    .await;
 
     // file-info: what a transfer check needs, without reading the file back.
     let before = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as u64;
-    let info = ok(&w, "file-info", json!({"traposId": t, "path": "p/main.lua"})).await;
+    let info = ok(
+        &w,
+        "file-info",
+        json!({"traposId": t, "path": "p/main.lua"}),
+    )
+    .await;
     assert_eq!(info["exists"], true, "{info}");
     assert_eq!(info["isDir"], false, "{info}");
     assert_eq!(info["size"], body.len(), "{info}");
     assert_eq!(info["crc32"], json!(crc32(body.as_bytes())), "{info}");
     assert_eq!(info["readOnly"], false, "{info}");
-    let modified = info["modified"].as_u64().unwrap_or_else(|| panic!("{info}"));
+    let modified = info["modified"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{info}"));
     // Written a moment ago (a minute of slack for clocks that round to seconds).
     assert!(modified.abs_diff(before) < 60_000, "{modified} vs {before}");
     let dir = ok(&w, "file-info", json!({"traposId": t, "path": "p"})).await;
-    assert_eq!((&dir["isDir"], &dir["size"]), (&json!(true), &json!(0)), "{dir}");
+    assert_eq!(
+        (&dir["isDir"], &dir["size"]),
+        (&json!(true), &json!(0)),
+        "{dir}"
+    );
     assert!(dir.get("crc32").is_none(), "{dir}");
     let rom = ok(&w, "file-info", json!({"traposId": t, "path": "rom"})).await;
     assert_eq!(rom["readOnly"], true, "{rom}");
@@ -70,20 +86,70 @@ async fn the_file_tools(rt: Runtime) {
     assert_eq!(made["created"], true, "{made}");
     let again = ok(&w, "make-dir", json!({"traposId": t, "path": "a/b/c"})).await;
     assert_eq!(again["created"], false, "{again}");
-    ok(&w, "move-file", json!({"traposId": t, "from": "p/main.lua", "to": "a/b/c/main.lua"})).await;
-    let moved = ok(&w, "file-info", json!({"traposId": t, "path": "a/b/c/main.lua"})).await;
+    ok(
+        &w,
+        "move-file",
+        json!({"traposId": t, "from": "p/main.lua", "to": "a/b/c/main.lua"}),
+    )
+    .await;
+    let moved = ok(
+        &w,
+        "file-info",
+        json!({"traposId": t, "path": "a/b/c/main.lua"}),
+    )
+    .await;
     assert_eq!(moved["crc32"], info["crc32"], "{moved}");
     let deleted = ok(&w, "delete-file", json!({"traposId": t, "path": "p"})).await;
     assert_eq!(deleted["deleted"], true, "{deleted}");
 
     // Each refusal says which it is.
-    refused(&w, "move-file", json!({"traposId": t, "from": "gone.lua", "to": "x.lua"}), "not_found").await;
-    ok(&w, "write-file", json!({"traposId": t, "path": "x.lua", "content": "x"})).await;
-    ok(&w, "write-file", json!({"traposId": t, "path": "y.lua", "content": "y"})).await;
-    refused(&w, "move-file", json!({"traposId": t, "from": "x.lua", "to": "y.lua"}), "exists").await;
-    refused(&w, "make-dir", json!({"traposId": t, "path": "x.lua"}), "exists").await;
-    refused(&w, "move-file", json!({"traposId": t, "from": "x.lua", "to": "a/b"}), "is_dir").await;
-    refused(&w, "make-dir", json!({"traposId": t, "path": "rom/mine"}), "read_only").await;
+    refused(
+        &w,
+        "move-file",
+        json!({"traposId": t, "from": "gone.lua", "to": "x.lua"}),
+        "not_found",
+    )
+    .await;
+    ok(
+        &w,
+        "write-file",
+        json!({"traposId": t, "path": "x.lua", "content": "x"}),
+    )
+    .await;
+    ok(
+        &w,
+        "write-file",
+        json!({"traposId": t, "path": "y.lua", "content": "y"}),
+    )
+    .await;
+    refused(
+        &w,
+        "move-file",
+        json!({"traposId": t, "from": "x.lua", "to": "y.lua"}),
+        "exists",
+    )
+    .await;
+    refused(
+        &w,
+        "make-dir",
+        json!({"traposId": t, "path": "x.lua"}),
+        "exists",
+    )
+    .await;
+    refused(
+        &w,
+        "move-file",
+        json!({"traposId": t, "from": "x.lua", "to": "a/b"}),
+        "is_dir",
+    )
+    .await;
+    refused(
+        &w,
+        "make-dir",
+        json!({"traposId": t, "path": "rom/mine"}),
+        "read_only",
+    )
+    .await;
     // A file of the ROM (each runtime has its own).
     let listed = ok(&w, "list-files", json!({"traposId": t, "path": "rom"})).await;
     let entries = listed["entries"].as_array().unwrap();
@@ -91,13 +157,45 @@ async fn the_file_tools(rt: Runtime) {
     let rom_path = entries
         .iter()
         .find(|e| e["dir"] == false)
-        .map_or("rom".to_owned(), |e| format!("rom/{}", e["name"].as_str().unwrap()));
-    refused(&w, "delete-file", json!({"traposId": t, "path": rom_path}), "read_only").await;
-    refused(&w, "delete-file", json!({"traposId": t, "path": "a"}), "not_empty").await;
-    let d = refused(&w, "make-dir", json!({"traposId": t, "path": "../outside"}), "bad_path").await;
+        .map_or("rom".to_owned(), |e| {
+            format!("rom/{}", e["name"].as_str().unwrap())
+        });
+    refused(
+        &w,
+        "delete-file",
+        json!({"traposId": t, "path": rom_path}),
+        "read_only",
+    )
+    .await;
+    refused(
+        &w,
+        "delete-file",
+        json!({"traposId": t, "path": "a"}),
+        "not_empty",
+    )
+    .await;
+    let d = refused(
+        &w,
+        "make-dir",
+        json!({"traposId": t, "path": "../outside"}),
+        "bad_path",
+    )
+    .await;
     assert_eq!(d["path"], "../outside", "{d}");
-    refused(&w, "file-info", json!({"traposId": t, "path": "../../etc/passwd"}), "bad_path").await;
-    refused(&w, "move-file", json!({"traposId": t, "from": "x.lua", "to": "../x.lua"}), "bad_path").await;
+    refused(
+        &w,
+        "file-info",
+        json!({"traposId": t, "path": "../../etc/passwd"}),
+        "bad_path",
+    )
+    .await;
+    refused(
+        &w,
+        "move-file",
+        json!({"traposId": t, "from": "x.lua", "to": "../x.lua"}),
+        "bad_path",
+    )
+    .await;
     // Nothing refused changed anything.
     let x = ok(&w, "file-info", json!({"traposId": t, "path": "x.lua"})).await;
     assert_eq!(x["crc32"], json!(crc32(b"x")), "{x}");
@@ -109,7 +207,10 @@ async fn the_file_tools_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn the_file_tools_on_craftos_pc() {
     the_file_tools(Runtime::CraftOs).await;
 }

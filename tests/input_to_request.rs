@@ -166,7 +166,10 @@ async fn input_goes_to_the_chunk_not_the_shell_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn input_goes_to_the_chunk_not_the_shell_on_craftos_pc() {
     input_goes_to_the_chunk_not_the_shell(Runtime::CraftOs).await;
 }

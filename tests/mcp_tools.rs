@@ -83,9 +83,15 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
         assert_eq!(a.read_only_hint, Some(false), "{name}");
     }
     let info = tools.iter().find(|t| t.name == "file-info").unwrap();
-    assert_eq!(info.annotations.as_ref().unwrap().read_only_hint, Some(true));
+    assert_eq!(
+        info.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
     let reboot = tools.iter().find(|t| t.name == "reboot-computer").unwrap();
-    assert_eq!(reboot.annotations.as_ref().unwrap().open_world_hint, Some(true));
+    assert_eq!(
+        reboot.annotations.as_ref().unwrap().open_world_hint,
+        Some(true)
+    );
     let exec = tools.iter().find(|t| t.name == "exec-lua").unwrap();
     let props = exec.input_schema.get("properties").unwrap();
     assert!(props.get("traposId").is_some() && props.get("timeoutMs").is_some());

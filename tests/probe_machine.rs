@@ -63,7 +63,10 @@ async fn probe_says_what_each_computer_is(rt: Runtime) {
     let desk = entry(&probe, &w.trapos("desk"));
     assert_eq!(desk["runtime"], json!(host), "{desk}");
     assert!(
-        desk["client"].as_str().unwrap().starts_with("trapdesk-lua/"),
+        desk["client"]
+            .as_str()
+            .unwrap()
+            .starts_with("trapdesk-lua/"),
         "{desk}"
     );
     assert_eq!(
@@ -74,7 +77,10 @@ async fn probe_says_what_each_computer_is(rt: Runtime) {
     assert_eq!(desk["device"], "computer", "{desk}");
     assert_eq!(desk["advanced"], r[3]["value"], "{desk}");
     assert_eq!(desk["command"], false, "{desk}");
-    assert_eq!(desk["screen"], json!({"width": r[1]["value"], "height": r[2]["value"]}));
+    assert_eq!(
+        desk["screen"],
+        json!({"width": r[1]["value"], "height": r[2]["value"]})
+    );
     assert_eq!(desk["screen"], json!({"width": 51, "height": 19}));
     // Neither runtime gives a computer the turtle, pocket or commands API here.
     assert_eq!(r[4]["value"], false);
@@ -87,10 +93,17 @@ async fn probe_says_what_each_computer_is(rt: Runtime) {
     // The text block's table says the same.
     let table = text(&p);
     assert!(table.contains("\tdevice\truntime\tclient"), "{table}");
-    assert!(table.contains("\tcomputer advanced 51x19\t") || table.contains("\tcomputer 51x19\t"), "{table}");
+    assert!(
+        table.contains("\tcomputer advanced 51x19\t") || table.contains("\tcomputer 51x19\t"),
+        "{table}"
+    );
 
     let small = entry(&probe, &w.trapos("small"));
-    assert_eq!(small["screen"], json!({"width": 39, "height": 13}), "{small}");
+    assert_eq!(
+        small["screen"],
+        json!({"width": 39, "height": 13}),
+        "{small}"
+    );
     drop(long);
 }
 
@@ -100,7 +113,10 @@ async fn probe_says_what_each_computer_is_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn probe_says_what_each_computer_is_on_craftos_pc() {
     probe_says_what_each_computer_is(Runtime::CraftOs).await;
 }

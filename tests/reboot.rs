@@ -41,7 +41,12 @@ async fn reboots_read_as_reboots(rt: Runtime) {
     // It does reboot, and links again by itself.
     let limit = rt.link_timeout();
     let start = std::time::Instant::now();
-    while w.session().computer(&rig).is_some_and(|c| c.connected_at == first) || !w.linked("rig") {
+    while w
+        .session()
+        .computer(&rig)
+        .is_some_and(|c| c.connected_at == first)
+        || !w.linked("rig")
+    {
         assert!(start.elapsed() < limit, "never relinked after os.reboot()");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -54,7 +59,10 @@ async fn reboots_read_as_reboots(rt: Runtime) {
     assert_eq!(d["rebooted"], true, "{d}");
     assert!(d["tookMs"].as_u64().unwrap() > 0, "{d}");
     let now = w.session().computer(&rig).unwrap();
-    assert!(now.online && now.connected_at > before, "answered before the relink");
+    assert!(
+        now.online && now.connected_at > before,
+        "answered before the relink"
+    );
 
     // exec under the policy: denied, the computer is left alone.
     w.session().set_policy(
@@ -64,7 +72,10 @@ async fn reboots_read_as_reboots(rt: Runtime) {
     let r = w.call("reboot-computer", json!({"traposId": "rig"})).await;
     assert_eq!(r.is_error, Some(true), "{}", text(&r));
     assert_eq!(data(&r)["error"]["code"], "denied", "{}", text(&r));
-    assert_eq!(w.session().computer(&rig).unwrap().connected_at, now.connected_at);
+    assert_eq!(
+        w.session().computer(&rig).unwrap().connected_at,
+        now.connected_at
+    );
     w.session().set_policy(trapdesk::policy::Policy::default());
 
     // A computer that does not come back (nothing starts the client at boot): said plainly.
@@ -76,17 +87,27 @@ async fn reboots_read_as_reboots(rt: Runtime) {
         .await;
     assert_eq!(data(&r)["returns"][0]["value"], false, "{}", text(&r));
     let r = w
-        .call("reboot-computer", json!({"traposId": "rig", "timeoutMs": 4000}))
+        .call(
+            "reboot-computer",
+            json!({"traposId": "rig", "timeoutMs": 4000}),
+        )
         .await;
     assert_eq!(r.is_error, Some(true), "{}", text(&r));
     let d = data(&r);
     assert_eq!(d["error"]["code"], "timeout", "{d}");
     assert_eq!(d["rebooted"], true, "{d}");
-    assert!(text(&r).contains("did not link again within 4000 ms"), "{}", text(&r));
+    assert!(
+        text(&r).contains("did not link again within 4000 ms"),
+        "{}",
+        text(&r)
+    );
 
     // A chunk's own os.shutdown() reads as a shutdown.
     let r = w
-        .call("exec-lua", json!({"traposId": "lamp", "code": "os.shutdown()"}))
+        .call(
+            "exec-lua",
+            json!({"traposId": "lamp", "code": "os.shutdown()"}),
+        )
         .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     assert_eq!(data(&r)["power"], "shutdown", "{}", text(&r));
@@ -100,7 +121,10 @@ async fn reboots_read_as_reboots_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn reboots_read_as_reboots_on_craftos_pc() {
     reboots_read_as_reboots(Runtime::CraftOs).await;
 }

@@ -56,7 +56,9 @@ impl TrapdeskMcp {
             Some(ms) => {
                 let bad = invalid_field(
                     "timeoutMs",
-                    &format!("reboot-computer: invalid argument timeoutMs: expected 1 to {MAX_WAIT_MS} milliseconds, got {ms}"),
+                    &format!(
+                        "reboot-computer: invalid argument timeoutMs: expected 1 to {MAX_WAIT_MS} milliseconds, got {ms}"
+                    ),
                 );
                 return Ok(self.end(rec, Status::Failed, bad));
             }

@@ -86,10 +86,7 @@ fn request_answer(
             _ => None,
         })
         .collect();
-    let running = session
-        .pending()
-        .iter()
-        .any(|r| r.request_id == request_id);
+    let running = session.pending().iter().any(|r| r.request_id == request_id);
     let state = if running { "still running" } else { "ended" };
     let line = format!("sent {events} events to {request_id} on {trapos_id}; it is {state}");
     let data = json!({"ok": true, "traposId": trapos_id, "requestId": request_id,

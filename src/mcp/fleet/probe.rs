@@ -345,7 +345,9 @@ mod tests {
         let row = turtle.row();
         assert!(row.contains("\t1 (h-3 4s)\t"), "{row}");
         assert!(
-            row.ends_with("\tturtle advanced 39x13\tComputerCraft 1.110.2\\t(x)\ttrapdesk-lua/0.2.0"),
+            row.ends_with(
+                "\tturtle advanced 39x13\tComputerCraft 1.110.2\\t(x)\ttrapdesk-lua/0.2.0"
+            ),
             "{row}"
         );
         // The row costs far less than the JSON it stands for in the text block.

@@ -315,8 +315,8 @@ impl Session {
             steps,
             request_id: None,
         })
-            .timeout(Some(SCREEN_TIMEOUT))
-            .quiet();
+        .timeout(Some(SCREEN_TIMEOUT))
+        .quiet();
         Ok(self.start(&trapos_id, spec, origin)?)
     }
 }
