@@ -128,3 +128,28 @@ async fn reboots_read_as_reboots_on_the_emulator() {
 async fn reboots_read_as_reboots_on_craftos_pc() {
     reboots_read_as_reboots(Runtime::CraftOs).await;
 }
+
+/// A computer that answers `os.reboot()` like any chunk (the fake client of
+/// tests/support/mcp_fake.rs does: it never reboots) is not reported as rebooted; a
+/// `timeoutMs` out of range is refused by name before anything is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_without_a_reboot_is_not_a_reboot() {
+    let h = fake::host().await;
+    let (client, _) = fake::connect(&h.url, &h.token).await;
+    let r = fake::call(&client, "reboot-computer", json!({"traposId": "miner"})).await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(data(&r)["error"]["code"], "not_rebooted", "{}", text(&r));
+    let sent = h.seen.lock().unwrap().requests.len();
+    for bad in [0u64, 600_001] {
+        let r = fake::call(
+            &client,
+            "reboot-computer",
+            json!({"traposId": "miner", "timeoutMs": bad}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(true), "{}", text(&r));
+        assert_eq!(data(&r)["error"]["code"], "invalid_arguments", "{}", text(&r));
+        assert_eq!(data(&r)["field"], "timeoutMs", "{}", text(&r));
+    }
+    assert_eq!(h.seen.lock().unwrap().requests.len(), sent, "nothing sent");
+}
