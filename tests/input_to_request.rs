@@ -110,6 +110,31 @@ async fn input_goes_to_the_chunk_not_the_shell(rt: Runtime) {
     let r = tool_result(handle.await_response().await.unwrap());
     assert_eq!(data(&r)["returns"][0]["value"], "q", "{}", text(&r));
 
+    // A chunk that takes every event sees the input as typed, never its wrapper.
+    let handle = fake::start_call(
+        &w.client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "local seen = {} while #seen < 2 do local e = {os.pullEvent()} if e[1] == 'char' or e[1] == 'trapdesk_input' then seen[#seen + 1] = e[1] .. ':' .. tostring(e[2]) end end return seen[1], seen[2]", "timeoutMs": 20000}),
+    )
+    .await;
+    let rid = running_exec(&w, &id).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let s = w
+        .call(
+            "send-input",
+            json!({"traposId": "miner", "requestId": rid, "text": "ab"}),
+        )
+        .await;
+    assert_ne!(s.is_error, Some(true), "{}", text(&s));
+    let r = tool_result(handle.await_response().await.unwrap());
+    let got: Vec<Value> = data(&r)["returns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["value"].clone())
+        .collect();
+    assert_eq!(got, vec![json!("char:a"), json!("char:b")], "{}", text(&r));
+
     // Refusals: a request not running there; reboot aimed at one request.
     let s = w
         .call(

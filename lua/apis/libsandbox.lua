@@ -323,7 +323,8 @@ function sandbox.serve(types, handler, opts)
                     step(job, table.unpack(ev, 3, ev.n))
                 end
             end
-            if kind ~= "terminate" then
+            -- The wrapper of input for one request is nobody else's event.
+            if kind ~= "terminate" and kind ~= E.input then
                 for _, id in ipairs(ids) do
                     local job = jobs[id] -- nil when it finished or was cancelled meanwhile
                     if job and (job.filter == nil or job.filter == kind) then

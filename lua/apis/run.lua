@@ -24,8 +24,6 @@ local function now_ms()
     return os.time() * 1000
 end
 
---- Make the environment a chunk runs in: print/write/printError captured,
--- everything else (term.* too) read through to `base`.
 -- What a chunk's own os.reboot/os.shutdown raise to end the chunk: the Result then says
 -- `power`, and the server reboots or shuts down once that answer has gone
 -- (servers/mcp-computer-server.lua, `trapdesk_power`), so the host reads a reboot, not a link
@@ -39,6 +37,8 @@ local function powerCall(what)
     end
 end
 
+--- Make the environment a chunk runs in: print/write/printError captured, os.reboot and
+-- os.shutdown answered first (above), everything else (term.* too) read through to `base`.
 local function makeEnv(cap, base)
     -- The chunk gets its own `os` (reading through to the real one), so a chunk that redefines
     -- `os.pullEvent` or `os.queueEvent` changes them for itself, not for the client's own loops
