@@ -148,7 +148,12 @@ async fn an_answer_without_a_reboot_is_not_a_reboot() {
         )
         .await;
         assert_eq!(r.is_error, Some(true), "{}", text(&r));
-        assert_eq!(data(&r)["error"]["code"], "invalid_arguments", "{}", text(&r));
+        assert_eq!(
+            data(&r)["error"]["code"],
+            "invalid_arguments",
+            "{}",
+            text(&r)
+        );
         assert_eq!(data(&r)["field"], "timeoutMs", "{}", text(&r));
     }
     assert_eq!(h.seen.lock().unwrap().requests.len(), sent, "nothing sent");
