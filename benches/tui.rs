@@ -134,6 +134,7 @@ fn fleet_frame(how: &str) -> f64 {
             client: None,
             host: None,
             max_message: 131_072,
+            machine: Default::default(),
         })
         .collect();
     // What one pull of a changed list costs the console (filter, groups, counts, rows).

@@ -12,7 +12,7 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 16] = [
+const TOOLS: [&str; 17] = [
     "probe-computers",
     "exec-lua-many",
     "exec-lua",
@@ -29,6 +29,7 @@ const TOOLS: [&str; 16] = [
     "cancel-request",
     "read-screen",
     "send-input",
+    "reboot-computer",
 ];
 
 #[tokio::test]
@@ -69,10 +70,28 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
             "delete-file",
             "make-dir",
             "file-info",
+            "reboot-computer",
         ]
         .contains(&t.name.as_ref());
         assert_eq!(warns, !quiet, "{}: {:?}", t.name, t.description);
     }
+    // The contract's annotations for the file tools and reboot-computer.
+    for name in ["make-dir", "move-file", "delete-file", "reboot-computer"] {
+        let t = tools.iter().find(|t| t.name == name).unwrap();
+        let a = t.annotations.as_ref().unwrap();
+        assert_eq!(a.destructive_hint, Some(true), "{name}");
+        assert_eq!(a.read_only_hint, Some(false), "{name}");
+    }
+    let info = tools.iter().find(|t| t.name == "file-info").unwrap();
+    assert_eq!(
+        info.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
+    let reboot = tools.iter().find(|t| t.name == "reboot-computer").unwrap();
+    assert_eq!(
+        reboot.annotations.as_ref().unwrap().open_world_hint,
+        Some(true)
+    );
     let exec = tools.iter().find(|t| t.name == "exec-lua").unwrap();
     let props = exec.input_schema.get("properties").unwrap();
     assert!(props.get("traposId").is_some() && props.get("timeoutMs").is_some());

@@ -169,7 +169,18 @@ local types = {}
 for name in pairs(handlers) do types[#types + 1] = name end
 table.sort(types)
 
-sandbox.serve(types, function(req)
+-- A chunk's own os.reboot()/os.shutdown() (apis/run.lua) ends the chunk with a Result that
+-- says so and queues `trapdesk_power`; the computer reboots or shuts down half a second later,
+-- once the daemon has sent that answer (as the screen server waits for its reboot key).
+local function powerAfterAnswer()
+    while true do
+        local _, what = os.pullEvent("trapdesk_power")
+        sleep(0.5)
+        if what == "shutdown" then os.shutdown() else os.reboot() end
+    end
+end
+
+local function serve() sandbox.serve(types, function(req)
     local h = handlers[req.type]
     if not h then return false, { code = "unknown_type", message = "not served here: " .. tostring(req.type) } end
     return h(req)
@@ -186,4 +197,6 @@ end, {
                 output_bytes = f.output_bytes, output_lines = f.output_lines }
         end
     end,
-})
+}) end
+
+parallel.waitForAny(serve, powerAfterAnswer)

@@ -581,8 +581,25 @@ drop = function(code, reason)
     end
 end
 
+-- A turtle has the `turtle` API and a pocket computer the `pocket` API, as CC: Tweaked gives
+-- them (TurtleAPI, PocketAPI); everything else is a computer.
+local function device()
+    if turtle then return "turtle" end
+    if pocket then return "pocket" end
+    return "computer"
+end
+
+-- Advanced computers, turtles and pocket computers have a colour terminal (term.isColour).
+local function advanced()
+    local ok, colour = pcall(function() return term.native and term.native().isColour() end)
+    return ok and colour == true
+end
+
 local function opened(handle)
     ws = handle
+    -- The native terminal's size: a program's redirect (a window, a monitor) is not the screen.
+    local okSize, screenW, screenH = pcall(function() return (term.native and term.native() or term).getSize() end)
+    if not okSize then screenW, screenH = nil, nil end
     setPhase("hello")
     hostSays = nil
     local label = os.getComputerLabel()
@@ -598,6 +615,11 @@ local function opened(handle)
         host = _HOST or "ComputerCraft",
         -- What went through on an earlier link (safe until the probe after welcome says more).
         max_message = ruleMax,
+        -- What this computer is (docs/protocol.md, "Handshake"), told once per link.
+        device = device(), advanced = advanced(), command = commands ~= nil,
+        screen_width = screenW, screen_height = screenH,
+        -- `input` with a request_id reaches that request alone (servers/screen.lua).
+        input_to_request = true,
     })
 end
 

@@ -51,6 +51,7 @@ pub(super) async fn start(
         hello,
         enrolled,
         upgrades_itself,
+        machine,
     } = accepted;
     // A trapdesk client too old to upgrade itself is upgraded by the host, once linked.
     let old_client = (!upgrades_itself)
@@ -66,6 +67,7 @@ pub(super) async fn start(
         .max(2 * state.settings.max_in_flight + 8);
     let (otx, orx) = mpsc::channel(room);
     let mut link = state.session.link(&hello, otx);
+    link.describe(machine);
     let id = hello.computer_id;
     let (secret, enrolling) = match enrolled {
         Some(e) => (Some(e.secret), Some(Box::new((id, e.secret_sha256)))),
@@ -125,6 +127,8 @@ struct Accepted {
     /// Whether the client fetches a newer client by itself when `welcome` names one; a
     /// trapdesk client from before that (0.1) is upgraded by the host instead (`upgrade.rs`).
     upgrades_itself: bool,
+    /// What the computer is, as its hello said.
+    machine: crate::protocol::MachineInfo,
 }
 
 /// Runs blocking work on the secrets file off the gateway's threads.
@@ -145,9 +149,10 @@ async fn handshake(
     place: Option<&Place>,
 ) -> Result<Accepted, Refused> {
     let text = first_frame(rx, out, state, place).await?;
-    let (hello, enrol, upgrades_itself) = parse(&text, out).await?;
+    let (hello, enrol, upgrades_itself, machine) = parse(&text, out).await?;
     let mut accepted = judge(hello, enrol, out, state).await?;
     accepted.upgrades_itself = upgrades_itself;
+    accepted.machine = machine;
     Ok(accepted)
 }
 
@@ -209,7 +214,7 @@ async fn first_frame(
 async fn parse(
     text: &str,
     out: &mut Sender<impl SocketTx>,
-) -> Result<(Hello, bool, bool), Refused> {
+) -> Result<(Hello, bool, bool, crate::protocol::MachineInfo), Refused> {
     let hello = wire::decode(text)
         .map_err(|e| HelloError::Bad(e.to_string()))
         .and_then(|v| {
@@ -217,6 +222,7 @@ async fn parse(
                 Hello::from_value(&v)?,
                 Hello::enrol_of(&v)?,
                 Hello::upgrades_itself(&v),
+                Hello::machine_of(&v),
             ))
         });
     match hello {
@@ -273,6 +279,7 @@ async fn judge(
                         hello,
                         enrolled: Some(e),
                         upgrades_itself: true,
+                        machine: Default::default(),
                     });
                 }
                 Ok(Err(refusal)) => Some(refusal),
@@ -297,5 +304,6 @@ async fn judge(
         hello,
         enrolled: None,
         upgrades_itself: true,
+        machine: Default::default(),
     })
 }

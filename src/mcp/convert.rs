@@ -161,8 +161,18 @@ pub(crate) fn timeout(ms: Option<u64>) -> Option<Duration> {
     ms.map(Duration::from_millis)
 }
 
-/// First line of a successful run: its returned values and how much it printed.
+/// First line of a successful run: its returned values and how much it printed, or that the
+/// chunk rebooted or shut the computer down (`power`, apis/run.lua).
 pub(crate) fn run_line(d: &Value) -> String {
+    match d.get("power").and_then(Value::as_str) {
+        Some("reboot") => {
+            return "the chunk called os.reboot(): the computer is rebooting and links again by itself (reboot-computer waits for that)".to_owned();
+        }
+        Some("shutdown") => {
+            return "the chunk called os.shutdown(): the computer is shutting down and stays off until a player turns it on".to_owned();
+        }
+        _ => {}
+    }
     let returns = d
         .get("returns")
         .and_then(Value::as_array)

@@ -27,6 +27,7 @@ mod fleet;
 pub mod http;
 mod log_args;
 pub mod params;
+mod reboot;
 pub mod resources;
 pub mod results;
 pub mod schemas;
@@ -87,7 +88,10 @@ impl TrapdeskMcp {
             max_result_bytes: settings.max_result_bytes,
             stream_buffer: settings.stream_buffer.max(1),
             tool_router: std::sync::Arc::new(
-                Self::tool_router() + Self::screen_router() + Self::fleet_router(),
+                Self::tool_router()
+                    + Self::screen_router()
+                    + Self::fleet_router()
+                    + Self::reboot_router(),
             ),
         }
     }

@@ -189,6 +189,19 @@ pub struct OnePath {
     pub path: String,
 }
 
+/// Arguments of `reboot-computer`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RebootComputer {
+    /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
+    pub trapos_id: String,
+    /// Wait this many milliseconds for the computer to link again (default 60000; at least 1,
+    /// at most 600000). The reboot is not undone when the wait ends.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
 /// Arguments of `computer-output`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -292,6 +305,13 @@ pub struct SendInput {
     /// Milliseconds to wait before reading the screen back (default 300, at most 10000).
     #[serde(default)]
     pub wait_ms: Option<u64>,
+    /// A running exec-lua or run-file request (its requestId): the input goes to that chunk
+    /// alone (one waiting in read() or os.pullEvent("char")), not to the shell, and the answer
+    /// is its newest output instead of the screen. Without it, input goes to the computer as
+    /// typed at its keyboard: the shell or whatever program has the screen (running chunks see
+    /// it too).
+    #[serde(default)]
+    pub request_id: Option<String>,
 }
 
 /// The result for arguments that fail a tool's input schema: an `isError` tool result (not a

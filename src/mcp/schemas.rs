@@ -117,6 +117,7 @@ pub fn change_result() -> Arc<JsonObject> {
             "to": {"type": "string"},
             "deleted": {"type": "boolean", "description": "delete-file: false when nothing was there"},
             "created": {"type": "boolean", "description": "make-dir: false when the directory was there"},
+            "code": {"type": "string", "description": "a refusal's cause: not_found, exists, read_only, no_space, bad_path, is_dir, not_dir, not_empty"},
         })),
         &["ok"],
     )
@@ -131,6 +132,9 @@ pub fn info_result() -> Arc<JsonObject> {
             "isDir": {"type": "boolean"},
             "size": {"type": "integer", "description": "bytes; 0 for a directory"},
             "crc32": {"type": "integer", "description": "a file's CRC-32 (IEEE, as zlib's crc32)"},
+            "modified": {"type": "integer", "description": "when it was last modified, ms since the epoch (absent from an older client)"},
+            "readOnly": {"type": "boolean", "description": "on a read-only mount such as /rom"},
+            "code": {"type": "string", "description": "a refusal's cause, as for move-file"},
         })),
         &["ok"],
     )
@@ -147,9 +151,16 @@ pub fn probe_result() -> Arc<JsonObject> {
                 "connectedAt": {"type": "integer", "description": "epoch milliseconds"},
                 "serves": {"type": "array", "items": {"type": "string"}},
                 "pending": {"type": "integer"},
-                "pendingRequests": {"type": "array", "items": {"type": "object"}, "description": "present only when pending > 0"},
+                "pendingRequests": {"type": "array", "items": {"type": "object"}, "description": "present only when pending > 0: requestId, kind, summary, origin, sent, ageMs (since it started)"},
                 "lastRttMs": {"type": ["integer", "null"]},
                 "ping": {"type": "object", "description": "this probe's ping: {ok, rttMs} or {ok:false, error}"},
+                "runtime": {"type": "string", "description": "the computer's _HOST; absent when its client did not say"},
+                "client": {"type": "string", "description": "the client's name and version"},
+                "clientVersion": {"type": "string", "description": "the installed client files' version"},
+                "device": {"type": "string", "enum": ["computer", "turtle", "pocket"], "description": "absent from a client that does not report it"},
+                "advanced": {"type": "boolean", "description": "a colour (advanced) computer"},
+                "command": {"type": "boolean", "description": "a command computer"},
+                "screen": {"type": "object", "description": "the terminal's size at link time", "properties": {"width": {"type": "integer"}, "height": {"type": "integer"}}},
                 "policy": {"type": "object", "description": "what the policy lets you (the calling agent) do here: allow, ask (a person must approve each call) or deny",
                     "properties": {
                         "exec": {"type": "string", "enum": ["allow", "ask", "deny"]},
@@ -230,6 +241,17 @@ pub fn cancel_result() -> Arc<JsonObject> {
     )
 }
 
+/// `reboot-computer`.
+pub fn reboot_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "rebooted": {"type": "boolean", "description": "the reboot began"},
+            "tookMs": {"type": "integer", "description": "from the call until the computer linked again (or until the wait ended)"},
+        })),
+        &["ok"],
+    )
+}
+
 /// `read-screen` and `send-input`: the terminal as text rows, cursor and size.
 pub fn screen_result() -> Arc<JsonObject> {
     object(
@@ -242,6 +264,8 @@ pub fn screen_result() -> Arc<JsonObject> {
             "bg": {"type": "array", "items": {"type": "string"}, "description": "background colour per cell in blit form (colors only)"},
             "palette": {"type": "array", "items": {"type": "string"}, "description": "the 16 colours as #rrggbb, by blit digit (colors only)"},
             "events": {"type": "integer", "description": "events queued (send-input)"},
+            "running": {"type": "boolean", "description": "send-input with requestId: whether that request still runs"},
+            "output": {"type": "string", "description": "send-input with requestId: that request's newest output lines"},
         })),
         &["ok"],
     )

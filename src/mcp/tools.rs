@@ -216,7 +216,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "move-file",
         title = "Move a file on a computer",
-        description = "Move or rename a file or directory on a linked computer (missing directories are created). A file at `to` is replaced only with overwrite.",
+        description = "Move or rename a file or directory on a linked computer (missing directories are created). A file at `to` is replaced only with overwrite. Refusals carry a code: not_found, exists, is_dir, read_only, no_space, bad_path (a path leaving the computer's root).",
         annotations(title = "Move a file on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
         output_schema = schemas::change_result()
     )]
@@ -242,13 +242,13 @@ impl TrapdeskMcp {
             obj.entry("from").or_insert(json!(p.from));
             obj.entry("to").or_insert(json!(p.to));
         }
-        Ok(self.end(rec, status, outcome))
+        Ok(self.end(rec, status, coded(outcome)))
     }
 
     #[tool(
         name = "delete-file",
         title = "Delete a file on a computer",
-        description = "Delete a file or an empty directory on a linked computer. Nothing there is not an error (deleted: false).",
+        description = "Delete a file or an empty directory on a linked computer. Nothing there is not an error (deleted: false). Refusals carry a code: not_empty, read_only, bad_path.",
         annotations(title = "Delete a file on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true),
         output_schema = schemas::change_result()
     )]
@@ -276,8 +276,8 @@ impl TrapdeskMcp {
     #[tool(
         name = "make-dir",
         title = "Make a directory on a computer",
-        description = "Make a directory, and any missing parents, on a linked computer. One that exists is not an error (created: false).",
-        annotations(title = "Make a directory on a computer", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
+        description = "Make a directory, and any missing parents, on a linked computer. One that exists is not an error (created: false). Refusals carry a code: exists (a file in the way), read_only, no_space, bad_path.",
+        annotations(title = "Make a directory on a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true),
         output_schema = schemas::change_result()
     )]
     async fn make_dir(
@@ -304,7 +304,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "file-info",
         title = "Look at a file on a computer",
-        description = "Whether a path exists on a linked computer, whether it is a directory, its size, and a file's CRC-32 (IEEE, as zlib's crc32) computed on the computer.",
+        description = "Whether a path exists on a linked computer, whether it is a directory (isDir), its size, when it was last modified (modified, ms since the epoch), whether it is read-only, and a file's CRC-32 (IEEE, as zlib's crc32) computed on the computer: enough to check a transfer without reading the file back.",
         annotations(title = "Look at a file on a computer", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
         output_schema = schemas::info_result()
     )]
@@ -496,6 +496,19 @@ impl TrapdeskMcp {
 fn with_path(mut outcome: Outcome, path: &str) -> Outcome {
     if let Some(obj) = outcome.data.as_object_mut() {
         obj.entry("path").or_insert(json!(path));
+    }
+    coded(outcome)
+}
+
+/// A refusal the computer gave a `code` (`not_found`, `exists`, `read_only`, `no_space`,
+/// `bad_path`, `is_dir`, `not_dir`, `not_empty`: lua/apis/files.lua) says it first, so that
+/// the first line alone tells the cases apart.
+fn coded(mut outcome: Outcome) -> Outcome {
+    if outcome.is_error
+        && let Some(code) = outcome.data.get("code").and_then(Value::as_str)
+        && !outcome.line.starts_with(code)
+    {
+        outcome.line = format!("{code}: {}", outcome.line);
     }
     outcome
 }

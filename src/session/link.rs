@@ -74,6 +74,7 @@ impl Session {
             client: hello.client.clone(),
             host: hello.host.clone(),
             max_message: hello.max_message.unwrap_or(131_072),
+            machine: Default::default(),
         };
         let conn = Conn {
             id: conn_id,
@@ -257,6 +258,21 @@ impl Link {
 
     pub(crate) fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// What the computer is, as its `hello` said (kept apart from [`Session::link`]'s `Hello`,
+    /// which many callers build by hand).
+    pub fn describe(&self, machine: crate::protocol::MachineInfo) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.machine = machine;
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
     }
 
     /// A heartbeat round trip completed.

@@ -316,6 +316,8 @@ pub struct ComputerInfo {
     pub host: Option<String>,
     /// Largest frame the computer accepts.
     pub max_message: u64,
+    /// What the computer is (device, flags, screen size), as its `hello` said.
+    pub machine: crate::protocol::MachineInfo,
 }
 
 /// A request that has not ended yet.

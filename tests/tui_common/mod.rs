@@ -52,6 +52,7 @@ pub fn computer(id: u64, label: &str) -> ComputerInfo {
         client: Some("trapos 1.0".into()),
         host: Some("CC: Tweaked".into()),
         max_message: 131_072,
+        machine: Default::default(),
     }
 }
 
