@@ -227,8 +227,8 @@ fn set_output(data: &mut Value, text: String, kept: usize, cut: bool) {
     };
     obj.insert("output".into(), Value::String(text));
     if cut {
-        obj.insert("output_truncated".into(), Value::Bool(true));
-        obj.insert("output_kept_bytes".into(), json!(kept));
+        obj.insert("outputTruncated".into(), Value::Bool(true));
+        obj.insert("outputKeptBytes".into(), json!(kept));
     }
 }
 
