@@ -27,6 +27,14 @@ fn computer<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     })
 }
 
+/// A list of computers as a caller names them: each a string or a bare id as a JSON number.
+fn computers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    struct One(#[serde(deserialize_with = "computer")] String);
+    let list: Option<Vec<One>> = Option::deserialize(d)?;
+    Ok(list.map(|l| l.into_iter().map(|One(s)| s).collect()))
+}
+
 /// Arguments of `probe-computers`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -56,11 +64,13 @@ pub struct ExecLuaMany {
     #[serde(default, rename = "match")]
     pub pattern: Option<String>,
     /// Run on these computers (traposId, bare id or unique label each). Give this or `match`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "computers")]
+    #[schemars(with = "Option<Vec<String>>")]
     pub computers: Option<Vec<String>>,
     /// Lua source to run as one chunk on each computer.
     pub code: String,
-    /// Give up on a computer after this many milliseconds (default 30000, at most 600000).
+    /// Stop the chunk on a computer that has not finished after this many milliseconds
+    /// (default 30000, at most 600000): it is cancelled there, and its result is a timeout.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// Most computers running the chunk at once (default 16, at most 256).
@@ -77,7 +87,9 @@ pub struct ExecLua {
     pub trapos_id: String,
     /// Lua source to run as one chunk; its returned values come back as descriptors.
     pub code: String,
-    /// Give up after this many milliseconds (default 30000; at least 1, at most 600000).
+    /// Stop the chunk after this many milliseconds (default 30000; at least 1, at most
+    /// 600000): it is cancelled on the computer and the result is a timeout with the output
+    /// so far.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -94,7 +106,9 @@ pub struct RunFile {
     /// Arguments passed to the program (as varargs and as the global `arg`).
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// Give up after this many milliseconds (default 30000; at least 1, at most 600000).
+    /// Stop the chunk after this many milliseconds (default 30000; at least 1, at most
+    /// 600000): it is cancelled on the computer and the result is a timeout with the output
+    /// so far.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
