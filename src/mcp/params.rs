@@ -286,8 +286,14 @@ pub(crate) fn invalid_arguments(
     args: &serde_json::Map<String, serde_json::Value>,
     detail: &str,
 ) -> super::Outcome {
-    let (field, expected) = schema
-        .and_then(|s| schema_problem(s, args))
+    // An argument the tool does not take is named first, even beside a missing one: it is
+    // most often the missing one misspelt (`timeOut` for `timeoutMs`).
+    let unknown = detail
+        .starts_with("unknown field `")
+        .then(|| backticked(detail).map(|f| (f, String::new())))
+        .flatten();
+    let (field, expected) = unknown
+        .or_else(|| schema.and_then(|s| schema_problem(s, args)))
         .or_else(|| backticked(detail).map(|f| (f, String::new())))
         .unwrap_or_default();
     let message = if field.is_empty() {

@@ -279,9 +279,10 @@ pub fn render(data: &Value) -> String {
         }
     };
     let s = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or_default();
-    // A file's content (read-file): the piece itself, as it is in the file.
+    // A file's content (read-file): the piece itself, byte for byte as in the file (no
+    // newline added), and nothing else.
     if data.get("encoding").is_some() {
-        section("", s("content"));
+        return s("content").to_owned();
     }
     if let Some(returns) = data.get("returns").and_then(Value::as_array) {
         let values: Vec<String> = returns.iter().map(value_text).collect();
