@@ -178,9 +178,27 @@ local pathFields = {
     ["file-info"] = { "path" }, ["move-file"] = { "from", "to" },
 }
 
+--- Whether a path climbs above the root: a ".." with no folder left to cancel, counted as
+-- CC's FileSystem.sanitizePath does ("." and "..." and longer runs of dots stay in place).
+-- Done here rather than with fs.combine: CraftOS-PC's combine drops such a "..", CC: Tweaked's
+-- keeps it, and the answer must not depend on the runtime.
+local function climbsOut(path)
+    local depth = 0
+    for part in path:gsub("\\", "/"):gmatch("[^/]+") do
+        part = part:match("^%s*(.-)%s*$")
+        if part == ".." then
+            if depth == 0 then return true end
+            depth = depth - 1
+        elseif part ~= "" and not part:match("^%.+$") then
+            depth = depth + 1
+        end
+    end
+    return false
+end
+
 --- A path that leaves the computer's root ("/../x", "a/../../x") as the dispatch error
--- `bad_path`, before any handler touches it. CC's fs keeps such a path's leading ".." when it
--- cleans it (FileSystem.sanitizePath) and then finds no mount for it: "Invalid Path"
+-- `bad_path`, before any handler touches it. CC: Tweaked keeps such a path's leading ".." when
+-- it cleans it (FileSystem.sanitizePath) and then finds no mount for it: "Invalid Path"
 -- (FileSystem.getMount), which some calls raise as errors and others answer as a missing
 -- file; either read as a fault of the host (`internal`) or said nothing of the cause.
 local function badPath(req)
@@ -189,8 +207,7 @@ local function badPath(req)
     for _, k in ipairs(fields) do
         local path = p[k]
         if type(path) == "string" then
-            local clean = fs.combine(path)
-            if clean == ".." or clean:sub(1, 3) == "../" then
+            if climbsOut(path) then
                 return { code = "bad_path", message = ("%s: %s is outside the computer's root"):format(k, path) }
             end
         end
