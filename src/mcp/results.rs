@@ -135,23 +135,32 @@ impl Outcome {
         build(&line, &text, data, self.is_error)
     }
 
-    /// Bytes of the MCP result as [`result_size`] counts them, before any sizing.
+    /// Bytes of the MCP result as [`result_size`] counts them, before any sizing: an outcome
+    /// of at most `budget` is left as it is by [`Outcome::into_result`].
     pub fn unfitted_size(&self) -> usize {
         result_size(&self.clone().into_unsized())
     }
 }
 
-/// What the budget bounds in a result: the larger of its two blocks (the text, and the
-/// structured content with the envelope around it), never their sum.
+/// What the budget bounds in a result: the larger of its two blocks, never their sum. The
+/// structured content counts with the envelope and the first line (the room
+/// [`json_budget`] leaves it), so that what this measures within the budget is what
+/// [`Outcome::into_result`] leaves uncut.
 pub fn result_size(result: &CallToolResult) -> usize {
-    let text: usize = result
+    let text = result
         .content
         .iter()
         .filter_map(|c| c.as_text())
-        .map(|t| t.text.len())
-        .sum();
-    let data = result.structured_content.as_ref().map_or(0, json_len) + ENVELOPE;
-    text.max(data)
+        .map(|t| t.text.as_str());
+    let (mut len, mut line) = (0, 0);
+    for t in text {
+        len += t.len();
+        if line == 0 {
+            line = t.find('\n').unwrap_or(t.len());
+        }
+    }
+    let data = result.structured_content.as_ref().map_or(0, json_len) + ENVELOPE + line;
+    len.max(data)
 }
 
 /// The text block cut to `budget` bytes, should the rendering of kept data still be longer:
