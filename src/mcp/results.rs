@@ -302,12 +302,12 @@ pub fn render(data: &Value) -> String {
     match data.get("error") {
         // A Lua error: its message is in the first line (cut there when long) and whole in
         // the traceback; without one, whole here.
-        Some(Value::String(e)) if s("traceback").is_empty() && e.len() > 120 => {
+        Some(Value::String(e)) if s("traceback").is_empty() && !whole_in_line(e) => {
             section("[error]", e);
         }
         Some(Value::Object(e)) => {
             let m = e.get("message").and_then(Value::as_str).unwrap_or_default();
-            if m.len() > 120 {
+            if !whole_in_line(m) {
                 section("[error]", m);
             }
         }
@@ -347,6 +347,12 @@ pub fn render(data: &Value) -> String {
     section("", &rows("rows", &|r| r.as_str().unwrap_or_default().to_owned()));
     section("", &rows("results", &many_text));
     out
+}
+
+/// Whether a message fits whole in a first line (which keeps one line of at most 200
+/// characters, after its code or what failed).
+fn whole_in_line(m: &str) -> bool {
+    m.chars().count() <= 120 && !m.trim().contains('\n')
 }
 
 /// A returned value in the text: a string as JSON text (quoted, escapes visible), anything
