@@ -59,13 +59,18 @@ async fn client_contract(rt: Runtime) {
     assert!(d["durationMs"].is_number() && d["outputBytes"] == 9, "{d}");
     let t = text(&r);
     assert!(
-        t.contains("\n\n[returned]\n42\n{\"k\":\"v\"}\n\n[output]\na\noops\nb\n\n[error output]\noops\n"),
+        t.contains(
+            "\n\n[returned]\n42\n{\"k\":\"v\"}\n\n[output]\na\noops\nb\n\n[error output]\noops\n"
+        ),
         "{t}"
     );
     assert!(!t.contains("\"ok\"") && !t.contains("durationMs"), "{t}");
     // Nothing on the error stream: no errorOutput.
     let r = w
-        .call("exec-lua", json!({"traposId": "miner", "code": "print('x')"}))
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "print('x')"}),
+        )
         .await;
     assert!(data(&r).get("errorOutput").is_none(), "{}", data(&r));
 
@@ -79,17 +84,26 @@ async fn client_contract(rt: Runtime) {
     assert_eq!(r.is_error, Some(true));
     let t = text(&r);
     assert!(t.starts_with("Lua failed: exec:1: kaput"), "{t}");
-    assert!(t.contains("\n[traceback]\nexec:1: kaput\nstack traceback:"), "{t}");
+    assert!(
+        t.contains("\n[traceback]\nexec:1: kaput\nstack traceback:"),
+        "{t}"
+    );
 
     // Paths outside the root: bad_path for every file tool, never internal.
     let escapes = [
-        ("write-file", json!({"path": "/../escape.txt", "content": "x"})),
+        (
+            "write-file",
+            json!({"path": "/../escape.txt", "content": "x"}),
+        ),
         ("read-file", json!({"path": "/../escape.txt"})),
         ("list-files", json!({"path": ".."})),
         ("delete-file", json!({"path": "a/../../escape.txt"})),
         ("make-dir", json!({"path": "../up"})),
         ("file-info", json!({"path": "/../escape.txt"})),
-        ("move-file", json!({"from": "startup.lua", "to": "../escape.txt"})),
+        (
+            "move-file",
+            json!({"from": "startup.lua", "to": "../escape.txt"}),
+        ),
         ("run-file", json!({"path": "../escape.lua"})),
     ];
     for (tool, mut args) in escapes {
@@ -111,10 +125,7 @@ async fn client_contract(rt: Runtime) {
         .await;
     assert_eq!(r.is_error, Some(true));
     let d = data(&r);
-    assert!(
-        d["error"].as_str().unwrap().contains("directory"),
-        "{d}"
-    );
+    assert!(d["error"].as_str().unwrap().contains("directory"), "{d}");
     for k in ["content", "bytes", "encoding"] {
         assert!(d.get(k).is_none(), "{k} beside the error: {d}");
     }
@@ -132,11 +143,17 @@ async fn client_contract(rt: Runtime) {
         .await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let r = w
-        .call("read-file", json!({"traposId": "miner", "path": "prog.lua"}))
+        .call(
+            "read-file",
+            json!({"traposId": "miner", "path": "prog.lua"}),
+        )
         .await;
     let d = data(&r);
     assert_eq!(d["nextOffset"], Value::Null, "{}", text(&r));
-    assert!(d["content"].as_str().unwrap() == program, "the content differs");
+    assert!(
+        d["content"].as_str().unwrap() == program,
+        "the content differs"
+    );
     assert!(
         text(&r) == format!("prog.lua: 20000 bytes (utf8)\n\n{program}"),
         "the text is not the header and the program: {:?}",
@@ -196,13 +213,19 @@ async fn names_ignore_case_and_take_numbers() {
     let w = World::boot(Runtime::Emulator, &["miner", "farm", "Farm"]).await;
     for target in [json!("1:MINER"), json!("MINER"), json!(1)] {
         let r = w
-            .call("exec-lua", json!({"traposId": target, "code": "return os.getComputerID()"}))
+            .call(
+                "exec-lua",
+                json!({"traposId": target, "code": "return os.getComputerID()"}),
+            )
             .await;
         assert_eq!(r.is_error, Some(false), "{target}: {}", text(&r));
         assert_eq!(data(&r)["traposId"], "1:miner");
     }
     let r = w
-        .call("exec-lua-many", json!({"computers": [1, "2"], "code": "return 1"}))
+        .call(
+            "exec-lua-many",
+            json!({"computers": [1, "2"], "code": "return 1"}),
+        )
         .await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     assert_eq!(data(&r)["computers"], 2);
@@ -258,4 +281,37 @@ async fn the_budget_is_spent_once_and_cuts_are_said() {
     assert!(t.contains("row 05000\nbad\n"), "the tail is kept");
     assert!(t.contains("[error output]\nbad\n"), "{t}");
     assert_eq!(data(&r)["outputTruncated"], true);
+
+    // A page the budget shortened says so, and how to read on.
+    let rid = data(&r)["requestId"].as_str().unwrap().to_owned();
+    let r = w
+        .call(
+            "computer-output",
+            json!({"traposId": "miner", "requestId": rid, "lines": 2000}),
+        )
+        .await;
+    let d = data(&r);
+    let shown = d["lines"].as_array().unwrap().len();
+    let first = text(&r).lines().next().unwrap().to_owned();
+    assert!(shown < 2000, "{shown}");
+    assert!(
+        first.contains(&format!(
+            "({} more of those asked did not fit one result: read them with before)",
+            2000 - shown
+        )),
+        "{first}"
+    );
+    assert!(largest_block(&r) <= 24 * 1024, "{}", largest_block(&r));
+    // The text holds the lines themselves, the error line marked.
+    let r = w
+        .call(
+            "computer-output",
+            json!({"traposId": "miner", "requestId": rid, "lines": 2}),
+        )
+        .await;
+    assert!(
+        text(&r).ends_with("\n\nrow 05000\n[err] bad\n"),
+        "{}",
+        text(&r)
+    );
 }

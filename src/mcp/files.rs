@@ -149,8 +149,8 @@ pub fn output_page(
     before: Option<u64>,
     max_result_bytes: usize,
 ) -> Outcome {
-    let page = |rows: &[(u64, Value)], before: Option<u64>| {
-        let lines: Vec<Value> = rows.iter().map(|(_, v)| v.clone()).collect();
+    let page = |shown: &[(u64, Value)], before: Option<u64>| {
+        let lines: Vec<Value> = shown.iter().map(|(_, v)| v.clone()).collect();
         let what = match &request_id {
             Some(r) => format!(
                 "{} of {trapos_id} ({r})",
@@ -158,10 +158,11 @@ pub fn output_page(
             ),
             None => format!("{} of {trapos_id}", plural(lines.len(), "line", "lines")),
         };
-        let line = match before {
+        let mut line = match before {
             Some(b) => format!("{what}; older lines with before={b}"),
             None => format!("{what}; nothing older is kept"),
         };
+        line.push_str(&shortened(rows.len() - shown.len()));
         let mut data = json!({"ok": true, "traposId": trapos_id, "lines": lines, "before": before});
         if let (Some(r), Some(obj)) = (&request_id, data.as_object_mut()) {
             obj.insert("requestId".into(), json!(r));
@@ -212,6 +213,14 @@ pub fn output_page(
     page(&kept, cursor)
 }
 
+/// What a page says when the budget left out some of what was asked.
+fn shortened(left: usize) -> String {
+    if left == 0 {
+        return String::new();
+    }
+    format!(" ({left} more of those asked did not fit one result: read them with before)")
+}
+
 /// `1 line`, `3 lines`.
 fn plural(n: usize, one: &str, many: &str) -> String {
     super::convert::plural(n, one, many)
@@ -224,13 +233,14 @@ pub fn log_page(
     before: Option<u64>,
     max_result_bytes: usize,
 ) -> Outcome {
-    let page = |events: &[crate::session::LogEntry], before: Option<u64>| {
-        let what = plural(events.len(), "event", "events");
-        let line = match before {
+    let page = |shown: &[crate::session::LogEntry], before: Option<u64>| {
+        let what = plural(shown.len(), "event", "events");
+        let mut line = match before {
             Some(b) => format!("{what}, oldest first; older events with before={b}"),
             None => format!("{what}, oldest first; nothing older is kept"),
         };
-        Outcome::ok(line, json!({"events": events, "before": before}))
+        line.push_str(&shortened(events.len() - shown.len()));
+        Outcome::ok(line, json!({"events": shown, "before": before}))
     };
     let fits = |k: usize| {
         let kept = &events[events.len() - k..];
@@ -307,7 +317,9 @@ mod tests {
         let budget = super::super::results::json_budget(24 * 1024, "prog.lua");
         assert!(page_len(budget) >= 20_000, "{}", page_len(budget));
         // Lua source with quotes and newlines, which JSON escapes.
-        let program: String = (0..1500).map(|i| format!("print(\"line {i}\")\n")).collect();
+        let program: String = (0..1500)
+            .map(|i| format!("print(\"line {i}\")\n"))
+            .collect();
         let program = program[..20_000].to_owned();
         let data = json!({"ok": true, "content": b64(program.as_bytes()), "bytes": 20_000,
             "offset": 0, "total": 20_000});
@@ -324,7 +336,15 @@ mod tests {
         let o = piece(data, "big.txt", Some(0), Some(100_000), 8 * 1024);
         let next = o.data["nextOffset"].as_u64().unwrap_or(0);
         assert!(next > 0 && next < 100_000);
-        assert!(o.line.contains("fewer than asked: cut to fit one result"), "{}", o.line);
-        assert!(o.line.ends_with(&format!("read on with offset {next}")), "{}", o.line);
+        assert!(
+            o.line.contains("fewer than asked: cut to fit one result"),
+            "{}",
+            o.line
+        );
+        assert!(
+            o.line.ends_with(&format!("read on with offset {next}")),
+            "{}",
+            o.line
+        );
     }
 }

@@ -171,7 +171,9 @@ fn fit_text(line: &str, text: String, budget: usize) -> String {
         return text;
     }
     head_tail(&text, room, |cut| {
-        format!("\n[… {cut} bytes of this text cut here to fit the result; all of it is in structuredContent …]\n")
+        format!(
+            "\n[… {cut} bytes of this text cut here to fit the result; all of it is in structuredContent …]\n"
+        )
     })
 }
 
@@ -344,7 +346,10 @@ pub fn render(data: &Value) -> String {
         }),
     );
     section("", &rows("events", &event_text));
-    section("", &rows("rows", &|r| r.as_str().unwrap_or_default().to_owned()));
+    section(
+        "",
+        &rows("rows", &|r| r.as_str().unwrap_or_default().to_owned()),
+    );
     section("", &rows("results", &many_text));
     out
 }
@@ -396,7 +401,10 @@ fn many_text(r: &Value) -> String {
             format!("{code}: {m}")
         }
         (Some(returns), None) if !returns.is_empty() => {
-            format!("returned {}", crate::session::summary::returns_line(returns))
+            format!(
+                "returned {}",
+                crate::session::summary::returns_line(returns)
+            )
         }
         _ => String::new(),
     };
@@ -447,9 +455,18 @@ mod tests {
             "duration_ms": 3, "returns": [{"type": "table", "value": {"my_key": 1}}]});
         let r = Outcome::error("Lua failed: exec:1: boom", data).into_result(24 * 1024);
         let t = text(&r);
-        assert!(t.starts_with("Lua failed: exec:1: boom\n\n[returned]\n{\"my_key\":1}\n"), "{t}");
-        assert!(t.contains("[output]\na\nbad\n\n[error output]\nbad\n"), "{t}");
-        assert!(t.contains("[traceback]\nexec:1: boom\nstack traceback:"), "{t}");
+        assert!(
+            t.starts_with("Lua failed: exec:1: boom\n\n[returned]\n{\"my_key\":1}\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("[output]\na\nbad\n\n[error output]\nbad\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("[traceback]\nexec:1: boom\nstack traceback:"),
+            "{t}"
+        );
         assert!(!t.contains("\"ok\""), "{t}");
         let d = r.structured_content.unwrap_or_default();
         assert_eq!(d["durationMs"], 3);

@@ -341,7 +341,11 @@ mod tests {
             "€ é 💾",
             &all,
         ] {
-            assert_eq!(escaped_len(text), crate::mcp::cut::json_len(&text), "{text:?}");
+            assert_eq!(
+                escaped_len(text),
+                crate::mcp::cut::json_len(&text),
+                "{text:?}"
+            );
         }
     }
 }
