@@ -211,7 +211,8 @@ pub struct ComputerOutput {
     /// A computer that unlinked recently can still be read by its full traposId.
     #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
-    /// Most lines in the page (default 200).
+    /// Most lines in the page (default 200, at most 2000); fewer when they would not fit in
+    /// one result, and then the first line of the answer says how many did not.
     #[serde(default)]
     pub lines: Option<u64>,
     /// Cursor from a previous page's `before`: returns the lines older than it.
@@ -226,7 +227,8 @@ pub struct ComputerOutput {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionLog {
-    /// Most events to return, newest last (default 100).
+    /// Most events to return, newest last (default 100, at most 1000); fewer when they would
+    /// not fit in one result, and then the first line of the answer says how many did not.
     #[serde(default)]
     pub limit: Option<u64>,
     /// Cursor from a previous answer's `before`: returns the events older than it.

@@ -476,6 +476,14 @@ mod tests {
         assert_eq!(d["returns"][0]["value"]["my_key"], 1);
     }
 
+    /// The computer's `bad_request` reads as the one code for bad arguments.
+    #[test]
+    fn a_bad_request_is_invalid_arguments() {
+        let o = Outcome::failure("bad_request", "offset must be a whole number", Map::new());
+        assert_eq!(o.data["error"]["code"], "invalid_arguments");
+        assert!(o.line.starts_with("invalid_arguments: "), "{}", o.line);
+    }
+
     #[test]
     fn snake_names_become_camel() {
         assert_eq!(camel("output_kept_bytes"), "outputKeptBytes");
