@@ -65,10 +65,7 @@ impl Outcome {
     /// A computer's `bad_request` (a request it found malformed) reads as `invalid_arguments`:
     /// one code for bad arguments everywhere (docs/mcp.md, "Errors").
     pub fn failure(code: &str, message: &str, extra: Map<String, Value>) -> Self {
-        let code = match code {
-            "bad_request" | "bad_arguments" => "invalid_arguments",
-            code => code,
-        };
+        let code = agent_code(code);
         let mut data = Map::new();
         data.insert("ok".into(), Value::Bool(false));
         data.insert("error".into(), json!({"code": code, "message": message}));
@@ -139,6 +136,15 @@ impl Outcome {
     /// of at most `budget` is left as it is by [`Outcome::into_result`].
     pub fn unfitted_size(&self) -> usize {
         result_size(&self.clone().into_unsized())
+    }
+}
+
+/// A failure's code as an agent reads it: the computer's `bad_request` (a request it found
+/// malformed) is `invalid_arguments`, the one code for bad arguments (docs/mcp.md, "Errors").
+pub fn agent_code(code: &str) -> &str {
+    match code {
+        "bad_request" | "bad_arguments" => "invalid_arguments",
+        code => code,
     }
 }
 

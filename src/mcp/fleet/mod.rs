@@ -282,7 +282,7 @@ async fn ping_all(
             Some(match r {
                 Ok(_) => json!({"ok": true, "rttMs": ms}),
                 Err(e) => {
-                    json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
+                    json!({"ok": false, "error": {"code": crate::mcp::results::agent_code(e.code()), "message": e.to_string()}})
                 }
             })
         }
