@@ -15,7 +15,8 @@
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
 //!   outcomes.
 //! - `files`: read-file pieces and computer-output pages.
-//! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.
+//! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`; `render`: its
+//!   text block, what an agent reads.
 //! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
 //! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk.
 
@@ -25,6 +26,7 @@ mod files;
 mod fleet;
 pub mod http;
 pub mod params;
+mod render;
 pub mod results;
 pub mod schemas;
 mod screen;
