@@ -2,7 +2,7 @@
 //!
 //! Every result has the same two parts: `structuredContent` (the data) and one text block an
 //! agent reads: a first line that says what happened, then what matters in it as plain text
-//! ([`render`]): the output, the error output, the traceback, the returned values, a file's
+//! (`render`): the output, the error output, the traceback, the returned values, a file's
 //! content, a listing, log or screen rows. The text never repeats the JSON: a client that
 //! reads only the text still sees what the call produced, and the budget is not spent twice.
 //! A list whose every field fits a table (`probe-computers`) gives the table instead
@@ -35,7 +35,7 @@ pub struct Outcome {
     pub data: Value,
     /// Whether this is a failed call (`isError: true`).
     pub is_error: bool,
-    /// What the text block holds under the first line, when not [`render`]'s text: a
+    /// What the text block holds under the first line, when not `render`'s text: a
     /// rendering of the same data that leaves nothing out (see the module docs).
     pub text: Option<String>,
 }
@@ -74,7 +74,7 @@ impl Outcome {
         Outcome::error(format!("{code}: {message}"), Value::Object(data))
     }
 
-    /// The text block shows `text` under the first line instead of [`render`]'s. The caller
+    /// The text block shows `text` under the first line instead of `render`'s. The caller
     /// sizes such a result itself (`probe-computers` ends its page early); should it still
     /// be over the budget, the usual sizing applies.
     pub fn with_text(mut self, text: String) -> Self {
