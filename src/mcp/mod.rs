@@ -15,7 +15,8 @@
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
 //!   outcomes.
 //! - `files`: read-file pieces and computer-output pages.
-//! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.
+//! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`; `render`: its
+//!   text block, what an agent reads.
 //! - [`resources`]: the files and screen templates, `resources/read`, and completions.
 //! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
 //! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk.
@@ -28,6 +29,7 @@ pub mod http;
 mod log_args;
 pub mod params;
 mod reboot;
+mod render;
 pub mod resources;
 pub mod results;
 pub mod schemas;

@@ -27,6 +27,14 @@ fn computer<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     })
 }
 
+/// A list of computers as a caller names them: each a string or a bare id as a JSON number.
+fn computers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    struct One(#[serde(deserialize_with = "computer")] String);
+    let list: Option<Vec<One>> = Option::deserialize(d)?;
+    Ok(list.map(|l| l.into_iter().map(|One(s)| s).collect()))
+}
+
 /// Arguments of `probe-computers`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -56,11 +64,13 @@ pub struct ExecLuaMany {
     #[serde(default, rename = "match")]
     pub pattern: Option<String>,
     /// Run on these computers (traposId, bare id or unique label each). Give this or `match`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "computers")]
+    #[schemars(with = "Option<Vec<String>>")]
     pub computers: Option<Vec<String>>,
     /// Lua source to run as one chunk on each computer.
     pub code: String,
-    /// Give up on a computer after this many milliseconds (default 30000, at most 600000).
+    /// Stop the chunk on a computer that has not finished after this many milliseconds
+    /// (default 30000, at most 600000): it is cancelled there, and its result is a timeout.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// Most computers running the chunk at once (default 16, at most 256).
@@ -77,7 +87,9 @@ pub struct ExecLua {
     pub trapos_id: String,
     /// Lua source to run as one chunk; its returned values come back as descriptors.
     pub code: String,
-    /// Give up after this many milliseconds (default 30000; at least 1, at most 600000).
+    /// Stop the chunk after this many milliseconds (default 30000; at least 1, at most
+    /// 600000): it is cancelled on the computer and the result is a timeout with the output
+    /// so far.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -94,7 +106,9 @@ pub struct RunFile {
     /// Arguments passed to the program (as varargs and as the global `arg`).
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// Give up after this many milliseconds (default 30000; at least 1, at most 600000).
+    /// Stop the chunk after this many milliseconds (default 30000; at least 1, at most
+    /// 600000): it is cancelled on the computer and the result is a timeout with the output
+    /// so far.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -210,7 +224,8 @@ pub struct ComputerOutput {
     /// A computer that unlinked recently can still be read by its full traposId.
     #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
-    /// Most lines in the page (default 200).
+    /// Most lines in the page (default 200, at most 2000); fewer when they would not fit in
+    /// one result, and then the first line of the answer says how many did not.
     #[serde(default)]
     pub lines: Option<u64>,
     /// Cursor from a previous page's `before`: returns the lines older than it.
@@ -225,7 +240,8 @@ pub struct ComputerOutput {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionLog {
-    /// Most entries to return, the newest of those selected, oldest first (default 100).
+    /// Most events to return, newest last (default 100, at most 1000); fewer when they would
+    /// not fit in one result, and then the first line of the answer says how many did not.
     #[serde(default)]
     pub limit: Option<u64>,
     /// Cursor from a previous answer's `before`: returns the entries older than it.
@@ -323,8 +339,14 @@ pub(crate) fn invalid_arguments(
     args: &serde_json::Map<String, serde_json::Value>,
     detail: &str,
 ) -> super::Outcome {
-    let (field, expected) = schema
-        .and_then(|s| schema_problem(s, args))
+    // An argument the tool does not take is named first, even beside a missing one: it is
+    // most often the missing one misspelt (`timeOut` for `timeoutMs`).
+    let unknown = detail
+        .starts_with("unknown field `")
+        .then(|| backticked(detail).map(|f| (f, String::new())))
+        .flatten();
+    let (field, expected) = unknown
+        .or_else(|| schema.and_then(|s| schema_problem(s, args)))
         .or_else(|| backticked(detail).map(|f| (f, String::new())))
         .unwrap_or_default();
     let message = if field.is_empty() {

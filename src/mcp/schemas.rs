@@ -1,9 +1,10 @@
 //! The tools' `outputSchema`s, written by hand.
 //!
-//! They are deliberately permissive (few required fields, extra properties allowed): the same
-//! schema has to describe a success, a failure that carries a computer's payload (a Lua error),
-//! and a failure without one (`{ok:false, error:{code, message}}`), and a client that
-//! validates `structuredContent` against it must never reject a real answer.
+//! They are deliberately permissive (one required field, `ok`, which every result carries;
+//! extra properties allowed): the same schema has to describe a success, a failure that
+//! carries a computer's payload (a Lua error), and a failure without one (`{ok:false,
+//! error:{code, message}}`), and a client that validates `structuredContent` against it must
+//! never reject a real answer (tests/python/test_contract.py checks every tool's failures).
 
 use std::sync::Arc;
 
@@ -27,7 +28,8 @@ fn object(properties: Value, required: &[&str]) -> Arc<JsonObject> {
 fn common() -> serde_json::Map<String, Value> {
     let v = json!({
         "ok": {"type": "boolean", "description": "false when the call failed"},
-        "error": {"description": "why it failed: the computer's message (string), or {code, message} when no answer came (timeout, disconnected, cancelled, busy, unknown_computer, ambiguous_computer, ...)"},
+        "error": {"description": "why it failed: the computer's message (string), or {code, message} (invalid_arguments, bad_path, timeout, disconnected, cancelled, busy, unknown_computer, ambiguous_computer, ...: docs/mcp.md, Errors)"},
+        "field": {"type": "string", "description": "invalid_arguments: the argument at fault"},
         "traposId": {"type": "string", "description": "the computer the request ran on"},
         "requestId": {"type": "string", "description": "the request's id, for cancel-request and computer-output"},
     });
@@ -52,14 +54,16 @@ pub fn run_result() -> Arc<JsonObject> {
             "returns": {"type": "array", "items": {"type": "object"}, "description": "one descriptor per returned value: {type, value} or {type, repr}; a value too large for the result keeps its head in value (a table: the head of its JSON text), its full length in bytes, and cut: true"},
             "n": {"type": "integer", "description": "number of returned values"},
             "output": {"type": "string", "description": "captured print/write output (head and tail when cut)"},
-            "output_truncated": {"type": "boolean", "description": "true only when output was left out"},
-            "output_bytes": {"type": "integer", "description": "bytes of output the run produced in all"},
-            "output_lines": {"type": "integer", "description": "lines of output the run produced in all"},
-            "output_kept_bytes": {"type": "integer", "description": "bytes of output in `output` when it was cut (the marker excluded)"},
+            "outputTruncated": {"type": "boolean", "description": "true only when output was left out"},
+            "outputBytes": {"type": "integer", "description": "bytes of output the run produced in all"},
+            "outputLines": {"type": "integer", "description": "lines of output the run produced in all"},
+            "outputKeptBytes": {"type": "integer", "description": "bytes of output in `output` when it was cut (the marker excluded)"},
+            "errorOutput": {"type": "string", "description": "what the run wrote to the error stream (printError, text drawn in red), also in `output` in its place; present only when there was some"},
             "cancelledBy": {"type": "string", "description": "who cancelled the request: person, or an agent's client name"},
             "elapsedMs": {"type": "integer", "description": "how long the request ran before it failed"},
             "traceback": {"type": "string"},
-            "duration_ms": {"type": "number"},
+            "errorValue": {"description": "a Lua error that was not a string: its descriptor"},
+            "durationMs": {"type": "number", "description": "how long the chunk ran on the computer"},
         })),
         &["ok"],
     )
@@ -143,7 +147,7 @@ pub fn info_result() -> Arc<JsonObject> {
 /// `probe-computers`.
 pub fn probe_result() -> Arc<JsonObject> {
     object(
-        json!({
+        with_common(json!({
             "computers": {"type": "array", "description": "this page, in (id, traposId) order", "items": {"type": "object", "properties": {
                 "traposId": {"type": "string"},
                 "id": {"type": "integer"},
@@ -171,15 +175,15 @@ pub fn probe_result() -> Arc<JsonObject> {
             "matched": {"type": "integer", "description": "computers matching, over all pages"},
             "linked": {"type": "integer", "description": "computers linked, matching or not"},
             "nextCursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null on the last page"},
-        }),
-        &["computers"],
+        })),
+        &["ok"],
     )
 }
 
 /// `exec-lua-many`.
 pub fn many_result() -> Arc<JsonObject> {
     object(
-        json!({
+        with_common(json!({
             "ok": {"type": "boolean", "description": "true when every computer succeeded"},
             "computers": {"type": "integer", "description": "computers the chunk was meant for"},
             "failed": {"type": "integer"},
@@ -195,8 +199,8 @@ pub fn many_result() -> Arc<JsonObject> {
                 "outputTruncated": {"type": "boolean"},
                 "durationMs": {"type": "integer"},
             }}},
-        }),
-        &["results"],
+        })),
+        &["ok"],
     )
 }
 
@@ -220,14 +224,12 @@ pub fn output_result() -> Arc<JsonObject> {
 /// `session-log`.
 pub fn log_result() -> Arc<JsonObject> {
     object(
-        json!({
-            "ok": {"type": "boolean", "description": "false when the call failed"},
-            "error": {"description": "why it failed: {code, message}"},
+        with_common(json!({
             "events": {"type": "array", "items": {"type": "object"}, "description": "oldest first; one per call (event \"call\") or request (\"request\"), links and refusals as they are; each with seq, timeMs, who, traposId (resolved), requestId, what, status, detail, durationMs; empty on a failure"},
             "before": {"type": ["integer", "null"], "description": "cursor for the entries before these; null when nothing older is kept"},
             "latest": {"type": "integer", "description": "the log's newest cursor: pass it as since to get only what began or changed after this answer"},
-        }),
-        &["events"],
+        })),
+        &["ok"],
     )
 }
 

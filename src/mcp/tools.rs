@@ -179,6 +179,12 @@ impl TrapdeskMcp {
         let (status, mut outcome) = outcome_of(ran, &format!("read {}", p.path), |_| String::new());
         if !outcome.is_error {
             outcome = super::files::piece(outcome.data, &p.path, p.offset, p.length, budget);
+        } else if let Some(obj) = outcome.data.as_object_mut() {
+            // A failed read says its error alone (a client before 0.3 sent an empty content
+            // and `bytes: 0` beside it, which read as an empty file).
+            for k in ["content", "encoding", "bytes"] {
+                obj.remove(k);
+            }
         }
         Ok(self.end(rec, status, outcome))
     }

@@ -465,7 +465,7 @@ async def test_results_tell_the_truth(host: HostProcess) -> None:
         # Large output: head, tail, true totals.
         r = await c.call_tool("exec-lua", {"traposId": "farm", "code": "for i=1,10000 do print('line '..i) end return 'done'"})
         d = data(r)
-        assert d["output_lines"] == 10000 and d["output_truncated"] is True
+        assert d["outputLines"] == 10000 and d["outputTruncated"] is True
         assert d["output"].startswith("line 1\n") and d["output"].endswith("line 10000\n")
         assert text(r).startswith('returned "done"; 10000 lines of output')
 

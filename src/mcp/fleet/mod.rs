@@ -20,7 +20,6 @@ use serde::Serialize;
 use serde_json::{Map, json};
 
 use super::convert::timeout;
-use super::cut::json_len;
 use super::params::{ExecLuaMany, ProbeComputers};
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
@@ -138,7 +137,7 @@ impl TrapdeskMcp {
         loop {
             let line = outcome.line.clone();
             let result = outcome.into_unsized();
-            if shown.len() <= 1 || json_len(&result) <= self.max_result_bytes {
+            if shown.len() <= 1 || super::results::result_size(&result) <= self.max_result_bytes {
                 return Ok(self.end_sized(rec, Status::Ok, &line, result));
             }
             let drop = (shown.len() / 10).max(1);
@@ -283,7 +282,7 @@ async fn ping_all(
             Some(match r {
                 Ok(_) => json!({"ok": true, "rttMs": ms}),
                 Err(e) => {
-                    json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
+                    json!({"ok": false, "error": {"code": crate::mcp::results::agent_code(e.code()), "message": e.to_string()}})
                 }
             })
         }
@@ -342,7 +341,11 @@ mod tests {
             "€ é 💾",
             &all,
         ] {
-            assert_eq!(escaped_len(text), json_len(&text), "{text:?}");
+            assert_eq!(
+                escaped_len(text),
+                crate::mcp::cut::json_len(&text),
+                "{text:?}"
+            );
         }
     }
 }
