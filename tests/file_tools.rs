@@ -32,7 +32,7 @@ async fn refused(w: &World, tool: &'static str, args: Value, code: &str) -> Valu
     let r = w.call(tool, args.clone()).await;
     assert_eq!(r.is_error, Some(true), "{tool} {args}: {}", text(&r));
     let d = data(&r);
-    assert_eq!(d["code"], code, "{tool} {args}: {}", text(&r));
+    assert_eq!(d["error"]["code"], code, "{tool} {args}: {}", text(&r));
     assert!(text(&r).starts_with(code), "{tool} {args}: {}", text(&r));
     d
 }

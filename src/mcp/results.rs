@@ -215,6 +215,25 @@ fn settle(data: &mut Value, is_error: bool) {
     camel_case_keys(data);
     if let Value::Object(map) = data {
         map.entry("ok").or_insert(Value::Bool(!is_error));
+        one_error_shape(map);
+    }
+}
+
+/// A computer's file answer says a refusal as `error: "File exists: /a"` with `code: "exists"`
+/// beside it; every other failure as `error: {code, message}`. One shape for an agent: the code
+/// moves into `error`. (A chunk's own Lua error keeps `error` as the message it raised, with
+/// `traceback` beside it: it has no code, and it is the program's, not the host's.)
+fn one_error_shape(map: &mut Map<String, Value>) {
+    let Some(Value::String(code)) = map.get("code") else {
+        return;
+    };
+    if !matches!(map.get("error"), Some(Value::String(_))) {
+        return;
+    }
+    let code = agent_code(code).to_owned();
+    map.remove("code");
+    if let Some(Value::String(message)) = map.remove("error") {
+        map.insert("error".into(), json!({"code": code, "message": message}));
     }
 }
 
@@ -334,6 +353,20 @@ mod tests {
         let o = Outcome::failure("bad_request", "offset must be a whole number", Map::new());
         assert_eq!(o.data["error"]["code"], "invalid_arguments");
         assert!(o.line.starts_with("invalid_arguments: "), "{}", o.line);
+    }
+
+    #[test]
+    fn a_file_refusal_has_the_one_error_shape() {
+        let mut d = json!({"ok": false, "error": "File exists: /a", "code": "exists", "path": "a"});
+        settle(&mut d, true);
+        assert_eq!(
+            d,
+            json!({"ok": false, "error": {"code": "exists", "message": "File exists: /a"}, "path": "a"})
+        );
+        // A chunk's Lua error has no code: it stays the message the chunk raised.
+        let mut lua = json!({"ok": false, "error": "boom", "traceback": "t"});
+        settle(&mut lua, true);
+        assert_eq!(lua["error"], "boom");
     }
 
     #[test]

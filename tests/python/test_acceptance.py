@@ -480,13 +480,13 @@ async def test_file_tools_input_to_a_chunk_and_reboot(host: HostProcess) -> None
         assert d["size"] == 3 and d["isDir"] is False and d["crc32"] == zlib.crc32(b"abc"), d
         assert isinstance(d["modified"], int) and d["readOnly"] is False, d
         r = await c.call_tool("make-dir", {"traposId": t, "path": "ft/a.txt"})
-        assert r.is_error and data(r)["code"] == "exists", text(r)
+        assert r.is_error and data(r)["error"]["code"] == "exists", text(r)
         r = await c.call_tool("move-file", {"traposId": t, "from": "ft/a.txt", "to": "ft/b.txt"})
         assert not r.is_error, text(r)
         r = await c.call_tool("delete-file", {"traposId": t, "path": "ft"})
-        assert r.is_error and data(r)["code"] == "not_empty", text(r)
+        assert r.is_error and data(r)["error"]["code"] == "not_empty", text(r)
         r = await c.call_tool("make-dir", {"traposId": t, "path": "../x"})
-        assert r.is_error and data(r)["code"] == "bad_path", text(r)
+        assert r.is_error and data(r)["error"]["code"] == "bad_path", text(r)
 
         # A chunk in read() gets the text sent to its requestId; the shell does not.
         result: dict[str, Any] = {}

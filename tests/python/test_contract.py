@@ -64,6 +64,10 @@ FAILING: list[tuple[str, dict[str, Any]]] = [
     ("cancel-request", {"requestId": "h-999999"}),
     ("read-screen", {"traposId": "nowhere"}),
     ("send-input", {"traposId": "miner", "keys": ["entr"]}),
+    ("send-input", {"traposId": "miner", "requestId": "h-999999", "text": "x"}),
+    ("reboot-computer", {"traposId": "nowhere"}),
+    ("reboot-computer", {"traposId": "miner", "timeoutMs": 0}),
+    ("session-log", {"since": "yesterday-ish"}),
 ]
 
 
