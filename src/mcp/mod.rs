@@ -30,6 +30,7 @@ pub mod schemas;
 mod screen;
 pub mod stdio;
 mod tools;
+mod wait;
 
 use std::time::Instant;
 
@@ -82,7 +83,10 @@ impl TrapdeskMcp {
             max_result_bytes: settings.max_result_bytes,
             stream_buffer: settings.stream_buffer.max(1),
             tool_router: std::sync::Arc::new(
-                Self::tool_router() + Self::screen_router() + Self::fleet_router(),
+                Self::tool_router()
+                    + Self::screen_router()
+                    + Self::fleet_router()
+                    + Self::wait_router(),
             ),
         }
     }

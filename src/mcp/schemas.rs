@@ -60,9 +60,29 @@ pub fn run_result() -> Arc<JsonObject> {
             "elapsedMs": {"type": "integer", "description": "how long the request ran before it failed"},
             "traceback": {"type": "string"},
             "duration_ms": {"type": "number"},
+            "status": {"type": "string", "description": "with detach: running (the run goes on; follow it with wait-request)"},
         })),
         &["ok"],
     )
+}
+
+/// `wait-request`: a running request's lines so far, or the ended request's own result.
+pub fn wait_result() -> Arc<JsonObject> {
+    let mut schema = (*run_result()).clone();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        let more = json!({
+            "status": {"type": "string", "description": "running, or how it ended: ok, error, timeout, cancelled, disconnected, failed"},
+            "cursor": {"type": ["integer", "null"], "description": "pass as after next time: output after it is new"},
+            "matched": {"type": "boolean", "description": "running: whether `until` was found (in `line`)"},
+            "line": {"type": "string", "description": "the line where `until` was found"},
+            "lines": {"type": "array", "items": {"type": "object"}, "description": "running: the lines after the cursor, oldest first: {seq, at (ms since the Unix epoch), stream, text, complete}"},
+            "more": {"type": "boolean", "description": "running: more lines follow the cursor than fitted"},
+        });
+        if let Value::Object(m) = more {
+            props.extend(m);
+        }
+    }
+    Arc::new(schema)
 }
 
 /// `write-file`.

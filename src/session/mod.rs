@@ -8,6 +8,7 @@
 mod activity;
 pub mod approval;
 pub mod captured;
+pub mod detached;
 pub mod fleet;
 mod gate;
 pub mod link;
@@ -31,6 +32,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 
 pub use approval::{Answer, AnswerError, Approval};
+pub use detached::{FinishedRequest, RequestState};
 pub use gate::ApproverGuard;
 pub use link::Link;
 pub use model::*;
@@ -88,6 +90,8 @@ impl Session {
             approvals: Default::default(),
             paused: None,
             keyboard: HashMap::new(),
+            finished: Default::default(),
+            run_tag: run_tag(SystemTime::now()),
         };
         Session {
             shared: Arc::new(Shared {
@@ -141,9 +145,29 @@ impl Session {
         }
         let trapos_id = st.resolve(target)?;
         let gate = st.gate(&origin, &trapos_id, spec.kind)?;
-        let conn_id = st.room_on(&trapos_id)?;
+        let conn_id = if spec.detach {
+            // Their own budget, apart from the in-flight limit and queue of ordinary requests.
+            let limit = st.settings.max_detached;
+            let conn = st.room_on(&trapos_id).or_else(|e| match e {
+                RequestError::Busy { .. } => st
+                    .computers
+                    .get(&trapos_id)
+                    .and_then(|c| c.conn.as_ref())
+                    .map(|c| c.id)
+                    .ok_or(RequestError::Disconnected),
+                e => Err(e),
+            })?;
+            if st.detached_on(&trapos_id) >= limit {
+                return Err(RequestError::DetachedLimit { trapos_id, limit });
+            }
+            conn
+        } else {
+            st.room_on(&trapos_id)?
+        };
         let (no_deadline, timeout) = st.deadline_of(&spec);
-        let id = format!("h-{}", st.next_request);
+        // The start tag keeps ids unique across host restarts: a computer may still run a
+        // detached run of an earlier host under its id.
+        let id = format!("h-{}-{}", st.run_tag, st.next_request);
         st.next_request += 1;
         let now = Instant::now();
         let summary = summary::request(spec.kind, &spec.payload);
@@ -196,6 +220,7 @@ impl Session {
                 cancel_by: None,
                 quiet: spec.quiet,
                 local: spec.local,
+                detached: spec.detach,
             },
         );
         st.record_start(&info, &spec, approval.is_none());
@@ -459,6 +484,22 @@ impl Session {
             st.finish(&id, Err(RequestError::ShuttingDown));
         }
     }
+}
+
+/// What makes this host start's request ids its own (`h-<tag>-<n>`): its start time in tenths
+/// of a second, base 36, six characters (it comes round after about seven years).
+fn run_tag(now: SystemTime) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let tenths = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() / 100);
+    let mut n = (tenths % 36u128.pow(6)) as usize;
+    let mut out = [b'0'; 6];
+    for slot in out.iter_mut().rev() {
+        *slot = DIGITS[n % 36];
+        n /= 36;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Why a cancel did nothing.

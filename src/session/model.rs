@@ -91,6 +91,10 @@ pub struct RequestSpec {
     /// Never sent to a computer: it only carries a policy approval for an action that reads
     /// what the session already holds (see [`super::Session::permit`]), and ends when approved.
     pub local: bool,
+    /// A detached run (docs/mcp.md, "Detached runs"): no deadline unless `timeout` is set, its
+    /// own budget per computer outside the in-flight limit, and it outlives its requester and
+    /// a dropped link; only its end or a cancel ends it.
+    pub detach: bool,
 }
 
 impl RequestSpec {
@@ -103,7 +107,15 @@ impl RequestSpec {
             no_deadline: false,
             quiet: false,
             local: false,
+            detach: false,
         }
+    }
+
+    /// A detached run: see [`RequestSpec::detach`].
+    pub fn detached(mut self) -> Self {
+        self.detach = true;
+        self.no_deadline = true;
+        self
     }
 
     /// Runs until it ends or is cancelled, unless a `timeout` is also given.
@@ -166,6 +178,10 @@ pub enum RequestError {
         message: String,
         output: Option<String>,
     },
+    #[error(
+        "{trapos_id} already runs {limit} detached runs (the limit per computer, max_detached); wait for one to end or cancel one"
+    )]
+    DetachedLimit { trapos_id: String, limit: usize },
     #[error("the host is shutting down")]
     ShuttingDown,
     /// The policy stopped it: `denied`, `refused` (by the person), `not_answered`, or
@@ -193,6 +209,7 @@ impl RequestError {
             RequestError::Cancelled { .. } => "cancelled",
             RequestError::Busy { .. } => "busy",
             RequestError::Remote { code, .. } => code,
+            RequestError::DetachedLimit { .. } => "detached_limit",
             RequestError::ShuttingDown => "shutting_down",
             RequestError::Policy { code, .. } => code,
         }
@@ -389,6 +406,9 @@ pub struct StartEntry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OutputItem {
     pub seq: u64,
+    /// When the host received the entry (a line: its first piece), in ms since the Unix epoch.
+    #[serde(skip)]
+    pub at_ms: u64,
     #[serde(flatten)]
     pub entry: OutputEntry,
 }
