@@ -339,9 +339,12 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
     )
     .await;
     assert_eq!(data(&r)["matched"], true, "{}", data(&r));
+    // One more that finishes while no host is there: its answer waits on the computer.
+    let quick = detach(&agent, "torn", "sleep(1) print('meanwhile') return 'done meanwhile'").await;
     drop(agent);
     host.kill().await.unwrap();
     let _ = host.wait().await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let _host = tear::host_process(&host_dir, gw, mcp);
     let agent = tear::agent_when_linked(mcp, &host_dir).await;
     let r = fake::call(
@@ -355,6 +358,11 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
     assert_eq!(d["status"], "ok", "{d}");
     assert_eq!(d["requestId"], id.as_str(), "{d}");
     assert_eq!(d["returns"][0]["value"], "survived", "{d}");
+    let r = fake::call(&agent, "wait-request", json!({"requestId": quick, "timeoutMs": 20000})).await;
+    let d = data(&r);
+    assert_eq!(d["status"], "ok", "{d}");
+    assert_eq!(d["returns"][0]["value"], "done meanwhile", "{d}");
+    assert_eq!(d["output"], "meanwhile\n", "{d}");
     let r = fake::call(
         &agent,
         "computer-output",
