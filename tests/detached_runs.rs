@@ -144,7 +144,11 @@ async fn detach_and_wait(rt: Runtime) {
     assert_ne!(r.is_error, Some(true), "{d}");
     assert_eq!(d["status"], "running", "{d}");
     assert_eq!(d["matched"], false, "{d}");
-    assert!(t0.elapsed() >= Duration::from_millis(1400), "{:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() >= Duration::from_millis(1400),
+        "{:?}",
+        t0.elapsed()
+    );
     assert!(d["output"].as_str().unwrap().contains("started"), "{d}");
     let r = w.call("cancel-request", json!({"requestId": id})).await;
     assert_ne!(r.is_error, Some(true), "{}", data(&r));
@@ -160,7 +164,10 @@ async fn detach_and_wait_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn detach_and_wait_on_craftos_pc() {
     detach_and_wait(Runtime::CraftOs).await;
 }
@@ -210,14 +217,20 @@ async fn the_detached_budget_does_not_block_a_ping() {
     let b = detach(&w.client, "miner", "sleep(60)").await;
     let t0 = Instant::now();
     let r = w
-        .call("exec-lua", json!({"traposId": "miner", "code": "return 1", "timeoutMs": 5000}))
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "return 1", "timeoutMs": 5000}),
+        )
         .await;
     assert_ne!(r.is_error, Some(true), "{}", data(&r));
     let r = w.call("probe-computers", json!({"ping": true})).await;
     assert_ne!(r.is_error, Some(true), "{}", data(&r));
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     let r = w
-        .call("exec-lua", json!({"traposId": "miner", "code": "sleep(60)", "detach": true}))
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "sleep(60)", "detach": true}),
+        )
         .await;
     assert_eq!(r.is_error, Some(true));
     assert_eq!(data(&r)["error"]["code"], "detached_limit", "{}", data(&r));
@@ -301,7 +314,10 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
     let mut host = tear::host_process(&host_dir, gw, mcp);
     let start = Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", gw)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(30), "host never listened");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "host never listened"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let url = format!("ws://127.0.0.1:{gw}/gateway");
@@ -340,7 +356,12 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
     .await;
     assert_eq!(data(&r)["matched"], true, "{}", data(&r));
     // One more that finishes while no host is there: its answer waits on the computer.
-    let quick = detach(&agent, "torn", "sleep(1) print('meanwhile') return 'done meanwhile'").await;
+    let quick = detach(
+        &agent,
+        "torn",
+        "sleep(1) print('meanwhile') return 'done meanwhile'",
+    )
+    .await;
     drop(agent);
     host.kill().await.unwrap();
     let _ = host.wait().await;
@@ -358,7 +379,12 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
     assert_eq!(d["status"], "ok", "{d}");
     assert_eq!(d["requestId"], id.as_str(), "{d}");
     assert_eq!(d["returns"][0]["value"], "survived", "{d}");
-    let r = fake::call(&agent, "wait-request", json!({"requestId": quick, "timeoutMs": 20000})).await;
+    let r = fake::call(
+        &agent,
+        "wait-request",
+        json!({"requestId": quick, "timeoutMs": 20000}),
+    )
+    .await;
     let d = data(&r);
     assert_eq!(d["status"], "ok", "{d}");
     assert_eq!(d["returns"][0]["value"], "done meanwhile", "{d}");
@@ -373,7 +399,12 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
     assert_eq!(d["status"], "ok", "{d}");
     assert!(texts(&d).contains(&"after the restart".to_owned()), "{d}");
     // A new request on the new host never takes the old one's id.
-    let r = fake::call(&agent, "exec-lua", json!({"traposId": "torn", "code": "return 1"})).await;
+    let r = fake::call(
+        &agent,
+        "exec-lua",
+        json!({"traposId": "torn", "code": "return 1"}),
+    )
+    .await;
     assert_ne!(data(&r)["requestId"], id.as_str());
 }
 
@@ -393,7 +424,10 @@ async fn host_restart_keeps_a_detached_run_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn host_restart_keeps_a_detached_run_on_craftos_pc() {
     host_restart_keeps_a_detached_run(Runtime::CraftOs).await;
 }

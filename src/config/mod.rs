@@ -20,8 +20,8 @@ use std::time::Duration;
 pub use args::{HostArgs, install_line, parse_bind};
 pub use file::FileConfig;
 pub use limits::{
-    HEARTBEAT_MS, MAX_BODY_BYTES, MAX_DETACHED, MAX_IN_FLIGHT, MAX_QUEUED, OUTBOUND_QUEUE, REQUEST_TIMEOUT_MS,
-    SCROLLBACK_LINES, STREAM_BUFFER, TRANSCRIPT_QUEUE,
+    HEARTBEAT_MS, MAX_BODY_BYTES, MAX_DETACHED, MAX_IN_FLIGHT, MAX_QUEUED, OUTBOUND_QUEUE,
+    REQUEST_TIMEOUT_MS, SCROLLBACK_LINES, STREAM_BUFFER, TRANSCRIPT_QUEUE,
 };
 pub use secret::{
     MIN_SECRET_CHARS, MIN_SECRET_DISTINCT, SecretSource, generate_secret, strong_enough,

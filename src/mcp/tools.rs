@@ -92,7 +92,9 @@ impl TrapdeskMcp {
         })
         .timeout(timeout(p.timeout_ms));
         if p.detach == Some(true) {
-            let (status, outcome) = self.detach_run(&ctx, &rec, &p.trapos_id, spec, &p.path).await;
+            let (status, outcome) = self
+                .detach_run(&ctx, &rec, &p.trapos_id, spec, &p.path)
+                .await;
             return Ok(self.end(rec, status, outcome));
         }
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
@@ -408,10 +410,18 @@ impl TrapdeskMcp {
                 .output_page(&trapos_id, lines, p.before, p.request_id.as_deref());
         let rows: Vec<(u64, Value)> = items
             .into_iter()
-            .filter_map(|item| Some((item.seq, super::wait::line_json(item.seq, item.at_ms, &item.entry)?)))
+            .filter_map(|item| {
+                Some((
+                    item.seq,
+                    super::wait::line_json(item.seq, item.at_ms, &item.entry)?,
+                ))
+            })
             .collect();
         let newest = rows.last().map(|(seq, _)| *seq);
-        let status = p.request_id.as_deref().map(|r| super::wait::status_of(&self.session, r));
+        let status = p
+            .request_id
+            .as_deref()
+            .map(|r| super::wait::status_of(&self.session, r));
         let mut outcome =
             super::files::output_page(trapos_id, p.request_id, rows, before, self.max_result_bytes);
         if let Some(obj) = outcome.data.as_object_mut() {

@@ -32,8 +32,10 @@ pub(crate) fn line_json(seq: u64, at_ms: u64, entry: &OutputEntry) -> Option<Val
             stream,
             text,
             complete,
-        } => Some(json!({"seq": seq, "at": at_ms, "requestId": request_id, "stream": stream,
-            "text": text, "complete": complete})),
+        } => Some(
+            json!({"seq": seq, "at": at_ms, "requestId": request_id, "stream": stream,
+            "text": text, "complete": complete}),
+        ),
         _ => None,
     }
 }
@@ -130,7 +132,10 @@ impl TrapdeskMcp {
         what: &str,
     ) -> (Status, Outcome) {
         let mut events = self.session.subscribe();
-        let ticket = match self.session.start(target, spec.detached(), rec.origin.clone()) {
+        let ticket = match self
+            .session
+            .start(target, spec.detached(), rec.origin.clone())
+        {
             Ok(t) => t,
             Err(e) => {
                 let ran = Ran {
@@ -261,7 +266,14 @@ impl TrapdeskMcp {
         }
         let timeout = p.timeout_ms.map_or(DEFAULT_WAIT, Duration::from_millis);
         let (status, outcome) = self
-            .wait_for(&ctx, &p.request_id, &trapos_id, p.until.as_deref(), p.after.unwrap_or(0), timeout)
+            .wait_for(
+                &ctx,
+                &p.request_id,
+                &trapos_id,
+                p.until.as_deref(),
+                p.after.unwrap_or(0),
+                timeout,
+            )
             .await;
         Ok(self.end(rec, status, outcome))
     }
