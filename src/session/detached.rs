@@ -172,6 +172,12 @@ impl State {
             // An id this host uses for something else cannot be this run (ids are never reused
             // across restarts, so this is a confused computer): leave it alone.
             Some(_) => return,
+            None if self.finished.get(&run.id).is_some() => {
+                // It ended here while the link was down (cancelled, timed out): the computer
+                // still runs it, so it is told to stop; its answer is dropped as not pending.
+                self.send_to(trapos_id, conn_id, Outbound::Cancel { id: run.id });
+                return;
+            }
             None => None,
         };
         let cancel = match known {
@@ -288,3 +294,7 @@ impl Session {
             .map(|f| RequestState::Ended(Box::new(f.clone())))
     }
 }
+
+#[cfg(test)]
+#[path = "detached_tests.rs"]
+mod tests;

@@ -323,7 +323,9 @@ impl Session {
         if p.cancel_by.is_none() {
             p.cancel_by = by;
         }
-        if !p.info.sent {
+        // Not sent, or a detached run whose link is down: nobody to ask, so it ends now (the
+        // computer is told when it names the run again, see `detached.rs`).
+        if !p.info.sent || p.conn_id == state::ORPHANED {
             st.finish(request_id, Err(RequestError::Cancelled { output: None }));
             return Ok(());
         }
