@@ -362,6 +362,13 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
         "sleep(1) print('meanwhile') return 'done meanwhile'",
     )
     .await;
+    // And one that prints more than the computer keeps while unlinked (32 KiB a run).
+    let flood = detach(
+        &agent,
+        "torn",
+        "sleep(1) for i = 1, 60 do print(('x'):rep(1000) .. i) end return 'flood'",
+    )
+    .await;
     drop(agent);
     host.kill().await.unwrap();
     let _ = host.wait().await;
@@ -389,6 +396,44 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
     assert_eq!(d["status"], "ok", "{d}");
     assert_eq!(d["returns"][0]["value"], "done meanwhile", "{d}");
     assert_eq!(d["output"], "meanwhile\n", "{d}");
+    let r = fake::call(
+        &agent,
+        "wait-request",
+        json!({"requestId": flood, "timeoutMs": 20000}),
+    )
+    .await;
+    assert_eq!(data(&r)["returns"][0]["value"], "flood", "{}", data(&r));
+    // Every line the new host has of it, page by page with the `after` cursor.
+    let (mut lines, mut after) = (Vec::new(), 0);
+    loop {
+        let r = fake::call(
+            &agent,
+            "computer-output",
+            json!({"traposId": "torn", "requestId": flood, "after": after}),
+        )
+        .await;
+        let d = data(&r);
+        lines.extend(texts(&d));
+        after = d["cursor"].as_u64().unwrap();
+        if d["more"] != true {
+            break;
+        }
+    }
+    let note = lines
+        .iter()
+        .find(|l| l.contains("dropped"))
+        .unwrap_or_else(|| panic!("no dropped-output note in {lines:?}"));
+    let dropped: u64 = note
+        .split_whitespace()
+        .find_map(|w| w.parse().ok())
+        .unwrap();
+    assert!((20_000..=40_000).contains(&dropped), "{note}");
+    assert!(lines.last().unwrap().ends_with("x60"), "{lines:?}");
+    assert!(
+        lines.len() < 50,
+        "more kept than the bound: {}",
+        lines.len()
+    );
     let r = fake::call(
         &agent,
         "computer-output",

@@ -688,9 +688,18 @@ local function holdBounded(e, localId)
         if not p then
             if not o.respond and o.id == localId then table.remove(outQueue, idx) else idx = idx + 1 end
         else
-            local n = #p - o.pos + 1
-            o.parts[o.i] = false
-            o.i, o.pos = o.i + 1, 1
+            local n, excess = #p - o.pos + 1, e.held - HELD_MAX
+            if n > excess then
+                -- One piece holds more than the excess (a run's output comes coalesced): drop
+                -- its head, up to the end of a line where there is one, and keep its tail.
+                local cut = p:find("\n", o.pos + excess - 1, true) or (o.pos + excess - 1)
+                if cut >= #p then cut = o.pos + excess - 1 end
+                n = cut - o.pos + 1
+                o.pos = cut + 1
+            else
+                o.parts[o.i] = false
+                o.i, o.pos = o.i + 1, 1
+            end
             e.held, e.dropped = e.held - n, e.dropped + n
         end
     end

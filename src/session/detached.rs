@@ -197,6 +197,9 @@ impl State {
         {
             conn.detached += 1;
         }
+        if let Some(p) = self.pending.get_mut(&run.id) {
+            p.dropped_unlinked += run.dropped_bytes;
+        }
         if run.dropped_bytes > 0 {
             let note = format!(
                 "[trapdesk: the computer dropped {} bytes of this run's output while unlinked]\n",
@@ -271,6 +274,7 @@ impl State {
                 quiet: false,
                 local: false,
                 detached: true,
+                dropped_unlinked: 0,
             },
         );
         self.emit(Event::RequestStarted { info });

@@ -221,6 +221,7 @@ impl Session {
                 quiet: spec.quiet,
                 local: spec.local,
                 detached: spec.detach,
+                dropped_unlinked: 0,
             },
         );
         st.record_start(&info, &spec, approval.is_none());

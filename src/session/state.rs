@@ -111,6 +111,9 @@ pub(crate) struct Pending {
     /// A detached run: a dropped link leaves it pending without a connection (`conn_id` 0)
     /// until the computer names it again (see `detached.rs`).
     pub detached: bool,
+    /// Output of a detached run that the computer dropped while unlinked: the live output is
+    /// then no prefix of the answer's, and the answer's is not shown again from `live`'s end.
+    pub dropped_unlinked: u64,
 }
 
 /// The connection id of a detached run whose link dropped: no connection has it.
@@ -650,7 +653,7 @@ impl State {
             Ok(v) => v.get("output").and_then(Value::as_str),
             Err(e) => e.output(),
         };
-        let live_bytes = p.live.bytes();
+        let live_bytes = p.live.bytes() + p.dropped_unlinked as usize;
         let output_len = final_output.map_or(0, str::len);
         if let Some(out) = final_output
             && !p.quiet
