@@ -215,12 +215,16 @@ pub fn output_result() -> Arc<JsonObject> {
         with_common(json!({
             "lines": {"type": "array", "items": {"type": "object", "properties": {
                 "seq": {"type": "integer"},
+                "at": {"type": "integer", "description": "when the host received the line, in ms since the Unix epoch"},
                 "requestId": {"type": ["string", "null"]},
                 "stream": {"type": "string", "enum": ["out", "err"]},
                 "text": {"type": "string"},
                 "complete": {"type": "boolean"},
             }}},
             "before": {"type": ["integer", "null"], "description": "cursor for the page before this one; null when nothing older is kept"},
+            "cursor": {"type": ["integer", "null"], "description": "the newest line's seq: pass as after to read only newer lines"},
+            "more": {"type": "boolean", "description": "with after: more lines follow the cursor than fitted"},
+            "status": {"type": "string", "description": "with requestId: running, how it ended (ok, error, timeout, cancelled, disconnected, failed), or ended once its result is no longer kept"},
         })),
         &["ok"],
     )
