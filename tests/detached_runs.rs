@@ -215,6 +215,13 @@ async fn the_detached_budget_does_not_block_a_ping() {
     .await;
     let a = detach(&w.client, "miner", "sleep(60)").await;
     let b = detach(&w.client, "miner", "sleep(60)").await;
+    // Both stay in the console's Requests pane, marked.
+    let pending = w.session().pending();
+    assert_eq!(pending.len(), 2, "{pending:?}");
+    assert!(
+        pending.iter().all(|p| p.summary.starts_with("detached: ")),
+        "{pending:?}"
+    );
     let t0 = Instant::now();
     let r = w
         .call(

@@ -171,6 +171,12 @@ impl Session {
         st.next_request += 1;
         let now = Instant::now();
         let summary = summary::request(spec.kind, &spec.payload);
+        // Said where the person looks (Requests, the scrollback, the log): it outlives its caller.
+        let summary = if spec.detach {
+            format!("detached: {summary}")
+        } else {
+            summary
+        };
         let info = PendingInfo {
             request_id: id.clone(),
             trapos_id: trapos_id.clone(),
