@@ -198,6 +198,28 @@ async fn waiting_never_cancels_the_run() {
     let d = data(&r);
     assert_eq!(d["status"], "ok", "{d}");
     assert_eq!(d["returns"][0]["value"], "done", "{d}");
+    // An ordinary call can be waited on too (by another caller): the same result as its own.
+    let call = fake::start_call(
+        &w.client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "sleep(0.5) return 5"}),
+    )
+    .await;
+    let id = loop {
+        if let Some(p) = w.session().pending().into_iter().next() {
+            break p.request_id;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let r = w
+        .call("wait-request", json!({"requestId": id, "timeoutMs": 20000}))
+        .await;
+    assert_eq!(data(&r)["returns"][0]["value"], 5, "{}", data(&r));
+    let own = match call.await_response().await.unwrap() {
+        rmcp::model::ServerResult::CallToolResult(r) => r,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(data(&own)["returns"], data(&r)["returns"]);
 }
 
 /// Detached runs count against their own budget: with one in-flight slot and two detached
@@ -482,4 +504,60 @@ async fn host_restart_keeps_a_detached_run_on_the_emulator() {
 )]
 async fn host_restart_keeps_a_detached_run_on_craftos_pc() {
     host_restart_keeps_a_detached_run(Runtime::CraftOs).await;
+}
+
+/// The policy applies before a detached run starts: with `ask`, the call answers once the
+/// person approved (running), and a refusal answers as any refused call does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_run_waits_for_the_persons_approval() {
+    let w = World::boot_adjusted(
+        Runtime::Emulator,
+        |s| {
+            s.policy = trapdesk::policy::Policy::from_toml(
+                "[policy.default]\nagent = { exec = \"ask\" }\n",
+            )
+            .unwrap();
+        },
+        &[("miner", Spec::default())],
+    )
+    .await;
+    let _approver = w.session().attach_approver();
+    for answer in [
+        trapdesk::session::Answer::Yes,
+        trapdesk::session::Answer::No,
+    ] {
+        let handle = fake::start_call(
+            &w.client,
+            "exec-lua",
+            json!({"traposId": "miner", "code": "sleep(0.5) return 'approved'", "detach": true}),
+        )
+        .await;
+        let approval = loop {
+            if let Some(a) = w.session().approvals().into_iter().next() {
+                break a;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        w.session().answer(&approval.request_id, answer).unwrap();
+        let r = match handle.await_response().await.unwrap() {
+            rmcp::model::ServerResult::CallToolResult(r) => r,
+            other => panic!("{other:?}"),
+        };
+        let d = data(&r);
+        if answer == trapdesk::session::Answer::Yes {
+            assert_ne!(r.is_error, Some(true), "{d}");
+            assert_eq!(d["status"], "running", "{d}");
+            assert_eq!(d["requestId"], approval.request_id.as_str(), "{d}");
+            let r = w
+                .call(
+                    "wait-request",
+                    json!({"requestId": approval.request_id, "timeoutMs": 20000}),
+                )
+                .await;
+            assert_eq!(data(&r)["returns"][0]["value"], "approved", "{}", data(&r));
+        } else {
+            assert_eq!(r.is_error, Some(true), "{d}");
+            assert_eq!(d["error"]["code"], "refused", "{d}");
+        }
+    }
 }
