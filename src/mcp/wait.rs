@@ -306,8 +306,18 @@ impl TrapdeskMcp {
         let mut events = self.session.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         let room = json_budget(self.max_result_bytes, "") / 2;
+        // The lines seen so far, read on from `scanned` at each look rather than from `after`
+        // again (the scrollback holds up to 10,000 lines); a line still open is read again.
+        let mut rows: Vec<(u64, Value)> = Vec::new();
+        let mut scanned = after;
         loop {
-            let rows = lines_after(&self.session, trapos_id, Some(id), after);
+            rows.retain(|(seq, _)| *seq <= scanned);
+            rows.extend(lines_after(&self.session, trapos_id, Some(id), scanned));
+            scanned = match rows.last() {
+                Some((seq, v)) if v["complete"] == false => seq - 1,
+                Some((seq, _)) => *seq,
+                None => after,
+            };
             let last = rows.last().map_or(after, |(seq, _)| *seq);
             match self.session.request_state(id) {
                 Some(RequestState::Ended(f)) => return self.ended(&f, last),
@@ -329,31 +339,39 @@ impl TrapdeskMcp {
                         .is_some_and(|t| t.contains(text))
                 })
             {
-                let mut rows = rows;
                 rows.truncate(at + 1);
                 let hit = rows.last().map(|(s, v)| (*s, v.clone()));
                 return running(id, trapos_id, after, rows, room, hit, None);
             }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
+            if tokio::time::Instant::now() >= deadline {
                 return running(id, trapos_id, after, rows, room, None, Some(timeout));
             }
-            tokio::select! {
-                ev = events.recv() => match ev {
-                    Ok(Event::Output { request_id: Some(r), .. }) if r == id => {}
-                    Ok(Event::RequestFinished { request_id, .. }) if request_id == id => {}
-                    Ok(_) => continue,
-                    Err(_) => {}
-                },
-                () = tokio::time::sleep_until(deadline) => {}
-                // The waiter went away: stop waiting; the request goes on.
-                () = ctx.ct.cancelled() => {
-                    let mut extra = Map::new();
-                    extra.insert("requestId".into(), json!(id));
-                    return (Status::Cancelled, Outcome::failure("cancelled", "the wait was cancelled; the request goes on", extra));
+            // Until something about this request happens (or the deadline): other requests'
+            // output and events are passed over without a look.
+            loop {
+                tokio::select! {
+                    ev = events.recv() => match ev {
+                        Ok(Event::Output { request_id: Some(r), .. }) if r == id => break,
+                        Ok(Event::RequestFinished { request_id, .. }) if request_id == id => break,
+                        Ok(Event::RequestStarted { info }) if info.request_id == id => break,
+                        Ok(_) => {}
+                        // Lagged: something may have been missed, so look.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => break,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                            tokio::time::sleep_until(deadline).await;
+                            break;
+                        }
+                    },
+                    () = tokio::time::sleep_until(deadline) => break,
+                    // The waiter went away: stop waiting; the request goes on.
+                    () = ctx.ct.cancelled() => {
+                        let mut extra = Map::new();
+                        extra.insert("requestId".into(), json!(id));
+                        return (Status::Cancelled, Outcome::failure("cancelled", "the wait was cancelled; the request goes on", extra));
+                    }
                 }
             }
-            // Output comes in bursts: let one settle before looking again.
+            // Output comes in bursts (the computer flushes every 50 ms): let one settle.
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
