@@ -259,26 +259,6 @@ impl Hello {
         }
     }
 
-    /// The detached runs a `hello` names (`detached`, docs/protocol.md "Detached runs"): the
-    /// runs the computer kept through a dropped link. Read beside [`Hello::from_value`], as
-    /// [`Hello::enrol_of`] is; an entry that does not parse is left out (logged by the caller
-    /// as missing: the host then fails that run as lost).
-    ///
-    /// # Errors
-    /// [`HelloError::Bad`] when `detached` is present and neither an array, `{}` nor null.
-    pub fn detached_of(v: &Value) -> Result<Vec<DetachedRun>, HelloError> {
-        match v.get("detached") {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            // CC's own JSON writes an empty table as {}.
-            Some(Value::Object(o)) if o.is_empty() => Ok(Vec::new()),
-            Some(Value::Array(items)) => Ok(items
-                .iter()
-                .filter_map(|i| serde_json::from_value(i.clone()).ok())
-                .collect()),
-            Some(_) => Err(HelloError::Bad("detached must be an array".into())),
-        }
-    }
-
     /// The registry key: `"<computer_id>:<label>"`, `"7:"` when unlabelled.
     pub fn trapos_id(&self) -> String {
         format!(
@@ -302,30 +282,6 @@ pub struct Request {
     /// the link drops, and names it in its next `hello`. Absent for ordinary requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detach: Option<Detach>,
-}
-
-/// What the computer keeps of a detached run so that a host that never saw it (restarted)
-/// can take it back: who started it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Detach {
-    /// The requester's name (`person`, an agent's client name).
-    pub by: String,
-}
-
-/// One detached run a computer names in its `hello` (`detached`): still running, or finished
-/// with its answer queued behind the hello (`output` frames, then `computer_response`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DetachedRun {
-    pub id: String,
-    pub request: String,
-    #[serde(default)]
-    pub by: Option<String>,
-    /// `running` or `finished` (its answer follows).
-    #[serde(default)]
-    pub status: Option<String>,
-    /// Bytes of output the computer dropped while unlinked (it keeps a bounded tail).
-    #[serde(default)]
-    pub dropped_bytes: u64,
 }
 
 /// A request from a computer (`computer_request`). Its type stays a name until the host
@@ -377,9 +333,11 @@ pub struct ErrorBody {
     pub output: Option<String>,
 }
 
+mod detached;
 pub mod kind;
 pub mod wire;
 
+pub use detached::{Detach, DetachedRun};
 pub use kind::{Kind, Payload, UnknownKind};
 
 impl Message {
