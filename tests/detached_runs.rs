@@ -336,7 +336,7 @@ async fn a_link_drop_does_not_end_a_detached_run() {
 /// The host is stopped (SIGKILL) under a detached run and started again: the computer, its
 /// own process, keeps running it, names it in its next hello, and the new host gives its
 /// result by the same requestId, with the output printed meanwhile.
-async fn host_restart_keeps_a_detached_run(rt: Runtime) {
+async fn host_restart_keeps_a_detached_run(rt: Runtime, signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     let (gw, mcp) = (tear::free_port(), tear::free_port());
     let host_dir = dir.path().join("host");
@@ -399,7 +399,15 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime) {
     )
     .await;
     drop(agent);
-    host.kill().await.unwrap();
+    // SIGKILL: the host is gone at once; SIGTERM: it stops cleanly, leaving detached runs be.
+    let pid = host.id().unwrap().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
     let _ = host.wait().await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let _host = tear::host_process(&host_dir, gw, mcp);
@@ -494,7 +502,12 @@ impl Drop for Emulate {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_restart_keeps_a_detached_run_on_the_emulator() {
-    host_restart_keeps_a_detached_run(Runtime::Emulator).await;
+    host_restart_keeps_a_detached_run(Runtime::Emulator, "KILL").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_host_stop_keeps_a_detached_run_on_the_emulator() {
+    host_restart_keeps_a_detached_run(Runtime::Emulator, "TERM").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -503,7 +516,7 @@ async fn host_restart_keeps_a_detached_run_on_the_emulator() {
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn host_restart_keeps_a_detached_run_on_craftos_pc() {
-    host_restart_keeps_a_detached_run(Runtime::CraftOs).await;
+    host_restart_keeps_a_detached_run(Runtime::CraftOs, "KILL").await;
 }
 
 /// The policy applies before a detached run starts: with `ask`, the call answers once the

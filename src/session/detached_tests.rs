@@ -174,3 +174,24 @@ async fn a_run_cancelled_while_its_link_is_down_ends_and_is_stopped_on_relink() 
     assert!(s.pending().is_empty(), "not taken back");
     assert_eq!(rx.recv().await, Some(Outbound::Cancel { id }));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_stopping_host_ends_ordinary_requests_but_not_detached_runs() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let _link = s.link(&hello(7), tx);
+    let kept = s
+        .start("7", exec("kept").detached(), Origin::Person)
+        .unwrap();
+    let ordinary = s.start("7", exec("x"), Origin::Person).unwrap();
+    sent(&mut rx).await;
+    sent(&mut rx).await;
+    let id = kept.id.clone();
+    kept.detach();
+    s.shutdown();
+    assert_eq!(ordinary.wait().await, Err(RequestError::ShuttingDown));
+    let pending = s.pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].request_id, id);
+    assert!(s.recent(10).iter().any(|e| e.event == "detached"));
+}

@@ -484,12 +484,28 @@ impl Session {
         st.resolve(query).ok()
     }
 
-    /// Refuses new requests and fails the pending ones; connections are closed by the gateway.
+    /// Refuses new requests and fails the pending ones (a detached run on its computer goes on
+    /// and stays pending); connections are closed by the gateway.
     pub fn shutdown(&self) {
         let mut st = self.lock();
         st.shutting_down = true;
         let ids: Vec<String> = st.pending.keys().cloned().collect();
         for id in ids {
+            // A detached run on its computer does not end with the host: the next host takes
+            // it back (docs/protocol.md, "Detached runs"). Logged, not finished.
+            if let Some(p) = st.pending.get(&id)
+                && p.detached
+                && p.info.sent
+            {
+                let mut entry = State::entry(
+                    "detached",
+                    "host stopping: the detached run goes on on the computer; the next host takes it back",
+                );
+                entry.trapos_id = Some(p.info.trapos_id.clone());
+                entry.request_id = Some(id.clone());
+                st.log(entry);
+                continue;
+            }
             st.finish(&id, Err(RequestError::ShuttingDown));
         }
     }
