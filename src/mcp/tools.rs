@@ -426,7 +426,7 @@ impl TrapdeskMcp {
             super::files::output_page(trapos_id, p.request_id, rows, before, self.max_result_bytes);
         if let Some(obj) = outcome.data.as_object_mut() {
             // Where a later call with `after` goes on from: only newer lines.
-            obj.insert("cursor".into(), json!(newest.or(p.after)));
+            obj.insert("cursor".into(), json!(newest));
             if let Some(s) = status {
                 obj.insert("status".into(), json!(s));
             }

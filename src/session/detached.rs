@@ -149,7 +149,9 @@ impl Session {
                 Err(RequestError::Remote {
                     code: "lost".into(),
                     message: "the computer linked again without this detached run: it restarted \
-                              (or its client did) while the link was down, and the run is gone"
+                              (or its client did) while the link was down, and the run is gone \
+                              (a client from before detached runs keeps none: re-run the \
+                              installer there)"
                         .into(),
                     output: None,
                 }),
