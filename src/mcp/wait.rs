@@ -97,6 +97,7 @@ pub(crate) fn output_after(
     limit: usize,
     max_result_bytes: usize,
 ) -> Outcome {
+    let after = session.output_cursor(trapos_id, after);
     let mut rows = lines_after(session, trapos_id, request_id, after);
     rows.truncate(limit);
     let room = json_budget(max_result_bytes, "") / 2;
@@ -265,13 +266,14 @@ impl TrapdeskMcp {
             return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
         }
         let timeout = p.timeout_ms.map_or(DEFAULT_WAIT, Duration::from_millis);
+        let after = self.session.output_cursor(&trapos_id, p.after.unwrap_or(0));
         let (status, outcome) = self
             .wait_for(
                 &ctx,
                 &p.request_id,
                 &trapos_id,
                 p.until.as_deref(),
-                p.after.unwrap_or(0),
+                after,
                 timeout,
             )
             .await;

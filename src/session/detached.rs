@@ -284,6 +284,17 @@ impl State {
 }
 
 impl Session {
+    /// A cursor into a computer's output as this host start knows it: one at or past the next
+    /// line's number cannot be of this start (numbers only grow; a restarted host counts from
+    /// 1 again), so it reads from the oldest kept line.
+    pub fn output_cursor(&self, trapos_id: &str, after: u64) -> u64 {
+        let st = self.lock();
+        match st.computers.get(trapos_id) {
+            Some(c) if after >= c.output.next_seq() => 0,
+            _ => after,
+        }
+    }
+
     /// Where request `id` stands: pending, or ended with its result while that is kept
     /// ([`FINISHED_KEPT`], [`FINISHED_FOR`]); `None` when the host does not know it.
     pub fn request_state(&self, id: &str) -> Option<RequestState> {
