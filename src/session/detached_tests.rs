@@ -195,3 +195,21 @@ async fn a_stopping_host_ends_ordinary_requests_but_not_detached_runs() {
     assert_eq!(pending[0].request_id, id);
     assert!(s.recent(10).iter().any(|e| e.event == "detached"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_cursor_from_before_a_restart_reads_from_the_start() {
+    let s = session();
+    let (tx, _rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    link.output("unknown", Stream::Out, "a\nb\nc\n");
+    assert_eq!(
+        s.output_cursor("7:miner", 2),
+        2,
+        "a cursor of this start stands"
+    );
+    assert_eq!(
+        s.output_cursor("7:miner", 500),
+        0,
+        "past the newest line: another start's"
+    );
+}
