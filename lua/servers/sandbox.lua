@@ -547,6 +547,33 @@ local function scheduleRetry(delay)
     log(("retrying in %.1f s"):format(delay))
 end
 
+--- Keeps what an unlinked detached run (`e`, local id `localId`) has waiting in `outQueue` to
+-- HELD_MAX bytes: its oldest pieces go first, counted in `e.dropped` for the next hello.
+local function holdBounded(e, localId)
+    local idx = 1
+    while e.held > HELD_MAX and outQueue[idx] do
+        local o = outQueue[idx]
+        local p = not o.respond and o.id == localId and o.parts[o.i]
+        if not p then
+            if not o.respond and o.id == localId then table.remove(outQueue, idx) else idx = idx + 1 end
+        else
+            local n, excess = #p - o.pos + 1, e.held - HELD_MAX
+            if n > excess then
+                -- One piece holds more than the excess (a run's output comes coalesced): drop
+                -- its head, up to the end of a line where there is one, and keep its tail.
+                local cut = p:find("\n", o.pos + excess - 1, true) or (o.pos + excess - 1)
+                if cut >= #p then cut = o.pos + excess - 1 end
+                n = cut - o.pos + 1
+                o.pos = cut + 1
+            else
+                o.parts[o.i] = false
+                o.i, o.pos = o.i + 1, 1
+            end
+            e.held, e.dropped = e.held - n, e.dropped + n
+        end
+    end
+end
+
 drop = function(code, reason)
     if ws then pcall(ws.close) end
     ws, wsUrl = nil, nil
@@ -561,6 +588,18 @@ drop = function(code, reason)
         if (o.respond and o.entry) or (not o.respond and kept[o.id]) then keptOut[#keptOut + 1] = o end
     end
     inflight, outQueue, fragments, screenQueue = kept, keptOut, {}, {}
+    -- What a detached run had waiting when the link dropped counts against what it may keep.
+    for id, e in pairs(kept) do
+        e.held = 0
+        for _, o in ipairs(outQueue) do
+            if not o.respond and o.id == id then
+                for k = o.i, #o.parts do
+                    if o.parts[k] then e.held = e.held + #o.parts[k] - (k == o.i and o.pos - 1 or 0) end
+                end
+            end
+        end
+        holdBounded(e, id)
+    end
     for wire, rid in pairs(hostRequests) do
         os.queueEvent("trapdesk_host_response", rid, false,
             json.encode({ code = "disconnected", message = "the link to the host dropped" }))
@@ -677,33 +716,6 @@ local function connect()
 end
 
 -- Main loop -------------------------------------------------------------------------
-
---- Keeps what an unlinked detached run (`e`, local id `localId`) has waiting in `outQueue` to
--- HELD_MAX bytes: its oldest pieces go first, counted in `e.dropped` for the next hello.
-local function holdBounded(e, localId)
-    local idx = 1
-    while e.held > HELD_MAX and outQueue[idx] do
-        local o = outQueue[idx]
-        local p = not o.respond and o.id == localId and o.parts[o.i]
-        if not p then
-            if not o.respond and o.id == localId then table.remove(outQueue, idx) else idx = idx + 1 end
-        else
-            local n, excess = #p - o.pos + 1, e.held - HELD_MAX
-            if n > excess then
-                -- One piece holds more than the excess (a run's output comes coalesced): drop
-                -- its head, up to the end of a line where there is one, and keep its tail.
-                local cut = p:find("\n", o.pos + excess - 1, true) or (o.pos + excess - 1)
-                if cut >= #p then cut = o.pos + excess - 1 end
-                n = cut - o.pos + 1
-                o.pos = cut + 1
-            else
-                o.parts[o.i] = false
-                o.i, o.pos = o.i + 1, 1
-            end
-            e.held, e.dropped = e.held - n, e.dropped + n
-        end
-    end
-end
 
 --- A label set on the computer (`label set`, os.setComputerLabel) goes to the host at once:
 -- it is the computer's name there (`<id>:<label>`). Reading it is a field lookup in CC.
