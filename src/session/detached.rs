@@ -17,7 +17,8 @@ use super::model::{
 use super::state::{ORPHANED, Outbound, Pending, State};
 use crate::protocol::{DetachedRun, Kind};
 
-/// Ended requests kept for `wait-request`: the most recent this many…
+/// Ended requests kept for `wait-request`: the most recent this many detached runs, and as
+/// many other requests (apart, so that a fleet's pings never push a detached run's result out)…
 pub const FINISHED_KEPT: usize = 64;
 /// …each for at most this long after it ended.
 pub const FINISHED_FOR: Duration = Duration::from_secs(15 * 60);
@@ -33,16 +34,26 @@ pub struct FinishedRequest {
     pub ended: Instant,
 }
 
-/// The last [`FINISHED_KEPT`] ended requests, none older than [`FINISHED_FOR`].
+/// The last [`FINISHED_KEPT`] ended detached runs and other requests, none older than
+/// [`FINISHED_FOR`]. Pings and the console's own housekeeping (`quiet`) are not kept.
 #[derive(Debug, Default)]
 pub struct Finished {
-    items: VecDeque<FinishedRequest>,
+    detached: VecDeque<FinishedRequest>,
+    other: VecDeque<FinishedRequest>,
 }
 
 impl Finished {
     pub(super) fn keep(&mut self, p: &Pending, ending: &Ending, status: Status) {
+        if p.quiet || p.info.kind == Kind::Ping {
+            return;
+        }
         self.prune();
-        self.items.push_back(FinishedRequest {
+        let list = if p.detached {
+            &mut self.detached
+        } else {
+            &mut self.other
+        };
+        list.push_back(FinishedRequest {
             request_id: p.info.request_id.clone(),
             trapos_id: p.info.trapos_id.clone(),
             kind: p.info.kind,
@@ -50,25 +61,26 @@ impl Finished {
             ending: ending.clone(),
             ended: Instant::now(),
         });
-        while self.items.len() > FINISHED_KEPT {
-            self.items.pop_front();
+        while list.len() > FINISHED_KEPT {
+            list.pop_front();
         }
     }
 
     fn prune(&mut self) {
-        while self
-            .items
-            .front()
-            .is_some_and(|f| f.ended.elapsed() > FINISHED_FOR)
-        {
-            self.items.pop_front();
+        for list in [&mut self.detached, &mut self.other] {
+            while list
+                .front()
+                .is_some_and(|f| f.ended.elapsed() > FINISHED_FOR)
+            {
+                list.pop_front();
+            }
         }
     }
 
-    fn get(&self, id: &str) -> Option<&FinishedRequest> {
-        self.items
+    pub(super) fn get(&self, id: &str) -> Option<&FinishedRequest> {
+        self.detached
             .iter()
-            .rev()
+            .chain(self.other.iter())
             .find(|f| f.request_id == id && f.ended.elapsed() <= FINISHED_FOR)
     }
 }

@@ -213,3 +213,37 @@ async fn a_cursor_from_before_a_restart_reads_from_the_start() {
         "past the newest line: another start's"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn many_short_requests_never_push_a_detached_runs_result_out() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    let run = s
+        .start("7", exec("long").detached(), Origin::Person)
+        .unwrap();
+    let id = run.id.clone();
+    run.detach();
+    sent(&mut rx).await;
+    link.response(Response {
+        id: id.clone(),
+        ok: true,
+        payload: Some(json!({"ok": true})),
+        error: None,
+    });
+    for _ in 0..(super::FINISHED_KEPT + 10) {
+        let t = s.start("7", exec("short"), Origin::Person).unwrap();
+        sent(&mut rx).await;
+        link.response(Response {
+            id: t.id.clone(),
+            ok: true,
+            payload: Some(json!({"ok": true})),
+            error: None,
+        });
+        t.wait().await.unwrap();
+    }
+    assert!(matches!(s.request_state(&id), Some(RequestState::Ended(_))));
+    // Fifteen minutes on, it is gone.
+    tokio::time::advance(super::FINISHED_FOR + Duration::from_secs(1)).await;
+    assert!(s.request_state(&id).is_none());
+}
