@@ -156,6 +156,32 @@ async fn detach_and_wait(rt: Runtime) {
         .call("wait-request", json!({"requestId": id, "timeoutMs": 20000}))
         .await;
     assert_eq!(data(&r)["status"], "cancelled", "{}", data(&r));
+    // run-file detaches the same way, its program's arguments as usual.
+    let r = w
+        .call(
+            "write-file",
+            json!({"traposId": "miner", "path": "job.lua", "content": "local n = ... sleep(0.3) print('job ' .. n) return n"}),
+        )
+        .await;
+    assert_ne!(r.is_error, Some(true), "{}", data(&r));
+    let r = w
+        .call(
+            "run-file",
+            json!({"traposId": "miner", "path": "job.lua", "args": ["7"], "detach": true}),
+        )
+        .await;
+    let d = data(&r);
+    assert_eq!(d["status"], "running", "{d}");
+    let r = w
+        .call(
+            "wait-request",
+            json!({"requestId": d["requestId"], "timeoutMs": 20000}),
+        )
+        .await;
+    let d = data(&r);
+    assert_eq!(d["status"], "ok", "{d}");
+    assert_eq!(d["returns"][0]["value"], "7", "{d}");
+    assert_eq!(d["output"], "job 7\n", "{d}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
