@@ -62,6 +62,7 @@ fn scrollback(lines: u64) -> Vec<OutputItem> {
     (1..=lines)
         .map(|i| OutputItem {
             seq: i,
+            at_ms: 0,
             entry: OutputEntry::Line {
                 request_id: None,
                 stream: if i % 7 == 0 { Stream::Err } else { Stream::Out },
@@ -280,6 +281,7 @@ fn display_memory() {
         let items: Vec<OutputItem> = (1..=10_000u64)
             .map(|i| OutputItem {
                 seq: i,
+                at_ms: 0,
                 entry: OutputEntry::Line {
                     request_id: None,
                     stream: Stream::Out,

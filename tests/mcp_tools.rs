@@ -12,7 +12,7 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 17] = [
+const TOOLS: [&str; 18] = [
     "probe-computers",
     "exec-lua-many",
     "exec-lua",
@@ -27,6 +27,7 @@ const TOOLS: [&str; 17] = [
     "computer-output",
     "session-log",
     "cancel-request",
+    "wait-request",
     "read-screen",
     "send-input",
     "reboot-computer",

@@ -52,6 +52,7 @@ pub(super) async fn start(
         enrolled,
         upgrades_itself,
         machine,
+        detached,
     } = accepted;
     // A trapdesk client too old to upgrade itself is upgraded by the host, once linked.
     let old_client = (!upgrades_itself)
@@ -68,6 +69,8 @@ pub(super) async fn start(
     let (otx, orx) = mpsc::channel(room);
     let mut link = state.session.link(&hello, otx);
     link.describe(machine);
+    // Before `welcome`: the output and answers the computer kept queue behind its welcome.
+    state.session.adopt(&link, detached);
     let id = hello.computer_id;
     let (secret, enrolling) = match enrolled {
         Some(e) => (Some(e.secret), Some(Box::new((id, e.secret_sha256)))),
@@ -129,6 +132,8 @@ struct Accepted {
     upgrades_itself: bool,
     /// What the computer is, as its hello said.
     machine: crate::protocol::MachineInfo,
+    /// Detached runs the computer kept through a dropped link (its hello's `detached`).
+    detached: Vec<crate::protocol::DetachedRun>,
 }
 
 /// Runs blocking work on the secrets file off the gateway's threads.
@@ -149,10 +154,11 @@ async fn handshake(
     place: Option<&Place>,
 ) -> Result<Accepted, Refused> {
     let text = first_frame(rx, out, state, place).await?;
-    let (hello, enrol, upgrades_itself, machine) = parse(&text, out).await?;
+    let (hello, enrol, upgrades_itself, machine, detached) = parse(&text, out).await?;
     let mut accepted = judge(hello, enrol, out, state).await?;
     accepted.upgrades_itself = upgrades_itself;
     accepted.machine = machine;
+    accepted.detached = detached;
     Ok(accepted)
 }
 
@@ -214,7 +220,16 @@ async fn first_frame(
 async fn parse(
     text: &str,
     out: &mut Sender<impl SocketTx>,
-) -> Result<(Hello, bool, bool, crate::protocol::MachineInfo), Refused> {
+) -> Result<
+    (
+        Hello,
+        bool,
+        bool,
+        crate::protocol::MachineInfo,
+        Vec<crate::protocol::DetachedRun>,
+    ),
+    Refused,
+> {
     let hello = wire::decode(text)
         .map_err(|e| HelloError::Bad(e.to_string()))
         .and_then(|v| {
@@ -223,6 +238,7 @@ async fn parse(
                 Hello::enrol_of(&v)?,
                 Hello::upgrades_itself(&v),
                 Hello::machine_of(&v),
+                Hello::detached_of(&v)?,
             ))
         });
     match hello {
@@ -280,6 +296,7 @@ async fn judge(
                         enrolled: Some(e),
                         upgrades_itself: true,
                         machine: Default::default(),
+                        detached: Vec::new(),
                     });
                 }
                 Ok(Err(refusal)) => Some(refusal),
@@ -305,5 +322,6 @@ async fn judge(
         enrolled: None,
         upgrades_itself: true,
         machine: Default::default(),
+        detached: Vec::new(),
     })
 }

@@ -36,6 +36,7 @@ pub mod schemas;
 mod screen;
 pub mod stdio;
 mod tools;
+mod wait;
 
 use std::time::Instant;
 
@@ -93,7 +94,8 @@ impl TrapdeskMcp {
                 Self::tool_router()
                     + Self::screen_router()
                     + Self::fleet_router()
-                    + Self::reboot_router(),
+                    + Self::reboot_router()
+                    + Self::wait_router(),
             ),
         }
     }

@@ -92,6 +92,11 @@ pub struct ExecLua {
     /// so far.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Answer at once with the requestId and status "running" and let the run go on: no
+    /// deadline unless timeoutMs is given; only its end or cancel-request ends it (not this
+    /// call going away, nor a dropped link). Follow it with wait-request or computer-output.
+    #[serde(default)]
+    pub detach: Option<bool>,
 }
 
 /// Arguments of `run-file`.
@@ -111,6 +116,11 @@ pub struct RunFile {
     /// so far.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Answer at once with the requestId and status "running" and let the run go on: no
+    /// deadline unless timeoutMs is given; only its end or cancel-request ends it (not this
+    /// call going away, nor a dropped link). Follow it with wait-request or computer-output.
+    #[serde(default)]
+    pub detach: Option<bool>,
 }
 
 /// How `write-file` content is encoded.
@@ -231,9 +241,32 @@ pub struct ComputerOutput {
     /// Cursor from a previous page's `before`: returns the lines older than it.
     #[serde(default)]
     pub before: Option<u64>,
-    /// Only the output of this request (its `requestId`, for example `h-42`).
+    /// Only the output of this request (its `requestId`), with the request's status.
     #[serde(default)]
     pub request_id: Option<String>,
+    /// Cursor from a previous answer's `cursor`: returns only lines newer than it, oldest
+    /// first (up to `lines`; `cursor` then says where to go on). Not with `before`.
+    #[serde(default)]
+    pub after: Option<u64>,
+}
+
+/// Arguments of `wait-request`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WaitRequest {
+    /// The request to wait on (a pending one, or one that ended in the last 15 minutes).
+    pub request_id: String,
+    /// Answer as soon as a line of the request's output after the cursor contains this text.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Cursor from a previous wait-request's or computer-output's `cursor`: only output after
+    /// it counts (default: from the run's start).
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// Answer with status "running" and the output so far after this many milliseconds
+    /// (default 30000, at most 600000). Never cancels the request.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
 }
 
 /// Arguments of `session-log`.

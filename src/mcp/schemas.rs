@@ -64,9 +64,29 @@ pub fn run_result() -> Arc<JsonObject> {
             "traceback": {"type": "string"},
             "errorValue": {"description": "a Lua error that was not a string: its descriptor"},
             "durationMs": {"type": "number", "description": "how long the chunk ran on the computer"},
+            "status": {"type": "string", "description": "with detach: running (the run goes on; follow it with wait-request)"},
         })),
         &["ok"],
     )
+}
+
+/// `wait-request`: a running request's lines so far, or the ended request's own result.
+pub fn wait_result() -> Arc<JsonObject> {
+    let mut schema = (*run_result()).clone();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        let more = json!({
+            "status": {"type": "string", "description": "running, or how it ended: ok, error, timeout, cancelled, disconnected, failed"},
+            "cursor": {"type": ["integer", "null"], "description": "pass as after next time: output after it is new"},
+            "matched": {"type": "boolean", "description": "running: whether `until` was found (in `line`)"},
+            "line": {"type": "string", "description": "the line where `until` was found"},
+            "lines": {"type": "array", "items": {"type": "object"}, "description": "running: the lines after the cursor, oldest first: {seq, at (ms since the Unix epoch), stream, text, complete}"},
+            "more": {"type": "boolean", "description": "running: more lines follow the cursor than fitted"},
+        });
+        if let Value::Object(m) = more {
+            props.extend(m);
+        }
+    }
+    Arc::new(schema)
 }
 
 /// `write-file`.
@@ -210,12 +230,16 @@ pub fn output_result() -> Arc<JsonObject> {
         with_common(json!({
             "lines": {"type": "array", "items": {"type": "object", "properties": {
                 "seq": {"type": "integer"},
+                "at": {"type": "integer", "description": "when the host received the line, in ms since the Unix epoch"},
                 "requestId": {"type": ["string", "null"]},
                 "stream": {"type": "string", "enum": ["out", "err"]},
                 "text": {"type": "string"},
                 "complete": {"type": "boolean"},
             }}},
             "before": {"type": ["integer", "null"], "description": "cursor for the page before this one; null when nothing older is kept"},
+            "cursor": {"type": ["integer", "null"], "description": "the newest line's seq: pass as after to read only newer lines"},
+            "more": {"type": "boolean", "description": "with after: more lines follow the cursor than fitted"},
+            "status": {"type": "string", "description": "with requestId: running, how it ended (ok, error, timeout, cancelled, disconnected, failed), or ended once its result is no longer kept"},
         })),
         &["ok"],
     )

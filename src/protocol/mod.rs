@@ -332,6 +332,10 @@ pub struct Request {
     pub payload: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// A detached run (docs/protocol.md, "Detached runs"): the computer keeps it running when
+    /// the link drops, and names it in its next `hello`. Absent for ordinary requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detach: Option<Detach>,
 }
 
 /// A request from a computer (`computer_request`). Its type stays a name until the host
@@ -383,9 +387,11 @@ pub struct ErrorBody {
     pub output: Option<String>,
 }
 
+mod detached;
 pub mod kind;
 pub mod wire;
 
+pub use detached::{Detach, DetachedRun};
 pub use kind::{Kind, Payload, UnknownKind};
 
 impl Message {

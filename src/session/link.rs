@@ -81,6 +81,8 @@ impl Session {
             tx,
             in_flight: 0,
             queue: Default::default(),
+            detached: 0,
+            detached_queue: Default::default(),
         };
         let mut back = None;
         match st.computers.get_mut(&trapos_id) {
@@ -136,6 +138,10 @@ impl Session {
 impl Link {
     pub fn trapos_id(&self) -> &str {
         &self.trapos_id
+    }
+
+    pub(crate) fn conn_id(&self) -> u64 {
+        self.conn_id
     }
 
     /// Whether this connection is still the computer's current one.

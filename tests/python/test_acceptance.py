@@ -54,6 +54,7 @@ TOOLS = {
     "computer-output",
     "session-log",
     "cancel-request",
+    "wait-request",
     "read-screen",
     "send-input",
     "reboot-computer",
@@ -208,6 +209,29 @@ async def test_tools_are_the_nine_with_schemas_annotations_and_titles(host: Host
         exec_lua = next(t for t in tools if t.name == "exec-lua")
         assert {"traposId", "code"} <= set(exec_lua.input_schema["required"])
         assert next(t for t in tools if t.name == "read-file").annotations.read_only_hint is True
+
+
+async def test_detach_then_wait_request(host: HostProcess) -> None:
+    """A detached run answers at once; wait-request finds a line, then gives the full result."""
+    async with client(host.url, "acceptance-detach") as c:
+        started = time.monotonic()
+        r = await c.call_tool(
+            "exec-lua",
+            {"traposId": "miner", "code": "print('warming') sleep(0.5) print('ready') sleep(0.5) return 7", "detach": True},
+        )
+        assert not r.is_error, text(r)
+        d = data(r)
+        assert d["status"] == "running" and d["requestId"].startswith("h-"), d
+        assert time.monotonic() - started < 5
+        rid = d["requestId"]
+        r = await c.call_tool("wait-request", {"requestId": rid, "until": "ready", "timeoutMs": 20000})
+        assert not r.is_error, text(r)
+        w = data(r)
+        assert w["status"] == "running" and w["matched"] is True and w["line"] == "ready", w
+        r = await c.call_tool("wait-request", {"requestId": rid, "after": w["cursor"], "timeoutMs": 20000})
+        assert not r.is_error, text(r)
+        end = data(r)
+        assert end["status"] == "ok" and end["returns"] == [{"type": "number", "value": 7}], end
 
 
 async def test_probe_pings_both_computers(host: HostProcess) -> None:

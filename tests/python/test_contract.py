@@ -68,6 +68,8 @@ FAILING: list[tuple[str, dict[str, Any]]] = [
     ("reboot-computer", {"traposId": "nowhere"}),
     ("reboot-computer", {"traposId": "miner", "timeoutMs": 0}),
     ("session-log", {"since": "yesterday-ish"}),
+    ("wait-request", {"requestId": "h-999999"}),
+    ("wait-request", {"requestId": "h-1", "timeoutMs": 0}),
 ]
 
 
