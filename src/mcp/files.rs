@@ -1,7 +1,7 @@
 //! Paging of large answers: a file read in pieces, a computer's output in pages. Both are cut
 //! here, before the generic sizing in `results`, so that the cursors they return stay exact.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::results::{Outcome, json_budget};
 
@@ -147,6 +147,7 @@ pub fn output_page(
     request_id: Option<String>,
     rows: Vec<(u64, Value)>,
     before: Option<u64>,
+    extra: Map<String, Value>,
     max_result_bytes: usize,
 ) -> Outcome {
     let page = |shown: &[(u64, Value)], before: Option<u64>| {
@@ -164,8 +165,12 @@ pub fn output_page(
         };
         line.push_str(&shortened(rows.len() - shown.len()));
         let mut data = json!({"ok": true, "traposId": trapos_id, "lines": lines, "before": before});
-        if let (Some(r), Some(obj)) = (&request_id, data.as_object_mut()) {
-            obj.insert("requestId".into(), json!(r));
+        if let Some(obj) = data.as_object_mut() {
+            if let Some(r) = &request_id {
+                obj.insert("requestId".into(), json!(r));
+            }
+            // Counted while the page is sized, so that they never push its lines over.
+            obj.extend(extra.clone());
         }
         Outcome::ok(line, data)
     };

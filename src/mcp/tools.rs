@@ -428,15 +428,20 @@ impl TrapdeskMcp {
             .request_id
             .as_deref()
             .map(|r| super::wait::status_of(&self.session, r));
-        let mut outcome =
-            super::files::output_page(trapos_id, p.request_id, rows, before, self.max_result_bytes);
-        if let Some(obj) = outcome.data.as_object_mut() {
-            // Where a later call with `after` goes on from: only newer lines.
-            obj.insert("cursor".into(), json!(newest));
-            if let Some(s) = status {
-                obj.insert("status".into(), json!(s));
-            }
+        let mut extra = Map::new();
+        // Where a later call with `after` goes on from: only newer lines.
+        extra.insert("cursor".into(), json!(newest));
+        if let Some(s) = status {
+            extra.insert("status".into(), json!(s));
         }
+        let outcome = super::files::output_page(
+            trapos_id,
+            p.request_id,
+            rows,
+            before,
+            extra,
+            self.max_result_bytes,
+        );
         Ok(self.end(rec, Status::Ok, outcome))
     }
 
