@@ -14,9 +14,11 @@ mod gate;
 pub mod link;
 mod log_view;
 pub mod model;
+mod names;
 pub mod output;
 pub mod pause;
 pub mod screen;
+mod send;
 mod state;
 pub mod summary;
 #[cfg(test)]
