@@ -94,19 +94,20 @@ fn installed(pin: &Pin) -> Option<PathBuf> {
     let name = format!("{}@{}", pin.package.replace(['/', '@'], "+"), pin.version);
     let dir = root.join(&name);
     let bin_dir = dir.join("node_modules").join(".bin");
-    if bin_dir.join(pin.bin).exists() {
-        return Some(bin_dir);
-    }
+    // node runs most of these clients (the Inspector, Codex's launcher) as well as npm.
     for tool in ["node", "npm"] {
         match std::process::Command::new(tool).arg("--version").output() {
             Ok(o) if o.status.success() => {}
             _ => {
                 return unavailable(&format!(
-                    "`{tool}` is not on PATH, so {} cannot be installed",
+                    "`{tool}` is not on PATH, so {} cannot be installed or run",
                     pin.package
                 ));
             }
         }
+    }
+    if bin_dir.join(pin.bin).exists() {
+        return Some(bin_dir);
     }
     std::fs::create_dir_all(&root).unwrap();
     let scratch = root.join(format!(".{name}.{}", std::process::id()));
