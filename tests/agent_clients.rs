@@ -1,6 +1,7 @@
 //! Real agent clients, installed from npm at pinned versions, configured the way the README
 //! tells a person to (HTTP with a named agent's `Authorization: Bearer` token, and stdio through
-//! `trapdesk mcp-stdio`), each in a temporary HOME so nothing touches this machine's config, and
+//! `trapdesk mcp-stdio`; the Codex and OpenCode configurations are the README's own blocks, read
+//! from README.md), each in a temporary HOME so nothing touches this machine's config, and
 //! pointed at a real host with an emulated computer `1:miner` running the real Lua client. None
 //! needs a model or an API key for what is checked here:
 //!
@@ -281,6 +282,26 @@ impl Seat {
     }
 }
 
+/// The body of the README's first fenced ```` ```LANG ```` block that starts with `first_line`:
+/// the client configurations are taken from there, so the README cannot drift from what works.
+fn readme_block(lang: &str, first_line: &str) -> String {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let fence = format!("```{lang}\n");
+    let mut rest = doc.as_str();
+    while let Some(i) = rest.find(&fence) {
+        let body = &rest[i + fence.len()..];
+        let end = body.find("\n```").unwrap();
+        if body.starts_with(first_line) {
+            return body[..=end].to_owned();
+        }
+        rest = &body[end..];
+    }
+    panic!("README.md has no ```{lang} block starting {first_line:?}");
+}
+
+/// The README's default endpoint, which each test replaces with its host's.
+const DEFAULT_URL: &str = "http://127.0.0.1:4445/mcp";
+
 fn names(v: &Value, key: &str, field: &str) -> BTreeSet<String> {
     v[key]
         .as_array()
@@ -503,21 +524,26 @@ async fn codex_lists_every_tool_of_both_entries_and_calls_exec_lua() {
     let token = seat.named_token("codex").await;
     let codex_home = seat.home.path().join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
-    let stdio = seat.stdio_command();
-    let quoted: Vec<String> = stdio[1..]
-        .iter()
-        .map(|a| toml::Value::String(a.clone()).to_string())
-        .collect();
-    std::fs::write(
-        codex_home.join("config.toml"),
-        format!(
-            "[mcp_servers.trapdesk]\ncommand = \"trapdesk\"\nargs = [{}]\n\n\
-             [mcp_servers.trapdesk-http]\nurl = {}\nbearer_token_env_var = \"TRAPDESK_AGENT_TOKEN\"\n",
-            quoted.join(", "),
-            toml::Value::String(seat.host.mcp_url())
-        ),
-    )
-    .unwrap();
+    // The README's block, pointed at this host: its stdio entry's arguments completed, its
+    // HTTP entry's URL replaced.
+    let mut config: toml::Table = readme_block("toml", "[mcp_servers.trapdesk]")
+        .parse()
+        .unwrap();
+    let servers = config["mcp_servers"].as_table_mut().unwrap();
+    let stdio = servers["trapdesk"].as_table_mut().unwrap();
+    assert_eq!(stdio["command"].as_str(), Some("trapdesk"));
+    let args = stdio["args"].as_array_mut().unwrap();
+    args.clear();
+    args.extend(
+        seat.stdio_command()[1..]
+            .iter()
+            .cloned()
+            .map(toml::Value::String),
+    );
+    let http = servers["trapdesk-http"].as_table_mut().unwrap();
+    assert_eq!(http["url"].as_str(), Some(DEFAULT_URL));
+    http.insert("url".into(), toml::Value::String(seat.host.mcp_url()));
+    std::fs::write(codex_home.join("config.toml"), config.to_string()).unwrap();
 
     let mut list = seat.command(CODEX.bin);
     list.args(["mcp", "list"])
@@ -572,11 +598,19 @@ async fn opencode_shows_both_entries_connected_and_their_resources() {
     };
     let seat = Seat::new(bin).await;
     let token = seat.named_token("opencode").await;
-    let config = json!({"mcp": {
-        "trapdesk": {"type": "local", "command": seat.stdio_command()},
-        "trapdesk-http": {"type": "remote", "url": seat.host.mcp_url(),
-            "headers": {"Authorization": format!("Bearer {token}")}}
-    }});
+    // The README's block, pointed at this host, with the token in place of its `td_…`.
+    let mut config: Value =
+        serde_json::from_str(&readme_block("json", "{ \"mcp\": {").replace("td_…", &token))
+            .unwrap();
+    let mcp = &mut config["mcp"];
+    assert_eq!(mcp["trapdesk"]["command"], json!(["trapdesk", "mcp-stdio"]));
+    mcp["trapdesk"]["command"] = json!(seat.stdio_command());
+    assert_eq!(mcp["trapdesk-http"]["url"], json!(DEFAULT_URL));
+    mcp["trapdesk-http"]["url"] = json!(seat.host.mcp_url());
+    assert_eq!(
+        mcp["trapdesk-http"]["headers"]["Authorization"],
+        json!(format!("Bearer {token}"))
+    );
     std::fs::write(
         seat.home.path().join("project/opencode.json"),
         config.to_string(),
