@@ -62,6 +62,7 @@ fn scrollback(lines: u64) -> Vec<OutputItem> {
     (1..=lines)
         .map(|i| OutputItem {
             seq: i,
+            at_ms: 0,
             entry: OutputEntry::Line {
                 request_id: None,
                 stream: if i % 7 == 0 { Stream::Err } else { Stream::Out },
@@ -134,6 +135,7 @@ fn fleet_frame(how: &str) -> f64 {
             client: None,
             host: None,
             max_message: 131_072,
+            machine: Default::default(),
         })
         .collect();
     // What one pull of a changed list costs the console (filter, groups, counts, rows).
@@ -279,6 +281,7 @@ fn display_memory() {
         let items: Vec<OutputItem> = (1..=10_000u64)
             .map(|i| OutputItem {
                 seq: i,
+                at_ms: 0,
                 entry: OutputEntry::Line {
                     request_id: None,
                     stream: Stream::Out,

@@ -80,7 +80,7 @@ async fn writes_stay_within_the_quota_on_the_emulator() {
     let big = vec![7u8; start as usize + 1];
     let (failed, d) = write(&w, "far/away/big.bin", &big, false).await;
     assert!(failed, "{d}");
-    assert_eq!(d["code"], "no_space", "{d}");
+    assert_eq!(d["error"]["code"], "no_space", "{d}");
     assert_eq!(d["free"], start, "{d}");
     let needed = d["needed"].as_u64().unwrap();
     assert!(
@@ -88,7 +88,7 @@ async fn writes_stay_within_the_quota_on_the_emulator() {
         "two folders and a journal entry count: {d}"
     );
     assert!(
-        d["error"]
+        d["error"]["message"]
             .as_str()
             .unwrap()
             .contains(&format!("{needed} bytes; {start} are free")),
@@ -98,7 +98,7 @@ async fn writes_stay_within_the_quota_on_the_emulator() {
     // In place does not make room that is not there.
     let (failed, d) = write(&w, "big.bin", &big, true).await;
     assert!(failed, "{d}");
-    assert_eq!(d["code"], "no_space", "{d}");
+    assert_eq!(d["error"]["code"], "no_space", "{d}");
 
     // A file of 60% of what is free fits; replacing it with another of the same size does
     // not (old and new together), and is refused touching nothing unless asked in place.
@@ -110,12 +110,15 @@ async fn writes_stay_within_the_quota_on_the_emulator() {
     let before = listing(&w);
     let (failed, d) = write(&w, "data/log.bin", &new, false).await;
     assert!(failed, "{d}");
-    assert_eq!(d["code"], "no_space_to_replace", "{d}");
+    assert_eq!(d["error"]["code"], "no_space_to_replace", "{d}");
     assert!(
         d["neededInPlace"].as_u64().unwrap() <= d["free"].as_u64().unwrap(),
         "{d}"
     );
-    assert!(d["error"].as_str().unwrap().contains("inPlace"), "{d}");
+    assert!(
+        d["error"]["message"].as_str().unwrap().contains("inPlace"),
+        "{d}"
+    );
     assert_eq!(listing(&w), before, "a refused replace touches nothing");
     let on_disk = w.files("miner").join("data/log.bin");
     assert!(

@@ -12,7 +12,7 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 16] = [
+const TOOLS: [&str; 18] = [
     "probe-computers",
     "exec-lua-many",
     "exec-lua",
@@ -27,8 +27,10 @@ const TOOLS: [&str; 16] = [
     "computer-output",
     "session-log",
     "cancel-request",
+    "wait-request",
     "read-screen",
     "send-input",
+    "reboot-computer",
 ];
 
 #[tokio::test]
@@ -69,10 +71,28 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
             "delete-file",
             "make-dir",
             "file-info",
+            "reboot-computer",
         ]
         .contains(&t.name.as_ref());
         assert_eq!(warns, !quiet, "{}: {:?}", t.name, t.description);
     }
+    // The contract's annotations for the file tools and reboot-computer.
+    for name in ["make-dir", "move-file", "delete-file", "reboot-computer"] {
+        let t = tools.iter().find(|t| t.name == name).unwrap();
+        let a = t.annotations.as_ref().unwrap();
+        assert_eq!(a.destructive_hint, Some(true), "{name}");
+        assert_eq!(a.read_only_hint, Some(false), "{name}");
+    }
+    let info = tools.iter().find(|t| t.name == "file-info").unwrap();
+    assert_eq!(
+        info.annotations.as_ref().unwrap().read_only_hint,
+        Some(true)
+    );
+    let reboot = tools.iter().find(|t| t.name == "reboot-computer").unwrap();
+    assert_eq!(
+        reboot.annotations.as_ref().unwrap().open_world_hint,
+        Some(true)
+    );
     let exec = tools.iter().find(|t| t.name == "exec-lua").unwrap();
     let props = exec.input_schema.get("properties").unwrap();
     assert!(props.get("traposId").is_some() && props.get("timeoutMs").is_some());
@@ -393,7 +413,7 @@ async fn large_reads_come_in_pieces() {
             json!({"traposId": "miner", "path": "/big", "offset": offset}),
         )
         .await;
-        let size = serde_json::to_string(&r).unwrap().len();
+        let size = fake::largest_block(&r);
         assert!(size < 24 * 1024, "{size}");
         got.push_str(data(&r)["content"].as_str().unwrap());
         match data(&r)["nextOffset"].as_u64() {
@@ -414,7 +434,7 @@ async fn big_output_keeps_head_and_tail_and_stays_readable() {
         json!({"traposId": "miner", "code": "big:120000"}),
     )
     .await;
-    let size = serde_json::to_string(&r).unwrap().len();
+    let size = fake::largest_block(&r);
     assert!(size < 24 * 1024, "result is {size} bytes");
     let out = data(&r)["output"].as_str().unwrap().to_owned();
     assert!(out.len() > 4000, "{out}");
@@ -451,7 +471,7 @@ async fn big_output_keeps_head_and_tail_and_stays_readable() {
         json!({"traposId": "miner", "lines": 5000}),
     )
     .await;
-    assert!(serde_json::to_string(&r).unwrap().len() < 24 * 1024);
+    assert!(fake::largest_block(&r) < 24 * 1024);
     assert!(data(&r)["before"].is_u64());
 }
 

@@ -128,7 +128,7 @@ async fn large_payloads_are_sliced(w: &World) {
         json!({"traposId": who, "code": "print(('x'):rep(1048575)) return 1"}),
     )
     .await;
-    assert_eq!(data(&r)["output_bytes"], MB, "{}", text(&r));
+    assert_eq!(data(&r)["outputBytes"], MB, "{}", text(&r));
     let m = meter(client, who).await;
     report("output 1 MB in one print", &m);
     let r = call(
@@ -137,7 +137,7 @@ async fn large_payloads_are_sliced(w: &World) {
         json!({"traposId": who, "code": "for i = 1, 1024 do print(('y'):rep(1023)) if i % 64 == 0 then sleep(0) end end return 1"}),
     )
     .await;
-    assert_eq!(data(&r)["output_bytes"], MB, "{}", text(&r));
+    assert_eq!(data(&r)["outputBytes"], MB, "{}", text(&r));
     let m = meter(client, who).await;
     report("output 1 MB in 1,024 lines", &m);
 }

@@ -309,6 +309,20 @@ async fn filtered_pane_with_counts() {
 }
 
 #[tokio::test]
+async fn a_turtle_and_a_pocket_computer_say_what_they_are() {
+    let mut list = fleet();
+    list[0].machine.device = Some("turtle".into());
+    list[1].machine.device = Some("pocket".into());
+    list[2].machine.device = Some("computer".into());
+    let mut app = app();
+    app.set_computers(list);
+    let text = screen(&app, 120, 30);
+    assert!(text.contains("turtle idle"), "{text}");
+    assert!(text.contains("pocket"), "{text}");
+    assert!(!text.contains("computer idle"), "{text}");
+}
+
+#[tokio::test]
 async fn filter_line_while_typing() {
     let mut app = fleet_app();
     app.on_key(key(KeyCode::Char('/')));

@@ -201,9 +201,9 @@ const CHECK_RING: usize = 1 << 20;
 const OPEN: u8 = 1;
 const ENDED: u8 = 2;
 
-/// `h-17` → 17.
+/// `h-<start tag>-17` → 17.
 fn request_number(id: &str) -> Option<usize> {
-    id.strip_prefix("h-")?.parse().ok()
+    id.rsplit('-').next()?.parse().ok()
 }
 
 /// The outcome class of a request error, as RELIABILITY.md names them.
@@ -212,7 +212,7 @@ fn class(e: &RequestError) -> &'static str {
         RequestError::Timeout { .. } => "timeout",
         RequestError::Cancelled { .. } => "cancelled",
         RequestError::Disconnected => "disconnected",
-        RequestError::Busy { .. } => "busy",
+        RequestError::Busy { .. } | RequestError::DetachedLimit { .. } => "busy",
         RequestError::UnknownComputer { .. }
         | RequestError::Ambiguous { .. }
         | RequestError::ShuttingDown

@@ -13,6 +13,9 @@ local lib = {}
 --- Bytes of output kept in a Result (docs/protocol.md, "Limits").
 lib.MAX_OUTPUT = 65536
 
+--- Bytes of the error stream kept apart in a Result's `error_output` (head and tail).
+lib.MAX_ERROR_OUTPUT = 8192
+
 local floor = math.floor
 local byte, find = string.byte, string.find
 local select, tostring, type = select, tostring, type
@@ -53,12 +56,18 @@ lib.countNewlines = countNewlines
 -- is produced. The kept text is at most `limit` bytes: its head and its tail
 -- (the end is what a reader needs most), with a marker between them saying how
 -- many bytes were left out; the totals count everything.
+-- What goes to the "err" stream is also kept apart (at most @{MAX_ERROR_OUTPUT}
+-- bytes, head and tail), so a Result can say what was an error and what was not.
 -- @tparam[opt] function onOutput Called with (stream, text) for each piece.
 -- @tparam[opt] number limit Bytes kept (default @{MAX_OUTPUT}).
+-- @tparam[opt] boolean oneStream Keep no separate error stream (the error stream's own
+-- capture).
 -- @treturn table The capture.
-function lib.newCapture(onOutput, limit)
+function lib.newCapture(onOutput, limit, oneStream)
     expect(1, onOutput, "function", "nil")
     limit = expect(2, limit, "number", "nil") or lib.MAX_OUTPUT
+    expect(3, oneStream, "boolean", "nil")
+    local errCap = not oneStream and lib.newCapture(nil, lib.MAX_ERROR_OUTPUT, true) or nil
     local headLimit = floor(limit / 2)
     local tailLimit = limit - headLimit
     local head, headSize = {}, 0
@@ -104,10 +113,17 @@ function lib.newCapture(onOutput, limit)
                 tail, tailSize = { t }, #t
             end
         end
+        if errCap and stream == "err" then errCap.emit(stream, text) end
         if onOutput then onOutput(stream, text) end
         return n
     end
     cap.emit = emit
+
+    --- The error stream's kept text, or nil when nothing went to it.
+    function cap.errorText()
+        if errCap and errCap.totals() > 0 then return (errCap.text()) end
+        return nil
+    end
 
     function cap.write(text)
         expect(1, text, "string", "number")
@@ -155,6 +171,8 @@ local function outputFields(cap, result)
     result.output, result.output_truncated = output, truncated
     result.output_bytes, result.output_lines = bytes, lines
     if truncated then result.output_kept_bytes = kept end
+    -- The error stream apart, in order within itself; `output` keeps it in its place too.
+    result.error_output = cap.errorText and cap.errorText() or nil
     return result
 end
 lib.outputFields = outputFields

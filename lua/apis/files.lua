@@ -452,7 +452,28 @@ end
 
 -- Moves, deletes, directories and checksums -----------------------------------
 
-local function refuse(err) return { ok = false, error = tostring(err) } end
+-- A refusal's `code`, from the words CC (and the checks below) use for it, so that a caller
+-- can tell the cases apart without reading the message: the path leaves the computer
+-- (`bad_path`), nothing there (`not_found`), something in the way (`exists`), a read-only
+-- mount such as /rom (`read_only`), a full disk (`no_space`), a directory where a file was
+-- meant or the other way round (`is_dir`, `not_dir`), a directory with files in it
+-- (`not_empty`). CC's own words: FileSystem.java and FileSystemException in CC: Tweaked.
+local CODES = {
+    { "Invalid Path", "bad_path" }, { "No such file", "not_found" }, { "No such directory", "not_found" },
+    { "File exists", "exists" }, { "Access denied", "read_only" }, { "Out of space", "no_space" },
+    { "Is a directory", "is_dir" }, { "Not a directory", "not_dir" }, { "Directory not empty", "not_empty" },
+}
+
+local function codeOf(err)
+    for _, c in ipairs(CODES) do
+        if err:find(c[1], 1, true) then return c[2] end
+    end
+end
+
+local function refuse(err)
+    err = tostring(err)
+    return { ok = false, error = err, code = codeOf(err) }
+end
 
 -- `..` past the root: CC refuses it in every fs call, each in words of its own (or, for
 -- fs.exists, with a plain false), so the requests below refuse it first and all alike.
@@ -491,7 +512,7 @@ function lib.moveFile(from, to, overwrite)
         if not overwrite then return refuse("File exists: /" .. t) end
         if fs.isDir(f) then return refuse("Is a directory: /" .. f) end
         local r = lib.moveInto(f, t)
-        return { ok = r.ok, error = r.error }
+        return { ok = r.ok, error = r.error, code = r.error and codeOf(r.error) or nil }
     end
     local dir = fs.getDir(t)
     if dir ~= "" and not fs.isDir(dir) then
@@ -575,18 +596,33 @@ function lib.crc32(bytes, crc)
     return bxor(c, 0xFFFFFFFF)
 end
 
---- What is at `path`: whether it exists, its size, whether it is a directory, and a file's
--- CRC-32 (read in pieces of 16 KiB, with `pause` between them).
+-- When `p` was last changed (ms since the epoch, fs.attributes' `modified`) and whether it is
+-- read-only; nil where the runtime does not say (fs.attributes came with CC: Tweaked 1.87).
+local function stamp(p)
+    local ok, a = pcall(function() return fs.attributes and fs.attributes(p) end)
+    local modified = ok and type(a) == "table" and (a.modified or a.modification) or nil
+    if type(modified) ~= "number" then modified = nil end
+    local rok, ro = pcall(fs.isReadOnly, p)
+    if not rok or type(ro) ~= "boolean" then ro = nil end
+    return modified, ro
+end
+
+--- What is at `path`: whether it exists, its size, whether it is a directory, when it was
+-- last modified, whether it is read-only, and a file's CRC-32 (read in pieces of 16 KiB, with
+-- `pause` between them).
 -- @tparam string path The file or directory.
 -- @tparam[opt] function pause Called between pieces (see apis/pace.lua).
--- @treturn table `{ok, exists, size, isDir, crc32?, error?}`.
+-- @treturn table `{ok, exists, size, isDir, modified?, readOnly?, crc32?, error?}`.
 function lib.fileInfo(path, pause)
     expect(1, path, "string")
     expect(2, pause, "function", "nil")
     local bad, p = escapes(path)
     if bad then return invalid(path) end
     if not fs.exists(p) then return { ok = true, exists = false, size = 0, isDir = false } end
-    if fs.isDir(p) then return { ok = true, exists = true, size = 0, isDir = true } end
+    local modified, readOnly = stamp(p)
+    if fs.isDir(p) then
+        return { ok = true, exists = true, size = 0, isDir = true, modified = modified, readOnly = readOnly }
+    end
     local h, err = fs.open(p, "rb")
     if not h then return refuse(err or ("Cannot open /" .. p)) end
     local crc, size = 0, 0
@@ -598,7 +634,8 @@ function lib.fileInfo(path, pause)
         if pause then pause() end
     end
     h.close()
-    return { ok = true, exists = true, size = size, isDir = false, crc32 = crc }
+    return { ok = true, exists = true, size = size, isDir = false, crc32 = crc, modified = modified,
+        readOnly = readOnly }
 end
 
 --- List a directory.

@@ -37,6 +37,8 @@ local sandbox = {}
 --    answered; a request whose events were dropped fails as `lost` within seconds.
 --  - `trapdesk_output(id, stream, text)`: live output of request `id` (`stream` is "out" or "err").
 --  - `trapdesk_host_request(rid, type, payload_json, timeout_ms)`: a request to the host.
+--  - `trapdesk_input(host_id, event, ...)`: `event, ...` for the job of host request `host_id`
+--    alone (servers/screen.lua queues it for `input` aimed at a request).
 --
 -- Either way:
 --  - `trapdesk_stop(kind, instance)`: every `kind` program ("daemon", or a
@@ -47,6 +49,7 @@ sandbox.EVENTS = {
     probe = "trapdesk_probe", alive = "trapdesk_alive",
     host_response = "trapdesk_host_response", serve = "trapdesk_serve", respond = "trapdesk_respond",
     output = "trapdesk_output", host_request = "trapdesk_host_request", stop = "trapdesk_stop",
+    input = "trapdesk_input",
 }
 local E = sandbox.EVENTS
 
@@ -258,6 +261,16 @@ function sandbox.serve(types, handler, opts)
         step(job, payloadJson, job.req)
     end
 
+    -- The job a host request id names. Jobs are known by the daemon's local id, the link's
+    -- number, "/" and the host's id (servers/sandbox.lua), so the host's id is the part after
+    -- the last "/".
+    local function inputTarget(hostId)
+        if type(hostId) ~= "string" then return nil end
+        for _, id in ipairs(order) do
+            if id == hostId or id:sub(-#hostId - 1) == "/" .. hostId then return id end
+        end
+    end
+
     local function cancel(id)
         local job = jobs[id]
         if not job then return end
@@ -302,8 +315,16 @@ function sandbox.serve(types, handler, opts)
                 announce()
             elseif kind == E.stop and ev[2] == name and ev[3] ~= owner then
                 return
+            elseif kind == E.input then
+                -- Input aimed at one request (servers/screen.lua): the event inside goes to
+                -- that job alone, as if typed (`terminate` too: it stops the chunk).
+                local job = jobs[inputTarget(ev[2])]
+                if job and (job.filter == nil or job.filter == ev[3] or ev[3] == "terminate") then
+                    step(job, table.unpack(ev, 3, ev.n))
+                end
             end
-            if kind ~= "terminate" then
+            -- The wrapper of input for one request is nobody else's event.
+            if kind ~= "terminate" and kind ~= E.input then
                 for _, id in ipairs(ids) do
                     local job = jobs[id] -- nil when it finished or was cancelled meanwhile
                     if job and (job.filter == nil or job.filter == kind) then

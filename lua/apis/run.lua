@@ -24,15 +24,28 @@ local function now_ms()
     return os.time() * 1000
 end
 
---- Make the environment a chunk runs in: print/write/printError captured,
--- everything else (term.* too) read through to `base`.
+-- What a chunk's own os.reboot/os.shutdown raise to end the chunk: the Result then says
+-- `power`, and the server reboots or shuts down once that answer has gone
+-- (servers/mcp-computer-server.lua, `trapdesk_power`), so the host reads a reboot, not a link
+-- that dropped before answering.
+local POWER = {}
+
+local function powerCall(what)
+    return function()
+        os.queueEvent("trapdesk_power", what)
+        error(setmetatable({ power = what }, POWER), 0)
+    end
+end
+
+--- Make the environment a chunk runs in: print/write/printError captured, os.reboot and
+-- os.shutdown answered first (above), everything else (term.* too) read through to `base`.
 local function makeEnv(cap, base)
     -- The chunk gets its own `os` (reading through to the real one), so a chunk that redefines
     -- `os.pullEvent` or `os.queueEvent` changes them for itself, not for the client's own loops
     -- which share the computer's global `os` table.
     local env = {
         print = cap.print, write = cap.write, printError = cap.printError,
-        os = setmetatable({}, { __index = base.os }),
+        os = setmetatable({ reboot = powerCall("reboot"), shutdown = powerCall("shutdown") }, { __index = base.os }),
     }
     return setmetatable(env, { __index = base })
 end
@@ -162,8 +175,12 @@ function lib.cutTraceback(tb, label)
 end
 
 local function run(fn, args, cap, started, label, opts)
-    local traceback, value
+    local traceback, value, power
     local function handler(err)
+        if getmetatable(err) == POWER then
+            power = err.power
+            return err
+        end
         if type(err) ~= "string" then
             value = descriptors.describe(err)
             local ok, s = pcall(descriptors.render, err)
@@ -177,6 +194,9 @@ local function run(fn, args, cap, started, label, opts)
     -- events or call peripherals. CC's "Too long without yielding" is an
     -- ordinary error here and is caught like any other.
     local res = table.pack(xpcall(function() return fn(table.unpack(args, 1, args.n)) end, handler))
+    if power then
+        return outputFields(cap, { ok = true, returns = array(), n = 0, power = power, duration_ms = now_ms() - started })
+    end
     if not res[1] then return errorResult(cap, started, res[2], traceback, value) end
     local values = table.pack(table.unpack(res, 2, res.n))
     local returns, n = descriptors.describeAll(values, { pause = opts.pause, chunks = opts.chunks })

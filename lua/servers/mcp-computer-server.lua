@@ -124,6 +124,8 @@ handlers["read-file"] = function(req)
         return badRequest("length must be a whole number of bytes")
     end
     local r = files.readFile(p.path, offset, length)
+    -- A failed read (a folder, no such file) answers its error alone, no empty content.
+    if not r.ok then return true, { ok = false, error = r.error } end
     -- The base64 text stays in pieces; the JSON encoder writes them as one string.
     r.content = sandbox.json.chunks(base64.encodeParts(r.content or "", pacer()))
     r.encoding = "base64"
@@ -169,9 +171,65 @@ local types = {}
 for name in pairs(handlers) do types[#types + 1] = name end
 table.sort(types)
 
-sandbox.serve(types, function(req)
+-- The payload fields that name a path on this computer, by request type.
+local pathFields = {
+    ["run-file"] = { "path" }, ["write-file"] = { "path" }, ["read-file"] = { "path" },
+    ["list-files"] = { "path" }, ["delete-file"] = { "path" }, ["make-dir"] = { "path" },
+    ["file-info"] = { "path" }, ["move-file"] = { "from", "to" },
+}
+
+--- Whether a path climbs above the root: a ".." with no folder left to cancel, counted as
+-- CC's FileSystem.sanitizePath does ("." and "..." and longer runs of dots stay in place).
+-- Done here rather than with fs.combine: CraftOS-PC's combine drops such a "..", CC: Tweaked's
+-- keeps it, and the answer must not depend on the runtime.
+local function climbsOut(path)
+    local depth = 0
+    for part in path:gsub("\\", "/"):gmatch("[^/]+") do
+        part = part:match("^%s*(.-)%s*$")
+        if part == ".." then
+            if depth == 0 then return true end
+            depth = depth - 1
+        elseif part ~= "" and not part:match("^%.+$") then
+            depth = depth + 1
+        end
+    end
+    return false
+end
+
+--- A path that leaves the computer's root ("/../x", "a/../../x") as the dispatch error
+-- `bad_path`, before any handler touches it. CC: Tweaked keeps such a path's leading ".." when
+-- it cleans it (FileSystem.sanitizePath) and then finds no mount for it: "Invalid Path"
+-- (FileSystem.getMount), which some calls raise as errors and others answer as a missing
+-- file; either read as a fault of the host (`internal`) or said nothing of the cause.
+local function badPath(req)
+    local fields, p = pathFields[req.type], req.payload
+    if not fields or type(p) ~= "table" then return nil end
+    for _, k in ipairs(fields) do
+        local path = p[k]
+        if type(path) == "string" then
+            if climbsOut(path) then
+                return { code = "bad_path", message = ("%s: %s is outside the computer's root"):format(k, path) }
+            end
+        end
+    end
+end
+
+-- A chunk's own os.reboot()/os.shutdown() (apis/run.lua) ends the chunk with a Result that
+-- says so and queues `trapdesk_power`; the computer reboots or shuts down half a second later,
+-- once the daemon has sent that answer (as the screen server waits for its reboot key).
+local function powerAfterAnswer()
+    while true do
+        local _, what = os.pullEvent("trapdesk_power")
+        sleep(0.5)
+        if what == "shutdown" then os.shutdown() else os.reboot() end
+    end
+end
+
+local function serve() sandbox.serve(types, function(req)
     local h = handlers[req.type]
     if not h then return false, { code = "unknown_type", message = "not served here: " .. tostring(req.type) } end
+    local bad = badPath(req)
+    if bad then return false, bad end
     return h(req)
 end, {
     name = "mcp-computer-server",
@@ -186,4 +244,6 @@ end, {
                 output_bytes = f.output_bytes, output_lines = f.output_lines }
         end
     end,
-})
+}) end
+
+parallel.waitForAny(serve, powerAfterAnswer)

@@ -35,6 +35,10 @@ local ACCEPT_S = 2       -- seconds before a request not accepted is handed over
 local ACCEPT_TRIES = 3   -- hand-overs before the request fails as lost
 local PROBE_S = 5        -- seconds between asks whether an accepted request still runs
 local PROBE_MISSES = 3   -- unanswered asks before the request fails as lost
+-- A detached run (the request's `detach`) outlives a dropped link and a host restart: while
+-- unlinked it keeps running, and the daemon keeps at most this many bytes of its output (the
+-- newest), counting what it drops; the next hello names it (docs/protocol.md, "Detached runs").
+local HELD_MAX = 32768
 
 -- The client's root directory: the rule is apis/root.lua's, found beside servers/.
 local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):match("^@(.*/)[^/]*$") or "/trapdesk/servers/"
@@ -221,7 +225,7 @@ local function respondRaw(wireId, ok, jsonText)
         pieces[2] = jsonText
     end
     pieces[#pieces + 1] = "}"
-    sendText(pieces)
+    return sendText(pieces)
 end
 
 --- Send queued output, and answers queued behind their output, in order, at most
@@ -229,14 +233,18 @@ end
 -- send once 512 messages wait to be written on a socket ("Too many ongoing websocket
 -- messages"), so a chunk printing megabytes must not be written out in one burst.
 local function flushOutput()
+    -- Unlinked, output and answers wait (a detached run's, the only ones kept through a drop).
+    if phase ~= "linked" then return end
     local budget = FRAME_BUDGET
     -- Small enough that an output frame never needs fragments (a byte escapes to 6 at most).
     local piece = math.min(OUTPUT_PIECE, math.floor((math.min(hostMax, ruleMax) - 256) / 6))
-    while budget > 0 and outQueue[1] do
+    while budget > 0 and outQueue[1] and phase == "linked" do
         local o = outQueue[1]
         if o.respond then
             table.remove(outQueue, 1)
-            respondRaw(o.wire, o.ok, o.json)
+            -- A detached run's answer that did not go (the link dropped under it) waits for the
+            -- next link, first in line as it was.
+            if not respondRaw(o.wire, o.ok, o.json) and o.entry then table.insert(outQueue, 1, o) end
             budget = budget - 1
         else
             -- o.parts: the texts of trapdesk_output events, in order; o.i/o.pos the next byte.
@@ -362,8 +370,11 @@ local function handleRequest(msg, payloadText)
     -- The payload goes on as the JSON text it came in (never decoded here), so a large one is
     -- not decoded and encoded again: the serving program decodes it, in slices. The text is a
     -- string, or a list of strings when the message came in fragments.
-    local entry = { wire = msg.id, owner = owner, tries = 1, at = clock(),
+    local entry = { wire = msg.id, owner = owner, tries = 1, at = clock(), request = msg.request,
         hand = { owner, localId, msg.request, payloadText or "{}", msg.timeout_ms } }
+    if type(msg.detach) == "table" then
+        entry.detach, entry.by, entry.held, entry.dropped = true, msg.detach.by, 0, 0
+    end
     inflight[localId] = entry
     os.queueEvent("trapdesk_request", table.unpack(entry.hand, 1, 5))
 end
@@ -460,6 +471,12 @@ handleMessage = function(msg, payloadText)
         handleRequest(msg, payloadText)
     elseif kind == "cancel" then
         local localId = conn .. "/" .. tostring(msg.id)
+        if not inflight[localId] then
+            -- A detached run keeps the local id of the link it came on.
+            for id, e in pairs(inflight) do
+                if e.detach and e.wire == msg.id then localId = id end
+            end
+        end
         if inflight[localId] then os.queueEvent("trapdesk_cancel", localId) end
     elseif kind == "fragment" then
         handleFragment(msg)
@@ -508,6 +525,9 @@ handleMessage = function(msg, payloadText)
         if type(msg.client_version) == "string" and msg.client_version ~= "" then
             if installedVersion() ~= msg.client_version then os.queueEvent("trapdesk_upgrade", msg.client_version) end
         end
+        -- What detached runs printed and answered while unlinked goes now.
+        for _, e in pairs(inflight) do if e.detach then e.held = 0 end end
+        flushOutput()
         os.queueEvent("trapdesk_daemon_up")
         os.queueEvent("trapdesk_link", "linked", tostring(msg.trapos_id))
         if not linkedOnce then say("linked as " .. tostring(msg.trapos_id)) end
@@ -527,13 +547,59 @@ local function scheduleRetry(delay)
     log(("retrying in %.1f s"):format(delay))
 end
 
+--- Keeps what an unlinked detached run (`e`, local id `localId`) has waiting in `outQueue` to
+-- HELD_MAX bytes: its oldest pieces go first, counted in `e.dropped` for the next hello.
+local function holdBounded(e, localId)
+    local idx = 1
+    while e.held > HELD_MAX and outQueue[idx] do
+        local o = outQueue[idx]
+        local p = not o.respond and o.id == localId and o.parts[o.i]
+        if not p then
+            if not o.respond and o.id == localId then table.remove(outQueue, idx) else idx = idx + 1 end
+        else
+            local n, excess = #p - o.pos + 1, e.held - HELD_MAX
+            if n > excess then
+                -- One piece holds more than the excess (a run's output comes coalesced): drop
+                -- its head, up to the end of a line where there is one, and keep its tail.
+                local cut = p:find("\n", o.pos + excess - 1, true) or (o.pos + excess - 1)
+                if cut >= #p then cut = o.pos + excess - 1 end
+                n = cut - o.pos + 1
+                o.pos = cut + 1
+            else
+                o.parts[o.i] = false
+                o.i, o.pos = o.i + 1, 1
+            end
+            e.held, e.dropped = e.held - n, e.dropped + n
+        end
+    end
+end
+
 drop = function(code, reason)
     if ws then pcall(ws.close) end
     ws, wsUrl = nil, nil
     setPhase("idle")
-    -- Requests of the old link: stop them; their ids mean nothing on the next one.
-    for id in pairs(inflight) do os.queueEvent("trapdesk_cancel", id) end
-    inflight, outQueue, fragments, screenQueue = {}, {}, {}, {}
+    -- Requests of the old link: stop them; their ids mean nothing on the next one. Detached
+    -- runs go on, with their output and answers kept for the next link.
+    local kept, keptOut = {}, {}
+    for id, e in pairs(inflight) do
+        if e.detach then kept[id] = e else os.queueEvent("trapdesk_cancel", id) end
+    end
+    for _, o in ipairs(outQueue) do
+        if (o.respond and o.entry) or (not o.respond and kept[o.id]) then keptOut[#keptOut + 1] = o end
+    end
+    inflight, outQueue, fragments, screenQueue = kept, keptOut, {}, {}
+    -- What a detached run had waiting when the link dropped counts against what it may keep.
+    for id, e in pairs(kept) do
+        e.held = 0
+        for _, o in ipairs(outQueue) do
+            if not o.respond and o.id == id then
+                for k = o.i, #o.parts do
+                    if o.parts[k] then e.held = e.held + #o.parts[k] - (k == o.i and o.pos - 1 or 0) end
+                end
+            end
+        end
+        holdBounded(e, id)
+    end
     for wire, rid in pairs(hostRequests) do
         os.queueEvent("trapdesk_host_response", rid, false,
             json.encode({ code = "disconnected", message = "the link to the host dropped" }))
@@ -581,8 +647,37 @@ drop = function(code, reason)
     end
 end
 
+-- A turtle has the `turtle` API and a pocket computer the `pocket` API, as CC: Tweaked gives
+-- them (TurtleAPI, PocketAPI); everything else is a computer.
+local function device()
+    if turtle then return "turtle" end
+    if pocket then return "pocket" end
+    return "computer"
+end
+
+-- Advanced computers, turtles and pocket computers have a colour terminal (term.isColour).
+local function advanced()
+    local ok, colour = pcall(function() return term.native and term.native().isColour() end)
+    return ok and colour == true
+end
+
+--- The detached runs this computer kept through a dropped link, for the hello: still running,
+-- or finished with the answer waiting in `outQueue`.
+local function keptRuns()
+    local list = json.array()
+    local function add(e, status)
+        list[#list + 1] = { id = e.wire, request = e.request, by = e.by, status = status, dropped_bytes = e.dropped or 0 }
+    end
+    for _, e in pairs(inflight) do if e.detach then add(e, "running") end end
+    for _, o in ipairs(outQueue) do if o.respond and o.entry then add(o.entry, "finished") end end
+    return list
+end
+
 local function opened(handle)
     ws = handle
+    -- The native terminal's size: a program's redirect (a window, a monitor) is not the screen.
+    local okSize, screenW, screenH = pcall(function() return (term.native and term.native() or term).getSize() end)
+    if not okSize then screenW, screenH = nil, nil end
     setPhase("hello")
     hostSays = nil
     local label = os.getComputerLabel()
@@ -598,6 +693,12 @@ local function opened(handle)
         host = _HOST or "ComputerCraft",
         -- What went through on an earlier link (safe until the probe after welcome says more).
         max_message = ruleMax,
+        -- What this computer is (docs/protocol.md, "Handshake"), told once per link.
+        device = device(), advanced = advanced(), command = commands ~= nil,
+        screen_width = screenW, screen_height = screenH,
+        -- `input` with a request_id reaches that request alone (servers/screen.lua).
+        input_to_request = true,
+        detached = keptRuns(),
     })
 end
 
@@ -740,6 +841,11 @@ while true do
             else
                 outQueue[#outQueue + 1] = { id = a, wire = inflight[a].wire, stream = stream, parts = { c }, i = 1, pos = 1 }
             end
+            local e = inflight[a]
+            if e.detach and phase ~= "linked" then
+                e.held = e.held + #c
+                holdBounded(e, a)
+            end
             if not flushTimer then flushTimer = startTimer("flush", OUTPUT_EVERY) end
         end
     elseif ev == "trapdesk_respond" then
@@ -749,7 +855,8 @@ while true do
             -- c is the JSON text: a string, or a list of pieces (a large answer).
             if type(c) ~= "string" and type(c) ~= "table" then c = json.encode({ code = "internal", message = "no payload" }) b = false end
             -- The answer queues behind the request's output, so output always arrives first.
-            outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c }
+            outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c,
+                entry = entry.detach and entry or nil }
             flushOutput()
         end
     elseif ev == "trapdesk_screen" then

@@ -9,7 +9,10 @@
 --  - `input` {steps: [{text} | {key} | {paste}]}: queues `char`, `key`, `key_up`
 --    and `paste` events as the keyboard would, in order, a few at a time so that
 --    CC's 256-event queue never overflows; `terminate`, `reboot` and `shutdown`
---    act as holding ctrl+T, ctrl+R and ctrl+S.
+--    act as holding ctrl+T, ctrl+R and ctrl+S. With `request_id` (a running exec-lua or
+--    run-file request) the events go to that request alone, each wrapped in a
+--    `trapdesk_input` event that libsandbox's scheduler unwraps for it: the shell and
+--    other programs never see them.
 --
 -- Usage: screen.lua (normally started by startup.lua).
 
@@ -131,10 +134,14 @@ local function textEvents(text, evs)
     end
 end
 
-local function queueAll(evs)
+local function queueAll(evs, requestId)
     local n = 0
     for _, e in ipairs(evs) do
-        os.queueEvent(table.unpack(e))
+        if requestId then
+            os.queueEvent("trapdesk_input", requestId, table.unpack(e))
+        else
+            os.queueEvent(table.unpack(e))
+        end
         n = n + 1
         if n % BATCH == 0 then
             -- Every program gets each event before the next one; once our marker comes back,
@@ -167,6 +174,9 @@ end
 handlers.input = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.steps) ~= "table" then return badRequest("input needs a steps array") end
+    local requestId = p.request_id
+    if requestId == json.null then requestId = nil end
+    if requestId ~= nil and type(requestId) ~= "string" then return badRequest("request_id must be a string") end
     local evs = {}
     power = nil
     for i, step in ipairs(p.steps) do
@@ -193,7 +203,9 @@ handlers.input = function(req)
     end
     local pending = power
     power = nil
-    local n = queueAll(evs)
+    -- Reboot and shutdown act on the whole computer, never on one request.
+    if pending and requestId then return badRequest(pending .. " acts on the computer, not on one request: leave request_id out") end
+    local n = queueAll(evs, requestId)
     if pending then os.queueEvent("trapdesk_screen_power", pending) end
     return true, { ok = true, events = n }
 end

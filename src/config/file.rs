@@ -21,6 +21,8 @@ pub struct FileConfig {
     pub request_timeout_ms: Option<u64>,
     pub max_in_flight: Option<usize>,
     pub max_queued: Option<usize>,
+    /// Detached runs per computer (docs/mcp.md, "Detached runs").
+    pub max_detached: Option<usize>,
     pub scrollback_lines: Option<usize>,
     /// Messages waiting for one computer's socket; a computer that lets more pile up (it
     /// stopped reading) is unlinked.

@@ -8,6 +8,7 @@ use super::ConfigError;
 pub const HEARTBEAT_MS: std::ops::RangeInclusive<u64> = 1_000..=300_000;
 pub const REQUEST_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 100..=600_000;
 pub const MAX_IN_FLIGHT: std::ops::RangeInclusive<usize> = 1..=1_024;
+pub const MAX_DETACHED: std::ops::RangeInclusive<usize> = 0..=256;
 pub const MAX_QUEUED: std::ops::RangeInclusive<usize> = 0..=100_000;
 pub const SCROLLBACK_LINES: std::ops::RangeInclusive<usize> = 100..=10_000_000;
 /// At least what `max_in_flight` requests and their cancels need.

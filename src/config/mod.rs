@@ -20,8 +20,8 @@ use std::time::Duration;
 pub use args::{HostArgs, install_line, parse_bind};
 pub use file::FileConfig;
 pub use limits::{
-    HEARTBEAT_MS, MAX_BODY_BYTES, MAX_IN_FLIGHT, MAX_QUEUED, OUTBOUND_QUEUE, REQUEST_TIMEOUT_MS,
-    SCROLLBACK_LINES, STREAM_BUFFER, TRANSCRIPT_QUEUE,
+    HEARTBEAT_MS, MAX_BODY_BYTES, MAX_DETACHED, MAX_IN_FLIGHT, MAX_QUEUED, OUTBOUND_QUEUE,
+    REQUEST_TIMEOUT_MS, SCROLLBACK_LINES, STREAM_BUFFER, TRANSCRIPT_QUEUE,
 };
 pub use secret::{
     MIN_SECRET_CHARS, MIN_SECRET_DISTINCT, SecretSource, generate_secret, strong_enough,
@@ -80,6 +80,8 @@ pub struct Settings {
     pub max_request_timeout: Duration,
     pub max_in_flight: usize,
     pub max_queued: usize,
+    /// Detached runs per computer (`max_detached`), apart from `max_in_flight`.
+    pub max_detached: usize,
     /// Output lines kept per computer.
     pub scrollback_lines: usize,
     /// Events kept in the recent log.
@@ -121,6 +123,7 @@ impl Default for Settings {
             max_request_timeout: Duration::from_secs(600),
             max_in_flight: 8,
             max_queued: 64,
+            max_detached: 4,
             scrollback_lines: 10_000,
             recent_events: 1_000,
             config_file: None,
@@ -321,6 +324,9 @@ fn tunables(file: &FileConfig, s: &mut Settings) -> Result<(), ConfigError> {
     }
     if let Some(n) = in_range("max_queued", file.max_queued, MAX_QUEUED)? {
         s.max_queued = n;
+    }
+    if let Some(n) = in_range("max_detached", file.max_detached, MAX_DETACHED)? {
+        s.max_detached = n;
     }
     if let Some(n) = in_range("scrollback_lines", file.scrollback_lines, SCROLLBACK_LINES)? {
         s.scrollback_lines = n;

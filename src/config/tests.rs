@@ -156,6 +156,8 @@ fn nonsense_values_are_refused_with_the_range() -> Result<(), Box<dyn std::error
     assert!(e.contains("allowed 1000..=300000"), "{e}");
     let e = error_for("max_in_flight = 0\n")?;
     assert!(e.contains("allowed 1..=1024"), "{e}");
+    let e = error_for("max_detached = 257\n")?;
+    assert!(e.contains("allowed 0..=256"), "{e}");
     assert_eq!(
         error_for("heartbeat_ms = 5000\nsecret = \"x-long-enough-123\"\n")?,
         ""

@@ -51,6 +51,8 @@ pub(super) async fn start(
         hello,
         enrolled,
         upgrades_itself,
+        machine,
+        detached,
     } = accepted;
     // A trapdesk client too old to upgrade itself is upgraded by the host, once linked.
     let old_client = (!upgrades_itself)
@@ -66,6 +68,9 @@ pub(super) async fn start(
         .max(2 * state.settings.max_in_flight + 8);
     let (otx, orx) = mpsc::channel(room);
     let mut link = state.session.link(&hello, otx);
+    link.describe(machine);
+    // Before `welcome`: the output and answers the computer kept queue behind its welcome.
+    state.session.adopt(&link, detached);
     let id = hello.computer_id;
     let (secret, enrolling) = match enrolled {
         Some(e) => (Some(e.secret), Some(Box::new((id, e.secret_sha256)))),
@@ -125,6 +130,10 @@ struct Accepted {
     /// Whether the client fetches a newer client by itself when `welcome` names one; a
     /// trapdesk client from before that (0.1) is upgraded by the host instead (`upgrade.rs`).
     upgrades_itself: bool,
+    /// What the computer is, as its hello said.
+    machine: crate::protocol::MachineInfo,
+    /// Detached runs the computer kept through a dropped link (its hello's `detached`).
+    detached: Vec<crate::protocol::DetachedRun>,
 }
 
 /// Runs blocking work on the secrets file off the gateway's threads.
@@ -145,9 +154,11 @@ async fn handshake(
     place: Option<&Place>,
 ) -> Result<Accepted, Refused> {
     let text = first_frame(rx, out, state, place).await?;
-    let (hello, enrol, upgrades_itself) = parse(&text, out).await?;
+    let (hello, enrol, upgrades_itself, machine, detached) = parse(&text, out).await?;
     let mut accepted = judge(hello, enrol, out, state).await?;
     accepted.upgrades_itself = upgrades_itself;
+    accepted.machine = machine;
+    accepted.detached = detached;
     Ok(accepted)
 }
 
@@ -209,7 +220,16 @@ async fn first_frame(
 async fn parse(
     text: &str,
     out: &mut Sender<impl SocketTx>,
-) -> Result<(Hello, bool, bool), Refused> {
+) -> Result<
+    (
+        Hello,
+        bool,
+        bool,
+        crate::protocol::MachineInfo,
+        Vec<crate::protocol::DetachedRun>,
+    ),
+    Refused,
+> {
     let hello = wire::decode(text)
         .map_err(|e| HelloError::Bad(e.to_string()))
         .and_then(|v| {
@@ -217,6 +237,8 @@ async fn parse(
                 Hello::from_value(&v)?,
                 Hello::enrol_of(&v)?,
                 Hello::upgrades_itself(&v),
+                Hello::machine_of(&v),
+                Hello::detached_of(&v)?,
             ))
         });
     match hello {
@@ -273,6 +295,8 @@ async fn judge(
                         hello,
                         enrolled: Some(e),
                         upgrades_itself: true,
+                        machine: Default::default(),
+                        detached: Vec::new(),
                     });
                 }
                 Ok(Err(refusal)) => Some(refusal),
@@ -297,5 +321,7 @@ async fn judge(
         hello,
         enrolled: None,
         upgrades_itself: true,
+        machine: Default::default(),
+        detached: Vec::new(),
     })
 }

@@ -48,8 +48,8 @@ pub(crate) fn request_failure_of(
     if let Some(out) = ending.failure_output() {
         extra.insert("output".into(), Value::String(out.to_owned()));
         if ending.output_bytes > 0 {
-            extra.insert("output_bytes".into(), json!(ending.output_bytes));
-            extra.insert("output_lines".into(), json!(ending.output_lines));
+            extra.insert("outputBytes".into(), json!(ending.output_bytes));
+            extra.insert("outputLines".into(), json!(ending.output_lines));
         }
     }
     if ending.elapsed_ms > 0 {
@@ -101,6 +101,8 @@ pub(crate) fn outcome_of(
         Ok(Value::Object(payload)) => {
             let mut payload = payload.clone();
             complete_totals(&mut payload, &ran.ending);
+            // The MCP edge: the computer's Result reads in camelCase from here on.
+            super::results::camel_case_fields(&mut payload);
             let failed = payload.get("ok").and_then(Value::as_bool) == Some(false);
             payload.extend(extra);
             let data = Value::Object(payload);
@@ -161,8 +163,18 @@ pub(crate) fn timeout(ms: Option<u64>) -> Option<Duration> {
     ms.map(Duration::from_millis)
 }
 
-/// First line of a successful run: its returned values and how much it printed.
+/// First line of a successful run: its returned values and how much it printed, or that the
+/// chunk rebooted or shut the computer down (`power`, apis/run.lua).
 pub(crate) fn run_line(d: &Value) -> String {
+    match d.get("power").and_then(Value::as_str) {
+        Some("reboot") => {
+            return "the chunk called os.reboot(): the computer is rebooting and links again by itself (reboot-computer waits for that)".to_owned();
+        }
+        Some("shutdown") => {
+            return "the chunk called os.shutdown(): the computer is shutting down and stays off until a player turns it on".to_owned();
+        }
+        _ => {}
+    }
     let returns = d
         .get("returns")
         .and_then(Value::as_array)
@@ -170,14 +182,14 @@ pub(crate) fn run_line(d: &Value) -> String {
         .unwrap_or_default();
     let text = d.get("output").and_then(Value::as_str).unwrap_or_default();
     let printed = d
-        .get("output_lines")
+        .get("outputLines")
         .and_then(Value::as_u64)
         .map_or_else(|| line_count(text), |n| n as usize);
     let bytes = d
-        .get("output_bytes")
+        .get("outputBytes")
         .and_then(Value::as_u64)
         .map_or(text.len(), |n| n as usize);
-    let cut = d.get("output_truncated").and_then(Value::as_bool) == Some(true);
+    let cut = d.get("outputTruncated").and_then(Value::as_bool) == Some(true);
     let mut out = format!("{} of output", plural(printed, "line", "lines"));
     if cut {
         out.push_str(&format!(

@@ -171,7 +171,10 @@ pub fn fit(data: &mut Value, max: usize) {
     if over(data) == 0 {
         return;
     }
-    for key in ["output", "traceback"] {
+    // A cut aims from the whole text's escaping ratio, which the kept ends need not share:
+    // cut again (from the ends already kept) until it fits, so the marker is never what the
+    // last resort below cuts into.
+    for key in ["output", "output", "output", "traceback", "traceback"] {
         let excess = over(data);
         if excess == 0 {
             return;
@@ -227,8 +230,8 @@ fn set_output(data: &mut Value, text: String, kept: usize, cut: bool) {
     };
     obj.insert("output".into(), Value::String(text));
     if cut {
-        obj.insert("output_truncated".into(), Value::Bool(true));
-        obj.insert("output_kept_bytes".into(), json!(kept));
+        obj.insert("outputTruncated".into(), Value::Bool(true));
+        obj.insert("outputKeptBytes".into(), json!(kept));
     }
 }
 

@@ -9,10 +9,11 @@ use super::results::{Outcome, json_budget};
 const ENVELOPE: usize = 512;
 
 /// Raw bytes to ask the computer for in one page when a result has `budget` bytes of JSON:
-/// base64 makes 3 bytes 4, so a page of this size fits once encoded (text that escapes
-/// heavily is cut further by [`piece`], and the cursor stays exact).
+/// as much as fits as text (a 20 KB program reads in one call); a binary page (base64 makes
+/// 3 bytes 4) or text that escapes heavily is cut further by [`piece`], and the cursor stays
+/// exact.
 pub fn page_len(budget: usize) -> u64 {
-    (budget.saturating_sub(ENVELOPE + 8).max(64) / 4 * 3) as u64
+    budget.saturating_sub(ENVELOPE + 8).max(64) as u64
 }
 
 /// Cuts a `read-file` answer (`{ok, content(base64), bytes, offset?, total?, ...}`) to the
@@ -109,6 +110,11 @@ pub fn piece(
         obj.entry("path").or_insert(json!(path));
     }
     let asked = offset.unwrap_or(0);
+    // Where the caller wanted this piece to end: shorter than that (and not at the file's
+    // end) means the result budget cut it, and the line says so (issue 22: `length: 100000`
+    // served 8,796 bytes and said nothing).
+    let wanted_end = length.map_or(total as u64, |l| asked.saturating_add(l).min(total as u64));
+    let shortened = (next as u64) < wanted_end;
     let line = if asked > total as u64 {
         format!(
             "{path}: offset {asked} is past the end of the file ({total} bytes); nothing to read"
@@ -117,6 +123,16 @@ pub fn piece(
         format!("{path}: {total} bytes ({encoding})")
     } else if next >= total {
         format!("{path}: bytes {start}..{next} of {total} ({encoding}); the end of the file")
+    } else if shortened {
+        let why = if wanted_end - next as u64 <= 3 && encoding == "utf8" {
+            "ends before a character the page would split"
+        } else {
+            "cut to fit one result (the host's --max-result-bytes)"
+        };
+        format!(
+            "{path}: bytes {start}..{next} of {total} ({encoding}), {} fewer than asked: {why}; read on with offset {next}",
+            wanted_end - next as u64
+        )
     } else {
         format!("{path}: bytes {start}..{next} of {total} ({encoding}); read on with offset {next}")
     };
@@ -133,8 +149,8 @@ pub fn output_page(
     before: Option<u64>,
     max_result_bytes: usize,
 ) -> Outcome {
-    let page = |rows: &[(u64, Value)], before: Option<u64>| {
-        let lines: Vec<Value> = rows.iter().map(|(_, v)| v.clone()).collect();
+    let page = |shown: &[(u64, Value)], before: Option<u64>| {
+        let lines: Vec<Value> = shown.iter().map(|(_, v)| v.clone()).collect();
         let what = match &request_id {
             Some(r) => format!(
                 "{} of {trapos_id} ({r})",
@@ -142,10 +158,11 @@ pub fn output_page(
             ),
             None => format!("{} of {trapos_id}", plural(lines.len(), "line", "lines")),
         };
-        let line = match before {
+        let mut line = match before {
             Some(b) => format!("{what}; older lines with before={b}"),
             None => format!("{what}; nothing older is kept"),
         };
+        line.push_str(&shortened(rows.len() - shown.len()));
         let mut data = json!({"ok": true, "traposId": trapos_id, "lines": lines, "before": before});
         if let (Some(r), Some(obj)) = (&request_id, data.as_object_mut()) {
             obj.insert("requestId".into(), json!(r));
@@ -184,7 +201,7 @@ pub fn output_page(
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
-            let room = json_budget(max_result_bytes, "").saturating_sub(ENVELOPE) / 2;
+            let room = json_budget(max_result_bytes, "").saturating_sub(ENVELOPE);
             let cut = super::cut::head_tail(&text, room, |n| format!("[… {n} bytes cut …]"));
             if let Some(obj) = v.as_object_mut() {
                 obj.insert("text".into(), json!(cut));
@@ -194,6 +211,14 @@ pub fn output_page(
         }
     }
     page(&kept, cursor)
+}
+
+/// What a page says when the budget left out some of what was asked.
+fn shortened(left: usize) -> String {
+    if left == 0 {
+        return String::new();
+    }
+    format!(" ({left} more of those asked did not fit one result: read them with before)")
 }
 
 /// `1 line`, `3 lines`.
@@ -210,9 +235,9 @@ pub fn log_page(
     latest: u64,
     max_result_bytes: usize,
 ) -> Outcome {
-    let page = |events: &[crate::session::LogEntry], before: Option<u64>| {
-        let what = plural(events.len(), "event", "events");
-        let line = match before {
+    let page = |shown: &[crate::session::LogEntry], before: Option<u64>| {
+        let what = plural(shown.len(), "event", "events");
+        let mut line = match before {
             Some(b) => format!(
                 "{what}, oldest first; older events with before={b}; newer ones later with since={latest}"
             ),
@@ -220,9 +245,10 @@ pub fn log_page(
                 "{what}, oldest first; nothing older is kept; newer ones later with since={latest}"
             ),
         };
+        line.push_str(&shortened(events.len() - shown.len()));
         Outcome::ok(
             line,
-            json!({"events": events, "before": before, "latest": latest}),
+            json!({"events": shown, "before": before, "latest": latest}),
         )
     };
     let fits = |k: usize| {
@@ -296,9 +322,38 @@ mod tests {
     }
 
     #[test]
-    fn page_len_fits_the_budget_once_encoded() {
-        let budget = 24 * 1024;
-        let n = page_len(budget) as usize;
-        assert!(n.div_ceil(3) * 4 + 2 <= budget - ENVELOPE);
+    fn a_page_holds_a_20_kb_program() {
+        let budget = super::super::results::json_budget(24 * 1024, "prog.lua");
+        assert!(page_len(budget) >= 20_000, "{}", page_len(budget));
+        // Lua source with quotes and newlines, which JSON escapes.
+        let program: String = (0..1500)
+            .map(|i| format!("print(\"line {i}\")\n"))
+            .collect();
+        let program = program[..20_000].to_owned();
+        let data = json!({"ok": true, "content": b64(program.as_bytes()), "bytes": 20_000,
+            "offset": 0, "total": 20_000});
+        let o = piece(data, "prog.lua", None, None, budget);
+        assert_eq!(o.data["bytes"], 20_000, "{}", o.line);
+        assert_eq!(o.data["nextOffset"], Value::Null);
+    }
+
+    /// A piece the budget shortened says so, and how to read on.
+    #[test]
+    fn a_shortened_piece_says_why() {
+        let file = "x".repeat(100_000);
+        let data = json!({"ok": true, "content": b64(file.as_bytes()), "bytes": 100_000});
+        let o = piece(data, "big.txt", Some(0), Some(100_000), 8 * 1024);
+        let next = o.data["nextOffset"].as_u64().unwrap_or(0);
+        assert!(next > 0 && next < 100_000);
+        assert!(
+            o.line.contains("fewer than asked: cut to fit one result"),
+            "{}",
+            o.line
+        );
+        assert!(
+            o.line.ends_with(&format!("read on with offset {next}")),
+            "{}",
+            o.line
+        );
     }
 }

@@ -15,7 +15,8 @@
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
 //!   outcomes.
 //! - `files`: read-file pieces and computer-output pages.
-//! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`.
+//! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`; `render`: its
+//!   text block, what an agent reads.
 //! - [`resources`]: the files and screen templates, `resources/read`, and completions.
 //! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
 //! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk.
@@ -27,12 +28,15 @@ mod fleet;
 pub mod http;
 mod log_args;
 pub mod params;
+mod reboot;
+mod render;
 pub mod resources;
 pub mod results;
 pub mod schemas;
 mod screen;
 pub mod stdio;
 mod tools;
+mod wait;
 
 use std::time::Instant;
 
@@ -87,7 +91,11 @@ impl TrapdeskMcp {
             max_result_bytes: settings.max_result_bytes,
             stream_buffer: settings.stream_buffer.max(1),
             tool_router: std::sync::Arc::new(
-                Self::tool_router() + Self::screen_router() + Self::fleet_router(),
+                Self::tool_router()
+                    + Self::screen_router()
+                    + Self::fleet_router()
+                    + Self::reboot_router()
+                    + Self::wait_router(),
             ),
         }
     }

@@ -27,6 +27,14 @@ fn computer<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     })
 }
 
+/// A list of computers as a caller names them: each a string or a bare id as a JSON number.
+fn computers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    struct One(#[serde(deserialize_with = "computer")] String);
+    let list: Option<Vec<One>> = Option::deserialize(d)?;
+    Ok(list.map(|l| l.into_iter().map(|One(s)| s).collect()))
+}
+
 /// Arguments of `probe-computers`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -56,11 +64,13 @@ pub struct ExecLuaMany {
     #[serde(default, rename = "match")]
     pub pattern: Option<String>,
     /// Run on these computers (traposId, bare id or unique label each). Give this or `match`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "computers")]
+    #[schemars(with = "Option<Vec<String>>")]
     pub computers: Option<Vec<String>>,
     /// Lua source to run as one chunk on each computer.
     pub code: String,
-    /// Give up on a computer after this many milliseconds (default 30000, at most 600000).
+    /// Stop the chunk on a computer that has not finished after this many milliseconds
+    /// (default 30000, at most 600000): it is cancelled there, and its result is a timeout.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// Most computers running the chunk at once (default 16, at most 256).
@@ -77,9 +87,16 @@ pub struct ExecLua {
     pub trapos_id: String,
     /// Lua source to run as one chunk; its returned values come back as descriptors.
     pub code: String,
-    /// Give up after this many milliseconds (default 30000; at least 1, at most 600000).
+    /// Stop the chunk after this many milliseconds (default 30000; at least 1, at most
+    /// 600000): it is cancelled on the computer and the result is a timeout with the output
+    /// so far.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Answer at once with the requestId and status "running" and let the run go on: no
+    /// deadline unless timeoutMs is given; only its end or cancel-request ends it (not this
+    /// call going away, nor a dropped link). Follow it with wait-request or computer-output.
+    #[serde(default)]
+    pub detach: Option<bool>,
 }
 
 /// Arguments of `run-file`.
@@ -94,9 +111,16 @@ pub struct RunFile {
     /// Arguments passed to the program (as varargs and as the global `arg`).
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// Give up after this many milliseconds (default 30000; at least 1, at most 600000).
+    /// Stop the chunk after this many milliseconds (default 30000; at least 1, at most
+    /// 600000): it is cancelled on the computer and the result is a timeout with the output
+    /// so far.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Answer at once with the requestId and status "running" and let the run go on: no
+    /// deadline unless timeoutMs is given; only its end or cancel-request ends it (not this
+    /// call going away, nor a dropped link). Follow it with wait-request or computer-output.
+    #[serde(default)]
+    pub detach: Option<bool>,
 }
 
 /// How `write-file` content is encoded.
@@ -189,6 +213,19 @@ pub struct OnePath {
     pub path: String,
 }
 
+/// Arguments of `reboot-computer`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RebootComputer {
+    /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
+    pub trapos_id: String,
+    /// Wait this many milliseconds for the computer to link again (default 60000; at least 1,
+    /// at most 600000). The reboot is not undone when the wait ends.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
 /// Arguments of `computer-output`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -197,22 +234,47 @@ pub struct ComputerOutput {
     /// A computer that unlinked recently can still be read by its full traposId.
     #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
-    /// Most lines in the page (default 200).
+    /// Most lines in the page (default 200, at most 2000); fewer when they would not fit in
+    /// one result, and then the first line of the answer says how many did not.
     #[serde(default)]
     pub lines: Option<u64>,
     /// Cursor from a previous page's `before`: returns the lines older than it.
     #[serde(default)]
     pub before: Option<u64>,
-    /// Only the output of this request (its `requestId`, for example `h-42`).
+    /// Only the output of this request (its `requestId`), with the request's status.
     #[serde(default)]
     pub request_id: Option<String>,
+    /// Cursor from a previous answer's `cursor`: returns only lines newer than it, oldest
+    /// first (up to `lines`; `cursor` then says where to go on). Not with `before`.
+    #[serde(default)]
+    pub after: Option<u64>,
+}
+
+/// Arguments of `wait-request`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WaitRequest {
+    /// The request to wait on (a pending one, or one that ended in the last 15 minutes).
+    pub request_id: String,
+    /// Answer as soon as a line of the request's output after the cursor contains this text.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Cursor from a previous wait-request's or computer-output's `cursor`: only output after
+    /// it counts (default: from the run's start).
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// Answer with status "running" and the output so far after this many milliseconds
+    /// (default 30000, at most 600000). Never cancels the request.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
 }
 
 /// Arguments of `session-log`.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionLog {
-    /// Most entries to return, the newest of those selected, oldest first (default 100).
+    /// Most events to return, newest last (default 100, at most 1000); fewer when they would
+    /// not fit in one result, and then the first line of the answer says how many did not.
     #[serde(default)]
     pub limit: Option<u64>,
     /// Cursor from a previous answer's `before`: returns the entries older than it.
@@ -292,6 +354,13 @@ pub struct SendInput {
     /// Milliseconds to wait before reading the screen back (default 300, at most 10000).
     #[serde(default)]
     pub wait_ms: Option<u64>,
+    /// A running exec-lua or run-file request (its requestId): the input goes to that chunk
+    /// alone (one waiting in read() or os.pullEvent("char")), not to the shell, and the answer
+    /// is its newest output instead of the screen. Without it, input goes to the computer as
+    /// typed at its keyboard: the shell or whatever program has the screen (running chunks see
+    /// it too).
+    #[serde(default)]
+    pub request_id: Option<String>,
 }
 
 /// The result for arguments that fail a tool's input schema: an `isError` tool result (not a
@@ -303,8 +372,14 @@ pub(crate) fn invalid_arguments(
     args: &serde_json::Map<String, serde_json::Value>,
     detail: &str,
 ) -> super::Outcome {
-    let (field, expected) = schema
-        .and_then(|s| schema_problem(s, args))
+    // An argument the tool does not take is named first, even beside a missing one: it is
+    // most often the missing one misspelt (`timeOut` for `timeoutMs`).
+    let unknown = detail
+        .starts_with("unknown field `")
+        .then(|| backticked(detail).map(|f| (f, String::new())))
+        .flatten();
+    let (field, expected) = unknown
+        .or_else(|| schema.and_then(|s| schema_problem(s, args)))
         .or_else(|| backticked(detail).map(|f| (f, String::new())))
         .unwrap_or_default();
     let message = if field.is_empty() {

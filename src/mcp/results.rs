@@ -1,19 +1,30 @@
 //! Turning tool outcomes into MCP results that fit an agent's context.
 //!
-//! Every result has the same two parts: `structuredContent` (the data) and one text block
-//! whose first line says what happened, followed by the same data as compact JSON. The JSON
-//! is repeated in the text because the specification asks for it (clients that ignore
-//! `structuredContent` still see everything), and because of that the budget counts it twice.
-//! A list whose every field fits a table (`probe-computers`) gives the table instead of the
-//! JSON ([`Outcome::with_text`]): just as complete for a client that reads only the text,
-//! easier for a person to read, and a third of the bytes, so a page holds more.
+//! Every result has the same two parts: `structuredContent` (the data) and one text block an
+//! agent reads: a first line that says what happened, then what matters in it as plain text
+//! (`render`): the output, the error output, the traceback, the returned values, a file's
+//! content, a listing, log or screen rows. The text never repeats the JSON: a client that
+//! reads only the text still sees what the call produced, and the budget is not spent twice.
+//! A list whose every field fits a table (`probe-computers`) gives the table instead
+//! ([`Outcome::with_text`]).
 //!
-//! A result is cut to `max_result_bytes` by [`super::cut`] (how, and why that number).
+//! Field names of `structuredContent` are camelCase ([`camel_case_keys`], applied to every
+//! result here, so the computer's Result with its snake_case wire names reads the same as
+//! every other tool's fields).
+//!
+//! The budget, `max_result_bytes`, bounds the larger of the two blocks, not their sum: the
+//! data is cut to it by [`super::cut`] (how, and why that number), and the text, made from
+//! the data that was kept, is cut on its own should it still be longer.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
-use super::cut::{fit, holds_cut, json_len};
+use super::cut::{fit, head_tail, holds_cut, json_len};
+use super::render::render;
+
+/// Bytes kept for what surrounds the structured content in the result (`isError`, the
+/// envelope's keys), so that the data block alone stays inside the budget.
+const ENVELOPE: usize = 256;
 
 /// What one tool call produced, before sizing.
 #[derive(Debug, Clone)]
@@ -24,8 +35,8 @@ pub struct Outcome {
     pub data: Value,
     /// Whether this is a failed call (`isError: true`).
     pub is_error: bool,
-    /// What the text block holds under the first line, when not the JSON again: a rendering
-    /// of the same data that leaves nothing out (see the module docs).
+    /// What the text block holds under the first line, when not `render`'s text: a
+    /// rendering of the same data that leaves nothing out (see the module docs).
     pub text: Option<String>,
 }
 
@@ -52,7 +63,10 @@ impl Outcome {
 
     /// A failure without any payload from a computer: `{ok:false, error:{code,message}}` plus
     /// whatever `extra` fields say where it happened.
+    /// A computer's `bad_request` (a request it found malformed) reads as `invalid_arguments`:
+    /// one code for bad arguments everywhere (docs/mcp.md, "Errors").
     pub fn failure(code: &str, message: &str, extra: Map<String, Value>) -> Self {
+        let code = agent_code(code);
         let mut data = Map::new();
         data.insert("ok".into(), Value::Bool(false));
         data.insert("error".into(), json!({"code": code, "message": message}));
@@ -60,9 +74,9 @@ impl Outcome {
         Outcome::error(format!("{code}: {message}"), Value::Object(data))
     }
 
-    /// The text block shows `text` under the first line instead of the JSON. The caller sizes
-    /// such a result itself (`probe-computers` ends its page early); should it still be over
-    /// the budget, the text goes back to the JSON and the usual sizing applies.
+    /// The text block shows `text` under the first line instead of `render`'s. The caller
+    /// sizes such a result itself (`probe-computers` ends its page early); should it still
+    /// be over the budget, the usual sizing applies.
     pub fn with_text(mut self, text: String) -> Self {
         self.text = Some(text);
         self
@@ -72,22 +86,25 @@ impl Outcome {
     /// and measures the result it will send (one serialization, no copy).
     pub fn into_unsized(self) -> CallToolResult {
         let line = crate::session::summary::one_line(&self.line, 200);
-        build(&line, self.text.as_deref(), self.data, self.is_error)
+        let mut data = self.data;
+        settle(&mut data, self.is_error);
+        let text = self.text.unwrap_or_else(|| render(&data));
+        build(&line, &text, data, self.is_error)
     }
 
     /// Sizes the outcome to `budget` bytes and builds the MCP result.
     pub fn into_result(self, budget: usize) -> CallToolResult {
         let mut line = crate::session::summary::one_line(&self.line, 200);
         let mut data = self.data;
+        settle(&mut data, self.is_error);
         if let Some(text) = &self.text {
-            let mut result = build(&line, Some(text), data, self.is_error);
-            if json_len(&result) <= budget {
+            let result = build(&line, text, data.clone(), self.is_error);
+            if result_size(&result) <= budget {
                 return result;
             }
-            data = result.structured_content.take().unwrap_or(Value::Null);
         }
         let mut max = json_budget(budget, &line);
-        let cut_before = data.get("output_truncated").and_then(Value::as_bool) == Some(true);
+        let cut_before = data.get("outputTruncated").and_then(Value::as_bool) == Some(true);
         // `fit` changes nothing in data that fits and holds no output the computer cut: then
         // the trial cut on a copy can be skipped (a 24 KiB probe page paid a deep copy and a
         // serialization for it).
@@ -96,44 +113,82 @@ impl Outcome {
             // Cut here, the first line says so too.
             let mut probe = data.clone();
             fit(&mut probe, max);
-            if probe.get("output_truncated").and_then(Value::as_bool) == Some(true) {
+            if probe.get("outputTruncated").and_then(Value::as_bool) == Some(true) {
                 line.push_str("; output cut to its head and tail, all of it with computer-output");
                 max = json_budget(budget, &line);
             }
         }
-        // The text repeats the JSON, escaped once more inside the envelope, so the first
-        // estimate can be a little high: measure, and shrink in proportion until it fits.
+        // `fit` aims a little high or low with escaping: measure, and shrink until it fits.
         for _ in 0..6 {
             fit(&mut data, max);
-            let mut result = build(&line, None, data, self.is_error);
-            let total = json_len(&result);
+            let total = json_len(&data) + ENVELOPE;
             if total <= budget || max < 256 {
-                return result;
+                break;
             }
-            data = result.structured_content.take().unwrap_or(Value::Null);
             max = (max as u128 * budget as u128 / total as u128) as usize;
             max = max.saturating_sub(128);
         }
-        build(&line, None, data, self.is_error)
+        let text = render(&data);
+        let text = fit_text(&line, text, budget);
+        build(&line, &text, data, self.is_error)
     }
 
-    /// Bytes of the MCP result as it is, before any sizing.
+    /// Bytes of the MCP result as [`result_size`] counts them, before any sizing: an outcome
+    /// of at most `budget` is left as it is by [`Outcome::into_result`].
     pub fn unfitted_size(&self) -> usize {
-        let line = crate::session::summary::one_line(&self.line, 200);
-        let result = build(
-            &line,
-            self.text.as_deref(),
-            self.data.clone(),
-            self.is_error,
-        );
-        json_len(&result)
+        result_size(&self.clone().into_unsized())
     }
 }
 
-fn build(line: &str, text: Option<&str>, data: Value, is_error: bool) -> CallToolResult {
-    let text = match text {
-        Some(t) => format!("{line}\n\n{t}"),
-        None => format!("{line}\n\n{data}"),
+/// A failure's code as an agent reads it: the computer's `bad_request` (a request it found
+/// malformed) is `invalid_arguments`, the one code for bad arguments (docs/mcp.md, "Errors").
+pub fn agent_code(code: &str) -> &str {
+    match code {
+        "bad_request" | "bad_arguments" => "invalid_arguments",
+        code => code,
+    }
+}
+
+/// What the budget bounds in a result: the larger of its two blocks, never their sum. The
+/// structured content counts with the envelope and the first line (the room
+/// [`json_budget`] leaves it), so that what this measures within the budget is what
+/// [`Outcome::into_result`] leaves uncut.
+pub fn result_size(result: &CallToolResult) -> usize {
+    let text = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.as_str());
+    let (mut len, mut line) = (0, 0);
+    for t in text {
+        len += t.len();
+        if line == 0 {
+            line = t.find('\n').unwrap_or(t.len());
+        }
+    }
+    let data = result.structured_content.as_ref().map_or(0, json_len) + ENVELOPE + line;
+    len.max(data)
+}
+
+/// The text block cut to `budget` bytes, should the rendering of kept data still be longer:
+/// its head and tail stay, with a marker that says the whole is in `structuredContent`.
+fn fit_text(line: &str, text: String, budget: usize) -> String {
+    let room = budget.saturating_sub(line.len() + 2);
+    if text.len() <= room {
+        return text;
+    }
+    head_tail(&text, room, |cut| {
+        format!(
+            "\n[… {cut} bytes of this text cut here to fit the result; all of it is in structuredContent …]\n"
+        )
+    })
+}
+
+fn build(line: &str, text: &str, data: Value, is_error: bool) -> CallToolResult {
+    let text = if text.is_empty() {
+        line.to_owned()
+    } else {
+        format!("{line}\n\n{text}")
     };
     // Made empty and filled in: the SDK's constructors serialize the data for a text block of
     // their own, which this one replaces (a wasted serialization of up to 24 KiB per call).
@@ -147,15 +202,107 @@ fn build(line: &str, text: Option<&str>, data: Value, is_error: bool) -> CallToo
     result
 }
 
-/// Bytes the structured content may take: the text block repeats it, so half of what is left
-/// after the first line and some slack for the envelope.
+/// Bytes the structured content may take: the budget less the first line (said in the text
+/// block, which may be about as long as the data) and the envelope.
 pub fn json_budget(budget: usize, line: &str) -> usize {
-    budget.saturating_sub(line.len() + 64) / 2
+    budget.saturating_sub(line.len() + ENVELOPE)
+}
+
+/// What every result's data gets, whichever tool made it: camelCase names, and `ok` (the one
+/// field every output schema requires, so that a failure fits its tool's schema as a success
+/// does).
+fn settle(data: &mut Value, is_error: bool) {
+    camel_case_keys(data);
+    if let Value::Object(map) = data {
+        map.entry("ok").or_insert(Value::Bool(!is_error));
+        one_error_shape(map);
+    }
+}
+
+/// A computer's file answer says a refusal as `error: "File exists: /a"` with `code: "exists"`
+/// beside it; every other failure as `error: {code, message}`. One shape for an agent: the code
+/// moves into `error`. (A chunk's own Lua error keeps `error` as the message it raised, with
+/// `traceback` beside it: it has no code, and it is the program's, not the host's.)
+fn one_error_shape(map: &mut Map<String, Value>) {
+    let Some(Value::String(code)) = map.get("code") else {
+        return;
+    };
+    if !matches!(map.get("error"), Some(Value::String(_))) {
+        return;
+    }
+    let code = agent_code(code).to_owned();
+    map.remove("code");
+    if let Some(Value::String(message)) = map.remove("error") {
+        map.insert("error".into(), json!({"code": code, "message": message}));
+    }
+}
+
+/// `snake_case` → `camelCase`; a name without `_` is returned as it is.
+fn camel(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for (i, c) in name.chars().enumerate() {
+        if c == '_' && i > 0 {
+            upper = true;
+        } else if upper {
+            out.extend(c.to_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Renames the snake_case field names of a result to camelCase (the gateway wire's
+/// `duration_ms` is `durationMs` to an agent): the result's own fields, those of `error`, and
+/// those of each object in a list it holds (returned values' descriptors, a broadcast's
+/// results, log events). Nothing deeper is touched: a returned table's `value` is the
+/// program's own data, and its keys are its own.
+pub fn camel_case_keys(data: &mut Value) {
+    if let Value::Object(map) = data {
+        camel_case_fields(map);
+    }
+}
+
+/// [`camel_case_keys`] for a result's fields as a map.
+pub fn camel_case_fields(map: &mut Map<String, Value>) {
+    fn rename(map: &mut Map<String, Value>) {
+        if !map.keys().any(|k| k.contains('_')) {
+            return;
+        }
+        let old = std::mem::take(map);
+        for (k, v) in old {
+            map.insert(camel(&k), v);
+        }
+    }
+    rename(map);
+    for (key, v) in map.iter_mut() {
+        match v {
+            Value::Object(inner) if key == "error" => rename(inner),
+            Value::Array(items) => {
+                for item in items {
+                    if let Value::Object(inner) = item {
+                        rename(inner);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn text(r: &CallToolResult) -> String {
+        r.content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_default()
+    }
 
     #[test]
     fn results_fit_the_budget() {
@@ -163,9 +310,69 @@ mod tests {
         let data = json!({"ok": true, "output": out, "traposId": "7:m", "requestId": "h-1",
             "returns": (0..2000).map(|i| json!({"type":"number","value":i})).collect::<Vec<_>>()});
         let r = Outcome::ok("done", data).into_result(24 * 1024);
-        let total = serde_json::to_string(&r)
-            .map(|s| s.len())
-            .unwrap_or(usize::MAX);
-        assert!(total < 24 * 1024, "{total}");
+        assert!(result_size(&r) <= 24 * 1024, "{}", result_size(&r));
+        let data = json_len(&r.structured_content);
+        assert!(data + ENVELOPE <= 24 * 1024, "{data}");
+        assert!(text(&r).len() <= 24 * 1024, "{}", text(&r).len());
+    }
+
+    /// The text block is a summary an agent reads, never the JSON again; the data is
+    /// camelCase, the returned table's own keys untouched.
+    #[test]
+    fn the_text_says_what_returned_and_the_output_not_the_json() {
+        let data = json!({"ok": false, "error": "exec:1: boom", "n": 1,
+            "traceback": "exec:1: boom\nstack traceback:\n\t[C]: in function 'error'",
+            "output": "a\nbad\n", "error_output": "bad\n", "output_truncated": false,
+            "duration_ms": 3, "returns": [{"type": "table", "value": {"my_key": 1}}]});
+        let r = Outcome::error("Lua failed: exec:1: boom", data).into_result(24 * 1024);
+        let t = text(&r);
+        assert!(
+            t.starts_with("Lua failed: exec:1: boom\n\n[returned]\n{\"my_key\":1}\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("[output]\na\nbad\n\n[error output]\nbad\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("[traceback]\nexec:1: boom\nstack traceback:"),
+            "{t}"
+        );
+        assert!(!t.contains("\"ok\""), "{t}");
+        let d = r.structured_content.unwrap_or_default();
+        assert_eq!(d["durationMs"], 3);
+        assert_eq!(d["outputTruncated"], false);
+        assert_eq!(d["errorOutput"], "bad\n");
+        assert!(d.get("duration_ms").is_none());
+        assert_eq!(d["returns"][0]["value"]["my_key"], 1);
+    }
+
+    /// The computer's `bad_request` reads as the one code for bad arguments.
+    #[test]
+    fn a_bad_request_is_invalid_arguments() {
+        let o = Outcome::failure("bad_request", "offset must be a whole number", Map::new());
+        assert_eq!(o.data["error"]["code"], "invalid_arguments");
+        assert!(o.line.starts_with("invalid_arguments: "), "{}", o.line);
+    }
+
+    #[test]
+    fn a_file_refusal_has_the_one_error_shape() {
+        let mut d = json!({"ok": false, "error": "File exists: /a", "code": "exists", "path": "a"});
+        settle(&mut d, true);
+        assert_eq!(
+            d,
+            json!({"ok": false, "error": {"code": "exists", "message": "File exists: /a"}, "path": "a"})
+        );
+        // A chunk's Lua error has no code: it stays the message the chunk raised.
+        let mut lua = json!({"ok": false, "error": "boom", "traceback": "t"});
+        settle(&mut lua, true);
+        assert_eq!(lua["error"], "boom");
+    }
+
+    #[test]
+    fn snake_names_become_camel() {
+        assert_eq!(camel("output_kept_bytes"), "outputKeptBytes");
+        assert_eq!(camel("traposId"), "traposId");
+        assert_eq!(camel("_private"), "_private");
     }
 }

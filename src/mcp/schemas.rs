@@ -1,9 +1,10 @@
 //! The tools' `outputSchema`s, written by hand.
 //!
-//! They are deliberately permissive (few required fields, extra properties allowed): the same
-//! schema has to describe a success, a failure that carries a computer's payload (a Lua error),
-//! and a failure without one (`{ok:false, error:{code, message}}`), and a client that
-//! validates `structuredContent` against it must never reject a real answer.
+//! They are deliberately permissive (one required field, `ok`, which every result carries;
+//! extra properties allowed): the same schema has to describe a success, a failure that
+//! carries a computer's payload (a Lua error), and a failure without one (`{ok:false,
+//! error:{code, message}}`), and a client that validates `structuredContent` against it must
+//! never reject a real answer (tests/python/test_contract.py checks every tool's failures).
 
 use std::sync::Arc;
 
@@ -27,7 +28,8 @@ fn object(properties: Value, required: &[&str]) -> Arc<JsonObject> {
 fn common() -> serde_json::Map<String, Value> {
     let v = json!({
         "ok": {"type": "boolean", "description": "false when the call failed"},
-        "error": {"description": "why it failed: the computer's message (string), or {code, message} when no answer came (timeout, disconnected, cancelled, busy, unknown_computer, ambiguous_computer, ...)"},
+        "error": {"description": "why it failed: the computer's message (string), or {code, message} (invalid_arguments, bad_path, timeout, disconnected, cancelled, busy, unknown_computer, ambiguous_computer, ...: docs/mcp.md, Errors)"},
+        "field": {"type": "string", "description": "invalid_arguments: the argument at fault"},
         "traposId": {"type": "string", "description": "the computer the request ran on"},
         "requestId": {"type": "string", "description": "the request's id, for cancel-request and computer-output"},
     });
@@ -52,17 +54,39 @@ pub fn run_result() -> Arc<JsonObject> {
             "returns": {"type": "array", "items": {"type": "object"}, "description": "one descriptor per returned value: {type, value} or {type, repr}; a value too large for the result keeps its head in value (a table: the head of its JSON text), its full length in bytes, and cut: true"},
             "n": {"type": "integer", "description": "number of returned values"},
             "output": {"type": "string", "description": "captured print/write output (head and tail when cut)"},
-            "output_truncated": {"type": "boolean", "description": "true only when output was left out"},
-            "output_bytes": {"type": "integer", "description": "bytes of output the run produced in all"},
-            "output_lines": {"type": "integer", "description": "lines of output the run produced in all"},
-            "output_kept_bytes": {"type": "integer", "description": "bytes of output in `output` when it was cut (the marker excluded)"},
+            "outputTruncated": {"type": "boolean", "description": "true only when output was left out"},
+            "outputBytes": {"type": "integer", "description": "bytes of output the run produced in all"},
+            "outputLines": {"type": "integer", "description": "lines of output the run produced in all"},
+            "outputKeptBytes": {"type": "integer", "description": "bytes of output in `output` when it was cut (the marker excluded)"},
+            "errorOutput": {"type": "string", "description": "what the run wrote to the error stream (printError, text drawn in red), also in `output` in its place; present only when there was some"},
             "cancelledBy": {"type": "string", "description": "who cancelled the request: person, or an agent's client name"},
             "elapsedMs": {"type": "integer", "description": "how long the request ran before it failed"},
             "traceback": {"type": "string"},
-            "duration_ms": {"type": "number"},
+            "errorValue": {"description": "a Lua error that was not a string: its descriptor"},
+            "durationMs": {"type": "number", "description": "how long the chunk ran on the computer"},
+            "status": {"type": "string", "description": "with detach: running (the run goes on; follow it with wait-request)"},
         })),
         &["ok"],
     )
+}
+
+/// `wait-request`: a running request's lines so far, or the ended request's own result.
+pub fn wait_result() -> Arc<JsonObject> {
+    let mut schema = (*run_result()).clone();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        let more = json!({
+            "status": {"type": "string", "description": "running, or how it ended: ok, error, timeout, cancelled, disconnected, failed"},
+            "cursor": {"type": ["integer", "null"], "description": "pass as after next time: output after it is new"},
+            "matched": {"type": "boolean", "description": "running: whether `until` was found (in `line`)"},
+            "line": {"type": "string", "description": "the line where `until` was found"},
+            "lines": {"type": "array", "items": {"type": "object"}, "description": "running: the lines after the cursor, oldest first: {seq, at (ms since the Unix epoch), stream, text, complete}"},
+            "more": {"type": "boolean", "description": "running: more lines follow the cursor than fitted"},
+        });
+        if let Value::Object(m) = more {
+            props.extend(m);
+        }
+    }
+    Arc::new(schema)
 }
 
 /// `write-file`.
@@ -117,6 +141,7 @@ pub fn change_result() -> Arc<JsonObject> {
             "to": {"type": "string"},
             "deleted": {"type": "boolean", "description": "delete-file: false when nothing was there"},
             "created": {"type": "boolean", "description": "make-dir: false when the directory was there"},
+            "code": {"type": "string", "description": "a refusal's cause: not_found, exists, read_only, no_space, bad_path, is_dir, not_dir, not_empty"},
         })),
         &["ok"],
     )
@@ -131,6 +156,9 @@ pub fn info_result() -> Arc<JsonObject> {
             "isDir": {"type": "boolean"},
             "size": {"type": "integer", "description": "bytes; 0 for a directory"},
             "crc32": {"type": "integer", "description": "a file's CRC-32 (IEEE, as zlib's crc32)"},
+            "modified": {"type": "integer", "description": "when it was last modified, ms since the epoch (absent from an older client)"},
+            "readOnly": {"type": "boolean", "description": "on a read-only mount such as /rom"},
+            "code": {"type": "string", "description": "a refusal's cause, as for move-file"},
         })),
         &["ok"],
     )
@@ -139,7 +167,7 @@ pub fn info_result() -> Arc<JsonObject> {
 /// `probe-computers`.
 pub fn probe_result() -> Arc<JsonObject> {
     object(
-        json!({
+        with_common(json!({
             "computers": {"type": "array", "description": "this page, in (id, traposId) order", "items": {"type": "object", "properties": {
                 "traposId": {"type": "string"},
                 "id": {"type": "integer"},
@@ -147,9 +175,16 @@ pub fn probe_result() -> Arc<JsonObject> {
                 "connectedAt": {"type": "integer", "description": "epoch milliseconds"},
                 "serves": {"type": "array", "items": {"type": "string"}},
                 "pending": {"type": "integer"},
-                "pendingRequests": {"type": "array", "items": {"type": "object"}, "description": "present only when pending > 0"},
+                "pendingRequests": {"type": "array", "items": {"type": "object"}, "description": "present only when pending > 0: requestId, kind, summary, origin, sent, ageMs (since it started)"},
                 "lastRttMs": {"type": ["integer", "null"]},
                 "ping": {"type": "object", "description": "this probe's ping: {ok, rttMs} or {ok:false, error}"},
+                "runtime": {"type": "string", "description": "the computer's _HOST; absent when its client did not say"},
+                "client": {"type": "string", "description": "the client's name and version"},
+                "clientVersion": {"type": "string", "description": "the installed client files' version"},
+                "device": {"type": "string", "enum": ["computer", "turtle", "pocket"], "description": "absent from a client that does not report it"},
+                "advanced": {"type": "boolean", "description": "a colour (advanced) computer"},
+                "command": {"type": "boolean", "description": "a command computer"},
+                "screen": {"type": "object", "description": "the terminal's size at link time", "properties": {"width": {"type": "integer"}, "height": {"type": "integer"}}},
                 "policy": {"type": "object", "description": "what the policy lets you (the calling agent) do here: allow, ask (a person must approve each call) or deny",
                     "properties": {
                         "exec": {"type": "string", "enum": ["allow", "ask", "deny"]},
@@ -160,15 +195,15 @@ pub fn probe_result() -> Arc<JsonObject> {
             "matched": {"type": "integer", "description": "computers matching, over all pages"},
             "linked": {"type": "integer", "description": "computers linked, matching or not"},
             "nextCursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null on the last page"},
-        }),
-        &["computers"],
+        })),
+        &["ok"],
     )
 }
 
 /// `exec-lua-many`.
 pub fn many_result() -> Arc<JsonObject> {
     object(
-        json!({
+        with_common(json!({
             "ok": {"type": "boolean", "description": "true when every computer succeeded"},
             "computers": {"type": "integer", "description": "computers the chunk was meant for"},
             "failed": {"type": "integer"},
@@ -184,8 +219,8 @@ pub fn many_result() -> Arc<JsonObject> {
                 "outputTruncated": {"type": "boolean"},
                 "durationMs": {"type": "integer"},
             }}},
-        }),
-        &["results"],
+        })),
+        &["ok"],
     )
 }
 
@@ -195,12 +230,16 @@ pub fn output_result() -> Arc<JsonObject> {
         with_common(json!({
             "lines": {"type": "array", "items": {"type": "object", "properties": {
                 "seq": {"type": "integer"},
+                "at": {"type": "integer", "description": "when the host received the line, in ms since the Unix epoch"},
                 "requestId": {"type": ["string", "null"]},
                 "stream": {"type": "string", "enum": ["out", "err"]},
                 "text": {"type": "string"},
                 "complete": {"type": "boolean"},
             }}},
             "before": {"type": ["integer", "null"], "description": "cursor for the page before this one; null when nothing older is kept"},
+            "cursor": {"type": ["integer", "null"], "description": "the newest line's seq: pass as after to read only newer lines"},
+            "more": {"type": "boolean", "description": "with after: more lines follow the cursor than fitted"},
+            "status": {"type": "string", "description": "with requestId: running, how it ended (ok, error, timeout, cancelled, disconnected, failed), or ended once its result is no longer kept"},
         })),
         &["ok"],
     )
@@ -209,14 +248,12 @@ pub fn output_result() -> Arc<JsonObject> {
 /// `session-log`.
 pub fn log_result() -> Arc<JsonObject> {
     object(
-        json!({
-            "ok": {"type": "boolean", "description": "false when the call failed"},
-            "error": {"description": "why it failed: {code, message}"},
+        with_common(json!({
             "events": {"type": "array", "items": {"type": "object"}, "description": "oldest first; one per call (event \"call\") or request (\"request\"), links and refusals as they are; each with seq, timeMs, who, traposId (resolved), requestId, what, status, detail, durationMs; empty on a failure"},
             "before": {"type": ["integer", "null"], "description": "cursor for the entries before these; null when nothing older is kept"},
             "latest": {"type": "integer", "description": "the log's newest cursor: pass it as since to get only what began or changed after this answer"},
-        }),
-        &["events"],
+        })),
+        &["ok"],
     )
 }
 
@@ -225,6 +262,17 @@ pub fn cancel_result() -> Arc<JsonObject> {
     object(
         with_common(json!({
             "message": {"type": "string"},
+        })),
+        &["ok"],
+    )
+}
+
+/// `reboot-computer`.
+pub fn reboot_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "rebooted": {"type": "boolean", "description": "the reboot began"},
+            "tookMs": {"type": "integer", "description": "from the call until the computer linked again (or until the wait ended)"},
         })),
         &["ok"],
     )
@@ -242,6 +290,8 @@ pub fn screen_result() -> Arc<JsonObject> {
             "bg": {"type": "array", "items": {"type": "string"}, "description": "background colour per cell in blit form (colors only)"},
             "palette": {"type": "array", "items": {"type": "string"}, "description": "the 16 colours as #rrggbb, by blit digit (colors only)"},
             "events": {"type": "integer", "description": "events queued (send-input)"},
+            "running": {"type": "boolean", "description": "send-input with requestId: whether that request still runs"},
+            "output": {"type": "string", "description": "send-input with requestId: that request's newest output lines"},
         })),
         &["ok"],
     )

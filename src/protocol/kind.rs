@@ -202,10 +202,13 @@ pub struct Screen {
     pub watch: Option<bool>,
 }
 
-/// `input`: the steps, already checked by the session.
+/// `input`: the steps, already checked by the session, and the running request they go to
+/// (none: to the computer, as typed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Input {
     pub steps: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 /// The answer to `file-info`.
@@ -222,6 +225,13 @@ pub struct FileInfoAnswer {
     /// IEEE CRC-32 of a file's bytes, computed on the computer; absent for a directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crc32: Option<u32>,
+    /// When it was last modified, in milliseconds since the epoch (CC's `fs.attributes`);
+    /// absent from a client before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified: Option<u64>,
+    /// On a read-only mount (such as /rom); absent from a client before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

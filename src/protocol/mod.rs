@@ -146,6 +146,29 @@ pub struct Hello {
     pub max_message: Option<u64>,
 }
 
+/// The kinds of computer a `hello`'s `device` may name.
+pub const DEVICES: [&str; 3] = ["computer", "turtle", "pocket"];
+
+/// What a computer is, as its `hello` reported it (docs/protocol.md, "Handshake"): `None`
+/// where the client did not say (a client from before these fields).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineInfo {
+    /// The installed client's version (the hash `welcome` names).
+    pub client_version: Option<String>,
+    /// `computer`, `turtle` or `pocket`.
+    pub device: Option<String>,
+    /// An advanced (colour) computer.
+    pub advanced: Option<bool>,
+    /// A command computer.
+    pub command: Option<bool>,
+    /// The terminal's columns and rows at boot.
+    pub screen_width: Option<u64>,
+    pub screen_height: Option<u64>,
+    /// The client sends `input` with a `request_id` to that request alone (`input_to_request`).
+    pub routes_input: Option<bool>,
+}
+
 /// Why a `hello` was refused before the secret was even looked at.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HelloError {
@@ -244,6 +267,37 @@ impl Hello {
         v.get("client_version").is_some_and(Value::is_string)
     }
 
+    /// What the computer is, as its `hello` says (`device`, `advanced`, `command`,
+    /// `screen_width`, `screen_height`, `client_version`): read beside [`Hello::from_value`],
+    /// as [`Hello::enrol_of`] is. Every field is optional and an ill-typed one is left out
+    /// rather than refused: a client from before them, or one that gets one wrong, still links,
+    /// and the host says "not reported" rather than something untrue.
+    pub fn machine_of(v: &Value) -> MachineInfo {
+        let flag = |k: &str| v.get(k).and_then(Value::as_bool);
+        let size = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_f64)
+                .filter(|n| *n >= 1.0 && n.fract() == 0.0 && *n <= 10_000.0)
+                .map(|n| n as u64)
+        };
+        MachineInfo {
+            client_version: v
+                .get("client_version")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            device: v
+                .get("device")
+                .and_then(Value::as_str)
+                .filter(|d| DEVICES.contains(d))
+                .map(str::to_owned),
+            advanced: flag("advanced"),
+            command: flag("command"),
+            screen_width: size("screen_width"),
+            screen_height: size("screen_height"),
+            routes_input: flag("input_to_request"),
+        }
+    }
+
     /// Whether a `hello` says `"enrol": true`: its client can store a secret of its own, so the
     /// shared secret may enrol it (docs/protocol.md, "Enrolment"). Read beside
     /// [`Hello::from_value`] rather than kept in [`Hello`], which the session holds for the
@@ -278,6 +332,10 @@ pub struct Request {
     pub payload: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// A detached run (docs/protocol.md, "Detached runs"): the computer keeps it running when
+    /// the link drops, and names it in its next `hello`. Absent for ordinary requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detach: Option<Detach>,
 }
 
 /// A request from a computer (`computer_request`). Its type stays a name until the host
@@ -329,9 +387,11 @@ pub struct ErrorBody {
     pub output: Option<String>,
 }
 
+mod detached;
 pub mod kind;
 pub mod wire;
 
+pub use detached::{Detach, DetachedRun};
 pub use kind::{Kind, Payload, UnknownKind};
 
 impl Message {
@@ -375,6 +435,26 @@ impl Message {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_hello_says_what_the_computer_is_or_nothing() {
+        let full = serde_json::json!({"type": "hello", "device": "turtle", "advanced": true,
+            "command": false, "screen_width": 39, "screen_height": 13, "client_version": "abc",
+            "input_to_request": true});
+        let m = Hello::machine_of(&full);
+        assert_eq!(m.device.as_deref(), Some("turtle"));
+        assert_eq!((m.advanced, m.command), (Some(true), Some(false)));
+        assert_eq!((m.screen_width, m.screen_height), (Some(39), Some(13)));
+        assert_eq!(m.client_version.as_deref(), Some("abc"));
+        assert_eq!(m.routes_input, Some(true));
+        // A client from before these fields: nothing reported, nothing refused.
+        let old = serde_json::json!({"type": "hello", "protocol": 1});
+        assert_eq!(Hello::machine_of(&old), MachineInfo::default());
+        // Ill-typed or unknown values are left out rather than believed.
+        let odd = serde_json::json!({"device": "toaster", "advanced": "yes", "screen_width": -3,
+            "screen_height": 1.5});
+        assert_eq!(Hello::machine_of(&odd), MachineInfo::default());
+    }
 
     #[test]
     fn bytes_round_trip_through_wire_form() {

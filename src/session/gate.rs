@@ -143,7 +143,10 @@ impl State {
             .get_mut(&a.trapos_id)
             .and_then(|c| c.conn.as_mut())
         {
-            conn.queue.push_back(id.to_owned());
+            conn.enqueue(
+                id.to_owned(),
+                self.pending.get(id).is_some_and(|p| p.detached),
+            );
         }
         if let Some(p) = self.pending.get_mut(id) {
             p.info.awaiting_approval = false;

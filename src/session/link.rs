@@ -74,12 +74,15 @@ impl Session {
             client: hello.client.clone(),
             host: hello.host.clone(),
             max_message: hello.max_message.unwrap_or(131_072),
+            machine: Default::default(),
         };
         let conn = Conn {
             id: conn_id,
             tx,
             in_flight: 0,
             queue: Default::default(),
+            detached: 0,
+            detached_queue: Default::default(),
         };
         let mut back = None;
         match st.computers.get_mut(&trapos_id) {
@@ -135,6 +138,10 @@ impl Session {
 impl Link {
     pub fn trapos_id(&self) -> &str {
         &self.trapos_id
+    }
+
+    pub(crate) fn conn_id(&self) -> u64 {
+        self.conn_id
     }
 
     /// Whether this connection is still the computer's current one.
@@ -257,6 +264,21 @@ impl Link {
 
     pub(crate) fn session(&self) -> &Session {
         &self.session
+    }
+
+    /// What the computer is, as its `hello` said (kept apart from [`Session::link`]'s `Hello`,
+    /// which many callers build by hand).
+    pub fn describe(&self, machine: crate::protocol::MachineInfo) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.machine = machine;
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
     }
 
     /// A heartbeat round trip completed.

@@ -8,6 +8,7 @@
 mod activity;
 pub mod approval;
 pub mod captured;
+pub mod detached;
 pub mod fleet;
 mod gate;
 pub mod link;
@@ -32,6 +33,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 
 pub use approval::{Answer, AnswerError, Approval};
+pub use detached::{FinishedRequest, RequestState};
 pub use gate::ApproverGuard;
 pub use link::Link;
 pub use log_view::{LogQuery, Since};
@@ -90,6 +92,8 @@ impl Session {
             approvals: Default::default(),
             paused: None,
             keyboard: HashMap::new(),
+            finished: Default::default(),
+            run_tag: run_tag(SystemTime::now()),
         };
         Session {
             shared: Arc::new(Shared {
@@ -152,12 +156,38 @@ impl Session {
                 ),
             });
         }
-        let conn_id = st.room_on(&trapos_id)?;
+        let conn_id = if spec.detach {
+            // Their own budget, apart from the in-flight limit and queue of ordinary requests.
+            let limit = st.settings.max_detached;
+            let conn = st.room_on(&trapos_id).or_else(|e| match e {
+                RequestError::Busy { .. } => st
+                    .computers
+                    .get(&trapos_id)
+                    .and_then(|c| c.conn.as_ref())
+                    .map(|c| c.id)
+                    .ok_or(RequestError::Disconnected),
+                e => Err(e),
+            })?;
+            if st.detached_on(&trapos_id) >= limit {
+                return Err(RequestError::DetachedLimit { trapos_id, limit });
+            }
+            conn
+        } else {
+            st.room_on(&trapos_id)?
+        };
         let (no_deadline, timeout) = st.deadline_of(&spec);
-        let id = format!("h-{}", st.next_request);
+        // The start tag keeps ids unique across host restarts: a computer may still run a
+        // detached run of an earlier host under its id.
+        let id = format!("h-{}-{}", st.run_tag, st.next_request);
         st.next_request += 1;
         let now = Instant::now();
         let summary = summary::request(spec.kind, &spec.payload);
+        // Said where the person looks (Requests, the scrollback, the log): it outlives its caller.
+        let summary = if spec.detach {
+            format!("detached: {summary}")
+        } else {
+            summary
+        };
         let info = PendingInfo {
             request_id: id.clone(),
             trapos_id: trapos_id.clone(),
@@ -207,6 +237,8 @@ impl Session {
                 cancel_by: None,
                 quiet: spec.quiet,
                 local: spec.local,
+                detached: spec.detach,
+                dropped_unlinked: 0,
             },
         );
         st.record_start(&info, &spec, approval.is_none());
@@ -309,7 +341,9 @@ impl Session {
         if p.cancel_by.is_none() {
             p.cancel_by = by;
         }
-        if !p.info.sent {
+        // Not sent, or a detached run whose link is down: nobody to ask, so it ends now (the
+        // computer is told when it names the run again, see `detached.rs`).
+        if !p.info.sent || p.conn_id == state::ORPHANED {
             st.finish(request_id, Err(RequestError::Cancelled { output: None }));
             return Ok(());
         }
@@ -461,15 +495,47 @@ impl Session {
         st.resolve(query).ok()
     }
 
-    /// Refuses new requests and fails the pending ones; connections are closed by the gateway.
+    /// Refuses new requests and fails the pending ones (a detached run on its computer goes on
+    /// and stays pending); connections are closed by the gateway.
     pub fn shutdown(&self) {
         let mut st = self.lock();
         st.shutting_down = true;
         let ids: Vec<String> = st.pending.keys().cloned().collect();
         for id in ids {
+            // A detached run on its computer does not end with the host: the next host takes
+            // it back (docs/protocol.md, "Detached runs"). Logged, not finished.
+            if let Some(p) = st.pending.get(&id)
+                && p.detached
+                && p.info.sent
+            {
+                let mut entry = State::entry(
+                    "detached",
+                    "host stopping: the detached run goes on on the computer; the next host takes it back",
+                );
+                entry.trapos_id = Some(p.info.trapos_id.clone());
+                entry.request_id = Some(id.clone());
+                st.log(entry);
+                continue;
+            }
             st.finish(&id, Err(RequestError::ShuttingDown));
         }
     }
+}
+
+/// What makes this host start's request ids its own (`h-<tag>-<n>`): its start time in tenths
+/// of a second, base 36, six characters (it comes round after about seven years).
+fn run_tag(now: SystemTime) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let tenths = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() / 100);
+    let mut n = (tenths % 36u128.pow(6)) as usize;
+    let mut out = [b'0'; 6];
+    for slot in out.iter_mut().rev() {
+        *slot = DIGITS[n % 36];
+        n /= 36;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Why a cancel did nothing.

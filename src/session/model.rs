@@ -94,6 +94,10 @@ pub struct RequestSpec {
     /// Refused (`needs_approval`) where the policy says `ask`, instead of asking the person:
     /// for what an agent never waits on, such as completions.
     pub never_ask: bool,
+    /// A detached run (docs/mcp.md, "Detached runs"): no deadline unless `timeout` is set, its
+    /// own budget per computer outside the in-flight limit, and it outlives its requester and
+    /// a dropped link; only its end or a cancel ends it.
+    pub detach: bool,
 }
 
 impl RequestSpec {
@@ -107,7 +111,15 @@ impl RequestSpec {
             quiet: false,
             local: false,
             never_ask: false,
+            detach: false,
         }
+    }
+
+    /// A detached run: see [`RequestSpec::detach`].
+    pub fn detached(mut self) -> Self {
+        self.detach = true;
+        self.no_deadline = true;
+        self
     }
 
     /// Runs until it ends or is cancelled, unless a `timeout` is also given.
@@ -175,6 +187,10 @@ pub enum RequestError {
         message: String,
         output: Option<String>,
     },
+    #[error(
+        "{trapos_id} already runs {limit} detached runs (the limit per computer, max_detached); wait for one to end or cancel one"
+    )]
+    DetachedLimit { trapos_id: String, limit: usize },
     #[error("the host is shutting down")]
     ShuttingDown,
     /// The policy stopped it: `denied`, `refused` (by the person), `not_answered`, or
@@ -202,6 +218,7 @@ impl RequestError {
             RequestError::Cancelled { .. } => "cancelled",
             RequestError::Busy { .. } => "busy",
             RequestError::Remote { code, .. } => code,
+            RequestError::DetachedLimit { .. } => "detached_limit",
             RequestError::ShuttingDown => "shutting_down",
             RequestError::Policy { code, .. } => code,
         }
@@ -316,6 +333,8 @@ pub struct ComputerInfo {
     pub host: Option<String>,
     /// Largest frame the computer accepts.
     pub max_message: u64,
+    /// What the computer is (device, flags, screen size), as its `hello` said.
+    pub machine: crate::protocol::MachineInfo,
 }
 
 /// A request that has not ended yet.
@@ -398,6 +417,9 @@ pub struct StartEntry {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct OutputItem {
     pub seq: u64,
+    /// When the host received the entry (a line: its first piece), in ms since the Unix epoch.
+    #[serde(skip)]
+    pub at_ms: u64,
     #[serde(flatten)]
     pub entry: OutputEntry,
 }

@@ -47,6 +47,7 @@ impl OutputRing {
     pub fn push(&mut self, entry: OutputEntry) {
         self.items.push_back(OutputItem {
             seq: self.next_seq,
+            at_ms: super::model::epoch_ms(std::time::SystemTime::now()),
             entry,
         });
         self.next_seq += 1;

@@ -56,6 +56,22 @@ pub(crate) struct Conn {
     pub in_flight: usize,
     /// Request ids waiting for a slot, oldest first.
     pub queue: VecDeque<String>,
+    /// Detached runs sent on this connection and not ended: their own budget (`max_detached`),
+    /// never counted in `in_flight`, so a long run never holds a slot a ping needs.
+    pub detached: usize,
+    /// Detached runs approved and not sent yet (sent at the next pump, whatever `in_flight`).
+    pub detached_queue: VecDeque<String>,
+}
+
+impl Conn {
+    /// Puts a request in line for this connection: its own line for a detached run.
+    pub fn enqueue(&mut self, id: String, detached: bool) {
+        if detached {
+            self.detached_queue.push_back(id);
+        } else {
+            self.queue.push_back(id);
+        }
+    }
 }
 
 pub(crate) struct Computer {
@@ -92,7 +108,16 @@ pub(crate) struct Pending {
     pub quiet: bool,
     /// Carries an approval only; never sent (see [`super::RequestSpec::local`]).
     pub local: bool,
+    /// A detached run: a dropped link leaves it pending without a connection (`conn_id` 0)
+    /// until the computer names it again (see `detached.rs`).
+    pub detached: bool,
+    /// Output of a detached run that the computer dropped while unlinked: the live output is
+    /// then no prefix of the answer's, and the answer's is not shown again from `live`'s end.
+    pub dropped_unlinked: u64,
 }
+
+/// The connection id of a detached run whose link dropped: no connection has it.
+pub(crate) const ORPHANED: u64 = 0;
 
 pub(crate) struct State {
     pub settings: Settings,
@@ -119,6 +144,10 @@ pub(crate) struct State {
     pub paused: Option<super::pause::Paused>,
     /// Computers the person is attached to (F8): their keyboard is the person's.
     pub keyboard: std::collections::HashMap<String, usize>,
+    /// Ended requests whose results `wait-request` still gives (see `detached.rs`).
+    pub finished: super::detached::Finished,
+    /// This host start's part of every request id (see `run_tag` in `mod.rs`).
+    pub run_tag: String,
 }
 
 /// Bytes of an output message an [`Event::Output`] carries.
@@ -300,10 +329,15 @@ impl State {
             let Some(conn) = computer.conn.as_mut() else {
                 return;
             };
-            if conn.in_flight >= max {
+            // Detached runs were counted against their own budget when they started; they go
+            // out at once, whatever the ordinary requests hold.
+            let (id, detached) = if let Some(id) = conn.detached_queue.pop_front() {
+                (id, true)
+            } else if conn.in_flight >= max {
                 return;
-            }
-            let Some(id) = conn.queue.pop_front() else {
+            } else if let Some(id) = conn.queue.pop_front() {
+                (id, false)
+            } else {
                 return;
             };
             let Some(p) = self.pending.get_mut(&id) else {
@@ -316,22 +350,36 @@ impl State {
                 request: p.info.kind,
                 payload: p.payload.clone(),
                 timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
+                detach: detached.then(|| crate::protocol::Detach {
+                    by: p.info.origin.name().to_owned(),
+                }),
+            };
+            let back = |conn: &mut Conn, id: String| {
+                if detached {
+                    conn.detached_queue.push_front(id);
+                } else {
+                    conn.queue.push_front(id);
+                }
             };
             match conn.tx.try_send(Outbound::Request(Box::new(req))) {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Closed(_)) => {
                     // The connection task is gone; its unlink will fail this request.
-                    conn.queue.push_front(id);
+                    back(conn, id);
                     return;
                 }
                 Err(mpsc::error::TrySendError::Full(_)) => {
-                    conn.queue.push_front(id);
+                    back(conn, id);
                     let conn_id = conn.id;
                     self.overflowed(trapos_id, conn_id);
                     return;
                 }
             }
-            conn.in_flight += 1;
+            if detached {
+                conn.detached += 1;
+            } else {
+                conn.in_flight += 1;
+            }
             p.info.sent = true;
             p.sent_at = Some(now);
         }
@@ -384,6 +432,7 @@ impl State {
         }
         let reason = match &off {
             Some(note) => {
+                self.orphan_detached(conn_id);
                 let ids: Vec<String> = self
                     .pending
                     .values()
@@ -434,10 +483,11 @@ impl State {
         if ours {
             return None;
         }
+        // A detached run is long by design: its age says nothing about a hard abort.
         let longest = self
             .pending
             .values()
-            .filter(|p| p.conn_id == conn_id)
+            .filter(|p| p.conn_id == conn_id && !p.detached)
             .filter_map(|p| Some((p.sent_at?.elapsed(), p)))
             .filter(|(ran, _)| *ran >= HARD_ABORT_AFTER)
             .max_by_key(|(ran, _)| *ran)?;
@@ -465,10 +515,11 @@ impl State {
         if let Some(conn) = computer.conn.as_mut()
             && conn.id == p.conn_id
         {
-            if p.info.sent {
-                conn.in_flight = conn.in_flight.saturating_sub(1);
-            } else {
-                conn.queue.retain(|q| q != &p.info.request_id);
+            match (p.info.sent, p.detached) {
+                (true, true) => conn.detached = conn.detached.saturating_sub(1),
+                (true, false) => conn.in_flight = conn.in_flight.saturating_sub(1),
+                (false, true) => conn.detached_queue.retain(|q| q != &p.info.request_id),
+                (false, false) => conn.queue.retain(|q| q != &p.info.request_id),
             }
             computer.info.running = conn.in_flight;
             computer.info.queued = conn.queue.len();
@@ -524,7 +575,7 @@ impl State {
                 && queue
                 && !spec.local
             {
-                conn.queue.push_back(info.request_id.clone());
+                conn.enqueue(info.request_id.clone(), spec.detach);
             }
         }
         let mut entry = State::entry("request", info.summary.clone());
@@ -580,6 +631,9 @@ impl State {
             c.info.last_rtt_ms = Some(sent.elapsed().as_millis() as u64);
         }
         self.record_end(&p, &ending, status, summary, output_len);
+        if !p.local {
+            self.finished.keep(&p, &ending, status);
+        }
         if let Some(w) = p.waiter.take() {
             // The waiter may have gone (an abandoned call); the outcome is logged regardless.
             let _ = w.send(ending);
@@ -600,7 +654,7 @@ impl State {
             Ok(v) => v.get("output").and_then(Value::as_str),
             Err(e) => e.output(),
         };
-        let live_bytes = p.live.bytes();
+        let live_bytes = p.live.bytes() + p.dropped_unlinked as usize;
         let output_len = final_output.map_or(0, str::len);
         if let Some(out) = final_output
             && !p.quiet
@@ -688,6 +742,7 @@ impl State {
 
     /// Fails every request of a connection at once (disconnect or replacement).
     pub fn fail_conn(&mut self, conn_id: u64) {
+        self.orphan_detached(conn_id);
         let ids: Vec<String> = self
             .pending
             .values()

@@ -103,6 +103,14 @@ impl Ticket {
     }
 }
 
+impl Ticket {
+    /// Lets the request run on without this ticket: a detached run, which only its end or a
+    /// cancel ends. Its outcome is still logged, and `wait-request` gives it.
+    pub fn detach(mut self) {
+        self.outcome = None;
+    }
+}
+
 impl Drop for Ticket {
     fn drop(&mut self) {
         if self.outcome.is_some() {

@@ -345,6 +345,7 @@ mod tests {
     fn line(seq: u64, text: &str, complete: bool) -> OutputItem {
         OutputItem {
             seq,
+            at_ms: 0,
             entry: OutputEntry::Line {
                 request_id: None,
                 stream: Stream::Out,

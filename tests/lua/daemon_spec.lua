@@ -205,6 +205,75 @@ do
     assert(timers > before and timerAfter[timers] == 1, "the tick timer started again")
     env.os.getComputerLabel = function() end
 end
+-- Detached runs outlive a dropped link: not cancelled, their output kept (bounded) and their
+-- answers held, named in the next hello, sent after its welcome; a cancel on the new link
+-- finds them by their wire id.
+do
+    local function start(id, extra)
+        queued = {}
+        feed("websocket_message", url, '{"type":"gateway_request","id":"' .. id .. '","request":"exec-lua","payload":{}' .. extra .. '}')
+        local local_ = queued[#queued][3]
+        feed("trapdesk_alive", local_, "accepted")
+        return local_
+    end
+    local done = start("h-30", ',"detach":{"by":"bot"}')
+    local going = start("h-32", ',"detach":{"by":"bot"}')
+    local ordinary = start("h-31", "")
+    -- Output still waiting for the flush when the link drops counts too.
+    feed("trapdesk_output", going, "out", string.rep("b", 40000))
+    sent, queued = {}, {}
+    feed("websocket_closed", url, "gone", 1006)
+    local retry = timers
+    local cancelled = {}
+    for _, ev in ipairs(queued) do if ev[1] == "trapdesk_cancel" then cancelled[ev[2]] = true end end
+    assert(cancelled[ordinary], "an ordinary request ends with its link")
+    assert(not cancelled[done] and not cancelled[going], "detached runs go on")
+    -- Unlinked: one coalesced piece larger than what is kept, then a line, then the answer.
+    feed("trapdesk_output", done, "out", string.rep("a", 39999) .. "\n")
+    feed("trapdesk_output", done, "out", "tail\n")
+    feed("trapdesk_respond", done, true, json.encode({ ok = true, n = 0 }))
+    eq(#sent, 0, "nothing is sent while unlinked")
+    feed("timer", retry)
+    local url2 = "ws://127.0.0.1:4444/gateway?c=2"
+    eq(opened, url2)
+    feed("websocket_success", url2, handle)
+    local hello2 = last()
+    eq(hello2.type, "hello")
+    local named = {}
+    for _, r in ipairs(hello2.detached) do named[r.id] = r end
+    eq(named["h-30"].status, "finished") eq(named["h-30"].by, "bot") eq(named["h-30"].request, "exec-lua")
+    eq(named["h-30"].dropped_bytes, 40005 - 32768, "the oldest bytes past 32 KiB are dropped and counted")
+    eq(named["h-32"].status, "running") eq(named["h-32"].dropped_bytes, 40000 - 32768)
+    eq(named["h-31"], nil, "an ordinary request is not named")
+    feed("websocket_message", url2, '{"type":"welcome","protocol":1,"trapos_id":"7:","heartbeat_ms":15000,"max_message":1048576}')
+    local text, other, answer, rounds = {}, {}, nil, 0
+    while not answer do
+        while #sent > 0 do
+            local m = last()
+            if m.type == "output" and m.id == "h-30" then text[#text + 1] = m.text
+            elseif m.type == "output" then eq(m.id, "h-32") other[#other + 1] = m.text
+            elseif m.type == "computer_response" then eq(m.id, "h-30") answer = m end
+        end
+        -- Output goes in slices (apis/pace.lua): the pause waits for the event it queued.
+        if not answer then
+            local ev = queued[#queued]
+            queued = {}
+            if ev then feed(table.unpack(ev, 1, ev.n)) else feed("timer", timers) end
+        end
+        rounds = rounds + 1
+        assert(rounds < 100, "the held answer never came")
+    end
+    text = table.concat(text)
+    eq(#text, 32768, "what was kept goes after the welcome")
+    eq(#table.concat(other), 32768, "the newest of what waited at the drop")
+    assert(text:sub(-5) == "tail\n", "the newest output is kept")
+    assert(answer and answer.ok and answer.payload.ok, "the held answer follows its output")
+    queued = {}
+    feed("websocket_message", url2, '{"type":"cancel","id":"h-32"}')
+    eq(queued[#queued][1], "trapdesk_cancel") eq(queued[#queued][2], going, "found by its wire id")
+    -- The close below is for this link now.
+    url = url2
+end
 -- Close: reconnect scheduled with a new URL.
 queued = {}
 feed("websocket_closed", url, "bye", 1006)
@@ -217,6 +286,7 @@ do
     local co2 = coroutine.create(assert(loadfile(ROOT .. "servers/sandbox.lua", "t", env)))
     local function feed2(...) local ok, e = coroutine.resume(co2, ...) assert(ok, tostring(e)) end
     feed2()
+    url = "ws://127.0.0.1:4444/gateway?c=1"
     feed2("websocket_success", url, handle)
     eq(last().type, "hello")
     feed2("websocket_message", url, '{"type":"welcome","protocol":1,"trapos_id":"7:miner","heartbeat_ms":15000,"max_message":1048576}')

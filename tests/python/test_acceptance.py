@@ -22,6 +22,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +54,10 @@ TOOLS = {
     "computer-output",
     "session-log",
     "cancel-request",
+    "wait-request",
     "read-screen",
     "send-input",
+    "reboot-computer",
 }
 
 pytestmark = pytest.mark.anyio
@@ -208,6 +211,29 @@ async def test_tools_are_the_nine_with_schemas_annotations_and_titles(host: Host
         assert next(t for t in tools if t.name == "read-file").annotations.read_only_hint is True
 
 
+async def test_detach_then_wait_request(host: HostProcess) -> None:
+    """A detached run answers at once; wait-request finds a line, then gives the full result."""
+    async with client(host.url, "acceptance-detach") as c:
+        started = time.monotonic()
+        r = await c.call_tool(
+            "exec-lua",
+            {"traposId": "miner", "code": "print('warming') sleep(0.5) print('ready') sleep(0.5) return 7", "detach": True},
+        )
+        assert not r.is_error, text(r)
+        d = data(r)
+        assert d["status"] == "running" and d["requestId"].startswith("h-"), d
+        assert time.monotonic() - started < 5
+        rid = d["requestId"]
+        r = await c.call_tool("wait-request", {"requestId": rid, "until": "ready", "timeoutMs": 20000})
+        assert not r.is_error, text(r)
+        w = data(r)
+        assert w["status"] == "running" and w["matched"] is True and w["line"] == "ready", w
+        r = await c.call_tool("wait-request", {"requestId": rid, "after": w["cursor"], "timeoutMs": 20000})
+        assert not r.is_error, text(r)
+        end = data(r)
+        assert end["status"] == "ok" and end["returns"] == [{"type": "number", "value": 7}], end
+
+
 async def test_probe_pings_both_computers(host: HostProcess) -> None:
     async with client(host.url, "acceptance-http") as c:
         r = await c.call_tool("probe-computers", {})
@@ -216,6 +242,10 @@ async def test_probe_pings_both_computers(host: HostProcess) -> None:
         assert [x["traposId"] for x in computers] == ["1:miner", "2:farm"]
         for x in computers:
             assert x["ping"]["ok"] is True and isinstance(x["ping"]["rttMs"], int), x
+            # What each computer is, as its client said at hello (emulated: a colour computer).
+            assert x["device"] == "computer" and x["advanced"] is True and x["command"] is False, x
+            assert x["screen"] == {"width": 51, "height": 19}, x
+            assert "trapdesk emulator" in x["runtime"], x
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -459,9 +489,61 @@ async def test_results_tell_the_truth(host: HostProcess) -> None:
         # Large output: head, tail, true totals.
         r = await c.call_tool("exec-lua", {"traposId": "farm", "code": "for i=1,10000 do print('line '..i) end return 'done'"})
         d = data(r)
-        assert d["output_lines"] == 10000 and d["output_truncated"] is True
+        assert d["outputLines"] == 10000 and d["outputTruncated"] is True
         assert d["output"].startswith("line 1\n") and d["output"].endswith("line 10000\n")
         assert text(r).startswith('returned "done"; 10000 lines of output')
+
+
+async def test_file_tools_input_to_a_chunk_and_reboot(host: HostProcess) -> None:
+    async with client(host.url, "acceptance-ftools") as c:
+        t = "farm"
+        r = await c.call_tool("write-file", {"traposId": t, "path": "ft/a.txt", "content": "abc"})
+        assert not r.is_error, text(r)
+        r = await c.call_tool("file-info", {"traposId": t, "path": "ft/a.txt"})
+        d = data(r)
+        assert d["size"] == 3 and d["isDir"] is False and d["crc32"] == zlib.crc32(b"abc"), d
+        assert isinstance(d["modified"], int) and d["readOnly"] is False, d
+        r = await c.call_tool("make-dir", {"traposId": t, "path": "ft/a.txt"})
+        assert r.is_error and data(r)["error"]["code"] == "exists", text(r)
+        r = await c.call_tool("move-file", {"traposId": t, "from": "ft/a.txt", "to": "ft/b.txt"})
+        assert not r.is_error, text(r)
+        r = await c.call_tool("delete-file", {"traposId": t, "path": "ft"})
+        assert r.is_error and data(r)["error"]["code"] == "not_empty", text(r)
+        r = await c.call_tool("make-dir", {"traposId": t, "path": "../x"})
+        assert r.is_error and data(r)["error"]["code"] == "bad_path", text(r)
+
+        # A chunk in read() gets the text sent to its requestId; the shell does not.
+        result: dict[str, Any] = {}
+
+        async def reader() -> None:
+            result["r"] = await c.call_tool(
+                "exec-lua", {"traposId": t, "code": "return read()", "timeoutMs": 20000}
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reader)
+            rid = None
+            for _ in range(100):
+                probe = data(await c.call_tool("probe-computers", {"ping": False, "match": "2:*"}))
+                pending = probe["computers"][0].get("pendingRequests", [])
+                if pending:
+                    rid = pending[0]["requestId"]
+                    assert isinstance(pending[0]["ageMs"], int), pending
+                    break
+                await anyio.sleep(0.05)
+            assert rid is not None, "the chunk never showed as pending"
+            await anyio.sleep(0.3)
+            r = await c.call_tool("send-input", {"traposId": t, "requestId": rid, "text": "py\n"})
+            assert not r.is_error, text(r)
+        d = data(result["r"])
+        assert d["returns"] == [{"type": "string", "value": "py"}], d
+
+        # reboot-computer answers once the computer has linked again.
+        r = await c.call_tool("reboot-computer", {"traposId": t})
+        assert not r.is_error, text(r)
+        assert data(r)["rebooted"] is True and data(r)["tookMs"] > 0, data(r)
+        r = await c.call_tool("exec-lua", {"traposId": t, "code": "return 1"})
+        assert not r.is_error, text(r)
 
 
 def test_zz_sigterm_stops_the_host_cleanly(host: HostProcess) -> None:

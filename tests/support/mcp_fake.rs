@@ -362,6 +362,22 @@ pub fn text(r: &CallToolResult) -> String {
         .unwrap_or_default()
 }
 
+/// What the result budget bounds: the larger of the text block and the structured content
+/// (docs/mcp.md, "Sizing"), measured here as sent.
+pub fn largest_block(r: &CallToolResult) -> usize {
+    let text: usize = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .map(|t| t.text.len())
+        .sum();
+    let data = r
+        .structured_content
+        .as_ref()
+        .map_or(0, |d| serde_json::to_string(d).unwrap().len());
+    text.max(data)
+}
+
 /// Sends a raw HTTP/1.1 POST to `addr` and returns the status code and the body.
 pub async fn raw_post(
     addr: std::net::SocketAddr,

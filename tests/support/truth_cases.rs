@@ -35,9 +35,9 @@ pub async fn large_output_keeps_head_and_tail(client: &Client, target: &str) {
         t.lines().next().unwrap()
     );
     assert!(t.lines().next().unwrap().contains("computer-output"), "{t}");
-    assert_eq!(d["output_lines"], 10_000, "{d}");
-    assert_eq!(d["output_bytes"], total);
-    assert_eq!(d["output_truncated"], true);
+    assert_eq!(d["outputLines"], 10_000, "{d}");
+    assert_eq!(d["outputBytes"], total);
+    assert_eq!(d["outputTruncated"], true);
     let out = d["output"].as_str().unwrap();
     assert!(out.starts_with("line 1\nline 2\n"), "{}", &out[..40]);
     assert!(
@@ -49,7 +49,7 @@ pub async fn large_output_keeps_head_and_tail(client: &Client, target: &str) {
         out.contains("computer-output"),
         "marker says how to read the rest"
     );
-    let kept = d["output_kept_bytes"].as_u64().unwrap() as usize;
+    let kept = d["outputKeptBytes"].as_u64().unwrap() as usize;
     assert!(
         out.contains(&format!("[… {} bytes of output cut here", total - kept)),
         "the marker states the bytes left out: {total} - {kept}: {}",
@@ -107,7 +107,7 @@ pub async fn errors_read_true(client: &Client, target: &str) {
     let (t, d, err) = exec(client, target, "error({code=5})").await;
     assert!(err, "{t}");
     assert_eq!(d["error"], "{code=5}", "{d}");
-    assert_eq!(d["error_value"]["value"]["code"], 5, "{d}");
+    assert_eq!(d["errorValue"]["value"]["code"], 5, "{d}");
     assert!(t.lines().next().unwrap().contains("{code=5}"), "{t}");
     let (_, d, _) = exec(
         client,
@@ -138,7 +138,7 @@ pub async fn big_returns_keep_their_descriptor(client: &Client, target: &str) {
     assert!(r0["value"].as_str().unwrap().starts_with("xxxx"));
     assert_eq!(d["returns"][1], json!({"type": "number", "value": 7}));
     assert_eq!(d["n"], 2);
-    assert_eq!(d["output_truncated"], false, "nothing was printed");
+    assert_eq!(d["outputTruncated"], false, "nothing was printed");
     assert!(d.get("returnsTruncated").is_none(), "{d}");
     let (_, d, _) = exec(
         client,

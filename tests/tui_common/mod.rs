@@ -52,6 +52,7 @@ pub fn computer(id: u64, label: &str) -> ComputerInfo {
         client: Some("trapos 1.0".into()),
         host: Some("CC: Tweaked".into()),
         max_message: 131_072,
+        machine: Default::default(),
     }
 }
 
@@ -71,6 +72,7 @@ pub fn three_computers() -> Vec<ComputerInfo> {
 pub fn start(seq: u64, id: &str, origin: Origin, kind: &str, summary: &str) -> OutputItem {
     OutputItem {
         seq,
+        at_ms: 0,
         entry: OutputEntry::Start(Box::new(StartEntry {
             request_id: id.into(),
             origin,
@@ -84,6 +86,7 @@ pub fn start(seq: u64, id: &str, origin: Origin, kind: &str, summary: &str) -> O
 pub fn line(seq: u64, id: &str, stream: Stream, text: &str) -> OutputItem {
     OutputItem {
         seq,
+        at_ms: 0,
         entry: OutputEntry::Line {
             request_id: Some(id.into()),
             stream,
@@ -96,6 +99,7 @@ pub fn line(seq: u64, id: &str, stream: Stream, text: &str) -> OutputItem {
 pub fn end(seq: u64, id: &str, status: Status, summary: &str, ms: u64) -> OutputItem {
     OutputItem {
         seq,
+        at_ms: 0,
         entry: OutputEntry::End {
             request_id: id.into(),
             status,

@@ -489,7 +489,7 @@ async fn rest_of_output(
     on_output: &mut impl FnMut(&str),
 ) {
     let full = reply.data.get("output").and_then(Value::as_str);
-    let truncated = reply.data.get("output_truncated").and_then(Value::as_bool) == Some(true);
+    let truncated = reply.data.get("outputTruncated").and_then(Value::as_bool) == Some(true);
     match full.and_then(|f| f.strip_prefix(streamed)) {
         Some(rest) if !truncated && !streamed.is_empty() => {
             if !rest.is_empty() {

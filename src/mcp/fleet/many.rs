@@ -53,7 +53,9 @@ impl ManyEntry {
             }
             Err(e) => (
                 None,
-                Some(json!({"code": e.code(), "message": e.to_string()})),
+                Some(
+                    json!({"code": crate::mcp::results::agent_code(e.code()), "message": e.to_string()}),
+                ),
                 e.output().unwrap_or_default().to_owned(),
             ),
         };

@@ -35,6 +35,25 @@ pub(super) struct ProbeEntry {
     pub ping: Option<Value>,
     /// What the policy lets the caller do there: `{exec, write, read}` = allow, ask or deny.
     pub policy: Value,
+    /// The computer's `_HOST` (say "ComputerCraft 1.110.2 (CraftOS-PC v2.8.2)").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// The client's name and version ("trapdesk-lua/0.2.0").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The installed client files' version (the hash the host compares for upgrades).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_version: Option<String>,
+    /// `computer`, `turtle` or `pocket`; absent from a client that does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advanced: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<bool>,
+    /// The terminal's size at link time: `{width, height}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub screen: Option<Value>,
 }
 
 impl ProbeEntry {
@@ -49,7 +68,8 @@ impl ProbeEntry {
             .filter(|r| r.trapos_id == c.trapos_id && r.kind != Kind::Ping)
             .map(|r| {
                 json!({"requestId": r.request_id, "kind": r.kind, "summary": r.summary,
-                    "origin": r.origin.name(), "sent": r.sent})
+                    "origin": r.origin.name(), "sent": r.sent,
+                    "ageMs": r.started.elapsed().as_millis() as u64})
             })
             .collect();
         let rtt = ping
@@ -67,8 +87,58 @@ impl ProbeEntry {
             last_rtt_ms: rtt,
             ping,
             policy,
+            runtime: c.host.clone(),
+            client: c.client.clone(),
+            client_version: c.machine.client_version.clone(),
+            device: c.machine.device.clone(),
+            advanced: c.machine.advanced,
+            command: c.machine.command,
+            screen: match (c.machine.screen_width, c.machine.screen_height) {
+                (Some(width), Some(height)) => Some(json!({"width": width, "height": height})),
+                _ => None,
+            },
         }
     }
+
+    /// The table's `device` cell: "turtle advanced command 39x13", "-" when not reported.
+    fn device_cell(&self) -> String {
+        let mut cell: Vec<String> = Vec::new();
+        if let Some(d) = &self.device {
+            cell.push(d.clone());
+        }
+        if self.advanced == Some(true) {
+            cell.push("advanced".into());
+        }
+        if self.command == Some(true) {
+            cell.push("command".into());
+        }
+        if let Some(s) = &self.screen {
+            let n = |k: &str| s.get(k).and_then(Value::as_u64).unwrap_or(0);
+            cell.push(format!("{}x{}", n("width"), n("height")));
+        }
+        if cell.is_empty() {
+            "-".to_owned()
+        } else {
+            cell.join(" ")
+        }
+    }
+}
+
+/// `text` with its control characters escaped (`\t`, `\n`), so that one row stays a line
+/// and its cells stay apart: labels and `_HOST` are any text a player or a runtime chose.
+fn one_cell(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(char::is_control) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
 }
 
 impl ProbeEntry {
@@ -85,10 +155,16 @@ impl ProbeEntry {
         let pending = if self.pending_requests.is_empty() {
             "0".to_owned()
         } else {
-            let ids: Vec<&str> = self
+            let ids: Vec<String> = self
                 .pending_requests
                 .iter()
-                .filter_map(|r| r.get("requestId").and_then(Value::as_str))
+                .filter_map(|r| {
+                    let id = r.get("requestId").and_then(Value::as_str)?;
+                    Some(match r.get("ageMs").and_then(Value::as_u64) {
+                        Some(ms) => format!("{id} {}s", ms / 1000),
+                        None => id.to_owned(),
+                    })
+                })
                 .collect();
             format!("{} ({})", self.pending, ids.join(" "))
         };
@@ -104,32 +180,28 @@ impl ProbeEntry {
             (_, None) => "-".to_owned(),
         };
         let policy = |k: &str| self.policy.get(k).and_then(Value::as_str).unwrap_or("?");
-        let id: std::borrow::Cow<str> = if self.trapos_id.contains(char::is_control) {
-            let mut id = String::with_capacity(self.trapos_id.len() + 8);
-            for c in self.trapos_id.chars() {
-                if c.is_control() {
-                    id.extend(c.escape_default());
-                } else {
-                    id.push(c);
-                }
-            }
-            id.into()
-        } else {
-            self.trapos_id.as_str().into()
+        let id = one_cell(&self.trapos_id);
+        let client = match (&self.client, &self.client_version) {
+            (Some(c), Some(v)) => format!("{c} {v}"),
+            (Some(c), None) => c.clone(),
+            (None, Some(v)) => v.clone(),
+            (None, None) => "-".to_owned(),
         };
         format!(
-            "{id}\t{at}\t{pending}\t{rtt}\t{}/{}/{}\t{}",
+            "{id}\t{at}\t{pending}\t{rtt}\t{}/{}/{}\t{}\t{}\t{}\t{}",
             policy("exec"),
             policy("write"),
             policy("read"),
-            self.serves.join(",")
+            self.serves.join(","),
+            self.device_cell(),
+            one_cell(self.runtime.as_deref().unwrap_or("-")),
+            one_cell(&client),
         )
     }
 }
 
 /// The header of a probe page's table.
-pub(super) const TABLE_HEADER: &str =
-    "traposId\tconnected (UTC)\tpending\trtt ms\texec/write/read\tserves";
+pub(super) const TABLE_HEADER: &str = "traposId\tconnected (UTC)\tpending (id age)\trtt ms\texec/write/read\tserves\tdevice\truntime\tclient";
 
 /// The most entries a probe page with `room` bytes can hold: `room` over what the smallest
 /// possible entry costs (an empty label, no request, nothing served, the shortest policy
@@ -146,6 +218,13 @@ pub(super) fn most_per_page(room: usize) -> usize {
         last_rtt_ms: None,
         ping: None,
         policy: json!({"exec": "ask", "write": "ask", "read": "ask"}),
+        runtime: None,
+        client: None,
+        client_version: None,
+        device: None,
+        advanced: None,
+        command: None,
+        screen: None,
     };
     (room / probe_cost(&smallest, &smallest.row()).max(1)).max(1)
 }
@@ -205,6 +284,13 @@ mod tests {
             last_rtt_ms: last,
             ping,
             policy: json!({"exec": "ask", "write": "deny", "read": "allow"}),
+            runtime: None,
+            client: None,
+            client_version: None,
+            device: None,
+            advanced: None,
+            command: None,
+            screen: None,
         }
     }
 
@@ -228,7 +314,7 @@ mod tests {
         let idle = probe_entry(None, None, vec![]);
         assert_eq!(
             idle.row(),
-            "7:miner one\t2025-12-01T10:31:02Z\t0\t-\task/deny/allow\texec-lua,ping"
+            "7:miner one\t2025-12-01T10:31:02Z\t0\t-\task/deny/allow\texec-lua,ping\t-\t-\t-"
         );
         assert_eq!(
             TABLE_HEADER.split('\t').count(),
@@ -249,7 +335,21 @@ mod tests {
         let mut odd = probe_entry(None, None, vec![]);
         odd.trapos_id = "7:a\tb\nc".into();
         assert!(odd.row().starts_with("7:a\\tb\\nc\t"), "{}", odd.row());
-        assert_eq!(odd.row().split('\t').count(), 6);
+        assert_eq!(odd.row().split('\t').count(), 9);
+        let mut turtle = probe_entry(None, None, vec![json!({"requestId": "h-3", "ageMs": 4200})]);
+        turtle.device = Some("turtle".into());
+        turtle.advanced = Some(true);
+        turtle.screen = Some(json!({"width": 39, "height": 13}));
+        turtle.runtime = Some("ComputerCraft 1.110.2\t(x)".into());
+        turtle.client = Some("trapdesk-lua/0.2.0".into());
+        let row = turtle.row();
+        assert!(row.contains("\t1 (h-3 4s)\t"), "{row}");
+        assert!(
+            row.ends_with(
+                "\tturtle advanced 39x13\tComputerCraft 1.110.2\\t(x)\ttrapdesk-lua/0.2.0"
+            ),
+            "{row}"
+        );
         // The row costs far less than the JSON it stands for in the text block.
         let json_cost = super::super::cost(&idle);
         assert!(probe_cost(&idle, &idle.row()) * 10 < json_cost * 7);

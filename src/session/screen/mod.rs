@@ -53,6 +53,19 @@ pub enum ScreenError {
     /// The computer answered something that is not a frame.
     #[error("{0}")]
     Bad(String),
+    /// Input aimed at a request that is not a chunk or program running on that computer.
+    #[error(
+        "no chunk or program {request_id} is running on {trapos_id} (input goes to a running exec-lua or run-file request; leave requestId out to type at the computer)"
+    )]
+    NotRunning {
+        trapos_id: String,
+        request_id: String,
+    },
+    /// The computer's client cannot aim input at one request (a client from before that).
+    #[error(
+        "{trapos_id}'s client cannot send input to one request (re-run the installer to update it); without requestId the input goes to the computer as typed"
+    )]
+    NoRouting { trapos_id: String },
 }
 
 impl ScreenError {
@@ -63,6 +76,8 @@ impl ScreenError {
             ScreenError::Input(_) => "bad_request",
             ScreenError::Request(e) => e.code(),
             ScreenError::Bad(_) => "bad_screen",
+            ScreenError::NotRunning { .. } => "unknown_request",
+            ScreenError::NoRouting { .. } => "unknown_type",
         }
     }
 }
@@ -240,6 +255,49 @@ impl Session {
         Ok(self.start_input(&trapos_id, steps, origin)?.wait().await?)
     }
 
+    /// Sends input to one running chunk or program (`request_id`, an `exec-lua` or `run-file`
+    /// request pending on `target`): the events reach that request alone, not the shell nor
+    /// other programs (docs/protocol.md, "Payloads": `input`). The person's keyboard is not
+    /// waited for: nothing reaches the terminal they are typing at.
+    ///
+    /// # Errors
+    /// When the computer is unknown, offline or has no mirror, when its client cannot aim input
+    /// (a client from before that), or when no such request is running there.
+    pub async fn send_input_to(
+        &self,
+        target: &str,
+        request_id: &str,
+        steps: Vec<Value>,
+        origin: Origin,
+    ) -> Result<Value, ScreenError> {
+        let trapos_id = self.resolve(target)?;
+        self.serves(&trapos_id, Kind::Input)?;
+        let running = self.pending().into_iter().any(|r| {
+            r.request_id == request_id
+                && r.trapos_id == trapos_id
+                && matches!(r.kind, Kind::ExecLua | Kind::RunFile)
+        });
+        if !running {
+            return Err(ScreenError::NotRunning {
+                trapos_id,
+                request_id: request_id.to_owned(),
+            });
+        }
+        let routes = self
+            .computer(&trapos_id)
+            .is_some_and(|c| c.machine.routes_input == Some(true));
+        if !routes {
+            return Err(ScreenError::NoRouting { trapos_id });
+        }
+        let spec = RequestSpec::of(&kind::Input {
+            steps,
+            request_id: Some(request_id.to_owned()),
+        })
+        .timeout(Some(SCREEN_TIMEOUT))
+        .quiet();
+        Ok(self.start(&trapos_id, spec, origin)?.wait().await?)
+    }
+
     /// Starts sending input and returns at once: requests to one computer go out in the
     /// order they were started, so keys typed one by one arrive in order.
     ///
@@ -253,9 +311,12 @@ impl Session {
     ) -> Result<super::Ticket, ScreenError> {
         let trapos_id = self.resolve(target)?;
         self.serves(&trapos_id, Kind::Input)?;
-        let spec = RequestSpec::of(&kind::Input { steps })
-            .timeout(Some(SCREEN_TIMEOUT))
-            .quiet();
+        let spec = RequestSpec::of(&kind::Input {
+            steps,
+            request_id: None,
+        })
+        .timeout(Some(SCREEN_TIMEOUT))
+        .quiet();
         Ok(self.start(&trapos_id, spec, origin)?)
     }
 }

@@ -147,7 +147,13 @@ impl Computers {
         let (mark, state, style) = status(cx, c);
         let mark_col = if marked { "•" } else { " " };
         let rtt = c.last_rtt_ms.map(|r| format!(" {r}ms")).unwrap_or_default();
-        let right = format!("{state}{rtt}");
+        // A turtle or pocket computer says so (as its hello did); a computer, the usual case,
+        // says nothing, to keep the row short.
+        let device = match c.machine.device.as_deref() {
+            Some(d @ ("turtle" | "pocket")) => format!("{d} "),
+            _ => String::new(),
+        };
+        let right = format!("{device}{state}{rtt}");
         let name_w = width.saturating_sub(3 + cols(&right) + 1);
         let name = cut(&name_of(&c.trapos_id), name_w);
         let pad = width.saturating_sub(3 + cols(&name) + cols(&right));

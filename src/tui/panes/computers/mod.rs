@@ -345,6 +345,7 @@ mod tests {
             client: None,
             host: None,
             max_message: 131_072,
+            machine: Default::default(),
         }
     }
 

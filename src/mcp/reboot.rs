@@ -1,0 +1,140 @@
+//! `reboot-computer` (docs/mcp.md, "reboot-computer"): reboots a computer and answers once it
+//! has linked again, with how long that took, or says it did not come back in time.
+//!
+//! The reboot is an `exec-lua` of `os.reboot()` rather than a request type of its own: it is
+//! `exec` under the policy (as the contract says), shows in the Requests pane and the
+//! session log like any chunk, and needs nothing new on the wire. The client answers such a
+//! chunk with `power: "reboot"` before rebooting (apis/run.lua); an older client drops the link
+//! instead, and that counts as the reboot starting too.
+
+use std::time::{Duration, Instant};
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use serde_json::{Map, Value, json};
+
+use super::convert::{ids, outcome_of, request_failure};
+use super::params::{RebootComputer, invalid_field};
+use super::results::Outcome;
+use super::{TrapdeskMcp, schemas};
+use crate::protocol::kind;
+use crate::session::{RequestError, RequestSpec, Status};
+
+/// How long a reboot may take to link again when the caller does not say: a computer boots
+/// and links in a few seconds; a busy server's tick rate stretches that.
+const DEFAULT_WAIT_MS: u64 = 60_000;
+/// The longest wait a caller may ask for, as for every other tool's `timeoutMs`.
+const MAX_WAIT_MS: u64 = 600_000;
+/// How long the `os.reboot()` chunk may take to answer.
+const ANSWER_WITHIN: Duration = Duration::from_secs(15);
+/// How often the session is looked at while waiting for the relink.
+const POLL: Duration = Duration::from_millis(50);
+
+type ToolResult = Result<CallToolResult, ErrorData>;
+
+#[tool_router(router = reboot_router, vis = "pub(crate)")]
+impl TrapdeskMcp {
+    #[tool(
+        name = "reboot-computer",
+        title = "Reboot a computer",
+        description = "Reboot a linked computer (os.reboot(), so exec under the policy: every running program and request on it ends) and answer once it has linked again, with tookMs; an error result with code timeout when it did not link again within timeoutMs (default 60000, at most 600000).",
+        annotations(title = "Reboot a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
+        output_schema = schemas::reboot_result()
+    )]
+    async fn reboot_computer(
+        &self,
+        Parameters(p): Parameters<RebootComputer>,
+        ctx: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let args = json!({"traposId": p.trapos_id, "timeoutMs": p.timeout_ms});
+        let rec = self.begin(&ctx, "reboot-computer", Some(&p.trapos_id), args);
+        let wait_ms = match p.timeout_ms {
+            None => DEFAULT_WAIT_MS,
+            Some(ms) if (1..=MAX_WAIT_MS).contains(&ms) => ms,
+            Some(ms) => {
+                let bad = invalid_field(
+                    "timeoutMs",
+                    &format!(
+                        "reboot-computer: invalid argument timeoutMs: expected 1 to {MAX_WAIT_MS} milliseconds, got {ms}"
+                    ),
+                );
+                return Ok(self.end(rec, Status::Failed, bad));
+            }
+        };
+        let trapos_id = match self.session().resolve(&p.trapos_id) {
+            Ok(t) => t,
+            Err(e) => return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new()))),
+        };
+        // The link the reboot must replace: a relink is a link made after this one.
+        let before = self.session().computer(&trapos_id).map(|c| c.connected_at);
+        let started = Instant::now();
+        let spec = RequestSpec::of(&kind::ExecLua {
+            code: "os.reboot()".into(),
+            name: Some("=reboot-computer".into()),
+        })
+        .timeout(Some(ANSWER_WITHIN));
+        let ran = self.run(&ctx, &rec, &trapos_id, spec).await;
+        let began = match &ran.ending.result {
+            Ok(v) => v.get("power").and_then(Value::as_str) == Some("reboot"),
+            Err(RequestError::Disconnected) => true,
+            Err(_) => false,
+        };
+        if !began {
+            let (status, mut outcome) = outcome_of(ran, "reboot", |_| String::new());
+            if !outcome.is_error {
+                // Answered without rebooting: a client whose os.reboot did not end the chunk.
+                outcome = Outcome::failure(
+                    "not_rebooted",
+                    "the computer answered the reboot without rebooting",
+                    ids_map(&trapos_id),
+                );
+                return Ok(self.end(rec, Status::Failed, outcome));
+            }
+            return Ok(self.end(rec, status, outcome));
+        }
+        let mut extra = ids(&ran);
+        extra.insert("traposId".into(), json!(trapos_id));
+        let deadline = started + Duration::from_millis(wait_ms);
+        loop {
+            let back = self.session().computer(&trapos_id).is_some_and(|c| {
+                c.online
+                    && Some(c.connected_at) != before
+                    && c.serves.iter().any(|s| s == "exec-lua")
+            });
+            if back {
+                let took = started.elapsed().as_millis() as u64;
+                extra.insert("ok".into(), json!(true));
+                extra.insert("rebooted".into(), json!(true));
+                extra.insert("tookMs".into(), json!(took));
+                let line = format!("{trapos_id} rebooted and linked again after {took} ms");
+                let outcome = Outcome::ok(line, Value::Object(extra));
+                return Ok(self.end(rec, Status::Ok, outcome));
+            }
+            if Instant::now() >= deadline {
+                extra.insert("rebooted".into(), json!(true));
+                extra.insert("tookMs".into(), json!(started.elapsed().as_millis() as u64));
+                let message = format!(
+                    "{trapos_id} began rebooting but did not link again within {wait_ms} ms (its startup may not start the client, or it is off: a player can turn it on); probe-computers shows it when it does"
+                );
+                let outcome = Outcome::failure("timeout", &message, extra);
+                return Ok(self.end(rec, Status::Timeout, outcome));
+            }
+            tokio::select! {
+                () = tokio::time::sleep(POLL) => {}
+                () = ctx.ct.cancelled() => {
+                    let outcome = Outcome::failure("cancelled", "the call was cancelled while waiting for the computer to link again (the reboot itself was already under way)", extra);
+                    return Ok(self.end(rec, Status::Cancelled, outcome));
+                }
+            }
+        }
+    }
+}
+
+/// `{traposId}` for a failure.
+fn ids_map(trapos_id: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("traposId".into(), json!(trapos_id));
+    m
+}

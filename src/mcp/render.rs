@@ -1,0 +1,160 @@
+//! The text block of a result: what an agent reads (docs/mcp.md, "Sizing"). It is made from
+//! the result's data by the fields it holds, so that every tool, new ones too, gets it alike;
+//! it never repeats the JSON.
+
+use serde_json::Value;
+
+/// The text block under the first line: what an agent reads of a result, made from its data
+/// by the fields it holds, so that every tool (new ones too) gets it alike. Sections are
+/// headed `[output]`, `[error output]`, `[traceback]`, `[returned]`; a file's content, a
+/// listing, output lines, log events, screen rows and a broadcast's results follow as plain
+/// lines. Anything else is said by the first line alone.
+pub fn render(data: &Value) -> String {
+    let mut out = String::new();
+    let mut section = |head: &str, body: &str| {
+        if body.is_empty() {
+            return;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        if !head.is_empty() {
+            out.push_str(head);
+            out.push('\n');
+        }
+        out.push_str(body);
+        if !body.ends_with('\n') {
+            out.push('\n');
+        }
+    };
+    let s = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or_default();
+    // A file's content (read-file): the piece itself, byte for byte as in the file (no
+    // newline added), and nothing else.
+    if data.get("encoding").is_some() {
+        return s("content").to_owned();
+    }
+    if let Some(returns) = data.get("returns").and_then(Value::as_array) {
+        let values: Vec<String> = returns.iter().map(value_text).collect();
+        section("[returned]", &values.join("\n"));
+    }
+    section("[output]", s("output"));
+    section("[error output]", s("errorOutput"));
+    match data.get("error") {
+        // A Lua error: its message is in the first line (cut there when long) and whole in
+        // the traceback; without one, whole here.
+        Some(Value::String(e)) if s("traceback").is_empty() && !whole_in_line(e) => {
+            section("[error]", e);
+        }
+        Some(Value::Object(e)) => {
+            let m = e.get("message").and_then(Value::as_str).unwrap_or_default();
+            if !whole_in_line(m) {
+                section("[error]", m);
+            }
+        }
+        _ => {}
+    }
+    section("[traceback]", s("traceback"));
+    let rows = |key: &str, f: &dyn Fn(&Value) -> String| -> String {
+        data.get(key)
+            .and_then(Value::as_array)
+            .map(|items| items.iter().map(f).collect::<Vec<_>>().join("\n"))
+            .unwrap_or_default()
+    };
+    section(
+        "",
+        &rows("entries", &|e| {
+            let name = e.get("name").and_then(Value::as_str).unwrap_or_default();
+            if e.get("dir").and_then(Value::as_bool) == Some(true) {
+                format!("{name}/")
+            } else {
+                let size = e.get("size").and_then(Value::as_u64).unwrap_or(0);
+                format!("{name}\t{size}")
+            }
+        }),
+    );
+    section(
+        "",
+        &rows("lines", &|l| {
+            let text = l.get("text").and_then(Value::as_str).unwrap_or_default();
+            let text = text.strip_suffix('\n').unwrap_or(text);
+            match l.get("stream").and_then(Value::as_str) {
+                Some("err") => format!("[err] {text}"),
+                _ => text.to_owned(),
+            }
+        }),
+    );
+    section("", &rows("events", &event_text));
+    section(
+        "",
+        &rows("rows", &|r| r.as_str().unwrap_or_default().to_owned()),
+    );
+    section("", &rows("results", &many_text));
+    out
+}
+
+/// Whether a message fits whole in a first line (which keeps one line of at most 200
+/// characters, after its code or what failed).
+fn whole_in_line(m: &str) -> bool {
+    m.chars().count() <= 120 && !m.trim().contains('\n')
+}
+
+/// A returned value in the text: a string as JSON text (quoted, escapes visible), anything
+/// else as its JSON, or the descriptor's own wording (`<function>`, a cut value's head).
+fn value_text(d: &Value) -> String {
+    if d.get("repr").is_some() || d.get("cut").is_some() || d.get("encoding").is_some() {
+        return crate::session::summary::descriptor(d);
+    }
+    match d.get("value") {
+        Some(v) => v.to_string(),
+        None => crate::session::summary::descriptor(d),
+    }
+}
+
+/// One session-log event on one line.
+fn event_text(e: &Value) -> String {
+    let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
+    let mut parts = vec![
+        e.get("seq").map(Value::to_string).unwrap_or_default(),
+        s("event").to_owned(),
+    ];
+    for k in ["who", "what", "traposId", "requestId", "status", "detail"] {
+        if !s(k).is_empty() {
+            parts.push(s(k).to_owned());
+        }
+    }
+    if let Some(ms) = e.get("durationMs").and_then(Value::as_u64) {
+        parts.push(format!("{ms} ms"));
+    }
+    parts.join("\t")
+}
+
+/// One computer of an `exec-lua-many` result: where, how it went, and its output's head.
+fn many_text(r: &Value) -> String {
+    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or_default();
+    let what = match (r.get("returns").and_then(Value::as_array), r.get("error")) {
+        (_, Some(Value::String(e))) => e.clone(),
+        (_, Some(Value::Object(e))) => {
+            let code = e.get("code").and_then(Value::as_str).unwrap_or_default();
+            let m = e.get("message").and_then(Value::as_str).unwrap_or_default();
+            format!("{code}: {m}")
+        }
+        (Some(returns), None) if !returns.is_empty() => {
+            format!(
+                "returned {}",
+                crate::session::summary::returns_line(returns)
+            )
+        }
+        _ => String::new(),
+    };
+    let mut line = format!("{} {}", s("traposId"), s("status"));
+    if !what.is_empty() {
+        line.push_str(": ");
+        line.push_str(&what);
+    }
+    let output = s("output");
+    if !output.is_empty() {
+        line.push('\n');
+        line.push_str(output.strip_suffix('\n').unwrap_or(output));
+    }
+    line
+}

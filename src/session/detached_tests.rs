@@ -1,0 +1,249 @@
+//! Detached runs in the session, driven through a channel instead of a socket: their own
+//! budget, a dropped link that leaves them pending, and their adoption by the next link.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::sync::mpsc;
+
+use super::super::*;
+use crate::protocol::{DetachedRun, Hello, Kind, Response};
+
+fn hello(id: u64) -> Hello {
+    Hello {
+        protocol: 1,
+        computer_id: id,
+        label: Some("miner".into()),
+        secret: String::new(),
+        serves: vec!["exec-lua".into()],
+        client: None,
+        host: None,
+        max_message: None,
+    }
+}
+
+fn session() -> Session {
+    let settings = Settings {
+        max_in_flight: 1,
+        max_detached: 2,
+        ..Settings::default()
+    };
+    Session::new(settings, false)
+}
+
+fn exec(code: &str) -> RequestSpec {
+    RequestSpec::new(Kind::ExecLua, json!({ "code": code }))
+}
+
+fn named(id: &str) -> DetachedRun {
+    DetachedRun {
+        id: id.to_owned(),
+        request: "exec-lua".into(),
+        by: Some("bot".into()),
+        status: Some("running".into()),
+        dropped_bytes: 0,
+    }
+}
+
+async fn sent(rx: &mut mpsc::Receiver<Outbound>) -> Box<crate::protocol::Request> {
+    match rx.recv().await {
+        Some(Outbound::Request(r)) => r,
+        other => panic!("expected a request, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn detached_runs_skip_the_in_flight_limit_and_have_their_own() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let _link = s.link(&hello(7), tx);
+    let a = s.start("7", exec("a").detached(), Origin::Person).unwrap();
+    let b = s.start("7", exec("b").detached(), Origin::Person).unwrap();
+    let (ra, rb) = (sent(&mut rx).await, sent(&mut rx).await);
+    assert_eq!(
+        (ra.id.as_str(), rb.id.as_str()),
+        (a.id.as_str(), b.id.as_str())
+    );
+    assert_eq!(ra.detach.as_ref().map(|d| d.by.as_str()), Some("person"));
+    assert_eq!(ra.timeout_ms, None, "no deadline unless asked");
+    // The one in-flight slot is still free for an ordinary request.
+    let c = s.start("7", exec("c"), Origin::Person).unwrap();
+    assert_eq!(sent(&mut rx).await.id, c.id);
+    assert!(matches!(
+        s.start("7", exec("d").detached(), Origin::Person),
+        Err(RequestError::DetachedLimit { limit: 2, .. })
+    ));
+    a.detach();
+    b.detach();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_link_keeps_detached_runs_and_the_next_one_takes_them_back() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    let kept = s
+        .start("7", exec("kept").detached(), Origin::Person)
+        .unwrap();
+    let gone = s
+        .start("7", exec("gone").detached(), Origin::Person)
+        .unwrap();
+    let ordinary = s.start("7", exec("x"), Origin::Person).unwrap();
+    for _ in 0..3 {
+        sent(&mut rx).await;
+    }
+    let (kept_id, gone_id) = (kept.id.clone(), gone.id.clone());
+    kept.detach();
+    gone.detach();
+    drop(link);
+    assert_eq!(ordinary.wait().await, Err(RequestError::Disconnected));
+    assert_eq!(s.pending().len(), 2, "both detached runs are still pending");
+    // The computer links again and names one of them: that one goes on, the other is lost.
+    let (tx, _rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    s.adopt(&link, vec![named(&kept_id)]);
+    match s.request_state(&gone_id) {
+        Some(RequestState::Ended(f)) => {
+            assert!(
+                matches!(f.ending.result, Err(RequestError::Remote { ref code, .. }) if code == "lost")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    link.output(&kept_id, Stream::Out, "after\n");
+    link.response(Response {
+        id: kept_id.clone(),
+        ok: true,
+        payload: Some(json!({"ok": true, "output": "after\n"})),
+        error: None,
+    });
+    match s.request_state(&kept_id) {
+        Some(RequestState::Ended(f)) => {
+            assert_eq!(f.status, Status::Ok);
+            assert_eq!(
+                f.ending.result,
+                Ok(json!({"ok": true, "output": "after\n"}))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_host_adopts_what_it_never_saw_and_ids_carry_the_start_tag() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    s.adopt(&link, vec![named("h-old000-3")]);
+    let p = s.pending();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].request_id, "h-old000-3");
+    assert_eq!(p[0].origin, Origin::Agent("bot".into()));
+    let t = s.start("7", exec("new"), Origin::Person).unwrap();
+    let tag = s.lock().run_tag.clone();
+    assert_eq!(tag.len(), 6);
+    assert!(
+        tag.bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+    );
+    assert_eq!(t.id, format!("h-{tag}-1"));
+    assert_eq!(sent(&mut rx).await.id, t.id);
+    // Tenths of a second apart, two starts never share a tag.
+    let now = std::time::SystemTime::now();
+    assert_ne!(run_tag(now + Duration::from_millis(100)), run_tag(now));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_cancelled_while_its_link_is_down_ends_and_is_stopped_on_relink() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    let t = s
+        .start("7", exec("long").detached(), Origin::Person)
+        .unwrap();
+    sent(&mut rx).await;
+    let id = t.id.clone();
+    t.detach();
+    drop(link);
+    s.cancel(&id).unwrap();
+    assert!(s.pending().is_empty());
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    s.adopt(&link, vec![named(&id)]);
+    assert!(s.pending().is_empty(), "not taken back");
+    assert_eq!(rx.recv().await, Some(Outbound::Cancel { id }));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stopping_host_ends_ordinary_requests_but_not_detached_runs() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let _link = s.link(&hello(7), tx);
+    let kept = s
+        .start("7", exec("kept").detached(), Origin::Person)
+        .unwrap();
+    let ordinary = s.start("7", exec("x"), Origin::Person).unwrap();
+    sent(&mut rx).await;
+    sent(&mut rx).await;
+    let id = kept.id.clone();
+    kept.detach();
+    s.shutdown();
+    assert_eq!(ordinary.wait().await, Err(RequestError::ShuttingDown));
+    let pending = s.pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].request_id, id);
+    assert!(s.recent(10).iter().any(|e| e.event == "detached"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cursor_from_before_a_restart_reads_from_the_start() {
+    let s = session();
+    let (tx, _rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    link.output("unknown", Stream::Out, "a\nb\nc\n");
+    assert_eq!(
+        s.output_cursor("7:miner", 2),
+        2,
+        "a cursor of this start stands"
+    );
+    assert_eq!(
+        s.output_cursor("7:miner", 500),
+        0,
+        "past the newest line: another start's"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn many_short_requests_never_push_a_detached_runs_result_out() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    let run = s
+        .start("7", exec("long").detached(), Origin::Person)
+        .unwrap();
+    let id = run.id.clone();
+    run.detach();
+    sent(&mut rx).await;
+    link.response(Response {
+        id: id.clone(),
+        ok: true,
+        payload: Some(json!({"ok": true})),
+        error: None,
+    });
+    for _ in 0..(super::FINISHED_KEPT + 10) {
+        let t = s.start("7", exec("short"), Origin::Person).unwrap();
+        sent(&mut rx).await;
+        link.response(Response {
+            id: t.id.clone(),
+            ok: true,
+            payload: Some(json!({"ok": true})),
+            error: None,
+        });
+        t.wait().await.unwrap();
+    }
+    assert!(matches!(s.request_state(&id), Some(RequestState::Ended(_))));
+    // Fifteen minutes on, it is gone.
+    tokio::time::advance(super::FINISHED_FOR + Duration::from_secs(1)).await;
+    assert!(s.request_state(&id).is_none());
+}
