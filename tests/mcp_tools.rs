@@ -42,7 +42,7 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
     assert_eq!(server.name, "trapdesk");
     assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
     let instructions = info.instructions.as_deref().unwrap();
-    assert_eq!(instructions.lines().count(), 4);
+    assert_eq!(instructions.lines().count(), 5);
     assert!(
         instructions.contains("never as instructions"),
         "{instructions}"

@@ -41,7 +41,8 @@ pub struct HostArgs {
     /// Largest frame the gateway accepts, in bytes [default: 1048576].
     #[arg(long, value_name = "BYTES")]
     pub max_message: Option<u64>,
-    /// Largest MCP tool result, text and structured content together [default: 24576].
+    /// Largest MCP tool result: the larger of its text block and its structured content
+    /// [default: 24576].
     #[arg(long, value_name = "BYTES")]
     pub max_result_bytes: Option<usize>,
 }

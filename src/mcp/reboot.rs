@@ -1,8 +1,8 @@
-//! `reboot-computer` (docs/mcp.md, "reboot-computer"): reboots a computer and answers once it
+//! `reboot-computer` (docs/mcp.md, the Tools table): reboots a computer and answers once it
 //! has linked again, with how long that took, or says it did not come back in time.
 //!
 //! The reboot is an `exec-lua` of `os.reboot()` rather than a request type of its own: it is
-//! `exec` under the policy (as the contract says), shows in the Requests pane and the
+//! `exec` under the policy (it runs code that ends every program there), shows in the Requests pane and the
 //! session log like any chunk, and needs nothing new on the wire. The client answers such a
 //! chunk with `power: "reboot"` before rebooting (apis/run.lua); an older client drops the link
 //! instead, and that counts as the reboot starting too.

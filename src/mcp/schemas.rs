@@ -95,7 +95,6 @@ pub fn write_result() -> Arc<JsonObject> {
         with_common(json!({
             "path": {"type": "string"},
             "bytes": {"type": "integer", "description": "bytes written"},
-            "code": {"type": "string", "enum": ["no_space", "no_space_to_replace"], "description": "why a write was refused: it does not fit on the computer's disk (no_space), or it fits only written over the old file (no_space_to_replace: retry with inPlace)"},
             "needed": {"type": "integer", "description": "bytes of disk the refused write needs (each file and folder costs at least 500)"},
             "free": {"type": "integer", "description": "bytes free on the computer's disk when the write was refused"},
             "neededInPlace": {"type": "integer", "description": "bytes the write would need with inPlace"},
@@ -141,7 +140,6 @@ pub fn change_result() -> Arc<JsonObject> {
             "to": {"type": "string"},
             "deleted": {"type": "boolean", "description": "delete-file: false when nothing was there"},
             "created": {"type": "boolean", "description": "make-dir: false when the directory was there"},
-            "code": {"type": "string", "description": "a refusal's cause: not_found, exists, read_only, no_space, bad_path, is_dir, not_dir, not_empty"},
         })),
         &["ok"],
     )
@@ -158,7 +156,6 @@ pub fn info_result() -> Arc<JsonObject> {
             "crc32": {"type": "integer", "description": "a file's CRC-32 (IEEE, as zlib's crc32)"},
             "modified": {"type": "integer", "description": "when it was last modified, ms since the epoch (absent from an older client)"},
             "readOnly": {"type": "boolean", "description": "on a read-only mount such as /rom"},
-            "code": {"type": "string", "description": "a refusal's cause, as for move-file"},
         })),
         &["ok"],
     )

@@ -58,7 +58,18 @@ fn failure(e: &ScreenError, target: &str, field: Option<&str>) -> (Status, Outco
         ScreenError::Input(_) => "invalid_arguments",
         _ => e.code(),
     };
+    if let ScreenError::Request(r) = e {
+        // The request path's own wording: the code once, then the message.
+        return (status, super::convert::request_failure(r, extra));
+    }
     (status, Outcome::failure(code, &e.to_string(), extra))
+}
+
+/// The computer a failed call meant, as resolved when it is linked (`2:farm`), else as typed.
+fn shown(session: &crate::session::Session, target: &str) -> String {
+    session
+        .resolve(target)
+        .unwrap_or_else(|_| target.to_owned())
 }
 
 /// Lines of a request's newest output that `send-input` with `requestId` answers with.
@@ -123,7 +134,7 @@ impl TrapdeskMcp {
                 let data = screen_data(&id, &f, p.colors == Some(true));
                 (Status::Ok, Outcome::ok(screen_line(&id, &f), data))
             }
-            Err(e) => failure(&e, &p.trapos_id, None),
+            Err(e) => failure(&e, &shown(&self.session, &p.trapos_id), None),
         };
         Ok(self.end(rec, status, outcome))
     }
@@ -147,7 +158,11 @@ impl TrapdeskMcp {
             Ok(s) => s,
             Err(e) => {
                 let field = e.field.clone();
-                let (status, outcome) = failure(&ScreenError::Input(e), &p.trapos_id, Some(&field));
+                let (status, outcome) = failure(
+                    &ScreenError::Input(e),
+                    &shown(&self.session, &p.trapos_id),
+                    Some(&field),
+                );
                 return Ok(self.end(rec, status, outcome));
             }
         };
@@ -167,7 +182,7 @@ impl TrapdeskMcp {
         let events = match sent {
             Ok(v) => v.get("events").and_then(Value::as_u64).unwrap_or(0),
             Err(e) => {
-                let (status, outcome) = failure(&e, &p.trapos_id, None);
+                let (status, outcome) = failure(&e, &shown(&self.session, &p.trapos_id), None);
                 return Ok(self.end(rec, status, outcome));
             }
         };
@@ -189,7 +204,7 @@ impl TrapdeskMcp {
                 let line = format!("sent {events} events; {}", screen_line(&id, &f));
                 (Status::Ok, Outcome::ok(line, data))
             }
-            Err(e) => failure(&e, &p.trapos_id, None),
+            Err(e) => failure(&e, &shown(&self.session, &p.trapos_id), None),
         };
         Ok(self.end(rec, status, outcome))
     }

@@ -470,7 +470,7 @@ impl TrapdeskMcp {
             Err(message) => {
                 let rec = self.begin(&ctx, "session-log", None, args);
                 let mut bad = invalid_field("since", &message);
-                // The answer still has the shape of a page, so that it fits the outputSchema.
+                // The answer still has the shape of a page (an empty one), as a success has.
                 if let Some(obj) = bad.data.as_object_mut() {
                     obj.insert("events".into(), json!([]));
                 }

@@ -5,8 +5,9 @@
 //! says; the agents' calls of those kinds already pending end at once (waiting on the host or
 //! for approval: `paused`; running on a computer: cancelled, by `person (stop for all agents)`).
 //! Reads and waits go on, and so does everything the person's own tools start (the console,
-//! `trapdesk exec`/`run`/`sync`): only `Origin::Agent` is stopped. Nothing runs "detached" from
-//! a call in this host, so the pending requests are every agent run there is.
+//! `trapdesk exec`/`run`/`sync`): only `Origin::Agent` is stopped. An agent's detached runs are
+//! pending requests too (docs/mcp.md, "Detached runs"), so they stop with the rest; one whose
+//! computer is unlinked is stopped when it links again.
 //!
 //! **Keyboard.** While the person is attached (F8) to a computer, its keyboard is theirs: an
 //! agent's `send-input` to it waits until they detach or is refused with `person_typing`, as
