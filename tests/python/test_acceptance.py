@@ -37,7 +37,11 @@ from mcp_types import Implementation
 
 REPO = Path(__file__).resolve().parents[2]
 # Where `cargo build` put it: CARGO_TARGET_DIR when set, as cargo itself reads it.
-BIN = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target") / "debug" / "trapdesk"
+# `$TRAPDESK_BIN` names another binary (tests/python/test_tour.py's "before" runs an older one).
+BIN = Path(
+    os.environ.get("TRAPDESK_BIN")
+    or Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target") / "debug" / "trapdesk"
+)
 
 TOOLS = {
     "probe-computers",
@@ -69,10 +73,6 @@ SECRET = "acceptance-secret-7f3k9q2m"
 # would be told by `trapdesk agent add` (the local one here, read from the data dir).
 TOKENS: dict[str, str] = {}
 
-
-@pytest.fixture(scope="session")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def _binary() -> Path:
@@ -182,14 +182,6 @@ async def _wait_for_two(url: str) -> list[dict[str, Any]]:
     raise AssertionError(f"the two demo computers did not link: {last}")
 
 
-@pytest.fixture(scope="module")
-def host():
-    h = HostProcess()
-    try:
-        anyio.run(_wait_for_two, h.url)
-        yield h
-    finally:
-        h.stop()
 
 
 async def test_tools_are_the_nine_with_schemas_annotations_and_titles(host: HostProcess) -> None:

@@ -8,38 +8,17 @@ Run from the repository root after `cargo build`:
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import anyio
 import pytest
 
-import test_acceptance as acceptance
 from test_acceptance import HostProcess, client, data, text
 
-_bin = os.environ.get("TRAPDESK_BIN") or (
-    os.environ.get("CARGO_TARGET_DIR") and str(Path(os.environ["CARGO_TARGET_DIR"]) / "debug" / "trapdesk")
-)
-if _bin:
-    acceptance.BIN = Path(_bin)
 
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def host():
-    h = HostProcess()
-    try:
-        anyio.run(acceptance._wait_for_two, h.url)
-        yield h
-    finally:
-        h.stop()
 
 
 async def test_output_is_followed_with_after(host: HostProcess) -> None:

@@ -14,22 +14,13 @@ The binary is `$TRAPDESK_BIN`, else `$CARGO_TARGET_DIR/debug/trapdesk`, else
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
-import anyio
 import jsonschema
 import pytest
 
-import test_acceptance as acceptance
 from test_acceptance import HostProcess, client, data, text
 
-_bin = os.environ.get("TRAPDESK_BIN") or (
-    os.environ.get("CARGO_TARGET_DIR") and str(Path(os.environ["CARGO_TARGET_DIR"]) / "debug" / "trapdesk")
-)
-if _bin:
-    acceptance.BIN = Path(_bin)
 
 pytestmark = pytest.mark.anyio
 
@@ -89,19 +80,6 @@ def _snake_keys(d: Any) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="session")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def host():
-    h = HostProcess()
-    try:
-        anyio.run(acceptance._wait_for_two, h.url)
-        yield h
-    finally:
-        h.stop()
 
 
 async def test_every_error_result_fits_its_output_schema(host: HostProcess) -> None:

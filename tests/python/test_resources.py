@@ -97,10 +97,6 @@ async def _wait_for_two(url: str) -> None:
     raise AssertionError("the two demo computers did not link")
 
 
-@pytest.fixture(scope="session")
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.fixture(scope="module")
 def host():

@@ -316,10 +316,6 @@ async def tour(binary: Path, way: str) -> list[tuple[str, Tally]]:
     return rows
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.mark.anyio
 async def test_the_tour_after() -> None:
