@@ -43,7 +43,9 @@ impl Component for ConfirmQuit {
         // The count is kept current while the question is open (a call refused meanwhile).
         let what = match self.pending {
             0 => "Nothing is pending any more.".to_owned(),
-            n => format!("{n} request(s) still pending; they will be cancelled (detached runs go on)."),
+            n => format!(
+                "{n} request(s) still pending; they will be cancelled (detached runs go on)."
+            ),
         };
         let lines = vec![
             Line::from(what),
