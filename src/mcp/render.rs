@@ -72,9 +72,12 @@ pub fn render(data: &Value) -> String {
             }
         }),
     );
+    // `wait-request` answers with both the output as text and its lines: the text says it
+    // once (the lines' seq and times are in the structured content).
+    let lines = if s("output").is_empty() { "lines" } else { "" };
     section(
         "",
-        &rows("lines", &|l| {
+        &rows(lines, &|l| {
             let text = l.get("text").and_then(Value::as_str).unwrap_or_default();
             let text = text.strip_suffix('\n').unwrap_or(text);
             match l.get("stream").and_then(Value::as_str) {
@@ -157,4 +160,23 @@ fn many_text(r: &Value) -> String {
         line.push_str(output.strip_suffix('\n').unwrap_or(output));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+    use serde_json::json;
+
+    #[test]
+    fn output_given_as_text_and_as_lines_is_said_once() {
+        let waited = json!({
+            "output": "dig 1\ndig 2",
+            "lines": [{"seq": 1, "text": "dig 1"}, {"seq": 2, "text": "dig 2"}],
+        });
+        assert_eq!(render(&waited), "[output]\ndig 1\ndig 2\n");
+        // computer-output has the lines alone: they are the text.
+        let page =
+            json!({"lines": [{"seq": 1, "text": "a"}, {"seq": 2, "text": "b", "stream": "err"}]});
+        assert_eq!(render(&page), "a\n[err] b\n");
+    }
 }
