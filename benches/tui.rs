@@ -131,6 +131,7 @@ fn fleet_frame(how: &str) -> f64 {
             serves: vec!["exec-lua".into(), "run-file".into()],
             running: usize::from(id % 10 == 0),
             queued: 0,
+            detached: 0,
             last_rtt_ms: Some(id % 40),
             client: None,
             host: None,

@@ -322,6 +322,18 @@ async fn a_turtle_and_a_pocket_computer_say_what_they_are() {
     assert!(!text.contains("computer idle"), "{text}");
 }
 
+/// A computer with only detached runs going is busy, not idle: its runs show in Requests, and
+/// the list says how many.
+#[tokio::test]
+async fn a_computer_running_only_detached_runs_is_not_idle() {
+    let mut list = fleet();
+    list[0].detached = 2;
+    let mut app = app();
+    app.set_computers(list);
+    let text = screen(&app, 120, 30);
+    assert!(text.contains("detached 2"), "{text}");
+}
+
 #[tokio::test]
 async fn filter_line_while_typing() {
     let mut app = fleet_app();

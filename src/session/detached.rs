@@ -113,6 +113,7 @@ impl State {
                 && conn.id == conn_id
             {
                 conn.detached = conn.detached.saturating_sub(1);
+                c.info.detached = conn.detached;
             }
             let mut entry = State::entry(
                 "detached",
@@ -204,12 +205,11 @@ impl State {
                 false
             }
         };
-        if let Some(conn) = self
-            .computers
-            .get_mut(trapos_id)
-            .and_then(|c| c.conn.as_mut())
+        if let Some(c) = self.computers.get_mut(trapos_id)
+            && let Some(conn) = c.conn.as_mut()
         {
             conn.detached += 1;
+            c.info.detached = conn.detached;
         }
         if let Some(p) = self.pending.get_mut(&run.id) {
             p.dropped_unlinked += run.dropped_bytes;

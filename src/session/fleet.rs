@@ -180,6 +180,7 @@ mod tests {
             serves: vec![],
             running: 0,
             queued: 0,
+            detached: 0,
             last_rtt_ms: None,
             client: None,
             host: None,

@@ -70,6 +70,7 @@ impl Session {
             serves: hello.serves.clone(),
             running: 0,
             queued: 0,
+            detached: 0,
             last_rtt_ms: None,
             client: hello.client.clone(),
             host: hello.host.clone(),

@@ -328,6 +328,9 @@ pub struct ComputerInfo {
     pub running: usize,
     /// Requests waiting on the host because `running` is at the in-flight limit.
     pub queued: usize,
+    /// Detached runs going on the computer (apart from `running`: they have their own budget).
+    #[serde(default)]
+    pub detached: usize,
     pub last_rtt_ms: Option<u64>,
     pub client: Option<String>,
     pub host: Option<String>,

@@ -16,6 +16,7 @@ impl State {
         {
             c.info.running = conn.in_flight;
             c.info.queued = conn.queue.len();
+            c.info.detached = conn.detached;
         }
     }
 

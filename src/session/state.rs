@@ -326,6 +326,7 @@ impl State {
             }
             computer.info.running = conn.in_flight;
             computer.info.queued = conn.queue.len();
+            computer.info.detached = conn.detached;
         }
     }
 

@@ -48,6 +48,7 @@ pub fn computer(id: u64, label: &str) -> ComputerInfo {
         serves: vec!["exec-lua".into(), "run-file".into(), "list-files".into()],
         running: 0,
         queued: 0,
+        detached: 0,
         last_rtt_ms: Some(12),
         client: Some("trapos 1.0".into()),
         host: Some("CC: Tweaked".into()),

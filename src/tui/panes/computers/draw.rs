@@ -200,5 +200,13 @@ fn status(cx: &DrawCx, c: &ComputerInfo) -> (&'static str, String, Style) {
             cx.theme.accent,
         );
     }
+    if c.detached > 0 {
+        // Only detached runs: busy, though its slots for ordinary requests are free.
+        return (
+            spinner(cx.ticks),
+            format!("detached {}", c.detached),
+            cx.theme.accent,
+        );
+    }
     ("●", "idle".into(), cx.theme.ok)
 }

@@ -341,6 +341,7 @@ mod tests {
             serves: vec![],
             running,
             queued: 0,
+            detached: 0,
             last_rtt_ms: None,
             client: None,
             host: None,
