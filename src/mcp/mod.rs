@@ -258,6 +258,27 @@ fn bare(result: Result<Value, RequestError>) -> Ending {
 }
 
 impl TrapdeskMcp {
+    /// Whether the policy lets this call read the output the host holds of `trapos_id`
+    /// (asking the person when it says ask): `computer-output` and `wait-request` read it, so
+    /// both ask the same question. The refusal is the call's outcome.
+    pub(crate) async fn may_read_output(
+        &self,
+        trapos_id: &str,
+        origin: &Origin,
+    ) -> Result<(), results::Outcome> {
+        let wait = self.session.settings().request_timeout;
+        self.session
+            .permit(
+                trapos_id,
+                crate::protocol::Kind::ComputerOutput,
+                origin,
+                wait,
+            )
+            .await
+            .map(drop)
+            .map_err(|e| convert::request_failure(&e, serde_json::Map::new()))
+    }
+
     /// Records the start of a tool call.
     pub(crate) fn begin(
         &self,

@@ -14,7 +14,7 @@ use super::convert::*;
 use super::params::*;
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
-use crate::protocol::{Kind, kind};
+use crate::protocol::kind;
 use crate::session::{RequestError, RequestSpec, Status};
 
 /// Largest `computer-output` page, whatever the caller asks.
@@ -372,13 +372,8 @@ impl TrapdeskMcp {
             };
             return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
         };
-        let wait = self.session.settings().request_timeout;
-        if let Err(e) = self
-            .session
-            .permit(&trapos_id, Kind::ComputerOutput, &rec.origin, wait)
-            .await
-        {
-            return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
+        if let Err(refused) = self.may_read_output(&trapos_id, &rec.origin).await {
+            return Ok(self.end(rec, Status::Failed, refused));
         }
         if let Some(rid) = p.request_id.as_deref()
             && !self.session.knows_request(&trapos_id, rid)

@@ -10,7 +10,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use serde_json::{Map, Value, json};
 
-use super::convert::{outcome_of, request_failure, run_line};
+use super::convert::{outcome_of, run_line};
 use super::params::WaitRequest;
 use super::results::{Outcome, json_budget};
 use super::{Ran, Recorded, TrapdeskMcp, bare, schemas};
@@ -258,13 +258,8 @@ impl TrapdeskMcp {
             let outcome = Outcome::failure("unknown_request", &message, extra);
             return Ok(self.end(rec, Status::Failed, outcome));
         };
-        let wait = self.session.settings().request_timeout;
-        if let Err(e) = self
-            .session
-            .permit(&trapos_id, Kind::ComputerOutput, &rec.origin, wait)
-            .await
-        {
-            return Ok(self.end(rec, Status::Failed, request_failure(&e, Map::new())));
+        if let Err(refused) = self.may_read_output(&trapos_id, &rec.origin).await {
+            return Ok(self.end(rec, Status::Failed, refused));
         }
         let timeout = p.timeout_ms.map_or(DEFAULT_WAIT, Duration::from_millis);
         let after = self.session.output_cursor(&trapos_id, p.after.unwrap_or(0));

@@ -113,7 +113,7 @@ impl State {
                 && conn.id == conn_id
             {
                 conn.detached = conn.detached.saturating_sub(1);
-                c.info.detached = conn.detached;
+                c.show_counts();
             }
             let mut entry = State::entry(
                 "detached",
@@ -209,7 +209,7 @@ impl State {
             && let Some(conn) = c.conn.as_mut()
         {
             conn.detached += 1;
-            c.info.detached = conn.detached;
+            c.show_counts();
         }
         if let Some(p) = self.pending.get_mut(&run.id) {
             p.dropped_unlinked += run.dropped_bytes;

@@ -11,12 +11,8 @@ impl State {
     /// Sends queued requests of a computer while it has free slots.
     pub fn pump(&mut self, trapos_id: &str) {
         self.send_queued(trapos_id);
-        if let Some(c) = self.computers.get_mut(trapos_id)
-            && let Some(conn) = c.conn.as_ref()
-        {
-            c.info.running = conn.in_flight;
-            c.info.queued = conn.queue.len();
-            c.info.detached = conn.detached;
+        if let Some(c) = self.computers.get_mut(trapos_id) {
+            c.show_counts();
         }
     }
 

@@ -83,6 +83,18 @@ pub(crate) struct Computer {
     pub off: Option<String>,
 }
 
+impl Computer {
+    /// Shows the link's counts (running, queued, detached) in what the console and the tools
+    /// read: the one place they are copied, after any change to them.
+    pub fn show_counts(&mut self) {
+        if let Some(conn) = &self.conn {
+            self.info.running = conn.in_flight;
+            self.info.queued = conn.queue.len();
+            self.info.detached = conn.detached;
+        }
+    }
+}
+
 /// CC: Tweaked's "Too long without yielding" comes after 7 s of Lua without a yield
 /// (`computer_threads` timeout, `TimeoutState.TIMEOUT`); 1.5 s later (`ABORT_TIMEOUT`) it shuts
 /// the computer down. A link that ends without a close frame while a request has run this
@@ -324,10 +336,8 @@ impl State {
                 (false, true) => conn.detached_queue.retain(|q| q != &p.info.request_id),
                 (false, false) => conn.queue.retain(|q| q != &p.info.request_id),
             }
-            computer.info.running = conn.in_flight;
-            computer.info.queued = conn.queue.len();
-            computer.info.detached = conn.detached;
         }
+        computer.show_counts();
     }
 
     /// The connection a new request on `trapos_id` goes to, if it has room for one more.
