@@ -58,7 +58,8 @@ async fn the_harness_quick_form_measures_every_row_correctly() {
     assert!(r.idle.secs >= cfg.idle_secs as f64, "{:?}", r.idle);
     // The client's files were found, and CC's count is at least their bytes.
     let d = &r.disk;
-    assert!(d.files >= 5 && d.bytes > 10_000, "{d:?}");
+    assert!(d.files >= 1 && d.bytes > 1_000, "{d:?}");
+    assert!(d.top.iter().any(|n| n == "startup.lua"), "{d:?}");
     assert!(d.counted >= d.bytes, "{d:?}");
     // One row per target: exec-lua, a write and a read per kind, idle, exec-lua's events,
     // two transfers' events per kind, the disk.

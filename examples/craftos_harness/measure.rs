@@ -207,14 +207,18 @@ async fn read_file(f: &Fleet, id: &str, path: &str) -> (Duration, usize, Vec<u8>
     (t.elapsed(), calls, back)
 }
 
-/// Walks the client's files: `/startup.lua` and everything under `/trapdesk/`.
+/// Walks the computer's files right after the client installed and settled, before the
+/// harness writes anything: all of them are the client's (the installer's own `startup.lua`
+/// deletes itself first, `tests/support/craftos.rs`). The root folder itself is not counted,
+/// as CC: Tweaked gives it back (`WritableFileMount`: capacity + `MINIMUM_FILE_SIZE`).
 fn client_disk(files: &Path) -> Disk {
     fn walk(dir: &Path, d: &mut Disk) {
-        d.dirs += 1;
         for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
             let m = e.metadata().unwrap();
             if m.is_dir() {
+                d.dirs += 1;
+                d.counted += 500;
                 walk(&e.path(), d);
             } else {
                 d.files += 1;
@@ -227,13 +231,12 @@ fn client_disk(files: &Path) -> Disk {
         }
     }
     let mut d = Disk::default();
-    walk(&files.join("trapdesk"), &mut d);
-    // Folders count 500 each as well.
-    d.counted += 500 * d.dirs as u64;
-    let startup = std::fs::metadata(files.join("startup.lua")).unwrap();
-    d.files += 1;
-    d.bytes += startup.len();
-    d.counted += startup.len().max(500);
+    walk(files, &mut d);
+    d.top = std::fs::read_dir(files)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    d.top.sort();
     d
 }
 

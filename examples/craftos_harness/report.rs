@@ -77,8 +77,8 @@ pub struct Transfer {
     pub events_read: Events,
 }
 
-/// The client's files on the computer's disk (what the installer left: `/startup.lua` and
-/// `/trapdesk/`), before the harness writes anything.
+/// The client's files on the computer's disk: everything the installer left, before the
+/// harness writes anything.
 #[derive(Debug, Clone, Default)]
 pub struct Disk {
     pub files: usize,
@@ -89,6 +89,8 @@ pub struct Disk {
     pub counted: u64,
     /// Of `bytes`, the client's logs (they grow as it runs).
     pub log_bytes: u64,
+    /// The names at the disk's root.
+    pub top: Vec<String>,
 }
 
 /// A default computer's disk in CC: Tweaked (`Config.computerSpaceLimit`, `1000 * 1000`).
@@ -239,7 +241,8 @@ impl Report {
         let d = &self.disk;
         let _ = writeln!(
             s,
-            "| the client's files on the disk (`/startup.lua`, `/trapdesk/`) | {} bytes in {} files, {} of them logs; CC counts {}, so a default computer keeps {} of {DEFAULT_DISK} free | | | <= 65,536 bytes | {} |",
+            "| the client's files on the disk (`/{}`) | {} bytes in {} files, {} of them logs; CC counts {}, so a default computer keeps {} of {DEFAULT_DISK} free | | | <= 65,536 bytes | {} |",
+            d.top.join("`, `/"),
             d.bytes,
             d.files,
             d.log_bytes,
