@@ -38,6 +38,7 @@ async fn the_harness_quick_form_measures_every_row_correctly() {
 
     assert_eq!(r.exec.0.len(), cfg.calls);
     assert_eq!(r.echo.0.len(), cfg.calls);
+    assert_eq!(r.ping.0.len(), cfg.calls);
     assert!(r.machine.runtime.contains("CraftOS-PC"), "{:?}", r.machine);
     // Both kinds of content moved both ways, through trapdesk and the floor (byte for byte:
     // `measure::run` compares them), each in more than one page and more than one frame.
@@ -61,13 +62,13 @@ async fn the_harness_quick_form_measures_every_row_correctly() {
     assert!(d.files >= 1 && d.bytes > 1_000, "{d:?}");
     assert!(d.top.iter().any(|n| n == "startup.lua"), "{d:?}");
     assert!(d.counted >= d.bytes, "{d:?}");
-    // One row per target: exec-lua, a write and a read per kind, idle, exec-lua's events,
-    // two transfers' events per kind, the disk.
+    // One row per target: exec-lua (with its ping and the rest), a write and a read per kind,
+    // idle, exec-lua's events, two transfers' events per kind, the disk.
     let rows = table
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| what"))
         .count();
-    assert_eq!(rows, 1 + 2 * 2 + 1 + 1 + 2 * 2 + 1, "{table}");
+    assert_eq!(rows, 3 + 2 * 2 + 1 + 1 + 2 * 2 + 1, "{table}");
 }
 
 /// `cargo test` builds the examples beside the test binaries: target/<profile>/examples.

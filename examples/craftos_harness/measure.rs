@@ -293,6 +293,21 @@ async fn exec_one(f: &Fleet, id: &str) -> Duration {
     took
 }
 
+/// One MCP `ping` through the same endpoint: the SDK's own round trip (HTTP, the bearer
+/// check, rmcp's client and server) with no tool and no computer behind it.
+async fn ping_one(f: &Fleet) -> Duration {
+    let peer = f.client.peer().clone();
+    let t = Instant::now();
+    let r = peer
+        .send_request(rmcp::model::ClientRequest::PingRequest(
+            rmcp::model::PingRequest::default(),
+        ))
+        .await;
+    let took = t.elapsed();
+    assert!(r.is_ok(), "ping: {r:?}");
+    took
+}
+
 /// Waits until the computer serves everything in `what` (the shell's input among them).
 async fn wait_serves(f: &Fleet, id: &str, what: &[&str]) {
     let start = Instant::now();
@@ -368,9 +383,10 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
     tokio::time::sleep(Duration::from_secs(cfg.idle_secs)).await;
     report.idle = w.close(&files).await;
 
-    progress("exec-lua and the echo, interleaved");
+    progress("exec-lua, MCP ping and the echo, interleaved");
     for _ in 0..5 {
         exec_one(&f, &id).await;
+        ping_one(&f).await;
         peer.echo().await;
     }
     // In blocks of ten, so a change of the machine's load falls on both series alike.
@@ -380,6 +396,9 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
         let n = left.min(10);
         for _ in 0..n {
             report.echo.0.push(peer.echo().await);
+        }
+        for _ in 0..n {
+            report.ping.0.push(ping_one(&f).await);
         }
         for _ in 0..n {
             report.exec.0.push(exec_one(&f, &id).await);

@@ -118,6 +118,8 @@ pub struct Report {
     pub machine: Machine,
     pub exec: Series,
     pub echo: Series,
+    /// MCP `ping`s through the same endpoint, beside exec-lua: the SDK's share of it.
+    pub ping: Series,
     pub exec_events: Events,
     pub idle: Events,
     pub transfers: Vec<Transfer>,
@@ -136,7 +138,28 @@ fn size_name(bytes: usize) -> String {
     if bytes % 1024 == 0 {
         format!("{} KiB", bytes / 1024)
     } else {
-        format!("{bytes} bytes")
+        format!("{} bytes", thousands(bytes as u64))
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn calls(n: usize) -> String {
+    if n == 1 {
+        "1 call".into()
+    } else {
+        format!("{n} calls")
     }
 }
 
@@ -173,6 +196,21 @@ impl Report {
             ms(e.median()),
             ms(e.p99()),
             yes(r <= 5.0)
+        );
+        let p = &self.ping;
+        let _ = writeln!(
+            s,
+            "| of which an MCP `ping` through the same endpoint (no tool, no computer), median (p99) | {:.2} ms ({:.2}) | bare WebSocket echo | {:.1}x | | |",
+            ms(p.median()),
+            ms(p.p99()),
+            ratio(p.median(), e.median()),
+        );
+        let past = x.median().saturating_sub(p.median());
+        let _ = writeln!(
+            s,
+            "| of which past the SDK (exec-lua's median less `ping`'s): host, gateway, the client on the computer | {:.2} ms | bare WebSocket echo | {:.1}x | | |",
+            ms(past),
+            ratio(past, e.median()),
         );
         for t in &self.transfers {
             let size = size_name(t.size);
@@ -222,38 +260,41 @@ impl Report {
             yes(x.count <= self.exec.0.len() as u64)
         );
         for t in &self.transfers {
-            for (what, ev, calls) in [
+            for (what, ev, n) in [
                 ("write-file", &t.events_write, 1),
                 ("paged read-file", &t.events_read, t.read_calls),
             ] {
                 let _ = writeln!(
                     s,
-                    "| the same during one {} {} {what} ({calls} calls, {:.2} s) | {} ({}) | | | at most 1 a call | {} |",
+                    "| the same during one {} {} {what} ({}, {:.2} s) | {} ({}) | | | at most 1 a call | {} |",
                     size_name(t.size),
                     t.kind,
+                    calls(n),
                     ev.secs,
                     ev.count,
                     ev.names(),
-                    yes(ev.count <= calls as u64)
+                    yes(ev.count <= n as u64)
                 );
             }
         }
         let d = &self.disk;
         let _ = writeln!(
             s,
-            "| the client's files on the disk (`/{}`) | {} bytes in {} files, {} of them logs; CC counts {}, so a default computer keeps {} of {DEFAULT_DISK} free | | | <= 65,536 bytes | {} |",
+            "| the client's files on the disk (`/{}`) | {} bytes in {} files, {} of them logs; CC counts {}, so a default computer keeps {} of {} free | | | <= 65,536 bytes | {} |",
             d.top.join("`, `/"),
-            d.bytes,
+            thousands(d.bytes),
             d.files,
-            d.log_bytes,
-            d.counted,
-            DEFAULT_DISK.saturating_sub(d.counted),
+            thousands(d.log_bytes),
+            thousands(d.counted),
+            thousands(DEFAULT_DISK.saturating_sub(d.counted)),
+            thousands(DEFAULT_DISK),
             yes(d.bytes - d.log_bytes <= 65_536)
         );
         let _ = writeln!(
             s,
-            "\nEvery sample, in ms: exec-lua {}; echo {}.",
+            "\nEvery sample, in ms: exec-lua {}; MCP ping {}; echo {}.",
             self.exec_summary(&self.exec),
+            self.exec_summary(&self.ping),
             self.exec_summary(&self.echo)
         );
         for t in &self.transfers {
