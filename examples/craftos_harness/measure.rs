@@ -389,7 +389,7 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
         ping_one(&f).await;
         peer.echo().await;
     }
-    // In blocks of ten, so a change of the machine's load falls on both series alike.
+    // In blocks of ten, so a change of the machine's load falls on the three series alike.
     let w = Window::open(&files);
     let mut left = cfg.calls;
     while left > 0 {
