@@ -55,7 +55,11 @@ async fn the_harness_quick_form_measures_every_row_correctly() {
         assert!(t.events_write.count <= 1, "{t:?}");
         assert!(t.events_read.count <= t.read_calls as u64, "{t:?}");
     }
-    assert!(r.exec_events.count <= cfg.calls as u64, "{:?}", r.exec_events);
+    assert!(
+        r.exec_events.count <= cfg.calls as u64,
+        "{:?}",
+        r.exec_events
+    );
     assert!(r.idle.secs >= cfg.idle_secs as f64, "{:?}", r.idle);
     // The client's files were found, and CC's count is at least their bytes.
     let d = &r.disk;
@@ -83,7 +87,12 @@ fn example() -> PathBuf {
 #[test]
 fn without_craftos_pc_the_harness_says_how_and_exits_2() {
     let bin = example();
-    assert!(bin.exists(), "{} not built", bin.display());
+    assert!(
+        bin.exists(),
+        "{} not built: a whole `cargo test` builds the examples; with `--test` alone, run \
+         `cargo build --example craftos_harness` first",
+        bin.display()
+    );
     let out = std::process::Command::new(&bin)
         .env_remove("CRAFTOS_PC")
         .output()

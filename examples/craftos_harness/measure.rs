@@ -140,7 +140,13 @@ pub fn content(kind: &str, size: usize) -> Vec<u8> {
     match kind {
         "binary" => (0..size).map(|k| (k * 7919 + k / 251) as u8).collect(),
         _ => (0..size)
-            .map(|k| if k % 64 == 63 { b'\n' } else { b'a' + (k % 26) as u8 })
+            .map(|k| {
+                if k % 64 == 63 {
+                    b'\n'
+                } else {
+                    b'a' + (k % 26) as u8
+                }
+            })
             .collect(),
     }
 }
@@ -359,10 +365,7 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
     // The client's files, before anything else is written.
     report.disk = client_disk(&files);
     let r = f
-        .call(
-            "exec-lua",
-            json!({"traposId": id, "code": "return _HOST"}),
-        )
+        .call("exec-lua", json!({"traposId": id, "code": "return _HOST"}))
         .await;
     let d = ok(&r, "exec-lua _HOST");
     report.machine.runtime = d["returns"][0]["value"].as_str().unwrap_or("?").to_owned();
@@ -373,9 +376,11 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
         .call("send-input", json!({"traposId": id, "text": "count\n"}))
         .await;
     ok(&r, "send-input");
-    wait_until(Duration::from_secs(20), "the counting program started", || {
-        seen(&files).is_some()
-    })
+    wait_until(
+        Duration::from_secs(20),
+        "the counting program started",
+        || seen(&files).is_some(),
+    )
     .await;
 
     progress("idle");
@@ -473,4 +478,3 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
     drop(f);
     report
 }
-

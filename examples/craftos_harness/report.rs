@@ -135,7 +135,7 @@ fn yes(b: bool) -> &'static str {
 }
 
 fn size_name(bytes: usize) -> String {
-    if bytes % 1024 == 0 {
+    if bytes.is_multiple_of(1024) {
         format!("{} KiB", bytes / 1024)
     } else {
         format!("{} bytes", thousands(bytes as u64))
@@ -147,7 +147,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -183,7 +183,10 @@ impl Report {
             m.client_version,
             m.runtime
         );
-        let _ = writeln!(s, "| what | figure | floor, same run | ratio | target | met |");
+        let _ = writeln!(
+            s,
+            "| what | figure | floor, same run | ratio | target | met |"
+        );
         let _ = writeln!(s, "|---|---|---|---|---|---|");
         let (e, x) = (&self.echo, &self.exec);
         let r = ratio(x.median(), e.median());
