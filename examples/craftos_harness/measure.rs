@@ -93,9 +93,26 @@ fn seen(files: &Path) -> Option<(u64, BTreeMap<String, u64>)> {
         let (k, v) = w.split_once('=')?;
         by_name.insert(k.to_owned(), v.parse().ok()?);
     }
-    // A consistent file: the count is the sum of the counts by name.
-    assert_eq!(n, by_name.values().sum::<u64>(), "events.txt: {s}");
-    Some((n, by_name))
+    // A whole file: the count is the sum of the counts by name. The program rewrites it on
+    // every event, so a read may catch it truncated or half written.
+    (n == by_name.values().sum::<u64>()).then_some((n, by_name))
+}
+
+/// [`seen`], read again until the file is whole (the program may be writing it); panics
+/// with `what` after 5 s.
+async fn seen_whole(files: &Path, what: &str) -> (u64, BTreeMap<String, u64>) {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = seen(files) {
+            return s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{what}: /events.txt is {:?}",
+            std::fs::read_to_string(files.join("events.txt"))
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 /// A window of event counting.
@@ -106,8 +123,8 @@ struct Window {
 }
 
 impl Window {
-    fn open(files: &Path) -> Window {
-        let (n, by_name) = seen(files).expect("the counting program is not running");
+    async fn open(files: &Path) -> Window {
+        let (n, by_name) = seen_whole(files, "the counting program is not running").await;
         Window {
             n,
             by_name,
@@ -119,7 +136,7 @@ impl Window {
     async fn close(self, files: &Path) -> Events {
         let secs = self.at.elapsed().as_secs_f64();
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let (n, after) = seen(files).expect("the counting program stopped");
+        let (n, after) = seen_whole(files, "the counting program stopped").await;
         let mut by_name = BTreeMap::new();
         for (k, v) in after {
             let d = v - self.by_name.get(&k).copied().unwrap_or(0);
@@ -384,7 +401,7 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
     .await;
 
     progress("idle");
-    let w = Window::open(&files);
+    let w = Window::open(&files).await;
     tokio::time::sleep(Duration::from_secs(cfg.idle_secs)).await;
     report.idle = w.close(&files).await;
 
@@ -395,7 +412,7 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
         peer.echo().await;
     }
     // In blocks of ten, so a change of the machine's load falls on the three series alike.
-    let w = Window::open(&files);
+    let w = Window::open(&files).await;
     let mut left = cfg.calls;
     while left > 0 {
         let n = left.min(10);
@@ -439,7 +456,7 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
             t.floor_read.0.push(took);
 
             let path = format!("bench-{kind}.bin");
-            let w = Window::open(&files);
+            let w = Window::open(&files).await;
             t.write
                 .0
                 .push(write_file(&f, &id, &path, kind, &body).await);
@@ -448,7 +465,7 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
                 std::fs::read(files.join(&path)).unwrap() == body,
                 "write-file wrote other bytes"
             );
-            let w = Window::open(&files);
+            let w = Window::open(&files).await;
             let (took, calls, back) = read_file(&f, &id, &path).await;
             let ev_read = w.close(&files).await;
             assert!(back == body, "read-file read other bytes");
