@@ -1,10 +1,24 @@
 //! The Lua client (`lua/` in the repository), embedded at build time by `build.rs`.
 //!
-//! The gateway serves these files under `/lua/<path>` and the emulator installs them into its
-//! computers, so both always carry exactly the bytes that are in the repository.
+//! `lua/` is the readable source ([`SOURCES`]). What a computer gets is its served form
+//! ([`FILES`]): every file minified (`build/minify.rs`: no comments, short local names, one
+//! output line per source line that holds code), and every file the computer stores packed
+//! with one shared dictionary (`build/pack.rs`, the extra `unpack.lua`), so the installed
+//! client stays within 64 KB of the computer's disk. The gateway serves these files under
+//! `/lua/<path>` and the emulator installs them into its computers, so both always carry
+//! exactly the bytes a real computer downloads. [`crate::lua_map`] reads the position map
+//! ([`LINES`]) to name `lua/` lines in what the host shows.
 
-/// Every file under `lua/`, as `(path relative to lua/, bytes)`, sorted by path.
+/// The client as served, as `(path relative to the client's root, bytes)`, sorted by path:
+/// every file under `lua/`, minified and (all but the installer) packed, and `unpack.lua`.
 pub static FILES: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/lua_files.rs"));
+
+/// Every file under `lua/` as it is in the repository, sorted by path.
+pub static SOURCES: &[(&str, &[u8])] = include!(concat!(env!("OUT_DIR"), "/lua_sources.rs"));
+
+/// The position map: for each `.lua` file under `lua/`, the source line (1-based) of each line
+/// of its served text (the line at index 0 is line 1).
+pub static LINES: &[(&str, &[u32])] = include!(concat!(env!("OUT_DIR"), "/lua_lines.rs"));
 
 /// The bytes of one client file, by its path relative to `lua/` (for example `apis/json.lua`).
 pub fn get(path: &str) -> Option<&'static [u8]> {
