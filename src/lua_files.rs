@@ -67,6 +67,68 @@ mod tests {
         );
     }
 
+    /// What the installer stores, counted as CC counts a disk (`src/emu/quota.rs`: each file
+    /// and folder at least 500 bytes): every served file but the installer under `/trapdesk/`
+    /// with its folders, `/trapdesk/version`, and the wrapper `/startup.lua` (a copy of
+    /// `startup.lua`). `tests/served_client.rs` measures the whole disk on a computer.
+    #[test]
+    fn the_stored_client_costs_at_most_64_kb() {
+        const MIN: usize = 500;
+        let mut folders = std::collections::BTreeSet::from(["".to_owned()]);
+        let mut cost = 0;
+        for (path, bytes) in FILES.iter().filter(|(p, _)| *p != "install.lua") {
+            cost += bytes.len().max(MIN);
+            let mut dir = *path;
+            while let Some((parent, _)) = dir.rsplit_once('/') {
+                folders.insert(parent.to_owned());
+                dir = parent;
+            }
+        }
+        cost += folders.len() * MIN + MIN; // the folders and `version`
+        cost += get("startup.lua").map_or(0, |w| w.len().max(MIN));
+        assert!(cost <= 64_000, "the stored client costs {cost} bytes");
+    }
+
+    /// Every served file compiles, and so does the text a packed one unpacks to: each stub is
+    /// run with `dofile` giving the real unpacker and a `load` that only compiles.
+    #[test]
+    fn every_served_file_and_what_it_unpacks_to_compiles() {
+        let lua = mlua::Lua::new();
+        let unpack: mlua::Function = lua
+            .load(get("unpack.lua").expect("the unpacker is served"))
+            .call(())
+            .expect("the unpacker runs");
+        let g = lua.globals();
+        let checks = lua
+            .load(
+                r#"local unpack = ...
+                   dofile = function() return unpack end
+                   local compile = load
+                   load = function(s, name, mode, env)
+                       local f, e = compile(s, name, mode, env)
+                       if not f then error("does not compile: " .. e, 0) end
+                       return function() return #s end
+                   end"#,
+            )
+            .call::<()>(unpack);
+        checks.expect("the checks are set up");
+        for (path, bytes) in FILES {
+            let f = lua
+                .load(*bytes)
+                .set_name(format!("@/trapdesk/{path}"))
+                .into_function()
+                .unwrap_or_else(|e| panic!("served {path} does not compile: {e}"));
+            if *path == "install.lua" || *path == "unpack.lua" {
+                continue;
+            }
+            let unpacked: usize = f
+                .call(())
+                .unwrap_or_else(|e| panic!("served {path} does not unpack: {e}"));
+            assert!(unpacked > 0, "{path}");
+        }
+        drop(g);
+    }
+
     #[test]
     fn the_version_is_twelve_hex_digits_and_stable() {
         let v = version();
