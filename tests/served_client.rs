@@ -142,3 +142,77 @@ async fn a_client_error_names_its_lua_line_on_the_emulator() {
 async fn a_client_error_names_its_lua_line_on_craftos_pc() {
     client_error_names_lua_line(Runtime::CraftOs).await;
 }
+
+/// What packing adds to loading the client, printed for BENCHMARKS.md ("The served client"):
+/// the unpacker's `gsub` over every stored file's packed text, and a `dofile` of every module
+/// (unpack, compile, run), each the median of several rounds, in ms of the computer's own
+/// clock. Asserts only that unpacking gives the text each file runs.
+async fn loading_costs(rt: Runtime) {
+    let w = World::boot(rt, &["miner"]).await;
+    let code = r#"
+        local unpack = dofile("/trapdesk/unpack.lua")
+        local packed, total = {}, 0
+        for _, dir in ipairs({ "/trapdesk/apis/", "/trapdesk/servers/", "/trapdesk/" }) do
+            for _, name in ipairs(fs.list(dir)) do
+                local path = dir .. name
+                if name:match("%.lua$") and name ~= "unpack.lua" and not fs.isDir(path) then
+                    local h = fs.open(path, "rb")
+                    local s = h.readAll()
+                    h.close()
+                    local body = s:match("%((%[=*%[.-%]=*%])%),debug")
+                    packed[#packed + 1] = assert(load("return " .. body))()
+                    total = total + #unpack(packed[#packed])
+                end
+            end
+        end
+        local function median(f)
+            local t = {}
+            for i = 1, 7 do
+                local a = os.epoch("utc")
+                f()
+                t[i] = os.epoch("utc") - a
+            end
+            table.sort(t)
+            return t[4]
+        end
+        local gsub = median(function() for i = 1, 10 do for _, p in ipairs(packed) do unpack(p) end end end) / 10
+        local mods = fs.list("/trapdesk/apis/")
+        local load_all = median(function()
+            for _, name in ipairs(mods) do
+                if name ~= "setup.lua" then dofile("/trapdesk/apis/" .. name) end
+            end
+        end)
+        return #packed, total, gsub, load_all
+    "#;
+    let r = w
+        .call(
+            "exec-lua",
+            json!({"traposId": w.trapos("miner"), "code": code, "timeoutMs": 60000}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let v = |i: usize| data(&r)["returns"][i]["value"].clone();
+    eprintln!(
+        "{}: {} packed files unpack to {} bytes; unpacking them all: {} ms; dofile of every apis/ module: {} ms",
+        rt.name(),
+        v(0),
+        v(1),
+        v(2),
+        v(3)
+    );
+    assert!(v(0).as_u64().unwrap() >= 15, "{}", text(&r));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loading_the_served_client_on_the_emulator() {
+    loading_costs(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn loading_the_served_client_on_craftos_pc() {
+    loading_costs(Runtime::CraftOs).await;
+}
