@@ -87,8 +87,9 @@ fn main() -> std::io::Result<()> {
         }
     }
     // Every stored file is packed with one shared dictionary; the installer is only minified.
-    let (stored, plain): (Vec<_>, Vec<_>) =
-        minified.into_iter().partition(|(rel, _, _)| rel != NOT_STORED);
+    let (stored, plain): (Vec<_>, Vec<_>) = minified
+        .into_iter()
+        .partition(|(rel, _, _)| rel != NOT_STORED);
     for (rel, text, _) in plain {
         served.push((rel, text));
     }
@@ -113,7 +114,7 @@ fn main() -> std::io::Result<()> {
             .flatten()
             .copied()
             .collect();
-        served.push((rel.clone(), pack::stub(&rel, &head, &packed)));
+        served.push((rel.clone(), pack::stub(&rel, &head, &packed, &dict.hash())));
     }
     served.push((pack::UNPACK_FILE.to_owned(), dict.unpacker()));
     served.sort();

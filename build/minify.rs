@@ -16,12 +16,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use full_moon::LuaVersion;
 use full_moon::ast::{
     self, Block, Call, Expression, Field, FunctionArgs, FunctionBody, Index, LastStmt, Parameter,
     Prefix, Stmt, Suffix, Var,
 };
 use full_moon::tokenizer::{Lexer, LexerResult, Token, TokenReference, TokenType};
-use full_moon::LuaVersion;
 
 /// One minified file: its text and, for each of its lines (the first at index 0), the source
 /// line (1-based) it came from.
@@ -33,8 +33,8 @@ pub struct Minified {
 }
 
 const KEYWORDS: &[&str] = &[
-    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
-    "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
+    "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
 ];
 
 /// Minifies `src`. `keep_header` leading comment paragraphs (each ended by a bare `--` line)
@@ -47,7 +47,12 @@ pub fn minify(src: &str, keep_header: usize) -> Result<Minified, String> {
             errs.iter()
                 .map(|e| {
                     let (start, _) = e.range();
-                    format!("{}:{}: {}", start.line(), start.character(), e.error_message())
+                    format!(
+                        "{}:{}: {}",
+                        start.line(),
+                        start.character(),
+                        e.error_message()
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join("; ")
@@ -398,7 +403,9 @@ fn needs_space(prev: &str, next: &str) -> bool {
     };
     let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let prev_number = prev.chars().next().is_some_and(|c| c.is_ascii_digit())
-        || (prev.starts_with('.') && prev.len() > 1 && prev[1..].starts_with(|c: char| c.is_ascii_digit()));
+        || (prev.starts_with('.')
+            && prev.len() > 1
+            && prev[1..].starts_with(|c: char| c.is_ascii_digit()));
     (word(a) && word(b))
         // `1 ..x`, `1 .5`: a number swallows a following dot or digit.
         || (prev_number && (b == '.' || word(b) || b == '-' || b == '+'))
@@ -412,7 +419,12 @@ fn needs_space(prev: &str, next: &str) -> bool {
         || (a == '/' && b == '/')
 }
 
-fn emit(src: &str, tokens: &[Token], renames: &HashMap<usize, String>, keep_header: usize) -> Minified {
+fn emit(
+    src: &str,
+    tokens: &[Token],
+    renames: &HashMap<usize, String>,
+    keep_header: usize,
+) -> Minified {
     let mut text = String::new();
     let mut lines: Vec<u32> = Vec::new();
     // The source line the output's current line came from, and the last token written on it.

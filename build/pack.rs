@@ -29,7 +29,7 @@ fn spare_codes(texts: &[&[u8]]) -> Vec<u8> {
         }
     }
     (1u8..=255)
-        .filter(|&b| (b < 32 || b >= 127) && !matches!(b, b'\t' | b'\n' | b'\r'))
+        .filter(|&b| !(32..127).contains(&b) && !matches!(b, b'\t' | b'\n' | b'\r'))
         .filter(|&b| !used[b as usize])
         .collect()
 }
@@ -82,7 +82,9 @@ pub fn long_string(bytes: &[u8]) -> Vec<u8> {
         let close = [b"]".as_slice(), &b"=".repeat(level), b"]"].concat();
         let mut joined = bytes.to_vec();
         joined.extend_from_slice(&close);
-        let first = joined.windows(close.len()).position(|w| w == close.as_slice());
+        let first = joined
+            .windows(close.len())
+            .position(|w| w == close.as_slice());
         if first == Some(bytes.len()) {
             let mut out = [b"[".as_slice(), &b"=".repeat(level), b"["].concat();
             // The lexer skips a newline right after the opening bracket.
@@ -98,21 +100,62 @@ pub fn long_string(bytes: &[u8]) -> Vec<u8> {
 }
 
 impl Dictionary {
+    /// The dictionary's name: FNV-1a over its pairs, in hex. A client upgraded in place (new
+    /// files, no reboot) has another dictionary, and so another name.
+    pub fn hash(&self) -> String {
+        let mut h: u32 = 0x811c_9dc5;
+        for b in self.pairs.iter().flatten() {
+            h ^= u32::from(*b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+        format!("{h:08x}")
+    }
+
     /// The unpacker: returns a function from packed text to plain text.
     pub fn unpacker(&self) -> Vec<u8> {
         let table: Vec<u8> = self.pairs.iter().flatten().copied().collect();
+        // The codes as a class of ranges, in decimal escapes: Lua tests a class member by
+        // member, so one of 150 single bytes made `gsub` 60 ms for the whole client on
+        // CraftOS-PC. A byte in a range that is no code has no entry and stays as it is.
+        let mut codes: Vec<u8> = self.pairs.iter().map(|p| p[0]).collect();
+        codes.sort_unstable();
+        let mut class = String::new();
+        let mut i = 0;
+        while i < codes.len() {
+            let mut j = i;
+            while j + 1 < codes.len() && codes[j + 1] == codes[j] + 1 {
+                j += 1;
+            }
+            if j > i {
+                class.push_str(&format!("\\{}-\\{}", codes[i], codes[j]));
+            } else {
+                class.push_str(&format!("\\{}", codes[i]));
+            }
+            i = j + 1;
+        }
         let mut out = b"-- trapdesk: expands the client's packed files (built by build/pack.rs).\n\
-local d,t,k=".to_vec();
+local d,t="
+            .to_vec();
         out.extend_from_slice(&long_string(&table));
         out.extend_from_slice(
-            b",{},{}\n\
+            b",{}\n\
 for i=1,#d,3 do\n\
 local c,a,b=d:sub(i,i),d:sub(i+1,i+1),d:sub(i+2,i+2)\n\
 t[c]=(t[a] or a)..(t[b] or b)\n\
-k[#k+1]=c\n\
-end\n\
-local p=\"[\"..table.concat(k)..\"]\"\n\
-return function(s) return (s:gsub(p,t)) end\n",
+end\n",
+        );
+        out.extend_from_slice(format!("local p=\"[{class}]\"\n").as_bytes());
+        // Kept for the rest of the boot under the dictionary's hash (see `stub`).
+        out.extend_from_slice(
+            format!(
+                "local function f(s) return (s:gsub(p,t)) end\n\
+local c=rawget(_G,\"trapdeskUnpack\") or {{}}\n\
+c[\"{}\"]=f\n\
+rawset(_G,\"trapdeskUnpack\",c)\n\
+return f\n",
+                self.hash()
+            )
+            .as_bytes(),
         );
         out
     }
@@ -121,12 +164,15 @@ return function(s) return (s:gsub(p,t)) end\n",
 /// The stored form of client file `rel` (relative to the root): its kept header lines as they
 /// are, then one line that unpacks `packed` (the file's whole minified text, header lines
 /// blanked) and runs it under the file's own chunk name with the caller's environment and
-/// arguments.
-pub fn stub(rel: &str, header: &[u8], packed: &[u8]) -> Vec<u8> {
+/// arguments. `dict` is the dictionary's [`Dictionary::hash`].
+pub fn stub(rel: &str, header: &[u8], packed: &[u8], dict: &str) -> Vec<u8> {
     let mut out = header.to_vec();
+    // The unpacker a file of this client loaded earlier in this boot, else from its file:
+    // running `unpack.lua` again for every module cost about 1.5 ms each on CraftOS-PC.
     out.extend_from_slice(
         format!(
-            "return assert(load(dofile(\"/trapdesk/{UNPACK_FILE}\")("
+            "local u=rawget(_G,\"trapdeskUnpack\") u=u and u[\"{dict}\"] \
+return assert(load((u or dofile(\"/trapdesk/{UNPACK_FILE}\"))("
         )
         .as_bytes(),
     );

@@ -70,13 +70,12 @@ pub fn translate(text: &str) -> Cow<'_, str> {
         }
         let chunk = &text[start..end_name];
         // `[string "install.lua"]:40`: the whole bracket is the position's name.
-        let (replace_from, after_name) = if text[end_name..].starts_with("\"]")
-            && text[..start].ends_with("[string \"")
-        {
-            (start - "[string \"".len(), end_name + 2)
-        } else {
-            (start, end_name)
-        };
+        let (replace_from, after_name) =
+            if text[end_name..].starts_with("\"]") && text[..start].ends_with("[string \"") {
+                (start - "[string \"".len(), end_name + 2)
+            } else {
+                (start, end_name)
+            };
         let Some(digits_at) = text[after_name..].strip_prefix(':').map(|_| after_name + 1) else {
             continue;
         };
@@ -148,10 +147,7 @@ mod tests {
     #[test]
     fn a_client_position_names_the_source_line() {
         let (served, source) = entry("apis/json.lua", "local function encodeString");
-        assert!(
-            served < source as usize,
-            "comments make source lines later"
-        );
+        assert!(served < source as usize, "comments make source lines later");
         let msg = format!("/trapdesk/apis/json.lua:{served}: attempt to index a nil value");
         assert_eq!(
             translate(&msg),
@@ -175,9 +171,15 @@ mod tests {
     #[test]
     fn the_wrapper_and_the_installer_are_the_clients_too() {
         let (s, ss) = entry("startup.lua", "local");
-        assert_eq!(translate(&format!("/startup.lua:{s}: x")), format!("lua/startup.lua:{ss}: x"));
+        assert_eq!(
+            translate(&format!("/startup.lua:{s}: x")),
+            format!("lua/startup.lua:{ss}: x")
+        );
         let (i, si) = entry("install.lua", "local");
-        assert_eq!(translate(&format!("install.lua:{i}: x")), format!("lua/install.lua:{si}: x"));
+        assert_eq!(
+            translate(&format!("install.lua:{i}: x")),
+            format!("lua/install.lua:{si}: x")
+        );
         assert_eq!(
             translate(&format!("[string \"install.lua\"]:{i}: x")),
             format!("lua/install.lua:{si}: x")

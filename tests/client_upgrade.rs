@@ -160,8 +160,8 @@ async fn an_old_client_is_upgraded_by_the_host(rt: Runtime) {
             .unwrap_or_else(|e| panic!("{path} not written: {e}"));
         assert_eq!(&on_disk[..], *bytes, "{path} differs from the served file");
     }
-    let wrapper = String::from_utf8_lossy(&std::fs::read(files.join("startup.lua")).unwrap())
-        .into_owned();
+    let wrapper =
+        String::from_utf8_lossy(&std::fs::read(files.join("startup.lua")).unwrap()).into_owned();
     assert!(
         wrapper.starts_with("-- trapdesk-startup-wrapper"),
         "{wrapper}"

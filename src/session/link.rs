@@ -272,9 +272,9 @@ impl Link {
     /// Whether this link's computer runs the client this host serves (its hello named its
     /// version), the one [`lua_map`] describes.
     fn runs_served_client(&self, st: &State) -> bool {
-        st.computers.get(&self.trapos_id).is_some_and(|c| {
-            lua_map::describes(c.info.machine.client_version.as_deref())
-        })
+        st.computers
+            .get(&self.trapos_id)
+            .is_some_and(|c| lua_map::describes(c.info.machine.client_version.as_deref()))
     }
 
     /// The computer changed the request types it serves.
