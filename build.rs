@@ -134,6 +134,21 @@ fn main() -> std::io::Result<()> {
     for s in [&mut sources, &mut served_list, &mut maps] {
         s.push(']');
     }
+    // The minifier's own cases (tests/lua/minify_cases.lua, never served): minified here so
+    // that a test can run both forms and compare them (`lua_files` tests).
+    let cases = Path::new("tests/lua/minify_cases.lua");
+    println!("cargo:rerun-if-changed={}", cases.display());
+    let (text, lines) = match std::fs::read_to_string(cases) {
+        Ok(src) => {
+            let min = minify::minify(&src, 0)
+                .map_err(|e| std::io::Error::other(format!("{}: {e}", cases.display())))?;
+            let lines: Vec<String> = min.lines.iter().map(u32::to_string).collect();
+            (min.text, lines.join(","))
+        }
+        Err(_) => (String::new(), String::new()),
+    };
+    std::fs::write(out.join("minify_cases.lua"), text)?;
+    std::fs::write(out.join("minify_cases.lines"), lines)?;
     std::fs::write(out.join("lua_sources.rs"), sources)?;
     std::fs::write(out.join("lua_files.rs"), served_list)?;
     std::fs::write(out.join("lua_lines.rs"), maps)

@@ -128,6 +128,37 @@ mod tests {
         }
     }
 
+    /// The minifier's cases (`tests/lua/minify_cases.lua`: shadowing, scopes, methods,
+    /// globals, tokens that need a space, long strings, goto) return the same from the source
+    /// and from its minified form, and an error's line maps back to the source's.
+    #[test]
+    fn the_minifier_keeps_behaviour() {
+        let source = include_str!("../tests/lua/minify_cases.lua");
+        let minified = include_str!(concat!(env!("OUT_DIR"), "/minify_cases.lua"));
+        let map: Vec<usize> = include_str!(concat!(env!("OUT_DIR"), "/minify_cases.lines"))
+            .split(',')
+            .filter_map(|l| l.parse().ok())
+            .collect();
+        assert!(minified.len() * 2 < source.len(), "{minified}");
+        let run = |code: &str| -> Vec<String> {
+            let lua = mlua::Lua::new();
+            let out: String = lua
+                .load(code)
+                .set_name("=cases")
+                .eval()
+                .unwrap_or_else(|e| panic!("{e}\n{code}"));
+            out.split(',').map(str::to_owned).collect()
+        };
+        let (mut want, mut got) = (run(source), run(minified));
+        assert_eq!(want.len(), got.len(), "{want:?}\n{got:?}");
+        // The last value is an error's line: the source's, and the minified one's mapped back.
+        let src_line = want.pop();
+        let min_line: Option<usize> = got.pop().and_then(|l| l.parse().ok());
+        assert_eq!(want, got, "\n{minified}");
+        let mapped = min_line.and_then(|l| map.get(l - 1)).map(usize::to_string);
+        assert_eq!(mapped, src_line, "\n{minified}");
+    }
+
     #[test]
     fn the_version_is_twelve_hex_digits_and_stable() {
         let v = version();
