@@ -127,6 +127,27 @@ async fn client_error_names_lua_line(rt: Runtime) {
         "{d}"
     );
     assert!(text(&r).contains(&want), "{}", text(&r));
+
+    // Printed by a program, the position reads the same in its output (the console's output
+    // pane and `computer-output` read the same session output).
+    let r = w
+        .call(
+            "exec-lua",
+            json!({"traposId": w.trapos("miner"),
+                   "code": "print(select(2, pcall(dofile('/trapdesk/apis/pace.lua').now, 5)))"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let output = data(&r)["output"].as_str().unwrap_or_default().to_owned();
+    assert!(output.contains(&want), "{want} not in the output: {output}");
+    let r = w
+        .call("computer-output", json!({"traposId": w.trapos("miner")}))
+        .await;
+    assert!(
+        text(&r).contains(&want),
+        "{want} not in computer-output: {}",
+        text(&r)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -180,8 +180,9 @@ impl Link {
             let mut payload = resp
                 .payload
                 .unwrap_or_else(|| Value::Object(Default::default()));
-            // A chunk's error and traceback name the served client's lines: name lua/'s.
-            for key in ["error", "traceback"] {
+            // A chunk's error, traceback and output name the served client's lines: name
+            // lua/'s, as in the live output.
+            for key in ["error", "traceback", "output"] {
                 if let Some(Value::String(text)) = payload.get_mut(key)
                     && mapped
                     && let Cow::Owned(t) = lua_map::translate(text)
@@ -198,6 +199,12 @@ impl Link {
             });
             if mapped && let Cow::Owned(m) = lua_map::translate(&err.message) {
                 err.message = m;
+            }
+            if mapped
+                && let Some(out) = &err.output
+                && let Cow::Owned(o) = lua_map::translate(out)
+            {
+                err.output = Some(o);
             }
             if err.code == "cancelled" {
                 Err(RequestError::Cancelled { output: err.output })
@@ -275,6 +282,16 @@ impl Link {
         st.computers
             .get(&self.trapos_id)
             .is_some_and(|c| lua_map::describes(c.info.machine.client_version.as_deref()))
+    }
+
+    /// `text` from this link's computer with the served client's positions named in `lua/`
+    /// ([`lua_map::translate`]), when it runs the client this host serves; else as it came.
+    pub fn translate<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.runs_served_client(&self.session.lock()) {
+            lua_map::translate(text)
+        } else {
+            Cow::Borrowed(text)
+        }
     }
 
     /// The computer changed the request types it serves.
