@@ -1,7 +1,9 @@
 //! Embeds every file under `lua/` into the binary twice: as it is in the repository (the
-//! readable source), and minified (`build/minify.rs`), the form the gateway serves and the
-//! emulator runs, so that both carry byte for byte the code a real computer downloads. Beside
-//! each minified file it embeds its position map: the source line of every output line.
+//! readable source), and as served (minified by `build/minify.rs`, and every file a computer
+//! stores packed by `build/pack.rs`, with the unpacker `unpack.lua`), the form the gateway
+//! serves and the emulator runs, so that both carry byte for byte the code a real computer
+//! downloads. Beside each minified file it embeds its position map: the source line of every
+//! served line (docs/lua-client.md, "The served client").
 //!
 //! Also sets `cfg(craftos_pc)` when `CRAFTOS_PC` names a CraftOS-PC launcher: the tests that
 //! need a real CC runtime are ignored without it (reported as ignored, with the reason), and

@@ -59,7 +59,7 @@ pub fn minify(src: &str, keep_header: usize) -> Result<Minified, String> {
         })?;
     let mut scopes = Scopes::default();
     scopes.block(ast.nodes());
-    scopes.close_pending();
+    scopes.close_all();
     let renames = scopes.assign_names()?;
     let tokens = match Lexer::new(src, LuaVersion::lua52()).collect() {
         LexerResult::Ok(tokens) => tokens,
@@ -83,11 +83,9 @@ struct Scopes {
     visible: Vec<usize>,
     /// Where each open block's locals start in `visible`.
     blocks: Vec<usize>,
-    /// Names used without a visible declaration.
+    /// Names used without a visible declaration: no generated name may be one, so names are
+    /// chosen after the walk, once every global is known.
     globals: HashSet<String>,
-    /// For each local, the slot-range that was visible at each use: a generated name must not
-    /// be a global, so the globals are gathered first and names chosen after the walk.
-    pending: Vec<usize>,
 }
 
 fn ident(token: &TokenReference) -> Option<(&str, usize)> {
@@ -110,7 +108,7 @@ impl Scopes {
         }
     }
 
-    fn close_pending(&mut self) {
+    fn close_all(&mut self) {
         while !self.blocks.is_empty() {
             self.close();
         }
@@ -118,11 +116,14 @@ impl Scopes {
 
     /// Declares a local named by `token`; it is visible from the next `activate` on.
     fn declare(&mut self, token: &TokenReference) -> usize {
-        let (name, at) = ident(token).unwrap_or(("", 0));
+        // A declaration is always a name; anything else would have no token to rename.
+        let (name, uses) = ident(token).map_or((String::new(), Vec::new()), |(n, at)| {
+            (n.to_owned(), vec![at])
+        });
         self.locals.push(Local {
-            name: name.to_owned(),
+            name,
             slot: 0,
-            uses: vec![at],
+            uses,
         });
         self.locals.len() - 1
     }
@@ -133,7 +134,6 @@ impl Scopes {
             self.locals[id].slot = self.visible.len();
             self.visible.push(id);
         }
-        self.pending.extend_from_slice(ids);
     }
 
     fn declare_now(&mut self, token: &TokenReference) {
@@ -201,15 +201,10 @@ impl Scopes {
         for stmt in block.stmts() {
             self.stmt(stmt);
         }
-        if let Some(last) = block.last_stmt() {
-            match last {
-                LastStmt::Return(r) => {
-                    for e in r.returns().iter() {
-                        self.expr(e);
-                    }
-                }
-                LastStmt::Break(_) => {}
-                _ => {}
+        // `break` names no variable; `return` may.
+        if let Some(LastStmt::Return(r)) = block.last_stmt() {
+            for e in r.returns().iter() {
+                self.expr(e);
             }
         }
     }

@@ -175,7 +175,8 @@ impl Link {
             st.log(entry);
             return;
         }
-        let mapped = self.runs_served_client(&st);
+        // Asked only of text that may hold a position: most answers hold none.
+        let mapped = |text: &str| text.contains(".lua") && self.runs_served_client(&st);
         let result = if resp.ok {
             let mut payload = resp
                 .payload
@@ -184,7 +185,7 @@ impl Link {
             // lua/'s, as in the live output.
             for key in ["error", "traceback", "output"] {
                 if let Some(Value::String(text)) = payload.get_mut(key)
-                    && mapped
+                    && mapped(text)
                     && let Cow::Owned(t) = lua_map::translate(text)
                 {
                     *text = t;
@@ -197,11 +198,13 @@ impl Link {
                 message: "the computer answered ok:false without an error".into(),
                 output: None,
             });
-            if mapped && let Cow::Owned(m) = lua_map::translate(&err.message) {
+            if mapped(&err.message)
+                && let Cow::Owned(m) = lua_map::translate(&err.message)
+            {
                 err.message = m;
             }
-            if mapped
-                && let Some(out) = &err.output
+            if let Some(out) = &err.output
+                && mapped(out)
                 && let Cow::Owned(o) = lua_map::translate(out)
             {
                 err.output = Some(o);
@@ -254,7 +257,7 @@ impl Link {
         }
         // A position in the client's own files, as a program prints it (its error, a
         // traceback), names lua/'s line (a position split across two pieces stays as it came).
-        let text = &*if self.runs_served_client(&st) {
+        let text = &*if text.contains(".lua") && self.runs_served_client(&st) {
             lua_map::translate(text)
         } else {
             Cow::Borrowed(text)
