@@ -19,7 +19,8 @@
 //!   decides, and the session is its one door.
 //! - [`config`]: settings from defaults, `config.toml`, environment and flags (it owns the
 //!   host's flags, so it depends on nothing above it).
-//! - [`lua_files`]: the `lua/` client, embedded at build time.
+//! - [`lua_files`]: the `lua/` client, embedded at build time, as it is and as served
+//!   (minified and packed); [`lua_map`]: the served client's error positions back to `lua/`.
 //!
 //! **Trust**: [`trust`], the stores of who holds which credential: named agents and the local
 //! token for MCP, the computers' secrets for the gateway (hashed, checked with one `stat`).
@@ -63,6 +64,7 @@
 pub mod config;
 pub mod glob;
 pub mod lua_files;
+pub mod lua_map;
 pub mod policy;
 pub mod protocol;
 

@@ -140,8 +140,8 @@ async fn an_old_client_is_upgraded_by_the_host(rt: Runtime) {
             .unwrap_or_default()
             .trim()
             == version
-            && std::fs::read_to_string(files.join("startup.lua"))
-                .is_ok_and(|w| w.starts_with("-- trapdesk-startup-wrapper"))
+            && std::fs::read(files.join("startup.lua"))
+                .is_ok_and(|w| w.starts_with(b"-- trapdesk-startup-wrapper"))
             && !files.join("startup/trapdesk.lua").exists()
     };
     while !upgraded() {
@@ -160,7 +160,8 @@ async fn an_old_client_is_upgraded_by_the_host(rt: Runtime) {
             .unwrap_or_else(|e| panic!("{path} not written: {e}"));
         assert_eq!(&on_disk[..], *bytes, "{path} differs from the served file");
     }
-    let wrapper = std::fs::read_to_string(files.join("startup.lua")).unwrap();
+    let wrapper =
+        String::from_utf8_lossy(&std::fs::read(files.join("startup.lua")).unwrap()).into_owned();
     assert!(
         wrapper.starts_with("-- trapdesk-startup-wrapper"),
         "{wrapper}"

@@ -538,7 +538,8 @@ async fn reboot_relinks_through_what_the_installer_left() {
     let f = Fleet::boot(&["miner"]).await;
     let c = f.computer("miner");
     // The one-liner ran once (it deleted itself); the installer left its startup wrapper.
-    let wrapper = std::fs::read_to_string(c.files().join("startup.lua")).unwrap();
+    let wrapper = String::from_utf8_lossy(&std::fs::read(c.files().join("startup.lua")).unwrap())
+        .into_owned();
     assert!(
         wrapper.starts_with("-- trapdesk-startup-wrapper"),
         "{wrapper}"

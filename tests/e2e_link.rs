@@ -146,9 +146,9 @@ async fn the_installer_moves_a_startup_file_aside_and_still_links() {
         "print('mine')\n"
     );
     assert!(
-        std::fs::read_to_string(root.join("startup.lua"))
+        std::fs::read(root.join("startup.lua"))
             .unwrap()
-            .starts_with("-- trapdesk-startup-wrapper")
+            .starts_with(b"-- trapdesk-startup-wrapper")
     );
     assert!(root.join("trapdesk/startup.lua").is_file());
     run.abort();

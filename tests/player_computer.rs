@@ -160,7 +160,9 @@ impl PlayerComputer {
     }
 
     fn read(&self, path: &str) -> String {
-        std::fs::read_to_string(self.files.join(path)).unwrap_or_default()
+        // Lossy: a served client file holds packed bytes after its readable header.
+        String::from_utf8_lossy(&std::fs::read(self.files.join(path)).unwrap_or_default())
+            .into_owned()
     }
 }
 
@@ -484,9 +486,9 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
     );
     assert_eq!(std::fs::read(&json_lua).unwrap(), served);
     assert!(
-        std::fs::read_to_string(files.join("startup.lua"))
+        std::fs::read(files.join("startup.lua"))
             .unwrap()
-            .starts_with("-- trapdesk-startup-wrapper")
+            .starts_with(b"-- trapdesk-startup-wrapper")
     );
     assert!(!files.join("startup/trapdesk.lua").exists());
     // Linked again, by the new client, and serving.

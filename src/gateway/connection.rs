@@ -442,6 +442,7 @@ async fn handle(
             }
         }
         Message::Error { code, message, id } => {
+            let message = link.translate(&message);
             tracing::warn!(computer = %link.trapos_id(), %code, ?id, "computer reported: {message}");
         }
         other => {

@@ -89,7 +89,16 @@ pub async fn lua_file(Path(path): Path<String>) -> Response {
     match lua_files::get(&path) {
         Some(bytes) => (
             StatusCode::OK,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            // A packed file holds bytes above 127 that are not UTF-8 (docs/lua-client.md, "The
+            // served client"); the installer fetches in binary mode either way.
+            [(
+                header::CONTENT_TYPE,
+                if std::str::from_utf8(bytes).is_ok() {
+                    "text/plain; charset=utf-8"
+                } else {
+                    "application/octet-stream"
+                },
+            )],
             bytes,
         )
             .into_response(),

@@ -27,7 +27,7 @@ pub(super) const CLIENT_PREFIX: &str = "trapdesk-lua/";
 /// upgrading it this link (its server starts beside the daemon, within a second or two).
 const SERVE_WAIT: Duration = Duration::from_secs(30);
 
-/// How long the upgrade itself may take: about 150 KB fetched over `http.get` and written.
+/// How long the upgrade itself may take: about 60 KB fetched over `http.get` and written.
 const UPGRADE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The chunk the old client runs. The install URL comes from the computer's own `sandbox.url`

@@ -4,6 +4,7 @@
 //! task through the [`Outbound`] channel given at link time; the task reports back through
 //! these methods. Dropping the link unlinks the computer and fails its pending requests.
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
 use serde_json::Value;
@@ -13,6 +14,7 @@ use super::Session;
 use super::model::{ComputerInfo, Event, RequestError, Stream};
 use super::output::OutputRing;
 use super::state::{Computer, Conn, Outbound, OutputChunk, State};
+use crate::lua_map;
 use crate::protocol::{CLOSE_REPLACED, Hello, Response};
 
 /// One linked connection. Reports go to the computer it linked, as long as it is the current
@@ -173,16 +175,40 @@ impl Link {
             st.log(entry);
             return;
         }
+        // Asked only of text that may hold a position: most answers hold none.
+        let mapped = |text: &str| text.contains(".lua") && self.runs_served_client(&st);
         let result = if resp.ok {
-            Ok(resp
+            let mut payload = resp
                 .payload
-                .unwrap_or_else(|| Value::Object(Default::default())))
+                .unwrap_or_else(|| Value::Object(Default::default()));
+            // A chunk's error, traceback and output name the served client's lines: name
+            // lua/'s, as in the live output.
+            for key in ["error", "traceback", "output"] {
+                if let Some(Value::String(text)) = payload.get_mut(key)
+                    && mapped(text)
+                    && let Cow::Owned(t) = lua_map::translate(text)
+                {
+                    *text = t;
+                }
+            }
+            Ok(payload)
         } else {
-            let err = resp.error.unwrap_or_else(|| crate::protocol::ErrorBody {
+            let mut err = resp.error.unwrap_or_else(|| crate::protocol::ErrorBody {
                 code: "internal".into(),
                 message: "the computer answered ok:false without an error".into(),
                 output: None,
             });
+            if mapped(&err.message)
+                && let Cow::Owned(m) = lua_map::translate(&err.message)
+            {
+                err.message = m;
+            }
+            if let Some(out) = &err.output
+                && mapped(out)
+                && let Cow::Owned(o) = lua_map::translate(out)
+            {
+                err.output = Some(o);
+            }
             if err.code == "cancelled" {
                 Err(RequestError::Cancelled { output: err.output })
             } else {
@@ -229,6 +255,13 @@ impl Link {
         if !self.current(&st) {
             return;
         }
+        // A position in the client's own files, as a program prints it (its error, a
+        // traceback), names lua/'s line (a position split across two pieces stays as it came).
+        let text = &*if text.contains(".lua") && self.runs_served_client(&st) {
+            lua_map::translate(text)
+        } else {
+            Cow::Borrowed(text)
+        };
         let known = match st.pending.get_mut(request_id) {
             Some(p) if p.conn_id == self.conn_id => {
                 p.live.push(text);
@@ -244,6 +277,24 @@ impl Link {
         };
         let rid = known.then_some(request_id);
         st.push_output(&self.trapos_id, rid, stream, text);
+    }
+
+    /// Whether this link's computer runs the client this host serves (its hello named its
+    /// version), the one [`lua_map`] describes.
+    fn runs_served_client(&self, st: &State) -> bool {
+        st.computers
+            .get(&self.trapos_id)
+            .is_some_and(|c| lua_map::describes(c.info.machine.client_version.as_deref()))
+    }
+
+    /// `text` from this link's computer with the served client's positions named in `lua/`
+    /// ([`lua_map::translate`]), when it runs the client this host serves; else as it came.
+    pub fn translate<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.runs_served_client(&self.session.lock()) {
+            lua_map::translate(text)
+        } else {
+            Cow::Borrowed(text)
+        }
     }
 
     /// The computer changed the request types it serves.
