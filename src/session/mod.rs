@@ -7,7 +7,9 @@
 
 mod activity;
 pub mod approval;
+pub mod attach;
 pub mod captured;
+pub mod console;
 pub mod detached;
 pub mod fleet;
 mod gate;

@@ -76,6 +76,9 @@ impl App {
         } else {
             self.output.draw(output_area, buf, &cx(Focus::Output));
         }
+        if let Some(host) = &self.attached {
+            attached_marker(self, host, a.output, buf);
+        }
         let mut cursor = self.editor.draw(a.editor, buf, &cx(Focus::Editor));
         statusbar::render(self, a.status, buf);
         if let Some(p) = &self.popup {
@@ -98,6 +101,19 @@ impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
         self.render_all(area, buf);
     }
+}
+
+/// `trapdesk attach`: the output pane's top border says, on the right, that this console is a
+/// client of a host elsewhere and which (quitting it leaves that host running).
+fn attached_marker(app: &App, host: &str, area: Rect, buf: &mut Buffer) {
+    let room = usize::from(area.width / 2);
+    if room < 12 {
+        return;
+    }
+    let text = crate::tui::draw::cut(&format!(" attached to {host} "), room);
+    let width = crate::tui::draw::width(&text) as u16;
+    let x = area.x + area.width.saturating_sub(width + 1);
+    buf.set_string(x, area.y, text, app.theme.warn);
 }
 
 fn too_small(app: &App, area: Rect, buf: &mut Buffer) {
