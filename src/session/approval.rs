@@ -134,6 +134,10 @@ impl Approvals {
         self.approvers > 0
     }
 
+    pub(crate) fn approvers(&self) -> usize {
+        self.approvers
+    }
+
     pub(crate) fn attach(&mut self) {
         self.approvers += 1;
     }

@@ -76,10 +76,10 @@ impl App {
         } else {
             self.output.draw(output_area, buf, &cx(Focus::Output));
         }
-        if let Some(host) = &self.attached {
-            attached_marker(self, host, a.output, buf);
-        }
         let mut cursor = self.editor.draw(a.editor, buf, &cx(Focus::Editor));
+        if let Some(host) = &self.attached {
+            attached_marker(self, host, a.editor, buf);
+        }
         statusbar::render(self, a.status, buf);
         if let Some(p) = &self.popup {
             cursor = self.popups.view(p).draw(area, buf, &cx(self.focus));
@@ -103,8 +103,9 @@ impl Widget for &App {
     }
 }
 
-/// `trapdesk attach`: the output pane's top border says, on the right, that this console is a
-/// client of a host elsewhere and which (quitting it leaves that host running).
+/// `trapdesk attach`: the editor's top border says, on the right (its title, on the left,
+/// says where F5 sends), that this console is a client of a host elsewhere and which host;
+/// quitting it leaves that host running.
 fn attached_marker(app: &App, host: &str, area: Rect, buf: &mut Buffer) {
     let room = usize::from(area.width / 2);
     if room < 12 {

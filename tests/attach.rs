@@ -1,0 +1,367 @@
+//! `trapdesk attach` (issue 26): the console as a client of a headless host over the control
+//! channel. A real host (gateway, MCP, control) with an emulated computer running the real Lua
+//! client; the real binary attached under tmux; an agent through rmcp's client. Also two
+//! consoles attached at once (the first answer wins, the other hears who gave it), the
+//! credentials refused, a host that is not there, and the attached console's marker
+//! (TestBackend snapshot).
+//!
+//! tmux is required, as in tests/tui_pty.rs: without it the tmux test fails and says so.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+#[path = "support/mcp_fake.rs"]
+mod fake;
+
+#[path = "tui_common/mod.rs"]
+mod tui_common;
+
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::{TestHost, emulated, start_host_with, wait_until};
+use trapdesk::policy::Policy;
+use trapdesk::session::{Answer, Event};
+use trapdesk::tui::Hub;
+
+/// How long the screen may take to show what a test waits for.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A host whose policy asks the person before an agent runs code.
+async fn asking_host() -> TestHost {
+    start_host_with(|s| {
+        s.policy = Policy::from_toml("[policy.default]\nagent = { exec = \"ask\" }\n").unwrap();
+    })
+    .await
+}
+
+fn base(host: &TestHost) -> String {
+    format!("http://{}", host.mcp_addr)
+}
+
+fn token_file(host: &TestHost) -> std::path::PathBuf {
+    host.dir.path().join("mcp-token")
+}
+
+/// One tmux server of its own running `trapdesk attach` in a 100x30 terminal; the shell prints
+/// the exit status when it ends and idles so the pane can still be read.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn attach(host: &TestHost, name: &str) -> Tmux {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let socket = format!(
+            "trapdesk-attach-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        match Command::new("tmux").arg("-V").output() {
+            Ok(o) if o.status.success() => {}
+            _ => panic!("tmux is not installed: the attach test needs it (apt-get install tmux)"),
+        }
+        let bin = env!("CARGO_BIN_EXE_trapdesk");
+        // The person's own data dir is another than the host's (as for a service user):
+        // the host is named by URL and the credential given as a file.
+        let mine = host.dir.path().join(format!("person-{name}"));
+        let cmd = format!(
+            "'{bin}' attach {} --token-file '{}' --name {name} --data-dir '{}'; \
+             echo \"attach exited: $?\"; sleep 600",
+            base(host),
+            token_file(host).display(),
+            mine.display()
+        );
+        let t = Tmux { socket };
+        let out = t.tmux(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "a",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &cmd,
+        ]);
+        assert!(out.status.success(), "tmux new-session failed: {out:?}");
+        t
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .env_remove("TMUX")
+            .output()
+            .unwrap()
+    }
+
+    fn screen(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", "a"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn text(&self, s: &str) {
+        self.tmux(&["send-keys", "-t", "a", "-l", s]);
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "a"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Polls the screen (without blocking the runtime) until it shows `needle`.
+    async fn wait_text(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(needle) {
+                return screen;
+            }
+            if start.elapsed() > PATIENCE {
+                panic!("waited {PATIENCE:?} for {needle:?}; the screen is:\n{screen}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let socket = self.tmux(&["display-message", "-p", "#{socket_path}"]);
+        let _ = self.tmux(&["kill-server"]);
+        let socket = String::from_utf8_lossy(&socket.stdout).trim().to_owned();
+        if !socket.is_empty() {
+            let _ = std::fs::remove_file(socket);
+        }
+    }
+}
+
+/// Issue 26's "done when": a headless host with an emulated computer, the console attached
+/// under tmux runs code and sees its output, approves an agent's call, detaches (the host and
+/// the agent go on; `ask` now refuses at once), attaches again and sees the same state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_console_runs_approves_detaches_and_finds_the_same_state() {
+    let host = asking_host().await;
+    let _c = emulated(&host, 3, Some("miner")).await;
+    let (agent, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
+    let agent = std::sync::Arc::new(agent);
+
+    let t = Tmux::attach(&host, "alice");
+    t.wait_text("attached to").await;
+    t.wait_text("3:miner").await;
+    assert_eq!(host.session.approvers(), 1, "the attached console is the approver");
+
+    // Code from the attached console's editor runs on the computer; its output comes back.
+    t.text(r#"print("hello from attach") return 6*7"#);
+    t.keys(&["F5"]);
+    t.wait_text("hello from attach").await;
+    t.wait_text("→ 42").await;
+
+    // An agent's call waits for the attached person, who approves it.
+    let call = {
+        let agent = agent.clone();
+        tokio::spawn(async move {
+            fake::call(
+                &agent,
+                "exec-lua",
+                json!({"traposId": "miner", "code": "print('agent was here') return 'ok'"}),
+            )
+            .await
+        })
+    };
+    // The prompt shows the code.
+    t.wait_text("agent was here").await;
+    t.keys(&["y"]);
+    let r = call.await.unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    t.wait_text("exec-lua").await;
+
+    // Detach: the console ends, the host does not.
+    t.keys(&["C-c"]);
+    let screen = t.wait_text("attach exited:").await;
+    assert!(screen.contains("attach exited: 0"), "{screen}");
+    assert!(screen.contains("detached from"), "{screen}");
+    wait_until(|| host.session.approvers() == 0).await;
+    assert!(host.session.computer("3:miner").unwrap().online);
+
+    // The agent keeps working; with nobody attached, `ask` refuses at once.
+    let started = Instant::now();
+    let r = fake::call(&agent, "exec-lua", json!({"traposId": "miner", "code": "return 1"})).await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let code = fake::data(&r)["error"]["code"].clone();
+    assert_eq!(code, "no_approver", "{}", fake::text(&r));
+    let r = fake::call(&agent, "list-files", json!({"traposId": "miner"})).await;
+    assert_ne!(r.is_error, Some(true), "reads go on: {r:?}");
+
+    // Attached again: the same computers, output and agent activity.
+    let t2 = Tmux::attach(&host, "alice");
+    let screen = t2.wait_text("hello from attach").await;
+    assert!(screen.contains("3:miner"), "{screen}");
+    t2.wait_text("list-files").await;
+    t2.wait_text("agent was here").await;
+    assert_eq!(host.session.approvers(), 1);
+    drop(t2);
+    wait_until(|| host.session.approvers() == 0).await;
+    host.host.stop().await;
+}
+
+/// Two consoles attached: both are approvers, the first answer wins, the second finds nothing
+/// to answer and both hear who answered (the other says it on its status line).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_attached_the_first_answer_wins_and_the_other_hears_who() {
+    let host = asking_host().await;
+    let _c = emulated(&host, 4, Some("farm")).await;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let connect = |name: &'static str| {
+        let (base, token, stop) = (base(&host), host.local_token.clone(), stop.clone());
+        async move {
+            let c = trapdesk::commands::attach::connect(&base, &token, name)
+                .await
+                .unwrap();
+            let hub = c.hub.clone();
+            c.spawn(stop);
+            hub
+        }
+    };
+    let alice = connect("alice@box").await;
+    let bob = connect("alice@box").await;
+    assert_eq!(bob.name(), "alice@box#2", "two of one name are told apart");
+    assert_eq!(host.session.approvers(), 2);
+    let mut bob_hears = bob.subscribe();
+
+    let (agent, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
+    let call = tokio::spawn(async move {
+        fake::call(&agent, "exec-lua", json!({"traposId": "farm", "code": "return 1"})).await
+    });
+    // Both mirrors get the approval.
+    let mut id = None;
+    wait_until(|| {
+        id = alice.approvals().first().map(|a| a.request_id.clone());
+        id.is_some() && !bob.approvals().is_empty()
+    })
+    .await;
+    let id = id.unwrap();
+    let left = bob.approvals()[0]
+        .deadline
+        .saturating_duration_since(tokio::time::Instant::now());
+    assert!(left > Duration::from_secs(5), "the countdown crossed over: {left:?}");
+
+    alice.answer(&id, Answer::Yes).await.unwrap();
+    let late = bob.answer(&id, Answer::No).await;
+    assert!(late.is_err(), "the second answer must find nothing waiting");
+    let r = call.await.unwrap();
+    assert_ne!(r.is_error, Some(true), "alice's yes ran it: {r:?}");
+
+    let heard = tokio::time::timeout(PATIENCE, async {
+        loop {
+            if let Ok(Event::AnsweredBy { by, answer, .. }) = bob_hears.recv().await {
+                return (by, answer);
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(heard, ("alice@box".to_owned(), Answer::Yes));
+    // What bob's console says of it.
+    let mut app = tui_common::app();
+    app.me = bob.name();
+    app.note(&Event::AnsweredBy {
+        request_id: id.clone(),
+        by: heard.0.clone(),
+        answer: heard.1,
+        what: "exec-lua on 4:farm for test-agent".into(),
+        at_ms: 1_700_000_000_000,
+    });
+    let notice = app.notice.clone().unwrap().0;
+    assert!(
+        notice.starts_with("approved by alice@box at ") && notice.contains("exec-lua on 4:farm"),
+        "{notice}"
+    );
+    // Its own answers it does not repeat to itself.
+    app.notice = None;
+    app.note(&Event::AnsweredBy {
+        request_id: id,
+        by: bob.name(),
+        answer: Answer::No,
+        what: String::new(),
+        at_ms: 0,
+    });
+    assert_eq!(app.notice, None);
+
+    stop.cancel();
+    wait_until(|| host.session.approvers() == 0).await;
+    host.host.stop().await;
+}
+
+async fn attach_cli(args: &[&str]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"));
+    cmd.arg("attach").args(args).env_remove("TRAPDESK_CONTROL_TOKEN");
+    tokio::time::timeout(PATIENCE, cmd.output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_token_or_a_wrong_one_is_refused_saying_which_credential() {
+    let host = asking_host().await;
+    let agent = trapdesk::trust::agents::add(host.dir.path(), "builder").unwrap();
+    let f = host.dir.path().join("agent-token");
+    std::fs::write(&f, &agent).unwrap();
+    for token in [agent.as_str(), "td_not-a-token-at-all"] {
+        std::fs::write(&f, token).unwrap();
+        let out = attach_cli(&[&base(&host), "--token-file", f.to_str().unwrap()]).await;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains("refused the token in") && err.contains("an agent's token does not open"),
+            "{err}"
+        );
+    }
+    assert_eq!(host.session.approvers(), 0);
+    host.host.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_host_there_is_a_clear_error_and_exit_3() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("token");
+    std::fs::write(&f, "td_whatever").unwrap();
+    let out = attach_cli(&[
+        &format!("http://127.0.0.1:{port}"),
+        "--token-file",
+        f.to_str().unwrap(),
+    ])
+    .await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("no trapdesk answers at"), "{err}");
+    // And with no URL, on a data dir where no host runs.
+    let out = attach_cli(&["--data-dir", dir.path().to_str().unwrap()]).await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("no trapdesk is running on"), "{err}");
+}
+
+/// The attached console says so, and to which host, on the editor's border.
+#[tokio::test]
+async fn the_attached_console_names_its_host() {
+    let mut app = tui_common::app();
+    app.set_computers(tui_common::three_computers());
+    app.attached = Some("trapdesk@mc-server at 127.0.0.1:7000".into());
+    insta::assert_snapshot!(tui_common::screen(&app, 100, 30));
+}
