@@ -365,3 +365,22 @@ async fn the_attached_console_names_its_host() {
     app.attached = Some("trapdesk@mc-server at 127.0.0.1:7000".into());
     insta::assert_snapshot!(tui_common::screen(&app, 100, 30));
 }
+
+/// Detaching loses nothing (the host keeps every request), so an attached console does not
+/// ask before it leaves; the host's own console still does.
+#[tokio::test]
+async fn an_attached_console_detaches_without_asking_about_pending_requests() {
+    use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use trapdesk::session::Origin;
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    for attached in [false, true] {
+        let mut app = tui_common::app();
+        app.set_computers(tui_common::three_computers());
+        let p = tui_common::pending(&app, "r1", "7:miner", Origin::Person, 1000);
+        app.set_pending(vec![p]);
+        app.attached = attached.then(|| "trapdesk@mc at 127.0.0.1:7000".to_owned());
+        app.on_key(ctrl_c);
+        assert_eq!(app.quit, attached, "attached: {attached}");
+        assert_eq!(app.popup.is_some(), !attached, "attached: {attached}");
+    }
+}
