@@ -53,6 +53,19 @@ struct Tmux {
 
 impl Tmux {
     fn attach(host: &TestHost, name: &str) -> Tmux {
+        // The person's own data dir is another than the host's (as for a service user):
+        // the host is named by URL and the credential given as a file.
+        let mine = host.dir.path().join(format!("person-{name}"));
+        Tmux::run(&format!(
+            "attach {} --token-file '{}' --name {name} --data-dir '{}'",
+            base(host),
+            token_file(host).display(),
+            mine.display()
+        ))
+    }
+
+    /// `trapdesk ARGS` in the terminal.
+    fn run(args: &str) -> Tmux {
         static N: AtomicUsize = AtomicUsize::new(0);
         let socket = format!(
             "trapdesk-attach-{}-{}",
@@ -64,16 +77,7 @@ impl Tmux {
             _ => panic!("tmux is not installed: the attach test needs it (apt-get install tmux)"),
         }
         let bin = env!("CARGO_BIN_EXE_trapdesk");
-        // The person's own data dir is another than the host's (as for a service user):
-        // the host is named by URL and the credential given as a file.
-        let mine = host.dir.path().join(format!("person-{name}"));
-        let cmd = format!(
-            "'{bin}' attach {} --token-file '{}' --name {name} --data-dir '{}'; \
-             echo \"attach exited: $?\"; sleep 600",
-            base(host),
-            token_file(host).display(),
-            mine.display()
-        );
+        let cmd = format!("'{bin}' {args}; echo \"attach exited: $?\"; sleep 600");
         let t = Tmux { socket };
         let out = t.tmux(&[
             "-f",
@@ -211,6 +215,34 @@ async fn attached_console_runs_approves_detaches_and_finds_the_same_state() {
     drop(t2);
     wait_until(|| host.session.approvers() == 0).await;
     host.host.stop().await;
+}
+
+/// `trapdesk attach` with no URL finds the headless host running on the data dir (a real
+/// `trapdesk --mcp-only --demo 1` process) through its host.json and local token; a host that
+/// stops under it ends the console with exit code 3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_finds_the_headless_host_of_the_data_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut host = tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+        .args(["--mcp-only", "--demo", "1", "--gateway-bind", "127.0.0.1:0"])
+        .args(["--mcp-bind", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    wait_until(|| dir.path().join("host.json").exists()).await;
+    let t = Tmux::run(&format!("attach --data-dir '{}'", dir.path().display()));
+    t.wait_text("attached to").await;
+    t.text("print(os.getComputerID() + 100)");
+    t.keys(&["F5"]);
+    t.wait_text("101").await;
+    // The host stops: the console says so and exits 3.
+    host.kill().await.unwrap();
+    let screen = t.wait_text("attach exited:").await;
+    assert!(screen.contains("attach exited: 3"), "{screen}");
+    assert!(screen.contains("lost the host"), "{screen}");
 }
 
 /// Two consoles attached: both are approvers, the first answer wins, the second finds nothing
