@@ -161,7 +161,11 @@ async fn attached_console_runs_approves_detaches_and_finds_the_same_state() {
     let t = Tmux::attach(&host, "alice");
     t.wait_text("attached to").await;
     t.wait_text("3:miner").await;
-    assert_eq!(host.session.approvers(), 1, "the attached console is the approver");
+    assert_eq!(
+        host.session.approvers(),
+        1,
+        "the attached console is the approver"
+    );
 
     // Code from the attached console's editor runs on the computer; its output comes back.
     t.text(r#"print("hello from attach") return 6*7"#);
@@ -198,7 +202,12 @@ async fn attached_console_runs_approves_detaches_and_finds_the_same_state() {
 
     // The agent keeps working; with nobody attached, `ask` refuses at once.
     let started = Instant::now();
-    let r = fake::call(&agent, "exec-lua", json!({"traposId": "miner", "code": "return 1"})).await;
+    let r = fake::call(
+        &agent,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "return 1"}),
+    )
+    .await;
     assert!(started.elapsed() < Duration::from_secs(5));
     let code = fake::data(&r)["error"]["code"].clone();
     assert_eq!(code, "no_approver", "{}", fake::text(&r));
@@ -271,7 +280,12 @@ async fn two_attached_the_first_answer_wins_and_the_other_hears_who() {
 
     let (agent, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
     let call = tokio::spawn(async move {
-        fake::call(&agent, "exec-lua", json!({"traposId": "farm", "code": "return 1"})).await
+        fake::call(
+            &agent,
+            "exec-lua",
+            json!({"traposId": "farm", "code": "return 1"}),
+        )
+        .await
     });
     // Both mirrors get the approval.
     let mut id = None;
@@ -284,7 +298,10 @@ async fn two_attached_the_first_answer_wins_and_the_other_hears_who() {
     let left = bob.approvals()[0]
         .deadline
         .saturating_duration_since(tokio::time::Instant::now());
-    assert!(left > Duration::from_secs(5), "the countdown crossed over: {left:?}");
+    assert!(
+        left > Duration::from_secs(5),
+        "the countdown crossed over: {left:?}"
+    );
 
     alice.answer(&id, Answer::Yes).await.unwrap();
     let late = bob.answer(&id, Answer::No).await;
@@ -335,7 +352,9 @@ async fn two_attached_the_first_answer_wins_and_the_other_hears_who() {
 
 async fn attach_cli(args: &[&str]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"));
-    cmd.arg("attach").args(args).env_remove("TRAPDESK_CONTROL_TOKEN");
+    cmd.arg("attach")
+        .args(args)
+        .env_remove("TRAPDESK_CONTROL_TOKEN");
     tokio::time::timeout(PATIENCE, cmd.output())
         .await
         .unwrap()

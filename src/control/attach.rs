@@ -129,7 +129,10 @@ async fn serve(c: Arc<Control>, socket: WebSocket, wanted: String) {
         return;
     }
     for update in conn.resync() {
-        if send(&mut tx, &Down::Update(Box::new(update))).await.is_err() {
+        if send(&mut tx, &Down::Update(Box::new(update)))
+            .await
+            .is_err()
+        {
             return;
         }
     }
@@ -235,7 +238,12 @@ impl Conn {
         let computers = s.computers();
         let mut first = Update {
             resync: true,
-            pending: Some(s.pending().into_iter().map(|p| Timed::pending(p, now)).collect()),
+            pending: Some(
+                s.pending()
+                    .into_iter()
+                    .map(|p| Timed::pending(p, now))
+                    .collect(),
+            ),
             tool_calls: Some(s.tool_calls()),
             approvals: Some(
                 s.approvals()
@@ -283,7 +291,13 @@ impl Conn {
         let after = self.sent.get(id).copied().unwrap_or(0);
         let items = self.session.output_since(id, after);
         let last = items.last()?;
-        let open = matches!(last.entry, OutputEntry::Line { complete: false, .. });
+        let open = matches!(
+            last.entry,
+            OutputEntry::Line {
+                complete: false,
+                ..
+            }
+        );
         self.sent
             .insert(id.to_owned(), if open { last.seq - 1 } else { last.seq });
         Some(OutputSlice::new(id, items))
@@ -340,7 +354,12 @@ impl Conn {
             u.computers = Some(s.computers());
         }
         if pending {
-            u.pending = Some(s.pending().into_iter().map(|p| Timed::pending(p, now)).collect());
+            u.pending = Some(
+                s.pending()
+                    .into_iter()
+                    .map(|p| Timed::pending(p, now))
+                    .collect(),
+            );
         }
         if approvals {
             u.approvals = Some(

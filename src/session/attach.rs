@@ -21,7 +21,9 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::screen::ScreenFrame;
-use super::{Answer, Approval, ComputerInfo, Event, OutputEntry, OutputItem, PendingInfo, ToolCall};
+use super::{
+    Answer, Approval, ComputerInfo, Event, OutputEntry, OutputItem, PendingInfo, ToolCall,
+};
 use crate::protocol::Kind;
 
 /// The route under the control prefix.
@@ -113,7 +115,10 @@ impl OutputSlice {
     pub fn new(trapos_id: &str, items: Vec<OutputItem>) -> OutputSlice {
         OutputSlice {
             trapos_id: trapos_id.to_owned(),
-            items: items.into_iter().map(|i| (i.seq, i.at_ms, i.entry)).collect(),
+            items: items
+                .into_iter()
+                .map(|i| (i.seq, i.at_ms, i.entry))
+                .collect(),
         }
     }
 
@@ -234,6 +239,7 @@ pub enum Call {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     #[test]
@@ -291,8 +297,12 @@ mod tests {
         };
         let t = Timed::approval(a, now);
         assert_eq!(t.left_ms, 30_000);
-        let back: Timed<Approval> = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        let back: Timed<Approval> =
+            serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
         let later = now + Duration::from_secs(1);
-        assert_eq!(back.into_approval(later).deadline, later + Duration::from_secs(30));
+        assert_eq!(
+            back.into_approval(later).deadline,
+            later + Duration::from_secs(30)
+        );
     }
 }

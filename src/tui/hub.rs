@@ -83,7 +83,8 @@ pub trait Hub: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<(), String>> + Send + 'static;
     /// # Errors
     /// Why the request cannot be cancelled (unknown, or not the person's to cancel).
-    fn cancel(&self, request_id: &str) -> impl Future<Output = Result<(), String>> + Send + 'static;
+    fn cancel(&self, request_id: &str)
+    -> impl Future<Output = Result<(), String>> + Send + 'static;
     /// Answers as [`Hub::name`]; the first answer of any console wins.
     ///
     /// # Errors
@@ -196,7 +197,10 @@ impl Hub for Session {
         async move { sent?.await }
     }
 
-    fn cancel(&self, request_id: &str) -> impl Future<Output = Result<(), String>> + Send + 'static {
+    fn cancel(
+        &self,
+        request_id: &str,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
         std::future::ready(self.person_cancel(request_id))
     }
 

@@ -102,7 +102,12 @@ impl Mirror {
         }
         for e in &events {
             if let Event::ToolCallStarted { call } | Event::ToolCallFinished { call } = e {
-                match self.tool_calls.iter_mut().rev().find(|c| c.call_id == call.call_id) {
+                match self
+                    .tool_calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.call_id == call.call_id)
+                {
                     Some(c) => *c = call.clone(),
                     None => self.tool_calls.push_back(call.clone()),
                 }
@@ -179,10 +184,7 @@ impl RemoteHub {
     }
 
     fn mirror(&self) -> MutexGuard<'_, Mirror> {
-        self.inner
-            .mirror
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        self.inner.mirror.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Takes an update from the host and tells the console what changed.
@@ -381,7 +383,10 @@ impl Hub for RemoteHub {
         async move { unit(answer.await) }
     }
 
-    fn cancel(&self, request_id: &str) -> impl Future<Output = Result<(), String>> + Send + 'static {
+    fn cancel(
+        &self,
+        request_id: &str,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
         let answer = self.call(Call::Cancel {
             request_id: request_id.to_owned(),
         });

@@ -144,11 +144,7 @@ pub async fn attach(a: AttachArgs) -> Result<(), Failure> {
     let cred = credential(&a, &data_dir)?;
     let name = a.name.clone().unwrap_or_else(default_name);
     let conn = connect_with(&base, &cred, &name).await?;
-    let Connection {
-        hub,
-        socket,
-        up_rx,
-    } = conn;
+    let Connection { hub, socket, up_rx } = conn;
     let hello = hub.hello().clone();
     let shutdown = CancellationToken::new();
     let lost: Arc<Mutex<Option<String>>> = Arc::default();
@@ -234,15 +230,21 @@ async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Conne
         .into_client_request()
         .map_err(|e| Failure::new(exit::USAGE, format!("{base}: {e}")))?;
     let bearer = format!("Bearer {}", cred.token);
-    let value = tungstenite::http::HeaderValue::from_str(&bearer)
-        .map_err(|_| unreachable(format!("{} is not a token (it holds control characters)", cred.from)))?;
+    let value = tungstenite::http::HeaderValue::from_str(&bearer).map_err(|_| {
+        unreachable(format!(
+            "{} is not a token (it holds control characters)",
+            cred.from
+        ))
+    })?;
     req.headers_mut()
         .insert(tungstenite::http::header::AUTHORIZATION, value);
     let config = tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
     let connecting = tokio_tungstenite::connect_async_with_config(req, Some(config), true);
-    let (mut socket, _) = match tokio::time::timeout(std::time::Duration::from_secs(10), connecting).await {
+    let (mut socket, _) = match tokio::time::timeout(std::time::Duration::from_secs(10), connecting)
+        .await
+    {
         Err(_) => {
             return Err(unreachable(format!(
                 "no trapdesk answers at {base} (no answer within 10 s)"
@@ -259,7 +261,9 @@ async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Conne
                 404 => format!(
                     "the program at {base} has no /control/attach: not a trapdesk, or one too old to attach to"
                 ),
-                _ => format!("the program at {base} answered HTTP {code}: not a trapdesk that can be attached to"),
+                _ => format!(
+                    "the program at {base} answered HTTP {code}: not a trapdesk that can be attached to"
+                ),
             }));
         }
         Ok(Err(e)) => {
@@ -278,7 +282,9 @@ async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Conne
         let text = match msg {
             Some(Ok(Message::Text(t))) => t,
             Some(Ok(Message::Close(_))) | None => {
-                return Err(unreachable(format!("the trapdesk at {base} closed the connection")));
+                return Err(unreachable(format!(
+                    "the trapdesk at {base} closed the connection"
+                )));
             }
             Some(Ok(_)) => continue,
             Some(Err(e)) => return Err(unreachable(format!("{base}: {}", plain(&e)))),
@@ -294,7 +300,8 @@ async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Conne
             }
         }
     }
-    let hello = hello.ok_or_else(|| unreachable(format!("the trapdesk at {base} sent no hello")))?;
+    let hello =
+        hello.ok_or_else(|| unreachable(format!("the trapdesk at {base} sent no hello")))?;
     let label = format!("{} at {}", hello.host, base.trim_start_matches("http://"));
     let (up_tx, up_rx) = mpsc::unbounded_channel();
     let hub = RemoteHub::new(hello, label, up_tx);
