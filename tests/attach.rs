@@ -33,6 +33,8 @@ const PATIENCE: Duration = Duration::from_secs(20);
 async fn asking_host() -> TestHost {
     start_host_with(|s| {
         s.policy = Policy::from_toml("[policy.default]\nagent = { exec = \"ask\" }\n").unwrap();
+        // Where F7's reload reads from (no file there at first: the defaults above).
+        s.config_path = Some(s.data_dir.join("config.toml"));
     })
     .await
 }
@@ -252,6 +254,123 @@ async fn attach_finds_the_headless_host_of_the_data_dir() {
     let screen = t.wait_text("attach exited:").await;
     assert!(screen.contains("attach exited: 3"), "{screen}");
     assert!(screen.contains("lost the host"), "{screen}");
+}
+
+/// Every call the console makes works over the connection, against the host's session: runs
+/// (their output and pending requests in the mirror, with clocks), a run refused, cancel,
+/// list-files (F6's completion), the screen watched and its frame, the keyboard held and
+/// input typed, the stop for all agents, the policy reload, the secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_hub_call_works_over_the_connection() {
+    use trapdesk::protocol::Kind;
+    let host = asking_host().await;
+    let _c = emulated(&host, 5, Some("mine")).await;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let c = trapdesk::commands::attach::connect(&base(&host), &host.local_token, "carol")
+        .await
+        .unwrap();
+    let hub = c.hub.clone();
+    c.spawn(stop.clone());
+    assert_eq!(hub.secret(), support::SECRET);
+    assert!(hub.policy_lines().iter().any(|l| l.contains("exec = ask")));
+    assert!(
+        hub.policy_source().starts_with("defaults"),
+        "{}",
+        hub.policy_source()
+    );
+    assert!(
+        hub.computers()
+            .iter()
+            .any(|c| c.trapos_id == "5:mine" && c.online)
+    );
+
+    // A run: output in the mirror.
+    hub.run(
+        "mine",
+        Kind::ExecLua,
+        json!({"code": "print('over the wire')"}),
+        None,
+    )
+    .await
+    .unwrap();
+    wait_until(|| {
+        hub.output_since("5:mine", 0).iter().any(|i| {
+            matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text == "over the wire")
+        })
+    })
+    .await;
+    let err = hub
+        .run("nobody", Kind::ExecLua, json!({"code": "return 1"}), None)
+        .await
+        .unwrap_err();
+    assert!(err.contains("nobody"), "{err}");
+
+    // A long run: pending with its clock, then cancelled from the console.
+    let deadline = Some(Duration::from_secs(120));
+    hub.run(
+        "mine",
+        Kind::ExecLua,
+        json!({"code": "sleep(60)"}),
+        deadline,
+    )
+    .await
+    .unwrap();
+    let mut p = None;
+    wait_until(|| {
+        p = hub.pending().into_iter().next();
+        p.is_some()
+    })
+    .await;
+    let p = p.unwrap();
+    let left = p
+        .deadline
+        .saturating_duration_since(tokio::time::Instant::now());
+    assert!(left > Duration::from_secs(100), "{left:?}");
+    hub.cancel(&p.request_id).await.unwrap();
+    wait_until(|| hub.pending().is_empty()).await;
+    assert!(hub.cancel(&p.request_id).await.is_err(), "ended already");
+
+    // F6's completion.
+    let listing = hub.list_files("mine", "/").await.unwrap();
+    assert!(listing.to_string().contains("rom"), "{listing}");
+
+    // The Screen view and F8.
+    let watch = hub.watch_screen("5:mine").unwrap();
+    wait_until(|| hub.screen("5:mine").is_some()).await;
+    let keyboard = hub.hold_keyboard("5:mine");
+    wait_until(|| host.session.keyboard_held("5:mine")).await;
+    hub.input("mine", vec![json!({"text": "zz"})])
+        .await
+        .unwrap();
+    wait_until(|| {
+        hub.screen("5:mine")
+            .is_some_and(|f| f.rows.iter().any(|r| r.text_string().contains("zz")))
+    })
+    .await;
+    drop(keyboard);
+    wait_until(|| !host.session.keyboard_held("5:mine")).await;
+    drop(watch);
+
+    // F4 and F7's reload.
+    assert!(hub.pause().await.contains("stopped"));
+    wait_until(|| hub.paused() && host.session.paused().is_some()).await;
+    assert!(hub.resume().await.contains("run again"));
+    wait_until(|| !hub.paused()).await;
+    std::fs::write(
+        host.dir.path().join("config.toml"),
+        "[policy.default]\nagent = { exec = \"deny\" }\n",
+    )
+    .unwrap();
+    let source = hub.reload_policy().await.unwrap();
+    assert!(source.contains("config.toml"), "{source}");
+    wait_until(|| hub.policy_lines().iter().any(|l| l.contains("exec = deny"))).await;
+    std::fs::write(host.dir.path().join("config.toml"), "[policy.default\n").unwrap();
+    let refused = hub.reload_policy().await.unwrap_err();
+    assert!(!refused.is_empty());
+
+    stop.cancel();
+    wait_until(|| host.session.approvers() == 0).await;
+    host.host.stop().await;
 }
 
 /// Two consoles attached: both are approvers, the first answer wins, the second finds nothing
