@@ -10,6 +10,8 @@
 //!
 //! **Up** (console to host): [`Up`], one [`Call`] with an id the reply carries back.
 //!
+//! JSON names as on the rest of the control channel: fields camelCase, tags snake_case.
+//!
 //! An `Instant` means nothing in another process: requests and approvals travel as
 //! [`Timed`], with how long ago they started and how long they have left.
 
@@ -37,7 +39,11 @@ pub const MAX_MESSAGE: usize = 256 << 20;
 
 /// Host to console.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Down {
     Hello(Hello),
     Update(Box<Update>),
@@ -199,7 +205,11 @@ pub struct Up {
 /// The console's calls that change something or ask the computer (everything else it reads
 /// from its mirror). Each is the in-process `Hub` call of the same name.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "call", rename_all = "snake_case")]
+#[serde(
+    tag = "call",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Call {
     Run {
         target: String,

@@ -494,7 +494,11 @@ pub struct LogEntry {
 /// Notifications on the session's broadcast. They say *that* something changed and carry what a
 /// live view needs; a subscriber that lags re-reads snapshots and loses nothing that matters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Event {
     Linked {
         trapos_id: String,

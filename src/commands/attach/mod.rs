@@ -302,6 +302,14 @@ async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Conne
     }
     let hello =
         hello.ok_or_else(|| unreachable(format!("the trapdesk at {base} sent no hello")))?;
+    // The attach channel's words are this build's: another version's may not mean the same.
+    let ours = env!("CARGO_PKG_VERSION");
+    if hello.version != ours {
+        return Err(unreachable(format!(
+            "the host at {base} runs trapdesk {}, this is {ours}: attach with the host's version",
+            hello.version
+        )));
+    }
     let label = format!("{} at {}", hello.host, base.trim_start_matches("http://"));
     let (up_tx, up_rx) = mpsc::unbounded_channel();
     let hub = RemoteHub::new(hello, label, up_tx);
