@@ -175,14 +175,14 @@ async fn attached_console_runs_approves_detaches_and_finds_the_same_state() {
     t.wait_text("hello from attach").await;
     t.wait_text("→ 42").await;
 
-    // An agent's call waits for the attached person, who approves it.
+    // An agent's call waits for the attached person, who approves it; it runs a while.
     let call = {
         let agent = agent.clone();
         tokio::spawn(async move {
             fake::call(
                 &agent,
                 "exec-lua",
-                json!({"traposId": "miner", "code": "print('agent was here') return 'ok'"}),
+                json!({"traposId": "miner", "code": "print('agent was here') sleep(4) return 'ok'"}),
             )
             .await
         })
@@ -190,19 +190,20 @@ async fn attached_console_runs_approves_detaches_and_finds_the_same_state() {
     // The prompt shows the code.
     t.wait_text("agent was here").await;
     t.keys(&["y"]);
-    let r = call.await.unwrap();
-    assert_ne!(r.is_error, Some(true), "{r:?}");
-    t.wait_text("exec-lua").await;
+    wait_until(|| host.session.pending().iter().any(|p| p.sent)).await;
+    t.wait_text("Requests 1").await;
 
-    // Detach: the console ends, the host does not.
+    // Detach while the agent's call runs: the console ends at once, the host and the call
+    // do not.
     t.keys(&["C-c"]);
     let screen = t.wait_text("attach exited:").await;
     assert!(screen.contains("attach exited: 0"), "{screen}");
     assert!(screen.contains("detached from"), "{screen}");
     wait_until(|| host.session.approvers() == 0).await;
     assert!(host.session.computer("3:miner").unwrap().online);
+    assert_eq!(host.session.pending().len(), 1, "the agent's call goes on");
 
-    // The agent keeps working; with nobody attached, `ask` refuses at once.
+    // With nobody attached, `ask` refuses at once.
     let started = Instant::now();
     let r = fake::call(
         &agent,
@@ -213,15 +214,20 @@ async fn attached_console_runs_approves_detaches_and_finds_the_same_state() {
     assert!(started.elapsed() < Duration::from_secs(5));
     let code = fake::data(&r)["error"]["code"].clone();
     assert_eq!(code, "no_approver", "{}", fake::text(&r));
-    let r = fake::call(&agent, "list-files", json!({"traposId": "miner"})).await;
-    assert_ne!(r.is_error, Some(true), "reads go on: {r:?}");
 
-    // Attached again: the same computers, output and agent activity.
+    // Attached again: the same computers, output, requests and agent activity; the agent's
+    // call ends while this console watches.
     let t2 = Tmux::attach(&host, "alice");
     let screen = t2.wait_text("hello from attach").await;
     assert!(screen.contains("3:miner"), "{screen}");
+    t2.wait_text("Requests 1").await;
+    let r = call.await.unwrap();
+    assert_ne!(r.is_error, Some(true), "the agent kept working: {r:?}");
+    t2.wait_text(r#"→ "ok""#).await;
+    t2.wait_text("Requests 0").await;
+    let r = fake::call(&agent, "list-files", json!({"traposId": "miner"})).await;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
     t2.wait_text("list-files").await;
-    t2.wait_text("agent was here").await;
     assert_eq!(host.session.approvers(), 1);
     drop(t2);
     wait_until(|| host.session.approvers() == 0).await;
