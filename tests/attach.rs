@@ -379,6 +379,44 @@ async fn every_hub_call_works_over_the_connection() {
     host.host.stop().await;
 }
 
+/// Two terminals attached: the agent's call is asked in both; alice answers, bob's prompt
+/// closes and his status line says who answered and when.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_terminals_attached_the_other_sees_who_answered() {
+    let host = asking_host().await;
+    let _c = emulated(&host, 6, Some("quarry")).await;
+    let (agent, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
+    let alice = Tmux::attach(&host, "alice");
+    let bob = Tmux::attach(&host, "bob");
+    alice.wait_text("6:quarry").await;
+    bob.wait_text("6:quarry").await;
+    wait_until(|| host.session.approvers() == 2).await;
+    let call = tokio::spawn(async move {
+        fake::call(
+            &agent,
+            "exec-lua",
+            json!({"traposId": "quarry", "code": "return 'dug'"}),
+        )
+        .await
+    });
+    alice.wait_text("return 'dug'").await;
+    bob.wait_text("return 'dug'").await;
+    alice.keys(&["y"]);
+    let r = call.await.unwrap();
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    let screen = bob.wait_text("approved by alice at ").await;
+    assert!(
+        screen.contains("exec-lua on 6:quarry for test-agent"),
+        "{screen}"
+    );
+    // Alice's own console does not tell her what she did.
+    let mine = alice.screen();
+    assert!(!mine.contains("approved by alice"), "{mine}");
+    drop((alice, bob));
+    wait_until(|| host.session.approvers() == 0).await;
+    host.host.stop().await;
+}
+
 /// Two consoles attached: both are approvers, the first answer wins, the second finds nothing
 /// to answer and both hear who answered (the other says it on its status line).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -646,6 +646,10 @@ fn de_event_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str,
         "paused",
         "resumed",
         "output",
+        "adopted",
+        "approval_asked",
+        "detached",
+        "call",
     ];
     let s = String::deserialize(d)?;
     Ok(KNOWN.iter().find(|k| **k == s).copied().unwrap_or("other"))

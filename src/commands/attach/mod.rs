@@ -353,9 +353,9 @@ async fn pump(
                     Ok(Down::Hello(_)) => {}
                     Err(e) => tracing::warn!("attach: a message not understood: {e}"),
                 },
-                Some(Ok(Message::Close(_))) | None => break Some("it closed the connection (stopped?)".to_owned()),
+                Some(Ok(Message::Close(_))) | None => break Some("it closed the connection (it stopped?)".to_owned()),
                 Some(Ok(_)) => {}
-                Some(Err(e)) => break Some(plain(&e)),
+                Some(Err(e)) => break Some(format!("it stopped, or the connection broke ({})", plain(&e))),
             },
             up = up_rx.recv() => {
                 let Some(up) = up else { break None };
