@@ -164,13 +164,13 @@ impl Session {
         self.lock().approvals.waiting()
     }
 
-    /// Says that someone can answer approvals (the console, while it runs). Without one, `ask`
-    /// refuses at once. Returns a guard; dropping it withdraws the approver.
     /// How many consoles can answer approvals now (the host's own, attached ones).
     pub fn approvers(&self) -> usize {
         self.lock().approvals.approvers()
     }
 
+    /// Says that someone can answer approvals (the console, while it runs). Without one, `ask`
+    /// refuses at once. Returns a guard; dropping it withdraws the approver.
     pub fn attach_approver(&self) -> ApproverGuard {
         self.lock().approvals.attach();
         ApproverGuard {

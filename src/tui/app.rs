@@ -192,8 +192,8 @@ pub struct App {
     /// The name this console answers approvals under ([`Hub::name`]): another console's
     /// answer is said on the status line, this one's own is not.
     pub me: String,
-    /// The host this console is attached to (`trapdesk attach`), shown on the status line;
-    /// `None` in the host's own process.
+    /// The host this console is attached to (`trapdesk attach`), shown on the editor's
+    /// border; `None` in the host's own process.
     pub attached: Option<String>,
     dirty: Dirty,
 }
