@@ -236,7 +236,7 @@ async fn attached_console_runs_approves_detaches_and_finds_the_same_state() {
 
 /// `trapdesk attach` with no URL finds the headless host running on the data dir (a real
 /// `trapdesk --mcp-only --demo 1` process) through its host.json and local token; a host that
-/// stops under it ends the console with exit code 3.
+/// stops under it (SIGTERM) ends the console with exit code 3, saying the host is stopping.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_finds_the_headless_host_of_the_data_dir() {
     let dir = tempfile::tempdir().unwrap();
@@ -255,11 +255,15 @@ async fn attach_finds_the_headless_host_of_the_data_dir() {
     t.text("print(os.getComputerID() + 100)");
     t.keys(&["F5"]);
     t.wait_text("101").await;
-    // The host stops: the console says so and exits 3.
-    host.kill().await.unwrap();
+    // The host is stopped (systemd's SIGTERM): the console says so and exits 3.
+    let pid = host.id().unwrap().to_string();
+    let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(killed.success());
     let screen = t.wait_text("attach exited:").await;
     assert!(screen.contains("attach exited: 3"), "{screen}");
     assert!(screen.contains("lost the host"), "{screen}");
+    assert!(screen.contains("the host is stopping"), "{screen}");
+    let _ = host.wait().await;
 }
 
 /// Every call the console makes works over the connection, against the host's session: runs

@@ -45,7 +45,7 @@ pub struct Cli {
 pub enum Command {
     /// The console of a running host (a headless `--mcp-only` one, or across an SSH tunnel); quitting detaches and leaves the host running.
     #[command(
-        after_help = "Example: trapdesk attach   (the host running here)\nExample: trapdesk attach http://127.0.0.1:7000 --token-file ~/trapdesk-token   (through `ssh -L 7000:127.0.0.1:4445 server`)\nExit codes: 0 detached, 2 usage, 3 unreachable/refused/lost the host."
+        after_help = "Example: trapdesk attach   (the host running here)\nExample: trapdesk attach http://127.0.0.1:7000 --token-file ~/trapdesk-token   (through `ssh -L 7000:127.0.0.1:4445 server`)\nExit codes: 0 detached, 1 the terminal failed, 2 usage, 3 unreachable/refused/lost the host."
     )]
     Attach(attach::AttachArgs),
     /// Run Lua on a linked computer: output streams as it comes, returned values follow.

@@ -26,6 +26,9 @@ use crate::session::{Event, OutputEntry, Session};
 
 use super::Control;
 
+/// The close frame's reason when the host stops.
+pub const STOPPING: &str = "the host is stopping";
+
 /// Events drained into one update at most (then it is sent and the rest follow).
 const BATCH: usize = 4096;
 /// How often the stored secret is read again for the consoles (another process may rotate
@@ -186,6 +189,15 @@ async fn serve(c: Arc<Control>, socket: WebSocket, wanted: String) {
                 Down::Update(Box::new(conn.update(batch)))
             },
             Some(d) = reply_rx.recv() => d,
+            () = c.stop.cancelled() => {
+                // Said, so that the console can tell a stopping host from a broken link.
+                let bye = axum::extract::ws::CloseFrame {
+                    code: axum::extract::ws::close_code::AWAY,
+                    reason: STOPPING.into(),
+                };
+                let _ = tx.send(Message::Close(Some(bye))).await;
+                break;
+            },
             _ = secret_tick.tick() => {
                 let now = conn.session.secret_now();
                 if now == conn.secret {

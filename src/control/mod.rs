@@ -107,10 +107,13 @@ struct Control {
     token: Option<String>,
     /// The consoles attached now, by name.
     names: Arc<attach::Names>,
+    /// The host stopping.
+    stop: tokio_util::sync::CancellationToken,
 }
 
-/// The control routes for `session`, to be merged into the MCP listener's router.
-pub fn router(session: Session) -> Router {
+/// The control routes for `session`, to be merged into the MCP listener's router. `stop` is
+/// the host's: attached consoles are told it is stopping when it fires.
+pub fn router(session: Session, stop: tokio_util::sync::CancellationToken) -> Router {
     let settings = session.settings();
     let token = crate::trust::agents::read_local(&settings.data_dir)
         .map_err(|e| tracing::error!("the control channel cannot read the local token: {e}"))
@@ -120,6 +123,7 @@ pub fn router(session: Session) -> Router {
         session,
         token,
         names: Arc::default(),
+        stop,
     });
     Router::new()
         .route(&format!("{PREFIX}/status"), get(status))

@@ -353,7 +353,8 @@ async fn pump(
                     Ok(Down::Hello(_)) => {}
                     Err(e) => tracing::warn!("attach: a message not understood: {e}"),
                 },
-                Some(Ok(Message::Close(_))) | None => break Some("it closed the connection (it stopped?)".to_owned()),
+                Some(Ok(Message::Close(Some(f)))) if !f.reason.is_empty() => break Some(f.reason.to_string()),
+                Some(Ok(Message::Close(_))) | None => break Some("it closed the connection".to_owned()),
                 Some(Ok(_)) => {}
                 Some(Err(e)) => break Some(format!("it stopped, or the connection broke ({})", plain(&e))),
             },
