@@ -252,6 +252,9 @@ async fn attach_finds_the_headless_host_of_the_data_dir() {
     wait_until(|| dir.path().join("host.json").exists()).await;
     let t = Tmux::run(&format!("attach --data-dir '{}'", dir.path().display()));
     t.wait_text("attached to").await;
+    // The demo computer links after the host starts (slowly on a loaded machine).
+    t.wait_text("1:miner").await;
+    t.wait_text("idle").await;
     t.text("print(os.getComputerID() + 100)");
     t.keys(&["F5"]);
     t.wait_text("101").await;
