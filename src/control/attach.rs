@@ -320,20 +320,23 @@ impl Conn {
     fn update(&mut self, batch: Vec<Event>) -> Update {
         let mut u = Update::default();
         let (mut computers, mut pending, mut approvals, mut paused) = (false, false, false, false);
+        // Computers whose entry changed; `computers` is set when the list's members did.
+        let mut changed: Vec<String> = Vec::new();
         let mut output: Vec<String> = Vec::new();
         let mut screens: Vec<String> = Vec::new();
         let mut said_output: HashSet<String> = HashSet::new();
         for ev in batch {
             match &ev {
-                Event::Linked { .. } | Event::Unlinked { .. } | Event::ComputerChanged { .. } => {
-                    computers = true;
-                }
+                Event::Linked { .. } | Event::Unlinked { .. } => computers = true,
+                Event::ComputerChanged { trapos_id } => changed.push(trapos_id.clone()),
                 Event::RequestStarted { info } => {
-                    (pending, computers) = (true, true);
+                    pending = true;
+                    changed.push(info.trapos_id.clone());
                     output.push(info.trapos_id.clone());
                 }
                 Event::RequestFinished { trapos_id, .. } => {
-                    (pending, computers) = (true, true);
+                    pending = true;
+                    changed.push(trapos_id.clone());
                     output.push(trapos_id.clone());
                 }
                 Event::Output { trapos_id, .. } => {
@@ -362,7 +365,19 @@ impl Conn {
         }
         let s = self.session.clone();
         let now = Instant::now();
+        changed.sort();
+        changed.dedup();
+        if !computers {
+            for id in &changed {
+                match s.computer(id) {
+                    Some(c) => u.computers_changed.push(c),
+                    // Gone from the list meanwhile: the whole list says so.
+                    None => computers = true,
+                }
+            }
+        }
         if computers {
+            u.computers_changed.clear();
             u.computers = Some(s.computers());
         }
         if pending {

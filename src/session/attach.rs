@@ -76,8 +76,14 @@ pub struct Update {
     /// console marks everything changed.
     #[serde(default)]
     pub resync: bool,
+    /// The whole list: on a resync, and when computers linked or unlinked (which can drop
+    /// others from the list).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub computers: Option<Vec<ComputerInfo>>,
+    /// Only the computers that changed (counts, round trip), when none linked or unlinked:
+    /// with a thousand computers the whole list is ~400 KB, one changed entry ~400 bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub computers_changed: Vec<ComputerInfo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Vec<Timed<PendingInfo>>>,
     /// The whole activity list (a resync only: later calls come in their events).
@@ -98,6 +104,15 @@ pub struct Update {
     pub screens: Vec<ScreenSlice>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Event>,
+}
+
+/// The order of `Session::computers`: online first, then by id and traposId. A console that
+/// takes changed entries one by one sorts its list with it, to keep the host's order.
+pub fn computer_order(a: &ComputerInfo, b: &ComputerInfo) -> std::cmp::Ordering {
+    b.online
+        .cmp(&a.online)
+        .then(a.id.cmp(&b.id))
+        .then(a.trapos_id.cmp(&b.trapos_id))
 }
 
 /// The policy as the F7 popup shows it.
