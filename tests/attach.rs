@@ -489,6 +489,14 @@ async fn two_attached_the_first_answer_wins_and_the_other_hears_who() {
     .await
     .unwrap();
     assert_eq!(heard, ("alice@box".to_owned(), Answer::Yes));
+    // The log (and so the transcript and `session-log`) says which console approved.
+    let approved = host
+        .session
+        .recent(usize::MAX)
+        .into_iter()
+        .find(|e| e.event == "approved")
+        .unwrap();
+    assert_eq!(approved.detail, "exec-lua on 4:farm by alice@box");
     // What bob's console says of it.
     let mut app = tui_common::app();
     app.me = bob.name();

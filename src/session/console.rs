@@ -107,8 +107,8 @@ impl Session {
             .map_err(|e| e.to_string())
     }
 
-    /// Answers a waiting approval as the console named `by`, and tells every console who
-    /// answered ([`Event::AnsweredBy`]). The first answer wins: a later one finds nothing
+    /// Answers a waiting approval as the console named `by` (the log's `approved` entry
+    /// names it), and tells every console who answered ([`Event::AnsweredBy`]). The first answer wins: a later one finds nothing
     /// waiting and fails.
     ///
     /// # Errors
@@ -119,7 +119,8 @@ impl Session {
             .into_iter()
             .find(|a| a.request_id == request_id)
             .map(|a| format!("{} on {} for {}", a.kind, a.trapos_id, a.origin.name()));
-        self.answer(request_id, answer).map_err(|e| e.to_string())?;
+        self.answer_as(request_id, answer, Some(by))
+            .map_err(|e| e.to_string())?;
         let _ = self.shared.events.send(Event::AnsweredBy {
             request_id: request_id.to_owned(),
             by: by.to_owned(),
