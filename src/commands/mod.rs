@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 use crate::config::HostArgs;
 
 pub mod admin;
+pub mod attach;
 pub mod control_client;
 pub mod doctor;
 pub mod modes;
@@ -42,6 +43,11 @@ pub struct Cli {
 /// Modes other than the host.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The console of a running host (a headless `--mcp-only` one, or across an SSH tunnel); quitting detaches and leaves the host running.
+    #[command(
+        after_help = "Example: trapdesk attach   (the host running here)\nExample: trapdesk attach http://127.0.0.1:7000 --token-file ~/trapdesk-token   (through `ssh -L 7000:127.0.0.1:4445 server`)\nExit codes: 0 detached, 1 the terminal failed, 2 usage, 3 unreachable/refused/lost the host."
+    )]
+    Attach(attach::AttachArgs),
     /// Run Lua on a linked computer: output streams as it comes, returned values follow.
     #[command(
         after_help = "Example: trapdesk exec miner 'print(turtle.getFuelLevel()) return os.time()'\nExit codes: 0 ok, 1 Lua error, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C (cancelled on the computer)."
@@ -222,6 +228,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             emulate(url, id, label, secret, data_dir, disk, limits).await
         }
+        Some(Command::Attach(a)) => client(attach::attach(a).await),
         Some(Command::Exec(a)) => client(remote::exec(a).await),
         Some(Command::Run(a)) => client(remote::run(a).await),
         Some(Command::Computers(a)) => client(remote::computers(a).await),

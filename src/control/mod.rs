@@ -1,6 +1,6 @@
 //! The local control channel: what only the person's own tools ask of the running host
-//! (`trapdesk doctor`, `trapdesk secret show`, `trapdesk pause` / `resume`), never offered to
-//! agents as a tool.
+//! (`trapdesk doctor`, `trapdesk secret show`, `trapdesk pause` / `resume`, and the whole
+//! console with `trapdesk attach`: [`attach`]), never offered to agents as a tool.
 //!
 //! **Transport**: plain HTTP routes under [`PREFIX`] on the MCP listener, beside `/mcp`. One
 //! listener means one address to find (the data dir's `host.json` names it) and nothing more
@@ -13,6 +13,10 @@
 //!
 //! This is a front on the session like `mcp/`: it imports the session, never another front.
 //! The tools' side (finding the host, asking it) is `crate::commands::control_client`.
+
+mod attach;
+
+pub use attach::host_name;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -101,21 +105,35 @@ struct Control {
     /// The local token, read once at start (the host made it before it listened). `None`
     /// when it cannot be read: then every request is refused.
     token: Option<String>,
+    /// The consoles attached now, by name.
+    names: Arc<attach::Names>,
+    /// The host stopping.
+    stop: tokio_util::sync::CancellationToken,
 }
 
-/// The control routes for `session`, to be merged into the MCP listener's router.
-pub fn router(session: Session) -> Router {
+/// The control routes for `session`, to be merged into the MCP listener's router. `stop` is
+/// the host's: attached consoles are told it is stopping when it fires.
+pub fn router(session: Session, stop: tokio_util::sync::CancellationToken) -> Router {
     let settings = session.settings();
     let token = crate::trust::agents::read_local(&settings.data_dir)
         .map_err(|e| tracing::error!("the control channel cannot read the local token: {e}"))
         .ok()
         .flatten();
-    let state = Arc::new(Control { session, token });
+    let state = Arc::new(Control {
+        session,
+        token,
+        names: Arc::default(),
+        stop,
+    });
     Router::new()
         .route(&format!("{PREFIX}/status"), get(status))
         .route(&format!("{PREFIX}/secret"), get(secret))
         .route(&format!("{PREFIX}/pause"), post(pause))
         .route(&format!("{PREFIX}/resume"), post(resume))
+        .route(
+            &format!("{PREFIX}/{}", crate::session::attach::ROUTE),
+            get(attach::attach),
+        )
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }

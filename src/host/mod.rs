@@ -184,7 +184,7 @@ impl Host {
             let (session, stop, shutdown) = (session.clone(), parts.clone(), shutdown.clone());
             tasks.spawn(async move {
                 // The control channel shares the MCP listener (see `crate::control`).
-                let control = crate::control::router(session.clone());
+                let control = crate::control::router(session.clone(), stop.clone());
                 if let Err(e) = crate::mcp::serve_http_with(session, mcp, stop, control).await {
                     tracing::error!("MCP endpoint stopped: {e}");
                     shutdown.cancel();

@@ -40,7 +40,9 @@ impl Decision {
 }
 
 /// The kinds of action a policy governs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Action {
     /// Runs code or sends input: exec-lua, run-file, input (send-input).

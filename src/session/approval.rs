@@ -13,7 +13,7 @@ use crate::policy::{Action, Decided, Party};
 use crate::protocol::Kind;
 
 /// A request waiting for the person's answer, as the console shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Approval {
     pub request_id: String,
     pub trapos_id: String,
@@ -26,6 +26,8 @@ pub struct Approval {
     pub size: usize,
     /// How the policy is set for this call.
     pub because: String,
+    /// Not serialized: the attach channel sends the time left instead.
+    #[serde(skip, default = "Instant::now")]
     pub deadline: Instant,
 }
 
@@ -48,7 +50,8 @@ impl Approval {
 }
 
 /// The person's answer to an [`Approval`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Answer {
     /// Run this one.
     Yes,
@@ -129,6 +132,10 @@ impl Approvals {
     /// Whether anyone can answer (a console runs).
     pub(crate) fn answerable(&self) -> bool {
         self.approvers > 0
+    }
+
+    pub(crate) fn approvers(&self) -> usize {
+        self.approvers
     }
 
     pub(crate) fn attach(&mut self) {

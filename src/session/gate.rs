@@ -119,13 +119,15 @@ impl State {
         self.emit(Event::ApprovalAsked { request_id });
     }
 
-    /// Lets an approved request go to its computer's queue.
-    pub(super) fn release_approved(&mut self, id: &str) {
+    /// Lets an approved request go to its computer's queue; the log says which console
+    /// approved it (`by`), when one is named.
+    pub(super) fn release_approved(&mut self, id: &str, by: Option<&str>) {
         let Some(a) = self.approvals.take(id) else {
             return;
         };
         let local = self.pending.get(id).is_some_and(|p| p.local);
-        let mut entry = State::entry("approved", format!("{} on {}", a.kind, a.trapos_id));
+        let by = by.map(|b| format!(" by {b}")).unwrap_or_default();
+        let mut entry = State::entry("approved", format!("{} on {}{by}", a.kind, a.trapos_id));
         entry.who = Some(a.origin.name().to_owned());
         entry.trapos_id = Some(a.trapos_id.clone());
         entry.request_id = Some(id.to_owned());
@@ -164,6 +166,11 @@ impl Session {
         self.lock().approvals.waiting()
     }
 
+    /// How many consoles can answer approvals now (the host's own, attached ones).
+    pub fn approvers(&self) -> usize {
+        self.lock().approvals.approvers()
+    }
+
     /// Says that someone can answer approvals (the console, while it runs). Without one, `ask`
     /// refuses at once. Returns a guard; dropping it withdraws the approver.
     pub fn attach_approver(&self) -> ApproverGuard {
@@ -178,12 +185,22 @@ impl Session {
     /// # Errors
     /// When `request_id` is not waiting for approval.
     pub fn answer(&self, request_id: &str, answer: Answer) -> Result<(), AnswerError> {
+        self.answer_as(request_id, answer, None)
+    }
+
+    /// [`Session::answer`], with the answering console's name for the log.
+    pub(super) fn answer_as(
+        &self,
+        request_id: &str,
+        answer: Answer,
+        by: Option<&str>,
+    ) -> Result<(), AnswerError> {
         let mut st = self.lock();
         let Some(a) = st.approvals.get(request_id).cloned() else {
             return Err(AnswerError::NotWaiting(request_id.to_owned()));
         };
         match answer {
-            Answer::Yes => st.release_approved(request_id),
+            Answer::Yes => st.release_approved(request_id, by),
             Answer::No => {
                 st.approvals.take(request_id);
                 st.emit(Event::ApprovalAnswered {
@@ -208,7 +225,7 @@ impl Session {
                 st.approvals.grant(&a);
                 // Every other call of the same agent, kind and computer already waiting goes too.
                 for id in st.approvals.like(&a) {
-                    st.release_approved(&id);
+                    st.release_approved(&id, by);
                 }
             }
         }

@@ -7,7 +7,9 @@
 
 mod activity;
 pub mod approval;
+pub mod attach;
 pub mod captured;
+pub mod console;
 pub mod detached;
 pub mod fleet;
 mod gate;
@@ -394,12 +396,7 @@ impl Session {
     pub fn computers(&self) -> Vec<ComputerInfo> {
         let st = self.lock();
         let mut list: Vec<ComputerInfo> = st.computers.values().map(|c| c.info.clone()).collect();
-        list.sort_by(|a, b| {
-            b.online
-                .cmp(&a.online)
-                .then(a.id.cmp(&b.id))
-                .then(a.trapos_id.cmp(&b.trapos_id))
-        });
+        list.sort_by(attach::computer_order);
         list
     }
 

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::protocol::{Kind, Payload};
@@ -14,7 +14,7 @@ use crate::protocol::{Kind, Payload};
 /// person's own shell through `trapdesk`'s one-shot commands (`cli`) or `trapdesk sync`
 /// (`sync`). The host learns the last two from the MCP clientInfo name the commands send
 /// ([`Origin::CLI_CLIENT`], [`Origin::SYNC_CLIENT`]); see [`Origin::from_client`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "name", rename_all = "snake_case")]
 pub enum Origin {
     Person,
@@ -283,7 +283,7 @@ pub fn seconds(ms: u64) -> String {
 }
 
 /// How a request ended, for display and the log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Running,
@@ -312,16 +312,16 @@ impl Status {
 }
 
 /// A linked (or recently unlinked) computer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ComputerInfo {
     pub trapos_id: String,
     pub id: u64,
     pub label: Option<String>,
     pub online: bool,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "ser_time", deserialize_with = "de_time")]
     pub connected_at: SystemTime,
-    #[serde(serialize_with = "ser_opt_time")]
+    #[serde(serialize_with = "ser_opt_time", deserialize_with = "de_opt_time")]
     pub disconnected_at: Option<SystemTime>,
     pub serves: Vec<String>,
     /// Requests sent and not answered.
@@ -341,7 +341,7 @@ pub struct ComputerInfo {
 }
 
 /// A request that has not ended yet.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingInfo {
     pub request_id: String,
@@ -350,11 +350,13 @@ pub struct PendingInfo {
     pub kind: Kind,
     /// One line describing the payload (the code's first line, the path and args, ...).
     pub summary: String,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "ser_time", deserialize_with = "de_time")]
     pub started_at: SystemTime,
-    #[serde(skip)]
+    /// Not serialized (an `Instant` means nothing in another process): the attach channel
+    /// sends how long ago and how far ahead instead (`session::attach::Timed`).
+    #[serde(skip, default = "tokio::time::Instant::now")]
     pub started: tokio::time::Instant,
-    #[serde(skip)]
+    #[serde(skip, default = "tokio::time::Instant::now")]
     pub deadline: tokio::time::Instant,
     /// 0 when there is no deadline.
     pub timeout_ms: u64,
@@ -369,7 +371,7 @@ pub struct PendingInfo {
 }
 
 /// Which stream a piece of output came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Stream {
     Out,
@@ -383,7 +385,7 @@ impl Stream {
 }
 
 /// One entry in a computer's output ring.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "entry", rename_all = "snake_case")]
 pub enum OutputEntry {
     /// A request began on this computer. Boxed: every entry of a ring is as large as the
@@ -406,18 +408,18 @@ pub enum OutputEntry {
 }
 
 /// The start of a request in a computer's output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StartEntry {
     pub request_id: String,
     pub origin: Origin,
     pub kind: Kind,
     pub summary: String,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "ser_time", deserialize_with = "de_time")]
     pub at: SystemTime,
 }
 
 /// An output entry with its position, the cursor for paging.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutputItem {
     pub seq: u64,
     /// When the host received the entry (a line: its first piece), in ms since the Unix epoch.
@@ -428,7 +430,7 @@ pub struct OutputItem {
 }
 
 /// A tool call made by an agent, as the console's activity pane shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
     pub call_id: u64,
@@ -436,7 +438,7 @@ pub struct ToolCall {
     pub tool: String,
     pub target: Option<String>,
     pub args: Value,
-    #[serde(serialize_with = "ser_time")]
+    #[serde(serialize_with = "ser_time", deserialize_with = "de_time")]
     pub started_at: SystemTime,
     pub status: Status,
     pub summary: String,
@@ -444,15 +446,20 @@ pub struct ToolCall {
     /// session's list (the last 500) and sent to the console, which parses it only when the
     /// person opens the call. As a `Value` tree a 24 KiB probe page was ~2,000 allocations to
     /// copy and as many to free again, per call.
-    #[serde(serialize_with = "ser_json_text")]
+    #[serde(serialize_with = "ser_json_text", deserialize_with = "de_json_text")]
     pub result: Option<std::sync::Arc<str>>,
     pub duration_ms: Option<u64>,
     /// The gateway request this call made, if any.
     pub request_id: Option<String>,
 }
 
+/// A log entry's event name. An alias, not `&'static str` written out, because serde's derive
+/// takes a written-out `&str` field as borrowed from the input (which a `'static` one cannot
+/// be); the alias lets `de_event_name` read it.
+pub type EventName = &'static str;
+
 /// One line of the recent-events log and of `transcript.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogEntry {
     pub seq: u64,
@@ -462,7 +469,8 @@ pub struct LogEntry {
     /// `request`, `finished`,
     /// `tool_call`, `tool_result`, `dropped`, `transcript_failed` (once, when the transcript
     /// cannot be written: a full disk).
-    pub event: &'static str,
+    #[serde(deserialize_with = "de_event_name")]
+    pub event: EventName,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub who: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -485,7 +493,12 @@ pub struct LogEntry {
 
 /// Notifications on the session's broadcast. They say *that* something changed and carry what a
 /// live view needs; a subscriber that lags re-reads snapshots and loses nothing that matters.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Event {
     Linked {
         trapos_id: String,
@@ -539,6 +552,17 @@ pub enum Event {
     ApprovalAnswered {
         request_id: String,
     },
+    /// A console answered an approval (see [`super::Session::answer_by`]): who, how and
+    /// when, so that the other consoles attached can say it (the first answer wins).
+    AnsweredBy {
+        request_id: String,
+        /// The answering console's name (`alice@box`, `the host's console`).
+        by: String,
+        answer: super::Answer,
+        /// What was answered, in words: `exec-lua on 3:miner for claude`.
+        what: String,
+        at_ms: u64,
+    },
     /// The policy was reloaded.
     PolicyChanged,
     /// The stop for all agents was set or lifted (see [`super::Session::paused`]).
@@ -576,4 +600,57 @@ fn ser_opt_time<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S:
         Some(t) => s.serialize_some(&epoch_ms(*t)),
         None => s.serialize_none(),
     }
+}
+
+// The readers of the writers above, for the attach channel (`session::attach`), whose far
+// side rebuilds these values from their JSON.
+
+fn de_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {
+    let ms = u64::deserialize(d)?;
+    Ok(UNIX_EPOCH + Duration::from_millis(ms))
+}
+
+fn de_opt_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SystemTime>, D::Error> {
+    let ms = Option::<u64>::deserialize(d)?;
+    Ok(ms.map(|ms| UNIX_EPOCH + Duration::from_millis(ms)))
+}
+
+/// The JSON a result was serialized as, back to its text.
+fn de_json_text<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<std::sync::Arc<str>>, D::Error> {
+    let v = Option::<Value>::deserialize(d)?;
+    Ok(v.map(|v| match v {
+        Value::String(s) => s.into(),
+        v => v.to_string().into(),
+    }))
+}
+
+/// The log's event names are a closed set written by the host; one this build does not know
+/// (a newer host's) reads as `other`, never as a leaked string.
+fn de_event_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    const KNOWN: &[&str] = &[
+        "linked",
+        "unlinked",
+        "refused",
+        "relabelled",
+        "back",
+        "request",
+        "finished",
+        "tool_call",
+        "tool_result",
+        "dropped",
+        "transcript_failed",
+        "approved",
+        "policy",
+        "paused",
+        "resumed",
+        "output",
+        "adopted",
+        "approval_asked",
+        "detached",
+        "call",
+    ];
+    let s = String::deserialize(d)?;
+    Ok(KNOWN.iter().find(|k| **k == s).copied().unwrap_or("other"))
 }

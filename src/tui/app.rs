@@ -189,6 +189,12 @@ pub struct App {
     pub secret_at: Option<Instant>,
     /// All agents are stopped (F4, `trapdesk pause`): shown on the status line until resumed.
     pub paused: bool,
+    /// The name this console answers approvals under ([`Hub::name`]): another console's
+    /// answer is said on the status line, this one's own is not.
+    pub me: String,
+    /// The host this console is attached to (`trapdesk attach`), shown on the editor's
+    /// border; `None` in the host's own process.
+    pub attached: Option<String>,
     dirty: Dirty,
 }
 
@@ -223,6 +229,8 @@ impl App {
             approvals: Approvals::default(),
             secret_at: None,
             paused: false,
+            me: session::console::LOCAL_CONSOLE.to_owned(),
+            attached: None,
             dirty: Dirty {
                 computers: true,
                 pending: true,
@@ -325,6 +333,23 @@ impl App {
                 self.notify(format!("{who} is {}", entry.detail), false);
             }
             E::Logged { .. } => {}
+            // With several consoles attached, the first answer wins; the others hear who gave
+            // it (their prompt closes on `ApprovalAnswered`).
+            E::AnsweredBy {
+                by,
+                answer,
+                what,
+                at_ms,
+                ..
+            } if *by != self.me => {
+                let at = super::draw::clock(
+                    std::time::UNIX_EPOCH + std::time::Duration::from_millis(*at_ms),
+                    self.utc_offset,
+                );
+                let words = session::console::answer_words(*answer);
+                self.notify(format!("{words} by {by} at {at}: {what}"), false);
+            }
+            E::AnsweredBy { .. } => {}
             E::PauseChanged => d.pause = true,
             // The Screen view's title says when the person has the keyboard; nothing to pull.
             E::KeyboardChanged { .. } => {}

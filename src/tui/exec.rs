@@ -1,7 +1,14 @@
 //! Carrying out [`Intent`]s through the [`Hub`]. Requests run in their own tasks; outcomes
 //! reach the screen through the session's output rings like anybody's, so nothing here draws.
 //! Each intent has its own function; what comes back for the app goes through `msg_tx`.
+//!
+//! The hub's calls return futures: in process they are ready at once and their notice is sent
+//! before `execute` returns, as before; attached, the answer crosses the connection and the
+//! notice follows from a task ([`settle`]).
 
+use std::future::Future;
+
+use futures_util::FutureExt as _;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -19,23 +26,44 @@ impl Reply<'_> {
     }
 }
 
+/// Calls `then` with the outcome of `fut`: at once when it is ready (in process), else from a
+/// task when it comes (attached).
+fn settle<T: Send + 'static>(
+    fut: impl Future<Output = T> + Send + 'static,
+    then: impl FnOnce(T) + Send + 'static,
+) {
+    let mut fut = Box::pin(fut);
+    match fut.as_mut().now_or_never() {
+        Some(v) => then(v),
+        None => {
+            tokio::spawn(async move { then(fut.await) });
+        }
+    }
+}
+
 /// Starts what an intent asks for. Failures to start become notices.
 pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<AppMsg>) {
-    let reply = Reply(msg_tx);
     match intent {
         Intent::Start {
             targets,
             kind,
             payload,
             deadline,
-        } => start(hub, &targets, kind, &payload, deadline, &reply),
-        Intent::Answer(request_id, answer) => self::answer(hub, &request_id, answer, &reply),
-        Intent::ReloadPolicy => reload_policy(hub, &reply),
+        } => start(hub, &targets, kind, &payload, deadline, msg_tx),
+        Intent::Answer(request_id, answer) => self::answer(hub, &request_id, answer, msg_tx),
+        Intent::ReloadPolicy => reload_policy(hub, msg_tx),
         // Said in the notice; the status line's marker follows the session's event.
-        Intent::Pause(true) => reply.notice(hub.pause(), false),
-        Intent::Pause(false) => reply.notice(hub.resume(), false),
+        Intent::Pause(stop) => {
+            let tx = msg_tx.clone();
+            let said = move |text| Reply(&tx).notice(text, false);
+            if stop {
+                settle(hub.pause(), said);
+            } else {
+                settle(hub.resume(), said);
+            }
+        }
         Intent::Complete { target, dir } => complete(hub, &target, dir, msg_tx),
-        Intent::Cancel(id) => cancel(hub, &id, &reply),
+        Intent::Cancel(id) => cancel(hub, &id, msg_tx),
         Intent::Input { target, steps } => input(hub, target, steps, msg_tx),
         Intent::Quit => {}
     }
@@ -48,51 +76,75 @@ fn start<H: Hub>(
     kind: crate::protocol::Kind,
     payload: &Value,
     deadline: Option<std::time::Duration>,
-    reply: &Reply,
+    msg_tx: &mpsc::UnboundedSender<AppMsg>,
 ) {
-    let mut started = 0;
-    for target in targets {
-        match hub.run(target, kind, payload.clone(), deadline) {
-            Ok(()) => started += 1,
-            Err(e) => reply.notice(format!("{target}: {e}"), true),
+    let runs: Vec<_> = targets
+        .iter()
+        .map(|target| {
+            let named = target.clone();
+            hub.run(target, kind, payload.clone(), deadline)
+                .map(move |r| (named, r))
+        })
+        .collect();
+    let tx = msg_tx.clone();
+    settle(futures_util::future::join_all(runs), move |outcomes| {
+        let reply = Reply(&tx);
+        let mut started = 0;
+        for (target, r) in outcomes {
+            match r {
+                Ok(()) => started += 1,
+                Err(e) => reply.notice(format!("{target}: {e}"), true),
+            }
         }
-    }
-    if started > 1 {
-        reply.notice(format!("sent {kind} to {started} computers"), false);
-    }
+        if started > 1 {
+            reply.notice(format!("sent {kind} to {started} computers"), false);
+        }
+    });
 }
 
-fn answer<H: Hub>(hub: &H, request_id: &str, answer: Answer, reply: &Reply) {
-    // The session's error names the request by its internal id, which the person sees
-    // nowhere: the status line says it in the words of the prompt they answered.
-    if hub.answer(request_id, answer).is_err() {
-        reply.notice(
-            "not answered: the call no longer waits (it timed out or was cancelled)".to_owned(),
-            true,
-        );
-    }
+fn answer<H: Hub>(
+    hub: &H,
+    request_id: &str,
+    answer: Answer,
+    msg_tx: &mpsc::UnboundedSender<AppMsg>,
+) {
+    let tx = msg_tx.clone();
+    settle(hub.answer(request_id, answer), move |r| {
+        // The session's error names the request by its internal id, which the person sees
+        // nowhere: the status line says it in the words of the prompt they answered.
+        if r.is_err() {
+            Reply(&tx).notice(
+                "not answered: the call no longer waits (it timed out, was cancelled, or another console answered it)"
+                    .to_owned(),
+                true,
+            );
+        }
+    });
 }
 
-fn reload_policy<H: Hub>(hub: &H, reply: &Reply) {
-    match hub.reload_policy() {
-        Ok(source) => reply.notice(format!("policy reloaded: {source}"), false),
-        Err(e) => reply.notice(
+fn reload_policy<H: Hub>(hub: &H, msg_tx: &mpsc::UnboundedSender<AppMsg>) {
+    let tx = msg_tx.clone();
+    settle(hub.reload_policy(), move |r| match r {
+        Ok(source) => Reply(&tx).notice(format!("policy reloaded: {source}"), false),
+        Err(e) => Reply(&tx).notice(
             format!("policy not reloaded (the old one stays): {e}"),
             true,
         ),
-    }
+    });
 }
 
-fn cancel<H: Hub>(hub: &H, id: &str, reply: &Reply) {
-    match hub.cancel(id) {
+fn cancel<H: Hub>(hub: &H, id: &str, msg_tx: &mpsc::UnboundedSender<AppMsg>) {
+    let tx = msg_tx.clone();
+    settle(hub.cancel(id), move |r| {
         // The pane said what is being cancelled; only a failure has more to say, and in the
         // pane's words, not by the request's internal id (the one way a cancel fails).
-        Ok(()) => {}
-        Err(_) => reply.notice(
-            "nothing cancelled: the request has ended already".to_owned(),
-            true,
-        ),
-    }
+        if r.is_err() {
+            Reply(&tx).notice(
+                "nothing cancelled: the request has ended already".to_owned(),
+                true,
+            );
+        }
+    });
 }
 
 /// Lists `dir` in the background; the entries come back as [`AppMsg::Completion`].
@@ -141,15 +193,10 @@ fn input<H: Hub>(
     steps: Vec<Value>,
     msg_tx: &mpsc::UnboundedSender<AppMsg>,
 ) {
-    match hub.input(&target, steps) {
-        Ok(sent) => {
-            let tx = msg_tx.clone();
-            tokio::spawn(async move {
-                if let Err(e) = sent.await {
-                    Reply(&tx).notice(format!("input to {target}: {e}"), true);
-                }
-            });
+    let tx = msg_tx.clone();
+    settle(hub.input(&target, steps), move |r| {
+        if let Err(e) = r {
+            Reply(&tx).notice(format!("input to {target}: {e}"), true);
         }
-        Err(e) => Reply(msg_tx).notice(format!("input to {target}: {e}"), true),
-    }
+    });
 }

@@ -1,10 +1,13 @@
 //! The one interface between the console and the session: every call the console makes goes
-//! through [`Hub`], so that the console can later run attached to a host in another process by
-//! implementing it over a connection. [`Session`] implements it in process.
+//! through [`Hub`]. [`Session`] implements it in process; `commands::attach::RemoteHub`
+//! implements it over the control channel (`trapdesk attach`), so the console attached to a
+//! host in another process is this same console, not a second one.
 //!
 //! The calls are the console's own words, not the session's: the person's runs have one origin,
 //! tickets are kept inside (dropping one would cancel its request), and errors arrive as the
-//! text the status line shows.
+//! text the status line shows. Reads are snapshots, answered at once (a remote hub answers
+//! them from its mirror); calls that change something return a future, because over a
+//! connection their outcome comes back later (in process it is ready at once).
 
 use std::future::Future;
 use std::time::Duration;
@@ -13,11 +16,9 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::protocol::Kind;
-use crate::protocol::kind::ListFiles;
 use crate::session::screen::ScreenFrame;
 use crate::session::{
-    self, Answer, Approval, ComputerInfo, Origin, OutputItem, PendingInfo, RequestSpec, Session,
-    ToolCall,
+    self, Answer, Approval, ComputerInfo, OutputItem, PendingInfo, Session, ToolCall,
 };
 
 /// Keeps something alive on the hub's side while held (a watched screen, the approver count);
@@ -26,6 +27,11 @@ pub type Hold = Box<dyn Send>;
 
 /// What the console asks of the session.
 pub trait Hub: Clone + Send + Sync + 'static {
+    /// The name this console answers approvals under, as the other consoles say it.
+    fn name(&self) -> String;
+    /// The host this console is attached to, in words (`trapdesk@mc-server at
+    /// 127.0.0.1:4445`); `None` in the host's own process.
+    fn attached_to(&self) -> Option<String>;
     /// While held, the policy's `ask` goes to this console.
     fn attach_approver(&self) -> Hold;
     /// Notifications of what changed ("notify, then pull").
@@ -59,7 +65,7 @@ pub trait Hub: Clone + Send + Sync + 'static {
         kind: Kind,
         payload: Value,
         deadline: Option<Duration>,
-    ) -> Result<(), String>;
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static;
     /// `list-files` of `dir` on `target`, quietly (completion is not output to show).
     fn list_files(
         &self,
@@ -74,20 +80,27 @@ pub trait Hub: Clone + Send + Sync + 'static {
         &self,
         target: &str,
         steps: Vec<Value>,
-    ) -> Result<impl Future<Output = Result<(), String>> + Send + 'static, String>;
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static;
     /// # Errors
     /// Why the request cannot be cancelled (unknown, or not the person's to cancel).
-    fn cancel(&self, request_id: &str) -> Result<(), String>;
+    fn cancel(&self, request_id: &str)
+    -> impl Future<Output = Result<(), String>> + Send + 'static;
+    /// Answers as [`Hub::name`]; the first answer of any console wins.
+    ///
     /// # Errors
     /// When no approval of that request is waiting.
-    fn answer(&self, request_id: &str, answer: Answer) -> Result<(), String>;
+    fn answer(
+        &self,
+        request_id: &str,
+        answer: Answer,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static;
     /// # Errors
     /// Why the config file's policy was not taken (the old one stays).
-    fn reload_policy(&self) -> Result<String, String>;
-    /// Stops all agents; returns what the status line says.
-    fn pause(&self) -> String;
-    /// Lets agents run again; returns what the status line says.
-    fn resume(&self) -> String;
+    fn reload_policy(&self) -> impl Future<Output = Result<String, String>> + Send + 'static;
+    /// Stops all agents; says what the status line says.
+    fn pause(&self) -> impl Future<Output = String> + Send + 'static;
+    /// Lets agents run again; says what the status line says.
+    fn resume(&self) -> impl Future<Output = String> + Send + 'static;
     /// Whether all agents are stopped.
     fn paused(&self) -> bool;
     /// Says the person has the computer's keyboard (attached) while the hold lives.
@@ -95,6 +108,14 @@ pub trait Hub: Clone + Send + Sync + 'static {
 }
 
 impl Hub for Session {
+    fn name(&self) -> String {
+        session::console::LOCAL_CONSOLE.to_owned()
+    }
+
+    fn attached_to(&self) -> Option<String> {
+        None
+    }
+
     fn attach_approver(&self) -> Hold {
         Box::new(Session::attach_approver(self))
     }
@@ -120,23 +141,15 @@ impl Hub for Session {
     }
 
     fn policy_lines(&self) -> Vec<String> {
-        Session::policy(self).describe()
+        Session::policy_lines(self)
     }
 
     fn policy_source(&self) -> String {
-        let s = Session::settings(self);
-        match s.config_file.as_ref().or(s.config_path.as_ref()) {
-            Some(p) if p.exists() => format!("from {}", p.display()),
-            Some(p) => format!(
-                "defaults: no file at {} (one made there is read on reload)",
-                p.display()
-            ),
-            None => "defaults: no config file".to_owned(),
-        }
+        Session::policy_source(self)
     }
 
     fn secret(&self) -> String {
-        crate::trust::secrets::shared_now(&Session::settings(self))
+        Session::secret_now(self)
     }
 
     fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
@@ -153,28 +166,16 @@ impl Hub for Session {
         Session::screen(self, trapos_id)
     }
 
+    // In process every call below is done before it returns: the future is ready at once.
+
     fn run(
         &self,
         target: &str,
         kind: Kind,
         payload: Value,
         deadline: Option<Duration>,
-    ) -> Result<(), String> {
-        // The person's runs have no deadline unless one was asked for with `t`.
-        let spec = RequestSpec::new(kind, payload);
-        let spec = match deadline {
-            Some(d) => spec.timeout(Some(d)),
-            None => spec.without_deadline(),
-        };
-        let ticket = self
-            .start(target, spec, Origin::Person)
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(async move {
-            // The outcome is shown from the output ring; the ticket is kept here only so the
-            // request is not cancelled.
-            let _ = ticket.wait().await;
-        });
-        Ok(())
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        std::future::ready(self.person_run(target, kind, payload, deadline))
     }
 
     fn list_files(
@@ -183,62 +184,44 @@ impl Hub for Session {
         dir: &str,
     ) -> impl Future<Output = Result<Value, String>> + Send + 'static {
         let session = self.clone();
-        let target = target.to_owned();
-        let spec = RequestSpec::of(&ListFiles {
-            path: dir.to_owned(),
-        })
-        .quiet();
-        async move {
-            session
-                .request(&target, spec, Origin::Person)
-                .await
-                .map_err(|e| e.to_string())
-        }
+        let (target, dir) = (target.to_owned(), dir.to_owned());
+        async move { session.person_list_files(&target, &dir).await }
     }
 
     fn input(
         &self,
         target: &str,
         steps: Vec<Value>,
-    ) -> Result<impl Future<Output = Result<(), String>> + Send + 'static, String> {
-        let ticket = self
-            .start_input(target, steps, Origin::Person)
-            .map_err(|e| e.to_string())?;
-        Ok(async move { ticket.wait().await.map(drop).map_err(|e| e.to_string()) })
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        let sent = self.person_input(target, steps);
+        async move { sent?.await }
     }
 
-    fn cancel(&self, request_id: &str) -> Result<(), String> {
-        self.cancel_by(request_id, &Origin::Person)
-            .map_err(|e| e.to_string())
+    fn cancel(
+        &self,
+        request_id: &str,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        std::future::ready(self.person_cancel(request_id))
     }
 
-    fn answer(&self, request_id: &str, answer: Answer) -> Result<(), String> {
-        Session::answer(self, request_id, answer).map_err(|e| e.to_string())
+    fn answer(
+        &self,
+        request_id: &str,
+        answer: Answer,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        std::future::ready(self.answer_by(request_id, answer, session::console::LOCAL_CONSOLE))
     }
 
-    /// Says where the policy now in force came from.
-    fn reload_policy(&self) -> Result<String, String> {
-        Session::reload_policy(self).map_err(|e| e.to_string())?;
-        Ok(self.policy_source())
+    fn reload_policy(&self) -> impl Future<Output = Result<String, String>> + Send + 'static {
+        std::future::ready(self.reload_policy_words())
     }
 
-    fn pause(&self) -> String {
-        let r = Session::pause(self, "console");
-        if r.already {
-            return "agents are already stopped".to_owned();
-        }
-        format!(
-            "all agents stopped: their runs and writes are refused ({} running call(s) cancelled); reads go on",
-            r.stopped
-        )
+    fn pause(&self) -> impl Future<Output = String> + Send + 'static {
+        std::future::ready(self.pause_words())
     }
 
-    fn resume(&self) -> String {
-        if Session::resume(self, "console") {
-            "agents may run again".to_owned()
-        } else {
-            "agents were not stopped".to_owned()
-        }
+    fn resume(&self) -> impl Future<Output = String> + Send + 'static {
+        std::future::ready(self.resume_words())
     }
 
     fn paused(&self) -> bool {

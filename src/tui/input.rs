@@ -288,9 +288,11 @@ impl App {
         self.focus = Focus::ORDER.get(next).copied().unwrap_or(Focus::Editor);
     }
 
-    /// `q` or Ctrl-C: quit at once, or ask first while requests are pending.
+    /// `q` or Ctrl-C: quit at once, or ask first while requests are pending. An attached
+    /// console (`trapdesk attach`) detaches at once: the host keeps running and with it every
+    /// request, so there is nothing to lose by leaving.
     fn ask_quit(&mut self) -> Outcome {
-        if self.requests.pending.is_empty() {
+        if self.requests.pending.is_empty() || self.attached.is_some() {
             Outcome::Quit
         } else {
             Outcome::Open(Open::ConfirmQuit(self.requests.pending.len()))

@@ -118,6 +118,8 @@ pub async fn run<H: Hub>(
     let _approver = session.attach_approver();
     let mut term = terminal::Guard::enter()?;
     let mut app = App::new(settings, theme::Theme::from_env(), true);
+    app.me = session.name();
+    app.attached = session.attached_to();
     app.truecolor = panes::screen::terminal_truecolor();
     // Taken once: a daylight-saving change during a session shifts shown times by an hour.
     app.utc_offset = chrono::Local::now().offset().local_minus_utc();

@@ -1,7 +1,7 @@
 //! A computer's terminal as the host holds it: the whole frame the screen server answers with,
 //! kept current by the `screen` updates (docs/protocol.md "Screen").
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// CC's default palette, used until a frame says otherwise.
@@ -15,7 +15,7 @@ const MAX_SIDE: u64 = 512;
 
 /// One row: its characters (CC's 0-255, as the chars U+0000-U+00FF) and one blit digit per
 /// cell for text and background colour.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScreenRow {
     pub text: Vec<char>,
     pub fg: Vec<u8>,
@@ -38,7 +38,7 @@ impl ScreenRow {
 }
 
 /// The whole terminal of one computer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScreenFrame {
     pub width: usize,
     pub height: usize,

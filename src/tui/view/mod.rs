@@ -77,6 +77,9 @@ impl App {
             self.output.draw(output_area, buf, &cx(Focus::Output));
         }
         let mut cursor = self.editor.draw(a.editor, buf, &cx(Focus::Editor));
+        if let Some(host) = &self.attached {
+            attached_marker(self, host, a.editor, buf);
+        }
         statusbar::render(self, a.status, buf);
         if let Some(p) = &self.popup {
             cursor = self.popups.view(p).draw(area, buf, &cx(self.focus));
@@ -98,6 +101,20 @@ impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
         self.render_all(area, buf);
     }
+}
+
+/// `trapdesk attach`: the editor's top border says, on the right (its title, on the left,
+/// says where F5 sends), that this console is a client of a host elsewhere and which host;
+/// quitting it leaves that host running.
+fn attached_marker(app: &App, host: &str, area: Rect, buf: &mut Buffer) {
+    let room = usize::from(area.width / 2);
+    if room < 12 {
+        return;
+    }
+    let text = crate::tui::draw::cut(&format!(" attached to {host} "), room);
+    let width = crate::tui::draw::width(&text) as u16;
+    let x = area.x + area.width.saturating_sub(width + 1);
+    buf.set_string(x, area.y, text, app.theme.warn);
 }
 
 fn too_small(app: &App, area: Rect, buf: &mut Buffer) {

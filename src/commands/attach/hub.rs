@@ -1,0 +1,564 @@
+//! [`RemoteHub`]: the console's [`Hub`] over the attach channel. Reads come from a mirror of
+//! the host's session that the host keeps current (`session::attach::Update`); calls go up
+//! the socket and their answers come back as futures. The mirror is updated before the
+//! events that changed it are passed on, so the console pulls what it was told of.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::protocol::Kind;
+use crate::session::attach::{Call, Hello, Up, Update, computer_order};
+use crate::session::screen::ScreenFrame;
+use crate::session::{
+    Answer, Approval, ComputerInfo, Event, OutputItem, PendingInfo, Stream, ToolCall,
+};
+use crate::tui::hub::{Hold, Hub};
+
+/// Tool calls the mirror keeps, as the session does (`TOOL_CALLS_KEPT`).
+const TOOL_CALLS_KEPT: usize = 500;
+
+/// What the console reads, as the host last said it.
+#[derive(Debug, Default)]
+pub(super) struct Mirror {
+    computers: Vec<ComputerInfo>,
+    pending: Vec<PendingInfo>,
+    tool_calls: VecDeque<ToolCall>,
+    approvals: Vec<Approval>,
+    policy_lines: Vec<String>,
+    policy_source: String,
+    secret: String,
+    paused: bool,
+    output: HashMap<String, VecDeque<OutputItem>>,
+    screens: HashMap<String, ScreenFrame>,
+    /// Output entries kept per computer: the host's scrollback.
+    scrollback: usize,
+}
+
+impl Mirror {
+    pub(super) fn new(scrollback: usize) -> Mirror {
+        Mirror {
+            scrollback: scrollback.max(1),
+            ..Mirror::default()
+        }
+    }
+
+    /// Takes an update; returns the events to pass on to the console.
+    pub(super) fn apply(&mut self, u: Update, now: Instant) -> Vec<Event> {
+        let mut events = u.events;
+        if let Some(c) = u.computers {
+            self.computers = c;
+        }
+        if !u.computers_changed.is_empty() {
+            for c in u.computers_changed {
+                match self
+                    .computers
+                    .iter_mut()
+                    .find(|m| m.trapos_id == c.trapos_id)
+                {
+                    Some(m) => *m = c,
+                    None => self.computers.push(c),
+                }
+            }
+            self.computers.sort_by(computer_order);
+        }
+        if let Some(p) = u.pending {
+            self.pending = p.into_iter().map(|t| t.into_pending(now)).collect();
+        }
+        if let Some(calls) = u.tool_calls {
+            self.tool_calls = calls.into();
+        }
+        if let Some(a) = u.approvals {
+            self.approvals = a.into_iter().map(|t| t.into_approval(now)).collect();
+        }
+        if let Some(p) = u.policy {
+            self.policy_lines = p.lines;
+            self.policy_source = p.source;
+        }
+        if let Some(s) = u.secret {
+            self.secret = s;
+        }
+        if let Some(p) = u.paused {
+            self.paused = p;
+        }
+        let mut grown = Vec::new();
+        for slice in u.output {
+            grown.push(slice.trapos_id.clone());
+            let ring = self.output.entry(slice.trapos_id.clone()).or_default();
+            for item in slice.into_items() {
+                match ring.back() {
+                    // The open line grown: the same entry, longer.
+                    Some(last) if last.seq == item.seq => {
+                        if let Some(last) = ring.back_mut() {
+                            *last = item;
+                        }
+                    }
+                    Some(last) if last.seq > item.seq => {}
+                    _ => ring.push_back(item),
+                }
+            }
+            while ring.len() > self.scrollback {
+                ring.pop_front();
+            }
+        }
+        for s in u.screens {
+            match s.frame {
+                Some(f) => self.screens.insert(s.trapos_id, f),
+                None => self.screens.remove(&s.trapos_id),
+            };
+        }
+        for e in &events {
+            if let Event::ToolCallStarted { call } | Event::ToolCallFinished { call } = e {
+                match self
+                    .tool_calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.call_id == call.call_id)
+                {
+                    Some(c) => *c = call.clone(),
+                    None => self.tool_calls.push_back(call.clone()),
+                }
+                while self.tool_calls.len() > TOOL_CALLS_KEPT {
+                    self.tool_calls.pop_front();
+                }
+            }
+        }
+        if u.resync {
+            // Everything may have changed: events that make the console pull each part.
+            events.extend([Event::PauseChanged, Event::PolicyChanged]);
+            if let Some(c) = self.computers.first() {
+                events.push(Event::ComputerChanged {
+                    trapos_id: c.trapos_id.clone(),
+                });
+            }
+            if let Some(call) = self.tool_calls.back() {
+                events.push(Event::ToolCallFinished { call: call.clone() });
+            }
+        }
+        // Output that arrived without an event of its own (a resync) is told of too.
+        for id in grown {
+            let told = events.iter().any(|e| {
+                matches!(e, Event::Output { trapos_id, .. } | Event::RequestFinished { trapos_id, .. } if *trapos_id == id)
+            });
+            if !told {
+                events.push(Event::Output {
+                    trapos_id: id,
+                    request_id: None,
+                    stream: Stream::Out,
+                    text: String::new(),
+                });
+            }
+        }
+        events
+    }
+}
+
+/// The console's side of one attach connection.
+#[derive(Clone)]
+pub struct RemoteHub {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    mirror: Mutex<Mirror>,
+    events: broadcast::Sender<Event>,
+    up: mpsc::UnboundedSender<Up>,
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>,
+    next_id: AtomicU64,
+    hello: Hello,
+    /// How the host is named on screen: `trapdesk@mc at 127.0.0.1:7000`.
+    label: String,
+}
+
+impl RemoteHub {
+    pub(super) fn new(hello: Hello, label: String, up: mpsc::UnboundedSender<Up>) -> RemoteHub {
+        let (events, _) = broadcast::channel(4096);
+        RemoteHub {
+            inner: Arc::new(Inner {
+                mirror: Mutex::new(Mirror::new(hello.scrollback)),
+                events,
+                up,
+                waiting: Mutex::new(HashMap::new()),
+                next_id: AtomicU64::new(1),
+                hello,
+                label,
+            }),
+        }
+    }
+
+    pub(super) fn hello(&self) -> &Hello {
+        &self.inner.hello
+    }
+
+    fn mirror(&self) -> MutexGuard<'_, Mirror> {
+        self.inner.mirror.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes an update from the host and tells the console what changed.
+    pub(super) fn take(&self, u: Update) {
+        let events = self.mirror().apply(u, Instant::now());
+        for e in events {
+            let _ = self.inner.events.send(e);
+        }
+    }
+
+    /// The answer to call `id` arrived.
+    pub(super) fn reply(&self, id: u64, result: Result<Value, String>) {
+        let waiter = self
+            .inner
+            .waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let Some(w) = waiter {
+            let _ = w.send(result);
+        }
+    }
+
+    /// The connection ended: every call still waiting fails.
+    pub(super) fn closed(&self) {
+        self.inner
+            .waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    /// Sends a call; the future is its answer.
+    fn call(&self, call: Call) -> impl Future<Output = Result<Value, String>> + Send + 'static {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.inner
+            .waiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, tx);
+        let sent = self.inner.up.send(Up { id, call }).is_ok();
+        async move {
+            if !sent {
+                return Err(GONE.to_owned());
+            }
+            rx.await.unwrap_or_else(|_| Err(GONE.to_owned()))
+        }
+    }
+
+    /// A call whose answer nobody waits for (letting go of a screen or a keyboard).
+    fn tell(&self, call: Call) {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let _ = self.inner.up.send(Up { id, call });
+    }
+}
+
+const GONE: &str = "the connection to the host is gone";
+
+/// Lets go of something held on the host (a screen, a keyboard) when dropped.
+struct Release {
+    hub: RemoteHub,
+    call: Option<Call>,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        if let Some(call) = self.call.take() {
+            self.hub.tell(call);
+        }
+    }
+}
+
+fn unit(r: Result<Value, String>) -> Result<(), String> {
+    r.map(drop)
+}
+
+fn text(r: Result<Value, String>) -> String {
+    match r {
+        Ok(Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(e) => e,
+    }
+}
+
+impl Hub for RemoteHub {
+    fn name(&self) -> String {
+        self.inner.hello.name.clone()
+    }
+
+    fn attached_to(&self) -> Option<String> {
+        Some(self.inner.label.clone())
+    }
+
+    /// The connection itself is the approver: the host holds it while the socket is open.
+    fn attach_approver(&self) -> Hold {
+        Box::new(())
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    fn computers(&self) -> Vec<ComputerInfo> {
+        self.mirror().computers.clone()
+    }
+
+    fn pending(&self) -> Vec<PendingInfo> {
+        self.mirror().pending.clone()
+    }
+
+    fn tool_calls(&self) -> Vec<ToolCall> {
+        self.mirror().tool_calls.iter().cloned().collect()
+    }
+
+    fn approvals(&self) -> Vec<Approval> {
+        self.mirror().approvals.clone()
+    }
+
+    fn policy_lines(&self) -> Vec<String> {
+        self.mirror().policy_lines.clone()
+    }
+
+    fn policy_source(&self) -> String {
+        self.mirror().policy_source.clone()
+    }
+
+    fn secret(&self) -> String {
+        self.mirror().secret.clone()
+    }
+
+    fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
+        let m = self.mirror();
+        let Some(ring) = m.output.get(trapos_id) else {
+            return Vec::new();
+        };
+        let start = ring.partition_point(|i| i.seq <= after);
+        ring.range(start..).cloned().collect()
+    }
+
+    fn watch_screen(&self, trapos_id: &str) -> Option<Hold> {
+        // The answer (and the first frame) come later; the view shows what it has meanwhile.
+        drop(self.call(Call::WatchScreen {
+            trapos_id: trapos_id.to_owned(),
+            on: true,
+        }));
+        Some(Box::new(Release {
+            hub: self.clone(),
+            call: Some(Call::WatchScreen {
+                trapos_id: trapos_id.to_owned(),
+                on: false,
+            }),
+        }))
+    }
+
+    fn screen(&self, trapos_id: &str) -> Option<ScreenFrame> {
+        self.mirror().screens.get(trapos_id).cloned()
+    }
+
+    fn run(
+        &self,
+        target: &str,
+        kind: Kind,
+        payload: Value,
+        deadline: Option<Duration>,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        let answer = self.call(Call::Run {
+            target: target.to_owned(),
+            kind,
+            payload,
+            deadline_ms: deadline.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        });
+        async move { unit(answer.await) }
+    }
+
+    fn list_files(
+        &self,
+        target: &str,
+        dir: &str,
+    ) -> impl Future<Output = Result<Value, String>> + Send + 'static {
+        self.call(Call::ListFiles {
+            target: target.to_owned(),
+            dir: dir.to_owned(),
+        })
+    }
+
+    fn input(
+        &self,
+        target: &str,
+        steps: Vec<Value>,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        let answer = self.call(Call::Input {
+            target: target.to_owned(),
+            steps,
+        });
+        async move { unit(answer.await) }
+    }
+
+    fn cancel(
+        &self,
+        request_id: &str,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        let answer = self.call(Call::Cancel {
+            request_id: request_id.to_owned(),
+        });
+        async move { unit(answer.await) }
+    }
+
+    fn answer(
+        &self,
+        request_id: &str,
+        answer: Answer,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        let answered = self.call(Call::Answer {
+            request_id: request_id.to_owned(),
+            answer,
+        });
+        async move { unit(answered.await) }
+    }
+
+    fn reload_policy(&self) -> impl Future<Output = Result<String, String>> + Send + 'static {
+        let answer = self.call(Call::ReloadPolicy);
+        async move {
+            answer.await.map(|v| match v {
+                Value::String(s) => s,
+                v => v.to_string(),
+            })
+        }
+    }
+
+    fn pause(&self) -> impl Future<Output = String> + Send + 'static {
+        let answer = self.call(Call::Pause);
+        async move { text(answer.await) }
+    }
+
+    fn resume(&self) -> impl Future<Output = String> + Send + 'static {
+        let answer = self.call(Call::Resume);
+        async move { text(answer.await) }
+    }
+
+    fn paused(&self) -> bool {
+        self.mirror().paused
+    }
+
+    fn hold_keyboard(&self, trapos_id: &str) -> Hold {
+        self.tell(Call::HoldKeyboard {
+            trapos_id: trapos_id.to_owned(),
+            on: true,
+        });
+        Box::new(Release {
+            hub: self.clone(),
+            call: Some(Call::HoldKeyboard {
+                trapos_id: trapos_id.to_owned(),
+                on: false,
+            }),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::session::OutputEntry;
+    use crate::session::attach::OutputSlice;
+
+    fn computer(id: u64, online: bool, running: usize) -> ComputerInfo {
+        ComputerInfo {
+            trapos_id: format!("{id}:c"),
+            id,
+            label: Some("c".into()),
+            online,
+            connected_at: std::time::UNIX_EPOCH,
+            disconnected_at: None,
+            serves: Vec::new(),
+            running,
+            queued: 0,
+            detached: 0,
+            last_rtt_ms: None,
+            client: None,
+            host: None,
+            max_message: 0,
+            machine: Default::default(),
+        }
+    }
+
+    fn line(seq: u64, text: &str, complete: bool) -> OutputItem {
+        OutputItem {
+            seq,
+            at_ms: 0,
+            entry: OutputEntry::Line {
+                request_id: None,
+                stream: Stream::Out,
+                text: text.into(),
+                complete,
+            },
+        }
+    }
+
+    #[test]
+    fn changed_computers_replace_theirs_in_the_hosts_order() {
+        let mut m = Mirror::new(10);
+        let now = Instant::now();
+        m.apply(
+            Update {
+                computers: Some(vec![computer(1, true, 0), computer(2, true, 0)]),
+                ..Update::default()
+            },
+            now,
+        );
+        m.apply(
+            Update {
+                computers_changed: vec![computer(1, false, 0), computer(2, true, 3)],
+                ..Update::default()
+            },
+            now,
+        );
+        let ids: Vec<(u64, bool, usize)> = m
+            .computers
+            .iter()
+            .map(|c| (c.id, c.online, c.running))
+            .collect();
+        assert_eq!(ids, vec![(2, true, 3), (1, false, 0)]);
+    }
+
+    #[test]
+    fn an_open_line_grows_in_place_and_the_ring_keeps_the_hosts_scrollback() {
+        let mut m = Mirror::new(3);
+        let now = Instant::now();
+        let slice = |items| OutputSlice::new("1:c", items);
+        let told = m.apply(
+            Update {
+                output: vec![slice(vec![line(1, "a", true), line(2, "b", false)])],
+                ..Update::default()
+            },
+            now,
+        );
+        // Output with no event of its own is told of (the console pulls it).
+        assert!(matches!(&told[..], [Event::Output { trapos_id, .. }] if trapos_id == "1:c"));
+        m.apply(
+            Update {
+                output: vec![slice(vec![
+                    line(2, "bc", true),
+                    line(3, "d", true),
+                    line(4, "e", true),
+                ])],
+                ..Update::default()
+            },
+            now,
+        );
+        let ring = &m.output["1:c"];
+        let texts: Vec<(u64, String)> = ring
+            .iter()
+            .map(|i| match &i.entry {
+                OutputEntry::Line { text, .. } => (i.seq, text.clone()),
+                _ => (i.seq, String::new()),
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            vec![(2, "bc".into()), (3, "d".into()), (4, "e".into())]
+        );
+    }
+}
