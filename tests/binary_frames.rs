@@ -1,0 +1,234 @@
+//! Binary frames end to end (docs/protocol.md, "Binary frames"), one body on the emulator and
+//! on CraftOS-PC: every byte value, 500 KB and 1 MiB byte-exact through `write-file`/`read-file`
+//! (rmcp's client) and through the CLI's `put`/`get`, with the binary path in use (the hello said
+//! `binary` and the host took it) and again with the client forced to the base64 path (the
+//! setting `trapdesk.binary` false, then a reboot); and, under a small `max_websocket_message`,
+//! no frame over the limit either way (CC closes the socket on a larger incoming frame and
+//! refuses a larger send, so a link that stays up at the same limit proves it).
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+#[path = "support/mcp_fake.rs"]
+mod fake;
+
+#[path = "support/craftos.rs"]
+mod craftos;
+
+#[path = "support/world.rs"]
+mod world;
+
+use std::process::Command;
+
+use base64::Engine;
+use fake::{data, text};
+use serde_json::json;
+use world::{Runtime, Spec, World};
+
+const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+
+/// Every byte value, then pseudo-random bytes (not a short cycle) up to `len`.
+fn bytes(len: usize) -> Vec<u8> {
+    let mut v: Vec<u8> = (0..=255u8).collect();
+    let mut x: u32 = 0x9e37_79b9;
+    while v.len() < len {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        v.push((x >> 24) as u8);
+    }
+    v.truncate(len);
+    v
+}
+
+async fn write(w: &World, path: &str, content: &[u8]) {
+    let r = w
+        .call(
+            "write-file",
+            json!({"traposId": "store", "path": path, "content": B64.encode(content),
+                "encoding": "base64"}),
+        )
+        .await;
+    assert_ne!(r.is_error, Some(true), "{path}: {}", text(&r));
+}
+
+/// Reads `path` back through `read-file`'s pages, as an agent does.
+async fn read_back(w: &World, path: &str) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut offset = 0u64;
+    loop {
+        let r = w
+            .call(
+                "read-file",
+                json!({"traposId": "store", "path": path, "offset": offset}),
+            )
+            .await;
+        assert_ne!(r.is_error, Some(true), "{path}@{offset}: {}", text(&r));
+        let d = data(&r);
+        let content = d["content"].as_str().unwrap();
+        match d["encoding"].as_str() {
+            Some("base64") => got.extend(B64.decode(content).unwrap()),
+            _ => got.extend(content.as_bytes()),
+        }
+        match d["nextOffset"].as_u64() {
+            Some(n) => {
+                assert!(n > offset, "{d}");
+                offset = n;
+            }
+            None => return got,
+        }
+    }
+}
+
+fn cli(w: &World, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trapdesk"));
+    c.arg(args[0])
+        .args(["--connect", &w.host.mcp_url()])
+        .args(&args[1..])
+        .env("TRAPDESK_DATA_DIR", &w.host.settings.data_dir)
+        .env_remove("TRAPDESK_TOKEN")
+        .env_remove("TRAPDESK_MCP_TOKEN");
+    c
+}
+
+async fn run(mut cmd: Command) {
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The three sizes both ways, by MCP and by the CLI, compared with the computer's own disk.
+async fn round_trips(w: &World, tag: &str) {
+    let work = tempfile::tempdir().unwrap();
+    for (name, content) in [
+        ("every-byte", (0..=255u8).collect::<Vec<u8>>()),
+        ("500k", bytes(500 * 1024)),
+        ("1m", bytes(1024 * 1024)),
+    ] {
+        let path = format!("{tag}/{name}.bin");
+        write(w, &path, &content).await;
+        let disk = std::fs::read(w.files("store").join(&path)).unwrap();
+        assert!(disk == content, "{path}: the computer's copy differs");
+        assert!(
+            read_back(w, &path).await == content,
+            "{path}: read back differs"
+        );
+
+        let local = work.path().join(format!("{name}.bin"));
+        std::fs::write(&local, &content).unwrap();
+        let remote = format!("store:/{tag}/put-{name}.bin");
+        run(cli(w, &["put", local.to_str().unwrap(), &remote])).await;
+        let disk = std::fs::read(w.files("store").join(format!("{tag}/put-{name}.bin"))).unwrap();
+        assert!(disk == content, "{remote}: the put copy differs");
+        let back = work.path().join(format!("{name}.back"));
+        run(cli(w, &["get", &remote, back.to_str().unwrap()])).await;
+        assert!(
+            std::fs::read(&back).unwrap() == content,
+            "{remote}: the get copy differs"
+        );
+    }
+}
+
+fn binary_link(w: &World) -> Option<bool> {
+    w.session()
+        .computer(&w.trapos("store"))
+        .unwrap()
+        .machine
+        .binary
+}
+
+async fn byte_exact_both_ways_binary_and_base64(rt: Runtime) {
+    // 1 MiB twice over (the new copy beside the old) does not fit a default disk of 1,000,000
+    // bytes: a raised computer_space_limit (CraftOS-PC does not limit writes).
+    let spec = Spec {
+        disk_space: Some(16_000_000),
+        ..Spec::default()
+    };
+    let w = World::boot_with(rt, &[("store", spec)]).await;
+    assert_eq!(binary_link(&w), Some(true), "the hello said binary");
+    round_trips(&w, "bin").await;
+
+    // Forced to the base64 path: the client no longer says it takes binary frames.
+    let r = w
+        .call(
+            "exec-lua",
+            json!({"traposId": "store",
+                "code": "settings.set('trapdesk.binary', false) settings.save() return true"}),
+        )
+        .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let r = w
+        .call("reboot-computer", json!({"traposId": "store"}))
+        .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    w.wait_serves("store", &["write-file", "read-file"]).await;
+    assert_eq!(binary_link(&w), None, "the hello no longer says binary");
+    round_trips(&w, "b64").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn byte_exact_both_ways_binary_and_base64_on_the_emulator() {
+    byte_exact_both_ways_binary_and_base64(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn byte_exact_both_ways_binary_and_base64_on_craftos_pc() {
+    byte_exact_both_ways_binary_and_base64(Runtime::CraftOs).await;
+}
+
+/// Under a 16 KiB rule the host cuts a write's content into frames that fit and the client cuts
+/// a page and its output: the link stays up at the same limit (a larger incoming frame would
+/// close the socket; a larger send would be refused and halve the limit).
+async fn no_frame_over_the_limit(rt: Runtime) {
+    let spec = Spec {
+        max_websocket_message: Some(16384),
+        disk_space: Some(4_000_000),
+        ..Spec::default()
+    };
+    let w = World::boot_with(rt, &[("store", spec)]).await;
+    let t = w.trapos("store");
+    assert_eq!(binary_link(&w), Some(true));
+    let since = w.session().computer(&t).unwrap().connected_at;
+    let content = bytes(300 * 1024);
+    write(&w, "big.bin", &content).await;
+    // The whole file in one answer, not a page: the client must cut it.
+    let r = w
+        .call(
+            "exec-lua",
+            json!({"traposId": "store",
+                "code": "local h = fs.open('big.bin', 'rb') local s = h.readAll() h.close() io.write(s) return #s"}),
+        )
+        .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert!(read_back(&w, "big.bin").await == content, "read back differs");
+    let disk = std::fs::read(w.files("store").join("big.bin")).unwrap();
+    assert!(disk == content, "the computer's copy differs");
+    let c = w.session().computer(&t).unwrap();
+    assert!(c.online, "the link dropped");
+    assert_eq!(c.connected_at, since, "the computer linked again");
+    assert_eq!(c.max_message, 16384, "a frame was refused as too large");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_frame_over_the_limit_on_the_emulator() {
+    no_frame_over_the_limit(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn no_frame_over_the_limit_on_craftos_pc() {
+    no_frame_over_the_limit(Runtime::CraftOs).await;
+}
