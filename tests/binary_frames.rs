@@ -232,3 +232,125 @@ async fn no_frame_over_the_limit_on_the_emulator() {
 async fn no_frame_over_the_limit_on_craftos_pc() {
     no_frame_over_the_limit(Runtime::CraftOs).await;
 }
+
+/// The median of `v`.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One mode's figures on CraftOS-PC: wall time through MCP and the CraftOS-PC process's own CPU
+/// time (the computer's Lua thread, the part a server pays for; it holds under a loaded machine
+/// where wall time does not).
+async fn measure_mode(w: &World, mode: &str) {
+    let cpu = || w.computer("store").craft().cpu_ms().unwrap_or(f64::NAN);
+    let exec = |code: &'static str| w.call("exec-lua", json!({"traposId": "store", "code": code}));
+    for _ in 0..5 {
+        exec("return 1").await;
+    }
+    let (mut wall, mut c) = (Vec::new(), Vec::new());
+    for _ in 0..100 {
+        let (t, c0) = (std::time::Instant::now(), cpu());
+        let r = exec("return 1").await;
+        wall.push(t.elapsed().as_secs_f64() * 1e3);
+        c.push(cpu() - c0);
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    }
+    println!(
+        "{mode}: exec-lua return 1: median {:.2} ms wall, {:.2} ms CraftOS-PC CPU",
+        median(wall),
+        median(c)
+    );
+    let content = bytes(500 * 1024);
+    let (mut wall, mut c, mut rwall, mut rc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for i in 0..5 {
+        let path = format!("m/{i}.bin");
+        let (t, c0) = (std::time::Instant::now(), cpu());
+        write(w, &path, &content).await;
+        wall.push(t.elapsed().as_secs_f64() * 1e3);
+        c.push(cpu() - c0);
+        let (t, c0) = (std::time::Instant::now(), cpu());
+        assert!(read_back(w, &path).await == content);
+        rwall.push(t.elapsed().as_secs_f64() * 1e3);
+        rc.push(cpu() - c0);
+    }
+    println!(
+        "{mode}: 500 KB write-file: median {:.1} ms wall, {:.1} ms CPU; paged read-file back: median {:.1} ms wall, {:.1} ms CPU",
+        median(wall),
+        median(c),
+        median(rwall),
+        median(rc)
+    );
+}
+
+/// The floors, measured inside the computer: a bare `fs` write and read of the same 500 KB.
+async fn measure_floor(w: &World) {
+    let cpu = || w.computer("store").craft().cpu_ms().unwrap_or(f64::NAN);
+    let code = "local s = ('x'):rep(500 * 1024) local t0 = os.epoch('utc') \
+        for i = 1, 20 do local h = fs.open('floor.bin', 'wb') h.write(s) h.close() end \
+        local t1 = os.epoch('utc') \
+        for i = 1, 20 do local h = fs.open('floor.bin', 'rb') local r = h.read(#s) h.close() end \
+        return (t1 - t0) / 20, (os.epoch('utc') - t1) / 20";
+    let c0 = cpu();
+    let r = w
+        .call("exec-lua", json!({"traposId": "store", "code": code}))
+        .await;
+    let used = cpu() - c0;
+    let d = data(&r);
+    println!(
+        "floor: bare 500 KB fs write {} ms, read {} ms (each the mean of 20, os.epoch inside the computer; {:.1} ms CPU for all 40)",
+        d["returns"][0]["value"], d["returns"][1]["value"], used
+    );
+}
+
+/// The figures of BENCHMARKS.md's "Binary frames" section: `CRAFTOS_PC=… cargo test --release
+/// --test binary_frames measure -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check: run it with --ignored --nocapture (needs CRAFTOS_PC)"]
+async fn measure_on_craftos_pc() {
+    let spec = Spec {
+        disk_space: Some(16_000_000),
+        ..Spec::default()
+    };
+    let w = World::boot_with(Runtime::CraftOs, &[("store", spec)]).await;
+    measure_floor(&w).await;
+    measure_mode(&w, "binary").await;
+    w.call(
+        "exec-lua",
+        json!({"traposId": "store", "code": "settings.set('trapdesk.binary', false) settings.save()"}),
+    )
+    .await;
+    w.call("reboot-computer", json!({"traposId": "store"})).await;
+    w.wait_serves("store", &["write-file", "read-file"]).await;
+    assert_eq!(binary_link(&w), None);
+    measure_mode(&w, "base64").await;
+    measure_floor(&w).await;
+}
+
+/// Where a 500 KB write-file's time goes on the computer: `files.writeFile` alone (journal,
+/// quota checks, new copy, swap) against a bare write, timed inside CraftOS-PC.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check: run it with --ignored --nocapture (needs CRAFTOS_PC)"]
+async fn profile_write_on_craftos_pc() {
+    let w = World::boot(Runtime::CraftOs, &["store"]).await;
+    let code = "local files = dofile('/trapdesk/apis/files.lua') files.JOURNAL = '/trapdesk/journal' \
+        local s = ('x'):rep(500 * 1024) local parts = {} for i = 1, 4 do parts[i] = s:sub((i - 1) * 128000 + 1, i * 128000) end \
+        parts[5] = s:sub(512001) \
+        local t0 = os.epoch('utc') for i = 1, 10 do fs.delete('p.bin') local h = fs.open('p.bin', 'wb') h.write(s) h.close() end \
+        local t1 = os.epoch('utc') for i = 1, 10 do local r = files.writeFile('q.bin', parts) assert(r.ok, r.error) end \
+        local t2 = os.epoch('utc') for i = 1, 10 do local h = fs.open('q.bin', 'rb') h.seek('set', 100000) local r = h.read(9000) h.close() end \
+        local t3 = os.epoch('utc') for i = 1, 10 do local r = files.readFile('q.bin', 100000, 9000) end \
+        return (t1 - t0) / 10, (t2 - t1) / 10, (t3 - t2) / 10, (os.epoch('utc') - t3) / 10";
+    let r = w
+        .call("exec-lua", json!({"traposId": "store", "code": code}))
+        .await;
+    let d = data(&r);
+    println!(
+        "bare write {} ms, files.writeFile {} ms, bare page read {} ms, files.readFile page {} ms",
+        d["returns"][0]["value"],
+        d["returns"][1]["value"],
+        d["returns"][2]["value"],
+        d["returns"][3]["value"]
+    );
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+}
