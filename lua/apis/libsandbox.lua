@@ -34,7 +34,8 @@ local sandbox = {}
 --    `{code, message, ...}`; `blob`, a string of raw bytes the daemon sends in binary frames
 --    before the answer (a read-file page asked for as binary).
 --  - `trapdesk_alive(id, state)`: how request `id` stands: "accepted" (the server got its
---    `trapdesk_request`; sent for each, duplicates too), "running", "done" (answered: the
+--    `trapdesk_request` and the request is still running; sent for each, duplicates too; a
+--    request answered in its first run gets its answer instead), "running", "done" (answered: the
 --    answer went before this event) or "unknown". CC drops events beyond 256 queued ones, so
 --    the daemon hands a request over again until it is accepted and asks about it until
 --    answered; a request whose events were dropped fails as `lost` within seconds.
@@ -308,8 +309,14 @@ function sandbox.serve(types, handler, opts)
                 if done[id] then
                     os.queueEvent(E.alive, id, "accepted")
                     os.queueEvent(E.alive, id, "done")
+                elseif not jobs[id] then
+                    start(id, ev[4], ev[5], ev[6], ev[7])
+                    -- A request answered in its first run (`return 1`) needs no "accepted": its
+                    -- answer, queued already, ends it at the daemon, and one dropped from a full
+                    -- queue is found by the hand-over that follows ("done" above). One event
+                    -- fewer for every short request, and for every program that wakes on it.
+                    if jobs[id] then os.queueEvent(E.alive, id, "accepted") end
                 else
-                    if not jobs[id] then start(id, ev[4], ev[5], ev[6], ev[7]) end
                     os.queueEvent(E.alive, id, "accepted")
                 end
             elseif kind == E.probe and ev[2] == owner then
