@@ -49,7 +49,7 @@ async fn write(w: &World, path: &str, content: &[u8]) {
                 "encoding": "base64"}),
         )
         .await;
-    assert_ne!(r.is_error, Some(true), "{path}: {}", text(&r));
+    assert_ne!(r.is_error, Some(true), "{path}: {}\n{}", text(&r), w.computer("store").dump());
 }
 
 /// Reads `path` back through `read-file`'s pages, as an agent does.
@@ -103,8 +103,34 @@ async fn run(mut cmd: Command) {
     );
 }
 
+/// Large returned strings (blobs on a binary link) read the same either way: text as text,
+/// bytes that are not UTF-8 as base64, small ones and other values as they were.
+async fn returns(w: &World) {
+    let r = w
+        .call(
+            "exec-lua",
+            json!({"traposId": "store",
+                "code": "return ('h\u{e9}llo '):rep(1000), string.char(0, 255, 167):rep(2000), 42, 'small'"}),
+        )
+        .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let d = data(&r);
+    let bin: Vec<u8> = [0u8, 255, 167].repeat(2000);
+    assert_eq!(
+        d["returns"][0],
+        json!({"type": "string", "value": "h\u{e9}llo ".repeat(1000)})
+    );
+    assert_eq!(
+        d["returns"][1],
+        json!({"type": "string", "encoding": "base64", "value": B64.encode(&bin)})
+    );
+    assert_eq!(d["returns"][2], json!({"type": "number", "value": 42}));
+    assert_eq!(d["returns"][3], json!({"type": "string", "value": "small"}));
+}
+
 /// The three sizes both ways, by MCP and by the CLI, compared with the computer's own disk.
 async fn round_trips(w: &World, tag: &str) {
+    returns(w).await;
     let work = tempfile::tempdir().unwrap();
     for (name, content) in [
         ("every-byte", (0..=255u8).collect::<Vec<u8>>()),
@@ -198,6 +224,15 @@ async fn no_frame_over_the_limit(rt: Runtime) {
     let w = World::boot_with(rt, &[("store", spec)]).await;
     let t = w.trapos("store");
     assert_eq!(binary_link(&w), Some(true));
+    // The first link's hello can only say CC's default (131072): the computer finds the rule's
+    // limit right after `welcome` and says it with `limit` (docs/protocol.md, "Frame limit").
+    // A large request sent before that arrives is refused by CC as any frame over the rule is,
+    // text or binary, so the test waits for it as a second link would not need to.
+    let deadline = std::time::Instant::now() + rt.link_timeout();
+    while w.session().computer(&t).unwrap().max_message != 16384 {
+        assert!(std::time::Instant::now() < deadline, "no limit from the computer");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let since = w.session().computer(&t).unwrap().connected_at;
     let content = bytes(300 * 1024);
     write(&w, "big.bin", &content).await;

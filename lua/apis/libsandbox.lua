@@ -144,8 +144,8 @@ end
 --
 -- `handler(req)` gets `{id, type, payload, timeout_ms, blob, output = function(stream, text)}`
 -- (`blob`: the raw pieces of content that came in binary frames, or nil) and returns
--- `true, payload[, blob]` or `false, {code, message}`; a returned `blob` (a string) goes to
--- the host as raw bytes before the answer. A handler that
+-- `true, payload[, blob]` or `false, {code, message}`; a returned `blob` (a string, or a list
+-- of strings: parts 0, 1, …) goes to the host as raw bytes before the answer. A handler that
 -- raises is answered `internal`. On `cancel` the handler is abandoned at its
 -- next yield and answered `cancelled`, with the fields `opts.onCancel(req)`
 -- returns merged into the error.
@@ -247,7 +247,9 @@ function sandbox.serve(types, handler, opts)
         if res[1] then
             if value == nil then value = {} end
             local eok, parts = pcall(json.encodeParts, value, pause)
-            if eok then return { ok = true, parts = parts, blob = type(res[3]) == "string" and res[3] or nil } end
+            local blob = res[3]
+            if type(blob) ~= "string" and type(blob) ~= "table" then blob = nil end
+            if eok then return { ok = true, parts = parts, blob = blob } end
             return { ok = true, parts = json.encodeParts({ ok = false, error = "response could not be encoded: " .. parts }) }
         end
         if type(value) ~= "table" then value = { code = "internal", message = tostring(value) } end

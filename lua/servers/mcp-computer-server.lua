@@ -56,13 +56,27 @@ local function capture(req)
     end
 end
 
+-- On a binary link (the host asks with `binary: true`) returned strings of 1 KiB or more go
+-- to the host as raw bytes after the answer's JSON is made (docs/protocol.md, "Binary
+-- frames"): the parts kept here, numbered from 0, travel beside the answer.
+local function blobsFor(p)
+    if p.binary ~= true then return nil end
+    local parts = {}
+    return parts, function(s)
+        parts[#parts + 1] = s
+        return #parts - 1
+    end
+end
+
 handlers["exec-lua"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.code) ~= "string" then return badRequest("exec-lua needs a string code") end
     if p.name ~= nil and type(p.name) ~= "string" then return badRequest("name must be a string") end
     capture(req)
-    return true, run.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv,
-        pause = pacer(), chunks = sandbox.json.chunks })
+    local parts, blob = blobsFor(p)
+    local result = run.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv,
+        pause = pacer(), chunks = sandbox.json.chunks, blob = blob })
+    return true, result, parts and parts[1] and parts or nil
 end
 
 handlers["run-file"] = function(req)
@@ -78,8 +92,10 @@ handlers["run-file"] = function(req)
         return badRequest("args must be an array of strings")
     end
     capture(req)
-    return true, run.runFile(p.path, args, { capture = req.capture, env = chunkEnv,
-        pause = pacer(), chunks = sandbox.json.chunks })
+    local parts, blob = blobsFor(p)
+    local result = run.runFile(p.path, args, { capture = req.capture, env = chunkEnv,
+        pause = pacer(), chunks = sandbox.json.chunks, blob = blob })
+    return true, result, parts and parts[1] and parts or nil
 end
 
 handlers["write-file"] = function(req)

@@ -243,20 +243,27 @@ local function respondRaw(wireId, ok, jsonText, blob)
             jsonText = json.encode({ ok = false, error = "the page could not be sent: the link changed under it" })
         else
             local id = json.encodeString(wireId)
-            local total, seq, pos = #blob, 0, 1
-            repeat
-                local head = '{"id":' .. id .. ',"last":false,"seq":' .. seq .. ',"type":"blob"}'
-                local room = math.min(hostMax, ruleMax) - #head - 1
-                local last = pos + room > total
-                if last then head = '{"id":' .. id .. ',"last":true,"seq":' .. seq .. ',"type":"blob"}' end
-                local sent, why = sendRaw(head .. "\n" .. blob:sub(pos, pos + room - 1), true)
-                if why == "too_large" and lowerLimit(#head + 1 + math.min(room, total - pos + 1)) and seq == 0 then
-                    return respondRaw(wireId, ok, jsonText, blob)
-                end
-                if not sent then return false end
-                seq, pos = seq + 1, pos + room
-                if not last then pause() end
-            until last
+            local parts = type(blob) == "table" and blob or { blob }
+            for k = 1, #parts do
+                local bytes = parts[k]
+                local total, seq, pos = #bytes, 0, 1
+                local head0 = '{"id":' .. id .. ',"last":'
+                local head1 = ',"part":' .. (k - 1) .. ',"seq":'
+                repeat
+                    local head = head0 .. 'false' .. head1 .. seq .. ',"type":"blob"}'
+                    local room = math.min(hostMax, ruleMax) - #head - 1
+                    local last = pos + room > total
+                    if last then head = head0 .. 'true' .. head1 .. seq .. ',"type":"blob"}' end
+                    local sent, why = sendRaw(head .. "\n" .. bytes:sub(pos, pos + room - 1), true)
+                    if why == "too_large" and lowerLimit(#head + 1 + math.min(room, total - pos + 1))
+                        and seq == 0 and k == 1 then
+                        return respondRaw(wireId, ok, jsonText, blob)
+                    end
+                    if not sent then return false end
+                    seq, pos = seq + 1, pos + room
+                    if not last then pause() end
+                until last
+            end
         end
     end
     local head = '{"type":"computer_response","id":' .. json.encodeString(wireId)
@@ -942,7 +949,7 @@ while true do
             -- The answer queues behind the request's output, so output always arrives first.
             -- d: a page's raw bytes, sent in binary frames before the answer.
             outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c,
-                blob = type(d) == "string" and d or nil, entry = entry.detach and entry or nil }
+                blob = (type(d) == "string" or type(d) == "table") and d or nil, entry = entry.detach and entry or nil }
             flushOutput()
         end
     elseif ev == "trapdesk_screen" then

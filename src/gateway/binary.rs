@@ -18,8 +18,14 @@ use super::protocol::{Kind, Message, Request, Response, wire};
 /// What a binary frame from a computer holds.
 #[derive(Debug, PartialEq)]
 pub enum Incoming<'a> {
-    /// A piece of the content of the answer to request `id` (a read-file page).
-    Blob { id: String, seq: u64, body: &'a [u8] },
+    /// A piece of content `part` of the answer to request `id` (a read-file page is part 0; a
+    /// large returned string is the part its descriptor names).
+    Blob {
+        id: String,
+        part: u64,
+        seq: u64,
+        body: &'a [u8],
+    },
     /// Live output whose text is the frame's bytes.
     Output(Message),
 }
@@ -43,8 +49,9 @@ fn blob_header(id: &str, seq: u64, last: bool) -> Value {
 pub fn outgoing(req: &Request, limit: usize) -> Option<(Vec<Vec<u8>>, Request)> {
     match req.request {
         Kind::WriteFile => write_file(req, limit),
-        // The page comes back as raw bytes (a blob before the answer), not as base64.
-        Kind::ReadFile => {
+        // The page comes back as raw bytes (a blob before the answer), not as base64; a large
+        // returned string too.
+        Kind::ReadFile | Kind::ExecLua | Kind::RunFile => {
             let mut p = req.payload.as_object()?.clone();
             p.insert("binary".into(), Value::Bool(true));
             Some((
@@ -114,7 +121,16 @@ pub fn parse(frame: &[u8]) -> Result<Incoming<'_>, String> {
             let (Some(id), Some(seq)) = (s("id"), v.get("seq").and_then(Value::as_u64)) else {
                 return Err("blob header needs a string id and a number seq".into());
             };
-            Ok(Incoming::Blob { id, seq, body })
+            let part = match v.get("part") {
+                None => 0,
+                Some(p) => p.as_u64().ok_or("blob header's part must be a number")?,
+            };
+            Ok(Incoming::Blob {
+                id,
+                part,
+                seq,
+                body,
+            })
         }
         Some("output") => {
             let Some(id) = s("id") else {
@@ -132,10 +148,10 @@ pub fn parse(frame: &[u8]) -> Result<Incoming<'_>, String> {
     }
 }
 
-/// Blobs being received on one connection, by request id.
+/// Blobs being received on one connection, by request id and part.
 #[derive(Debug)]
 pub struct Blobs {
-    partial: HashMap<String, (u64, Vec<u8>)>,
+    partial: HashMap<(String, u64), (u64, Vec<u8>)>,
     /// Bytes held across every blob, bounded as a whole (as fragments are).
     held: usize,
     max_total: usize,
@@ -158,20 +174,21 @@ impl Blobs {
     /// # Errors
     /// A piece out of order, a blob over the size bound or too many blobs at once: that blob
     /// is dropped (its answer then says its content is missing).
-    pub fn push(&mut self, id: &str, seq: u64, body: &[u8]) -> Result<(), String> {
-        if !self.partial.contains_key(id) && self.partial.len() >= MAX_PARTIAL {
+    pub fn push(&mut self, id: &str, part: u64, seq: u64, body: &[u8]) -> Result<(), String> {
+        let key = (id.to_owned(), part);
+        if !self.partial.contains_key(&key) && self.partial.len() >= MAX_PARTIAL {
             return Err(format!("more than {MAX_PARTIAL} binary contents in progress"));
         }
-        let (next, buf) = self.partial.entry(id.to_owned()).or_default();
+        let (next, buf) = self.partial.entry(key).or_default();
         if seq != *next {
             let want = *next;
-            self.take(id);
+            self.take(id, part);
             return Err(format!(
-                "blob piece {seq} of {id:?} out of order (expected {want})"
+                "blob piece {seq} of {id:?} part {part} out of order (expected {want})"
             ));
         }
         if self.held + body.len() > self.max_total {
-            self.take(id);
+            self.take(id, part);
             return Err(format!("binary content of {id:?} exceeds {} bytes", self.max_total));
         }
         buf.extend_from_slice(body);
@@ -180,43 +197,87 @@ impl Blobs {
         Ok(())
     }
 
-    /// Takes request `id`'s blob, if any came.
-    pub fn take(&mut self, id: &str) -> Option<Vec<u8>> {
-        let (_, bytes) = self.partial.remove(id)?;
+    /// Takes part `part` of request `id`'s blobs, if it came.
+    pub fn take(&mut self, id: &str, part: u64) -> Option<Vec<u8>> {
+        let (_, bytes) = self.partial.remove(&(id.to_owned(), part))?;
         self.held -= bytes.len();
         Some(bytes)
+    }
+
+    /// Drops whatever is left of request `id`'s blobs (parts its answer did not name).
+    fn forget(&mut self, id: &str) {
+        let keys: Vec<_> = self.partial.keys().filter(|k| k.0 == id).cloned().collect();
+        for (id, part) in keys {
+            self.take(&id, part);
+        }
     }
 
     /// Puts the blob that came before an answer into the answer, as the host's own shape: a
     /// payload saying `"encoding":"binary"` gets its content back as base64. A blob that is
     /// missing or short (the computer dropped a piece) turns the answer into a failed read.
     pub fn attach(&mut self, resp: &mut Response) {
-        let blob = self.take(&resp.id);
-        let Some(Value::Object(p)) = resp.payload.as_mut() else {
+        let blob = self.take(&resp.id, 0);
+        if let Some(Value::Object(p)) = resp.payload.as_mut() {
+            if let Some(Value::Array(returns)) = p.get_mut("returns") {
+                let mut first = blob;
+                for d in returns.iter_mut() {
+                    self.returned(&resp.id, d, &mut first);
+                }
+            } else if p.get("encoding").and_then(Value::as_str) == Some("binary") {
+                content(p, blob.unwrap_or_default());
+            }
+        }
+        self.forget(&resp.id);
+    }
+
+    /// A returned string sent as a blob (`{"type":"string","blob":K,"bytes":N}`) becomes the
+    /// descriptor the host always had: its text when it is valid UTF-8, else its bytes in base64
+    /// (docs/protocol.md, "Bytes in returned values"). The check and the base64 are the host's
+    /// work now, not the computer's.
+    fn returned(&mut self, id: &str, d: &mut Value, first: &mut Option<Vec<u8>>) {
+        let Some(part) = d.get("blob").and_then(Value::as_u64) else {
             return;
         };
-        if p.get("encoding").and_then(Value::as_str) != Some("binary") {
-            return;
+        let bytes = if part == 0 {
+            first.take()
+        } else {
+            self.take(id, part)
         }
-        let bytes = blob.unwrap_or_default();
-        let said = p.get("bytes").and_then(Value::as_u64);
-        if said.is_some_and(|n| n != bytes.len() as u64) {
-            let message = format!(
-                "the computer said {} bytes and sent {}: its binary content was cut short",
-                said.unwrap_or(0),
-                bytes.len()
-            );
-            p.clear();
-            p.insert("ok".into(), json!(false));
-            p.insert("error".into(), json!(message));
-            return;
-        }
-        p.insert(
-            "content".into(),
-            json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
-        );
-        p.insert("encoding".into(), json!("base64"));
+        .unwrap_or_default();
+        let said = d.get("bytes").and_then(Value::as_u64);
+        *d = if said.is_some_and(|n| n != bytes.len() as u64) {
+            json!({"type": "string", "value": format!(
+                "[trapdesk: the computer said {} bytes and sent {}: this string was cut short]",
+                said.unwrap_or(0), bytes.len())})
+        } else {
+            match String::from_utf8(bytes) {
+                Ok(text) => json!({"type": "string", "value": text}),
+                Err(e) => json!({"type": "string", "encoding": "base64",
+                    "value": base64::engine::general_purpose::STANDARD.encode(e.into_bytes())}),
+            }
+        };
     }
+}
+
+/// A read-file page that came as a blob put back as the host's own shape (base64 content).
+fn content(p: &mut Map<String, Value>, bytes: Vec<u8>) {
+    let said = p.get("bytes").and_then(Value::as_u64);
+    if said.is_some_and(|n| n != bytes.len() as u64) {
+        let message = format!(
+            "the computer said {} bytes and sent {}: its binary content was cut short",
+            said.unwrap_or(0),
+            bytes.len()
+        );
+        p.clear();
+        p.insert("ok".into(), json!(false));
+        p.insert("error".into(), json!(message));
+        return;
+    }
+    p.insert(
+        "content".into(),
+        json!(base64::engine::general_purpose::STANDARD.encode(&bytes)),
+    );
+    p.insert("encoding".into(), json!("base64"));
 }
 
 #[cfg(test)]
@@ -281,7 +342,7 @@ mod tests {
         let mut r = write_req(b"x");
         r.payload["encoding"] = json!("text");
         assert!(outgoing(&r, 4096).is_none());
-        r.request = Kind::ExecLua;
+        r.request = Kind::ListFiles;
         assert!(outgoing(&r, 4096).is_none());
         let mut read = write_req(b"");
         read.request = Kind::ReadFile;
@@ -291,6 +352,12 @@ mod tests {
         };
         assert!(frames.is_empty());
         assert_eq!(asked.payload, json!({"path": "a", "binary": true}));
+        read.request = Kind::ExecLua;
+        read.payload = json!({"code": "return 1"});
+        let Some((_, asked)) = outgoing(&read, 4096) else {
+            panic!("exec-lua asks for binary returns")
+        };
+        assert_eq!(asked.payload["binary"], true);
     }
 
     #[test]
@@ -300,10 +367,16 @@ mod tests {
         let f1 = frame(&blob_header("h-1", 0, false), &bytes[..100]);
         let f2 = frame(&blob_header("h-1", 1, true), &bytes[100..]);
         for f in [&f1, &f2] {
-            let Ok(Incoming::Blob { id, seq, body }) = parse(f) else {
+            let Ok(Incoming::Blob {
+                id,
+                part,
+                seq,
+                body,
+            }) = parse(f)
+            else {
                 panic!("not a blob")
             };
-            assert_eq!(blobs.push(&id, seq, body), Ok(()));
+            assert_eq!(blobs.push(&id, part, seq, body), Ok(()));
         }
         let mut resp = Response {
             id: "h-1".into(),
@@ -324,7 +397,7 @@ mod tests {
     #[test]
     fn a_short_blob_fails_the_read_and_out_of_order_is_refused() {
         let mut blobs = Blobs::new(1 << 20);
-        assert_eq!(blobs.push("h-2", 0, b"abc"), Ok(()));
+        assert_eq!(blobs.push("h-2", 0, 0, b"abc"), Ok(()));
         let mut resp = Response {
             id: "h-2".into(),
             ok: true,
@@ -334,10 +407,51 @@ mod tests {
         blobs.attach(&mut resp);
         let p = resp.payload.unwrap_or_default();
         assert_eq!(p["ok"], false, "{p}");
-        assert!(blobs.push("h-3", 1, b"x").is_err());
+        assert!(blobs.push("h-3", 0, 1, b"x").is_err());
         assert!(blobs.partial.is_empty());
         let mut small = Blobs::new(4);
-        assert!(small.push("h-4", 0, b"12345").is_err());
+        assert!(small.push("h-4", 0, 0, b"12345").is_err());
+    }
+
+    #[test]
+    fn large_returned_strings_come_back_as_the_hosts_descriptors() {
+        let mut blobs = Blobs::new(1 << 20);
+        let text = "héllo ".repeat(5000);
+        let bytes: Vec<u8> = vec![0, 0xff, 0xa7];
+        let mut h = json!({"type": "blob", "id": "h-5", "part": 0, "seq": 0, "last": true});
+        let f0 = frame(&h, text.as_bytes());
+        h["part"] = json!(1);
+        let f1 = frame(&h, &bytes);
+        for f in [&f0, &f1] {
+            let Ok(Incoming::Blob {
+                id,
+                part,
+                seq,
+                body,
+            }) = parse(f)
+            else {
+                panic!("not a blob")
+            };
+            assert_eq!(blobs.push(&id, part, seq, body), Ok(()));
+        }
+        let mut resp = Response {
+            id: "h-5".into(),
+            ok: true,
+            payload: Some(json!({"ok": true, "n": 3, "returns": [
+                {"type": "string", "blob": 0, "bytes": text.len()},
+                {"type": "number", "value": 1},
+                {"type": "string", "blob": 1, "bytes": 3}]})),
+            error: None,
+        };
+        blobs.attach(&mut resp);
+        let p = resp.payload.unwrap_or_default();
+        assert_eq!(p["returns"][0], json!({"type": "string", "value": text}));
+        assert_eq!(p["returns"][1], json!({"type": "number", "value": 1}));
+        assert_eq!(
+            p["returns"][2],
+            json!({"type": "string", "encoding": "base64", "value": "AP+n"})
+        );
+        assert_eq!(blobs.held, 0);
     }
 
     #[test]

@@ -343,8 +343,13 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
             return Some(Quit::TooBig(frame.len()));
         }
         match binary::parse(frame) {
-            Ok(binary::Incoming::Blob { id, seq, body }) => {
-                if let Err(e) = self.blobs.push(&id, seq, body) {
+            Ok(binary::Incoming::Blob {
+                id,
+                part,
+                seq,
+                body,
+            }) => {
+                if let Err(e) = self.blobs.push(&id, part, seq, body) {
                     self.out.error("bad_message", e, Some(id)).await;
                 }
                 None
