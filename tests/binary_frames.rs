@@ -49,7 +49,13 @@ async fn write(w: &World, path: &str, content: &[u8]) {
                 "encoding": "base64"}),
         )
         .await;
-    assert_ne!(r.is_error, Some(true), "{path}: {}\n{}", text(&r), w.computer("store").dump());
+    assert_ne!(
+        r.is_error,
+        Some(true),
+        "{path}: {}\n{}",
+        text(&r),
+        w.computer("store").dump()
+    );
 }
 
 /// Reads `path` back through `read-file`'s pages, as an agent does.
@@ -230,7 +236,10 @@ async fn no_frame_over_the_limit(rt: Runtime) {
     // text or binary, so the test waits for it as a second link would not need to.
     let deadline = std::time::Instant::now() + rt.link_timeout();
     while w.session().computer(&t).unwrap().max_message != 16384 {
-        assert!(std::time::Instant::now() < deadline, "no limit from the computer");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no limit from the computer"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     let since = w.session().computer(&t).unwrap().connected_at;
@@ -245,7 +254,10 @@ async fn no_frame_over_the_limit(rt: Runtime) {
         )
         .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
-    assert!(read_back(&w, "big.bin").await == content, "read back differs");
+    assert!(
+        read_back(&w, "big.bin").await == content,
+        "read back differs"
+    );
     let disk = std::fs::read(w.files("store").join("big.bin")).unwrap();
     assert!(disk == content, "the computer's copy differs");
     let c = w.session().computer(&t).unwrap();
@@ -356,7 +368,8 @@ async fn measure_on_craftos_pc() {
         json!({"traposId": "store", "code": "settings.set('trapdesk.binary', false) settings.save()"}),
     )
     .await;
-    w.call("reboot-computer", json!({"traposId": "store"})).await;
+    w.call("reboot-computer", json!({"traposId": "store"}))
+        .await;
     w.wait_serves("store", &["write-file", "read-file"]).await;
     assert_eq!(binary_link(&w), None);
     measure_mode(&w, "base64").await;
@@ -405,18 +418,30 @@ async fn profile_exec_on_craftos_pc() {
         local frame = '{\"type\":\"gateway_request\",\"id\":\"h-k3x9qa-42\",\"request\":\"exec-lua\",\"payload\":{\"code\":\"return 1\",\"binary\":true},\"timeout_ms\":30000}' ";
     let parts = [
         ("nothing (the call itself)", "return 1"),
-        ("the daemon decodes the request frame", "for i = 1, N do json.decode(frame, nil, 'payload') end"),
-        ("the server decodes, runs and encodes", "for i = 1, N do local p = json.decode('{\"code\":\"return 1\",\"binary\":true}') \
+        (
+            "the daemon decodes the request frame",
+            "for i = 1, N do json.decode(frame, nil, 'payload') end",
+        ),
+        (
+            "the server decodes, runs and encodes",
+            "for i = 1, N do local p = json.decode('{\"code\":\"return 1\",\"binary\":true}') \
           local cap = captures.newCapture(function() end) local t = captures.newTerm(cap, term.current()) \
-          local r = run.executeLua(p.code, nil, { capture = cap }) json.encodeParts(r) end"),
-        ("one event through the client", "for i = 1, N do os.queueEvent('trapdesk_probe_x') os.pullEvent('trapdesk_probe_x') end"),
+          local r = run.executeLua(p.code, nil, { capture = cap }) json.encodeParts(r) end",
+        ),
+        (
+            "one event through the client",
+            "for i = 1, N do os.queueEvent('trapdesk_probe_x') os.pullEvent('trapdesk_probe_x') end",
+        ),
     ];
     let mut base = 0.0;
     for (i, (what, body)) in parts.iter().enumerate() {
         let code = format!("{setup} {body}");
         let c0 = w.computer("store").craft().cpu_ms().unwrap_or(f64::NAN);
         let r = w
-            .call("exec-lua", json!({"traposId": "store", "code": code, "timeoutMs": 120000}))
+            .call(
+                "exec-lua",
+                json!({"traposId": "store", "code": code, "timeoutMs": 120000}),
+            )
             .await;
         assert_ne!(r.is_error, Some(true), "{}", text(&r));
         let used = w.computer("store").craft().cpu_ms().unwrap_or(f64::NAN) - c0;

@@ -45,22 +45,24 @@ fn blob_header(id: &str, seq: u64, last: bool) -> Value {
 }
 
 /// What a request becomes on a binary link: the blob frames to send before it (a write-file's
-/// content, cut to `limit`), and the request itself. `None` when it goes as it is.
-pub fn outgoing(req: &Request, limit: usize) -> Option<(Vec<Vec<u8>>, Request)> {
+/// content, cut to `limit`) and the request's own text frame. `None` when it goes as it is.
+pub fn outgoing(msg: &Message, limit: usize) -> Option<(Vec<Vec<u8>>, String)> {
+    let Message::GatewayRequest(req) = msg else {
+        return None;
+    };
     match req.request {
-        Kind::WriteFile => write_file(req, limit),
+        Kind::WriteFile => {
+            let (frames, req) = write_file(req, limit)?;
+            Some((frames, Message::GatewayRequest(req).encode()))
+        }
         // The page comes back as raw bytes (a blob before the answer), not as base64; a large
-        // returned string too.
+        // returned string too. Added to the JSON being encoded anyway: no copy of the request.
         Kind::ReadFile | Kind::ExecLua | Kind::RunFile => {
-            let mut p = req.payload.as_object()?.clone();
-            p.insert("binary".into(), Value::Bool(true));
-            Some((
-                Vec::new(),
-                Request {
-                    payload: Value::Object(p),
-                    ..req.clone()
-                },
-            ))
+            let mut v = serde_json::to_value(msg).ok()?;
+            v.get_mut("payload")?
+                .as_object_mut()?
+                .insert("binary".into(), Value::Bool(true));
+            Some((Vec::new(), wire::encode(&v)))
         }
         _ => None,
     }
@@ -68,7 +70,10 @@ pub fn outgoing(req: &Request, limit: usize) -> Option<(Vec<Vec<u8>>, Request)> 
 
 fn write_file(req: &Request, limit: usize) -> Option<(Vec<Vec<u8>>, Request)> {
     let p = req.payload.as_object()?;
-    if !matches!(p.get("encoding").and_then(Value::as_str), None | Some("base64")) {
+    if !matches!(
+        p.get("encoding").and_then(Value::as_str),
+        None | Some("base64")
+    ) {
         return None;
     }
     // Content that is not base64 goes as it is: the computer answers the error it always did.
@@ -83,10 +88,7 @@ fn write_file(req: &Request, limit: usize) -> Option<(Vec<Vec<u8>>, Request)> {
         .map(|seq| {
             let start = seq * room;
             let piece = &bytes[start..(start + room).min(bytes.len())];
-            frame(
-                &blob_header(&req.id, seq as u64, seq + 1 == count),
-                piece,
-            )
+            frame(&blob_header(&req.id, seq as u64, seq + 1 == count), piece)
         })
         .collect();
     let mut payload: Map<String, Value> = p.clone();
@@ -177,7 +179,9 @@ impl Blobs {
     pub fn push(&mut self, id: &str, part: u64, seq: u64, body: &[u8]) -> Result<(), String> {
         let key = (id.to_owned(), part);
         if !self.partial.contains_key(&key) && self.partial.len() >= MAX_PARTIAL {
-            return Err(format!("more than {MAX_PARTIAL} binary contents in progress"));
+            return Err(format!(
+                "more than {MAX_PARTIAL} binary contents in progress"
+            ));
         }
         let (next, buf) = self.partial.entry(key).or_default();
         if seq != *next {
@@ -189,7 +193,10 @@ impl Blobs {
         }
         if self.held + body.len() > self.max_total {
             self.take(id, part);
-            return Err(format!("binary content of {id:?} exceeds {} bytes", self.max_total));
+            return Err(format!(
+                "binary content of {id:?} exceeds {} bytes",
+                self.max_total
+            ));
         }
         buf.extend_from_slice(body);
         *next += 1;
@@ -295,19 +302,24 @@ mod tests {
         }
     }
 
+    fn msg(r: Request) -> Message {
+        Message::GatewayRequest(r)
+    }
+
     /// Splits a frame the way the computer does: header line, then bytes.
     fn split(f: &[u8]) -> (Value, &[u8]) {
-        let nl = f.iter().position(|b| *b == b'\n').unwrap_or_else(|| panic!("no header"));
-        let head: Value = serde_json::from_slice(&f[..nl]).unwrap_or_else(|e| panic!("{e}"));
+        let nl = f.iter().position(|b| *b == b'\n').expect("a header line");
+        let head: Value = serde_json::from_slice(&f[..nl]).expect("a JSON header");
         (head, &f[nl + 1..])
     }
 
     #[test]
     fn a_write_goes_as_raw_bytes_in_frames_within_the_limit() {
         let content: Vec<u8> = (0..300_000u32).map(|i| (i % 256) as u8).collect();
-        let Some((frames, req)) = outgoing(&write_req(&content), 4096) else {
-            panic!("not converted")
+        let Some((frames, req)) = outgoing(&msg(write_req(&content)), 4096) else {
+            unreachable!("not converted")
         };
+        let req: Value = serde_json::from_str(&req).unwrap_or_default();
         assert!(frames.len() > 70, "{}", frames.len());
         assert!(frames.iter().all(|f| f.len() <= 4096));
         let mut joined = Vec::new();
@@ -320,44 +332,54 @@ mod tests {
             joined.extend_from_slice(body);
         }
         assert_eq!(joined, content);
-        assert_eq!(req.payload["encoding"], "binary");
-        assert_eq!(req.payload["bytes"], content.len());
-        assert!(req.payload.get("content").is_none());
-        assert_eq!(req.payload["path"], "a.bin");
+        assert_eq!(req["payload"]["encoding"], "binary");
+        assert_eq!(req["payload"]["bytes"], content.len());
+        assert!(req["payload"].get("content").is_none());
+        assert_eq!(req["payload"]["path"], "a.bin");
+        assert_eq!(req["id"], "h-abc-7");
     }
 
     #[test]
     fn an_empty_write_still_sends_one_blob_frame() {
-        let Some((frames, req)) = outgoing(&write_req(b""), 4096) else {
-            panic!("not converted")
+        let Some((frames, req)) = outgoing(&msg(write_req(b"")), 4096) else {
+            unreachable!("not converted")
         };
+        let req: Value = serde_json::from_str(&req).unwrap_or_default();
         assert_eq!(frames.len(), 1);
         let (head, body) = split(&frames[0]);
         assert_eq!((head["last"].clone(), body.len()), (json!(true), 0));
-        assert_eq!(req.payload["bytes"], 0);
+        assert_eq!(req["payload"]["bytes"], 0);
     }
 
     #[test]
     fn text_content_and_other_kinds_go_as_they_are() {
         let mut r = write_req(b"x");
         r.payload["encoding"] = json!("text");
-        assert!(outgoing(&r, 4096).is_none());
+        assert!(outgoing(&msg(r.clone()), 4096).is_none());
         r.request = Kind::ListFiles;
-        assert!(outgoing(&r, 4096).is_none());
+        assert!(outgoing(&msg(r), 4096).is_none());
         let mut read = write_req(b"");
         read.request = Kind::ReadFile;
         read.payload = json!({"path": "a"});
-        let Some((frames, asked)) = outgoing(&read, 4096) else {
-            panic!("read-file asks for binary")
+        let Some((frames, asked)) = outgoing(&msg(read.clone()), 4096) else {
+            unreachable!("read-file asks for binary")
         };
         assert!(frames.is_empty());
-        assert_eq!(asked.payload, json!({"path": "a", "binary": true}));
+        let asked: Value = serde_json::from_str(&asked).unwrap_or_default();
+        assert_eq!(asked["payload"], json!({"path": "a", "binary": true}));
+        assert_eq!(asked["type"], "gateway_request");
         read.request = Kind::ExecLua;
-        read.payload = json!({"code": "return 1"});
-        let Some((_, asked)) = outgoing(&read, 4096) else {
-            panic!("exec-lua asks for binary returns")
+        read.payload = json!({"code": "return 'h\u{e9}'"});
+        let Some((_, asked)) = outgoing(&msg(read), 4096) else {
+            unreachable!("exec-lua asks for binary returns")
         };
-        assert_eq!(asked.payload["binary"], true);
+        // The byte-string rule still holds for the request's text.
+        assert!(
+            asked.is_ascii() && asked.contains(r"\u00c3\u00a9"),
+            "{asked}"
+        );
+        let asked: Value = serde_json::from_str(&asked).unwrap_or_default();
+        assert_eq!(asked["payload"]["binary"], true);
     }
 
     #[test]
@@ -374,7 +396,7 @@ mod tests {
                 body,
             }) = parse(f)
             else {
-                panic!("not a blob")
+                unreachable!("not a blob")
             };
             assert_eq!(blobs.push(&id, part, seq, body), Ok(()));
         }
@@ -430,7 +452,7 @@ mod tests {
                 body,
             }) = parse(f)
             else {
-                panic!("not a blob")
+                unreachable!("not a blob")
             };
             assert_eq!(blobs.push(&id, part, seq, body), Ok(()));
         }
@@ -456,7 +478,10 @@ mod tests {
 
     #[test]
     fn binary_output_is_its_bytes_as_text() {
-        let f = frame(&json!({"type": "output", "id": "h-9", "stream": "err"}), b"a\xffb\n");
+        let f = frame(
+            &json!({"type": "output", "id": "h-9", "stream": "err"}),
+            b"a\xffb\n",
+        );
         assert_eq!(
             parse(&f),
             Ok(Incoming::Output(Message::Output {

@@ -50,23 +50,21 @@ impl<Tx: SocketTx> Sender<Tx> {
     pub(super) fn send<'a>(&'a mut self, msg: &'a Message) -> Sending<'a, Result<(), axum::Error>> {
         Box::pin(async move {
             if self.binary
-                && let Message::GatewayRequest(r) = msg
-                && let Some((blobs, req)) = binary::outgoing(r, self.limit)
+                && let Some((blobs, frame)) = binary::outgoing(msg, self.limit)
             {
                 // The content first: the request that names it follows, so the computer has
                 // it all when the request comes.
                 for b in blobs {
                     self.write_frame(WsMessage::Binary(b.into())).await?;
                 }
-                return self.send_text(&Message::GatewayRequest(req)).await;
+                return self.send_text(frame).await;
             }
-            self.send_text(msg).await
+            self.send_text(msg.encode()).await
         })
     }
 
-    /// Sends a message as text frames, fragmented above the limit.
-    async fn send_text(&mut self, msg: &Message) -> Result<(), axum::Error> {
-        let frame = msg.encode();
+    /// Sends a message's text, fragmented above the limit.
+    async fn send_text(&mut self, frame: String) -> Result<(), axum::Error> {
         if frame.len() <= self.limit {
             return self.write(frame).await;
         }
