@@ -7,7 +7,7 @@
 //! The gateway knows nothing of who asked for a request: it moves frames between a socket and
 //! the [`Session`].
 
-mod binary;
+pub mod binary;
 pub mod connection;
 pub mod door;
 pub mod fragment;
