@@ -410,6 +410,11 @@ end
 
 local function handleRequest(msg, payloadText)
     if type(msg.id) ~= "string" then log("gateway_request without a string id") return end
+    -- A write's content came before it in binary frames (docs/protocol.md, "Binary frames"):
+    -- its pieces go to the server as they are, a list of strings, never joined here. Taken
+    -- first, so that a request answered here at once leaves nothing behind.
+    local blob = blobs[msg.id]
+    blobs[msg.id] = nil
     if type(msg.request) ~= "string" then
         return respondError(msg.id, "bad_request", "request must be a string")
     end
@@ -427,10 +432,6 @@ local function handleRequest(msg, payloadText)
     -- The payload goes on as the JSON text it came in (never decoded here), so a large one is
     -- not decoded and encoded again: the serving program decodes it, in slices. The text is a
     -- string, or a list of strings when the message came in fragments.
-    -- A write's content came before it in binary frames (docs/protocol.md, "Binary frames"):
-    -- its pieces go to the server as they are, a list of strings, never joined here.
-    local blob = blobs[msg.id]
-    blobs[msg.id] = nil
     local entry = { wire = msg.id, owner = owner, tries = 1, at = clock(), request = msg.request,
         hand = { owner, localId, msg.request, payloadText or "{}", msg.timeout_ms, blob and blob.parts or nil } }
     if type(msg.detach) == "table" then
