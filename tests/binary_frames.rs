@@ -245,15 +245,20 @@ async fn no_frame_over_the_limit(rt: Runtime) {
     let since = w.session().computer(&t).unwrap().connected_at;
     let content = bytes(300 * 1024);
     write(&w, "big.bin", &content).await;
-    // The whole file in one answer, not a page: the client must cut it.
+    // The whole file returned in one answer (a blob of 300 KB) and 100 KB of output: the client
+    // must cut both.
     let r = w
         .call(
             "exec-lua",
             json!({"traposId": "store",
-                "code": "local h = fs.open('big.bin', 'rb') local s = h.readAll() h.close() io.write(s) return #s"}),
+                "code": "print(('x'):rep(100000)) local h = fs.open('big.bin', 'rb') local s = h.readAll() h.close() return s"}),
         )
         .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let d = data(&r);
+    assert_eq!(d["outputBytes"], 100_001, "{}", text(&r));
+    assert_eq!(d["returns"][0]["type"], "string", "{}", text(&r));
+    assert_eq!(d["returns"][0]["encoding"], "base64", "{}", text(&r));
     assert!(
         read_back(&w, "big.bin").await == content,
         "read back differs"
