@@ -341,8 +341,14 @@ async fn measure_mode(w: &World, mode: &str) {
 async fn measure_floor(w: &World) {
     let cpu = || w.computer("store").craft().cpu_ms().unwrap_or(f64::NAN);
     for (what, body) in [
-        ("write", "local h = fs.open('floor.bin', 'wb') h.write(s) h.close()"),
-        ("read", "local h = fs.open('floor.bin', 'rb') local r = h.read(#s) h.close()"),
+        (
+            "write",
+            "local h = fs.open('floor.bin', 'wb') h.write(s) h.close()",
+        ),
+        (
+            "read",
+            "local h = fs.open('floor.bin', 'rb') local r = h.read(#s) h.close()",
+        ),
     ] {
         let code = format!(
             "local s = ('x'):rep(500 * 1024) local h = fs.open('floor.bin', 'wb') h.write(s) h.close() \
@@ -350,7 +356,10 @@ async fn measure_floor(w: &World) {
         );
         let c0 = cpu();
         let r = w
-            .call("exec-lua", json!({"traposId": "store", "code": code, "timeoutMs": 120000}))
+            .call(
+                "exec-lua",
+                json!({"traposId": "store", "code": code, "timeoutMs": 120000}),
+            )
             .await;
         let used = cpu() - c0;
         assert_ne!(r.is_error, Some(true), "{}", text(&r));
