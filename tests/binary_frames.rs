@@ -58,11 +58,15 @@ async fn write(w: &World, path: &str, content: &[u8]) {
     );
 }
 
+/// `read-file` calls made by [`read_back`], for the measurement's figures.
+static PAGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Reads `path` back through `read-file`'s pages, as an agent does.
 async fn read_back(w: &World, path: &str) -> Vec<u8> {
     let mut got = Vec::new();
     let mut offset = 0u64;
     loop {
+        PAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let r = w
             .call(
                 "read-file",
@@ -315,6 +319,7 @@ async fn measure_mode(w: &World, mode: &str) {
     );
     let content = bytes(500 * 1024);
     let (mut wall, mut c, mut rwall, mut rc) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    PAGES.store(0, std::sync::atomic::Ordering::Relaxed);
     for i in 0..5 {
         let path = format!("m/{i}.bin");
         let (t, c0) = (std::time::Instant::now(), cpu());
@@ -328,9 +333,10 @@ async fn measure_mode(w: &World, mode: &str) {
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     println!(
-        "{mode}: 500 KB write-file: median {:.1} ms wall, {:.1} ms CPU (mean); paged read-file back: median {:.1} ms wall, {:.1} ms CPU (mean)",
+        "{mode}: 500 KB write-file: median {:.1} ms wall, {:.1} ms CPU (mean); paged read-file back in {} calls: median {:.1} ms wall, {:.1} ms CPU (mean)",
         median(wall.clone()),
         mean(&c),
+        PAGES.swap(0, std::sync::atomic::Ordering::Relaxed) / 5,
         median(rwall.clone()),
         mean(&rc)
     );
