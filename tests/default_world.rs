@@ -25,8 +25,9 @@ async fn run(c: &Computer, code: &str) -> String {
     }
 }
 
-/// A websocket server: "send N" answers with a text frame of N `x`, "burst N" with N frames
-/// "1" .. "N" at once; anything else is echoed.
+/// A websocket server: "send N" answers with a text frame of N `x`, "sendbin N" with a binary
+/// frame of N bytes 0xFF, "burst N" with N frames "1" .. "N" at once; anything else is echoed
+/// (a binary frame as a binary frame).
 async fn ws_server() -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -53,7 +54,10 @@ async fn ws_server() -> u16 {
                         Message::Binary(_) => String::new(),
                         _ => continue,
                     };
-                    let replies: Vec<Message> = if let Some(n) = text.strip_prefix("send ") {
+                    let replies: Vec<Message> = if let Some(n) = text.strip_prefix("sendbin ") {
+                        let n: usize = n.parse().expect("n");
+                        vec![Message::Binary(vec![0xFF; n].into())]
+                    } else if let Some(n) = text.strip_prefix("send ") {
                         let n: usize = n.parse().expect("n");
                         vec![Message::Text("x".repeat(n).into())]
                     } else if let Some(n) = text.strip_prefix("burst ") {
@@ -140,6 +144,42 @@ async fn the_websocket_message_limit_is_the_rules() {
         "##
     );
     assert_eq!(run(&c, &code).await, "300000\n400000\n");
+}
+
+/// Binary frames as CC: Tweaked gives them (since 1.109.0, "websocket messages now use raw
+/// bytes"): a received one is its raw bytes with `websocket_message`'s third value `true`
+/// (`WebsocketHandler.channelRead0`), a binary send writes the string's bytes as they are
+/// (`WebsocketHandle.send`), and the rule's limit holds for them exactly as for text: a send
+/// above it raises, an incoming frame above it closes the socket with no code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_frames_are_raw_bytes_under_the_same_limit() {
+    let port = ws_server().await;
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = spawn(spec(&dir).with_max_websocket_message(1000));
+    let code = format!(
+        r##"
+        local ws = assert(http.websocket("ws://127.0.0.1:{port}/"))
+        local all = {{}}
+        for i = 0, 255 do all[#all + 1] = string.char(i) end
+        all = table.concat(all)
+        ws.send(all, true)
+        local _, _, msg, binary = os.pullEvent("websocket_message")
+        print(msg == all, binary)
+        ws.send(("\255"):rep(1000), true)
+        _, _, msg, binary = os.pullEvent("websocket_message")
+        print(#msg, msg == ("\255"):rep(1000), binary)
+        print(pcall(ws.send, ("\255"):rep(1001), true))
+        ws.send("sendbin 1000")
+        _, _, msg, binary = os.pullEvent("websocket_message")
+        print(#msg, binary)
+        ws.send("sendbin 1001")
+        print(select(3, os.pullEvent("websocket_closed")))
+        "##
+    );
+    assert_eq!(
+        run(&c, &code).await,
+        "true\ttrue\n1000\ttrue\ttrue\nfalse\tMessage is too large\n1000\ttrue\nMessage is too large\tnil\n"
+    );
 }
 
 /// Busy for `ms` without yielding, so that events pile up in the queue meanwhile.

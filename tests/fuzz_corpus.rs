@@ -46,3 +46,8 @@ fn descriptor_corpus() {
 fn hello_corpus() {
     corpus("hello", checks::hello);
 }
+
+#[test]
+fn binary_frame_corpus() {
+    corpus("binary_frame", checks::binary_frame);
+}

@@ -284,6 +284,32 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Run
         "{during} events during {pieces} read-file calls"
     );
 
+    // A 500 KB write-file (on a binary link: four blob frames of raw bytes and the request) wakes
+    // the farm no more than the read did: the client's socket and events are withheld from it
+    // (a stray runtime `timer` at most, as idle).
+    use base64::Engine;
+    // Room on a default disk: the read's file goes first.
+    std::fs::remove_file(pc.files.join("big.txt")).unwrap();
+    let before = events_seen(&pc.files);
+    let r = fake::call(
+        &pc.client,
+        "write-file",
+        json!({"traposId": pc.trapos_id, "path": "big2.txt", "encoding": "base64",
+            "content": base64::engine::general_purpose::STANDARD.encode(&big)}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let during_write = events_seen(&pc.files) - before;
+    println!(
+        "player's program on {}: {during_write} events during a 500 KB write-file",
+        rt.name()
+    );
+    assert!(
+        during_write <= 2,
+        "{during_write} events during one 500 KB write-file"
+    );
+
     // Uninstall gives the player their startup back (the chunk's own answer may not come:
     // the client stops).
     let r = fake::call(

@@ -59,3 +59,44 @@ pub fn hello(data: &[u8]) {
         assert!(h.trapos_id().starts_with(&format!("{}:", h.computer_id)));
     }
 }
+
+/// Any binary frame from a computer (docs/protocol.md, "Binary frames"): a blob piece, output
+/// or a reason. Pieces held never exceed the holder's bound, and an answer naming the blob gets
+/// exactly the bytes held for it, in the host's own shape (base64), or a failed read.
+pub fn binary_frame(data: &[u8]) {
+    use base64::Engine;
+    use trapdesk::gateway::binary::{Blobs, Incoming, parse};
+    use trapdesk::protocol::Response;
+    const LIMIT: usize = 256;
+    let mut blobs = Blobs::new(LIMIT);
+    match parse(data) {
+        Ok(Incoming::Blob {
+            id,
+            part,
+            seq,
+            body,
+        }) => {
+            let kept = blobs.push(&id, part, seq, body).is_ok() && part == 0;
+            let mut resp = Response {
+                id,
+                ok: true,
+                payload: Some(serde_json::json!({"ok": true, "encoding": "binary",
+                    "bytes": body.len()})),
+                error: None,
+            };
+            blobs.attach(&mut resp);
+            let p = resp.payload.unwrap_or_default();
+            if kept {
+                let content = p["content"].as_str().unwrap_or_default();
+                let back = base64::engine::general_purpose::STANDARD
+                    .decode(content)
+                    .unwrap_or_default();
+                assert_eq!(back, body);
+            } else {
+                assert!(p["content"].is_null() || p["ok"] == false, "{p}");
+            }
+        }
+        Ok(Incoming::Output(m)) => assert!(matches!(m, Message::Output { .. })),
+        Err(_) => {}
+    }
+}

@@ -78,12 +78,17 @@ local isUtf8 = lib.isUtf8
 
 -- Strings longer than this are encoded in pieces with the caller's pause between them.
 local LARGE = 16384
+-- Returned strings of at least this many bytes go as blobs when the caller takes them.
+local BLOB_MIN = 1024
 
 --- A string's descriptor: its text, or its bytes in base64 when it is not valid UTF-8.
 -- `opts.pause` paces the work on a large string; `opts.chunks` (json.chunks) keeps its base64
 -- in pieces that the JSON encoder writes as one string, never joined in memory.
 local function stringDescriptor(s, opts)
     local pause = opts and opts.pause
+    -- On a binary link a large string goes as raw bytes (docs/protocol.md, "Binary frames"):
+    -- the host checks it and writes its descriptor, so no byte of it is looked at here.
+    if opts and opts.blob and #s >= BLOB_MIN then return { type = "string", blob = opts.blob(s), bytes = #s } end
     if isUtf8(s, pause) then return { type = "string", value = s } end
     if #s > LARGE and opts and opts.chunks then
         return { type = "string", encoding = "base64", value = opts.chunks(base64.encodeParts(s, pause)) }
@@ -199,7 +204,9 @@ end
 -- functions, threads, userdata and non-finite numbers `{type, repr}`. A nil is `{type="nil"}`.
 -- @param v Any value.
 -- @tparam[opt] table opts `pause` (called between pieces of work on large strings, see
--- apis/pace.lua) and `chunks` (json.chunks, for a large base64 value kept in pieces).
+-- apis/pace.lua), `chunks` (json.chunks, for a large base64 value kept in pieces) and `blob`
+-- (a function that keeps a string of 1 KiB or more to send as raw bytes and returns its part
+-- number: the descriptor is then `{type="string", blob=K, bytes=N}`).
 -- @treturn table The descriptor.
 function lib.describe(v, opts)
     expect(2, opts, "table", "nil")

@@ -19,9 +19,10 @@ local sandbox = {}
 --
 -- Daemon to programs:
 --  - `trapdesk_daemon_up()`: the daemon started or linked; servers announce again.
---  - `trapdesk_request(owner, id, type, payload_json, timeout_ms)`: a host request for `owner`;
---    `payload_json` is the JSON text, a string or a list of strings (pieces of a message that
---    came in fragments, read in order as one text).
+--  - `trapdesk_request(owner, id, type, payload_json, timeout_ms, blob)`: a host request for
+--    `owner`; `payload_json` is the JSON text, a string or a list of strings (pieces of a message
+--    that came in fragments, read in order as one text); `blob`, when the request's content came
+--    in binary frames (a write-file's), the list of its raw pieces, in order.
 --  - `trapdesk_cancel(id)`: the host cancelled request `id` (or the link dropped).
 --  - `trapdesk_probe(owner, id)`: does `owner` still run request `id`? (see `trapdesk_alive`)
 --  - `trapdesk_host_response(rid, ok, json)`: answer to @{request}; json is the payload or the error
@@ -29,9 +30,12 @@ local sandbox = {}
 --
 -- Programs to the daemon:
 --  - `trapdesk_serve(owner, types)`: `owner` now serves exactly `types` (a list; empty = stopped).
---  - `trapdesk_respond(id, ok, json)`: the answer; json is the payload (ok) or `{code, message, ...}`.
+--  - `trapdesk_respond(id, ok, json, blob)`: the answer; json is the payload (ok) or
+--    `{code, message, ...}`; `blob`, a string of raw bytes the daemon sends in binary frames
+--    before the answer (a read-file page asked for as binary).
 --  - `trapdesk_alive(id, state)`: how request `id` stands: "accepted" (the server got its
---    `trapdesk_request`; sent for each, duplicates too), "running", "done" (answered: the
+--    `trapdesk_request` and the request is still running; sent for each, duplicates too; a
+--    request answered in its first run gets its answer instead), "running", "done" (answered: the
 --    answer went before this event) or "unknown". CC drops events beyond 256 queued ones, so
 --    the daemon hands a request over again until it is accepted and asks about it until
 --    answered; a request whose events were dropped fails as `lost` within seconds.
@@ -138,8 +142,10 @@ end
 -- `terminate`) to each running handler whose yield filter matches it, so
 -- handlers may `sleep`, pull events and use `parallel`; several run at once.
 --
--- `handler(req)` gets `{id, type, payload, timeout_ms, output = function(stream, text)}`
--- and returns `true, payload` or `false, {code, message}`. A handler that
+-- `handler(req)` gets `{id, type, payload, timeout_ms, blob, output = function(stream, text)}`
+-- (`blob`: the raw pieces of content that came in binary frames, or nil) and returns
+-- `true, payload[, blob]` or `false, {code, message}`; a returned `blob` (a string, or a list
+-- of strings: parts 0, 1, …) goes to the host as raw bytes before the answer. A handler that
 -- raises is answered `internal`. On `cancel` the handler is abandoned at its
 -- next yield and answered `cancelled`, with the fields `opts.onCancel(req)`
 -- returns merged into the error.
@@ -216,7 +222,7 @@ function sandbox.serve(types, handler, opts)
                 local answer = res[2]
                 local parts = answer.parts
                 -- One piece goes as a string; more as the list (the daemon fragments from it).
-                os.queueEvent(E.respond, job.req.id, answer.ok, #parts == 1 and parts[1] or parts)
+                os.queueEvent(E.respond, job.req.id, answer.ok, #parts == 1 and parts[1] or parts, answer.blob)
             end
         else
             job.filter = res[2]
@@ -236,11 +242,14 @@ function sandbox.serve(types, handler, opts)
         end
         req.payload = payload
         local res = table.pack(handler(req))
+        req.blob = nil -- written by now; let the pieces go
         local value = res[2]
         if res[1] then
             if value == nil then value = {} end
             local eok, parts = pcall(json.encodeParts, value, pause)
-            if eok then return { ok = true, parts = parts } end
+            local blob = res[3]
+            if type(blob) ~= "string" and type(blob) ~= "table" then blob = nil end
+            if eok then return { ok = true, parts = parts, blob = blob } end
             return { ok = true, parts = json.encodeParts({ ok = false, error = "response could not be encoded: " .. parts }) }
         end
         if type(value) ~= "table" then value = { code = "internal", message = tostring(value) } end
@@ -249,10 +258,10 @@ function sandbox.serve(types, handler, opts)
         return { ok = false, parts = json.encodeParts({ code = "internal", message = "error could not be encoded: " .. parts }) }
     end
 
-    local function start(id, type_, payloadJson, timeout_ms)
+    local function start(id, type_, payloadJson, timeout_ms, blob)
         local job = { out = {} }
         job.req = {
-            id = id, type = type_, timeout_ms = timeout_ms,
+            id = id, type = type_, timeout_ms = timeout_ms, blob = type(blob) == "table" and blob or nil,
             output = function(stream, text) job.out[#job.out + 1] = { stream, text } end,
         }
         job.co = coroutine.create(body)
@@ -302,8 +311,14 @@ function sandbox.serve(types, handler, opts)
                 if done[id] then
                     os.queueEvent(E.alive, id, "accepted")
                     os.queueEvent(E.alive, id, "done")
+                elseif not jobs[id] then
+                    start(id, ev[4], ev[5], ev[6], ev[7])
+                    -- A request answered in its first run (`return 1`) needs no "accepted": its
+                    -- answer, queued already, ends it at the daemon, and one dropped from a full
+                    -- queue is found by the hand-over that follows ("done" above). One event
+                    -- fewer for every short request, and for every program that wakes on it.
+                    if jobs[id] then os.queueEvent(E.alive, id, "accepted") end
                 else
-                    if not jobs[id] then start(id, ev[4], ev[5], ev[6]) end
                     os.queueEvent(E.alive, id, "accepted")
                 end
             elseif kind == E.probe and ev[2] == owner then

@@ -199,7 +199,7 @@ local function run(fn, args, cap, started, label, opts)
     end
     if not res[1] then return errorResult(cap, started, res[2], traceback, value) end
     local values = table.pack(table.unpack(res, 2, res.n))
-    local returns, n = descriptors.describeAll(values, { pause = opts.pause, chunks = opts.chunks })
+    local returns, n = descriptors.describeAll(values, { pause = opts.pause, chunks = opts.chunks, blob = opts.blob })
     return outputFields(cap, { ok = true, returns = returns, n = n, duration_ms = now_ms() - started })
 end
 
@@ -215,7 +215,7 @@ end
 -- @tparam[opt] string name Chunk name (default "=exec", so errors read `exec:1:` whoever sent
 -- the chunk; a name without "=" or "@" reads `[string "name"]:1:`).
 -- @tparam[opt] table opts `capture` (from capture.newCapture), `onOutput`, `env` (the base
--- environment), `pause` and `chunks` (for describing large returned strings, see
+-- environment), `pause`, `chunks` and `blob` (for describing large returned strings, see
 -- apis/descriptors.lua).
 -- @treturn table The Result.
 function lib.executeLua(code, name, opts)

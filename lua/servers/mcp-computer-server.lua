@@ -56,13 +56,27 @@ local function capture(req)
     end
 end
 
+-- On a binary link (the host asks with `binary: true`) returned strings of 1 KiB or more go
+-- to the host as raw bytes after the answer's JSON is made (docs/protocol.md, "Binary
+-- frames"): the parts kept here, numbered from 0, travel beside the answer.
+local function blobsFor(p)
+    if p.binary ~= true then return nil end
+    local parts = {}
+    return parts, function(s)
+        parts[#parts + 1] = s
+        return #parts - 1
+    end
+end
+
 handlers["exec-lua"] = function(req)
     local p = req.payload
     if type(p) ~= "table" or type(p.code) ~= "string" then return badRequest("exec-lua needs a string code") end
     if p.name ~= nil and type(p.name) ~= "string" then return badRequest("name must be a string") end
     capture(req)
-    return true, run.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv,
-        pause = pacer(), chunks = sandbox.json.chunks })
+    local parts, blob = blobsFor(p)
+    local result = run.executeLua(p.code, p.name, { capture = req.capture, env = chunkEnv,
+        pause = pacer(), chunks = sandbox.json.chunks, blob = blob })
+    return true, result, parts and parts[1] and parts or nil
 end
 
 handlers["run-file"] = function(req)
@@ -78,8 +92,10 @@ handlers["run-file"] = function(req)
         return badRequest("args must be an array of strings")
     end
     capture(req)
-    return true, run.runFile(p.path, args, { capture = req.capture, env = chunkEnv,
-        pause = pacer(), chunks = sandbox.json.chunks })
+    local parts, blob = blobsFor(p)
+    local result = run.runFile(p.path, args, { capture = req.capture, env = chunkEnv,
+        pause = pacer(), chunks = sandbox.json.chunks, blob = blob })
+    return true, result, parts and parts[1] and parts or nil
 end
 
 handlers["write-file"] = function(req)
@@ -87,7 +103,8 @@ handlers["write-file"] = function(req)
     -- content comes as a json.chunks list (see `chunks` below): the pieces of the request's
     -- text, never joined into one string.
     local chunked = type(p) == "table" and type(p.content) == "table" and getmetatable(p.content) == sandbox.json.chunks_mt
-    if type(p) ~= "table" or type(p.path) ~= "string" or not (type(p.content) == "string" or chunked) then
+    local binary = type(p) == "table" and p.encoding == "binary"
+    if type(p) ~= "table" or type(p.path) ~= "string" or not (type(p.content) == "string" or chunked or binary) then
         return badRequest("write-file needs a string path and content")
     end
     local inPlace = p.in_place
@@ -96,14 +113,23 @@ handlers["write-file"] = function(req)
     local bytes = p.content
     local encoding = p.encoding
     local pause = pacer()
-    if encoding == nil or encoding == sandbox.json.null or encoding == "base64" then
+    if encoding == "binary" then
+        -- The content came before the request as raw bytes in binary frames (docs/protocol.md,
+        -- "Binary frames"): its pieces are written as they are, with no decoding at all.
+        bytes = req.blob or {}
+        local size = 0
+        for i = 1, #bytes do size = size + #bytes[i] end
+        if type(p.bytes) == "number" and p.bytes ~= size then
+            return true, { ok = false, bytes = 0, error = ("content incomplete: %d of %d bytes came (a piece was dropped on the computer); nothing was written"):format(size, p.bytes) }
+        end
+    elseif encoding == nil or encoding == sandbox.json.null or encoding == "base64" then
         local err
         -- Decoded in pieces and written piece by piece: the bytes are never joined in memory.
         bytes, err = base64.decodeParts(p.content, pause)
         if not bytes then return true, { ok = false, bytes = 0, error = "content is not base64: " .. err } end
         p.content = nil -- the text is no longer needed; let it go before writing
     elseif encoding ~= "text" then
-        return badRequest("encoding must be base64 or text")
+        return badRequest("encoding must be base64, text or binary")
     end
     -- What the write has open, so that a cancel (or a dropped link) that abandons it at a pause
     -- can undo it at once (onCancel below) rather than leave the new copy until the next boot.
@@ -126,6 +152,13 @@ handlers["read-file"] = function(req)
     local r = files.readFile(p.path, offset, length)
     -- A failed read (a folder, no such file) answers its error alone, no empty content.
     if not r.ok then return true, { ok = false, error = r.error } end
+    if p.binary == true then
+        -- Asked for as raw bytes (docs/protocol.md, "Binary frames"): the page goes to the daemon
+        -- as the string read, and on in binary frames; nothing here touches its bytes.
+        local content = r.content or ""
+        r.content, r.encoding = nil, "binary"
+        return true, r, content
+    end
     -- The base64 text stays in pieces; the JSON encoder writes them as one string.
     r.content = sandbox.json.chunks(base64.encodeParts(r.content or "", pacer()))
     r.encoding = "base64"

@@ -25,6 +25,7 @@ local CLIENT = "trapdesk-lua/0.2.0"
 local LIMIT = 131072
 local LIMIT_FLOOR = 4096 -- below this no rule is usable; the daemon says so and keeps trying
 local OUTPUT_PIECE = 4096 -- bytes of output per frame
+local OUTPUT_BINARY_PIECE = 32768 -- bytes of output per binary frame (no escaping can grow it)
 local OUTPUT_EVERY = 0.05 -- seconds between output flushes
 local FRAME_BUDGET = 64 -- frames per flush, well under CC's 512 unsent messages per socket
 -- CC keeps at most 256 queued events and drops the rest (ComputerExecutor.java, QUEUE_LIMIT):
@@ -112,6 +113,24 @@ local SCREEN_BACKLOG = 4 -- more waiting than this: drop them and ask the screen
 
 local function setPhase(p) phase, phaseSince = p, clock() end
 
+-- Binary frames (docs/protocol.md, "Binary frames"): file contents and output go as raw bytes,
+-- one `ws.send(data, true)` each, with no base64 or JSON escaping on this computer. A runtime
+-- can when a binary `websocket_message` brings the frame's bytes as they are and `ws.send`
+-- takes its binary flag: CC: Tweaked from 1.109.0 ("websocket messages now use raw bytes",
+-- rom/help/changelog.md; WebsocketHandler.channelRead0, WebsocketHandle.send), CraftOS-PC and
+-- the trapdesk emulator. The setting `trapdesk.binary` set to false keeps the base64 path.
+local function runtimeBinary()
+    if settings.get("trapdesk.binary") == false then return false end
+    local host = type(_HOST) == "string" and _HOST or ""
+    if host:find("CraftOS-PC", 1, true) or host:find("trapdesk emulator", 1, true) then return true end
+    local major, minor = host:match("ComputerCraft (%d+)%.(%d+)")
+    major, minor = tonumber(major), tonumber(minor)
+    return major ~= nil and (major > 1 or (major == 1 and minor >= 109))
+end
+local linkBinary = false -- this link's hello said `binary`
+local hostBinary = false -- and the welcome said the host takes binary frames too
+local blobs = {}         -- wire id -> { parts, next, size }: contents of requests yet to come
+
 -- Long work (decoding a reassembled request, fragmenting a large answer) runs in slices
 -- (apis/pace.lua): the pause pulls events while it waits for its own, and every other event
 -- it pulls waits in `backlog`, handled next, in order, by the main loop.
@@ -134,9 +153,9 @@ local function tooLarge(err) return tostring(err):find("Message is too large", 1
 
 --- Send one frame. A frame over the rule's limit is not sent and does not end the link: the
 -- result is then false, "too_large".
-local function sendRaw(text)
+local function sendRaw(text, binary)
     if not ws then return false end
-    local ok, err = pcall(ws.send, text)
+    local ok, err = pcall(ws.send, text, binary == true)
     if not ok then
         if tooLarge(err) then return false, "too_large" end
         log("send failed: " .. tostring(err))
@@ -215,7 +234,38 @@ end
 
 --- Answer a request: `jsonText` is the payload (or error) as JSON text, a string or a list of
 -- pieces.
-local function respondRaw(wireId, ok, jsonText)
+local function respondRaw(wireId, ok, jsonText, blob)
+    if blob then
+        -- The content goes first, as raw bytes in binary frames (docs/protocol.md, "Binary
+        -- frames"); the answer that names it follows. Only a request that asked for it gets a
+        -- blob, and only on a binary link, so a link that changed meanwhile gets an error.
+        if not hostBinary then
+            jsonText = json.encode({ ok = false, error = "the page could not be sent: the link changed under it" })
+        else
+            local id = json.encodeString(wireId)
+            local parts = type(blob) == "table" and blob or { blob }
+            for k = 1, #parts do
+                local bytes = parts[k]
+                local total, seq, pos = #bytes, 0, 1
+                local head0 = '{"id":' .. id .. ',"last":'
+                local head1 = ',"part":' .. (k - 1) .. ',"seq":'
+                repeat
+                    local head = head0 .. 'false' .. head1 .. seq .. ',"type":"blob"}'
+                    local room = math.min(hostMax, ruleMax) - #head - 1
+                    local last = pos + room > total
+                    if last then head = head0 .. 'true' .. head1 .. seq .. ',"type":"blob"}' end
+                    local sent, why = sendRaw(head .. "\n" .. bytes:sub(pos, pos + room - 1), true)
+                    if why == "too_large" and lowerLimit(#head + 1 + math.min(room, total - pos + 1))
+                        and seq == 0 and k == 1 then
+                        return respondRaw(wireId, ok, jsonText, blob)
+                    end
+                    if not sent then return false end
+                    seq, pos = seq + 1, pos + room
+                    if not last then pause() end
+                until last
+            end
+        end
+    end
     local head = '{"type":"computer_response","id":' .. json.encodeString(wireId)
         .. (ok and ',"ok":true,"payload":' or ',"ok":false,"error":')
     local pieces = { head }
@@ -238,13 +288,14 @@ local function flushOutput()
     local budget = FRAME_BUDGET
     -- Small enough that an output frame never needs fragments (a byte escapes to 6 at most).
     local piece = math.min(OUTPUT_PIECE, math.floor((math.min(hostMax, ruleMax) - 256) / 6))
+    if hostBinary then piece = math.min(OUTPUT_BINARY_PIECE, math.min(hostMax, ruleMax) - 256) end
     while budget > 0 and outQueue[1] and phase == "linked" do
         local o = outQueue[1]
         if o.respond then
             table.remove(outQueue, 1)
             -- A detached run's answer that did not go (the link dropped under it) waits for the
             -- next link, first in line as it was.
-            if not respondRaw(o.wire, o.ok, o.json) and o.entry then table.insert(outQueue, 1, o) end
+            if not respondRaw(o.wire, o.ok, o.json, o.blob) and o.entry then table.insert(outQueue, 1, o) end
             budget = budget - 1
         else
             -- o.parts: the texts of trapdesk_output events, in order; o.i/o.pos the next byte.
@@ -258,7 +309,13 @@ local function flushOutput()
                     o.pos = o.pos + #cut
                     if o.pos > #p then o.parts[o.i] = false o.i, o.pos = o.i + 1, 1 end
                 end
-                send({ type = "output", id = o.wire, stream = o.stream, text = table.concat(take) })
+                if hostBinary then
+                    -- The text as it is: no escaping of each byte (docs/protocol.md, "Binary frames").
+                    sendRaw('{"id":' .. json.encodeString(o.wire) .. ',"stream":"' .. o.stream .. '","type":"output"}\n'
+                        .. table.concat(take), true)
+                else
+                    send({ type = "output", id = o.wire, stream = o.stream, text = table.concat(take) })
+                end
                 budget = budget - 1
                 -- 64 frames are a lot of encoding and sending in one go (89 ms on the emulator
                 -- for a 1 MB flood): pull events between frames when the slice is spent.
@@ -353,6 +410,11 @@ end
 
 local function handleRequest(msg, payloadText)
     if type(msg.id) ~= "string" then log("gateway_request without a string id") return end
+    -- A write's content came before it in binary frames (docs/protocol.md, "Binary frames"):
+    -- its pieces go to the server as they are, a list of strings, never joined here. Taken
+    -- first, so that a request answered here at once leaves nothing behind.
+    local blob = blobs[msg.id]
+    blobs[msg.id] = nil
     if type(msg.request) ~= "string" then
         return respondError(msg.id, "bad_request", "request must be a string")
     end
@@ -371,12 +433,12 @@ local function handleRequest(msg, payloadText)
     -- not decoded and encoded again: the serving program decodes it, in slices. The text is a
     -- string, or a list of strings when the message came in fragments.
     local entry = { wire = msg.id, owner = owner, tries = 1, at = clock(), request = msg.request,
-        hand = { owner, localId, msg.request, payloadText or "{}", msg.timeout_ms } }
+        hand = { owner, localId, msg.request, payloadText or "{}", msg.timeout_ms, blob and blob.parts or nil } }
     if type(msg.detach) == "table" then
         entry.detach, entry.by, entry.held, entry.dropped = true, msg.detach.by, 0, 0
     end
     inflight[localId] = entry
-    os.queueEvent("trapdesk_request", table.unpack(entry.hand, 1, 5))
+    os.queueEvent("trapdesk_request", table.unpack(entry.hand, 1, 6))
 end
 
 --- What becomes of requests whose events CC dropped (see ACCEPT_S): called every second.
@@ -398,7 +460,7 @@ local function checkRequests()
                         .. "and the computer's queue was full; try again"):format(e.tries, e.tries * ACCEPT_S))
                 else
                     e.tries = e.tries + 1
-                    os.queueEvent("trapdesk_request", table.unpack(e.hand, 1, 5))
+                    os.queueEvent("trapdesk_request", table.unpack(e.hand, 1, 6))
                 end
             elseif e.misses >= PROBE_MISSES then
                 inflight[localId] = nil
@@ -439,6 +501,30 @@ local function installedVersion()
 end
 
 local handleMessage
+
+--- A binary frame from the host: a header line of JSON, "\n", raw bytes. A `blob` is a piece of
+-- the content of the request of the same id, which follows it.
+local function handleBinary(frame)
+    local nl = frame:find("\n", 1, true)
+    local ok, head = pcall(json.decode, nl and frame:sub(1, nl - 1) or "")
+    if not ok or type(head) ~= "table" or head.type ~= "blob" or type(head.id) ~= "string" or type(head.seq) ~= "number" then
+        log("bad binary frame")
+        return
+    end
+    local b = blobs[head.id]
+    if head.seq == 0 then b = { parts = {}, next = 0, size = 0 } blobs[head.id] = b end
+    if not b or b.next ~= head.seq then
+        -- A piece went missing (CC dropped its event from a full queue): the request that
+        -- follows finds its content short and says so.
+        log("blob " .. head.id .. " out of order")
+        if b then b.next = -1 end
+        return
+    end
+    local body = frame:sub(nl + 1)
+    b.parts[#b.parts + 1] = body
+    b.next, b.size = b.next + 1, b.size + #body
+    if b.size > 32 * 1024 * 1024 then blobs[head.id] = nil log("binary content too large") end
+end
 
 local function handleFragment(msg)
     if type(msg.mid) ~= "string" or type(msg.data) ~= "string" or type(msg.seq) ~= "number" then return end
@@ -514,6 +600,7 @@ handleMessage = function(msg, payloadText)
         lastPing = clock()
         if type(msg.heartbeat_ms) == "number" and msg.heartbeat_ms > 0 then heartbeat = msg.heartbeat_ms / 1000 end
         if type(msg.max_message) == "number" and msg.max_message >= 1024 then hostMax = msg.max_message end
+        hostBinary = linkBinary and msg.binary == true
         if not probeLimit() then
             say(("CC refuses even %d-byte messages to the host: raise max_websocket_message in the [[http.rules]] entry that allows it (computercraft-server.toml); retrying every 5 minutes"):format(LIMIT_FLOOR))
             drop(4003, "max_websocket_message below " .. LIMIT_FLOOR)
@@ -587,7 +674,8 @@ drop = function(code, reason)
     for _, o in ipairs(outQueue) do
         if (o.respond and o.entry) or (not o.respond and kept[o.id]) then keptOut[#keptOut + 1] = o end
     end
-    inflight, outQueue, fragments, screenQueue = kept, keptOut, {}, {}
+    inflight, outQueue, fragments, screenQueue, blobs = kept, keptOut, {}, {}, {}
+    hostBinary = false
     -- What a detached run had waiting when the link dropped counts against what it may keep.
     for id, e in pairs(kept) do
         e.held = 0
@@ -680,6 +768,7 @@ local function opened(handle)
     if not okSize then screenW, screenH = nil, nil end
     setPhase("hello")
     hostSays = nil
+    linkBinary, hostBinary, blobs = runtimeBinary(), false, {}
     local label = os.getComputerLabel()
     linkLabel = label
     local own = settings.get("trapdesk.secret")
@@ -698,6 +787,8 @@ local function opened(handle)
         screen_width = screenW, screen_height = screenH,
         -- `input` with a request_id reaches that request alone (servers/screen.lua).
         input_to_request = true,
+        -- Raw bytes in binary frames both ways (docs/protocol.md, "Binary frames").
+        binary = linkBinary or nil,
         detached = keptRuns(),
     })
 end
@@ -792,7 +883,9 @@ while true do
     local ev, a, b, c, d, e = nextEvent()
     overdue()
     if ev == "websocket_message" and a == wsUrl and ws then
-        if c then
+        if c and linkBinary then
+            handleBinary(b)
+        elseif c then
             log("binary frame ignored")
         else
             local ok, msg, payloadText = pcall(json.decode, b, pause, "payload")
@@ -855,8 +948,9 @@ while true do
             -- c is the JSON text: a string, or a list of pieces (a large answer).
             if type(c) ~= "string" and type(c) ~= "table" then c = json.encode({ code = "internal", message = "no payload" }) b = false end
             -- The answer queues behind the request's output, so output always arrives first.
+            -- d: a page's raw bytes, sent in binary frames before the answer.
             outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c,
-                entry = entry.detach and entry or nil }
+                blob = (type(d) == "string" or type(d) == "table") and d or nil, entry = entry.detach and entry or nil }
             flushOutput()
         end
     elseif ev == "trapdesk_screen" then

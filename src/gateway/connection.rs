@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::GatewayState;
+use super::binary::{self, Blobs};
 use super::door::Peer;
 use super::fragment::Reassembler;
 use super::handshake::{Enrolling, blocking, start};
@@ -127,6 +128,8 @@ async fn serve(
     let mut awaiting_pong: Option<u64> = None;
     let max = state.settings.max_message as usize;
     let mut reassembler = Reassembler::new(max.saturating_mul(16));
+    // Binary contents coming before their answers, bounded as fragments are.
+    let mut blobs = Blobs::new(max.saturating_mul(16));
     // Requests sent and not yet `received`, oldest first, and the deadline of the oldest.
     // Only a client that sends receipts is held to them: it says so with the `limit` it sends
     // right after `welcome` (docs/protocol.md, "Receipts").
@@ -191,7 +194,7 @@ async fn serve(
             }
             frame = rx.next() => {
                 let mut at = Frame { out: &mut *out, link: &mut *link, reassembler: &mut reassembler,
-                    receipts: &mut receipts,
+                    blobs: &mut blobs, receipts: &mut receipts,
                     awaiting_pong: &mut awaiting_pong, missed: &mut missed, max,
                     enrolling: &mut *enrolling, state };
                 Box::pin(at.take(frame)).await
@@ -249,6 +252,7 @@ struct Frame<'a, Tx> {
     out: &'a mut Sender<Tx>,
     link: &'a mut Link,
     reassembler: &'a mut Reassembler,
+    blobs: &'a mut Blobs,
     receipts: &'a mut Receipts,
     awaiting_pong: &'a mut Option<u64>,
     missed: &'a mut u32,
@@ -279,6 +283,9 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
                     .map(|f| format!("closed by computer ({} {})", f.code, f.reason))
                     .unwrap_or_else(|| "closed by computer".into());
                 return Some(Quit::Closed(why));
+            }
+            Some(Ok(WsMessage::Binary(b))) if self.out.binary => {
+                return self.take_binary(&b).await;
             }
             Some(Ok(WsMessage::Binary(_))) => {
                 self.out
@@ -329,7 +336,36 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
         None
     }
 
-    async fn handle(&mut self, msg: Message) -> Option<Quit> {
+    /// A binary frame from a computer that said it sends them: a piece of an answer's content,
+    /// held until the answer comes, or output.
+    async fn take_binary(&mut self, frame: &[u8]) -> Option<Quit> {
+        if frame.len() > self.max {
+            return Some(Quit::TooBig(frame.len()));
+        }
+        match binary::parse(frame) {
+            Ok(binary::Incoming::Blob {
+                id,
+                part,
+                seq,
+                body,
+            }) => {
+                if let Err(e) = self.blobs.push(&id, part, seq, body) {
+                    self.out.error("bad_message", e, Some(id)).await;
+                }
+                None
+            }
+            Ok(binary::Incoming::Output(msg)) => self.handle(msg).await,
+            Err(e) => {
+                self.out.error("bad_message", e, None).await;
+                None
+            }
+        }
+    }
+
+    async fn handle(&mut self, mut msg: Message) -> Option<Quit> {
+        if let Message::ComputerResponse(r) = &mut msg {
+            self.blobs.attach(r);
+        }
         match &msg {
             Message::Enrolled => {
                 self.enrolled().await;

@@ -60,6 +60,9 @@ pub(super) async fn start(
         .flatten()
         .filter(|c| c.starts_with(super::upgrade::CLIENT_PREFIX));
     out.limit = hello.max_message.unwrap_or(131_072).max(256) as usize;
+    // File contents and output go as raw bytes both ways once the client says it can
+    // (docs/protocol.md, "Binary frames"); the welcome tells it the host takes them too.
+    out.binary = machine.binary == Some(true);
     // Room for every request the session may have in flight plus a cancel for each, whatever
     // `outbound_queue` says: filling it must mean the socket stopped taking messages.
     let room = state
@@ -83,6 +86,7 @@ pub(super) async fn start(
         max_message: state.settings.max_message,
         secret,
         client_version: Some(crate::lua_files::version().to_owned()),
+        binary: out.binary.then_some(true),
     };
     // The session has what it needs; the hello (its strings, the secret among them) ends with
     // this function, not kept for the link's whole life.

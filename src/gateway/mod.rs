@@ -7,6 +7,7 @@
 //! The gateway knows nothing of who asked for a request: it moves frames between a socket and
 //! the [`Session`].
 
+pub mod binary;
 pub mod connection;
 pub mod door;
 pub mod fragment;

@@ -10,6 +10,7 @@ use axum::extract::ws::{CloseFrame, Message as WsMessage, Utf8Bytes};
 use futures_util::SinkExt;
 use serde_json::json;
 
+use super::binary;
 use super::fragment;
 use super::protocol::Message;
 use super::socket::SocketTx;
@@ -18,6 +19,9 @@ use super::socket::SocketTx;
 pub(super) struct Sender<Tx> {
     tx: Tx,
     pub(super) limit: usize,
+    /// The computer takes binary frames (its hello said so): file contents go as raw bytes
+    /// (docs/protocol.md, "Binary frames").
+    pub(super) binary: bool,
     next_mid: u64,
     /// How long one frame may wait for the socket: a computer that stops reading would
     /// otherwise hold this task (and its heartbeat) forever.
@@ -32,6 +36,7 @@ impl<Tx: SocketTx> Sender<Tx> {
         Sender {
             tx,
             limit,
+            binary: false,
             next_mid: 0,
             stall,
         }
@@ -44,21 +49,39 @@ impl<Tx: SocketTx> Sender<Tx> {
     /// "Fleets and the floor").
     pub(super) fn send<'a>(&'a mut self, msg: &'a Message) -> Sending<'a, Result<(), axum::Error>> {
         Box::pin(async move {
-            let frame = msg.encode();
-            if frame.len() <= self.limit {
-                return self.write(frame).await;
+            if self.binary
+                && let Some((blobs, frame)) = binary::outgoing(msg, self.limit)
+            {
+                // The content first: the request that names it follows, so the computer has
+                // it all when the request comes.
+                for b in blobs {
+                    self.write_frame(WsMessage::Binary(b.into())).await?;
+                }
+                return self.send_text(frame).await;
             }
-            self.next_mid += 1;
-            let mid = format!("g-{}", self.next_mid);
-            for piece in fragment::split(frame, &mid, self.limit) {
-                self.write(piece).await?;
-            }
-            Ok(())
+            self.send_text(msg.encode()).await
         })
     }
 
+    /// Sends a message's text, fragmented above the limit.
+    async fn send_text(&mut self, frame: String) -> Result<(), axum::Error> {
+        if frame.len() <= self.limit {
+            return self.write(frame).await;
+        }
+        self.next_mid += 1;
+        let mid = format!("g-{}", self.next_mid);
+        for piece in fragment::split(frame, &mid, self.limit) {
+            self.write(piece).await?;
+        }
+        Ok(())
+    }
+
     async fn write(&mut self, frame: String) -> Result<(), axum::Error> {
-        match tokio::time::timeout(self.stall, self.tx.send(WsMessage::Text(frame.into()))).await {
+        self.write_frame(WsMessage::Text(frame.into())).await
+    }
+
+    async fn write_frame(&mut self, frame: WsMessage) -> Result<(), axum::Error> {
+        match tokio::time::timeout(self.stall, self.tx.send(frame)).await {
             Ok(r) => r,
             Err(_) => Err(axum::Error::new(format!(
                 "the socket took no frame for {} s (the computer is not reading)",

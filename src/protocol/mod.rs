@@ -56,6 +56,10 @@ pub enum Message {
         /// own differs fetches the new files (docs/protocol.md, "Upgrades").
         #[serde(default, skip_serializing_if = "Option::is_none")]
         client_version: Option<String>,
+        /// The host takes binary frames from this computer (docs/protocol.md, "Binary
+        /// frames"): sent only to a hello that said `"binary": true`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        binary: Option<bool>,
     },
     /// The computer stored the secret its `welcome` carried: the host makes its binding firm.
     Enrolled,
@@ -167,6 +171,9 @@ pub struct MachineInfo {
     pub screen_height: Option<u64>,
     /// The client sends `input` with a `request_id` to that request alone (`input_to_request`).
     pub routes_input: Option<bool>,
+    /// The client takes and sends binary frames (`binary`, docs/protocol.md "Binary frames"):
+    /// file contents and output then travel as raw bytes.
+    pub binary: Option<bool>,
 }
 
 /// Why a `hello` was refused before the secret was even looked at.
@@ -295,6 +302,7 @@ impl Hello {
             screen_width: size("screen_width"),
             screen_height: size("screen_height"),
             routes_input: flag("input_to_request"),
+            binary: flag("binary"),
         }
     }
 
@@ -558,6 +566,7 @@ mod tests {
             max_message: 1 << 20,
             secret: None,
             client_version: None,
+            binary: None,
         };
         assert!(
             !welcome.encode().contains("secret"),
