@@ -11,6 +11,7 @@ pub mod captured;
 pub mod detached;
 pub mod fleet;
 mod gate;
+pub mod history;
 pub mod link;
 mod log_view;
 pub mod model;
@@ -67,7 +68,8 @@ struct Shared {
 
 impl Session {
     /// A session with the given limits. With `persist`, the transcript is written to the data
-    /// directory.
+    /// directory, and with `history` on, output, the log and the transcript go to `history.db`
+    /// there too (see [`history`]): the log starts with what the database kept.
     pub fn new(settings: Settings, persist: bool) -> Session {
         let (events, _) = broadcast::channel(4096);
         let transcript = Transcript::open(
@@ -76,17 +78,31 @@ impl Session {
             settings.transcript_keep,
             settings.transcript_queue,
         );
+        let history = (persist && settings.history)
+            .then(|| match history::History::open(&settings.data_dir, &settings) {
+                Ok(h) => Some(Arc::new(h)),
+                Err(e) => {
+                    tracing::warn!("history off: {e}");
+                    None
+                }
+            })
+            .flatten();
+        let first_seq = history.as_ref().map_or(1, |h| h.first_seq());
+        let recent: VecDeque<LogEntry> = history
+            .as_ref()
+            .map(|h| h.recent_log(settings.recent_events).into())
+            .unwrap_or_default();
         let state = State {
             settings,
             computers: HashMap::new(),
             order: Default::default(),
             conns: HashMap::new(),
             pending: HashMap::new(),
-            recent: VecDeque::new(),
+            recent,
             tool_calls: VecDeque::new(),
             next_conn: 1,
             next_request: 1,
-            next_log: 1,
+            next_log: first_seq,
             next_call: 1,
             transcript,
             events: events.clone(),
@@ -96,6 +112,9 @@ impl Session {
             keyboard: HashMap::new(),
             finished: Default::default(),
             run_tag: run_tag(SystemTime::now()),
+            history,
+            seq_floor: HashMap::new(),
+            first_seq,
         };
         Session {
             shared: Arc::new(Shared {
@@ -449,22 +468,46 @@ impl Session {
         {
             return true;
         }
-        st.computers.get(trapos_id).is_some_and(|c| {
+        let in_ring = st.computers.get(trapos_id).is_some_and(|c| {
             c.output.any(|item| match &item.entry {
                 OutputEntry::Start(s) => s.request_id == request_id,
                 OutputEntry::Line { request_id: r, .. } => r.as_deref() == Some(request_id),
                 OutputEntry::End { request_id: r, .. } => r == request_id,
             })
-        })
+        });
+        let history = st.history.clone();
+        drop(st);
+        // Read apart from the lock: the disk never holds up the session.
+        in_ring || history.is_some_and(|h| h.has_request(trapos_id, request_id))
     }
 
-    /// Output entries of a computer after the cursor `after`, oldest first.
+    /// Output entries of a computer after the cursor `after`, oldest first: from the
+    /// scrollback, and from the history where the cursor is older than the scrollback (after a
+    /// restart, or past `scrollback_lines`). What comes from the history is at most
+    /// `scrollback_lines` entries at a time; a caller goes on from the last one's `seq`.
     pub fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
-        self.lock()
-            .computers
-            .get(trapos_id)
-            .map(|c| c.output.since(after))
-            .unwrap_or_default()
+        let (items, oldest, history, cap) = {
+            let st = self.lock();
+            let c = st.computers.get(trapos_id);
+            (
+                c.map(|c| c.output.since(after)).unwrap_or_default(),
+                c.map_or(u64::MAX, |c| c.output.oldest_seq()),
+                st.history.clone(),
+                st.settings.scrollback_lines,
+            )
+        };
+        let Some(history) = history else {
+            return items;
+        };
+        if after.saturating_add(1) >= oldest {
+            return items;
+        }
+        let mut older = history.output_between(trapos_id, after, oldest, cap);
+        if older.len() >= cap {
+            return older;
+        }
+        older.extend(items);
+        older
     }
 
     /// A page of a computer's output lines before `before` (newest page when `None`),
@@ -476,16 +519,47 @@ impl Session {
         before: Option<u64>,
         request_id: Option<&str>,
     ) -> (Vec<OutputItem>, Option<u64>) {
-        let st = self.lock();
-        let Some(c) = st.computers.get(trapos_id) else {
-            return (Vec::new(), None);
+        let (page, cursor, oldest, history) = {
+            let st = self.lock();
+            let (page, cursor, oldest) = match st.computers.get(trapos_id) {
+                Some(c) => {
+                    let (page, cursor) = c.output.page(lines, before, |item| match &item.entry {
+                        OutputEntry::Line { request_id: r, .. } => {
+                            request_id.is_none() || r.as_deref() == request_id
+                        }
+                        _ => false,
+                    });
+                    (page, cursor, c.output.oldest_seq())
+                }
+                None => (Vec::new(), None, u64::MAX),
+            };
+            (page, cursor, oldest, st.history.clone())
         };
-        c.output.page(lines, before, |item| match &item.entry {
-            OutputEntry::Line { request_id: r, .. } => {
-                request_id.is_none() || r.as_deref() == request_id
-            }
-            _ => false,
-        })
+        // The scrollback has older lines, or there is no history: the page is all there is.
+        let Some(history) = history.filter(|_| cursor.is_none()) else {
+            return (page, cursor);
+        };
+        let until = before.map_or(oldest, |b| b.min(oldest));
+        let need = lines.saturating_sub(page.len());
+        let mut older = history.lines_before(trapos_id, until, request_id, need + 1);
+        let more = older.len() > need;
+        older.truncate(need);
+        older.reverse();
+        older.extend(page);
+        let cursor = more.then(|| older.first().map(|i| i.seq)).flatten();
+        (older, cursor)
+    }
+
+    /// Waits (at most `patience`) until what the history was handed is committed; `true` when
+    /// it was, or when there is no history.
+    pub fn flush_history(&self, patience: Duration) -> bool {
+        let history = self.lock().history.clone();
+        history.is_none_or(|h| h.flush(patience))
+    }
+
+    /// The history's database, when the host keeps one.
+    pub fn history(&self) -> Option<Arc<history::History>> {
+        self.lock().history.clone()
     }
 
     /// The traposId a computer query or a request id refers to, even after it unlinked.
@@ -494,7 +568,15 @@ impl Session {
         if st.computers.contains_key(query) {
             return Some(query.to_owned());
         }
-        st.resolve(query).ok()
+        if let Ok(found) = st.resolve(query) {
+            return Some(found);
+        }
+        // One whose output the history keeps (from before a restart), by its full id.
+        let history = st.history.clone();
+        drop(st);
+        history
+            .filter(|h| h.knows_computer(query))
+            .map(|_| query.to_owned())
     }
 
     /// Refuses new requests and fails the pending ones (a detached run on its computer goes on

@@ -14,7 +14,7 @@ use crate::protocol::{Kind, Payload};
 /// person's own shell through `trapdesk`'s one-shot commands (`cli`) or `trapdesk sync`
 /// (`sync`). The host learns the last two from the MCP clientInfo name the commands send
 /// ([`Origin::CLI_CLIENT`], [`Origin::SYNC_CLIENT`]); see [`Origin::from_client`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", content = "name", rename_all = "snake_case")]
 pub enum Origin {
     Person,
@@ -298,6 +298,20 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status [`Status::as_str`] names (`failed` for a name it does not know), for what
+    /// `history.db` gives back.
+    pub fn parse(s: &str) -> Status {
+        match s {
+            "running" => Status::Running,
+            "ok" => Status::Ok,
+            "error" => Status::Error,
+            "timeout" => Status::Timeout,
+            "cancelled" => Status::Cancelled,
+            "disconnected" => Status::Disconnected,
+            _ => Status::Failed,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Running => "running",
