@@ -50,6 +50,8 @@ fn what_is_committed_reads_back_as_the_ring_held_it_and_a_restart_numbers_above_
     // The next start numbers above anything the first could have given out.
     let again = History::open(dir.path(), &settings())?;
     assert_eq!(again.first_seq(), (1 << 32) | 1);
+    assert!(again.knows_computer("7:miner"));
+    assert!(!again.knows_computer("8:"));
     assert_eq!(again.output_between("7:miner", 1, u64::MAX, 100).len(), 2);
     let page = again.lines_before("7:miner", u64::MAX, None, 2);
     assert_eq!(lines(&page), vec![(3, "e".into(), true), (2, "cd".into(), true)]);
