@@ -42,11 +42,11 @@ async fn call(client: &Client, tool: &str, args: Value) -> Value {
     r.structured_content.unwrap_or(Value::Null)
 }
 
-/// Every output line of `computer` through `computer-output` with `after`, from cursor 0 on:
-/// `(seq, text)`, oldest first.
-async fn all_lines(client: &Client, computer: &str) -> Vec<(u64, String)> {
+/// Every output line of `computer` through `computer-output` with `after`, from cursor `from`
+/// on: `(seq, text)`, oldest first.
+async fn all_lines(client: &Client, computer: &str, from: u64) -> Vec<(u64, String)> {
     let mut out = Vec::new();
-    let mut after = 0;
+    let mut after = from;
     loop {
         let page = call(
             client,
@@ -166,7 +166,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     )
     .await;
     assert_eq!(ran["ok"], true, "{ran}");
-    let lines_before = all_lines(&c, "7:c7").await;
+    let lines_before = all_lines(&c, "7:c7", 0).await;
     assert_eq!(lines_before.len(), 50, "{lines_before:?}");
     let page_before = call(&c, "computer-output", json!({"traposId": "7:c7", "lines": 20})).await;
     let log_before = call(&c, "session-log", json!({"limit": 100})).await;
@@ -191,7 +191,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     .await;
     let c = client(&url, dir.path()).await;
     // Before the computer relinks: its history is read by its full id.
-    let lines_after = all_lines(&c, "7:c7").await;
+    let lines_after = all_lines(&c, "7:c7", 0).await;
     assert_eq!(lines_after, lines_before);
     let page_after = call(&c, "computer-output", json!({"traposId": "7:c7", "lines": 20})).await;
     assert_eq!(page_after["lines"], page_before["lines"]);
@@ -322,7 +322,9 @@ async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
     let c = client(&url, dir.path()).await;
     for id in ids {
         let computer = format!("{id}:c{id}");
-        let served = all_lines(&c, &computer).await;
+        // From cursor 1 (the first start's first entry is the request's start, at 1): a cursor
+        // reads on from where it is, however far back.
+        let served = all_lines(&c, &computer, 1).await;
         let mine: Vec<(u64, String)> = snapshot
             .iter()
             .filter(|(t, _, _)| *t == computer)

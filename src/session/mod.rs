@@ -483,8 +483,11 @@ impl Session {
 
     /// Output entries of a computer after the cursor `after`, oldest first: from the
     /// scrollback, and from the history where the cursor is older than the scrollback (after a
-    /// restart, or past `scrollback_lines`). What comes from the history is at most
-    /// `scrollback_lines` entries at a time; a caller goes on from the last one's `seq`.
+    /// restart, or past `scrollback_lines`). `after` 0 means "what is kept": the newest
+    /// `scrollback_lines` entries, filled from the history when the scrollback has fewer (a
+    /// console opening a computer after a restart sees its latest lines, not its first).
+    /// Otherwise what comes from the history is at most `scrollback_lines` entries at a time,
+    /// from the cursor on; a caller goes on from the last one's `seq`.
     pub fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
         let (items, oldest, history, cap) = {
             let st = self.lock();
@@ -501,6 +504,15 @@ impl Session {
         };
         if after.saturating_add(1) >= oldest {
             return items;
+        }
+        if after == 0 {
+            let need = cap.saturating_sub(items.len());
+            if need == 0 {
+                return items;
+            }
+            let mut older = history.output_before(trapos_id, oldest, need);
+            older.extend(items);
+            return older;
         }
         let mut older = history.output_between(trapos_id, after, oldest, cap);
         if older.len() >= cap {

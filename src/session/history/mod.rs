@@ -225,6 +225,12 @@ impl History {
             .unwrap_or_default()
     }
 
+    /// The newest `limit` stored entries of `trapos_id` before `before`, oldest first.
+    pub fn output_before(&self, trapos_id: &str, before: u64, limit: usize) -> Vec<OutputItem> {
+        self.read(|c| store::output_before(c, trapos_id, before, limit))
+            .unwrap_or_default()
+    }
+
     /// Up to `limit` stored lines of `trapos_id` before `before`, newest first.
     pub fn lines_before(
         &self,

@@ -499,6 +499,22 @@ pub fn output_between(
     rows.collect()
 }
 
+/// The newest `limit` entries of `trapos_id` before `before`, oldest first.
+pub fn output_before(
+    conn: &Connection,
+    trapos_id: &str,
+    before: u64,
+    limit: usize,
+) -> rusqlite::Result<Vec<OutputItem>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM output WHERE trapos_id = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT ?3"
+    ))?;
+    let rows = stmt.query_map(params![trapos_id, clamp(before), limit as i64], item_of)?;
+    let mut items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    items.reverse();
+    Ok(items)
+}
+
 /// Up to `limit` lines of `trapos_id` (of one request, with `request_id`) before `before`,
 /// newest first.
 pub fn lines_before(
