@@ -111,9 +111,13 @@ async fn main() {
     }
     let (m_off, p50_off, p99_off) = stats(t_off);
     let (m_on, p50_on, p99_on) = stats(t_on);
-    println!("| exec-lua, 10 output lines, session + channel peer | calls | mean µs | p50 µs | p99 µs | vs off |");
+    println!(
+        "| exec-lua, 10 output lines, session + channel peer | calls | mean µs | p50 µs | p99 µs | vs off |"
+    );
     println!("|---|---|---|---|---|---|");
-    println!("| history off (transcript on) | 3000 | {m_off:.1} | {p50_off:.1} | {p99_off:.1} | 1× |");
+    println!(
+        "| history off (transcript on) | 3000 | {m_off:.1} | {p50_off:.1} | {p99_off:.1} | 1× |"
+    );
     println!(
         "| history on | 3000 | {m_on:.1} | {p50_on:.1} | {p99_on:.1} | {:.2}× |",
         m_on / m_off

@@ -104,7 +104,11 @@ fn stored(dir: &std::path::Path) -> Vec<(String, u64, String)> {
         .prepare("SELECT trapos_id, seq, text FROM output WHERE kind = 0 ORDER BY trapos_id, seq")
         .unwrap();
     stmt.query_map([], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64, r.get(2)?))
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, i64>(1)? as u64,
+            r.get(2)?,
+        ))
     })
     .unwrap()
     .map(Result::unwrap)
@@ -168,7 +172,12 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     assert_eq!(ran["ok"], true, "{ran}");
     let lines_before = all_lines(&c, "7:c7", 0).await;
     assert_eq!(lines_before.len(), 50, "{lines_before:?}");
-    let page_before = call(&c, "computer-output", json!({"traposId": "7:c7", "lines": 20})).await;
+    let page_before = call(
+        &c,
+        "computer-output",
+        json!({"traposId": "7:c7", "lines": 20}),
+    )
+    .await;
     let log_before = call(&c, "session-log", json!({"limit": 100})).await;
     drop(c);
     // A clean stop (SIGTERM), then the same data dir and ports again.
@@ -193,7 +202,12 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     // Before the computer relinks: its history is read by its full id.
     let lines_after = all_lines(&c, "7:c7", 0).await;
     assert_eq!(lines_after, lines_before);
-    let page_after = call(&c, "computer-output", json!({"traposId": "7:c7", "lines": 20})).await;
+    let page_after = call(
+        &c,
+        "computer-output",
+        json!({"traposId": "7:c7", "lines": 20}),
+    )
+    .await;
     assert_eq!(page_after["lines"], page_before["lines"]);
     assert_eq!(page_after["before"], page_before["before"]);
     // Paging back with the old `before` cursor reads the same older lines.
@@ -217,7 +231,11 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     };
     let (old, new) = (seqs(&log_before), seqs(&log_after));
     for (seq, event) in &old {
-        assert_eq!(new.get(seq), Some(event), "log entry {seq} after the restart");
+        assert_eq!(
+            new.get(seq),
+            Some(event),
+            "log entry {seq} after the restart"
+        );
     }
     // New output goes on above every cursor of the first start.
     online(&c, 1).await;
@@ -330,16 +348,25 @@ async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
             .filter(|(t, _, _)| *t == computer)
             .map(|(_, s, text)| (*s, text.clone()))
             .collect();
-        assert!(!mine.is_empty(), "{computer} printed nothing before the kill");
+        assert!(
+            !mine.is_empty(),
+            "{computer} printed nothing before the kill"
+        );
         // In order and each cursor once.
-        assert!(served.windows(2).all(|w| w[0].0 < w[1].0), "{computer}: out of order");
+        assert!(
+            served.windows(2).all(|w| w[0].0 < w[1].0),
+            "{computer}: out of order"
+        );
         let by_seq: HashMap<u64, &String> = served.iter().map(|(s, t)| (*s, t)).collect();
         for (seq, text) in &mine {
             let now = by_seq
                 .get(seq)
                 .unwrap_or_else(|| panic!("{computer}: line {seq} ({text:?}) lost"));
             // A line still open at the read may have grown since; never changed otherwise.
-            assert!(now.starts_with(text.as_str()), "{computer} {seq}: {text:?} → {now:?}");
+            assert!(
+                now.starts_with(text.as_str()),
+                "{computer} {seq}: {text:?} → {now:?}"
+            );
         }
         // Each flood line exactly once.
         let mut seen = HashMap::new();
@@ -349,7 +376,11 @@ async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
             }
         }
         assert!(seen.values().all(|n| *n == 1), "{computer}: a line twice");
-        println!("{computer}: {} lines before the kill, {} served after", mine.len(), served.len());
+        println!(
+            "{computer}: {} lines before the kill, {} served after",
+            mine.len(),
+            served.len()
+        );
     }
     drop(c);
     host.start_kill().unwrap();

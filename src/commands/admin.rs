@@ -568,7 +568,11 @@ const STORED_PAGE: usize = 1000;
 /// Prints the transcript `history.db` keeps, then the lines of `transcript.jsonl` past its
 /// newest (written, not committed yet), each once by its `seq`. Returns the newest `seq`
 /// printed, or `None` when there is no database (then the files are the transcript).
-fn print_stored(dir: &Path, f: &TranscriptArgs, out: &mut dyn Write) -> anyhow::Result<Option<u64>> {
+fn print_stored(
+    dir: &Path,
+    f: &TranscriptArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<Option<u64>> {
     let mut last = 0;
     loop {
         let page = match crate::session::history::transcript_after(dir, last, STORED_PAGE) {

@@ -79,13 +79,15 @@ impl Session {
             settings.transcript_queue,
         );
         let history = (persist && settings.history)
-            .then(|| match history::History::open(&settings.data_dir, &settings) {
-                Ok(h) => Some(Arc::new(h)),
-                Err(e) => {
-                    tracing::warn!("history off: {e}");
-                    None
-                }
-            })
+            .then(
+                || match history::History::open(&settings.data_dir, &settings) {
+                    Ok(h) => Some(Arc::new(h)),
+                    Err(e) => {
+                        tracing::warn!("history off: {e}");
+                        None
+                    }
+                },
+            )
             .flatten();
         let first_seq = history.as_ref().map_or(1, |h| h.first_seq());
         let recent: VecDeque<LogEntry> = history

@@ -191,7 +191,8 @@ impl History {
         if slot.is_none() {
             match Connection::open_with_flags(
                 &self.path,
-                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
             ) {
                 Ok(c) => {
                     let _ = c.busy_timeout(Duration::from_secs(2));

@@ -30,7 +30,11 @@ fn what_is_committed_reads_back_as_the_ring_held_it_and_a_restart_numbers_above_
         ring.push_text_to(Some("h-1"), Stream::Out, piece, Some(&mut changes));
         h.output("7:miner", changes);
     }
-    h.log(1, 1000, r#"{"seq":1,"timeMs":1000,"event":"linked","detail":"x"}"#.into());
+    h.log(
+        1,
+        1000,
+        r#"{"seq":1,"timeMs":1000,"event":"linked","detail":"x"}"#.into(),
+    );
     assert!(h.flush(Duration::from_secs(10)));
     let stored = h.output_between("7:miner", 0, u64::MAX, 100);
     assert_eq!(stored, ring.since(0));
@@ -54,7 +58,10 @@ fn what_is_committed_reads_back_as_the_ring_held_it_and_a_restart_numbers_above_
     assert!(!again.knows_computer("8:"));
     assert_eq!(again.output_between("7:miner", 1, u64::MAX, 100).len(), 2);
     let page = again.lines_before("7:miner", u64::MAX, None, 2);
-    assert_eq!(lines(&page), vec![(3, "e".into(), true), (2, "cd".into(), true)]);
+    assert_eq!(
+        lines(&page),
+        vec![(3, "e".into(), true), (2, "cd".into(), true)]
+    );
     Ok(())
 }
 
@@ -107,8 +114,7 @@ fn pruning_drops_the_oldest_by_age_and_by_size() -> Result<(), Box<dyn std::erro
 }
 
 #[test]
-fn a_full_channel_drops_and_counts_and_never_blocks() -> Result<(), Box<dyn std::error::Error>>
-{
+fn a_full_channel_drops_and_counts_and_never_blocks() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let s = Settings {
         history_queue: 1,
@@ -123,6 +129,10 @@ fn a_full_channel_drops_and_counts_and_never_blocks() -> Result<(), Box<dyn std:
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(h.flush(Duration::from_secs(10)));
     let (committed, _) = h.stats();
-    assert_eq!(committed + h.lost(), 10_000, "every record committed or counted");
+    assert_eq!(
+        committed + h.lost(),
+        10_000,
+        "every record committed or counted"
+    );
     Ok(())
 }

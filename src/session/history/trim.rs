@@ -19,9 +19,9 @@ pub fn needs_trim(args: &Value) -> bool {
     match args {
         Value::String(s) => s.len() > HEAD,
         Value::Array(a) => a.iter().any(needs_trim),
-        Value::Object(o) => o.iter().any(|(k, v)| {
-            (CONTENT_KEYS.contains(&k.as_str()) && v.is_string()) || needs_trim(v)
-        }),
+        Value::Object(o) => o
+            .iter()
+            .any(|(k, v)| (CONTENT_KEYS.contains(&k.as_str()) && v.is_string()) || needs_trim(v)),
         _ => false,
     }
 }
@@ -93,7 +93,10 @@ mod tests {
         let t = trim(&long);
         let kept = t["code"].as_str().unwrap_or_default();
         assert!(kept.len() < HEAD + 200, "{}", kept.len());
-        assert!(kept.contains(&format!("{} bytes in all", 2 * HEAD)), "{kept}");
+        assert!(
+            kept.contains(&format!("{} bytes in all", 2 * HEAD)),
+            "{kept}"
+        );
         assert_eq!(t["args"], json!(["x"]));
     }
 }
