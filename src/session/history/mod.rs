@@ -62,6 +62,39 @@ pub enum Change {
     },
 }
 
+/// Most bytes of text waiting for the writer, whatever `history_queue` allows in records: a
+/// queue of 16 KiB lines is bounded by memory, not by count (beyond it records are dropped and
+/// counted like those past `history_queue`).
+pub const QUEUE_BYTES: u64 = 64 << 20;
+
+impl Record {
+    /// What the record holds in memory, near enough to bound the queue by.
+    pub fn weight(&self) -> u64 {
+        const ENTRY: u64 = 64;
+        match self {
+            Record::Output { changes, .. } => changes
+                .iter()
+                .map(|c| {
+                    ENTRY
+                        + match c {
+                            Change::Append { text, .. } => text.len() as u64,
+                            Change::New(item) => match &item.entry {
+                                super::model::OutputEntry::Line { text, .. } => text.len() as u64,
+                                super::model::OutputEntry::Start(s) => s.summary.len() as u64,
+                                super::model::OutputEntry::End { summary, .. } => {
+                                    summary.len() as u64
+                                }
+                            },
+                        }
+                })
+                .sum(),
+            Record::Log { line, .. } => ENTRY + line.len() as u64,
+            // Sent apart from the count (see `flush`).
+            Record::Flush(_) => 0,
+        }
+    }
+}
+
 /// The handle the session holds; reads go through its own connection, apart from the writer.
 pub struct History {
     tx: mpsc::SyncSender<Record>,
@@ -146,9 +179,17 @@ impl History {
     }
 
     fn send(&self, record: Record, count: u64) {
+        let weight = record.weight();
+        let queued = &self.stats.queued_bytes;
+        if queued.load(Ordering::Relaxed) + weight > QUEUE_BYTES {
+            self.lost.fetch_add(count, Ordering::Relaxed);
+            return;
+        }
+        queued.fetch_add(weight, Ordering::Relaxed);
         match self.tx.try_send(record) {
             Ok(()) => {}
             Err(mpsc::TrySendError::Full(_)) => {
+                queued.fetch_sub(weight, Ordering::Relaxed);
                 self.lost.fetch_add(count, Ordering::Relaxed);
             }
             // The writer stopped (it said why); nothing more is stored.

@@ -116,6 +116,8 @@ pub struct Stats {
     pub committed: AtomicU64,
     /// Transactions committed.
     pub commits: AtomicU64,
+    /// Bytes of records in the channel (see `super::QUEUE_BYTES`).
+    pub queued_bytes: AtomicU64,
 }
 
 /// The writer thread: commits what arrives, a batch per transaction, and prunes now and then,
@@ -135,7 +137,10 @@ pub fn write_loop(
         let mut batch = Vec::new();
         while batch.len() < BATCH {
             match rx.try_recv() {
-                Ok(r) => batch.push(r),
+                Ok(r) => {
+                    stats.queued_bytes.fetch_sub(r.weight(), Ordering::Relaxed);
+                    batch.push(r);
+                }
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     open = false;

@@ -136,3 +136,23 @@ fn a_full_channel_drops_and_counts_and_never_blocks() -> Result<(), Box<dyn std:
     );
     Ok(())
 }
+
+#[test]
+fn the_queue_is_bounded_in_bytes_too() -> Result<(), Box<dyn std::error::Error>> {
+    use std::sync::atomic::Ordering;
+    let dir = tempfile::tempdir()?;
+    let h = History::open(dir.path(), &settings())?;
+    // 16 KiB lines, three times QUEUE_BYTES of them at once: what the writer has not taken yet
+    // past QUEUE_BYTES is dropped and counted rather than held, whatever the record count.
+    let big = "x".repeat(16 * 1024);
+    let n = 3 * QUEUE_BYTES / big.len() as u64;
+    for i in 0..n {
+        h.log(i + 1, 0, big.clone());
+        assert!(h.stats.queued_bytes.load(Ordering::Relaxed) <= QUEUE_BYTES);
+    }
+    assert!(h.flush(Duration::from_secs(60)));
+    let (committed, _) = h.stats();
+    assert_eq!(committed + h.lost(), n);
+    assert_eq!(h.stats.queued_bytes.load(Ordering::Relaxed), 0);
+    Ok(())
+}
