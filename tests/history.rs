@@ -386,3 +386,52 @@ async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
     host.start_kill().unwrap();
     let _ = host.wait().await;
 }
+
+/// `before` pages back past the scrollback into the history, and `after` from an old cursor
+/// reads on from it, in one host start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paging_goes_past_the_scrollback_into_the_history() {
+    let host = support::start_host_with(|s| s.scrollback_lines = 100).await;
+    let _computer = support::emulated(&host, 4, Some("deep")).await;
+    let c = client(&host.mcp_url(), host.dir.path()).await;
+    let ran = call(
+        &c,
+        "exec-lua",
+        json!({"traposId": "4:deep", "code": "for i = 1, 300 do print('deep ' .. i) end"}),
+    )
+    .await;
+    assert_eq!(ran["ok"], true, "{ran}");
+    assert!(host.session.flush_history(Duration::from_secs(30)));
+    // Backwards with `before` until it is null: all 300, each once, oldest first.
+    let mut texts = Vec::new();
+    let mut before = Value::Null;
+    loop {
+        let mut args = json!({"traposId": "4:deep", "lines": 70});
+        if !before.is_null() {
+            args["before"] = before.clone();
+        }
+        let page = call(&c, "computer-output", args).await;
+        let mut lines: Vec<String> = page["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["text"].as_str().unwrap().to_owned())
+            .collect();
+        lines.append(&mut texts);
+        texts = lines;
+        before = page["before"].clone();
+        if before.is_null() {
+            break;
+        }
+    }
+    let want: Vec<String> = (1..=300).map(|i| format!("deep {i}")).collect();
+    assert_eq!(texts, want);
+    // Forwards from the first line's cursor: the rest, though most left the scrollback.
+    let all = all_lines(&c, "4:deep", 0).await;
+    // after=0 is what the scrollback holds: 100 entries, the request's end and 99 lines.
+    assert_eq!(all.len(), 99);
+    assert_eq!(all[98].1, "deep 300");
+    let first = all_lines(&c, "4:deep", 1).await;
+    assert_eq!(first.len(), 300);
+    assert_eq!(first[0].1, "deep 1");
+}
