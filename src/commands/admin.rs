@@ -533,6 +533,13 @@ async fn print_transcript(
     f: TranscriptArgs,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    if let Some(last) = print_stored(dir, &f, out)? {
+        out.flush()?;
+        if !f.follow {
+            return Ok(());
+        }
+        return follow_stored(dir, &f, out, last).await;
+    }
     let files = transcript::files(dir);
     if files.is_empty() && !f.follow {
         anyhow::bail!(
@@ -553,6 +560,66 @@ async fn print_transcript(
         return Ok(());
     }
     follow(dir, &f, out).await
+}
+
+/// Lines read from `history.db` at a time.
+const STORED_PAGE: usize = 1000;
+
+/// Prints the transcript `history.db` keeps, then the lines of `transcript.jsonl` past its
+/// newest (written, not committed yet), each once by its `seq`. Returns the newest `seq`
+/// printed, or `None` when there is no database (then the files are the transcript).
+fn print_stored(
+    dir: &Path,
+    f: &TranscriptArgs,
+    out: &mut dyn Write,
+) -> anyhow::Result<Option<u64>> {
+    let mut last = 0;
+    loop {
+        let page = match crate::session::history::transcript_after(dir, last, STORED_PAGE) {
+            Ok(Some(page)) => page,
+            Ok(None) => return Ok(None),
+            Err(e) => anyhow::bail!("cannot read the transcript: {e}"),
+        };
+        let Some(&(newest, _)) = page.last() else {
+            break;
+        };
+        for (_, line) in &page {
+            print_line(line, f, out)?;
+        }
+        last = newest;
+    }
+    if let Ok(text) = std::fs::read_to_string(dir.join(transcript::FILE)) {
+        for line in text.lines() {
+            let seq = serde_json::from_str::<Value>(line)
+                .ok()
+                .and_then(|v| v.get("seq").and_then(Value::as_u64));
+            if let Some(seq) = seq.filter(|s| *s > last) {
+                print_line(line, f, out)?;
+                last = seq;
+            }
+        }
+    }
+    Ok(Some(last))
+}
+
+/// Follows the transcript in `history.db` past `last`.
+async fn follow_stored(
+    dir: &Path,
+    f: &TranscriptArgs,
+    out: &mut dyn Write,
+    mut last: u64,
+) -> anyhow::Result<()> {
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let page = crate::session::history::transcript_after(dir, last, STORED_PAGE)
+            .map_err(|e| anyhow::anyhow!("cannot read the transcript: {e}"))?
+            .unwrap_or_default();
+        for (seq, line) in &page {
+            print_line(line, f, out)?;
+            last = *seq;
+        }
+        out.flush()?;
+    }
 }
 
 /// Follows `transcript.jsonl` from its end, across rotations.

@@ -40,6 +40,17 @@ pub struct FileConfig {
     pub transcript_max_bytes: Option<u64>,
     /// Rotated transcripts kept (`transcript.1.jsonl` …).
     pub transcript_keep: Option<usize>,
+    /// Keep output, the log and the transcript in `history.db` (default true).
+    pub history: Option<bool>,
+    /// `history.db` is pruned, oldest first, past this many MiB of data (default 256).
+    pub history_max_mb: Option<u64>,
+    /// Entries older than this many days are pruned from `history.db` (default 30).
+    pub history_days: Option<u64>,
+    /// Records waiting for the history writer; more are dropped and counted.
+    pub history_queue: Option<usize>,
+    /// The transcript keeps file contents and big chunks whole (default false: size, SHA-256
+    /// and a head).
+    pub transcript_full_text: Option<bool>,
 }
 
 pub(super) fn default_config_file() -> Option<PathBuf> {

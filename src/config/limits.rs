@@ -15,6 +15,11 @@ pub const SCROLLBACK_LINES: std::ops::RangeInclusive<usize> = 100..=10_000_000;
 pub const OUTBOUND_QUEUE: std::ops::RangeInclusive<usize> = 64..=1_000_000;
 pub const STREAM_BUFFER: std::ops::RangeInclusive<usize> = 16..=1_000_000;
 pub const TRANSCRIPT_QUEUE: std::ops::RangeInclusive<usize> = 64..=10_000_000;
+/// `history.db`: at least 1 MiB (a few thousand lines), at most 1 TiB.
+pub const HISTORY_MAX_MB: std::ops::RangeInclusive<u64> = 1..=1 << 20;
+/// A day to ten years.
+pub const HISTORY_DAYS: std::ops::RangeInclusive<u64> = 1..=3_650;
+pub const HISTORY_QUEUE: std::ops::RangeInclusive<usize> = 1_024..=10_000_000;
 /// A tool call with a few KiB of code must fit; 1 GiB is surely a mistake.
 pub const MAX_BODY_BYTES: std::ops::RangeInclusive<usize> = 65_536..=1 << 30;
 

@@ -20,8 +20,9 @@ use std::time::Duration;
 pub use args::{HostArgs, install_line, parse_bind};
 pub use file::FileConfig;
 pub use limits::{
-    HEARTBEAT_MS, MAX_BODY_BYTES, MAX_DETACHED, MAX_IN_FLIGHT, MAX_QUEUED, OUTBOUND_QUEUE,
-    REQUEST_TIMEOUT_MS, SCROLLBACK_LINES, STREAM_BUFFER, TRANSCRIPT_QUEUE,
+    HEARTBEAT_MS, HISTORY_DAYS, HISTORY_MAX_MB, HISTORY_QUEUE, MAX_BODY_BYTES, MAX_DETACHED,
+    MAX_IN_FLIGHT, MAX_QUEUED, OUTBOUND_QUEUE, REQUEST_TIMEOUT_MS, SCROLLBACK_LINES, STREAM_BUFFER,
+    TRANSCRIPT_QUEUE,
 };
 pub use secret::{
     MIN_SECRET_CHARS, MIN_SECRET_DISTINCT, SecretSource, generate_secret, strong_enough,
@@ -104,6 +105,17 @@ pub struct Settings {
     pub transcript_queue: usize,
     /// Largest MCP HTTP request body (413 above it).
     pub max_body_bytes: usize,
+    /// Keep output, the log and the transcript in `history.db` (docs/console.md, "History").
+    pub history: bool,
+    /// `history.db` is pruned, oldest first, past this many bytes of data.
+    pub history_max_bytes: u64,
+    /// Entries older than this are pruned from `history.db`.
+    pub history_max_age: Duration,
+    /// Records waiting for the history writer; more are dropped and counted, never waited for.
+    pub history_queue: usize,
+    /// The transcript keeps file contents and big chunks whole instead of their size, SHA-256
+    /// and head (docs/security.md, "The transcript").
+    pub transcript_full_text: bool,
 }
 
 impl Default for Settings {
@@ -135,6 +147,11 @@ impl Default for Settings {
             stream_buffer: 1_024,
             transcript_queue: 16_384,
             max_body_bytes: 4 << 20,
+            history: true,
+            history_max_bytes: 256 << 20,
+            history_max_age: Duration::from_secs(30 * 24 * 3600),
+            history_queue: 65_536,
+            transcript_full_text: false,
         }
     }
 }
@@ -342,6 +359,21 @@ fn tunables(file: &FileConfig, s: &mut Settings) -> Result<(), ConfigError> {
     }
     if let Some(n) = in_range("max_body_bytes", file.max_body_bytes, MAX_BODY_BYTES)? {
         s.max_body_bytes = n;
+    }
+    if let Some(on) = file.history {
+        s.history = on;
+    }
+    if let Some(n) = in_range("history_max_mb", file.history_max_mb, HISTORY_MAX_MB)? {
+        s.history_max_bytes = n << 20;
+    }
+    if let Some(d) = in_range("history_days", file.history_days, HISTORY_DAYS)? {
+        s.history_max_age = Duration::from_secs(d * 24 * 3600);
+    }
+    if let Some(n) = in_range("history_queue", file.history_queue, HISTORY_QUEUE)? {
+        s.history_queue = n;
+    }
+    if let Some(on) = file.transcript_full_text {
+        s.transcript_full_text = on;
     }
 
     Ok(())

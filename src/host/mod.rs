@@ -254,6 +254,14 @@ impl Host {
             );
             self.tasks.abort_all();
         }
+        // What the history was handed is committed before the process ends: a clean stop
+        // loses nothing (a killed host loses only what was not committed yet).
+        let session = self.session.clone();
+        let flushed =
+            tokio::task::spawn_blocking(move || session.flush_history(STOP_PATIENCE)).await;
+        if !flushed.unwrap_or(false) {
+            tracing::warn!("history: not everything was committed before the stop");
+        }
         Running::remove(&self.settings.data_dir, std::process::id());
     }
 }

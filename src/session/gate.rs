@@ -304,11 +304,15 @@ impl Session {
         origin: &Origin,
         timeout: Duration,
     ) -> Result<String, RequestError> {
+        // A computer only the history knows (from before a restart) is read as itself.
+        let in_history = self
+            .history()
+            .is_some_and(|h| self.resolve(target).is_err() && h.knows_computer(target));
         let (trapos_id, gate) = {
             let mut st = self.lock();
             let trapos_id = match st.resolve(target) {
                 Ok(t) => t,
-                Err(_) if st.computers.contains_key(target) => target.to_owned(),
+                Err(_) if st.computers.contains_key(target) || in_history => target.to_owned(),
                 Err(e) => return Err(e),
             };
             let gate = st.gate(origin, &trapos_id, kind)?;

@@ -12,7 +12,6 @@ use tokio::sync::mpsc;
 
 use super::Session;
 use super::model::{ComputerInfo, Event, RequestError, Stream};
-use super::output::OutputRing;
 use super::state::{Computer, Conn, Outbound, OutputChunk, State};
 use crate::lua_map;
 use crate::protocol::{CLOSE_REPLACED, Hello, Response};
@@ -47,7 +46,6 @@ impl Session {
         let mut st = self.lock();
         let conn_id = st.next_conn;
         st.next_conn += 1;
-        let scrollback = st.settings.scrollback_lines;
         let replaced = st.computers.get_mut(&trapos_id).and_then(|c| c.conn.take());
         if let Some(old) = replaced {
             // The old task may already be gone; then it is closed anyway.
@@ -96,12 +94,13 @@ impl Session {
             }
             None => {
                 st.order.insert((hello.computer_id, trapos_id.clone()));
+                let output = st.new_ring(&trapos_id);
                 st.computers.insert(
                     trapos_id.clone(),
                     Computer {
                         info,
                         conn: Some(conn),
-                        output: OutputRing::new(scrollback),
+                        output,
                         off: None,
                     },
                 );

@@ -13,11 +13,13 @@ pub mod console;
 pub mod detached;
 pub mod fleet;
 mod gate;
+pub mod history;
 pub mod link;
 mod log_view;
 pub mod model;
 mod names;
 pub mod output;
+mod output_view;
 pub mod pause;
 pub mod screen;
 mod send;
@@ -69,7 +71,8 @@ struct Shared {
 
 impl Session {
     /// A session with the given limits. With `persist`, the transcript is written to the data
-    /// directory.
+    /// directory, and with `history` on, output, the log and the transcript go to `history.db`
+    /// there too (see [`history`]): the log starts with what the database kept.
     pub fn new(settings: Settings, persist: bool) -> Session {
         let (events, _) = broadcast::channel(4096);
         let transcript = Transcript::open(
@@ -78,17 +81,33 @@ impl Session {
             settings.transcript_keep,
             settings.transcript_queue,
         );
+        let history = (persist && settings.history)
+            .then(
+                || match history::History::open(&settings.data_dir, &settings) {
+                    Ok(h) => Some(Arc::new(h)),
+                    Err(e) => {
+                        tracing::warn!("history off: {e}");
+                        None
+                    }
+                },
+            )
+            .flatten();
+        let first_seq = history.as_ref().map_or(1, |h| h.first_seq());
+        let recent: VecDeque<LogEntry> = history
+            .as_ref()
+            .map(|h| h.recent_log(settings.recent_events).into())
+            .unwrap_or_default();
         let state = State {
             settings,
             computers: HashMap::new(),
             order: Default::default(),
             conns: HashMap::new(),
             pending: HashMap::new(),
-            recent: VecDeque::new(),
+            recent,
             tool_calls: VecDeque::new(),
             next_conn: 1,
             next_request: 1,
-            next_log: 1,
+            next_log: first_seq,
             next_call: 1,
             transcript,
             events: events.clone(),
@@ -98,6 +117,9 @@ impl Session {
             keyboard: HashMap::new(),
             finished: Default::default(),
             run_tag: run_tag(SystemTime::now()),
+            history,
+            seq_floor: HashMap::new(),
+            first_seq,
         };
         Session {
             shared: Arc::new(Shared {
@@ -435,63 +457,21 @@ impl Session {
         (page, cursor)
     }
 
-    /// Whether `request_id` is a request of this computer that the host still knows: pending,
-    /// or with its start, output or end still in the computer's scrollback.
-    pub fn knows_request(&self, trapos_id: &str, request_id: &str) -> bool {
-        let st = self.lock();
-        if st
-            .pending
-            .get(request_id)
-            .is_some_and(|p| p.info.trapos_id == trapos_id)
-        {
-            return true;
-        }
-        st.computers.get(trapos_id).is_some_and(|c| {
-            c.output.any(|item| match &item.entry {
-                OutputEntry::Start(s) => s.request_id == request_id,
-                OutputEntry::Line { request_id: r, .. } => r.as_deref() == Some(request_id),
-                OutputEntry::End { request_id: r, .. } => r == request_id,
-            })
-        })
-    }
-
-    /// Output entries of a computer after the cursor `after`, oldest first.
-    pub fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
-        self.lock()
-            .computers
-            .get(trapos_id)
-            .map(|c| c.output.since(after))
-            .unwrap_or_default()
-    }
-
-    /// A page of a computer's output lines before `before` (newest page when `None`),
-    /// optionally only one request's, with the cursor of the page before it.
-    pub fn output_page(
-        &self,
-        trapos_id: &str,
-        lines: usize,
-        before: Option<u64>,
-        request_id: Option<&str>,
-    ) -> (Vec<OutputItem>, Option<u64>) {
-        let st = self.lock();
-        let Some(c) = st.computers.get(trapos_id) else {
-            return (Vec::new(), None);
-        };
-        c.output.page(lines, before, |item| match &item.entry {
-            OutputEntry::Line { request_id: r, .. } => {
-                request_id.is_none() || r.as_deref() == request_id
-            }
-            _ => false,
-        })
-    }
-
     /// The traposId a computer query or a request id refers to, even after it unlinked.
     pub fn known_computer(&self, query: &str) -> Option<String> {
         let st = self.lock();
         if st.computers.contains_key(query) {
             return Some(query.to_owned());
         }
-        st.resolve(query).ok()
+        if let Ok(found) = st.resolve(query) {
+            return Some(found);
+        }
+        // One whose output the history keeps (from before a restart), by its full id.
+        let history = st.history.clone();
+        drop(st);
+        history
+            .filter(|h| h.knows_computer(query))
+            .map(|_| query.to_owned())
     }
 
     /// Refuses new requests and fails the pending ones (a detached run on its computer goes on

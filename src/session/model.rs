@@ -298,6 +298,20 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status [`Status::as_str`] names (`failed` for a name it does not know), for what
+    /// `history.db` gives back.
+    pub fn parse(s: &str) -> Status {
+        match s {
+            "running" => Status::Running,
+            "ok" => Status::Ok,
+            "error" => Status::Error,
+            "timeout" => Status::Timeout,
+            "cancelled" => Status::Cancelled,
+            "disconnected" => Status::Disconnected,
+            _ => Status::Failed,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Running => "running",

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use super::history::Change;
 use super::model::{OutputEntry, OutputItem, Stream};
 
 /// Longest line kept in one entry, in bytes. A longer line (output without newlines) is
@@ -32,9 +33,15 @@ pub struct OutputRing {
 
 impl OutputRing {
     pub fn new(cap: usize) -> Self {
+        OutputRing::starting_at(cap, 1)
+    }
+
+    /// A ring whose first entry gets `first_seq`: after a restart, above every cursor an
+    /// earlier start gave out (see `history`).
+    pub fn starting_at(cap: usize, first_seq: u64) -> Self {
         OutputRing {
             items: VecDeque::new(),
-            next_seq: 1,
+            next_seq: first_seq.max(1),
             cap: cap.max(1),
         }
     }
@@ -44,12 +51,27 @@ impl OutputRing {
         self.next_seq
     }
 
+    /// The oldest entry's sequence number (the next one's when empty): anything older is only
+    /// in the history, if anywhere.
+    pub fn oldest_seq(&self) -> u64 {
+        self.items.front().map_or(self.next_seq, |i| i.seq)
+    }
+
     pub fn push(&mut self, entry: OutputEntry) {
-        self.items.push_back(OutputItem {
+        self.push_to(entry, None);
+    }
+
+    /// [`OutputRing::push`], noting the new entry in `journal` (for the history).
+    pub fn push_to(&mut self, entry: OutputEntry, journal: Option<&mut Vec<Change>>) {
+        let item = OutputItem {
             seq: self.next_seq,
             at_ms: super::model::epoch_ms(std::time::SystemTime::now()),
             entry,
-        });
+        };
+        if let Some(j) = journal {
+            j.push(Change::New(item.clone()));
+        }
+        self.items.push_back(item);
         self.next_seq += 1;
         while self.items.len() > self.cap {
             self.items.pop_front();
@@ -59,6 +81,18 @@ impl OutputRing {
     /// Appends text, continuing the last line when it is still open for the same request and
     /// stream, so that `write("a") write("b\n")` is one line.
     pub fn push_text(&mut self, request_id: Option<&str>, stream: Stream, text: &str) {
+        self.push_text_to(request_id, stream, text, None);
+    }
+
+    /// [`OutputRing::push_text`], noting in `journal` what it did: the new entries and the
+    /// pieces added to an open line (for the history, which copies only those pieces).
+    pub fn push_text_to(
+        &mut self,
+        request_id: Option<&str>,
+        stream: Stream,
+        text: &str,
+        mut journal: Option<&mut Vec<Change>>,
+    ) {
         let mut parts = text.split('\n').peekable();
         while let Some(part) = parts.next() {
             let complete = parts.peek().is_some();
@@ -66,6 +100,7 @@ impl OutputRing {
                 break;
             }
             if let Some(OutputItem {
+                seq,
                 entry:
                     OutputEntry::Line {
                         request_id: rid,
@@ -83,16 +118,36 @@ impl OutputRing {
                 if part.len() <= room {
                     line.push_str(part);
                     *done = complete;
+                    if let Some(j) = journal.as_deref_mut() {
+                        j.push(Change::Append {
+                            seq: *seq,
+                            text: part.to_owned(),
+                            complete,
+                        });
+                    }
                     continue;
                 }
                 // The open line is full: fill it, close it, and go on with the rest below.
                 let cut = floor_char_boundary(part, room);
                 line.push_str(&part[..cut]);
                 *done = true;
-                self.push_long(request_id, stream, &part[cut..], complete);
+                if let Some(j) = journal.as_deref_mut() {
+                    j.push(Change::Append {
+                        seq: *seq,
+                        text: part[..cut].to_owned(),
+                        complete: true,
+                    });
+                }
+                self.push_long(
+                    request_id,
+                    stream,
+                    &part[cut..],
+                    complete,
+                    journal.as_deref_mut(),
+                );
                 continue;
             }
-            self.push_long(request_id, stream, part, complete);
+            self.push_long(request_id, stream, part, complete, journal.as_deref_mut());
         }
     }
 
@@ -104,16 +159,20 @@ impl OutputRing {
         stream: Stream,
         mut part: &str,
         complete: bool,
+        mut journal: Option<&mut Vec<Change>>,
     ) {
         loop {
             let cut = floor_char_boundary(part, MAX_LINE);
             let last = cut >= part.len();
-            self.push(OutputEntry::Line {
-                request_id: request_id.map(str::to_owned),
-                stream,
-                text: part[..cut].to_owned(),
-                complete: complete || !last,
-            });
+            self.push_to(
+                OutputEntry::Line {
+                    request_id: request_id.map(str::to_owned),
+                    stream,
+                    text: part[..cut].to_owned(),
+                    complete: complete || !last,
+                },
+                journal.as_deref_mut(),
+            );
             if last || cut == 0 {
                 return;
             }
@@ -216,6 +275,52 @@ mod tests {
         big.push_text(None, Stream::Out, &"é".repeat(MAX_LINE));
         assert!(texts(&big.since(0)).iter().all(|l| l.len() <= MAX_LINE));
         assert_eq!(big.len(), 2);
+    }
+
+    #[test]
+    fn the_journal_replays_to_what_the_ring_holds() {
+        let mut r = OutputRing::starting_at(1000, 5);
+        let mut journal = Vec::new();
+        for piece in ["he", "llo\nwor", "ld\n\nx", &"y".repeat(MAX_LINE + 3), "\n"] {
+            r.push_text_to(Some("a"), Stream::Out, piece, Some(&mut journal));
+        }
+        r.push_to(
+            OutputEntry::End {
+                request_id: "a".into(),
+                status: crate::session::model::Status::Ok,
+                summary: "ok".into(),
+                duration_ms: 1,
+            },
+            Some(&mut journal),
+        );
+        let mut replay: Vec<OutputItem> = Vec::new();
+        for change in journal {
+            match change {
+                Change::New(item) => replay.push(item),
+                Change::Append {
+                    seq,
+                    text,
+                    complete,
+                } => {
+                    let Some(OutputItem {
+                        entry:
+                            OutputEntry::Line {
+                                text: line,
+                                complete: done,
+                                ..
+                            },
+                        ..
+                    }) = replay.iter_mut().find(|i| i.seq == seq)
+                    else {
+                        unreachable!("an append to an entry never noted: {seq}");
+                    };
+                    line.push_str(&text);
+                    *done = complete;
+                }
+            }
+        }
+        assert_eq!(replay, r.since(0));
+        assert_eq!(replay.first().map(|i| i.seq), Some(5));
     }
 
     #[test]

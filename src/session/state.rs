@@ -161,6 +161,13 @@ pub(crate) struct State {
     pub finished: super::detached::Finished,
     /// This host start's part of every request id (see `run_tag` in `mod.rs`).
     pub run_tag: String,
+    /// `history.db`, when the host keeps history (see `history`).
+    pub history: Option<std::sync::Arc<super::history::History>>,
+    /// Where a computer's scrollback numbering goes on when it links again after its ring was
+    /// dropped (`prune_offline`): a cursor never means two lines.
+    pub seq_floor: HashMap<String, u64>,
+    /// The first number of this start's output entries (see `history`).
+    pub first_seq: u64,
 }
 
 /// Bytes of an output message an [`Event::Output`] carries.
@@ -182,11 +189,27 @@ impl State {
     }
 
     /// Logs an entry whose transcript line carries more than the log keeps (see [`Extra`]).
-    pub fn log_with(&mut self, mut entry: LogEntry, extra: Extra) {
+    pub fn log_with(&mut self, mut entry: LogEntry, mut extra: Extra) {
         entry.seq = self.next_log;
         self.next_log += 1;
         entry.time_ms = epoch_ms(SystemTime::now());
-        let failed = self.transcript.append(&entry, &extra);
+        // What the transcript keeps of big payloads: their size, hash and head (docs/security.md).
+        if !self.settings.transcript_full_text
+            && let Some(args) = &extra.args
+            && super::history::trim::needs_trim(args)
+        {
+            extra.args = Some(super::history::trim::trim(args));
+        }
+        let mut failed = None;
+        if self.transcript.is_on() || self.history.is_some() {
+            // Serialized once for both: the file's tail and the database.
+            if let Some(line) = super::transcript::line(&entry, &extra) {
+                if let Some(h) = &self.history {
+                    h.log(entry.seq, entry.time_ms, line.clone());
+                }
+                failed = self.transcript.append_line(line);
+            }
+        }
         self.remember(entry);
         if let Some(why) = failed {
             // Said once, where the person and agents look (console log, session-log), not only
@@ -377,13 +400,20 @@ impl State {
     pub(super) fn record_start(&mut self, info: &PendingInfo, spec: &RequestSpec, queue: bool) {
         if let Some(c) = self.computers.get_mut(&info.trapos_id) {
             if !spec.quiet {
-                c.output.push(OutputEntry::Start(Box::new(StartEntry {
-                    request_id: info.request_id.clone(),
-                    origin: info.origin.clone(),
-                    kind: info.kind,
-                    summary: info.summary.clone(),
-                    at: SystemTime::now(),
-                })));
+                let mut changes = Vec::new();
+                c.output.push_to(
+                    OutputEntry::Start(Box::new(StartEntry {
+                        request_id: info.request_id.clone(),
+                        origin: info.origin.clone(),
+                        kind: info.kind,
+                        summary: info.summary.clone(),
+                        at: SystemTime::now(),
+                    })),
+                    self.history.is_some().then_some(&mut changes),
+                );
+                if let Some(h) = &self.history {
+                    h.output(&info.trapos_id, changes);
+                }
             }
             if let Some(conn) = c.conn.as_mut()
                 && queue
@@ -493,12 +523,19 @@ impl State {
         if let Some(c) = self.computers.get_mut(&p.info.trapos_id)
             && !p.quiet
         {
-            c.output.push(OutputEntry::End {
-                request_id: p.info.request_id.clone(),
-                status,
-                summary: summary.clone(),
-                duration_ms: ending.elapsed_ms,
-            });
+            let mut changes = Vec::new();
+            c.output.push_to(
+                OutputEntry::End {
+                    request_id: p.info.request_id.clone(),
+                    status,
+                    summary: summary.clone(),
+                    duration_ms: ending.elapsed_ms,
+                },
+                self.history.is_some().then_some(&mut changes),
+            );
+            if let Some(h) = &self.history {
+                h.output(&p.info.trapos_id, changes);
+            }
         }
         let mut entry = State::entry("finished", summary.clone());
         entry.who = Some(p.info.origin.name().to_owned());
@@ -538,7 +575,16 @@ impl State {
             return;
         }
         if let Some(c) = self.computers.get_mut(trapos_id) {
-            c.output.push_text(request_id, stream, text);
+            let mut changes = Vec::new();
+            c.output.push_text_to(
+                request_id,
+                stream,
+                text,
+                self.history.is_some().then_some(&mut changes),
+            );
+            if let Some(h) = &self.history {
+                h.output(trapos_id, changes);
+            }
         }
         // The broadcast keeps its last 4 096 events whoever reads them: a whole 1 MiB message
         // in each would be 4 GiB. Live views read the scrollback; the event carries a head.
@@ -586,9 +632,22 @@ impl State {
         offline.sort();
         for (_, id) in offline.iter().take(offline.len() - OFFLINE_KEPT) {
             if let Some(c) = self.computers.remove(id) {
+                self.seq_floor
+                    .insert(c.info.trapos_id.clone(), c.output.next_seq());
                 self.order.remove(&(c.info.id, c.info.trapos_id));
             }
         }
+    }
+
+    /// A new scrollback for `trapos_id`, numbered on from anything it had before.
+    pub fn new_ring(&self, trapos_id: &str) -> OutputRing {
+        let first = self
+            .seq_floor
+            .get(trapos_id)
+            .copied()
+            .unwrap_or(0)
+            .max(self.first_seq);
+        OutputRing::starting_at(self.settings.scrollback_lines, first)
     }
 
     pub fn record_call(&mut self, call: ToolCall) {

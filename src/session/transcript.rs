@@ -101,11 +101,20 @@ impl Transcript {
         }
     }
 
+    /// Whether lines are still written.
+    pub fn is_on(&self) -> bool {
+        self.tx.is_some()
+    }
+
     /// Queues one line. Returns why, the one time it finds the writer stopped (a full disk, a
     /// file-size limit): the transcript is off after that, so the caller reports it once.
     pub fn append(&mut self, entry: &LogEntry, extra: &Extra) -> Option<String> {
+        self.append_line(line(entry, extra)?)
+    }
+
+    /// [`Transcript::append`] of a line made with [`line`].
+    pub fn append_line(&mut self, line: String) -> Option<String> {
         let tx = self.tx.as_ref()?;
-        let line = serde_json::to_string(&Line { entry, extra }).ok()?;
         let stopped = self
             .failure
             .lock()
@@ -133,6 +142,11 @@ impl Transcript {
         }
         None
     }
+}
+
+/// The transcript line of a log entry: the entry and what the transcript adds, one JSON object.
+pub fn line(entry: &LogEntry, extra: &Extra) -> Option<String> {
+    serde_json::to_string(&Line { entry, extra }).ok()
 }
 
 /// A line for the writer, with how many were dropped just before it.
