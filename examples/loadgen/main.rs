@@ -74,6 +74,16 @@ struct Args {
     /// Run the host without its transcript (to measure what the transcript costs).
     #[arg(long)]
     no_transcript: bool,
+    /// Only this many sequential calls of `--profile-tool` on one computer after a short
+    /// warm-up, and nothing else: for `valgrind --tool=callgrind`, where two runs of different
+    /// counts give the instructions one call costs (their difference over the difference in
+    /// calls; start-up and warm-up cancel out). See BENCHMARKS.md ("The host's own share").
+    #[arg(long)]
+    profile_calls: Option<usize>,
+    /// What `--profile-calls` calls: `exec-lua` (`return 1`), `ping` (rmcp's own ping), or
+    /// `walk`: `--profile-calls` cursor walks over `--link` idle computers linked first.
+    #[arg(long, default_value = "exec-lua", value_parser = ["exec-lua", "ping", "walk"])]
+    profile_tool: String,
     /// Write the figures as JSON here.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -124,6 +134,13 @@ fn main() {
             args.link,
             args.handshakes,
         ));
+        return;
+    }
+    if let Some(n) = args.profile_calls {
+        if let Err(e) = rt.block_on(profile(&args, n)) {
+            eprintln!("loadgen: {e}");
+            std::process::exit(2);
+        }
         return;
     }
     match rt.block_on(run(args)) {
@@ -477,6 +494,81 @@ async fn walk_once(
     (walk, seen.len(), dup)
 }
 
+/// A host with its transcript and one scripted computer, as [`run`] starts them.
+async fn start_host(args: &Args, dir: &std::path::Path) -> Result<Host, String> {
+    let settings = Settings {
+        gateway_bind: "127.0.0.1:0".parse().map_err(|_| "addr")?,
+        mcp_bind: "127.0.0.1:0".parse().map_err(|_| "addr")?,
+        secret: SECRET.into(),
+        data_dir: dir.to_owned(),
+        ..Settings::default()
+    };
+    let settings = Settings {
+        max_result_bytes: args.max_result_bytes.unwrap_or(settings.max_result_bytes),
+        ..settings
+    };
+    Host::start(settings, !args.no_transcript)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// `--profile-calls`: `n` sequential calls of one kind and nothing else (see [`Args`]).
+async fn profile(args: &Args, n: usize) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let host = start_host(args, dir.path()).await?;
+    tokio::spawn(computers::computer(
+        host.gateway_url(),
+        1,
+        "load".into(),
+        SECRET.into(),
+        None,
+        None,
+    ));
+    if !wait_linked(&host.session, 1, Duration::from_secs(60)).await {
+        return Err("the computer did not link".into());
+    }
+    let era = match args.era.as_deref() {
+        Some("stateless") => mcp::Era::Stateless,
+        _ => mcp::Era::Initialize,
+    };
+    let mut child = None;
+    if args.profile_tool == "walk" {
+        child = Some(link_storm(&host, args, 1).await?.1);
+    }
+    let client = mcp::connect(&host.mcp_url(), &host.local_token, era).await?;
+    // Both kinds warm up, so that the two tools' runs differ only in what they call.
+    let _ = mcp::sequential(&client, era, "1:load", 20).await;
+    let _ = mcp::ping(&client, era, 20).await;
+    let s = match args.profile_tool.as_str() {
+        "ping" => mcp::ping(&client, era, n).await,
+        "walk" => {
+            let peer = client.peer().clone();
+            let mut all = report::Series::new("cursor walks");
+            for _ in 0..n {
+                let (walk, seen, dup) = walk_once(&peer, era).await;
+                println!(
+                    "walk: {} pages, {seen} computers, {dup} twice, {:.1} ms",
+                    walk.samples.len(),
+                    walk.wall.as_secs_f64() * 1e3
+                );
+                all.push(walk.wall, walk.errors == 0 && dup == 0);
+            }
+            all
+        }
+        _ => mcp::sequential(&client, era, "1:load", n).await,
+    };
+    if let Some(mut c) = child {
+        let _ = c.kill().await;
+    }
+    let _ = client.cancel().await;
+    host.stop().await;
+    println!("{}", s.text(""));
+    if s.errors > 0 {
+        return Err(format!("{} errors", s.errors));
+    }
+    Ok(())
+}
+
 async fn run(args: Args) -> Result<u64, String> {
     let started = chrono::Utc::now();
     let load_start = loadavg();
@@ -498,20 +590,7 @@ async fn run(args: Args) -> Result<u64, String> {
     let echo_per_s = ws_tp.per_s();
 
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let settings = Settings {
-        gateway_bind: "127.0.0.1:0".parse().map_err(|_| "addr")?,
-        mcp_bind: "127.0.0.1:0".parse().map_err(|_| "addr")?,
-        secret: SECRET.into(),
-        data_dir: dir.path().to_owned(),
-        ..Settings::default()
-    };
-    let settings = Settings {
-        max_result_bytes: args.max_result_bytes.unwrap_or(settings.max_result_bytes),
-        ..settings
-    };
-    let host = Host::start(settings, !args.no_transcript)
-        .await
-        .map_err(|e| e.to_string())?;
+    let host = start_host(&args, dir.path()).await?;
     let n = args.computers.max(1);
     for id in 1..=n {
         tokio::spawn(computers::computer(

@@ -224,12 +224,16 @@ impl Session {
         // a request pending forever. A run without a deadline has no timer: it ends when it
         // ends, is cancelled, or its computer goes away.
         let timer = (!no_deadline).then(|| self.expire_after(&id, timeout));
+        // Recorded before the request is kept, so that the request (its payload, a whole file
+        // for write-file) moves into it rather than being copied; it is sent by `pump` below.
+        st.record_start(&info, &spec, approval.is_none());
+        let event = (st.events.receiver_count() > 0).then(|| info.clone());
         st.pending.insert(
             id.clone(),
             Pending {
-                info: info.clone(),
+                info,
                 conn_id,
-                payload: spec.payload.clone(),
+                payload: spec.payload,
                 waiter: Some(tx),
                 output_tx: out_tx,
                 output_dropped: 0,
@@ -243,8 +247,9 @@ impl Session {
                 dropped_unlinked: 0,
             },
         );
-        st.record_start(&info, &spec, approval.is_none());
-        st.emit(Event::RequestStarted { info });
+        if let Some(info) = event {
+            st.emit(Event::RequestStarted { info });
+        }
         match approval {
             Some(a) => st.ask(a),
             None if spec.local => {

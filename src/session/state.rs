@@ -177,6 +177,15 @@ impl State {
         let _ = self.events.send(event);
     }
 
+    /// [`State::emit`] for an event that costs copies to make: made only when a live view
+    /// (the console, a `wait-request`) is there to read it. A host without a console served
+    /// every agent call two copies of the call and of each log entry for nobody.
+    pub fn emit_with(&self, event: impl FnOnce() -> Event) {
+        if self.events.receiver_count() > 0 {
+            self.emit(event());
+        }
+    }
+
     pub fn log(&mut self, entry: LogEntry) {
         self.log_with(entry, Extra::default());
     }
@@ -186,7 +195,13 @@ impl State {
         entry.seq = self.next_log;
         self.next_log += 1;
         entry.time_ms = epoch_ms(SystemTime::now());
-        let failed = self.transcript.append(&entry, &extra);
+        // The writer thread makes the line (off the session's lock): it gets its own copy of
+        // the entry, which the recent log and the live views keep too.
+        let failed = if self.transcript.is_on() {
+            self.transcript.append(entry.clone(), extra)
+        } else {
+            None
+        };
         self.remember(entry);
         if let Some(why) = failed {
             // Said once, where the person and agents look (console log, session-log), not only
@@ -207,11 +222,13 @@ impl State {
 
     /// Keeps an entry in the recent log and tells live views.
     fn remember(&mut self, entry: LogEntry) {
-        self.recent.push_back(entry.clone());
+        self.emit_with(|| Event::Logged {
+            entry: entry.clone(),
+        });
+        self.recent.push_back(entry);
         while self.recent.len() > self.settings.recent_events {
             self.recent.pop_front();
         }
-        self.emit(Event::Logged { entry });
     }
 
     /// A log entry with the common fields empty.

@@ -2,9 +2,12 @@
 //! lines carry what the log leaves out: its origin, its full code, path or arguments, and at
 //! its end the output size and error.
 //!
-//! Lines go to a writer thread over a bounded channel (`transcript_queue` lines), so the
-//! request path never waits on the disk; the thread writes and flushes each line as it comes
-//! (a crash loses at most the lines still in the channel) and rotates the file past a size,
+//! Records go to a writer thread over a bounded channel (`transcript_queue` lines), so the
+//! request path never waits on the disk and never formats a line: the caller hands over the
+//! entry and its extra as they are, and the thread serializes them. It writes what has come
+//! as soon as it comes, a burst of lines in one `write` (a crash loses at most the lines still
+//! in the channel; a tool call makes four lines, so under load they come in bursts, and a
+//! line and its newline were two writes each) and rotates the file past a size,
 //! keeping a set number of old files (`transcript.1.jsonl` is the newest of those). When the
 //! disk falls so far behind that the channel is full, further lines are dropped and counted,
 //! and the writer records the count in a `transcript_dropped` line once it catches up:
@@ -14,6 +17,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::sync::mpsc::TryRecvError;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
@@ -101,11 +105,17 @@ impl Transcript {
         }
     }
 
-    /// Queues one line. Returns why, the one time it finds the writer stopped (a full disk, a
-    /// file-size limit): the transcript is off after that, so the caller reports it once.
-    pub fn append(&mut self, entry: &LogEntry, extra: &Extra) -> Option<String> {
+    /// Whether lines are still written: [`Transcript::append`] wants its record only then.
+    pub fn is_on(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Queues one line, made from `entry` and `extra` by the writer thread. Returns why, the
+    /// one time it finds the writer stopped (a full disk, a file-size limit): the transcript
+    /// is off after that, so the caller reports it once.
+    pub fn append(&mut self, entry: LogEntry, extra: Extra) -> Option<String> {
         let tx = self.tx.as_ref()?;
-        let line = serde_json::to_string(&Line { entry, extra }).ok()?;
+        let line = Record { entry, extra };
         let stopped = self
             .failure
             .lock()
@@ -135,28 +145,61 @@ impl Transcript {
     }
 }
 
+/// One line's record as the session hands it over: the writer thread serializes it.
+struct Record {
+    entry: LogEntry,
+    extra: Extra,
+}
+
+impl Record {
+    /// The line's JSON, with no newline.
+    fn line(&self) -> String {
+        serde_json::to_string(&Line {
+            entry: &self.entry,
+            extra: &self.extra,
+        })
+        .unwrap_or_default()
+    }
+}
+
 /// A line for the writer, with how many were dropped just before it.
 struct Queued {
     lost_before: u64,
-    line: String,
+    line: Record,
 }
 
-/// The writer thread: each line as it comes, a gap line after any that were dropped, until
-/// the handle is gone or a write fails (then `failed` says why).
+/// The writer thread: what has come, as soon as it comes (every line queued by then in one
+/// write), a gap line after any that were dropped, until the handle is gone or a write fails
+/// (then `failed` says why).
 fn write_lines(writer: &mut Writer, rx: &mpsc::Receiver<Queued>, failed: &Mutex<Option<String>>) {
-    while let Ok(q) = rx.recv() {
-        let mut result = Ok(());
-        if q.lost_before > 0 {
-            let lost = q.lost_before;
-            tracing::warn!("transcript: {lost} lines dropped (the disk fell behind)");
-            result = writer.write(&gap_line(lost));
+    let mut burst: Vec<String> = Vec::new();
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        let mut open = true;
+        while let Some(q) = next.take() {
+            if q.lost_before > 0 {
+                let lost = q.lost_before;
+                tracing::warn!("transcript: {lost} lines dropped (the disk fell behind)");
+                burst.push(gap_line(lost));
+            }
+            let line = q.line.line();
+            // Nothing in a record fails to serialize; were it to, no line beats an empty one.
+            if !line.is_empty() {
+                burst.push(line);
+            }
+            match rx.try_recv() {
+                Ok(q) => next = Some(q),
+                Err(TryRecvError::Empty) => {}
+                Err(TryRecvError::Disconnected) => open = false,
+            }
         }
-        if result.is_ok() {
-            result = writer.write(&q.line);
-        }
-        if let Err(e) = result {
+        if let Err(e) = writer.write_all(&burst) {
             tracing::error!("transcript off: write failed: {e}");
             *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+            return;
+        }
+        burst.clear();
+        if !open {
             return;
         }
     }
@@ -194,14 +237,29 @@ impl Writer {
         })
     }
 
-    fn write(&mut self, line: &str) -> std::io::Result<()> {
-        if self.size > 0 && self.size + line.len() as u64 + 1 > self.max_bytes {
-            self.rotate()?;
+    /// Writes `lines`, each with its newline, in as few writes as rotation allows (one, unless
+    /// the file fills up on the way).
+    fn write_all(&mut self, lines: &[String]) -> std::io::Result<()> {
+        let mut buf: Vec<u8> = Vec::new();
+        for line in lines {
+            let len = line.len() as u64 + 1;
+            if self.size > 0 && self.size + buf.len() as u64 + len > self.max_bytes {
+                self.file.write_all(&buf)?;
+                self.size += buf.len() as u64;
+                buf.clear();
+                self.rotate()?;
+            }
+            buf.extend_from_slice(line.as_bytes());
+            buf.push(b'\n');
         }
-        writeln!(self.file, "{line}")?;
-        self.file.flush()?;
-        self.size += line.len() as u64 + 1;
+        self.file.write_all(&buf)?;
+        self.size += buf.len() as u64;
         Ok(())
+    }
+
+    #[cfg(test)]
+    fn write(&mut self, line: &str) -> std::io::Result<()> {
+        self.write_all(&[line.to_owned()])
     }
 
     /// `transcript.jsonl` becomes `transcript.1.jsonl`, `.1` becomes `.2`, …; the oldest beyond
@@ -268,7 +326,7 @@ mod tests {
         let mut t = Transcript::open(Some(dir.path()), 4096, 2, 1024);
         for i in 0..200 {
             let e = State::entry("request", format!("entry {i:04} {}", "x".repeat(60)));
-            t.append(&e, &Extra::default());
+            t.append(e, Extra::default());
         }
         drop(t);
         // The writer drains after the handle is gone; wait for the last line.
@@ -311,14 +369,14 @@ mod tests {
         };
         for i in 0..20 {
             let e = State::entry("request", format!("entry {i:02}"));
-            assert_eq!(t.append(&e, &Extra::default()), None);
+            assert_eq!(t.append(e, Extra::default()), None);
         }
         assert_eq!(t.dropped, 12);
         // The disk catches up by one line; the next line gets in, carrying the count.
         let mut writer = Writer::open(dir.path(), 1 << 20, 1)?;
         let first = rx.recv()?;
-        writer.write(&first.line)?;
-        t.append(&State::entry("request", "entry 20"), &Extra::default());
+        writer.write(&first.line.line())?;
+        t.append(State::entry("request", "entry 20"), Extra::default());
         assert_eq!(t.dropped, 0);
         drop(t);
         write_lines(&mut writer, &rx, &Mutex::new(None));
