@@ -160,6 +160,27 @@ pub fn agent_code(code: &str) -> &str {
 /// [`json_budget`] leaves it), so that what this measures within the budget is what
 /// [`Outcome::into_result`] leaves uncut.
 pub fn result_size(result: &CallToolResult) -> usize {
+    let data = result.structured_content.as_ref().map_or(0, json_len);
+    result_size_with(result, data)
+}
+
+/// [`result_size`] and the structured content as JSON text, made once: for a tool that keeps
+/// that text too (`probe-computers` hands it to the session's record of the call).
+pub fn result_size_and_json(result: &CallToolResult) -> (usize, std::sync::Arc<str>) {
+    let json: std::sync::Arc<str> = result
+        .structured_content
+        .as_ref()
+        .map_or_else(|| "null".into(), |v| v.to_string().into());
+    let data = if result.structured_content.is_some() {
+        json.len()
+    } else {
+        0
+    };
+    (result_size_with(result, data), json)
+}
+
+/// [`result_size`] for structured content of `data` bytes.
+fn result_size_with(result: &CallToolResult, data: usize) -> usize {
     let text = result
         .content
         .iter()
@@ -172,7 +193,7 @@ pub fn result_size(result: &CallToolResult) -> usize {
             line = t.find('\n').unwrap_or(t.len());
         }
     }
-    let data = result.structured_content.as_ref().map_or(0, json_len) + ENVELOPE + line;
+    let data = data + ENVELOPE + line;
     len.max(data)
 }
 

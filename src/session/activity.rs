@@ -94,6 +94,19 @@ impl Session {
         // and link waits while the lock is held.
         let result: std::sync::Arc<str> =
             result.map_or_else(|| "null".into(), |v| v.to_string().into());
+        self.tool_call_finished_json(call_id, status, summary, result);
+    }
+
+    /// [`Session::tool_call_finished`] with the result's `structuredContent` already as JSON
+    /// text, for a tool that serialized it anyway to measure it (a probe page: its 24 KiB
+    /// were serialized once more here).
+    pub fn tool_call_finished_json(
+        &self,
+        call_id: u64,
+        status: Status,
+        summary: &str,
+        result: std::sync::Arc<str>,
+    ) {
         let output_bytes = result.len() as u64;
         let mut st = self.lock();
         let watched = st.events.receiver_count() > 0;

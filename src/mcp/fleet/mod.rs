@@ -149,8 +149,11 @@ impl TrapdeskMcp {
         loop {
             let line = outcome.line.clone();
             let result = outcome.into_unsized();
-            if shown.len() <= 1 || super::results::result_size(&result) <= self.max_result_bytes {
-                return Ok(self.end_sized(rec, Status::Ok, &line, result));
+            // Measured as the JSON text that the call's record keeps (one serialization for
+            // both, where the record made its own).
+            let (size, json) = super::results::result_size_and_json(&result);
+            if shown.len() <= 1 || size <= self.max_result_bytes {
+                return Ok(self.end_sized_json(rec, Status::Ok, &line, result, json));
             }
             let drop = (shown.len() / 10).max(1);
             shown.truncate(shown.len() - drop);
