@@ -6,8 +6,9 @@
 //! request path never waits on the disk and never formats a line: the caller hands over the
 //! entry and its extra as they are, and the thread serializes them. It writes what has come
 //! as soon as it comes, a burst of lines in one `write` (a crash loses at most the lines still
-//! in the channel; a tool call makes four lines, so under load they come in bursts, and a
-//! line and its newline were two writes each) and rotates the file past a size,
+//! in the channel, and those of the last 2 ms: after a write it lets lines gather that long
+//! rather than be woken for each; a line and its newline were two writes each) and rotates the
+//! file past a size,
 //! keeping a set number of old files (`transcript.1.jsonl` is the newest of those). When the
 //! disk falls so far behind that the channel is full, further lines are dropped and counted,
 //! and the writer records the count in a `transcript_dropped` line once it catches up:
@@ -202,8 +203,18 @@ fn write_lines(writer: &mut Writer, rx: &mpsc::Receiver<Queued>, failed: &Mutex<
         if !open {
             return;
         }
+        // Waking this thread is what a line cost most: a tool call makes four lines, and each
+        // woke the parked writer (~12 of an exec-lua call's ~17 context switches, BENCHMARKS.md
+        // "The host's own share"). A line that comes to an idle writer is still written at
+        // once; the lines of the next `GATHER` wait for the writer instead of waking it, and go
+        // in one write.
+        std::thread::sleep(GATHER);
     }
 }
+
+/// How long the writer lets lines gather after a write before it takes them: at most this
+/// much later on disk, and at most one wake-up of the writer per `GATHER` however many lines.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The line that marks a gap: `lost` lines were dropped just before it.
 fn gap_line(lost: u64) -> String {
