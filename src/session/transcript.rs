@@ -254,7 +254,9 @@ impl Writer {
         let mut buf: Vec<u8> = Vec::new();
         for line in lines {
             let len = line.len() as u64 + 1;
-            if self.size > 0 && self.size + buf.len() as u64 + len > self.max_bytes {
+            // What the file will hold before this line: what it has plus the burst so far.
+            let before = self.size + buf.len() as u64;
+            if before > 0 && before + len > self.max_bytes {
                 self.file.write_all(&buf)?;
                 self.size += buf.len() as u64;
                 buf.clear();
