@@ -405,7 +405,11 @@ async fn broadcast_concurrency(rt: Runtime) {
     assert_eq!(most_running(&w, Some(7), hold).await, 7, "concurrency: 7");
     assert_eq!(most_running(&w, Some(1), hold).await, 1, "concurrency: 1");
     // Above the computers there are, all of them at once.
-    assert_eq!(most_running(&w, Some(256), hold).await, 10, "concurrency: 256");
+    assert_eq!(
+        most_running(&w, Some(256), hold).await,
+        10,
+        "concurrency: 256"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -414,7 +418,10 @@ async fn exec_lua_many_runs_four_at_once_by_default_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn exec_lua_many_runs_four_at_once_by_default_on_craftos_pc() {
     broadcast_concurrency(Runtime::CraftOs).await;
 }

@@ -18,8 +18,8 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::sync::mpsc::TryRecvError;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::TryRecvError;
 use std::sync::{Arc, Mutex, mpsc};
 
 use serde::Serialize;
