@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::captured::Captured;
@@ -110,7 +109,8 @@ pub(crate) struct Pending {
     /// `output_dropped` and reported in the next chunk that fits.
     pub output_tx: Option<mpsc::Sender<OutputChunk>>,
     pub output_dropped: u64,
-    pub timer: Option<AbortHandle>,
+    /// Its key in [`State::deadlines`], while it has a deadline.
+    pub timer: Option<DeadlineKey>,
     pub sent_at: Option<Instant>,
     /// Live output received (head and tail, true totals): what the final answer has beyond
     /// it is added to the scrollback, and a failure without an answer carries it.
@@ -161,7 +161,16 @@ pub(crate) struct State {
     pub finished: super::detached::Finished,
     /// This host start's part of every request id (see `run_tag` in `mod.rs`).
     pub run_tag: String,
+    /// Pending requests' deadlines, earliest first: the request id and its timeout (for the
+    /// error). One task (`reap` in `mod.rs`) ends each when it passes.
+    pub deadlines: std::collections::BTreeMap<DeadlineKey, (String, std::time::Duration)>,
+    /// Whether that task was started (at the first deadline: a session is made outside a
+    /// runtime in places).
+    pub reaping: bool,
 }
+
+/// A deadline and the request number that makes it unique.
+pub(crate) type DeadlineKey = (Instant, u64);
 
 /// Bytes of an output message an [`Event::Output`] carries.
 pub const EVENT_TEXT_MAX: usize = 4096;
@@ -429,8 +438,8 @@ impl State {
         let Some(mut p) = self.pending.remove(id) else {
             return false;
         };
-        if let Some(timer) = p.timer.take() {
-            timer.abort();
+        if let Some(key) = p.timer.take() {
+            self.deadlines.remove(&key);
         }
         if self.approvals.take(id).is_some() {
             self.emit(Event::ApprovalAnswered {
