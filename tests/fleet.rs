@@ -5,8 +5,16 @@
 //! straight into the session.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
+mod support;
+
 #[path = "support/mcp_fake.rs"]
 mod fake;
+
+#[path = "support/craftos.rs"]
+mod craftos;
+
+#[path = "support/world.rs"]
+mod world;
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -18,6 +26,7 @@ use tokio::sync::mpsc;
 use trapdesk::config::Settings;
 use trapdesk::gateway::protocol::{Hello, Response};
 use trapdesk::session::{Link, Outbound, Session, Stream};
+use world::{Runtime, World};
 
 fn hello(id: u64, label: &str) -> Hello {
     Hello {
@@ -338,4 +347,88 @@ async fn exec_lua_many_by_list_reports_unknown_names_and_checks_its_arguments() 
         text(&r)
     );
     tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+/// The most of `windows` (half-open `[start, end)` in milliseconds) that overlap at any moment.
+fn most_at_once(windows: &[(u64, u64)]) -> usize {
+    // Ends sort before starts at the same millisecond: a run that starts as another ends is
+    // the next one in its slot, not a second one beside it.
+    let mut edges: Vec<(u64, i8)> = windows
+        .iter()
+        .flat_map(|&(a, b)| [(a, 1), (b, -1)])
+        .collect();
+    edges.sort_unstable();
+    let (mut now, mut most) = (0i64, 0i64);
+    for (_, d) in edges {
+        now += i64::from(d);
+        most = most.max(now);
+    }
+    most as usize
+}
+
+/// Runs a chunk that holds each computer for a while on all of `w`'s computers and returns
+/// the most that ran it at once, as the computers' own clocks saw it.
+async fn most_running(w: &World, concurrency: Option<u64>, hold_ms: u64) -> usize {
+    let code = format!(
+        "local a = os.epoch(\"utc\") sleep({}) return a, os.epoch(\"utc\")",
+        hold_ms as f64 / 1000.0
+    );
+    let mut args = json!({"match": "*", "code": code, "timeoutMs": 60_000});
+    if let Some(c) = concurrency {
+        args["concurrency"] = json!(c);
+    }
+    let r = w.call("exec-lua-many", args).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let d = data(&r);
+    let results = d["results"].as_array().unwrap();
+    assert_eq!(results.len(), w.computers.len(), "{d}");
+    let windows: Vec<(u64, u64)> = results
+        .iter()
+        .map(|e| {
+            let at = |i: usize| e["returns"][i]["value"].as_f64().unwrap() as u64;
+            (at(0), at(1))
+        })
+        .collect();
+    most_at_once(&windows)
+}
+
+/// `exec-lua-many` runs at most 4 computers at once unless asked (CC: Tweaked's one Lua thread
+/// for every computer of a server: docs/mcp.md), and an explicit `concurrency` is that number,
+/// both seen by the computers themselves: each returns when it started and ended the chunk.
+async fn broadcast_concurrency(rt: Runtime) {
+    let labels: Vec<String> = (1..=10).map(|i| format!("farm-{i}")).collect();
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let w = World::boot(rt, &labels).await;
+    // Long enough that every slot fills before the first run ends, on either runtime.
+    let hold = rt.patience(Duration::from_millis(400)).as_millis() as u64;
+    assert_eq!(most_running(&w, None, hold).await, 4, "the default");
+    assert_eq!(most_running(&w, Some(7), hold).await, 7, "concurrency: 7");
+    assert_eq!(most_running(&w, Some(1), hold).await, 1, "concurrency: 1");
+    // Above the computers there are, all of them at once.
+    assert_eq!(
+        most_running(&w, Some(256), hold).await,
+        10,
+        "concurrency: 256"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_lua_many_runs_four_at_once_by_default_on_the_emulator() {
+    broadcast_concurrency(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
+async fn exec_lua_many_runs_four_at_once_by_default_on_craftos_pc() {
+    broadcast_concurrency(Runtime::CraftOs).await;
+}
+
+#[test]
+fn overlapping_windows_are_counted_at_their_peak() {
+    assert_eq!(most_at_once(&[]), 0);
+    assert_eq!(most_at_once(&[(0, 10), (10, 20), (20, 30)]), 1);
+    assert_eq!(most_at_once(&[(0, 10), (5, 15), (9, 12), (12, 30)]), 3);
 }

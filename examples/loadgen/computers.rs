@@ -30,8 +30,15 @@ pub async fn computer(
         Some(s) => Some(s.clone().acquire_owned().await.map_err(|e| e.to_string())?),
         None => None,
     };
-    // Like CC: Tweaked's Netty client, the computer's side disables Nagle too.
-    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, None, true)
+    // Like CC: Tweaked's Netty client, the computer's side disables Nagle too. A small read
+    // buffer like the gateway's: tungstenite's default zeroes 128 KiB for every frame it reads
+    // (`BytesMut::resize`), a third of an exec-lua call's instructions in this process, spent
+    // by the stand-in for a computer that is not on the host's cores at all (BENCHMARKS.md,
+    // "The host's own share").
+    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .read_buffer_size(2048)
+        .write_buffer_size(0);
+    let (mut ws, _) = tokio_tungstenite::connect_async_with_config(url, Some(config), true)
         .await
         .map_err(|e| format!("connect: {e}"))?;
     ws.send(Ws::Text(hello(id, &label, &secret).into()))

@@ -74,6 +74,16 @@ struct Args {
     /// Run the host without its transcript (to measure what the transcript costs).
     #[arg(long)]
     no_transcript: bool,
+    /// Only this many sequential calls of `--profile-tool` on one computer after a short
+    /// warm-up, and nothing else: for `valgrind --tool=callgrind`, where two runs of different
+    /// counts give the instructions one call costs (their difference over the difference in
+    /// calls; start-up and warm-up cancel out). See BENCHMARKS.md ("The host's own share").
+    #[arg(long)]
+    profile_calls: Option<usize>,
+    /// What `--profile-calls` calls: `exec-lua` (`return 1`), `ping` (rmcp's own ping), or
+    /// `walk`: `--profile-calls` cursor walks over `--link` idle computers linked first.
+    #[arg(long, default_value = "exec-lua", value_parser = ["exec-lua", "ping", "walk"])]
+    profile_tool: String,
     /// Write the figures as JSON here.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
@@ -124,6 +134,13 @@ fn main() {
             args.link,
             args.handshakes,
         ));
+        return;
+    }
+    if let Some(n) = args.profile_calls {
+        if let Err(e) = rt.block_on(profile(&args, n)) {
+            eprintln!("loadgen: {e}");
+            std::process::exit(2);
+        }
         return;
     }
     match rt.block_on(run(args)) {
@@ -477,6 +494,81 @@ async fn walk_once(
     (walk, seen.len(), dup)
 }
 
+/// A host with its transcript and one scripted computer, as [`run`] starts them.
+async fn start_host(args: &Args, dir: &std::path::Path) -> Result<Host, String> {
+    let settings = Settings {
+        gateway_bind: "127.0.0.1:0".parse().map_err(|_| "addr")?,
+        mcp_bind: "127.0.0.1:0".parse().map_err(|_| "addr")?,
+        secret: SECRET.into(),
+        data_dir: dir.to_owned(),
+        ..Settings::default()
+    };
+    let settings = Settings {
+        max_result_bytes: args.max_result_bytes.unwrap_or(settings.max_result_bytes),
+        ..settings
+    };
+    Host::start(settings, !args.no_transcript)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// `--profile-calls`: `n` sequential calls of one kind and nothing else (see [`Args`]).
+async fn profile(args: &Args, n: usize) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let host = start_host(args, dir.path()).await?;
+    tokio::spawn(computers::computer(
+        host.gateway_url(),
+        1,
+        "load".into(),
+        SECRET.into(),
+        None,
+        None,
+    ));
+    if !wait_linked(&host.session, 1, Duration::from_secs(60)).await {
+        return Err("the computer did not link".into());
+    }
+    let era = match args.era.as_deref() {
+        Some("stateless") => mcp::Era::Stateless,
+        _ => mcp::Era::Initialize,
+    };
+    let mut child = None;
+    if args.profile_tool == "walk" {
+        child = Some(link_storm(&host, args, 1).await?.1);
+    }
+    let client = mcp::connect(&host.mcp_url(), &host.local_token, era).await?;
+    // Both kinds warm up, so that the two tools' runs differ only in what they call.
+    let _ = mcp::sequential(&client, era, "1:load", 20).await;
+    let _ = mcp::ping(&client, era, 20).await;
+    let s = match args.profile_tool.as_str() {
+        "ping" => mcp::ping(&client, era, n).await,
+        "walk" => {
+            let peer = client.peer().clone();
+            let mut all = report::Series::new("cursor walks");
+            for _ in 0..n {
+                let (walk, seen, dup) = walk_once(&peer, era).await;
+                println!(
+                    "walk: {} pages, {seen} computers, {dup} twice, {:.1} ms",
+                    walk.samples.len(),
+                    walk.wall.as_secs_f64() * 1e3
+                );
+                all.push(walk.wall, walk.errors == 0 && dup == 0);
+            }
+            all
+        }
+        _ => mcp::sequential(&client, era, "1:load", n).await,
+    };
+    if let Some(mut c) = child {
+        let _ = c.kill().await;
+    }
+    let _ = client.cancel().await;
+    host.stop().await;
+    println!("{}", s.text(""));
+    if s.errors > 0 {
+        return Err(format!("{} errors", s.errors));
+    }
+    Ok(())
+}
+
 async fn run(args: Args) -> Result<u64, String> {
     let started = chrono::Utc::now();
     let load_start = loadavg();
@@ -498,20 +590,7 @@ async fn run(args: Args) -> Result<u64, String> {
     let echo_per_s = ws_tp.per_s();
 
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let settings = Settings {
-        gateway_bind: "127.0.0.1:0".parse().map_err(|_| "addr")?,
-        mcp_bind: "127.0.0.1:0".parse().map_err(|_| "addr")?,
-        secret: SECRET.into(),
-        data_dir: dir.path().to_owned(),
-        ..Settings::default()
-    };
-    let settings = Settings {
-        max_result_bytes: args.max_result_bytes.unwrap_or(settings.max_result_bytes),
-        ..settings
-    };
-    let host = Host::start(settings, !args.no_transcript)
-        .await
-        .map_err(|e| e.to_string())?;
+    let host = start_host(&args, dir.path()).await?;
     let n = args.computers.max(1);
     for id in 1..=n {
         tokio::spawn(computers::computer(
@@ -613,7 +692,11 @@ async fn run(args: Args) -> Result<u64, String> {
         );
         println!(
             "{}",
-            tp.text(&format!("{:.3}× echo/s", tp.per_s() / echo_per_s))
+            tp.text(&format!(
+                "{:.3}× echo/s, {:.2}× ping/s",
+                tp.per_s() / echo_per_s,
+                tp.per_s() / ping_tp.per_s().max(f64::MIN_POSITIVE)
+            ))
         );
         println!(
             "{}",
@@ -622,7 +705,11 @@ async fn run(args: Args) -> Result<u64, String> {
         json_mcp.push(json!({"era": era.name(), "ping": ping.json(), "sequential": lat.json(), "concurrent": tp.json(),
             "pingConcurrent": ping_tp.json(), "pingThroughputVsEcho": round(ping_tp.per_s() / echo_per_s),
             "pingVsFloor": round(ping.median_ms() / floor_ms),
-            "latencyVsFloor": round(lat.median_ms() / floor_ms), "throughputVsEcho": round(tp.per_s() / echo_per_s)}));
+            "latencyVsFloor": round(lat.median_ms() / floor_ms), "throughputVsEcho": round(tp.per_s() / echo_per_s),
+            // Issue 24's measures of the host's own share: against rmcp's own `ping` through the
+            // same endpoint, in the same run.
+            "latencyVsPing": round(lat.median_ms() / ping.median_ms().max(f64::MIN_POSITIVE)),
+            "throughputVsPing": round(tp.per_s() / ping_tp.per_s().max(f64::MIN_POSITIVE))}));
     }
     let mut out = json!({
         "date": started.to_rfc3339(), "machine": machine(), "loadStart": load_start, "loadEnd": loadavg(),
@@ -725,8 +812,9 @@ fn write_benchmarks(path: &std::path::Path, r: &Value, args: &Args) -> std::io::
     let mcp = |i: usize, k: &str| r["mcp"][i][k].clone();
     let lat = |i: usize| {
         format!(
-            "{:.3} ms = {:.2} × floor (an MCP `ping`: {:.3} ms = {:.2} × floor)",
+            "{:.3} ms = **{:.2} × ping** = {:.2} × floor (an MCP `ping`: {:.3} ms = {:.2} × floor)",
             f(&mcp(i, "sequential")["medianMs"]),
+            f(&mcp(i, "latencyVsPing")),
             f(&mcp(i, "latencyVsFloor")),
             f(&mcp(i, "ping")["medianMs"]),
             f(&mcp(i, "pingVsFloor"))
@@ -734,8 +822,9 @@ fn write_benchmarks(path: &std::path::Path, r: &Value, args: &Args) -> std::io::
     };
     let tp = |i: usize| {
         format!(
-            "{:.0}/s = {:.3} × bare echo, {} errors (MCP `ping`s, same load: {:.0}/s = {:.3} ×)",
+            "{:.0}/s = **{:.2} × ping's** = {:.3} × bare echo, {} errors (MCP `ping`s, same load: {:.0}/s = {:.3} ×)",
             f(&mcp(i, "concurrent")["perSecond"]),
+            f(&mcp(i, "throughputVsPing")),
             f(&mcp(i, "throughputVsEcho")),
             mcp(i, "concurrent")["errors"],
             f(&mcp(i, "pingConcurrent")["perSecond"]),
@@ -764,12 +853,12 @@ the same run are the figures to compare).\n\n\
 Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in flight; bare HTTP/1.1 POST \
 {:.3} ms median; latency floor (one POST + one echo) {:.3} ms.\n\n\
 | what | before | now | target |\n| --- | --- | --- | --- |\n\
-| exec-lua over MCP HTTP, 1 computer, sequential, median | 0.49 ms = 3.9 × floor (stateless 4.7 ×) | initialize {}; stateless {} | ≤ 2 × floor, both eras |\n\
-| exec-lua over MCP HTTP, {} computers, {} in flight | 5,211/s = 0.053 × bare echo (stateless 0.040 ×) | initialize {}; stateless {} | ≥ 0.25 × bare echo, both eras, zero errors |\n\
+| exec-lua over MCP HTTP, 1 computer, sequential, median | 0.49 ms = 3.9 × floor (stateless 4.7 ×); 1.85-1.91 × ping (issue 24) | initialize {}; stateless {} | ≤ 1.5 × ping (issue 24); ≤ 2 × floor (issue 10) |\n\
+| exec-lua over MCP HTTP, {} computers, {} in flight | 5,211/s = 0.053 × bare echo (stateless 0.040 ×); 0.35-0.48 × ping's (issue 24) | initialize {}; stateless {} | ≥ 0.6 × ping's (issue 24); ≥ 0.25 × bare echo (issue 10); zero errors |\n\
 | exec-lua through the session API, same load | — | {:.3} ms sequential = {:.2} × WS echo; {:.0}/s = {:.3} × bare echo | — |\n\
 | {} computers linking at once ({} concurrent handshakes) | 3.4 s, 488 SYNs dropped | {:.2} s, ListenOverflows +{}, errors {}; CPU in the storm: host {:.2} s, the computers' process {:.2} s | ≤ 2 s, none dropped |\n\
 | resident memory per idle link | 137.8 KiB | {:.1} KiB (heap in use: +{:.1} KiB per link) | ≤ 8 KiB |\n\
-| `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them | initialize {}; stateless {} | ≤ 20 ms a page; all in ≤ 200 ms |\n\
+| `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them; the walk 239-289 ms in an outside run (issue 24) | initialize {}; stateless {} | ≤ 20 ms a page; all in ≤ 200 ms |\n\
 {END}",
         if args.quick { " --quick" } else { "" },
         r["date"].as_str().unwrap_or_default(),

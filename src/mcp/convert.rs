@@ -97,10 +97,18 @@ pub(crate) fn outcome_of(
 ) -> (Status, Outcome) {
     let (status, short) = summary::outcome(&ran.ending.result);
     let extra = ids(&ran);
-    match &ran.ending.result {
-        Ok(Value::Object(payload)) => {
-            let mut payload = payload.clone();
-            complete_totals(&mut payload, &ran.ending);
+    let mut ending = ran.ending;
+    if let Err(e) = &ending.result {
+        // A failure reads the rest of the ending (its output so far, who cancelled) with it.
+        return (status, request_failure_of(e, &ending, extra));
+    }
+    // Taken, not copied: the answer is the result's data from here on.
+    let Ok(answer) = std::mem::replace(&mut ending.result, Ok(Value::Null)) else {
+        return (status, Outcome::ok(short, Value::Object(extra)));
+    };
+    match answer {
+        Value::Object(mut payload) => {
+            complete_totals(&mut payload, &ending);
             // The MCP edge: the computer's Result reads in camelCase from here on.
             super::results::camel_case_fields(&mut payload);
             let failed = payload.get("ok").and_then(Value::as_bool) == Some(false);
@@ -116,15 +124,11 @@ pub(crate) fn outcome_of(
                 (status, Outcome::ok(text, data))
             }
         }
-        Ok(other) => {
+        other => {
             let mut m = extra;
             m.insert("ok".into(), Value::Bool(true));
-            m.insert("payload".into(), other.clone());
+            m.insert("payload".into(), other);
             (status, Outcome::ok(short, Value::Object(m)))
-        }
-        Err(e) => {
-            let outcome = request_failure_of(e, &ran.ending, extra);
-            (status, outcome)
         }
     }
 }

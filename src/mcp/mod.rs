@@ -333,6 +333,27 @@ impl TrapdeskMcp {
         result
     }
 
+    /// [`Self::end_sized`] for a result whose `structuredContent` the tool has as JSON text
+    /// (`json`, what it measured): the call's record keeps that text instead of making it again.
+    pub(crate) fn end_sized_json(
+        &self,
+        rec: Recorded,
+        status: Status,
+        line: &str,
+        result: rmcp::model::CallToolResult,
+        json: std::sync::Arc<str>,
+    ) -> rmcp::model::CallToolResult {
+        let summary = crate::session::summary::one_line(line, 120);
+        self.session
+            .tool_call_finished_json(rec.call_id, status, &summary, json);
+        tracing::debug!(
+            call = rec.call_id,
+            elapsed_ms = rec.started.elapsed().as_millis() as u64,
+            "tool call finished"
+        );
+        result
+    }
+
     /// Runs one request on a computer for a tool call: live output goes out as progress when
     /// the client gave a progress token, and the client's cancellation cancels the request.
     pub(crate) async fn run(

@@ -107,9 +107,15 @@ impl Outcome {
         let cut_before = data.get("outputTruncated").and_then(Value::as_bool) == Some(true);
         // `fit` changes nothing in data that fits and holds no output the computer cut: then
         // the trial cut on a copy can be skipped (a 24 KiB probe page paid a deep copy and a
-        // serialization for it).
+        // serialization for it), and so can `fit` itself and the measuring around it (most
+        // results: an exec-lua `return 1` measured its data three times to change nothing).
         let precut = matches!(data.get("output"), Some(Value::String(t)) if holds_cut(t));
-        if !cut_before && !line.contains("computer-output") && (precut || json_len(&data) > max) {
+        let len = json_len(&data);
+        if !precut && len <= max {
+            let text = fit_text(&line, render(&data), budget);
+            return build(&line, &text, data, self.is_error);
+        }
+        if !cut_before && !line.contains("computer-output") && (precut || len > max) {
             // Cut here, the first line says so too.
             let mut probe = data.clone();
             fit(&mut probe, max);
@@ -154,6 +160,27 @@ pub fn agent_code(code: &str) -> &str {
 /// [`json_budget`] leaves it), so that what this measures within the budget is what
 /// [`Outcome::into_result`] leaves uncut.
 pub fn result_size(result: &CallToolResult) -> usize {
+    let data = result.structured_content.as_ref().map_or(0, json_len);
+    result_size_with(result, data)
+}
+
+/// [`result_size`] and the structured content as JSON text, made once: for a tool that keeps
+/// that text too (`probe-computers` hands it to the session's record of the call).
+pub fn result_size_and_json(result: &CallToolResult) -> (usize, std::sync::Arc<str>) {
+    let json: std::sync::Arc<str> = result
+        .structured_content
+        .as_ref()
+        .map_or_else(|| "null".into(), |v| v.to_string().into());
+    let data = if result.structured_content.is_some() {
+        json.len()
+    } else {
+        0
+    };
+    (result_size_with(result, data), json)
+}
+
+/// [`result_size`] for structured content of `data` bytes.
+fn result_size_with(result: &CallToolResult, data: usize) -> usize {
     let text = result
         .content
         .iter()
@@ -166,7 +193,7 @@ pub fn result_size(result: &CallToolResult) -> usize {
             line = t.find('\n').unwrap_or(t.len());
         }
     }
-    let data = result.structured_content.as_ref().map_or(0, json_len) + ENVELOPE + line;
+    let data = data + ENVELOPE + line;
     len.max(data)
 }
 

@@ -291,9 +291,26 @@ impl Policy {
         }
     }
 
+    /// [`Policy::decide`]'s decision alone, without the words that explain it: a probe page
+    /// asks it three times for each of its computers and shows none of the words.
+    pub fn decision(&self, party: Party<'_>, target: Target<'_>, action: Action) -> Decision {
+        for rule in self.rules.iter().rev() {
+            if !rule.matches(party, target) {
+                continue;
+            }
+            if let Some(d) = rule.triple(party).get(action) {
+                return d;
+            }
+        }
+        match party {
+            Party::Person => self.person[index(action)],
+            Party::Agent(_) => self.agent[index(action)],
+        }
+    }
+
     /// The three decisions for `party` on `target`, in [`Action::ALL`] order.
     pub fn effective(&self, party: Party<'_>, target: Target<'_>) -> [Decision; 3] {
-        Action::ALL.map(|a| self.decide(party, target, a).decision)
+        Action::ALL.map(|a| self.decision(party, target, a))
     }
 
     /// True when nothing is ever asked or denied (the default policy, or rules that only allow).

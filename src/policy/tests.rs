@@ -249,3 +249,36 @@ fn person_typing_is_wait_unless_set_to_refuse() -> Result<(), String> {
     assert!(parse("[policy]\nperson_typing = \"sometimes\"").is_err());
     Ok(())
 }
+
+#[test]
+fn the_decision_alone_is_the_one_decide_explains() -> Result<(), String> {
+    // `decision` skips the words; it must never decide otherwise than `decide`.
+    let p = parse(ISSUE_EXAMPLE)?;
+    let targets = [
+        t("1:reactor-1", 1, Some("reactor-1")),
+        t("2:test-a", 2, Some("test-a")),
+        t("3:miner", 3, Some("miner")),
+        t("4", 4, None),
+    ];
+    for target in targets {
+        for party in [
+            Party::Person,
+            Party::Agent("claude-code"),
+            Party::Agent("other"),
+        ] {
+            for a in Action::ALL {
+                assert_eq!(
+                    p.decision(party, target, a),
+                    p.decide(party, target, a).decision,
+                    "{party:?} {a:?} on {}",
+                    target.trapos_id
+                );
+            }
+            assert_eq!(
+                p.effective(party, target),
+                Action::ALL.map(|a| p.decide(party, target, a).decision)
+            );
+        }
+    }
+    Ok(())
+}

@@ -50,6 +50,18 @@ pub fn text_to_bytes(s: &str) -> String {
     s.bytes().map(char::from).collect()
 }
 
+/// Whether every string and key in `v` is ASCII: then both conversions leave it as it is,
+/// and it need not be rebuilt string by string (an allocation per string and key, for every
+/// frame each way).
+fn ascii_only(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.is_ascii(),
+        Value::Array(items) => items.iter().all(ascii_only),
+        Value::Object(map) => map.iter().all(|(k, v)| k.is_ascii() && ascii_only(v)),
+        _ => true,
+    }
+}
+
 fn map_strings(v: Value, f: &impl Fn(&str) -> String) -> Value {
     match v {
         Value::String(s) => Value::String(f(&s)),
@@ -75,11 +87,17 @@ pub fn decode(frame: &str) -> Result<Value, DecodeError> {
     if !matches!(obj.get("type"), Some(Value::String(_))) {
         return Err(DecodeError::NoType);
     }
+    if ascii_only(&v) {
+        return Ok(v);
+    }
     Ok(map_strings(v, &bytes_to_text))
 }
 
 /// Writes a JSON value as an ASCII-only wire frame.
 pub fn encode(v: &Value) -> String {
+    if ascii_only(v) {
+        return v.to_string();
+    }
     let wire = map_strings(v.clone(), &text_to_bytes);
     escape_non_ascii(&wire.to_string())
 }

@@ -19,6 +19,8 @@ impl Session {
         target: Option<&str>,
         args: Value,
     ) -> u64 {
+        // Made before the lock: every other request and link waits while it is held.
+        let detail = summary::one_line(&args.to_string(), 120);
         let mut st = self.lock();
         let call_id = st.next_call;
         st.next_call += 1;
@@ -46,8 +48,9 @@ impl Session {
             duration_ms: None,
             request_id: None,
         };
-        st.record_call(call.clone());
-        let mut entry = State::entry("tool_call", summary::one_line(&args.to_string(), 120));
+        let event = (st.events.receiver_count() > 0).then(|| call.clone());
+        st.record_call(call);
+        let mut entry = State::entry("tool_call", detail);
         entry.who = Some(client.to_owned());
         entry.trapos_id = target;
         entry.what = Some(tool.to_owned());
@@ -59,7 +62,9 @@ impl Session {
             ..Default::default()
         };
         st.log_with(entry, extra);
-        st.emit(Event::ToolCallStarted { call });
+        if let Some(call) = event {
+            st.emit(Event::ToolCallStarted { call });
+        }
         call_id
     }
 
@@ -89,14 +94,29 @@ impl Session {
         // and link waits while the lock is held.
         let result: std::sync::Arc<str> =
             result.map_or_else(|| "null".into(), |v| v.to_string().into());
+        self.tool_call_finished_json(call_id, status, summary, result);
+    }
+
+    /// [`Session::tool_call_finished`] with the result's `structuredContent` already as JSON
+    /// text, for a tool that serialized it anyway to measure it (a probe page: its 24 KiB
+    /// were serialized once more here).
+    pub fn tool_call_finished_json(
+        &self,
+        call_id: u64,
+        status: Status,
+        summary: &str,
+        result: std::sync::Arc<str>,
+    ) {
         let output_bytes = result.len() as u64;
         let mut st = self.lock();
-        let Some(mut call) = st
+        let watched = st.events.receiver_count() > 0;
+        // Ended where it is kept: a copy of the call (its arguments with it) only for a live
+        // view that reads the event.
+        let Some(call) = st
             .tool_calls
-            .iter()
+            .iter_mut()
             .rev()
             .find(|c| c.call_id == call_id)
-            .cloned()
         else {
             return;
         };
@@ -108,7 +128,6 @@ impl Session {
         call.summary = summary.to_owned();
         call.result = Some(result);
         call.duration_ms = Some(duration_ms);
-        st.record_call(call.clone());
         let mut entry = State::entry("tool_result", summary.to_owned());
         entry.who = Some(call.client.clone());
         entry.trapos_id = call.target.clone();
@@ -122,8 +141,11 @@ impl Session {
             output_bytes: Some(output_bytes),
             ..Default::default()
         };
+        let event = watched.then(|| call.clone());
         st.log_with(entry, extra);
-        st.emit(Event::ToolCallFinished { call });
+        if let Some(call) = event {
+            st.emit(Event::ToolCallFinished { call });
+        }
     }
 
     /// Whether `origin` may read `trapos_id` now without anyone being asked: the policy

@@ -64,6 +64,8 @@ pub struct Session {
 
 struct Shared {
     state: Mutex<State>,
+    /// Wakes the deadline task (`reap`) when a deadline earlier than all others comes.
+    deadlines: Arc<tokio::sync::Notify>,
     events: broadcast::Sender<Event>,
     /// Terminal mirrors, apart from `state` so that screen updates never wait on it.
     screens: Mutex<screen::Screens>,
@@ -75,12 +77,6 @@ impl Session {
     /// there too (see [`history`]): the log starts with what the database kept.
     pub fn new(settings: Settings, persist: bool) -> Session {
         let (events, _) = broadcast::channel(4096);
-        let transcript = Transcript::open(
-            persist.then_some(settings.data_dir.as_path()),
-            settings.transcript_max_bytes,
-            settings.transcript_keep,
-            settings.transcript_queue,
-        );
         let history = (persist && settings.history)
             .then(
                 || match history::History::open(&settings.data_dir, &settings) {
@@ -92,6 +88,13 @@ impl Session {
                 },
             )
             .flatten();
+        let transcript = Transcript::open(
+            persist.then_some(settings.data_dir.as_path()),
+            settings.transcript_max_bytes,
+            settings.transcript_keep,
+            settings.transcript_queue,
+            history.clone(),
+        );
         let first_seq = history.as_ref().map_or(1, |h| h.first_seq());
         let recent: VecDeque<LogEntry> = history
             .as_ref()
@@ -120,10 +123,13 @@ impl Session {
             history,
             seq_floor: HashMap::new(),
             first_seq,
+            deadlines: Default::default(),
+            reaping: false,
         };
         Session {
             shared: Arc::new(Shared {
                 state: Mutex::new(state),
+                deadlines: Arc::default(),
                 events,
                 screens: Mutex::new(screen::Screens::default()),
             }),
@@ -247,13 +253,17 @@ impl Session {
         // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
         // a request pending forever. A run without a deadline has no timer: it ends when it
         // ends, is cancelled, or its computer goes away.
-        let timer = (!no_deadline).then(|| self.expire_after(&id, timeout));
+        let timer = (!no_deadline).then(|| self.expire_after(&mut st, &id, now + timeout, timeout));
+        // Recorded before the request is kept, so that the request (its payload, a whole file
+        // for write-file) moves into it rather than being copied; it is sent by `pump` below.
+        st.record_start(&info, &spec, approval.is_none());
+        let event = (st.events.receiver_count() > 0).then(|| info.clone());
         st.pending.insert(
             id.clone(),
             Pending {
-                info: info.clone(),
+                info,
                 conn_id,
-                payload: spec.payload.clone(),
+                payload: spec.payload,
                 waiter: Some(tx),
                 output_tx: out_tx,
                 output_dropped: 0,
@@ -267,8 +277,9 @@ impl Session {
                 dropped_unlinked: 0,
             },
         );
-        st.record_start(&info, &spec, approval.is_none());
-        st.emit(Event::RequestStarted { info });
+        if let Some(info) = event {
+            st.emit(Event::RequestStarted { info });
+        }
         match approval {
             Some(a) => st.ask(a),
             None if spec.local => {
@@ -286,15 +297,30 @@ impl Session {
         })
     }
 
-    /// The timer that ends request `id` with a timeout unless it ends first.
-    fn expire_after(&self, id: &str, timeout: Duration) -> tokio::task::AbortHandle {
-        let session = self.clone();
-        let id = id.to_owned();
-        tokio::spawn(async move {
-            tokio::time::sleep(timeout).await;
-            session.expire(&id, timeout);
-        })
-        .abort_handle()
+    /// Ends request `id` with a timeout at `at` unless it ends first: its key in the session's
+    /// deadlines, which one task for the whole session (`reap`) keeps. A task per request
+    /// (spawned, then aborted when the request ended) woke the runtime's other worker twice
+    /// for every request.
+    fn expire_after(
+        &self,
+        st: &mut State,
+        id: &str,
+        at: Instant,
+        timeout: Duration,
+    ) -> state::DeadlineKey {
+        let key = (at, st.next_request);
+        let earliest = st.deadlines.keys().next().is_none_or(|first| key < *first);
+        st.deadlines.insert(key, (id.to_owned(), timeout));
+        if !st.reaping {
+            st.reaping = true;
+            tokio::spawn(reap(
+                Arc::downgrade(&self.shared),
+                self.shared.deadlines.clone(),
+            ));
+        } else if earliest {
+            self.shared.deadlines.notify_one();
+        }
+        key
     }
 
     /// Starts a request and waits for its outcome.
@@ -320,6 +346,24 @@ impl Session {
         };
         // Already finished is fine: then there is nothing to cancel.
         let _ = self.cancel_as(request_id, by);
+    }
+
+    /// Ends every request whose deadline has passed; the earliest deadline left, if any.
+    fn expire_due(&self) -> Option<Instant> {
+        let now = Instant::now();
+        loop {
+            let due = {
+                let mut st = self.lock();
+                match st.deadlines.first_key_value() {
+                    Some((k, _)) if k.0 <= now => st.deadlines.pop_first(),
+                    Some((k, _)) => return Some(k.0),
+                    None => return None,
+                }
+            };
+            if let Some((_, (id, timeout))) = due {
+                self.expire(&id, timeout);
+            }
+        }
     }
 
     fn expire(&self, id: &str, timeout: Duration) {
@@ -497,6 +541,27 @@ impl Session {
                 continue;
             }
             st.finish(&id, Err(RequestError::ShuttingDown));
+        }
+    }
+}
+
+/// The session's deadline task: sleeps until the earliest deadline and ends what is due; a new
+/// earliest deadline wakes it. It holds the session only while it works, so that a session
+/// nobody holds any more is dropped (and its transcript drained) as before.
+async fn reap(shared: std::sync::Weak<Shared>, wake: Arc<tokio::sync::Notify>) {
+    loop {
+        let next = match shared.upgrade() {
+            Some(shared) => Session { shared }.expire_due(),
+            None => return,
+        };
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(at) => {}
+                    () = wake.notified() => {}
+                }
+            }
+            None => wake.notified().await,
         }
     }
 }

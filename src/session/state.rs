@@ -10,7 +10,6 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
-use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
 use super::captured::Captured;
@@ -110,7 +109,8 @@ pub(crate) struct Pending {
     /// `output_dropped` and reported in the next chunk that fits.
     pub output_tx: Option<mpsc::Sender<OutputChunk>>,
     pub output_dropped: u64,
-    pub timer: Option<AbortHandle>,
+    /// Its key in [`State::deadlines`], while it has a deadline.
+    pub timer: Option<DeadlineKey>,
     pub sent_at: Option<Instant>,
     /// Live output received (head and tail, true totals): what the final answer has beyond
     /// it is added to the scrollback, and a failure without an answer carries it.
@@ -168,7 +168,16 @@ pub(crate) struct State {
     pub seq_floor: HashMap<String, u64>,
     /// The first number of this start's output entries (see `history`).
     pub first_seq: u64,
+    /// Pending requests' deadlines, earliest first: the request id and its timeout (for the
+    /// error). One task (`reap` in `mod.rs`) ends each when it passes.
+    pub deadlines: std::collections::BTreeMap<DeadlineKey, (String, std::time::Duration)>,
+    /// Whether that task was started (at the first deadline: a session is made outside a
+    /// runtime in places).
+    pub reaping: bool,
 }
+
+/// A deadline and the request number that makes it unique.
+pub(crate) type DeadlineKey = (Instant, u64);
 
 /// Bytes of an output message an [`Event::Output`] carries.
 pub const EVENT_TEXT_MAX: usize = 4096;
@@ -182,6 +191,15 @@ impl State {
     pub fn emit(&self, event: Event) {
         // No subscriber is fine: events are for live views only.
         let _ = self.events.send(event);
+    }
+
+    /// [`State::emit`] for an event that costs copies to make: made only when a live view
+    /// (the console, a `wait-request`) is there to read it. A host without a console served
+    /// every agent call two copies of the call and of each log entry for nobody.
+    pub fn emit_with(&self, event: impl FnOnce() -> Event) {
+        if self.events.receiver_count() > 0 {
+            self.emit(event());
+        }
     }
 
     pub fn log(&mut self, entry: LogEntry) {
@@ -200,16 +218,20 @@ impl State {
         {
             extra.args = Some(super::history::trim::trim(args));
         }
-        let mut failed = None;
-        if self.transcript.is_on() || self.history.is_some() {
-            // Serialized once for both: the file's tail and the database.
-            if let Some(line) = super::transcript::line(&entry, &extra) {
-                if let Some(h) = &self.history {
-                    h.log(entry.seq, entry.time_ms, line.clone());
-                }
-                failed = self.transcript.append_line(line);
+        let failed = if self.transcript.is_on() {
+            // The writer thread makes the line (off the session's lock) and hands it to the
+            // history too: it gets its own copy of the entry, which the recent log and the live
+            // views keep too.
+            self.transcript.append(entry.clone(), extra)
+        } else {
+            // No transcript file (or its writer stopped): the history still gets the line.
+            if let Some(h) = &self.history
+                && let Some(line) = super::transcript::line(&entry, &extra)
+            {
+                h.log(entry.seq, entry.time_ms, line);
             }
-        }
+            None
+        };
         self.remember(entry);
         if let Some(why) = failed {
             // Said once, where the person and agents look (console log, session-log), not only
@@ -230,11 +252,13 @@ impl State {
 
     /// Keeps an entry in the recent log and tells live views.
     fn remember(&mut self, entry: LogEntry) {
-        self.recent.push_back(entry.clone());
+        self.emit_with(|| Event::Logged {
+            entry: entry.clone(),
+        });
+        self.recent.push_back(entry);
         while self.recent.len() > self.settings.recent_events {
             self.recent.pop_front();
         }
-        self.emit(Event::Logged { entry });
     }
 
     /// A log entry with the common fields empty.
@@ -442,8 +466,8 @@ impl State {
         let Some(mut p) = self.pending.remove(id) else {
             return false;
         };
-        if let Some(timer) = p.timer.take() {
-            timer.abort();
+        if let Some(key) = p.timer.take() {
+            self.deadlines.remove(&key);
         }
         if self.approvals.take(id).is_some() {
             self.emit(Event::ApprovalAnswered {

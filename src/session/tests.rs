@@ -499,3 +499,36 @@ async fn a_computer_back_after_a_hard_abort_is_logged_as_back() {
     drop(link);
     assert_eq!(ticket.wait().await.unwrap_err().code(), "disconnected");
 }
+
+#[tokio::test(start_paused = true)]
+async fn one_task_keeps_every_deadline_and_an_ended_request_leaves_none() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7, None), tx);
+    let answered = s.start("7", exec("a", 60), Origin::Person).unwrap();
+    assert!(matches!(rx.recv().await, Some(Outbound::Request(r)) if r.id == answered.id));
+    link.response(Response {
+        id: answered.id.clone(),
+        ok: true,
+        payload: Some(json!({"ok": true})),
+        error: None,
+    });
+    assert!(answered.wait().await.is_ok());
+    // Its deadline went with it: nothing wakes for it at 60 s.
+    assert!(s.lock().deadlines.is_empty());
+    // A later request with a later deadline, then one with an earlier one: each ends at its own.
+    let late = s.start("7", exec("b", 50), Origin::Person).unwrap();
+    let early = s.start("7", exec("c", 5), Origin::Person).unwrap();
+    let started = tokio::time::Instant::now();
+    assert!(matches!(
+        early.wait().await,
+        Err(RequestError::Timeout { .. })
+    ));
+    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    assert!(matches!(
+        late.wait().await,
+        Err(RequestError::Timeout { .. })
+    ));
+    assert_eq!(started.elapsed(), Duration::from_secs(50));
+    assert!(s.lock().deadlines.is_empty());
+}

@@ -2,9 +2,13 @@
 //! lines carry what the log leaves out: its origin, its full code, path or arguments, and at
 //! its end the output size and error.
 //!
-//! Lines go to a writer thread over a bounded channel (`transcript_queue` lines), so the
-//! request path never waits on the disk; the thread writes and flushes each line as it comes
-//! (a crash loses at most the lines still in the channel) and rotates the file past a size,
+//! Records go to a writer thread over a bounded channel (`transcript_queue` lines), so the
+//! request path never waits on the disk and never formats a line: the caller hands over the
+//! entry and its extra as they are, and the thread serializes them. It writes what has come
+//! as soon as it comes, a burst of lines in one `write` (a crash loses at most the lines still
+//! in the channel, and those of the last 2 ms: after a write it lets lines gather that long
+//! rather than be woken for each; a line and its newline were two writes each) and rotates the
+//! file past a size,
 //! keeping a set number of old files (`transcript.1.jsonl` is the newest of those). When the
 //! disk falls so far behind that the channel is full, further lines are dropped and counted,
 //! and the writer records the count in a `transcript_dropped` line once it catches up:
@@ -15,11 +19,13 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::TryRecvError;
 use std::sync::{Arc, Mutex, mpsc};
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::history::History;
 use super::model::{LogEntry, Origin};
 
 /// The current file's name.
@@ -59,8 +65,16 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    /// Starts writing to `dir/transcript.jsonl`; `None` keeps no transcript.
-    pub fn open(dir: Option<&Path>, max_bytes: u64, keep: usize, queue: usize) -> Self {
+    /// Starts writing to `dir/transcript.jsonl`; `None` keeps no transcript. With `history`,
+    /// the writer thread also hands each line it makes to `history.db`, so a line is
+    /// serialized once, off the session's lock, for both.
+    pub fn open(
+        dir: Option<&Path>,
+        max_bytes: u64,
+        keep: usize,
+        queue: usize,
+        history: Option<Arc<History>>,
+    ) -> Self {
         let Some(dir) = dir else {
             return Transcript::off();
         };
@@ -79,7 +93,7 @@ impl Transcript {
         let (tx, rx) = mpsc::sync_channel::<Queued>(queue.max(1));
         let spawned = std::thread::Builder::new()
             .name("transcript".into())
-            .spawn(move || write_lines(&mut writer, &rx, &failed));
+            .spawn(move || write_lines(&mut writer, &rx, &failed, history.as_deref()));
         match spawned {
             Ok(_) => Transcript {
                 tx: Some(tx),
@@ -101,20 +115,17 @@ impl Transcript {
         }
     }
 
-    /// Whether lines are still written.
+    /// Whether lines are still written: [`Transcript::append`] wants its record only then.
     pub fn is_on(&self) -> bool {
         self.tx.is_some()
     }
 
-    /// Queues one line. Returns why, the one time it finds the writer stopped (a full disk, a
-    /// file-size limit): the transcript is off after that, so the caller reports it once.
-    pub fn append(&mut self, entry: &LogEntry, extra: &Extra) -> Option<String> {
-        self.append_line(line(entry, extra)?)
-    }
-
-    /// [`Transcript::append`] of a line made with [`line`].
-    pub fn append_line(&mut self, line: String) -> Option<String> {
+    /// Queues one line, made from `entry` and `extra` by the writer thread. Returns why, the
+    /// one time it finds the writer stopped (a full disk, a file-size limit): the transcript
+    /// is off after that, so the caller reports it once.
+    pub fn append(&mut self, entry: LogEntry, extra: Extra) -> Option<String> {
         let tx = self.tx.as_ref()?;
+        let line = Record { entry, extra };
         let stopped = self
             .failure
             .lock()
@@ -144,37 +155,89 @@ impl Transcript {
     }
 }
 
-/// The transcript line of a log entry: the entry and what the transcript adds, one JSON object.
+/// The transcript line of a log entry, made on the caller's thread: for `history.db` when the
+/// transcript file is off (the writer thread makes every other line).
 pub fn line(entry: &LogEntry, extra: &Extra) -> Option<String> {
     serde_json::to_string(&Line { entry, extra }).ok()
+}
+
+/// One line's record as the session hands it over: the writer thread serializes it.
+struct Record {
+    entry: LogEntry,
+    extra: Extra,
+}
+
+impl Record {
+    /// The line's JSON, with no newline.
+    fn line(&self) -> String {
+        serde_json::to_string(&Line {
+            entry: &self.entry,
+            extra: &self.extra,
+        })
+        .unwrap_or_default()
+    }
 }
 
 /// A line for the writer, with how many were dropped just before it.
 struct Queued {
     lost_before: u64,
-    line: String,
+    line: Record,
 }
 
-/// The writer thread: each line as it comes, a gap line after any that were dropped, until
-/// the handle is gone or a write fails (then `failed` says why).
-fn write_lines(writer: &mut Writer, rx: &mpsc::Receiver<Queued>, failed: &Mutex<Option<String>>) {
-    while let Ok(q) = rx.recv() {
-        let mut result = Ok(());
-        if q.lost_before > 0 {
-            let lost = q.lost_before;
-            tracing::warn!("transcript: {lost} lines dropped (the disk fell behind)");
-            result = writer.write(&gap_line(lost));
+/// The writer thread: what has come, as soon as it comes (every line queued by then in one
+/// write), a gap line after any that were dropped, until the handle is gone or a write fails
+/// (then `failed` says why).
+fn write_lines(
+    writer: &mut Writer,
+    rx: &mpsc::Receiver<Queued>,
+    failed: &Mutex<Option<String>>,
+    history: Option<&History>,
+) {
+    let mut burst: Vec<String> = Vec::new();
+    while let Ok(first) = rx.recv() {
+        let mut next = Some(first);
+        let mut open = true;
+        while let Some(q) = next.take() {
+            if q.lost_before > 0 {
+                let lost = q.lost_before;
+                tracing::warn!("transcript: {lost} lines dropped (the disk fell behind)");
+                burst.push(gap_line(lost));
+            }
+            let line = q.line.line();
+            // Nothing in a record fails to serialize; were it to, no line beats an empty one.
+            if !line.is_empty() {
+                if let Some(h) = history {
+                    h.log(q.line.entry.seq, q.line.entry.time_ms, line.clone());
+                }
+                burst.push(line);
+            }
+            match rx.try_recv() {
+                Ok(q) => next = Some(q),
+                Err(TryRecvError::Empty) => {}
+                Err(TryRecvError::Disconnected) => open = false,
+            }
         }
-        if result.is_ok() {
-            result = writer.write(&q.line);
-        }
-        if let Err(e) = result {
+        if let Err(e) = writer.write_all(&burst) {
             tracing::error!("transcript off: write failed: {e}");
             *failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
             return;
         }
+        burst.clear();
+        if !open {
+            return;
+        }
+        // Waking this thread is what a line cost most: a tool call makes four lines, and each
+        // woke the parked writer (~12 of an exec-lua call's ~17 context switches, BENCHMARKS.md
+        // "The host's own share"). A line that comes to an idle writer is still written at
+        // once; the lines of the next `GATHER` wait for the writer instead of waking it, and go
+        // in one write.
+        std::thread::sleep(GATHER);
     }
 }
+
+/// How long the writer lets lines gather after a write before it takes them: at most this
+/// much later on disk, and at most one wake-up of the writer per `GATHER` however many lines.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The line that marks a gap: `lost` lines were dropped just before it.
 fn gap_line(lost: u64) -> String {
@@ -208,14 +271,31 @@ impl Writer {
         })
     }
 
-    fn write(&mut self, line: &str) -> std::io::Result<()> {
-        if self.size > 0 && self.size + line.len() as u64 + 1 > self.max_bytes {
-            self.rotate()?;
+    /// Writes `lines`, each with its newline, in as few writes as rotation allows (one, unless
+    /// the file fills up on the way).
+    fn write_all(&mut self, lines: &[String]) -> std::io::Result<()> {
+        let mut buf: Vec<u8> = Vec::new();
+        for line in lines {
+            let len = line.len() as u64 + 1;
+            // What the file will hold before this line: what it has plus the burst so far.
+            let before = self.size + buf.len() as u64;
+            if before > 0 && before + len > self.max_bytes {
+                self.file.write_all(&buf)?;
+                self.size += buf.len() as u64;
+                buf.clear();
+                self.rotate()?;
+            }
+            buf.extend_from_slice(line.as_bytes());
+            buf.push(b'\n');
         }
-        writeln!(self.file, "{line}")?;
-        self.file.flush()?;
-        self.size += line.len() as u64 + 1;
+        self.file.write_all(&buf)?;
+        self.size += buf.len() as u64;
         Ok(())
+    }
+
+    #[cfg(test)]
+    fn write(&mut self, line: &str) -> std::io::Result<()> {
+        self.write_all(&[line.to_owned()])
     }
 
     /// `transcript.jsonl` becomes `transcript.1.jsonl`, `.1` becomes `.2`, …; the oldest beyond
@@ -279,10 +359,10 @@ mod tests {
     #[test]
     fn rotates_by_size_and_keeps_the_set_number() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
-        let mut t = Transcript::open(Some(dir.path()), 4096, 2, 1024);
+        let mut t = Transcript::open(Some(dir.path()), 4096, 2, 1024, None);
         for i in 0..200 {
             let e = State::entry("request", format!("entry {i:04} {}", "x".repeat(60)));
-            t.append(&e, &Extra::default());
+            t.append(e, Extra::default());
         }
         drop(t);
         // The writer drains after the handle is gone; wait for the last line.
@@ -325,17 +405,17 @@ mod tests {
         };
         for i in 0..20 {
             let e = State::entry("request", format!("entry {i:02}"));
-            assert_eq!(t.append(&e, &Extra::default()), None);
+            assert_eq!(t.append(e, Extra::default()), None);
         }
         assert_eq!(t.dropped, 12);
         // The disk catches up by one line; the next line gets in, carrying the count.
         let mut writer = Writer::open(dir.path(), 1 << 20, 1)?;
         let first = rx.recv()?;
-        writer.write(&first.line)?;
-        t.append(&State::entry("request", "entry 20"), &Extra::default());
+        writer.write(&first.line.line())?;
+        t.append(State::entry("request", "entry 20"), Extra::default());
         assert_eq!(t.dropped, 0);
         drop(t);
-        write_lines(&mut writer, &rx, &Mutex::new(None));
+        write_lines(&mut writer, &rx, &Mutex::new(None), None);
         let text = std::fs::read_to_string(dir.path().join(FILE))?;
         let lines: Vec<Value> = text
             .lines()

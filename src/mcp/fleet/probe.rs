@@ -147,56 +147,77 @@ impl ProbeEntry {
     /// traposId (`"<id>:<label>"`). A label is any text a player typed, so its control
     /// characters are written escaped (`\t`, `\n`) to keep one row a line and six cells.
     pub(super) fn row(&self) -> String {
+        use std::fmt::Write as _;
+        // Written into one string (a page makes ~90 rows, each was a dozen small strings).
+        let mut row = String::with_capacity(160);
+        row.push_str(&one_cell(&self.trapos_id));
+        row.push('\t');
         // `to_rfc3339_opts` rather than `format`: the latter parses its pattern every call.
-        let at = chrono::DateTime::from_timestamp_millis(self.connected_at as i64).map_or_else(
-            || "?".to_owned(),
-            |t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        );
-        let pending = if self.pending_requests.is_empty() {
-            "0".to_owned()
+        match chrono::DateTime::from_timestamp_millis(self.connected_at as i64) {
+            Some(t) => row.push_str(&t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+            None => row.push('?'),
+        }
+        row.push('\t');
+        if self.pending_requests.is_empty() {
+            row.push('0');
         } else {
-            let ids: Vec<String> = self
-                .pending_requests
-                .iter()
-                .filter_map(|r| {
-                    let id = r.get("requestId").and_then(Value::as_str)?;
-                    Some(match r.get("ageMs").and_then(Value::as_u64) {
-                        Some(ms) => format!("{id} {}s", ms / 1000),
-                        None => id.to_owned(),
-                    })
-                })
-                .collect();
-            format!("{} ({})", self.pending, ids.join(" "))
-        };
-        let rtt = match (&self.ping, self.last_rtt_ms) {
+            let _ = write!(row, "{} (", self.pending);
+            let mut first = true;
+            for r in &self.pending_requests {
+                let Some(id) = r.get("requestId").and_then(Value::as_str) else {
+                    continue;
+                };
+                if !first {
+                    row.push(' ');
+                }
+                first = false;
+                row.push_str(id);
+                if let Some(ms) = r.get("ageMs").and_then(Value::as_u64) {
+                    let _ = write!(row, " {}s", ms / 1000);
+                }
+            }
+            row.push(')');
+        }
+        row.push('\t');
+        match (&self.ping, self.last_rtt_ms) {
             (Some(p), _) if p.get("ok") == Some(&Value::Bool(false)) => {
                 let code = p
                     .pointer("/error/code")
                     .and_then(Value::as_str)
                     .unwrap_or("failed");
-                format!("ping {code}")
+                let _ = write!(row, "ping {code}");
             }
-            (_, Some(ms)) => ms.to_string(),
-            (_, None) => "-".to_owned(),
-        };
+            (_, Some(ms)) => {
+                let _ = write!(row, "{ms}");
+            }
+            (_, None) => row.push('-'),
+        }
         let policy = |k: &str| self.policy.get(k).and_then(Value::as_str).unwrap_or("?");
-        let id = one_cell(&self.trapos_id);
-        let client = match (&self.client, &self.client_version) {
-            (Some(c), Some(v)) => format!("{c} {v}"),
-            (Some(c), None) => c.clone(),
-            (None, Some(v)) => v.clone(),
-            (None, None) => "-".to_owned(),
-        };
-        format!(
-            "{id}\t{at}\t{pending}\t{rtt}\t{}/{}/{}\t{}\t{}\t{}\t{}",
+        let _ = write!(
+            row,
+            "\t{}/{}/{}\t",
             policy("exec"),
             policy("write"),
-            policy("read"),
-            self.serves.join(","),
-            self.device_cell(),
-            one_cell(self.runtime.as_deref().unwrap_or("-")),
-            one_cell(&client),
-        )
+            policy("read")
+        );
+        for (i, s) in self.serves.iter().enumerate() {
+            if i > 0 {
+                row.push(',');
+            }
+            row.push_str(s);
+        }
+        row.push('\t');
+        row.push_str(&self.device_cell());
+        row.push('\t');
+        row.push_str(&one_cell(self.runtime.as_deref().unwrap_or("-")));
+        row.push('\t');
+        match (&self.client, &self.client_version) {
+            (Some(c), Some(v)) => row.push_str(&one_cell(&format!("{c} {v}"))),
+            (Some(c), None) => row.push_str(&one_cell(c)),
+            (None, Some(v)) => row.push_str(&one_cell(v)),
+            (None, None) => row.push('-'),
+        }
+        row
     }
 }
 
