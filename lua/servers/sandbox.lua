@@ -452,7 +452,16 @@ local function handleRequest(msg, payloadText)
         -- Handed over by a call (apis/libsandbox.lua, `bus`): nothing can drop it, so it counts
         -- as accepted at once; the job's first run (a short request's whole run) happens now.
         entry.hand, entry.misses = nil, 0
-        direct(localId, msg.request, payloadText or "{}", msg.timeout_ms, blob and blob.parts or nil, heard)
+        -- The server's code runs in the daemon's turn: whatever goes wrong there must not end
+        -- the daemon (and the link with it); the request is answered instead.
+        local called, err = pcall(direct, localId, msg.request, payloadText or "{}", msg.timeout_ms, blob and blob.parts or nil, heard)
+        if not called then
+            log("hand-over of " .. msg.id .. " failed: " .. tostring(err))
+            if inflight[localId] == entry then
+                inflight[localId] = nil
+                return respondError(msg.id, "internal", "the request could not be handed to its server: " .. tostring(err))
+            end
+        end
         -- Answered already (a short request): the answer is its receipt, one frame fewer.
         if inflight[localId] == entry then sendRaw(receipt) end
     else
