@@ -456,6 +456,10 @@ local function handleRequest(msg, payloadText)
         -- the daemon (and the link with it); the request is answered instead.
         local called, err = pcall(direct, localId, msg.request, payloadText or "{}", msg.timeout_ms, blob and blob.parts or nil, heard)
         if not called then
+            -- CC's abort of a chunk that would not yield (the error escaping every pcall once the
+            -- computer is being shut down) is not the server's fault: it goes on up, as it would
+            -- have from the server's own coroutine.
+            if tostring(err):find("Too long without yielding", 1, true) then error(err, 0) end
             log("hand-over of " .. msg.id .. " failed: " .. tostring(err))
             if inflight[localId] == entry then
                 inflight[localId] = nil
