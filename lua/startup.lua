@@ -138,9 +138,15 @@ local procs = {}
 
 local phase = "linking" -- linking | ready | player
 
+-- The one hidden terminal the client's programs share once the player's shell runs (nobody
+-- sees it, so they may share it): passing an event from one of them to the next then needs no
+-- term.redirect, which walks every function of the native terminal each time (CC's
+-- rom/apis/term.lua, term.redirect).
+local hidden
+
 local function spawn(name, fn, client)
     -- Once the player's shell runs, a client program started later draws nowhere either.
-    local t = client and phase == "player" and hiddenTerm(parent) or parent
+    local t = client and phase == "player" and hidden or parent
     local p = { name = name, co = coroutine.create(fn), term = t, client = client }
     procs[#procs + 1] = p
     return p
@@ -174,14 +180,15 @@ end
 -- Each program draws on its own terminal while it runs, as multishell does for its tabs. While
 -- a client program runs, the timers it starts are marked as the client's (os is one table for
 -- every program on the computer, so it is swapped only for the length of the resume).
+-- The terminal is redirected only when the program's differs from the one current, and is
+-- left as the program left it: the wrapper itself draws only through explicit redirects.
 local function resume(p, ev)
     if p.filter ~= nil and p.filter ~= ev[1] and ev[1] ~= "terminate" then return end
-    local prev = term.redirect(p.term)
+    if term.current() ~= p.term then term.redirect(p.term) end
     if p.client then os.startTimer, os.setAlarm = clientStartTimer, clientSetAlarm end
     local ok, f = coroutine.resume(p.co, table.unpack(ev, 1, ev.n))
     os.startTimer, os.setAlarm = nativeStartTimer, nativeSetAlarm
     p.term = term.current()
-    term.redirect(prev)
     if not ok then error(f, 0) end
     p.filter = f
 end
@@ -290,10 +297,9 @@ local function run()
         elseif phase == "ready" and ev[1] == "trapdesk_shell_start" then
             phase = "player"
             local _, y = parent.getCursorPos()
-            for _, p in ipairs(procs) do
-                p.term = hiddenTerm(parent)
-                p.term.setCursorPos(1, y)
-            end
+            hidden = hiddenTerm(parent)
+            hidden.setCursorPos(1, y)
+            for _, p in ipairs(procs) do p.term = hidden end
             playerProc = spawn("player", player, false)
             playerProc.term = parent
             resume(playerProc, { n = 0 })

@@ -402,6 +402,30 @@ async fn measure_on_craftos_pc() {
     measure_floor(&w).await;
 }
 
+/// Issue 24 (wire2): the same figures with the client's direct hand-over (a request and its
+/// answer as calls between the daemon and the server, one event per short request) and then,
+/// in the same run on the same computer, with it switched off (the shared table emptied, so
+/// both sides fall back to the `trapdesk_request` / `trapdesk_respond` events).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check: run it with --ignored --nocapture (needs CRAFTOS_PC)"]
+async fn measure_direct_and_events_on_craftos_pc() {
+    let spec = Spec {
+        disk_space: Some(16_000_000),
+        ..Spec::default()
+    };
+    let w = World::boot_with(Runtime::CraftOs, &[("store", spec)]).await;
+    measure_floor(&w).await;
+    measure_mode(&w, "binary, direct").await;
+    let r = w
+        .call(
+            "exec-lua",
+            json!({"traposId": "store", "code": "_G.trapdeskClient.servers = {} _G.trapdeskClient.daemon = nil return true"}),
+        )
+        .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    measure_mode(&w, "binary, events").await;
+}
+
 /// Where a 500 KB write-file's time goes on the computer: `files.writeFile` alone (journal,
 /// quota checks, new copy, swap) against a bare write, timed inside CraftOS-PC.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -353,8 +353,8 @@ const CASES: &[(&str, &str)] = &[
         r#"nil | "Not Found" | 404 | """#,
     ),
     (
-        r#"local h = http.get(BASE .. "/install.lua") local t = {} for k in pairs(h) do t[#t+1] = k end table.sort(t) local code, body = h.getResponseCode(), h.readAll() h.close() return show(table.concat(t, ","), code, body:sub(1, 22))"#,
-        r#""close,getResponseCode,getResponseHeaders,read,readAll,readLine,seek" | 200 | "--- trapdesk installer""#,
+        r#"local h = http.get(BASE .. "/install.lua") local t = {} for k in pairs(h) do t[#t+1] = k end table.sort(t) local code, body = h.getResponseCode(), h.readAll() h.close() return show(table.concat(t, ","), code, type(load(body, "=install", "t", {})))"#,
+        r#""close,getResponseCode,getResponseHeaders,read,readAll,readLine,seek" | 200 | "function""#,
     ),
     (
         r#"local h = http.get(BASE .. "/install.lua", nil, true) local b = h.read() h.close() return show(type(b))"#,

@@ -73,6 +73,26 @@ local function uniqueId(prefix)
     return ("%s%d-%d-%d-%d"):format(prefix, id, os.epoch and os.epoch("utc") or 0, counter, math.random(1, 0x7fffffff))
 end
 
+-- Under the startup wrapper (startup.lua) the client's programs share one table,
+-- `_G.trapdeskClient`: the daemon puts its entry points there (`daemon.respond`,
+-- `daemon.output`) and each server its own (`servers[owner]`), so a request and its answer go
+-- between them as plain calls, with no `trapdesk_request`/`trapdesk_respond` event that every
+-- coroutine on the computer would be resumed for (issue 24). Without the wrapper (or before
+-- the daemon is up) the events below carry them as before.
+local function bus()
+    local c = rawget(_G, "trapdeskClient")
+    return type(c) == "table" and c or nil
+end
+sandbox.bus = bus
+
+--- Hand `kind` ("respond" or "output") to the daemon: a call when it is reachable, else its event.
+local function toDaemon(kind, ...)
+    local b = bus()
+    local d = b and b.daemon
+    if type(d) == "table" and d[kind] then return d[kind](...) end
+    os.queueEvent(E[kind], ...)
+end
+
 local function encodeOr(value, fallback)
     local ok, text = pcall(json.encode, value)
     if ok then return text end
@@ -85,12 +105,12 @@ end
 -- @tparam table payload The payload, or the error `{code, message, output?}`.
 function sandbox.respond(id, ok, payload)
     if ok then
-        os.queueEvent(E.respond, id, true, encodeOr(payload == nil and {} or payload, function(err)
+        toDaemon("respond", id, true, encodeOr(payload == nil and {} or payload, function(err)
             return { ok = false, error = "response could not be encoded: " .. err }
         end))
     else
         if type(payload) ~= "table" then payload = { code = "internal", message = tostring(payload) } end
-        os.queueEvent(E.respond, id, false, encodeOr(payload, function(err)
+        toDaemon("respond", id, false, encodeOr(payload, function(err)
             return { code = "internal", message = "error could not be encoded: " .. err }
         end))
     end
@@ -101,7 +121,7 @@ end
 -- @tparam string stream "out" or "err".
 -- @tparam string text The text.
 function sandbox.output(id, stream, text)
-    os.queueEvent(E.output, id, stream, text)
+    toDaemon("output", id, stream, text)
 end
 
 --- Ask the host something (computer_request), waiting for the answer.
@@ -222,7 +242,7 @@ function sandbox.serve(types, handler, opts)
                 local answer = res[2]
                 local parts = answer.parts
                 -- One piece goes as a string; more as the list (the daemon fragments from it).
-                os.queueEvent(E.respond, job.req.id, answer.ok, #parts == 1 and parts[1] or parts, answer.blob)
+                toDaemon("respond", job.req.id, answer.ok, #parts == 1 and parts[1] or parts, answer.blob)
             end
         else
             job.filter = res[2]
@@ -293,6 +313,20 @@ function sandbox.serve(types, handler, opts)
         sandbox.respond(id, false, err)
     end
 
+    -- The daemon's direct hand-over (see `bus`): the job starts at once, in the daemon's turn
+    -- for the event that brought the request (`heard`: that frame's text). It must not be
+    -- given that same event when this loop gets it next, as a job started by a
+    -- `trapdesk_request` never sees that event (the snapshot below).
+    local shared = bus()
+    if shared then
+        shared.servers = shared.servers or {}
+        shared.servers[owner] = function(id, type_, payloadJson, timeout_ms, blob, heard)
+            if done[id] or jobs[id] then return end
+            start(id, type_, payloadJson, timeout_ms, blob)
+            if jobs[id] then jobs[id].skip = heard end
+        end
+    end
+
     os.queueEvent(E.stop, name, owner)
     announce()
     local meter = pace.meter(name)
@@ -342,13 +376,17 @@ function sandbox.serve(types, handler, opts)
             if kind ~= "terminate" and kind ~= E.input then
                 for _, id in ipairs(ids) do
                     local job = jobs[id] -- nil when it finished or was cancelled meanwhile
-                    if job and (job.filter == nil or job.filter == kind) then
+                    local heard = job and job.skip
+                    if heard ~= nil then job.skip = nil end
+                    if job and (job.filter == nil or job.filter == kind)
+                        and not (heard ~= nil and kind == "websocket_message" and ev[3] == heard) then
                         step(job, table.unpack(ev, 1, ev.n))
                     end
                 end
             end
         end
     end)
+    if shared and shared.servers then shared.servers[owner] = nil end
     -- Whatever ended the loop, tell the daemon, and fail what was running.
     for _, id in ipairs({ table.unpack(order) }) do
         remove(id)

@@ -113,6 +113,13 @@ local SCREEN_BACKLOG = 4 -- more waiting than this: drop them and ask the screen
 
 local function setPhase(p) phase, phaseSince = p, clock() end
 
+-- The table the client's programs share under the startup wrapper (apis/libsandbox.lua, `bus`):
+-- requests go to their server, and answers and output come back, as plain calls.
+local bus = type(rawget(_G, "trapdeskClient")) == "table" and rawget(_G, "trapdeskClient") or nil
+local heard     -- the text of the websocket_message being handled (a job started by it skips it)
+local daemonCo  -- the daemon's own coroutine: sending (which may pause) happens only there
+local flushAsked = false
+
 -- Binary frames (docs/protocol.md, "Binary frames"): file contents and output go as raw bytes,
 -- one `ws.send(data, true)` each, with no base64 or JSON escaping on this computer. A runtime
 -- can when a binary `websocket_message` brings the frame's bytes as they are and `ws.send`
@@ -427,7 +434,7 @@ local function handleRequest(msg, payloadText)
     end
     -- The receipt: the host fails a request with none within 10 s as lost (CC may drop the
     -- frame's websocket_message from a full event queue; docs/protocol.md, "Receipts").
-    sendRaw('{"id":' .. json.encodeString(msg.id) .. ',"type":"received"}')
+    local receipt = '{"id":' .. json.encodeString(msg.id) .. ',"type":"received"}'
     local localId = conn .. "/" .. msg.id
     -- The payload goes on as the JSON text it came in (never decoded here), so a large one is
     -- not decoded and encoded again: the serving program decodes it, in slices. The text is a
@@ -438,7 +445,33 @@ local function handleRequest(msg, payloadText)
         entry.detach, entry.by, entry.held, entry.dropped = true, msg.detach.by, 0, 0
     end
     inflight[localId] = entry
-    os.queueEvent("trapdesk_request", table.unpack(entry.hand, 1, 6))
+    -- A payload that came in fragments (a list of pieces) is big work for its server, done in
+    -- slices of its own turns: it still goes by event, so the daemon's turn stays short.
+    local direct = bus and type(payloadText) ~= "table" and type(bus.servers) == "table" and bus.servers[owner]
+    if direct then
+        -- Handed over by a call (apis/libsandbox.lua, `bus`): nothing can drop it, so it counts
+        -- as accepted at once; the job's first run (a short request's whole run) happens now.
+        entry.hand, entry.misses = nil, 0
+        -- The server's code runs in the daemon's turn: whatever goes wrong there must not end
+        -- the daemon (and the link with it); the request is answered instead.
+        local called, err = pcall(direct, localId, msg.request, payloadText or "{}", msg.timeout_ms, blob and blob.parts or nil, heard)
+        if not called then
+            -- CC's abort of a chunk that would not yield (the error escaping every pcall once the
+            -- computer is being shut down) is not the server's fault: it goes on up, as it would
+            -- have from the server's own coroutine.
+            if tostring(err):find("Too long without yielding", 1, true) then error(err, 0) end
+            log("hand-over of " .. msg.id .. " failed: " .. tostring(err))
+            if inflight[localId] == entry then
+                inflight[localId] = nil
+                return respondError(msg.id, "internal", "the request could not be handed to its server: " .. tostring(err))
+            end
+        end
+        -- Answered already (a short request): the answer is its receipt, one frame fewer.
+        if inflight[localId] == entry then sendRaw(receipt) end
+    else
+        sendRaw(receipt)
+        os.queueEvent("trapdesk_request", table.unpack(entry.hand, 1, 6))
+    end
 end
 
 --- What becomes of requests whose events CC dropped (see ACCEPT_S): called every second.
@@ -828,6 +861,54 @@ local function connect()
     end
 end
 
+--- Output of request `a` (stream `b`, text `c`): from `trapdesk_output`, or called by the
+-- serving program (apis/libsandbox.lua, `bus`). It waits for the next flush.
+local function gotOutput(a, b, c)
+    if inflight[a] and type(c) == "string" then
+        local stream = b == "err" and "err" or "out"
+        local last = outQueue[#outQueue]
+        -- Texts are kept as they came (a list), not joined: joining in a loop copies the
+        -- whole backlog of output for every new piece.
+        if last and not last.respond and last.id == a and last.stream == stream then
+            last.parts[#last.parts + 1] = c
+        else
+            outQueue[#outQueue + 1] = { id = a, wire = inflight[a].wire, stream = stream, parts = { c }, i = 1, pos = 1 }
+        end
+        local e = inflight[a]
+        if e.detach and phase ~= "linked" then
+            e.held = e.held + #c
+            holdBounded(e, a)
+        end
+        if not flushTimer then flushTimer = startTimer("flush", OUTPUT_EVERY) end
+    end
+end
+
+--- The answer to request `a`: from `trapdesk_respond`, or called by the serving program.
+local function gotRespond(a, b, c, d)
+    local entry = inflight[a]
+    if not entry then return end
+    inflight[a] = nil
+    -- c is the JSON text: a string, or a list of pieces (a large answer).
+    if type(c) ~= "string" and type(c) ~= "table" then c = json.encode({ code = "internal", message = "no payload" }) b = false end
+    -- The answer queues behind the request's output, so output always arrives first.
+    -- d: a page's raw bytes, sent in binary frames before the answer.
+    outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c,
+        blob = (type(d) == "string" or type(d) == "table") and d or nil, entry = entry.detach and entry or nil }
+    if coroutine.running() == daemonCo then
+        flushOutput()
+    elseif not flushAsked then
+        -- Called from another program's coroutine (a request answered after a yield): sending
+        -- may pause for events, which must be the daemon's own, so the daemon sends it in its
+        -- next turn, woken by an event of its own.
+        flushAsked = true
+        os.queueEvent("trapdesk_flush")
+    end
+end
+
+if bus then
+    bus.daemon = { respond = gotRespond, output = gotOutput }
+end
+
 -- Main loop -------------------------------------------------------------------------
 
 --- A label set on the computer (`label set`, os.setComputerLabel) goes to the host at once:
@@ -879,10 +960,12 @@ os.queueEvent("trapdesk_daemon_up")
 tickTimer = startTimer("tick", 1)
 connect()
 
+daemonCo = coroutine.running()
 while true do
     local ev, a, b, c, d, e = nextEvent()
     overdue()
     if ev == "websocket_message" and a == wsUrl and ws then
+        heard = b
         if c and linkBinary then
             handleBinary(b)
         elseif c then
@@ -924,35 +1007,12 @@ while true do
     elseif ev == "trapdesk_alive" then
         requestState(a, b)
     elseif ev == "trapdesk_output" then
-        if inflight[a] and type(c) == "string" then
-            local stream = b == "err" and "err" or "out"
-            local last = outQueue[#outQueue]
-            -- Texts are kept as they came (a list), not joined: joining in a loop copies the
-            -- whole backlog of output for every new piece.
-            if last and not last.respond and last.id == a and last.stream == stream then
-                last.parts[#last.parts + 1] = c
-            else
-                outQueue[#outQueue + 1] = { id = a, wire = inflight[a].wire, stream = stream, parts = { c }, i = 1, pos = 1 }
-            end
-            local e = inflight[a]
-            if e.detach and phase ~= "linked" then
-                e.held = e.held + #c
-                holdBounded(e, a)
-            end
-            if not flushTimer then flushTimer = startTimer("flush", OUTPUT_EVERY) end
-        end
+        gotOutput(a, b, c)
     elseif ev == "trapdesk_respond" then
-        local entry = inflight[a]
-        if entry then
-            inflight[a] = nil
-            -- c is the JSON text: a string, or a list of pieces (a large answer).
-            if type(c) ~= "string" and type(c) ~= "table" then c = json.encode({ code = "internal", message = "no payload" }) b = false end
-            -- The answer queues behind the request's output, so output always arrives first.
-            -- d: a page's raw bytes, sent in binary frames before the answer.
-            outQueue[#outQueue + 1] = { respond = true, wire = entry.wire, ok = b == true, json = c,
-                blob = (type(d) == "string" or type(d) == "table") and d or nil, entry = entry.detach and entry or nil }
-            flushOutput()
-        end
+        gotRespond(a, b, c, d)
+    elseif ev == "trapdesk_flush" then
+        flushAsked = false
+        flushOutput()
     elseif ev == "trapdesk_screen" then
         if phase == "linked" and type(a) == "string" then
             if #screenQueue >= SCREEN_BACKLOG then
@@ -978,6 +1038,7 @@ while true do
         end
     elseif ev == "trapdesk_stop" and a == "daemon" and b ~= instance then
         log("stopped by " .. tostring(b))
+        if bus and bus.daemon and bus.daemon.respond == gotRespond then bus.daemon = nil end
         if ws then pcall(ws.close) end
         return
     end
