@@ -640,31 +640,40 @@ fn de_json_text<'de, D: serde::Deserializer<'de>>(
     }))
 }
 
+/// Every name a log entry's `event` can have: the host writes only these. One list for every
+/// reader that turns a stored or received name back into the `&'static str` the entry holds
+/// (the attached console, `history.db`), so a new event is added in one place.
+pub(crate) const EVENT_NAMES: &[&str] = &[
+    "linked",
+    "unlinked",
+    "refused",
+    "relabelled",
+    "back",
+    "request",
+    "finished",
+    "tool_call",
+    "tool_result",
+    "dropped",
+    "transcript_failed",
+    "approved",
+    "approval_asked",
+    "policy",
+    "paused",
+    "resumed",
+    "output",
+    "detached",
+    "adopted",
+    "call",
+];
+
+/// The known event name equal to `name`, if any.
+pub(crate) fn event_name(name: &str) -> Option<&'static str> {
+    EVENT_NAMES.iter().find(|k| **k == name).copied()
+}
+
 /// The log's event names are a closed set written by the host; one this build does not know
 /// (a newer host's) reads as `other`, never as a leaked string.
 fn de_event_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-    const KNOWN: &[&str] = &[
-        "linked",
-        "unlinked",
-        "refused",
-        "relabelled",
-        "back",
-        "request",
-        "finished",
-        "tool_call",
-        "tool_result",
-        "dropped",
-        "transcript_failed",
-        "approved",
-        "policy",
-        "paused",
-        "resumed",
-        "output",
-        "adopted",
-        "approval_asked",
-        "detached",
-        "call",
-    ];
     let s = String::deserialize(d)?;
-    Ok(KNOWN.iter().find(|k| **k == s).copied().unwrap_or("other"))
+    Ok(event_name(&s).unwrap_or("other"))
 }

@@ -354,33 +354,10 @@ fn entry_of(line: &str) -> Option<LogEntry> {
     })
 }
 
-/// The log's events are `&'static str`; one read back is matched to its name here.
+/// The log's events are `&'static str`; one read back is matched to its name here (an
+/// unknown one, written by a newer host, reads as `event`).
 fn event_name(name: &str) -> &'static str {
-    const EVENTS: &[&str] = &[
-        "linked",
-        "unlinked",
-        "refused",
-        "relabelled",
-        "back",
-        "request",
-        "finished",
-        "tool_call",
-        "tool_result",
-        "dropped",
-        "transcript_failed",
-        "approved",
-        "approval_asked",
-        "policy",
-        "paused",
-        "resumed",
-        "detached",
-        "adopted",
-    ];
-    EVENTS
-        .iter()
-        .find(|e| **e == name)
-        .copied()
-        .unwrap_or("event")
+    super::model::event_name(name).unwrap_or("event")
 }
 
 #[cfg(test)]
