@@ -104,6 +104,7 @@ impl Kernel {
 }
 
 /// When the running coroutine was last resumed, for "Too long without yielding".
+#[derive(Debug)]
 pub(crate) struct Watchdog {
     pub resumed_at: Instant,
     pub warned_at: Option<Instant>,

@@ -194,6 +194,7 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
                 max_message: c.max_websocket_message,
                 closed: is_closed.clone(),
                 tx,
+                watchdog: c.watchdog.clone(),
             })),
         ],
     );

@@ -27,6 +27,12 @@ pub(crate) struct WsHandle {
     /// socket closed before queueing the event).
     pub(super) closed: Arc<AtomicBool>,
     pub(super) tx: tokio::sync::mpsc::UnboundedSender<WsCmd>,
+    /// The computer's watchdog: once its hard abort has struck, nothing more leaves the
+    /// computer. CC: Tweaked closes the Lua machine at the hard abort (`ComputerExecutor`'s
+    /// abort), so no code runs to send; here the hook raises between instructions instead, and
+    /// a `pcall` may run a few more lines before the error escapes, which must not reach the
+    /// socket.
+    pub(super) watchdog: Arc<std::sync::Mutex<super::kernel::Watchdog>>,
 }
 
 /// The userdata the bios wraps into CC's websocket handle table.
@@ -39,6 +45,11 @@ impl UserData for WsUser {
             |lua, h, (msg, binary): (mlua::LuaString, Option<bool>)| {
                 if h.0.closed.load(Ordering::SeqCst) {
                     return (false, "attempt to use a closed file").into_lua_multi(lua);
+                }
+                if super::kernel::lock(&h.0.watchdog).killed {
+                    return Err(mlua::Error::RuntimeError(
+                        "Too long without yielding".to_owned(),
+                    ));
                 }
                 let bytes = msg.as_bytes().to_vec();
                 // CC: Tweaked's WebsocketHandle.send: only a non-zero limit is checked.
