@@ -94,6 +94,7 @@ impl Session {
             settings.transcript_keep,
             settings.transcript_queue,
             history.clone(),
+            settings.transcript_full_text,
         );
         let first_seq = history.as_ref().map_or(1, |h| h.first_seq());
         let recent: VecDeque<LogEntry> = history

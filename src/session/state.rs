@@ -211,24 +211,24 @@ impl State {
         entry.seq = self.next_log;
         self.next_log += 1;
         entry.time_ms = epoch_ms(SystemTime::now());
-        // What the transcript keeps of big payloads: their size, hash and head (docs/security.md).
-        if !self.settings.transcript_full_text
-            && let Some(args) = &extra.args
-            && super::history::trim::needs_trim(args)
-        {
-            extra.args = Some(super::history::trim::trim(args));
-        }
         let failed = if self.transcript.is_on() {
             // The writer thread makes the line (off the session's lock) and hands it to the
             // history too: it gets its own copy of the entry, which the recent log and the live
             // views keep too.
             self.transcript.append(entry.clone(), extra)
         } else {
-            // No transcript file (or its writer stopped): the history still gets the line.
-            if let Some(h) = &self.history
-                && let Some(line) = super::transcript::line(&entry, &extra)
-            {
-                h.log(entry.seq, entry.time_ms, line);
+            // No transcript file (or its writer stopped): the history still gets the line, with
+            // big payloads kept as their size, hash and head (docs/security.md).
+            if let Some(h) = &self.history {
+                if !self.settings.transcript_full_text
+                    && let Some(args) = &extra.args
+                    && super::history::trim::needs_trim(args)
+                {
+                    extra.args = Some(super::history::trim::trim(args));
+                }
+                if let Some(line) = super::transcript::line(&entry, &extra) {
+                    h.log(entry.seq, entry.time_ms, line);
+                }
             }
             None
         };

@@ -67,13 +67,16 @@ pub struct Transcript {
 impl Transcript {
     /// Starts writing to `dir/transcript.jsonl`; `None` keeps no transcript. With `history`,
     /// the writer thread also hands each line it makes to `history.db`, so a line is
-    /// serialized once, off the session's lock, for both.
+    /// serialized once, off the session's lock, for both. Unless `full_text`, the writer
+    /// keeps big payloads as their size, hash and head (`history::trim`): hashing a file's
+    /// contents is work for that thread, not for the request under the session's lock.
     pub fn open(
         dir: Option<&Path>,
         max_bytes: u64,
         keep: usize,
         queue: usize,
         history: Option<Arc<History>>,
+        full_text: bool,
     ) -> Self {
         let Some(dir) = dir else {
             return Transcript::off();
@@ -93,7 +96,7 @@ impl Transcript {
         let (tx, rx) = mpsc::sync_channel::<Queued>(queue.max(1));
         let spawned = std::thread::Builder::new()
             .name("transcript".into())
-            .spawn(move || write_lines(&mut writer, &rx, &failed, history.as_deref()));
+            .spawn(move || write_lines(&mut writer, &rx, &failed, history.as_deref(), full_text));
         match spawned {
             Ok(_) => Transcript {
                 tx: Some(tx),
@@ -168,6 +171,15 @@ struct Record {
 }
 
 impl Record {
+    /// What the transcript keeps of big payloads: their size, hash and head (docs/security.md).
+    fn trim(&mut self) {
+        if let Some(args) = &self.extra.args
+            && super::history::trim::needs_trim(args)
+        {
+            self.extra.args = Some(super::history::trim::trim(args));
+        }
+    }
+
     /// The line's JSON, with no newline.
     fn line(&self) -> String {
         serde_json::to_string(&Line {
@@ -192,6 +204,7 @@ fn write_lines(
     rx: &mpsc::Receiver<Queued>,
     failed: &Mutex<Option<String>>,
     history: Option<&History>,
+    full_text: bool,
 ) {
     let mut burst: Vec<String> = Vec::new();
     while let Ok(first) = rx.recv() {
@@ -203,11 +216,15 @@ fn write_lines(
                 tracing::warn!("transcript: {lost} lines dropped (the disk fell behind)");
                 burst.push(gap_line(lost));
             }
-            let line = q.line.line();
+            let mut record = q.line;
+            if !full_text {
+                record.trim();
+            }
+            let line = record.line();
             // Nothing in a record fails to serialize; were it to, no line beats an empty one.
             if !line.is_empty() {
                 if let Some(h) = history {
-                    h.log(q.line.entry.seq, q.line.entry.time_ms, line.clone());
+                    h.log(record.entry.seq, record.entry.time_ms, line.clone());
                 }
                 burst.push(line);
             }
@@ -357,9 +374,37 @@ mod tests {
     use crate::session::state::State;
 
     #[test]
+    fn the_writer_keeps_file_contents_as_their_hash_unless_full_text()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let content = "A".repeat(10_000);
+        for full_text in [false, true] {
+            let dir = tempfile::tempdir()?;
+            let mut t = Transcript::open(Some(dir.path()), 1 << 20, 1, 16, None, full_text);
+            let extra = Extra {
+                args: Some(serde_json::json!({"path": "a.txt", "content": content})),
+                ..Extra::default()
+            };
+            t.append(State::entry("request", "write-file".to_owned()), extra);
+            drop(t);
+            let path = dir.path().join(FILE);
+            let mut text = String::new();
+            for _ in 0..200 {
+                text = std::fs::read_to_string(&path).unwrap_or_default();
+                if text.ends_with('\n') {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            assert_eq!(text.contains(&content), full_text, "{text}");
+            assert_eq!(text.contains("sha256"), !full_text, "{text}");
+        }
+        Ok(())
+    }
+
+    #[test]
     fn rotates_by_size_and_keeps_the_set_number() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
-        let mut t = Transcript::open(Some(dir.path()), 4096, 2, 1024, None);
+        let mut t = Transcript::open(Some(dir.path()), 4096, 2, 1024, None, false);
         for i in 0..200 {
             let e = State::entry("request", format!("entry {i:04} {}", "x".repeat(60)));
             t.append(e, Extra::default());
@@ -415,7 +460,7 @@ mod tests {
         t.append(State::entry("request", "entry 20"), Extra::default());
         assert_eq!(t.dropped, 0);
         drop(t);
-        write_lines(&mut writer, &rx, &Mutex::new(None), None);
+        write_lines(&mut writer, &rx, &Mutex::new(None), None, false);
         let text = std::fs::read_to_string(dir.path().join(FILE))?;
         let lines: Vec<Value> = text
             .lines()
