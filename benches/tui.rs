@@ -137,6 +137,7 @@ fn fleet_frame(how: &str) -> f64 {
             host: None,
             max_message: 131_072,
             machine: Default::default(),
+            status: None,
         })
         .collect();
     // What one pull of a changed list costs the console (filter, groups, counts, rows).

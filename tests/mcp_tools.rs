@@ -12,7 +12,7 @@ use fake::{call, connect, connect_stateless, data, host, start_call, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 18] = [
+const TOOLS: [&str; 20] = [
     "probe-computers",
     "exec-lua-many",
     "exec-lua",
@@ -31,6 +31,8 @@ const TOOLS: [&str; 18] = [
     "read-screen",
     "send-input",
     "reboot-computer",
+    "list-peripherals",
+    "turtle-info",
 ];
 
 #[tokio::test]
@@ -118,8 +120,49 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
         (Some(false), Some(true), Some(true))
     );
     let props = input.input_schema.get("properties").unwrap();
-    for field in ["traposId", "text", "keys", "paste", "waitMs"] {
+    for field in [
+        "traposId", "text", "keys", "paste", "waitMs", "monitor", "touch",
+    ] {
         assert!(props.get(field).is_some(), "send-input lacks {field}");
+    }
+    let screen_props = screen.input_schema.get("properties").unwrap();
+    assert!(
+        screen_props.get("monitor").is_some(),
+        "read-screen lacks monitor"
+    );
+    // The new read-only tools: one argument, a traposId; their output schemas name their
+    // fields.
+    for (name, fields) in [
+        ("list-peripherals", &["peripherals", "count"][..]),
+        (
+            "turtle-info",
+            &["fuel", "fuelLimit", "selected", "slots"][..],
+        ),
+    ] {
+        let t = tools.iter().find(|t| t.name == name).unwrap();
+        let a = t.annotations.as_ref().unwrap();
+        assert_eq!(
+            (a.read_only_hint, a.destructive_hint, a.idempotent_hint),
+            (Some(true), Some(false), Some(true)),
+            "{name}"
+        );
+        let props = t
+            .input_schema
+            .get("properties")
+            .unwrap()
+            .as_object()
+            .unwrap();
+        assert_eq!(props.keys().collect::<Vec<_>>(), vec!["traposId"], "{name}");
+        let out = t.output_schema.as_ref().unwrap();
+        for f in fields {
+            assert!(out["properties"].get(*f).is_some(), "{name} lacks {f}");
+        }
+    }
+    let probe = tools.iter().find(|t| t.name == "probe-computers").unwrap();
+    let entry =
+        &probe.output_schema.as_ref().unwrap()["properties"]["computers"]["items"]["properties"];
+    for f in ["peripherals", "monitors", "fuel", "fuelLimit", "selected"] {
+        assert!(entry.get(f).is_some(), "probe-computers entries lack {f}");
     }
 }
 

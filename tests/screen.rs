@@ -25,6 +25,7 @@ use fake::{data, text};
 use serde_json::{Value, json};
 use support::wait_until;
 use trapdesk::session::Origin;
+use trapdesk::session::screen::Display;
 use world::{Runtime, Spec, World};
 
 /// Boots one computer per label and waits until each serves the mirror.
@@ -380,23 +381,23 @@ async fn updates_flow_only_while_watched(rt: Runtime) {
     // Not watched: typing changes the computer's screen but the host's copy stays as read.
     w.type_at("watch", "abc").await;
     tokio::time::sleep(Duration::from_millis(600)).await;
-    let held = session.screen(&id).unwrap();
+    let held = session.screen(&id, &Display::Terminal).unwrap();
     assert!(
         !held.text_rows().iter().any(|r| r.contains("abc")),
         "no update may arrive while nobody watches"
     );
     // Watched: a full frame, then updates as the screen changes, by themselves (no read).
-    let watch = session.watch_screen(&id).unwrap();
+    let watch = session.watch_screen(&id, Display::Terminal).unwrap();
     wait_until(|| {
         session
-            .screen(&id)
+            .screen(&id, &Display::Terminal)
             .is_some_and(|f| f.text_rows().iter().any(|r| r == "> abc"))
     })
     .await;
     w.type_at("watch", "def").await;
     wait_until(|| {
         session
-            .screen(&id)
+            .screen(&id, &Display::Terminal)
             .is_some_and(|f| f.text_rows().iter().any(|r| r == "> abcdef") && f.cursor_x == 9)
     })
     .await;
@@ -406,7 +407,7 @@ async fn updates_flow_only_while_watched(rt: Runtime) {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(
         !session
-            .screen(&id)
+            .screen(&id, &Display::Terminal)
             .unwrap()
             .text_rows()
             .iter()
@@ -484,13 +485,20 @@ async fn turtle_and_pocket_sizes_and_a_resize_are_followed(rt: Runtime) {
     // Watched: a resize sends a whole frame by itself, the prompt kept where it fits (on
     // CraftOS-PC, multishell redraws its tabs at the new size).
     let id = w.trapos("pocket");
-    let watch = w.session().watch_screen(&id).unwrap();
-    wait_until(|| w.session().screen(&id).is_some_and(|f| f.width == 26)).await;
+    let watch = w.session().watch_screen(&id, Display::Terminal).unwrap();
+    wait_until(|| {
+        w.session()
+            .screen(&id, &Display::Terminal)
+            .is_some_and(|f| f.width == 26)
+    })
+    .await;
     w.computer_mut("pocket").resize(30, 10);
     wait_until(|| {
-        w.session().screen(&id).is_some_and(|f| {
-            f.width == 30 && f.height == 10 && f.text_rows().iter().any(|r| r.starts_with('>'))
-        })
+        w.session()
+            .screen(&id, &Display::Terminal)
+            .is_some_and(|f| {
+                f.width == 30 && f.height == 10 && f.text_rows().iter().any(|r| r.starts_with('>'))
+            })
     })
     .await;
     drop(watch);
@@ -683,7 +691,7 @@ async fn bench_redraw_watched_vs_unwatched() {
         let (wall, cpu) = run(redraw_loop(frames)).await;
         plain.push(wall);
         plain_cpu.push(cpu);
-        let watch = w.session().watch_screen(&id).unwrap();
+        let watch = w.session().watch_screen(&id, Display::Terminal).unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (wall, cpu) = run(redraw_loop(frames)).await;
         watched.push(wall);

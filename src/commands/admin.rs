@@ -483,6 +483,8 @@ pub fn readable(line: &Value) -> String {
                 | Kind::MakeDir
                 | Kind::Screen
                 | Kind::Input
+                | Kind::Peripherals
+                | Kind::Turtle
                 | Kind::ComputerOutput,
             )
             | Err(_) => Some(args.to_string()),

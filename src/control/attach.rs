@@ -22,6 +22,7 @@ use crate::session::attach::{
     Call, Down, Hello, MAX_MESSAGE, NAME_PARAM, OutputSlice, PolicyView, ScreenSlice, Timed, Up,
     Update,
 };
+use crate::session::screen::Display;
 use crate::session::{Event, OutputEntry, Session};
 
 use super::Control;
@@ -98,7 +99,7 @@ struct Conn {
     /// Per computer, the output cursor the console is current to.
     sent: HashMap<String, u64>,
     /// Watched screens and held keyboards, let go when the connection ends.
-    screens: HashMap<String, Box<dyn Send>>,
+    screens: HashMap<(String, Display), Box<dyn Send>>,
     keyboards: HashMap<String, Vec<Box<dyn Send>>>,
     secret: String,
 }
@@ -269,9 +270,10 @@ impl Conn {
             screens: self
                 .screens
                 .keys()
-                .map(|id| ScreenSlice {
+                .map(|(id, display)| ScreenSlice {
                     trapos_id: id.clone(),
-                    frame: s.screen(id),
+                    display: display.clone(),
+                    frame: s.screen(id, display),
                 })
                 .collect(),
             ..Update::default()
@@ -323,7 +325,7 @@ impl Conn {
         // Computers whose entry changed; `computers` is set when the list's members did.
         let mut changed: Vec<String> = Vec::new();
         let mut output: Vec<String> = Vec::new();
-        let mut screens: Vec<String> = Vec::new();
+        let mut screens: Vec<(String, Display)> = Vec::new();
         let mut said_output: HashSet<String> = HashSet::new();
         for ev in batch {
             match &ev {
@@ -352,8 +354,12 @@ impl Conn {
                     });
                     continue;
                 }
-                Event::ScreenChanged { trapos_id } if self.screens.contains_key(trapos_id) => {
-                    screens.push(trapos_id.clone());
+                Event::ScreenChanged { trapos_id, display }
+                    if self
+                        .screens
+                        .contains_key(&(trapos_id.clone(), display.clone())) =>
+                {
+                    screens.push((trapos_id.clone(), display.clone()));
                 }
                 Event::ApprovalAsked { .. }
                 | Event::ApprovalAnswered { .. }
@@ -409,10 +415,11 @@ impl Conn {
         }
         screens.sort();
         screens.dedup();
-        for id in screens {
+        for (id, display) in screens {
             u.screens.push(ScreenSlice {
-                frame: s.screen(&id),
+                frame: s.screen(&id, &display),
                 trapos_id: id,
+                display,
             });
         }
         u
@@ -464,19 +471,25 @@ impl Conn {
             Call::ReloadPolicy => reply(s.reload_policy_words().map(Value::String)),
             Call::Pause => reply(Ok(Value::String(s.pause_words()))),
             Call::Resume => reply(Ok(Value::String(s.resume_words()))),
-            Call::WatchScreen { trapos_id, on } => {
+            Call::WatchScreen {
+                trapos_id,
+                display,
+                on,
+            } => {
                 if !on {
-                    self.screens.remove(&trapos_id);
+                    self.screens.remove(&(trapos_id, display));
                     return reply(Ok(Value::Bool(false)));
                 }
-                match s.watch_screen(&trapos_id) {
+                match s.watch_screen(&trapos_id, display.clone()) {
                     Ok(w) => {
-                        self.screens.insert(trapos_id.clone(), Box::new(w));
+                        self.screens
+                            .insert((trapos_id.clone(), display.clone()), Box::new(w));
                         // The frame the host has now, at once; later ones follow its events.
                         let _ = later.send(Down::Update(Box::new(Update {
                             screens: vec![ScreenSlice {
-                                frame: s.screen(&trapos_id),
+                                frame: s.screen(&trapos_id, &display),
                                 trapos_id,
+                                display,
                             }],
                             ..Update::default()
                         })));
@@ -484,6 +497,10 @@ impl Conn {
                     }
                     Err(e) => reply(Err(e.to_string())),
                 }
+            }
+            Call::RefreshStatus { trapos_id } => {
+                s.refresh_status(&trapos_id);
+                done(Ok(()))
             }
             Call::HoldKeyboard { trapos_id, on } => {
                 let held = self.keyboards.entry(trapos_id.clone()).or_default();

@@ -15,6 +15,7 @@
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
 //!   outcomes.
 //! - `files`: read-file pieces and computer-output pages.
+//! - `devices`: `list-peripherals` and `turtle-info`.
 //! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`; `render`: its
 //!   text block, what an agent reads.
 //! - [`resources`]: the files and screen templates, `resources/read`, and completions.
@@ -23,6 +24,7 @@
 
 mod convert;
 pub mod cut;
+mod devices;
 mod files;
 mod fleet;
 pub mod http;
@@ -94,6 +96,7 @@ impl TrapdeskMcp {
             tool_router: std::sync::Arc::new(
                 Self::tool_router()
                     + Self::screen_router()
+                    + Self::devices_router()
                     + Self::fleet_router()
                     + Self::reboot_router()
                     + Self::wait_router(),

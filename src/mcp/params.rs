@@ -334,6 +334,23 @@ pub struct ReadScreen {
     /// palette (default false).
     #[serde(default)]
     pub colors: Option<bool>,
+    /// A monitor attached to the computer, by its peripheral name ("top", "monitor_0"; see
+    /// list-peripherals): read what this computer drew on it instead of its own terminal.
+    #[serde(default)]
+    pub monitor: Option<String>,
+}
+
+/// A cell of a monitor, 1-based (`send-input`'s `touch`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Touch {
+    /// Column, from 1 at the left. (A number here, checked to be a whole one from 1, so that
+    /// a fraction is refused by name rather than by the schema's parser.)
+    #[schemars(with = "u32")]
+    pub x: f64,
+    /// Row, from 1 at the top.
+    #[schemars(with = "u32")]
+    pub y: f64,
 }
 
 /// Arguments of `send-input`.
@@ -363,6 +380,25 @@ pub struct SendInput {
     /// it too).
     #[serde(default)]
     pub request_id: Option<String>,
+    /// A monitor attached to the computer, by its peripheral name ("top", "monitor_0"): the
+    /// input is a touch on it (give touch; text, keys and paste are refused with a monitor),
+    /// and the answer is the monitor's screen.
+    #[serde(default)]
+    pub monitor: Option<String>,
+    /// Touch the monitor at this cell ({x, y}, 1-based, the top left is 1,1): the computer
+    /// gets a monitor_touch event with the monitor's name and the cell. Needs monitor.
+    #[serde(default)]
+    pub touch: Option<Touch>,
+}
+
+/// Arguments of a tool that names one computer and nothing else (`list-peripherals`,
+/// `turtle-info`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OneComputer {
+    /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
+    #[serde(deserialize_with = "computer")]
+    pub trapos_id: String,
 }
 
 /// The result for arguments that fail a tool's input schema: an `isError` tool result (not a

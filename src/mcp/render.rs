@@ -87,12 +87,50 @@ pub fn render(data: &Value) -> String {
         }),
     );
     section("", &rows("events", &event_text));
-    section(
-        "",
-        &rows("rows", &|r| r.as_str().unwrap_or_default().to_owned()),
-    );
+    section("", &screen_rows(data));
     section("", &rows("results", &many_text));
     out
+}
+
+/// A screen's rows (`read-screen`, `send-input`), one a line. A monitor's cells its computer
+/// cannot know (`known`: per row `null`, or one `1`/`0` per cell) are shown as
+/// [`UNKNOWN_CELL`](crate::session::screen::UNKNOWN_CELL), never as the blank the data holds
+/// for them, so an agent does not take a gap for an empty cell.
+fn screen_rows(data: &Value) -> String {
+    let Some(rows) = data.get("rows").and_then(Value::as_array) else {
+        return String::new();
+    };
+    let known = data.get("known").and_then(Value::as_array);
+    let mut out: Vec<String> = Vec::with_capacity(rows.len());
+    for (i, r) in rows.iter().enumerate() {
+        let text = r.as_str().unwrap_or_default();
+        let mask = known
+            .and_then(|k| k.get(i))
+            .and_then(Value::as_str)
+            .map(str::as_bytes);
+        let Some(mask) = mask else {
+            out.push(text.to_owned());
+            continue;
+        };
+        // The row's trailing blanks were cut: the mask says how wide it is.
+        let mut chars: Vec<char> = text.chars().collect();
+        if chars.len() < mask.len() {
+            chars.resize(mask.len(), ' ');
+        }
+        let shown: String = chars
+            .iter()
+            .enumerate()
+            .map(|(x, c)| {
+                if mask.get(x).is_some_and(|b| *b != b'1') {
+                    crate::session::screen::UNKNOWN_CELL
+                } else {
+                    *c
+                }
+            })
+            .collect();
+        out.push(shown.trim_end().to_owned());
+    }
+    out.join("\n")
 }
 
 /// Whether a message fits whole in a first line (which keeps one line of at most 200
@@ -166,6 +204,17 @@ fn many_text(r: &Value) -> String {
 mod tests {
     use super::render;
     use serde_json::json;
+
+    #[test]
+    fn unknown_monitor_cells_are_shown_as_such() {
+        let monitor = json!({"rows": ["hi", "", "  ok"], "known": ["1100", null, "0011"]});
+        assert_eq!(
+            render(&monitor),
+            "hi\u{2591}\u{2591}\n\n\u{2591}\u{2591}ok\n"
+        );
+        let terminal = json!({"rows": ["> ls", ""]});
+        assert_eq!(render(&terminal), "> ls\n");
+    }
 
     #[test]
     fn output_given_as_text_and_as_lines_is_said_once() {

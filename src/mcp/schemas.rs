@@ -182,6 +182,11 @@ pub fn probe_result() -> Arc<JsonObject> {
                 "advanced": {"type": "boolean", "description": "a colour (advanced) computer"},
                 "command": {"type": "boolean", "description": "a command computer"},
                 "screen": {"type": "object", "description": "the terminal's size at link time", "properties": {"width": {"type": "integer"}, "height": {"type": "integer"}}},
+                "peripherals": {"type": "integer", "description": "peripherals attached (wired-network ones too), from this probe's ping; absent without ping or from a client that does not say"},
+                "monitors": {"type": "array", "items": {"type": "string"}, "description": "the monitors' peripheral names (for read-screen's monitor); absent like peripherals"},
+                "fuel": {"type": ["integer", "string"], "description": "a turtle's fuel level, or \"unlimited\"; absent on other computers"},
+                "fuelLimit": {"type": ["integer", "string"], "description": "a turtle's fuel limit, or \"unlimited\"; absent on other computers"},
+                "selected": {"type": "integer", "description": "a turtle's selected slot, 1 to 16; absent on other computers"},
                 "policy": {"type": "object", "description": "what the policy lets you (the calling agent) do here: allow, ask (a person must approve each call) or deny",
                     "properties": {
                         "exec": {"type": "string", "enum": ["allow", "ask", "deny"]},
@@ -289,6 +294,57 @@ pub fn screen_result() -> Arc<JsonObject> {
             "events": {"type": "integer", "description": "events queued (send-input)"},
             "running": {"type": "boolean", "description": "send-input with requestId: whether that request still runs"},
             "output": {"type": "string", "description": "send-input with requestId: that request's newest output lines"},
+            "monitor": {"type": "string", "description": "the monitor shown (with monitor): its peripheral name"},
+            "scale": {"type": "number", "description": "the monitor's text scale, 0.5 to 5 (with monitor)"},
+            "known": {"type": "array", "items": {"type": ["string", "null"]}, "description": "a monitor with cells this computer never drew (or another computer drew over): per row, null when every cell is known, else one character per cell, 1 known, 0 unknown (an unknown cell's text in rows is a blank, shown as ░ (U+2591) in the text block)"},
+            "touched": {"type": "object", "description": "send-input with touch: the cell touched, {x, y}"},
+        })),
+        &["ok"],
+    )
+}
+
+/// `list-peripherals`.
+pub fn peripherals_result() -> Arc<JsonObject> {
+    object(
+        with_common(json!({
+            "peripherals": {"type": "array", "description": "one per peripheral name the computer sees (peripheral.getNames()), sorted by name", "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "the name to call it by: a side (top) or a wired network name (monitor_0)"},
+                    "types": {"type": "array", "items": {"type": "string"}, "description": "its types, the main one first (peripheral.getType)"},
+                    "methods": {"type": "array", "items": {"type": "string"}, "description": "its methods' names, sorted (peripheral.getMethods)"},
+                    "via": {"type": "string", "description": "reached over a wired modem: that modem's side"},
+                    "state": {"type": "object", "description": "common types only, each field left out when it could not be read: modem {wireless, localName, remote: names}; inventory {size, used}; drive {disk, label, id, mountPath, audio}; monitor {width, height, scale, colour}; printer {paper, ink}"},
+                },
+                "required": ["name", "types"],
+                "additionalProperties": true,
+            }},
+            "count": {"type": "integer", "description": "how many peripherals the computer has"},
+            "methodsCut": {"type": "boolean", "description": "true when methods lists were left out to fit the result (the names, types and states are all there)"},
+        })),
+        &["ok"],
+    )
+}
+
+/// `turtle-info`.
+pub fn turtle_result() -> Arc<JsonObject> {
+    let fuel = json!({"type": ["integer", "string"], "description": "a number, or \"unlimited\" where the server turned fuel off"});
+    object(
+        with_common(json!({
+            "fuel": fuel,
+            "fuelLimit": {"type": ["integer", "string"], "description": "the most fuel it holds: a number, or \"unlimited\""},
+            "selected": {"type": "integer", "description": "the selected slot, 1 to 16"},
+            "slots": {"type": "array", "description": "the 16 slots in order", "items": {
+                "type": "object",
+                "properties": {
+                    "slot": {"type": "integer", "description": "1 to 16"},
+                    "count": {"type": "integer", "description": "items in it, 0 when empty"},
+                    "name": {"type": "string", "description": "the item's id (minecraft:coal); absent when empty"},
+                    "damage": {"type": "integer", "description": "the item's damage value, when it has one"},
+                },
+                "required": ["slot", "count"],
+                "additionalProperties": true,
+            }},
         })),
         &["ok"],
     )

@@ -78,6 +78,8 @@ impl Action {
             | Kind::ListFiles
             | Kind::FileInfo
             | Kind::Screen
+            | Kind::Peripherals
+            | Kind::Turtle
             | Kind::ComputerOutput => Some(Action::Read),
         }
     }

@@ -226,6 +226,9 @@ fn action_of_request_types() {
         (Kind::ListFiles, Some(Action::Read)),
         (Kind::FileInfo, Some(Action::Read)),
         (Kind::Screen, Some(Action::Read)),
+        // Reading what is attached, a turtle's fuel and slots.
+        (Kind::Peripherals, Some(Action::Read)),
+        (Kind::Turtle, Some(Action::Read)),
         (Kind::ComputerOutput, Some(Action::Read)),
     ];
     for (kind, action) in table {

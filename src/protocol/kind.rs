@@ -36,9 +36,15 @@ pub enum Kind {
     /// The terminal mirror's frame (read-screen, the Screen view).
     #[serde(rename = "screen")]
     Screen,
-    /// The terminal mirror's keys and text (send-input).
+    /// The terminal mirror's keys and text, and a monitor's touches (send-input).
     #[serde(rename = "input")]
     Input,
+    /// The peripherals attached to a computer, with their methods (list-peripherals).
+    #[serde(rename = "peripherals")]
+    Peripherals,
+    /// A turtle's fuel and slots (turtle-info).
+    #[serde(rename = "turtle")]
+    Turtle,
     /// Never sent to a computer: reading the output the host already holds, which the policy
     /// governs like a request, so its approval needs a kind of its own.
     #[serde(rename = "computer-output")]
@@ -47,7 +53,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in declaration order.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 15] = [
         Kind::Ping,
         Kind::ExecLua,
         Kind::RunFile,
@@ -60,6 +66,8 @@ impl Kind {
         Kind::MakeDir,
         Kind::Screen,
         Kind::Input,
+        Kind::Peripherals,
+        Kind::Turtle,
         Kind::ComputerOutput,
     ];
 
@@ -78,6 +86,8 @@ impl Kind {
             Kind::MakeDir => "make-dir",
             Kind::Screen => "screen",
             Kind::Input => "input",
+            Kind::Peripherals => "peripherals",
+            Kind::Turtle => "turtle",
             Kind::ComputerOutput => "computer-output",
         }
     }
@@ -117,9 +127,14 @@ pub trait Payload: Serialize {
     }
 }
 
-/// `ping`.
+/// `ping`; with `status`, the answer adds what the computer has attached and, on a turtle, its
+/// fuel and selected slot (docs/protocol.md, "Payloads": `ping`). Left out when not asked, so
+/// a plain ping stays as light as it always was.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Ping {}
+pub struct Ping {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<bool>,
+}
 
 /// `exec-lua`: a chunk and its chunk name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,20 +210,36 @@ pub struct MakeDir {
     pub path: String,
 }
 
-/// `screen`: a frame, and whether updates should flow from now on.
+/// `screen`: a frame, and whether updates should flow from now on; of the terminal, or of
+/// the monitor `monitor` names (its shadow: what this computer drew on it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Screen {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<String>,
 }
 
 /// `input`: the steps, already checked by the session, and the running request they go to
-/// (none: to the computer, as typed).
+/// (none: to the computer, as typed), or the monitor touched (its steps are all touches).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Input {
     pub steps: Vec<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<String>,
+}
+
+/// `peripherals`: every peripheral attached, with its types, methods and a short state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Peripherals {}
+
+/// `turtle`: fuel, selected slot and (unless `slots: false`) the sixteen slots.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Turtle {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<bool>,
 }
 
 /// The answer to `file-info`.
@@ -240,8 +271,20 @@ macro_rules! payload {
     ($($t:ident),*) => { $(impl Payload for $t { const KIND: Kind = Kind::$t; })* };
 }
 payload!(
-    Ping, ExecLua, RunFile, WriteFile, ReadFile, ListFiles, MoveFile, DeleteFile, FileInfo,
-    MakeDir, Screen, Input
+    Ping,
+    ExecLua,
+    RunFile,
+    WriteFile,
+    ReadFile,
+    ListFiles,
+    MoveFile,
+    DeleteFile,
+    FileInfo,
+    MakeDir,
+    Screen,
+    Input,
+    Peripherals,
+    Turtle
 );
 
 /// The CRC-32 `file-info` answers (IEEE, as zlib's `crc32`), for comparing with local bytes.
@@ -318,8 +361,36 @@ mod tests {
             mv.to_value(),
             json!({"from": "a", "to": "b", "overwrite": true})
         );
-        assert_eq!(Ping {}.to_value(), json!({}));
-        assert_eq!(Screen { watch: None }.to_value(), json!({}));
+        assert_eq!(Ping::default().to_value(), json!({}));
+        assert_eq!(
+            Ping { status: Some(true) }.to_value(),
+            json!({"status": true})
+        );
+        let terminal = Screen {
+            watch: None,
+            monitor: None,
+        };
+        assert_eq!(terminal.to_value(), json!({}));
+        let monitor = Screen {
+            watch: Some(true),
+            monitor: Some("top".into()),
+        };
+        assert_eq!(monitor.to_value(), json!({"watch": true, "monitor": "top"}));
+        let touch = Input {
+            steps: vec![json!({"touch": {"x": 2, "y": 3}})],
+            request_id: None,
+            monitor: Some("monitor_0".into()),
+        };
+        assert_eq!(
+            touch.to_value(),
+            json!({"steps": [{"touch": {"x": 2, "y": 3}}], "monitor": "monitor_0"})
+        );
+        assert_eq!(Peripherals {}.to_value(), json!({}));
+        assert_eq!(Turtle::default().to_value(), json!({}));
+        assert_eq!(
+            Turtle { slots: Some(false) }.to_value(),
+            json!({"slots": false})
+        );
     }
 
     #[test]

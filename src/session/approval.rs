@@ -237,6 +237,8 @@ pub(crate) fn detail(kind: Kind, payload: &Value) -> (String, usize) {
             whole(s("path").to_owned())
         }
         Kind::Input => whole(input_words(payload)),
+        Kind::Peripherals => whole("list the peripherals attached, with their methods".to_owned()),
+        Kind::Turtle => whole("read the turtle's fuel and slots".to_owned()),
         Kind::Ping | Kind::Screen | Kind::ComputerOutput => whole(payload.to_string()),
     }
 }
@@ -299,6 +301,13 @@ fn input_words(payload: &Value) -> String {
                 format!("paste {}", super::summary::lua_quote(p))
             } else if let Some(k) = s("key") {
                 format!("press {k}")
+            } else if let Some(t) = step.get("touch") {
+                let n = |k: &str| t.get(k).and_then(Value::as_u64).unwrap_or(0);
+                let monitor = payload
+                    .get("monitor")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?");
+                format!("touch monitor {monitor} at {},{}", n("x"), n("y"))
             } else {
                 step.to_string()
             }

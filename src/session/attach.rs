@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::screen::ScreenFrame;
+use super::screen::{Display, ScreenFrame};
 use super::{
     Answer, Approval, ComputerInfo, Event, OutputEntry, OutputItem, PendingInfo, ToolCall,
 };
@@ -151,11 +151,14 @@ impl OutputSlice {
     }
 }
 
-/// One watched computer's terminal (`None`: none known yet).
+/// One watched display of a computer (`None`: no frame known yet).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScreenSlice {
     pub trapos_id: String,
+    /// The terminal when left out (a host from before monitors).
+    #[serde(default)]
+    pub display: Display,
     pub frame: Option<ScreenFrame>,
 }
 
@@ -250,10 +253,18 @@ pub enum Call {
     ReloadPolicy,
     Pause,
     Resume,
-    /// Mirror the computer's terminal to this console (`on`), or stop.
+    /// Mirror one display of the computer to this console (`on`), or stop (the terminal
+    /// when `display` is left out).
     WatchScreen {
         trapos_id: String,
+        #[serde(default)]
+        display: Display,
         on: bool,
+    },
+    /// Ask the computer for its status (peripherals, monitors, a turtle's fuel): it comes
+    /// back on the computer's entry.
+    RefreshStatus {
+        trapos_id: String,
     },
     /// The person has the computer's keyboard (`on`), or let go.
     HoldKeyboard {

@@ -163,30 +163,35 @@ impl Session {
     }
 }
 
+/// A computer entry for tests: `id:label`, linked at the epoch, nothing served.
+#[cfg(test)]
+pub(crate) fn test_computer(id: u64, label: Option<&str>, online: bool) -> ComputerInfo {
+    ComputerInfo {
+        trapos_id: format!("{id}:{}", label.unwrap_or("")),
+        id,
+        label: label.map(str::to_owned),
+        online,
+        connected_at: std::time::SystemTime::UNIX_EPOCH,
+        disconnected_at: None,
+        serves: vec![],
+        running: 0,
+        queued: 0,
+        detached: 0,
+        last_rtt_ms: None,
+        client: None,
+        host: None,
+        max_message: 131_072,
+        machine: Default::default(),
+        status: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
-
     use super::*;
 
     fn computer(id: u64, label: Option<&str>, online: bool) -> ComputerInfo {
-        ComputerInfo {
-            trapos_id: format!("{id}:{}", label.unwrap_or("")),
-            id,
-            label: label.map(str::to_owned),
-            online,
-            connected_at: SystemTime::UNIX_EPOCH,
-            disconnected_at: None,
-            serves: vec![],
-            running: 0,
-            queued: 0,
-            detached: 0,
-            last_rtt_ms: None,
-            client: None,
-            host: None,
-            max_message: 131_072,
-            machine: Default::default(),
-        }
+        test_computer(id, label, online)
     }
 
     #[test]

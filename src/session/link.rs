@@ -76,6 +76,7 @@ impl Session {
             host: hello.host.clone(),
             max_message: hello.max_message.unwrap_or(131_072),
             machine: Default::default(),
+            status: None,
         };
         let conn = Conn {
             id: conn_id,

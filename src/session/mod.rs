@@ -11,6 +11,7 @@ pub mod attach;
 pub mod captured;
 pub mod console;
 pub mod detached;
+pub mod devices;
 pub mod fleet;
 mod gate;
 pub mod history;
@@ -40,6 +41,7 @@ use tokio::time::Instant;
 
 pub use approval::{Answer, AnswerError, Approval};
 pub use detached::{FinishedRequest, RequestState};
+pub use devices::{DeviceError, DeviceStatus, Fuel, PeripheralInfo, TurtleInfo, TurtleSlot};
 pub use gate::ApproverGuard;
 pub use link::Link;
 pub use log_view::{LogQuery, Since};

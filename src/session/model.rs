@@ -352,6 +352,11 @@ pub struct ComputerInfo {
     pub max_message: u64,
     /// What the computer is (device, flags, screen size), as its `hello` said.
     pub machine: crate::protocol::MachineInfo,
+    /// What it has attached and, on a turtle, its fuel and selected slot, as its last status
+    /// ping answered ([`super::Session::refresh_status`]); `None` until one answered (and from
+    /// a client that does not answer them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<super::devices::DeviceStatus>,
 }
 
 /// A request that has not ended yet.
@@ -550,9 +555,12 @@ pub enum Event {
     ToolCallFinished {
         call: ToolCall,
     },
-    /// A computer's terminal mirror changed (a frame or an update arrived).
+    /// A computer's terminal mirror or a monitor's shadow changed (a frame or an update
+    /// arrived).
     ScreenChanged {
         trapos_id: String,
+        #[serde(default)]
+        display: super::screen::Display,
     },
     /// A log entry was added (every entry, including the ones above).
     Logged {

@@ -48,6 +48,8 @@ pub fn request(kind: Kind, payload: &Value) -> String {
         Kind::ReadFile | Kind::ListFiles | Kind::DeleteFile | Kind::FileInfo | Kind::MakeDir => {
             s("path").to_owned()
         }
+        Kind::Peripherals => "peripherals".to_owned(),
+        Kind::Turtle => "fuel and slots".to_owned(),
         Kind::Ping | Kind::Screen | Kind::Input | Kind::ComputerOutput => {
             one_line(&payload.to_string(), MAX)
         }

@@ -292,7 +292,7 @@ impl App {
                 d.output.insert(trapos_id.clone());
             }
             E::ToolCallStarted { .. } | E::ToolCallFinished { .. } => d.calls = true,
-            E::ScreenChanged { trapos_id } => {
+            E::ScreenChanged { trapos_id, .. } => {
                 if self.selected.as_deref() == Some(trapos_id.as_str()) {
                     self.screen.dirty = true;
                 }

@@ -157,13 +157,13 @@ impl Hub for Session {
     }
 
     fn watch_screen(&self, trapos_id: &str) -> Option<Hold> {
-        Session::watch_screen(self, trapos_id)
+        Session::watch_screen(self, trapos_id, crate::session::screen::Display::Terminal)
             .ok()
             .map(|w| Box::new(w) as Hold)
     }
 
     fn screen(&self, trapos_id: &str) -> Option<ScreenFrame> {
-        Session::screen(self, trapos_id)
+        Session::screen(self, trapos_id, &crate::session::screen::Display::Terminal)
     }
 
     // In process every call below is done before it returns: the future is ready at once.

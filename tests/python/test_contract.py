@@ -56,6 +56,12 @@ FAILING: list[tuple[str, dict[str, Any]]] = [
     ("read-screen", {"traposId": "nowhere"}),
     ("send-input", {"traposId": "miner", "keys": ["entr"]}),
     ("send-input", {"traposId": "miner", "requestId": "h-999999", "text": "x"}),
+    ("send-input", {"traposId": "miner", "touch": {"x": 1, "y": 1}}),
+    ("send-input", {"traposId": "miner", "monitor": "top", "text": "x"}),
+    ("send-input", {"traposId": "miner", "monitor": "top", "touch": {"x": 1.5, "y": 1}}),
+    ("read-screen", {"traposId": "miner", "monitor": "nowhere"}),
+    ("list-peripherals", {"traposId": "nowhere"}),
+    ("turtle-info", {"traposId": "miner"}),
     ("reboot-computer", {"traposId": "nowhere"}),
     ("reboot-computer", {"traposId": "miner", "timeoutMs": 0}),
     ("session-log", {"since": "yesterday-ish"}),
@@ -119,6 +125,9 @@ async def test_bad_arguments_answer_one_code_and_name_the_field(host: HostProces
             ("exec-lua", {"traposId": "miner", "code": "return 1", "timeoutMs": 0}, "timeoutMs"),
             ("read-file", {"traposId": "miner", "path": "x", "length": 0}, "length"),
             ("send-input", {"traposId": "miner", "keys": ["entr"]}, "keys"),
+            ("send-input", {"traposId": "miner", "touch": {"x": 1, "y": 1}}, "touch"),
+            ("send-input", {"traposId": "miner", "monitor": "top", "keys": ["enter"]}, "keys"),
+            ("send-input", {"traposId": "miner", "monitor": "top", "touch": {"x": 0, "y": 1}}, "touch.x"),
             ("exec-lua-many", {"code": "return 1"}, "match"),
         ]:
             d = data(await c.call_tool(name, args))

@@ -54,6 +54,7 @@ pub fn computer(id: u64, label: &str) -> ComputerInfo {
         host: Some("CC: Tweaked".into()),
         max_message: 131_072,
         machine: Default::default(),
+        status: None,
     }
 }
 

@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use crate::protocol::Kind;
 use crate::session::attach::{Call, Hello, Up, Update, computer_order};
-use crate::session::screen::ScreenFrame;
+use crate::session::screen::{Display, ScreenFrame};
 use crate::session::{
     Answer, Approval, ComputerInfo, Event, OutputItem, PendingInfo, Stream, ToolCall,
 };
@@ -36,7 +36,7 @@ pub(super) struct Mirror {
     secret: String,
     paused: bool,
     output: HashMap<String, VecDeque<OutputItem>>,
-    screens: HashMap<String, ScreenFrame>,
+    screens: HashMap<(String, Display), ScreenFrame>,
     /// Output entries kept per computer: the host's scrollback.
     scrollback: usize,
 }
@@ -108,9 +108,10 @@ impl Mirror {
             }
         }
         for s in u.screens {
+            let key = (s.trapos_id, s.display);
             match s.frame {
-                Some(f) => self.screens.insert(s.trapos_id, f),
-                None => self.screens.remove(&s.trapos_id),
+                Some(f) => self.screens.insert(key, f),
+                None => self.screens.remove(&key),
             };
         }
         for e in &events {
@@ -342,19 +343,24 @@ impl Hub for RemoteHub {
         // The answer (and the first frame) come later; the view shows what it has meanwhile.
         drop(self.call(Call::WatchScreen {
             trapos_id: trapos_id.to_owned(),
+            display: Display::Terminal,
             on: true,
         }));
         Some(Box::new(Release {
             hub: self.clone(),
             call: Some(Call::WatchScreen {
                 trapos_id: trapos_id.to_owned(),
+                display: Display::Terminal,
                 on: false,
             }),
         }))
     }
 
     fn screen(&self, trapos_id: &str) -> Option<ScreenFrame> {
-        self.mirror().screens.get(trapos_id).cloned()
+        self.mirror()
+            .screens
+            .get(&(trapos_id.to_owned(), Display::Terminal))
+            .cloned()
     }
 
     fn run(
@@ -481,6 +487,7 @@ mod tests {
             host: None,
             max_message: 0,
             machine: Default::default(),
+            status: None,
         }
     }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::escaped_len;
 use crate::mcp::cut::json_len;
 use crate::protocol::Kind;
-use crate::session::{ComputerInfo, PendingInfo};
+use crate::session::{ComputerInfo, DeviceStatus, Fuel, PendingInfo};
 
 /// One computer in a `probe-computers` page. A struct rather than ad-hoc JSON so that what an
 /// entry holds is in one place, and a new field (a per-computer policy, say) is one line here
@@ -54,13 +54,30 @@ pub(super) struct ProbeEntry {
     /// The terminal's size at link time: `{width, height}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub screen: Option<Value>,
+    /// Peripherals attached, from this probe's ping (`status: true`); absent without a ping or
+    /// from a client that does not answer it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peripherals: Option<usize>,
+    /// The monitors' names (read-screen's `monitor`), absent like `peripherals`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub monitors: Option<Vec<String>>,
+    /// A turtle's fuel, fuel limit and selected slot; absent on other computers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fuel: Option<Fuel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fuel_limit: Option<Fuel>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selected: Option<u8>,
 }
 
 impl ProbeEntry {
+    /// `status` is what this probe's ping answered of it (none without a ping, or from a
+    /// client that does not answer it).
     pub(super) fn new(
         c: &ComputerInfo,
         pending: &[PendingInfo],
         ping: Option<Value>,
+        status: Option<&DeviceStatus>,
         policy: Value,
     ) -> Self {
         let pending_requests: Vec<Value> = pending
@@ -97,6 +114,22 @@ impl ProbeEntry {
                 (Some(width), Some(height)) => Some(json!({"width": width, "height": height})),
                 _ => None,
             },
+            peripherals: status.map(|s| s.peripherals),
+            monitors: status.map(|s| s.monitors.clone()),
+            fuel: status.and_then(|s| s.fuel),
+            fuel_limit: status.and_then(|s| s.fuel_limit),
+            selected: status.and_then(|s| s.selected),
+        }
+    }
+
+    /// The table's `attached` cell: "3 (monitors top,monitor_0)", "0", "-" when not known.
+    fn attached_cell(&self) -> String {
+        let Some(n) = self.peripherals else {
+            return "-".to_owned();
+        };
+        match self.monitors.as_deref() {
+            Some(m) if !m.is_empty() => format!("{n} (monitors {})", one_cell(&m.join(","))),
+            _ => n.to_string(),
         }
     }
 
@@ -115,6 +148,14 @@ impl ProbeEntry {
         if let Some(s) = &self.screen {
             let n = |k: &str| s.get(k).and_then(Value::as_u64).unwrap_or(0);
             cell.push(format!("{}x{}", n("width"), n("height")));
+        }
+        match (self.fuel, self.fuel_limit) {
+            (Some(f), Some(l)) => cell.push(format!("fuel {f}/{l}")),
+            (Some(f), None) => cell.push(format!("fuel {f}")),
+            _ => {}
+        }
+        if let Some(s) = self.selected {
+            cell.push(format!("slot {s}"));
         }
         if cell.is_empty() {
             "-".to_owned()
@@ -209,6 +250,8 @@ impl ProbeEntry {
         row.push('\t');
         row.push_str(&self.device_cell());
         row.push('\t');
+        row.push_str(&self.attached_cell());
+        row.push('\t');
         row.push_str(&one_cell(self.runtime.as_deref().unwrap_or("-")));
         row.push('\t');
         match (&self.client, &self.client_version) {
@@ -222,7 +265,7 @@ impl ProbeEntry {
 }
 
 /// The header of a probe page's table.
-pub(super) const TABLE_HEADER: &str = "traposId\tconnected (UTC)\tpending (id age)\trtt ms\texec/write/read\tserves\tdevice\truntime\tclient";
+pub(super) const TABLE_HEADER: &str = "traposId\tconnected (UTC)\tpending (id age)\trtt ms\texec/write/read\tserves\tdevice\tperipherals\truntime\tclient";
 
 /// The most entries a probe page with `room` bytes can hold: `room` over what the smallest
 /// possible entry costs (an empty label, no request, nothing served, the shortest policy
@@ -246,6 +289,11 @@ pub(super) fn most_per_page(room: usize) -> usize {
         advanced: None,
         command: None,
         screen: None,
+        peripherals: None,
+        monitors: None,
+        fuel: None,
+        fuel_limit: None,
+        selected: None,
     };
     (room / probe_cost(&smallest, &smallest.row()).max(1)).max(1)
 }
@@ -312,6 +360,11 @@ mod tests {
             advanced: None,
             command: None,
             screen: None,
+            peripherals: None,
+            monitors: None,
+            fuel: None,
+            fuel_limit: None,
+            selected: None,
         }
     }
 
@@ -335,7 +388,7 @@ mod tests {
         let idle = probe_entry(None, None, vec![]);
         assert_eq!(
             idle.row(),
-            "7:miner one\t2025-12-01T10:31:02Z\t0\t-\task/deny/allow\texec-lua,ping\t-\t-\t-"
+            "7:miner one\t2025-12-01T10:31:02Z\t0\t-\task/deny/allow\texec-lua,ping\t-\t-\t-\t-"
         );
         assert_eq!(
             TABLE_HEADER.split('\t').count(),
@@ -356,7 +409,7 @@ mod tests {
         let mut odd = probe_entry(None, None, vec![]);
         odd.trapos_id = "7:a\tb\nc".into();
         assert!(odd.row().starts_with("7:a\\tb\\nc\t"), "{}", odd.row());
-        assert_eq!(odd.row().split('\t').count(), 9);
+        assert_eq!(odd.row().split('\t').count(), 10);
         let mut turtle = probe_entry(None, None, vec![json!({"requestId": "h-3", "ageMs": 4200})]);
         turtle.device = Some("turtle".into());
         turtle.advanced = Some(true);
@@ -367,9 +420,48 @@ mod tests {
         assert!(row.contains("\t1 (h-3 4s)\t"), "{row}");
         assert!(
             row.ends_with(
-                "\tturtle advanced 39x13\tComputerCraft 1.110.2\\t(x)\ttrapdesk-lua/0.2.0"
+                "\tturtle advanced 39x13\t-\tComputerCraft 1.110.2\\t(x)\ttrapdesk-lua/0.2.0"
             ),
             "{row}"
+        );
+        // With its status ping's answer: fuel and slot in the device cell, what is attached
+        // in its own.
+        let status = DeviceStatus {
+            peripherals: 3,
+            monitors: vec!["monitor_0".into(), "top".into()],
+            fuel: Some(Fuel::Level(80)),
+            fuel_limit: Some(Fuel::Unlimited),
+            selected: Some(2),
+        };
+        let c = crate::session::fleet::test_computer(7, Some("miner one"), true);
+        let e = ProbeEntry::new(&c, &[], None, Some(&status), json!({}));
+        let row = e.row();
+        assert!(row.contains("\t3 (monitors monitor_0,top)\t"), "{row}");
+        let v = serde_json::to_value(&e).expect("json");
+        assert_eq!(v["peripherals"], 3);
+        assert_eq!(v["monitors"], json!(["monitor_0", "top"]));
+        assert_eq!(
+            (
+                v["fuel"].clone(),
+                v["fuelLimit"].clone(),
+                v["selected"].clone()
+            ),
+            (json!(80), json!("unlimited"), json!(2))
+        );
+        let mut t = e;
+        t.device = Some("turtle".into());
+        assert!(
+            t.row().contains("\tturtle fuel 80/unlimited slot 2\t"),
+            "{}",
+            t.row()
+        );
+        // Without a status (no ping, an older client): the fields are absent, the cell "-".
+        let old = ProbeEntry::new(&c, &[], None, None, json!({}));
+        let v = serde_json::to_value(&old).expect("json");
+        assert!(
+            v.get("peripherals").is_none()
+                && v.get("monitors").is_none()
+                && v.get("fuel").is_none()
         );
         // The row costs far less than the JSON it stands for in the text block.
         let json_cost = super::super::cost(&idle);

@@ -183,7 +183,12 @@ impl TrapdeskMcp {
         ctx: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, ErrorData> {
         let rec = self.begin(ctx, "resources/read", Some(computer), json!({"uri": uri}));
-        match self.session.read_screen(computer, rec.origin.clone()).await {
+        let terminal = crate::session::screen::Display::Terminal;
+        match self
+            .session
+            .read_screen(computer, &terminal, rec.origin.clone())
+            .await
+        {
             Ok(frame) => {
                 let text = frame.text_rows().join("\n");
                 let line = format!("{}x{} screen of {computer}", frame.width, frame.height);

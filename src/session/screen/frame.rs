@@ -13,6 +13,11 @@ pub const DEFAULT_PALETTE: [u32; 16] = [
 /// Largest terminal accepted from a computer (monitors reach 164 x 81 at the smallest scale).
 const MAX_SIDE: u64 = 512;
 
+/// What an unknown cell of a monitor's shadow is shown as in text (read-screen's text block):
+/// U+2591 LIGHT SHADE, outside CC's characters (U+0000-U+00FF), so never a character a
+/// computer drew.
+pub const UNKNOWN_CELL: char = '\u{2591}';
+
 /// One row: its characters (CC's 0-255, as the chars U+0000-U+00FF) and one blit digit per
 /// cell for text and background colour.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +25,11 @@ pub struct ScreenRow {
     pub text: Vec<char>,
     pub fg: Vec<u8>,
     pub bg: Vec<u8>,
+    /// Which cells are known, one `1` (known) or `0` (unknown) per cell: a monitor's shadow
+    /// holds only what this computer drew since its client started (docs/protocol.md,
+    /// "Screen"). `None`: every cell is known (a terminal always is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known: Option<String>,
 }
 
 impl ScreenRow {
@@ -28,6 +38,7 @@ impl ScreenRow {
             text: vec![' '; width],
             fg: vec![b'0'; width],
             bg: vec![b'f'; width],
+            known: None,
         }
     }
 
@@ -35,10 +46,53 @@ impl ScreenRow {
     pub fn text_string(&self) -> String {
         self.text.iter().collect()
     }
+
+    /// Whether the cell at `x` (0-based) is known. A mask shorter than the row leaves the
+    /// cells past it unknown (the client sends one character per cell, so that is a cut mask,
+    /// and unknown is the safe reading).
+    pub fn is_known(&self, x: usize) -> bool {
+        match &self.known {
+            None => true,
+            Some(mask) => mask.as_bytes().get(x) == Some(&b'1'),
+        }
+    }
+
+    /// Whether any cell of the row is unknown.
+    pub fn has_unknown(&self) -> bool {
+        (0..self.text.len()).any(|x| !self.is_known(x))
+    }
+
+    /// The row as text with each unknown cell shown as [`UNKNOWN_CELL`].
+    pub fn shown_string(&self) -> String {
+        self.text
+            .iter()
+            .enumerate()
+            .map(|(x, c)| if self.is_known(x) { *c } else { UNKNOWN_CELL })
+            .collect()
+    }
 }
 
-/// The whole terminal of one computer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A row's `known` mask as the host keeps it: one `1`/`0` per cell of `width` (anything else
+/// counts as unknown, a short mask is padded unknown), `None` when every cell is known.
+fn mask(v: Option<&str>, width: usize) -> Option<String> {
+    let v = v?;
+    let mut out: String = v
+        .bytes()
+        .take(width)
+        .map(|b| if b == b'1' { '1' } else { '0' })
+        .collect();
+    while out.len() < width {
+        out.push('0');
+    }
+    if out.bytes().all(|b| b == b'1') {
+        None
+    } else {
+        Some(out)
+    }
+}
+
+/// The whole terminal of one computer, or the shadow of one of its monitors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScreenFrame {
     pub width: usize,
     pub height: usize,
@@ -53,6 +107,12 @@ pub struct ScreenFrame {
     pub rows: Vec<ScreenRow>,
     /// The update this frame is current to.
     pub seq: u64,
+    /// The monitor this frame shows (its peripheral name), `None` for the terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<String>,
+    /// A monitor's text scale (0.5 to 5 in steps of 0.5), `None` for the terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
 }
 
 /// Why a frame or update from a computer was not taken.
@@ -90,7 +150,14 @@ impl ScreenFrame {
             palette: DEFAULT_PALETTE,
             rows: vec![ScreenRow::blank(width); height],
             seq: 0,
+            monitor: None,
+            scale: None,
         }
+    }
+
+    /// Whether any cell is unknown (only a monitor's shadow has such cells).
+    pub fn has_unknown(&self) -> bool {
+        self.rows.iter().any(ScreenRow::has_unknown)
     }
 
     /// Builds a frame from a full one (`full: true`), or applies an update to `self`. An update
@@ -118,12 +185,29 @@ impl ScreenFrame {
             Some(c) => {
                 let mut f = ScreenFrame::blank(width, height);
                 f.palette = c.palette;
+                f.monitor.clone_from(&c.monitor);
+                f.scale = c.scale;
                 f
             }
             None if !full => return Err(bad("an update before any whole frame")),
             None => ScreenFrame::blank(width, height),
         };
         frame.seq = num("seq").unwrap_or(frame.seq);
+        match v.get("monitor") {
+            Some(Value::String(m)) => frame.monitor = Some(m.clone()),
+            Some(_) => return Err(bad("monitor must be a string")),
+            None => {}
+        }
+        match v.get("scale") {
+            Some(s) => {
+                let s = s
+                    .as_f64()
+                    .filter(|s| (0.5..=5.0).contains(s))
+                    .ok_or_else(|| bad("scale must be a number from 0.5 to 5"))?;
+                frame.scale = Some(s);
+            }
+            None => {}
+        }
         if let Some(c) = v.get("colour").and_then(Value::as_bool) {
             frame.colour = c;
         }
@@ -166,6 +250,7 @@ impl ScreenFrame {
                     width,
                     b'f',
                 ),
+                known: mask(row.get("known").and_then(Value::as_str), width),
             };
         }
         Ok(frame)
@@ -179,7 +264,18 @@ impl ScreenFrame {
             .collect()
     }
 
-    /// The frame as agents get it (`read-screen`'s structuredContent, less the traposId).
+    /// The rows as text with unknown cells shown as [`UNKNOWN_CELL`], trailing blanks cut
+    /// (an unknown cell is not blank, so a row of unknown cells keeps them).
+    pub fn shown_rows(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .map(|r| r.shown_string().trim_end().to_owned())
+            .collect()
+    }
+
+    /// The frame as agents get it (`read-screen`'s structuredContent, less the traposId): a
+    /// monitor's adds `monitor`, `scale` and, when a cell is unknown, `known` (one mask per
+    /// row, `null` for a row whose every cell is known).
     pub fn to_json(&self, colors: bool) -> Value {
         let mut v = json!({
             "width": self.width,
@@ -187,6 +283,19 @@ impl ScreenFrame {
             "cursor": {"x": self.cursor_x, "y": self.cursor_y, "blink": self.blink},
             "rows": self.text_rows(),
         });
+        if let Some(obj) = v.as_object_mut() {
+            if let Some(m) = &self.monitor {
+                obj.insert("monitor".into(), json!(m));
+            }
+            if let Some(s) = self.scale {
+                obj.insert("scale".into(), json!(s));
+            }
+            if self.has_unknown() {
+                let known: Vec<Option<&str>> =
+                    self.rows.iter().map(|r| r.known.as_deref()).collect();
+                obj.insert("known".into(), json!(known));
+            }
+        }
         if colors && let Some(obj) = v.as_object_mut() {
             let fg: Vec<String> = self
                 .rows
@@ -256,6 +365,61 @@ mod tests {
         let v = json!({"full": true, "width": 3, "height": 1, "rows": [{"y": 1, "text": "\u{8f}\u{a9}x"}]});
         let f = ScreenFrame::apply(None, &v).expect("frame");
         assert_eq!(f.rows[0].text, vec!['\u{8f}', '\u{a9}', 'x']);
+    }
+
+    #[test]
+    fn a_monitor_frame_keeps_its_known_masks_through_updates() {
+        let v = json!({"full": true, "width": 4, "height": 2, "monitor": "top", "scale": 0.5,
+            "rows": [{"y": 1, "text": "hi", "known": "1100"}, {"y": 2, "text": "", "known": "0000"}]});
+        let f = ScreenFrame::apply(None, &v).expect("monitor frame");
+        assert_eq!(f.monitor.as_deref(), Some("top"));
+        assert_eq!(f.scale, Some(0.5));
+        assert!(f.rows[0].is_known(1) && !f.rows[0].is_known(2));
+        assert!(f.has_unknown());
+        assert_eq!(
+            f.shown_rows(),
+            vec!["hi\u{2591}\u{2591}", "\u{2591}\u{2591}\u{2591}\u{2591}"]
+        );
+        // An update writes row 2 whole: it is known from then on; row 1 keeps its mask, and
+        // the monitor and scale stay when the update does not repeat them.
+        let u = json!({"width": 4, "height": 2, "rows": [{"y": 2, "text": "ok"}]});
+        let g = ScreenFrame::apply(Some(&f), &u).expect("update");
+        assert_eq!(g.rows[1].known, None);
+        assert_eq!(g.rows[0].known.as_deref(), Some("1100"));
+        assert_eq!((g.monitor.as_deref(), g.scale), (Some("top"), Some(0.5)));
+        assert_eq!(g.shown_rows(), vec!["hi\u{2591}\u{2591}", "ok"]);
+        // A mask all known is kept as none; a short one leaves the rest unknown.
+        let w = json!({"width": 4, "height": 2, "scale": 2,
+            "rows": [{"y": 1, "text": "abcd", "known": "1111"}, {"y": 2, "text": "x", "known": "1"}]});
+        let h = ScreenFrame::apply(Some(&g), &w).expect("update");
+        assert_eq!(h.rows[0].known, None);
+        assert_eq!(h.rows[1].known.as_deref(), Some("1000"));
+        assert_eq!(h.scale, Some(2.0));
+        let j = h.to_json(false);
+        assert_eq!(j["monitor"], "top");
+        assert_eq!(j["known"], json!([null, "1000"]));
+        assert!(
+            ScreenFrame::apply(
+                Some(&h),
+                &json!({"width": 4, "height": 2, "scale": 9, "rows": []})
+            )
+            .is_err()
+        );
+        assert!(
+            ScreenFrame::apply(
+                Some(&h),
+                &json!({"width": 4, "height": 2, "monitor": 3, "rows": []})
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_terminal_frame_has_no_monitor_fields() {
+        let f = ScreenFrame::apply(None, &full()).expect("full");
+        assert!(!f.has_unknown());
+        let j = f.to_json(true);
+        assert!(j.get("known").is_none() && j.get("monitor").is_none() && j.get("scale").is_none());
     }
 
     #[test]

@@ -231,6 +231,84 @@ pub fn steps(
     Ok(out)
 }
 
+/// Largest cell a touch may name: a monitor is at most 164 x 81 cells (an 8 x 6 block
+/// monitor at text scale 0.5); larger is refused before it is sent.
+pub const MAX_CELL: u32 = 512;
+
+/// One touch coordinate as an agent gave it (a JSON number): a whole number from 1.
+///
+/// # Errors
+/// A fraction, a number below 1 or above [`MAX_CELL`], naming `field`.
+pub fn cell(v: f64, field: &str) -> Result<u32, InputError> {
+    if !v.is_finite() || v.fract() != 0.0 {
+        return Err(refuse(
+            field,
+            format!("{v} is not a whole cell: a touch names a cell by whole 1-based numbers"),
+        ));
+    }
+    if v < 1.0 || v > f64::from(MAX_CELL) {
+        return Err(refuse(
+            field,
+            format!("{v} is outside 1..{MAX_CELL}: cells are 1-based, the top left is 1,1"),
+        ));
+    }
+    Ok(v as u32)
+}
+
+/// The `input` step of a touch at a 1-based cell (docs/protocol.md, "Payloads": `input`).
+///
+/// # Errors
+/// A coordinate below 1 or above [`MAX_CELL`].
+pub fn touch(x: u32, y: u32) -> Result<Value, InputError> {
+    cell(f64::from(x), "touch.x")?;
+    cell(f64::from(y), "touch.y")?;
+    Ok(json!({"touch": {"x": x, "y": y}}))
+}
+
+/// Checks that a monitor is given with a touch and a touch alone: a monitor takes no keys,
+/// and a terminal no touch (`send-input`'s rule).
+///
+/// # Errors
+/// A touch without a monitor, or text, keys or paste with a monitor, naming the field.
+pub fn check_display(
+    monitor: Option<&str>,
+    touch: bool,
+    text: Option<&str>,
+    keys: &[String],
+    paste: Option<&str>,
+) -> Result<(), InputError> {
+    match monitor {
+        None if touch => Err(refuse(
+            "touch",
+            "a touch is on a monitor: give monitor (its peripheral name, as list-peripherals shows it)",
+        )),
+        None => Ok(()),
+        Some("") => Err(refuse("monitor", "empty monitor name")),
+        Some(m) => {
+            let typed = [
+                ("text", text.is_some_and(|t| !t.is_empty())),
+                ("keys", !keys.is_empty()),
+                ("paste", paste.is_some_and(|p| !p.is_empty())),
+            ];
+            if let Some((field, _)) = typed.iter().find(|(_, given)| *given) {
+                return Err(refuse(
+                    *field,
+                    format!(
+                        "a monitor has no keyboard: input on monitor {m:?} is a touch alone (leave {field} out, or leave monitor out to type at the computer)"
+                    ),
+                ));
+            }
+            if !touch {
+                return Err(refuse(
+                    "touch",
+                    format!("nothing to send to monitor {m:?}: give touch {{x, y}}"),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,5 +349,59 @@ mod tests {
         let euro = steps(Some("5 \u{20ac}"), &[], None).expect_err("not latin-1");
         assert!(euro.message.contains("U+20AC"), "{euro}");
         assert!(steps(Some("caf\u{e9}"), &[], None).is_ok());
+    }
+
+    #[test]
+    fn touches_are_whole_cells_from_one() {
+        assert_eq!(cell(3.0, "touch.x"), Ok(3));
+        let frac = cell(2.5, "touch.x").expect_err("fraction");
+        assert_eq!(frac.field, "touch.x");
+        assert!(frac.message.contains("not a whole cell"), "{frac}");
+        assert_eq!(cell(0.0, "touch.y").expect_err("zero").field, "touch.y");
+        assert!(cell(-1.0, "touch.y").is_err());
+        assert!(cell(f64::NAN, "touch.y").is_err());
+        assert!(cell(1e9, "touch.y").is_err());
+        assert_eq!(touch(2, 3), Ok(json!({"touch": {"x": 2, "y": 3}})));
+        assert_eq!(touch(0, 3).expect_err("zero").field, "touch.x");
+    }
+
+    #[test]
+    fn a_monitor_takes_touches_and_a_terminal_keys() {
+        assert!(check_display(None, false, Some("ls"), &[], None).is_ok());
+        assert!(check_display(Some("top"), true, None, &[], None).is_ok());
+        assert_eq!(
+            check_display(None, true, None, &[], None)
+                .expect_err("touch alone")
+                .field,
+            "touch"
+        );
+        let keys = check_display(Some("top"), true, None, &["enter".into()], None)
+            .expect_err("keys on a monitor");
+        assert_eq!(keys.field, "keys");
+        assert!(keys.message.contains("no keyboard"), "{keys}");
+        assert_eq!(
+            check_display(Some("top"), true, Some("x"), &[], None)
+                .expect_err("text")
+                .field,
+            "text"
+        );
+        assert_eq!(
+            check_display(Some("top"), false, None, &[], Some("x"))
+                .expect_err("paste")
+                .field,
+            "paste"
+        );
+        assert_eq!(
+            check_display(Some("top"), false, None, &[], None)
+                .expect_err("nothing")
+                .field,
+            "touch"
+        );
+        assert_eq!(
+            check_display(Some(""), true, None, &[], None)
+                .expect_err("empty")
+                .field,
+            "monitor"
+        );
     }
 }

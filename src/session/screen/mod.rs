@@ -1,10 +1,15 @@
-//! Computers' terminals: the session's one door for the mirror (docs/protocol.md "Screen").
+//! Computers' terminals and monitors: the session's one door for the mirror (docs/protocol.md
+//! "Screen").
 //!
-//! The host keeps the last frame of each computer it has seen. Watching is counted: the first
-//! watcher (the console's Screen view, an attach) asks the computer to send updates
-//! (`screen` with `watch: true`), the last one to leave asks it to stop, so nothing is sent
-//! while nobody watches. Agents read a frame on demand and send input; both go through the
-//! ordinary request path, so they queue, time out and show up like every request.
+//! A computer has displays: its terminal, and each monitor attached to it (a monitor's frame is
+//! the shadow the client keeps of what this computer drew on it, with the cells it cannot know
+//! marked unknown). The host keeps the last frame of each display it has seen, by
+//! `(traposId, Display)`. Watching is counted per display: the first watcher (the console's
+//! Screen view, an attach) asks the computer to send updates of that display (`screen` with
+//! `watch: true`), the last one to leave asks it to stop, so nothing is sent while nobody
+//! watches; watching a monitor does not watch the terminal, nor the reverse. Agents read a
+//! frame on demand and send input; both go through the ordinary request path, so they queue,
+//! time out and show up like every request.
 
 pub mod frame;
 pub mod input;
@@ -12,9 +17,10 @@ pub mod input;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
-pub use frame::{ScreenFrame, ScreenRow};
+pub use frame::{ScreenFrame, ScreenRow, UNKNOWN_CELL};
 pub use input::InputError;
 
 use super::Session;
@@ -25,9 +31,58 @@ use crate::protocol::{Kind, kind};
 /// How long a screen or input request may take.
 const SCREEN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// One display of a computer: its own terminal, or a monitor attached to it, by the
+/// peripheral name the computer knows it by (a side such as `top`, or a wired network name
+/// such as `monitor_0`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Display {
+    #[default]
+    Terminal,
+    Monitor(String),
+}
+
+impl Display {
+    /// The monitor's name, `None` for the terminal.
+    pub fn monitor(&self) -> Option<&str> {
+        match self {
+            Display::Terminal => None,
+            Display::Monitor(m) => Some(m),
+        }
+    }
+
+    /// The display a frame or update from a computer is of: its `monitor` field, else the
+    /// terminal.
+    pub fn of(v: &Value) -> Display {
+        match v.get("monitor").and_then(Value::as_str) {
+            Some(m) => Display::Monitor(m.to_owned()),
+            None => Display::Terminal,
+        }
+    }
+
+    /// A monitor given as an optional argument (`None`: the terminal).
+    pub fn from_monitor(monitor: Option<&str>) -> Display {
+        match monitor {
+            Some(m) => Display::Monitor(m.to_owned()),
+            None => Display::Terminal,
+        }
+    }
+}
+
+impl std::fmt::Display for Display {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Display::Terminal => f.write_str("terminal"),
+            Display::Monitor(m) => write!(f, "monitor {m}"),
+        }
+    }
+}
+
+type Key = (String, Display);
+
 #[derive(Default)]
 pub(crate) struct Screens {
-    map: HashMap<String, Entry>,
+    map: HashMap<Key, Entry>,
 }
 
 #[derive(Default)]
@@ -36,14 +91,21 @@ struct Entry {
     watchers: usize,
 }
 
+fn key(trapos_id: &str, display: &Display) -> Key {
+    (trapos_id.to_owned(), display.clone())
+}
+
 /// Why a screen could not be read or input not sent.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ScreenError {
-    /// The computer's client has no mirror (an older client, or the screen server stopped).
-    #[error(
-        "{trapos_id} does not serve {what} (its client has no terminal mirror: re-run the installer to update it)"
-    )]
-    NotServed { trapos_id: String, what: String },
+    /// The computer's client has no mirror (an older client, or the screen server stopped),
+    /// or no monitor shadows (a client from before them).
+    #[error("{trapos_id} does not serve {what} ({why}: re-run the installer to update it)")]
+    NotServed {
+        trapos_id: String,
+        what: String,
+        why: String,
+    },
     /// The input was refused before it was sent.
     #[error("{0}")]
     Input(#[from] InputError),
@@ -82,16 +144,21 @@ impl ScreenError {
     }
 }
 
-/// Holds a computer's screen watched; dropping it stops watching (the last watcher's drop asks
-/// the computer to stop sending).
+/// Holds one display of a computer watched; dropping it stops watching (the last watcher's
+/// drop asks the computer to stop sending that display).
 pub struct ScreenWatch {
     session: Session,
     trapos_id: String,
+    display: Display,
 }
 
 impl ScreenWatch {
     pub fn trapos_id(&self) -> &str {
         &self.trapos_id
+    }
+
+    pub fn display(&self) -> &Display {
+        &self.display
     }
 }
 
@@ -99,14 +166,28 @@ impl Drop for ScreenWatch {
     fn drop(&mut self) {
         let last = {
             let mut screens = self.session.screens();
-            let e = screens.map.entry(self.trapos_id.clone()).or_default();
+            let e = screens
+                .map
+                .entry(key(&self.trapos_id, &self.display))
+                .or_default();
             e.watchers = e.watchers.saturating_sub(1);
             e.watchers == 0
         };
         if last {
-            self.session.ask_frame(&self.trapos_id, false);
+            self.session
+                .ask_frame(&self.trapos_id, &self.display, false);
         }
     }
+}
+
+/// Why the client must serve `what` for this display: a terminal needs the mirror (`screen`),
+/// a monitor also the monitor shadows, which came with `peripherals` (docs/protocol.md).
+fn needs(display: &Display, what: Kind) -> Vec<(Kind, &'static str)> {
+    let mut out = vec![(what, "its client has no terminal mirror")];
+    if display.monitor().is_some() {
+        out.push((Kind::Peripherals, "its client keeps no monitor shadows"));
+    }
+    out
 }
 
 impl Session {
@@ -117,83 +198,130 @@ impl Session {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The last frame seen of a computer's terminal (kept current while it is watched).
-    pub fn screen(&self, trapos_id: &str) -> Option<ScreenFrame> {
+    /// The last frame seen of a computer's display (kept current while it is watched).
+    pub fn screen(&self, trapos_id: &str, display: &Display) -> Option<ScreenFrame> {
         self.screens()
             .map
-            .get(trapos_id)
+            .get(&key(trapos_id, display))
             .and_then(|e| e.frame.clone())
     }
 
-    /// A computer's label changed: its screen goes with it to its new traposId.
+    /// A computer's label changed: its displays go with it to its new traposId.
     pub(crate) fn screens_renamed(&self, old: &str, new: &str) {
         let mut screens = self.screens();
-        if let Some(e) = screens.map.remove(old) {
-            screens.map.insert(new.to_owned(), e);
+        let moved: Vec<Key> = screens
+            .map
+            .keys()
+            .filter(|(id, _)| id == old)
+            .cloned()
+            .collect();
+        for k in moved {
+            if let Some(e) = screens.map.remove(&k) {
+                screens.map.insert((new.to_owned(), k.1), e);
+            }
         }
     }
 
-    /// How many watch a computer's terminal.
-    pub fn screen_watchers(&self, trapos_id: &str) -> usize {
-        self.screens().map.get(trapos_id).map_or(0, |e| e.watchers)
+    /// How many watch a computer's display.
+    pub fn screen_watchers(&self, trapos_id: &str, display: &Display) -> usize {
+        self.screens()
+            .map
+            .get(&key(trapos_id, display))
+            .map_or(0, |e| e.watchers)
     }
 
-    fn serves(&self, trapos_id: &str, what: Kind) -> Result<(), ScreenError> {
-        match self.computer(trapos_id) {
-            Some(c) if c.online && c.serves.iter().any(|s| s == what.as_str()) => Ok(()),
-            Some(c) if !c.online => Err(ScreenError::Request(RequestError::Disconnected)),
-            _ => Err(ScreenError::NotServed {
-                trapos_id: trapos_id.to_owned(),
-                what: what.to_string(),
-            }),
+    /// The displays of a computer someone watches.
+    fn watched_displays(&self, trapos_id: &str) -> Vec<Display> {
+        self.screens()
+            .map
+            .iter()
+            .filter(|((id, _), e)| id == trapos_id && e.watchers > 0)
+            .map(|((_, d), _)| d.clone())
+            .collect()
+    }
+
+    fn serves(&self, trapos_id: &str, display: &Display, what: Kind) -> Result<(), ScreenError> {
+        let Some(c) = self.computer(trapos_id) else {
+            return Err(ScreenError::Request(RequestError::UnknownComputer {
+                query: trapos_id.to_owned(),
+                linked: self.computers().into_iter().map(|c| c.trapos_id).collect(),
+            }));
+        };
+        if !c.online {
+            return Err(ScreenError::Request(RequestError::Disconnected));
         }
+        for (kind, why) in needs(display, what) {
+            if !c.serves.iter().any(|s| s == kind.as_str()) {
+                let what = match display {
+                    Display::Terminal => what.to_string(),
+                    Display::Monitor(_) => format!("{what} on a monitor"),
+                };
+                return Err(ScreenError::NotServed {
+                    trapos_id: trapos_id.to_owned(),
+                    what,
+                    why: why.to_owned(),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn store(&self, trapos_id: &str, v: &Value) -> Result<ScreenFrame, ScreenError> {
+        let display = Display::of(v);
         let frame = {
             let mut screens = self.screens();
-            let e = screens.map.entry(trapos_id.to_owned()).or_default();
+            let e = screens.map.entry(key(trapos_id, &display)).or_default();
             let f = ScreenFrame::apply(e.frame.as_ref(), v).map_err(|e| ScreenError::Bad(e.0))?;
             e.frame = Some(f.clone());
             f
         };
         let _ = self.shared.events.send(Event::ScreenChanged {
             trapos_id: trapos_id.to_owned(),
+            display,
         });
         Ok(frame)
     }
 
-    /// Asks the computer for a whole frame, telling it whether anyone watches, without waiting
-    /// (the answer is stored when it comes).
-    fn ask_frame(&self, trapos_id: &str, watch: bool) {
-        if self.serves(trapos_id, Kind::Screen).is_err() {
+    fn screen_spec(display: &Display, watch: bool) -> RequestSpec {
+        RequestSpec::of(&kind::Screen {
+            watch: Some(watch),
+            monitor: display.monitor().map(str::to_owned),
+        })
+        .timeout(Some(SCREEN_TIMEOUT))
+        .quiet()
+    }
+
+    /// Asks the computer for a whole frame of a display, telling it whether anyone watches,
+    /// without waiting (the answer is stored when it comes).
+    fn ask_frame(&self, trapos_id: &str, display: &Display, watch: bool) {
+        if self.serves(trapos_id, display, Kind::Screen).is_err() {
             return;
         }
-        let spec = RequestSpec::of(&kind::Screen { watch: Some(watch) })
-            .timeout(Some(SCREEN_TIMEOUT))
-            .quiet();
+        let spec = Self::screen_spec(display, watch);
         let Ok(ticket) = self.start(trapos_id, spec, Origin::Person) else {
             return;
         };
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let (session, id) = (self.clone(), trapos_id.to_owned());
+        let (session, id, display) = (self.clone(), trapos_id.to_owned(), display.clone());
         rt.spawn(async move {
             if let Ok(v) = ticket.wait().await {
                 // A frame that does not parse leaves the old one; the next update asks again.
-                let _ = session.store(&id, &v);
+                // A frame is of the display asked for, even from a client that leaves the
+                // monitor's name out of its answer.
+                let _ = session.store(&id, &with_display(v, &display));
             }
         });
     }
 
-    /// Starts watching a computer's terminal: the first watcher asks the computer for a frame
+    /// Starts watching a computer's display: the first watcher asks the computer for a frame
     /// and updates. Works on a computer that does not serve the mirror too (it simply never
     /// gets a frame), so a view can be open before the screen server announces itself.
     ///
     /// # Errors
     /// When the target matches no computer.
-    pub fn watch_screen(&self, target: &str) -> Result<ScreenWatch, ScreenError> {
+    pub fn watch_screen(&self, target: &str, display: Display) -> Result<ScreenWatch, ScreenError> {
         let trapos_id = self.known_computer(target).ok_or_else(|| {
             ScreenError::Request(RequestError::UnknownComputer {
                 query: target.to_owned(),
@@ -202,36 +330,37 @@ impl Session {
         })?;
         let first = {
             let mut screens = self.screens();
-            let e = screens.map.entry(trapos_id.clone()).or_default();
+            let e = screens.map.entry(key(&trapos_id, &display)).or_default();
             e.watchers += 1;
             e.watchers == 1
         };
         if first {
-            self.ask_frame(&trapos_id, true);
+            self.ask_frame(&trapos_id, &display, true);
         }
         Ok(ScreenWatch {
             session: self.clone(),
             trapos_id,
+            display,
         })
     }
 
-    /// Reads a computer's terminal now (a whole frame from the computer).
+    /// Reads a computer's display now (a whole frame from the computer).
     ///
     /// # Errors
-    /// When the computer is unknown, offline, has no mirror, or the request fails.
+    /// When the computer is unknown, offline, has no mirror (or no monitor shadows, for a
+    /// monitor), the monitor is not attached (`not_found`), or the request fails.
     pub async fn read_screen(
         &self,
         target: &str,
+        display: &Display,
         origin: Origin,
     ) -> Result<ScreenFrame, ScreenError> {
         let trapos_id = self.resolve(target)?;
-        self.serves(&trapos_id, Kind::Screen)?;
-        let watch = self.screen_watchers(&trapos_id) > 0;
-        let spec = RequestSpec::of(&kind::Screen { watch: Some(watch) })
-            .timeout(Some(SCREEN_TIMEOUT))
-            .quiet();
+        self.serves(&trapos_id, display, Kind::Screen)?;
+        let watch = self.screen_watchers(&trapos_id, display) > 0;
+        let spec = Self::screen_spec(display, watch);
         let v = self.request(&trapos_id, spec, origin).await?;
-        self.store(&trapos_id, &v)
+        self.store(&trapos_id, &with_display(v, display))
     }
 
     /// Sends input steps (see [`input::steps`]) to a computer's terminal. Resolves once the
@@ -255,6 +384,42 @@ impl Session {
         Ok(self.start_input(&trapos_id, steps, origin)?.wait().await?)
     }
 
+    /// Touches a monitor attached to a computer at a cell (1-based `x`, `y`): the computer
+    /// queues `monitor_touch` with the monitor's name and the cell, as CC does when a player
+    /// right-clicks it. The person's keyboard is not waited for: a touch is not typing.
+    ///
+    /// # Errors
+    /// A cell below 1 (refused before sending), an unknown or offline computer, a client
+    /// without monitor shadows; the computer refuses a cell outside the monitor
+    /// (`bad_request`) or a monitor not attached (`not_found`).
+    pub async fn send_touch(
+        &self,
+        target: &str,
+        monitor: &str,
+        x: u32,
+        y: u32,
+        origin: Origin,
+    ) -> Result<Value, ScreenError> {
+        let step = input::touch(x, y)?;
+        if monitor.is_empty() {
+            return Err(ScreenError::Input(InputError {
+                field: "monitor".into(),
+                message: "a touch needs the monitor's name".into(),
+            }));
+        }
+        let trapos_id = self.resolve(target)?;
+        let display = Display::Monitor(monitor.to_owned());
+        self.serves(&trapos_id, &display, Kind::Input)?;
+        let spec = RequestSpec::of(&kind::Input {
+            steps: vec![step],
+            request_id: None,
+            monitor: Some(monitor.to_owned()),
+        })
+        .timeout(Some(SCREEN_TIMEOUT))
+        .quiet();
+        Ok(self.start(&trapos_id, spec, origin)?.wait().await?)
+    }
+
     /// Sends input to one running chunk or program (`request_id`, an `exec-lua` or `run-file`
     /// request pending on `target`): the events reach that request alone, not the shell nor
     /// other programs (docs/protocol.md, "Payloads": `input`). The person's keyboard is not
@@ -271,7 +436,7 @@ impl Session {
         origin: Origin,
     ) -> Result<Value, ScreenError> {
         let trapos_id = self.resolve(target)?;
-        self.serves(&trapos_id, Kind::Input)?;
+        self.serves(&trapos_id, &Display::Terminal, Kind::Input)?;
         let running = self.pending().into_iter().any(|r| {
             r.request_id == request_id
                 && r.trapos_id == trapos_id
@@ -292,6 +457,7 @@ impl Session {
         let spec = RequestSpec::of(&kind::Input {
             steps,
             request_id: Some(request_id.to_owned()),
+            monitor: None,
         })
         .timeout(Some(SCREEN_TIMEOUT))
         .quiet();
@@ -310,10 +476,11 @@ impl Session {
         origin: Origin,
     ) -> Result<super::Ticket, ScreenError> {
         let trapos_id = self.resolve(target)?;
-        self.serves(&trapos_id, Kind::Input)?;
+        self.serves(&trapos_id, &Display::Terminal, Kind::Input)?;
         let spec = RequestSpec::of(&kind::Input {
             steps,
             request_id: None,
+            monitor: None,
         })
         .timeout(Some(SCREEN_TIMEOUT))
         .quiet();
@@ -321,26 +488,120 @@ impl Session {
     }
 }
 
+/// A frame answered for `display`, named so: the client names a monitor's frame itself, and
+/// this keeps one that does not from being taken for the terminal.
+fn with_display(mut v: Value, display: &Display) -> Value {
+    if let (Some(m), Some(obj)) = (display.monitor(), v.as_object_mut()) {
+        obj.entry("monitor").or_insert_with(|| json!(m));
+    }
+    v
+}
+
 impl Link {
-    /// The computer sent a `screen` update. One that does not fit the frame held (a lost
-    /// update, a resize) asks for a whole frame.
+    /// The computer sent a `screen` update (of its terminal, or of the monitor it names). One
+    /// that does not fit the frame held (a lost update, a resize) asks for a whole frame.
     pub fn screen(&self, body: Value) {
         let id = self.trapos_id().to_owned();
         let session = self.session();
         if session.store(&id, &body).is_err() {
-            let watched = session.screen_watchers(&id) > 0;
-            session.ask_frame(&id, watched);
+            let display = Display::of(&body);
+            let watched = session.screen_watchers(&id, &display) > 0;
+            session.ask_frame(&id, &display, watched);
         }
     }
 
     /// After the computer's served types changed: a computer that starts serving the mirror
-    /// while someone watches is asked for its frame and updates (a relink, a restarted server).
+    /// while someone watches is asked for the frames and updates of the displays watched (a
+    /// relink, a restarted server).
     pub(crate) fn screen_served(&self, before: &[String], after: &[String]) {
         let had = before.iter().any(|t| t == Kind::Screen.as_str());
         let has = after.iter().any(|t| t == Kind::Screen.as_str());
         let session = self.session();
-        if has && !had && session.screen_watchers(self.trapos_id()) > 0 {
-            session.ask_frame(self.trapos_id(), true);
+        if has && !had {
+            for display in session.watched_displays(self.trapos_id()) {
+                session.ask_frame(self.trapos_id(), &display, true);
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_display_is_named_by_its_monitor_field() {
+        assert_eq!(Display::of(&json!({"width": 1})), Display::Terminal);
+        assert_eq!(
+            Display::of(&json!({"monitor": "top"})),
+            Display::Monitor("top".into())
+        );
+        assert_eq!(Display::from_monitor(None), Display::Terminal);
+        assert_eq!(
+            Display::Monitor("monitor_0".into()).to_string(),
+            "monitor monitor_0"
+        );
+        assert_eq!(Display::Terminal.to_string(), "terminal");
+        // The keys of the attach channel's JSON.
+        assert_eq!(
+            serde_json::to_value(Display::Terminal).ok(),
+            Some(json!("terminal"))
+        );
+        assert_eq!(
+            serde_json::to_value(Display::Monitor("top".into())).ok(),
+            Some(json!({"monitor": "top"}))
+        );
+        let v = with_display(json!({"width": 3}), &Display::Monitor("left".into()));
+        assert_eq!(v["monitor"], "left");
+        let t = with_display(json!({"width": 3}), &Display::Terminal);
+        assert!(t.get("monitor").is_none());
+    }
+
+    #[test]
+    fn frames_and_watchers_are_kept_per_display() {
+        let session = Session::new(crate::config::Settings::default(), false);
+        let terminal =
+            json!({"full": true, "width": 3, "height": 1, "rows": [{"y": 1, "text": "> "}]});
+        let monitor = json!({"full": true, "width": 2, "height": 1, "monitor": "top", "scale": 1,
+            "rows": [{"y": 1, "text": "hi", "known": "10"}]});
+        session.store("1:a", &terminal).expect("terminal frame");
+        session.store("1:a", &monitor).expect("monitor frame");
+        let t = session
+            .screen("1:a", &Display::Terminal)
+            .expect("terminal kept");
+        let m = session
+            .screen("1:a", &Display::Monitor("top".into()))
+            .expect("monitor kept");
+        assert_eq!((t.width, m.width), (3, 2));
+        assert!(!m.rows[0].is_known(1));
+        assert!(
+            session
+                .screen("1:a", &Display::Monitor("left".into()))
+                .is_none()
+        );
+        // An update of the monitor leaves the terminal alone.
+        let u =
+            json!({"width": 2, "height": 1, "monitor": "top", "rows": [{"y": 1, "text": "ok"}]});
+        session.store("1:a", &u).expect("update");
+        assert_eq!(
+            session
+                .screen("1:a", &Display::Terminal)
+                .map(|f| f.text_rows()),
+            Some(vec![">".to_owned()])
+        );
+        assert_eq!(
+            session
+                .screen("1:a", &Display::Monitor("top".into()))
+                .map(|f| f.text_rows()),
+            Some(vec!["ok".to_owned()])
+        );
+        session.screens_renamed("1:a", "1:b");
+        assert!(session.screen("1:a", &Display::Terminal).is_none());
+        assert!(
+            session
+                .screen("1:b", &Display::Monitor("top".into()))
+                .is_some()
+        );
+        assert_eq!(session.screen_watchers("1:b", &Display::Terminal), 0);
     }
 }

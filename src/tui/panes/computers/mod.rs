@@ -347,6 +347,7 @@ mod tests {
             host: None,
             max_message: 131_072,
             machine: Default::default(),
+            status: None,
         }
     }
 
