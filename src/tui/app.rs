@@ -19,6 +19,7 @@ use super::panes::approval::Approvals;
 use super::panes::computers::Computers;
 use super::panes::confirm::{ConfirmQuit, ConfirmRun};
 use super::panes::detail::Detail;
+use super::panes::device::Device;
 use super::panes::editor::Editor;
 use super::panes::help::Help;
 use super::panes::link::Link;
@@ -182,6 +183,8 @@ pub struct App {
     pub activity: Activity,
     pub editor: Editor,
     pub screen: Screen,
+    /// The selected computer's device, under the Computers list (and its status kept fresh).
+    pub device: Device,
     pub approvals: Approvals,
     /// When the secret shown (the `s` popup, the help, the empty screen) was last read; `None`
     /// reads it at the next pull. Another process may rotate it (`trapdesk secret rotate`),
@@ -226,6 +229,7 @@ impl App {
             activity: Activity::default(),
             editor: Editor::new(history, &draft),
             screen: Screen::default(),
+            device: Device::default(),
             approvals: Approvals::default(),
             secret_at: None,
             paused: false,
@@ -292,11 +296,7 @@ impl App {
                 d.output.insert(trapos_id.clone());
             }
             E::ToolCallStarted { .. } | E::ToolCallFinished { .. } => d.calls = true,
-            E::ScreenChanged { trapos_id, .. } => {
-                if self.selected.as_deref() == Some(trapos_id.as_str()) {
-                    self.screen.dirty = true;
-                }
-            }
+            E::ScreenChanged { trapos_id, display } => self.screen.changed(trapos_id, display),
             E::ApprovalAsked { .. } | E::ApprovalAnswered { .. } | E::PolicyChanged => {
                 d.approvals = true;
                 d.pending = true;
@@ -370,7 +370,6 @@ impl App {
 
     /// Pulls the snapshots that changed since the last frame.
     pub fn pull<H: Hub>(&mut self, hub: &H) {
-        self.screen.pull(hub, self.selected.as_deref());
         if self.shows_secret()
             && self
                 .secret_at
@@ -393,6 +392,14 @@ impl App {
             }
             self.set_computers(list);
         }
+        // After the list: a status that just came names the monitors the view can show.
+        let selected = self.selected.as_deref();
+        self.device.pull(hub, selected, self.screen.on, self.now_i);
+        let monitors = selected
+            .and_then(|id| self.computers.list.iter().find(|c| c.trapos_id == id))
+            .and_then(|c| c.status.as_ref())
+            .map(|s| s.monitors.as_slice());
+        self.screen.pull(hub, selected, monitors);
         if self.dirty.pending {
             self.dirty.pending = false;
             self.set_pending(hub.pending());
@@ -427,6 +434,18 @@ impl App {
         if let Some(rows) = output.model.rows(self.selected.as_deref()) {
             output.scroll.settle(rows);
         }
+    }
+
+    /// The selected computer's last status (peripherals, monitors, a turtle's fuel), if one
+    /// came.
+    pub fn selected_status(&self) -> Option<&session::DeviceStatus> {
+        let id = self.selected.as_deref()?;
+        self.computers
+            .list
+            .iter()
+            .find(|c| c.trapos_id == id)?
+            .status
+            .as_ref()
     }
 
     /// Whether the secret is on screen: the `s` popup, the help, or the empty screen that
@@ -480,6 +499,8 @@ impl App {
     pub fn needs_tick(&self) -> bool {
         // An offline computer shows how long it has been gone, so its age moves too.
         !self.requests.pending.is_empty()
+            // The Screen view asks the status again every few seconds (its monitors).
+            || self.screen.on
             // The secret shown is read again while it is on screen.
             || self.shows_secret()
             || self

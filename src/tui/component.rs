@@ -188,6 +188,14 @@ pub enum Intent {
         target: String,
         steps: Vec<Value>,
     },
+    /// A touch on a monitor of a computer at a cell (1-based), as a player's right-click
+    /// (CC's `monitor_touch`): a click on the Screen view while it shows that monitor.
+    Touch {
+        target: String,
+        monitor: String,
+        x: u32,
+        y: u32,
+    },
     /// Answer the approval prompt of this request.
     Answer(String, session::Answer),
     /// Read the policy again from the config file.

@@ -65,6 +65,12 @@ pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<A
         Intent::Complete { target, dir } => complete(hub, &target, dir, msg_tx),
         Intent::Cancel(id) => cancel(hub, &id, msg_tx),
         Intent::Input { target, steps } => input(hub, target, steps, msg_tx),
+        Intent::Touch {
+            target,
+            monitor,
+            x,
+            y,
+        } => touch(hub, target, monitor, (x, y), msg_tx),
         Intent::Quit => {}
     }
 }
@@ -197,6 +203,28 @@ fn input<H: Hub>(
     settle(hub.input(&target, steps), move |r| {
         if let Err(e) = r {
             Reply(&tx).notice(format!("input to {target}: {e}"), true);
+        }
+    });
+}
+
+/// A touch on a monitor. It shows on the monitor only if a program there answers it, so the
+/// status line says that it went (or why not).
+fn touch<H: Hub>(
+    hub: &H,
+    target: String,
+    monitor: String,
+    (x, y): (u32, u32),
+    msg_tx: &mpsc::UnboundedSender<AppMsg>,
+) {
+    let tx = msg_tx.clone();
+    settle(hub.touch(&target, &monitor, x, y), move |r| {
+        let who = crate::tui::draw::name_of(&target);
+        match r {
+            Ok(()) => Reply(&tx).notice(
+                format!("touched monitor {monitor} of {who} at {x},{y}"),
+                false,
+            ),
+            Err(e) => Reply(&tx).notice(format!("touch on monitor {monitor} of {who}: {e}"), true),
         }
     });
 }

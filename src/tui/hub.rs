@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::protocol::Kind;
-use crate::session::screen::ScreenFrame;
+use crate::session::screen::{Display, ScreenFrame};
 use crate::session::{
     self, Answer, Approval, ComputerInfo, OutputItem, PendingInfo, Session, ToolCall,
 };
@@ -51,9 +51,13 @@ pub trait Hub: Clone + Send + Sync + 'static {
     /// A computer's output after cursor `after`.
     fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem>;
 
-    /// Asks for the computer's terminal to be mirrored while the hold lives.
-    fn watch_screen(&self, trapos_id: &str) -> Option<Hold>;
-    fn screen(&self, trapos_id: &str) -> Option<ScreenFrame>;
+    /// Asks for one display of the computer (its terminal or a monitor) to be mirrored while
+    /// the hold lives; watching a monitor does not watch the terminal, nor the reverse.
+    fn watch_screen(&self, trapos_id: &str, display: &Display) -> Option<Hold>;
+    fn screen(&self, trapos_id: &str, display: &Display) -> Option<ScreenFrame>;
+    /// Asks the computer for its status (peripherals, monitors, a turtle's fuel and slot)
+    /// without waiting: it comes back on the computer's entry (`ComputerInfo::status`).
+    fn refresh_status(&self, trapos_id: &str);
 
     /// Starts the person's request on one computer; the outcome arrives through its output.
     ///
@@ -80,6 +84,19 @@ pub trait Hub: Clone + Send + Sync + 'static {
         &self,
         target: &str,
         steps: Vec<Value>,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static;
+    /// Touches a monitor attached to a computer at a cell (1-based): the computer queues CC's
+    /// `monitor_touch`. The future ends when the computer took it.
+    ///
+    /// # Errors
+    /// Why the touch was not sent or was refused (a cell outside the monitor, a monitor not
+    /// attached, a client without monitor shadows).
+    fn touch(
+        &self,
+        target: &str,
+        monitor: &str,
+        x: u32,
+        y: u32,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static;
     /// # Errors
     /// Why the request cannot be cancelled (unknown, or not the person's to cancel).
@@ -156,14 +173,18 @@ impl Hub for Session {
         Session::output_since(self, trapos_id, after)
     }
 
-    fn watch_screen(&self, trapos_id: &str) -> Option<Hold> {
-        Session::watch_screen(self, trapos_id, crate::session::screen::Display::Terminal)
+    fn watch_screen(&self, trapos_id: &str, display: &Display) -> Option<Hold> {
+        Session::watch_screen(self, trapos_id, display.clone())
             .ok()
             .map(|w| Box::new(w) as Hold)
     }
 
-    fn screen(&self, trapos_id: &str) -> Option<ScreenFrame> {
-        Session::screen(self, trapos_id, &crate::session::screen::Display::Terminal)
+    fn screen(&self, trapos_id: &str, display: &Display) -> Option<ScreenFrame> {
+        Session::screen(self, trapos_id, display)
+    }
+
+    fn refresh_status(&self, trapos_id: &str) {
+        Session::refresh_status(self, trapos_id);
     }
 
     // In process every call below is done before it returns: the future is ready at once.
@@ -195,6 +216,24 @@ impl Hub for Session {
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
         let sent = self.person_input(target, steps);
         async move { sent?.await }
+    }
+
+    fn touch(
+        &self,
+        target: &str,
+        monitor: &str,
+        x: u32,
+        y: u32,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        let session = self.clone();
+        let (target, monitor) = (target.to_owned(), monitor.to_owned());
+        async move {
+            session
+                .send_touch(&target, &monitor, x, y, session::Origin::Person)
+                .await
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
     }
 
     fn cancel(

@@ -168,7 +168,21 @@ impl App {
         match action {
             Action::ToggleScreen => {
                 self.screen.toggle();
+                if self.screen.on {
+                    self.device.opened();
+                }
                 Outcome::Done
+            }
+            Action::NextDisplay => {
+                let opening = !self.screen.on;
+                let monitors = self.selected_status().map(|s| s.monitors.clone());
+                let o = self
+                    .screen
+                    .next_display(self.selected.as_deref(), monitors.as_deref());
+                if opening && self.screen.on {
+                    self.device.opened();
+                }
+                o
             }
             Action::Attach => self.screen.toggle_attach(self.selected.as_deref()),
             Action::Quit => self.ask_quit(),
@@ -366,8 +380,31 @@ impl App {
                 None => Vec::new(),
             };
         }
+        // A click on a monitor shown in the Screen view touches it there.
+        if self.screen.on && matches!(m.kind, MouseEventKind::Down(MouseButton::Left)) {
+            let (_, scr) = self.screen.split(a.output);
+            if hit(scr, col, row)
+                && let Some(o) = self.screen.click(scr, col, row, self.selected.as_deref())
+            {
+                self.focus = Focus::Output;
+                return self.apply(o);
+            }
+        }
+        // The device pane under the Computers list takes no clicks of its own.
+        let (list, device) = super::panes::device::Device::split(
+            a.computers,
+            self.selected.as_deref().and_then(|id| {
+                self.computers.list.iter().find(|c| c.trapos_id == id)
+            }),
+        );
+        if device.is_some_and(|d| hit(d, col, row)) {
+            if matches!(m.kind, MouseEventKind::Down(MouseButton::Left)) {
+                self.focus = Focus::Computers;
+            }
+            return Vec::new();
+        }
         let pane = [
-            (a.computers, Focus::Computers),
+            (list, Focus::Computers),
             (a.requests, Focus::Requests),
             (a.activity, Focus::Activity),
             (a.output, Focus::Output),

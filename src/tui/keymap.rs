@@ -44,6 +44,8 @@ pub enum Action {
     Run,
     RunFile,
     ToggleScreen,
+    /// The Screen view's next display: the terminal, then each monitor, then the terminal.
+    NextDisplay,
     Attach,
     FocusNext,
     FocusPrev,
@@ -237,6 +239,10 @@ const SCREEN: Help = (
     "F9",
     "Screen view: the selected computer's own terminal, live",
 );
+const NEXT_DISPLAY: Help = (
+    "F3",
+    "Screen view: next display (terminal, monitors); clicks touch a monitor",
+);
 const ATTACH: Help = (
     "F8",
     "attach: keys go to the computer (CC has no Esc); F8 again detaches",
@@ -329,6 +335,20 @@ pub static BINDINGS: &[Binding] = &[
         ("F6", "file", &[S::Editor]),
     ),
     row(&[k(K::F(9))], S::Global, A::ToggleScreen, SCREEN),
+    // F3 is free in every scope and no terminal or CC program the console runs beside wants
+    // it; attached, it goes to the computer like every key but F8 and Esc. Its hint shows only
+    // while the Screen view is open (view/statusbar.rs).
+    hinted(
+        &[k(K::F(3))],
+        S::Global,
+        A::NextDisplay,
+        NEXT_DISPLAY,
+        (
+            "F3",
+            "display",
+            &[S::Editor, S::Computers, S::Output, S::Requests, S::Activity],
+        ),
+    ),
     row(&[k(K::F(8))], S::Global, A::Attach, ATTACH),
     row(&[k(K::F(8))], S::Attached, A::Attach, ATTACH),
     row(&[k(K::Esc)], S::Attached, A::Menu, TERMINATE),

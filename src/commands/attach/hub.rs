@@ -339,28 +339,35 @@ impl Hub for RemoteHub {
         ring.range(start..).cloned().collect()
     }
 
-    fn watch_screen(&self, trapos_id: &str) -> Option<Hold> {
+    fn watch_screen(&self, trapos_id: &str, display: &Display) -> Option<Hold> {
         // The answer (and the first frame) come later; the view shows what it has meanwhile.
         drop(self.call(Call::WatchScreen {
             trapos_id: trapos_id.to_owned(),
-            display: Display::Terminal,
+            display: display.clone(),
             on: true,
         }));
         Some(Box::new(Release {
             hub: self.clone(),
             call: Some(Call::WatchScreen {
                 trapos_id: trapos_id.to_owned(),
-                display: Display::Terminal,
+                display: display.clone(),
                 on: false,
             }),
         }))
     }
 
-    fn screen(&self, trapos_id: &str) -> Option<ScreenFrame> {
+    fn screen(&self, trapos_id: &str, display: &Display) -> Option<ScreenFrame> {
         self.mirror()
             .screens
-            .get(&(trapos_id.to_owned(), Display::Terminal))
+            .get(&(trapos_id.to_owned(), display.clone()))
             .cloned()
+    }
+
+    fn refresh_status(&self, trapos_id: &str) {
+        // The status comes back on the computer's entry, like any change of it.
+        self.tell(Call::RefreshStatus {
+            trapos_id: trapos_id.to_owned(),
+        });
     }
 
     fn run(
@@ -400,6 +407,20 @@ impl Hub for RemoteHub {
             steps,
         });
         async move { unit(answer.await) }
+    }
+
+    /// The attach channel has no touch call yet (its calls are the host's: session/attach.rs),
+    /// so an attached console says so instead of sending something the host cannot route.
+    fn touch(
+        &self,
+        target: &str,
+        monitor: &str,
+        _x: u32,
+        _y: u32,
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        std::future::ready(Err(format!(
+            "not sent: touching monitor {monitor} of {target} works in the host's own console; the attach channel has no touch call yet"
+        )))
     }
 
     fn cancel(

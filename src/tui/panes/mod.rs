@@ -7,6 +7,7 @@ pub mod approval;
 pub mod computers;
 pub mod confirm;
 pub mod detail;
+pub mod device;
 pub mod editor;
 pub mod help;
 pub mod link;

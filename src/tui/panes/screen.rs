@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 use serde_json::{Value, json};
 
-use crate::session::screen::ScreenFrame;
+use crate::session::screen::{Display, ScreenFrame, UNKNOWN_CELL};
 use crate::session::screen::input::MAX_PASTE;
 use crate::tui::component::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
@@ -113,22 +113,65 @@ impl Component for Menu {
     }
 }
 
+/// How a cell of a monitor that this computer never drew (or that another computer may have
+/// drawn over) is shown: the MCP's unknown mark (U+2591), dim grey on black, whatever the
+/// monitor's palette. A monitor cannot be read back, so the view never guesses such a cell.
+pub const UNKNOWN_STYLE: Style = Style::new()
+    .fg(Color::DarkGray)
+    .bg(Color::Black)
+    .add_modifier(Modifier::DIM);
+
+/// The least width (inside the borders) of the view on a monitor: a small monitor (7 columns
+/// for one block at scale 1) would cut its title to nothing.
+const MONITOR_MIN_WIDTH: usize = 40;
+
 #[derive(Default)]
 pub struct Screen {
     /// The Screen view is shown (F9).
     pub on: bool,
     /// Attach mode: keys go to the selected computer (F8 toggles).
     pub attached: bool,
-    /// The latest frame of the selected computer's terminal, while the view is shown.
+    /// The display shown: the selected computer's terminal, or one of its monitors (F3).
+    pub display: Display,
+    /// The computer `display` was chosen on: selecting another shows its terminal.
+    shown_for: Option<String>,
+    /// The latest frame of the display shown, while the view is shown.
     pub frame: Option<ScreenFrame>,
-    /// The computer whose screen is watched, and the hold that keeps it watched.
-    watch: Option<(String, Hold)>,
+    /// The display watched (a computer's terminal or monitor), and the hold that keeps it
+    /// watched: only the display shown is streamed.
+    watch: Option<((String, Display), Hold)>,
     /// A new frame is waiting to be pulled.
     pub(crate) dirty: bool,
     /// While attached, the person's hand on the computer's keyboard (agents' input waits).
     keyboard: Option<(String, Hold)>,
     /// The last agent to type into a computer: who, where, when.
     typing: Option<(String, String, tokio::time::Instant)>,
+}
+
+/// The order F3 goes through: the terminal, then each monitor (by name, as the status sorts
+/// them), then the terminal again.
+fn displays(monitors: &[String]) -> Vec<Display> {
+    std::iter::once(Display::Terminal)
+        .chain(monitors.iter().cloned().map(Display::Monitor))
+        .collect()
+}
+
+/// A display as the title names it: `terminal`, or `monitor top 2x 29x12` (its text scale
+/// and size in cells, once a frame of it has come).
+pub fn display_words(display: &Display, frame: Option<&ScreenFrame>) -> String {
+    match display {
+        Display::Terminal => "terminal".to_owned(),
+        Display::Monitor(m) => {
+            let mut words = format!("monitor {}", crate::tui::output::printable(m));
+            if let Some(f) = frame {
+                if let Some(scale) = f.scale {
+                    words.push_str(&format!(" {scale}x"));
+                }
+                words.push_str(&format!(" {}x{}", f.width, f.height));
+            }
+            words
+        }
+    }
 }
 
 impl Screen {
@@ -138,6 +181,45 @@ impl Screen {
         if !self.on {
             self.attached = false;
         }
+    }
+
+    /// F3: the next display of the selected computer (opening the view): the terminal, each
+    /// of `monitors` (`None`: its status has not come), the terminal again.
+    pub fn next_display(&mut self, selected: Option<&str>, monitors: Option<&[String]>) -> Outcome {
+        let Some(id) = selected else {
+            return Outcome::Notify(
+                "no computer selected: select one in Computers first".into(),
+                true,
+            );
+        };
+        let who = name_of(id);
+        let monitors = match monitors {
+            None => {
+                return Outcome::Notify(
+                    format!(
+                        "no monitor known on {who} yet: its status comes when the Screen view opens ({}), from a client that serves peripherals",
+                        key_for(Scope::Global, Action::ToggleScreen)
+                    ),
+                    true,
+                );
+            }
+            Some([]) => {
+                return Outcome::Notify(format!("{who} has no monitor attached"), true);
+            }
+            Some(m) => m,
+        };
+        self.on = true;
+        if self.shown_for.as_deref() != Some(id) {
+            self.display = Display::Terminal;
+            self.shown_for = Some(id.to_owned());
+        }
+        let order = displays(monitors);
+        let next = order
+            .iter()
+            .position(|d| *d == self.display)
+            .map_or(0, |i| (i + 1) % order.len());
+        self.display = order.into_iter().nth(next).unwrap_or_default();
+        Outcome::Done
     }
 
     /// F8: attaches to the selected computer (opening the view), or detaches.
@@ -190,26 +272,51 @@ impl Screen {
             .map(|(who, _, _)| who.as_str())
     }
 
-    /// Keeps the watch on the computer the view shows, and takes its latest frame.
-    pub fn pull<H: Hub>(&mut self, hub: &H, selected: Option<&str>) {
+    /// A display of `trapos_id` changed: a new frame to pull if it is the one shown.
+    pub fn changed(&mut self, trapos_id: &str, display: &Display) {
+        if self.on && self.shown_for.as_deref() == Some(trapos_id) && *display == self.display {
+            self.dirty = true;
+        }
+    }
+
+    /// Keeps the watch on the display the view shows, and takes its latest frame. `monitors`
+    /// are the selected computer's as its last status said (`None`: no status yet).
+    pub fn pull<H: Hub>(&mut self, hub: &H, selected: Option<&str>, monitors: Option<&[String]>) {
         // The keyboard is held exactly while attached, to the computer attached to.
         let hand = if self.attached { selected } else { None };
         if hand != self.keyboard.as_ref().map(|(id, _)| id.as_str()) {
             self.keyboard = None;
             self.keyboard = hand.map(|id| (id.to_owned(), hub.hold_keyboard(id)));
         }
-        let want = if self.on { selected } else { None };
-        let have = self.watch.as_ref().map(|(id, _)| id.as_str());
-        if want != have {
-            // The old watch ends first, so switching computers never watches two at once.
+        // Another computer shows its terminal first; a monitor gone from the status (detached)
+        // gives way to the terminal.
+        if selected != self.shown_for.as_deref() {
+            self.display = Display::Terminal;
+            self.shown_for = selected.map(str::to_owned);
+        }
+        if let (Display::Monitor(m), Some(list)) = (&self.display, monitors)
+            && !list.contains(m)
+        {
+            self.display = Display::Terminal;
+        }
+        let want = match selected {
+            Some(id) if self.on => Some((id.to_owned(), self.display.clone())),
+            _ => None,
+        };
+        let have = self.watch.as_ref().map(|(k, _)| k);
+        if want.as_ref() != have {
+            // The old watch ends first, so switching computers or displays never streams
+            // two at once (a monitor is only sent while it is shown).
             self.watch = None;
             self.frame = None;
-            self.watch = want.and_then(|id| Some((id.to_owned(), hub.watch_screen(id)?)));
+            self.watch = want
+                .clone()
+                .and_then(|(id, d)| Some(((id.clone(), d.clone()), hub.watch_screen(&id, &d)?)));
             self.dirty = true;
         }
         if self.dirty {
             self.dirty = false;
-            self.frame = want.and_then(|id| hub.screen(id));
+            self.frame = want.and_then(|(id, d)| hub.screen(&id, &d));
         }
     }
 
@@ -218,23 +325,57 @@ impl Screen {
     /// screen: the watch is let go and taken again at the next pull, which asks the new
     /// connection for a whole frame and its updates.
     pub fn relinked(&mut self, trapos_id: &str) {
-        if self.watch.as_ref().is_some_and(|(id, _)| id == trapos_id) {
+        if self
+            .watch
+            .as_ref()
+            .is_some_and(|((id, _), _)| id == trapos_id)
+        {
             self.watch = None;
             self.dirty = true;
         }
     }
 
     /// Where the view goes beside the Output pane: (output, screen). The screen takes its
-    /// real width (plus borders) when the output keeps at least 20 columns, else all of it.
+    /// real width (plus borders; a monitor at least [`MONITOR_MIN_WIDTH`]) when the output
+    /// keeps at least 20 columns, else all of it.
     pub fn split(&self, area: Rect) -> (Rect, Rect) {
-        let w = self.frame.as_ref().map_or(51, |f| f.width) as u16 + 2;
-        if area.width >= w + 20 {
+        let width = self.frame.as_ref().map_or(51, |f| f.width);
+        let width = match self.display {
+            Display::Terminal => width,
+            Display::Monitor(_) => width.max(MONITOR_MIN_WIDTH),
+        };
+        let w = u16::try_from(width).unwrap_or(u16::MAX).saturating_add(2);
+        if area.width >= w.saturating_add(20) {
             let out = Rect::new(area.x, area.y, area.width - w, area.height);
             let scr = Rect::new(area.x + area.width - w, area.y, w, area.height);
             (out, scr)
         } else {
             (Rect::new(area.x, area.y, 0, 0), area)
         }
+    }
+
+    /// A click at (`col`, `row`) of the terminal inside the view drawn at `area`: on a cell of
+    /// a monitor shown, a touch there (1-based, as CC counts); `None` elsewhere (the terminal
+    /// takes no clicks: CC's `mouse_click` is left to attach mode's keys).
+    pub fn click(&self, area: Rect, col: u16, row: u16, selected: Option<&str>) -> Option<Outcome> {
+        let Display::Monitor(monitor) = &self.display else {
+            return None;
+        };
+        let (target, f) = (selected?, self.frame.as_ref()?);
+        let (x0, y0) = (area.x + 1, area.y + 1);
+        if col < x0 || row < y0 || col + 1 >= area.x + area.width || row + 1 >= area.y + area.height {
+            return None;
+        }
+        let (x, y) = (usize::from(col - x0) + 1, usize::from(row - y0) + 1);
+        if x > f.width || y > f.height {
+            return None;
+        }
+        Some(Outcome::Intents(vec![Intent::Touch {
+            target: target.to_owned(),
+            monitor: monitor.clone(),
+            x: x as u32,
+            y: y as u32,
+        }]))
     }
 }
 
@@ -277,6 +418,10 @@ impl Component for Screen {
 
     fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
         let who = cx.selected.map(name_of).unwrap_or_default();
+        let monitors: &[String] = cx
+            .selected_computer
+            .and_then(|c| c.status.as_ref())
+            .map_or(&[], |s| s.monitors.as_slice());
         let typing = cx
             .selected
             .and_then(|id| self.typing_into(id, cx.now_i))
@@ -286,33 +431,67 @@ impl Component for Screen {
                     cx.theme.warn.add_modifier(Modifier::REVERSED),
                 )
             });
-        let mut title = if self.attached {
-            Line::from(vec![
-                Span::styled(" ATTACHED ", cx.theme.warn.add_modifier(Modifier::REVERSED)),
-                Span::raw(format!(
-                    " {who} · {} detaches · {} menu ",
+        // Which display, and which of how many when the computer has monitors.
+        let mut shown = display_words(&self.display, self.frame.as_ref());
+        if !monitors.is_empty() {
+            let order = displays(monitors);
+            if let Some(i) = order.iter().position(|d| *d == self.display) {
+                shown.push_str(&format!(" · {} of {}", i + 1, order.len()));
+            }
+        }
+        // The keys go on the bottom border: a monitor's title is long and the view is as
+        // narrow as the display.
+        let (mut title, keys) = if self.attached {
+            (
+                Line::from(vec![
+                    Span::styled(" ATTACHED ", cx.theme.warn.add_modifier(Modifier::REVERSED)),
+                    Span::raw(format!(" {who} · {shown} ")),
+                ]),
+                format!(
+                    " {} detaches · {} menu ",
                     key_for(Scope::Attached, Action::Attach),
                     key_for(Scope::Attached, Action::Menu)
-                )),
-            ])
+                ),
+            )
         } else {
-            Line::from(format!(
-                " Screen {who} · {} attach · {} hide ",
-                key_for(Scope::Global, Action::Attach),
-                key_for(Scope::Global, Action::ToggleScreen)
-            ))
+            let next = if monitors.is_empty() {
+                String::new()
+            } else {
+                format!("{} next · ", key_for(Scope::Global, Action::NextDisplay))
+            };
+            (
+                Line::from(format!(" Screen {who} · {shown} ")),
+                format!(
+                    " {next}{} attach · {} hide ",
+                    key_for(Scope::Global, Action::Attach),
+                    key_for(Scope::Global, Action::ToggleScreen)
+                ),
+            )
         };
         title.spans.extend(typing);
-        let block = cx.frame(title);
+        let block = cx
+            .frame(title)
+            .title_bottom(Line::from(Span::styled(keys, cx.theme.title)));
         let inner = block.inner(area);
         block.render(area, buf);
         let Some(f) = &self.frame else {
-            let msg = match cx.selected_computer {
-                None => "no computer selected".to_owned(),
-                Some(c) if !c.serves.iter().any(|s| s == "screen") => {
+            let serves = |what: &str| {
+                cx.selected_computer
+                    .is_some_and(|c| c.serves.iter().any(|s| s == what))
+            };
+            let msg = match (&self.display, cx.selected_computer) {
+                (_, None) => "no computer selected".to_owned(),
+                (_, Some(_)) if !serves("screen") => {
                     "this computer's client has no terminal mirror (it does not serve screen): re-run the installer to update it".to_owned()
                 }
-                Some(_) => "waiting for the screen…".to_owned(),
+                (Display::Monitor(_), Some(_)) if !serves("peripherals") => {
+                    "this computer's client keeps no monitor shadows (it does not serve peripherals): re-run the installer to update it".to_owned()
+                }
+                (Display::Monitor(m), Some(_)) => format!(
+                    "waiting for monitor {}…",
+                    crate::tui::output::printable(m)
+                ),
+                (Display::Terminal, Some(_)) => "waiting for the screen…".to_owned(),
             };
             Paragraph::new(msg)
                 .style(cx.theme.dim)
@@ -327,6 +506,14 @@ impl Component for Screen {
             for (x, ch) in row.text.iter().enumerate() {
                 if x as u16 >= inner.width {
                     break;
+                }
+                let Some(cell) = buf.cell_mut((inner.x + x as u16, inner.y + y as u16)) else {
+                    continue;
+                };
+                // A cell of a monitor this computer cannot know: marked, never guessed.
+                if !row.is_known(x) {
+                    cell.set_char(UNKNOWN_CELL).set_style(UNKNOWN_STYLE);
+                    continue;
                 }
                 let digit = |d: Option<&u8>| {
                     d.and_then(|d| (char::from(*d)).to_digit(16)).unwrap_or(0) as usize
@@ -343,10 +530,7 @@ impl Component for Screen {
                 if cursor {
                     style = style.add_modifier(Modifier::REVERSED);
                 }
-                let shown = cc_char(*ch);
-                if let Some(cell) = buf.cell_mut((inner.x + x as u16, inner.y + y as u16)) {
-                    cell.set_char(shown).set_style(style);
-                }
+                cell.set_char(cc_char(*ch)).set_style(style);
             }
         }
         None

@@ -59,7 +59,13 @@ impl App {
         };
         let targets = self.targets();
         let cx = |pane| self.draw_cx(pane, &targets);
-        self.computers.draw(a.computers, buf, &cx(Focus::Computers));
+        let computers = cx(Focus::Computers);
+        let (list, device) =
+            crate::tui::panes::device::Device::split(a.computers, computers.selected_computer);
+        self.computers.draw(list, buf, &computers);
+        if let Some(d) = device {
+            self.device.draw(d, buf, &computers);
+        }
         self.requests.draw(a.requests, buf, &cx(Focus::Requests));
         self.activity.draw(a.activity, buf, &cx(Focus::Activity));
         let output_area = if self.screen.on {

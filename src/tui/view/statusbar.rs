@@ -17,9 +17,14 @@ fn bar(app: &App) -> Scope {
     app.focus.scope()
 }
 
-/// The key hints on the bar now, each with its row of the keymap.
+/// The key hints on the bar now, each with its row of the keymap. The Screen view's display
+/// key shows only while the view is open on a computer with monitors (elsewhere it would
+/// name a view that is not there, or have nothing to switch to).
 pub fn hints(app: &App) -> impl Iterator<Item = (&'static Hint, &'static Binding)> {
-    keymap::hints(bar(app)).filter_map(|b| Some((b.hint.as_ref()?, b)))
+    let screen = app.screen.on && app.selected_status().is_some_and(|s| !s.monitors.is_empty());
+    keymap::hints(bar(app))
+        .filter(move |b| screen || b.action != keymap::Action::NextDisplay)
+        .filter_map(|b| Some((b.hint.as_ref()?, b)))
 }
 
 /// The hint drawn at column `col` of the status line (the line starts with one space, then

@@ -1,0 +1,231 @@
+//! The selected computer's device, under the Computers list: what it is (computer, turtle or
+//! pocket computer, advanced, its screen size, as its `hello` said), how many peripherals it
+//! has and which monitors, and for a turtle its fuel, fuel limit and selected slot, as its last
+//! status said (`ping` with `status`, docs/protocol.md). The pane also keeps that status
+//! fresh: it asks when the selection changes, when the Screen view opens, and every few
+//! seconds while the view is open, never more often.
+
+use std::time::Duration;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Widget};
+use tokio::time::Instant;
+
+use crate::session::ComputerInfo;
+use crate::session::devices::{DeviceStatus, Fuel};
+use crate::tui::component::DrawCx;
+use crate::tui::draw::{cut, name_of};
+use crate::tui::hub::Hub;
+use crate::tui::output::printable;
+
+/// How often the status is asked again while the Screen view is open (a monitor attached or
+/// taken away shows within this; a status ping costs the computer one event).
+pub const STATUS_EVERY: Duration = Duration::from_secs(5);
+
+/// Rows the Computers list keeps (borders included) before the device pane takes any.
+const LIST_KEEPS: u16 = 6;
+
+#[derive(Debug, Default)]
+pub struct Device {
+    /// The computer whose status was last asked, and when.
+    asked: Option<(String, Instant)>,
+}
+
+impl Device {
+    /// Asks the selected computer's status when it is due: another computer was selected,
+    /// the Screen view opened ([`Device::opened`]), or, while the view is open, the last ask
+    /// is [`STATUS_EVERY`] old.
+    pub fn pull<H: Hub>(&mut self, hub: &H, selected: Option<&str>, screen_on: bool, now: Instant) {
+        let Some(id) = selected else {
+            self.asked = None;
+            return;
+        };
+        let due = match &self.asked {
+            None => true,
+            Some((asked, at)) => {
+                asked != id || (screen_on && now.saturating_duration_since(*at) >= STATUS_EVERY)
+            }
+        };
+        if due {
+            hub.refresh_status(id);
+            self.asked = Some((id.to_owned(), now));
+        }
+    }
+
+    /// The Screen view opened: its monitors are asked for at the next pull.
+    pub fn opened(&mut self) {
+        self.asked = None;
+    }
+
+    /// Where the list and the device pane go in the Computers area: the pane at the bottom,
+    /// as high as its lines, when a computer with something to say is selected and the list
+    /// keeps [`LIST_KEEPS`] rows.
+    pub fn split(area: Rect, c: Option<&ComputerInfo>) -> (Rect, Option<Rect>) {
+        let n = c.map_or(0, |c| lines(c).len()) as u16;
+        let h = n + 2;
+        if n == 0 || area.height < h + LIST_KEEPS {
+            return (area, None);
+        }
+        let list = Rect::new(area.x, area.y, area.width, area.height - h);
+        let pane = Rect::new(area.x, area.y + area.height - h, area.width, h);
+        (list, Some(pane))
+    }
+
+    pub fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) {
+        let Some(c) = cx.selected_computer else {
+            return;
+        };
+        let t = cx.theme;
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(t.border)
+            .title(Line::from(format!(" Device {} ", name_of(&c.trapos_id))).style(t.title));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        let width = usize::from(inner.width);
+        let text: Vec<Line> = lines(c)
+            .into_iter()
+            .map(|(words, dim)| {
+                let words = cut(&words, width);
+                Line::from(if dim {
+                    Span::styled(words, t.dim)
+                } else {
+                    Span::styled(words, t.text)
+                })
+            })
+            .collect();
+        Paragraph::new(text).render(inner, buf);
+    }
+}
+
+/// A fuel level as the pane writes it: `80`, `unlimited`.
+fn fuel(f: Fuel) -> String {
+    f.to_string()
+}
+
+/// The pane's lines (words, dim), none for a computer that said nothing of its device (a client
+/// from before `device` in `hello`, and no status): the pane is not drawn then.
+pub fn lines(c: &ComputerInfo) -> Vec<(String, bool)> {
+    let m = &c.machine;
+    if m.device.is_none() && c.status.is_none() {
+        return Vec::new();
+    }
+    let mut what = m.device.clone().unwrap_or_else(|| "computer".to_owned());
+    if m.command == Some(true) {
+        what.push_str(" · command");
+    }
+    match m.advanced {
+        Some(true) => what.push_str(" · advanced"),
+        Some(false) => what.push_str(" · basic"),
+        None => {}
+    }
+    if let (Some(w), Some(h)) = (m.screen_width, m.screen_height) {
+        what.push_str(&format!(" · {w}x{h}"));
+    }
+    let mut out = vec![(printable(&what), false)];
+    match &c.status {
+        None => out.push(("peripherals not known yet".to_owned(), true)),
+        Some(s) => out.extend(status_lines(s)),
+    }
+    out
+}
+
+/// What the status says: the peripherals and monitors, and a turtle's fuel and slot.
+fn status_lines(s: &DeviceStatus) -> Vec<(String, bool)> {
+    let plural = if s.peripherals == 1 { "" } else { "s" };
+    let mut out = vec![(format!("{} peripheral{plural}", s.peripherals), false)];
+    if !s.monitors.is_empty() {
+        let names: Vec<String> = s.monitors.iter().map(|m| printable(m)).collect();
+        let word = if names.len() == 1 {
+            "monitor"
+        } else {
+            "monitors"
+        };
+        out.push((format!("{word} {}", names.join(", ")), false));
+    }
+    let mut turtle: Vec<String> = Vec::new();
+    if let Some(level) = s.fuel {
+        let limit = s.fuel_limit.map(|l| format!("/{}", fuel(l))).unwrap_or_default();
+        turtle.push(format!("fuel {}{limit}", fuel(level)));
+    }
+    if let Some(slot) = s.selected {
+        turtle.push(format!("slot {slot}"));
+    }
+    if !turtle.is_empty() {
+        out.push((turtle.join(" · "), false));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> ComputerInfo {
+        ComputerInfo {
+            trapos_id: "4:digger".into(),
+            id: 4,
+            label: Some("digger".into()),
+            online: true,
+            connected_at: std::time::SystemTime::UNIX_EPOCH,
+            disconnected_at: None,
+            serves: Vec::new(),
+            running: 0,
+            queued: 0,
+            detached: 0,
+            last_rtt_ms: None,
+            client: None,
+            host: None,
+            max_message: 0,
+            machine: Default::default(),
+            status: None,
+        }
+    }
+
+    #[test]
+    fn a_computer_that_said_nothing_has_no_pane() {
+        let c = info();
+        assert!(lines(&c).is_empty());
+        assert_eq!(Device::split(Rect::new(0, 0, 30, 20), Some(&c)).1, None);
+    }
+
+    #[test]
+    fn a_turtle_says_its_fuel_and_slot() {
+        let mut c = info();
+        c.machine.device = Some("turtle".into());
+        c.machine.advanced = Some(true);
+        c.machine.screen_width = Some(39);
+        c.machine.screen_height = Some(13);
+        assert_eq!(
+            lines(&c),
+            vec![
+                ("turtle · advanced · 39x13".to_owned(), false),
+                ("peripherals not known yet".to_owned(), true)
+            ]
+        );
+        c.status = Some(DeviceStatus {
+            peripherals: 1,
+            monitors: vec!["top".into()],
+            fuel: Some(Fuel::Level(80)),
+            fuel_limit: Some(Fuel::Unlimited),
+            selected: Some(3),
+        });
+        let words: Vec<String> = lines(&c).into_iter().map(|(w, _)| w).collect();
+        assert_eq!(
+            words,
+            [
+                "turtle · advanced · 39x13",
+                "1 peripheral",
+                "monitor top",
+                "fuel 80/unlimited · slot 3"
+            ]
+        );
+        // Four lines and borders under a list that keeps its rows; none on a short pane.
+        let (list, pane) = Device::split(Rect::new(0, 0, 30, 20), Some(&c));
+        assert_eq!(pane, Some(Rect::new(0, 14, 30, 6)));
+        assert_eq!(list, Rect::new(0, 0, 30, 14));
+        assert_eq!(Device::split(Rect::new(0, 0, 30, 11), Some(&c)).1, None);
+    }
+}
