@@ -382,7 +382,10 @@ impl App {
         }
         // A click on a monitor shown in the Screen view touches it there.
         if self.screen.on && matches!(m.kind, MouseEventKind::Down(MouseButton::Left)) {
-            let (_, scr) = self.screen.split(a.output);
+            let monitors = self.selected_status().map_or(&[][..], |s| &s.monitors[..]);
+            let (_, scr) = self
+                .screen
+                .split(a.output, self.selected.as_deref(), monitors);
             if hit(scr, col, row)
                 && let Some(o) = self.screen.click(scr, col, row, self.selected.as_deref())
             {

@@ -121,10 +121,6 @@ pub const UNKNOWN_STYLE: Style = Style::new()
     .bg(Color::Black)
     .add_modifier(Modifier::DIM);
 
-/// The least width (inside the borders) of the view on a monitor: a small monitor (7 columns
-/// for one block at scale 1) would cut its title to nothing.
-const MONITOR_MIN_WIDTH: usize = 40;
-
 #[derive(Default)]
 pub struct Screen {
     /// The Screen view is shown (F9).
@@ -335,14 +331,33 @@ impl Screen {
         }
     }
 
+    /// What the title says after `Screen` (or `ATTACHED`): the computer, the display shown
+    /// and, when the computer has monitors, which of how many (`7:miner · monitor top 2x
+    /// 29x12 · 2 of 3`).
+    pub fn heading(&self, selected: Option<&str>, monitors: &[String]) -> String {
+        let who = selected.map(name_of).unwrap_or_default();
+        let mut shown = display_words(&self.display, self.frame.as_ref());
+        if !monitors.is_empty() {
+            let order = displays(monitors);
+            if let Some(i) = order.iter().position(|d| *d == self.display) {
+                shown.push_str(&format!(" · {} of {}", i + 1, order.len()));
+            }
+        }
+        format!("{who} · {shown}")
+    }
+
     /// Where the view goes beside the Output pane: (output, screen). The screen takes its
-    /// real width (plus borders; a monitor at least [`MONITOR_MIN_WIDTH`]) when the output
-    /// keeps at least 20 columns, else all of it.
-    pub fn split(&self, area: Rect) -> (Rect, Rect) {
+    /// real width plus borders (a monitor's view at least as wide as its title, since a small
+    /// monitor is a few columns) when the output keeps at least 20 columns, else all of it.
+    pub fn split(&self, area: Rect, selected: Option<&str>, monitors: &[String]) -> (Rect, Rect) {
         let width = self.frame.as_ref().map_or(51, |f| f.width);
         let width = match self.display {
             Display::Terminal => width,
-            Display::Monitor(_) => width.max(MONITOR_MIN_WIDTH),
+            Display::Monitor(_) => {
+                // `┌ Screen ` and ` ┐` around the heading.
+                let title = crate::tui::draw::width(&self.heading(selected, monitors)) + 10;
+                width.max(title)
+            }
         };
         let w = u16::try_from(width).unwrap_or(u16::MAX).saturating_add(2);
         if area.width >= w.saturating_add(20) {
@@ -417,7 +432,6 @@ impl Component for Screen {
     }
 
     fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
-        let who = cx.selected.map(name_of).unwrap_or_default();
         let monitors: &[String] = cx
             .selected_computer
             .and_then(|c| c.status.as_ref())
@@ -431,21 +445,15 @@ impl Component for Screen {
                     cx.theme.warn.add_modifier(Modifier::REVERSED),
                 )
             });
-        // Which display, and which of how many when the computer has monitors.
-        let mut shown = display_words(&self.display, self.frame.as_ref());
-        if !monitors.is_empty() {
-            let order = displays(monitors);
-            if let Some(i) = order.iter().position(|d| *d == self.display) {
-                shown.push_str(&format!(" · {} of {}", i + 1, order.len()));
-            }
-        }
+        // Who, which display, and which of how many when the computer has monitors.
+        let heading = self.heading(cx.selected, monitors);
         // The keys go on the bottom border: a monitor's title is long and the view is as
         // narrow as the display.
         let (mut title, keys) = if self.attached {
             (
                 Line::from(vec![
                     Span::styled(" ATTACHED ", cx.theme.warn.add_modifier(Modifier::REVERSED)),
-                    Span::raw(format!(" {who} · {shown} ")),
+                    Span::raw(format!(" {heading} ")),
                 ]),
                 format!(
                     " {} detaches · {} menu ",
@@ -460,7 +468,7 @@ impl Component for Screen {
                 format!("{} next · ", key_for(Scope::Global, Action::NextDisplay))
             };
             (
-                Line::from(format!(" Screen {who} · {shown} ")),
+                Line::from(format!(" Screen {heading} ")),
                 format!(
                     " {next}{} attach · {} hide ",
                     key_for(Scope::Global, Action::Attach),

@@ -69,7 +69,10 @@ impl App {
         self.requests.draw(a.requests, buf, &cx(Focus::Requests));
         self.activity.draw(a.activity, buf, &cx(Focus::Activity));
         let output_area = if self.screen.on {
-            let (out, scr) = self.screen.split(a.output);
+            let monitors = self.selected_status().map_or(&[][..], |s| &s.monitors[..]);
+            let (out, scr) = self
+                .screen
+                .split(a.output, self.selected.as_deref(), monitors);
             self.screen.draw(scr, buf, &cx(Focus::Output));
             out
         } else {

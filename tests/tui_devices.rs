@@ -1,0 +1,427 @@
+//! The console's view of what is attached to a computer, against a real session: the Screen
+//! view switched to a monitor (F3), its text, colours and unknown cells, the title naming the
+//! display; the watch moving with it; a click on the monitor arriving as a touch; the Device
+//! pane of a turtle. The linked computer is played by a task answering the session's requests
+//! as the Lua client does (docs/protocol.md "Screen", `ping` with `status`), so every frame and
+//! status goes through the session's own path (link, request, store, event, pull).
+#![allow(clippy::panic, clippy::unwrap_used)]
+
+mod tui_common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use insta::assert_snapshot;
+use ratatui::buffer::Buffer;
+use ratatui::crossterm::event::{
+    Event as CtEvent, KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+use trapdesk::gateway::protocol::{Hello, Response};
+use trapdesk::protocol::{Kind, MachineInfo};
+use trapdesk::session::screen::Display;
+use trapdesk::session::{Event, Outbound, Session};
+use trapdesk::tui::panes::screen::UNKNOWN_STYLE;
+use trapdesk::tui::{self, App, AppMsg};
+use tui_common::*;
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn hello(id: u64, label: &str) -> Hello {
+    Hello {
+        protocol: 1,
+        computer_id: id,
+        label: Some(label.into()),
+        secret: "x".into(),
+        serves: ["exec-lua", "screen", "input", "peripherals", "turtle"]
+            .map(String::from)
+            .to_vec(),
+        client: None,
+        host: None,
+        max_message: None,
+    }
+}
+
+/// The status a client answers `ping {status: true}` with.
+fn status(turtle: bool) -> Value {
+    let mut s = json!({"peripherals": 3, "monitors": ["top", "monitor_0"]});
+    if turtle {
+        s["fuel"] = json!(812);
+        s["fuelLimit"] = json!(20000);
+        s["selected"] = json!(5);
+    }
+    json!({"ok": true, "status": s})
+}
+
+/// The shadow of monitor `top`, text scale 2, 29x12: a status board the computer drew since
+/// its client started (its first rows, in colour), and what it cannot know: the rest of row 4
+/// (written before the client started) and rows 6-12 (never drawn since).
+fn monitor_frame(name: &str) -> Value {
+    let known = |n: usize| format!("{}{}", "1".repeat(n), "0".repeat(29 - n));
+    let mut rows = vec![
+        json!({"y": 1, "text": " REACTOR 1          ONLINE  ",
+               "fg": "00000000000000000000dddddd000", "bg": "bbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}),
+        json!({"y": 2, "text": " fuel   82%", "fg": "0000000eeee", "bg": "fffffffffff"}),
+        json!({"y": 3, "text": " heat  412 K", "fg": "0000001111111", "bg": "ffffffffffff"}),
+        json!({"y": 4, "text": " rods", "fg": "00000", "bg": "fffff", "known": known(5)}),
+        json!({"y": 5, "text": ""}),
+    ];
+    for y in 6..=12 {
+        rows.push(json!({"y": y, "text": "", "known": known(0)}));
+    }
+    json!({"full": true, "seq": 1, "monitor": name, "scale": 2, "width": 29, "height": 12,
+           "colour": true, "cursor": {"x": 1, "y": 5, "blink": false}, "rows": rows})
+}
+
+/// A CC shell's terminal after boot.
+fn terminal_frame() -> Value {
+    json!({"full": true, "seq": 1, "width": 51, "height": 19, "colour": true,
+           "cursor": {"x": 3, "y": 2, "blink": true},
+           "rows": [{"y": 1, "text": "CraftOS 1.9", "fg": "44444444444", "bg": "fffffffffff"},
+                    {"y": 2, "text": "> ", "fg": "44", "bg": "ff"}]})
+}
+
+/// What the computer was asked, in order: (request type, payload).
+type Asked = Arc<Mutex<Vec<(Kind, Value)>>>;
+
+/// Links computer `id` to `session` and answers its requests as the Lua client does.
+fn link(session: &Session, id: u64, label: &str, device: &str) -> Asked {
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = session.link(&hello(id, label), tx);
+    let (w, h) = if device == "turtle" { (39, 13) } else { (51, 19) };
+    link.describe(MachineInfo {
+        device: Some(device.into()),
+        advanced: Some(true),
+        screen_width: Some(w),
+        screen_height: Some(h),
+        ..MachineInfo::default()
+    });
+    let asked: Asked = Arc::default();
+    let seen = asked.clone();
+    let turtle = device == "turtle";
+    tokio::spawn(async move {
+        while let Some(out) = rx.recv().await {
+            let Outbound::Request(req) = out else {
+                continue;
+            };
+            seen.lock()
+                .unwrap()
+                .push((req.request, req.payload.clone()));
+            let payload = match req.request {
+                Kind::Ping => status(turtle),
+                Kind::Screen => match req.payload.get("monitor").and_then(Value::as_str) {
+                    Some(m) => monitor_frame(m),
+                    None => terminal_frame(),
+                },
+                Kind::Input => json!({"ok": true}),
+                _ => json!({"ok": true}),
+            };
+            link.response(Response {
+                id: req.id,
+                ok: true,
+                payload: Some(payload),
+                error: None,
+            });
+        }
+    });
+    asked
+}
+
+/// Notes the session's events and pulls, as the console's loop does, until `done` holds.
+async fn settle(
+    app: &mut App,
+    session: &Session,
+    events: &mut broadcast::Receiver<Event>,
+    what: &str,
+    done: impl Fn(&App) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        app.pull(session);
+        if done(app) {
+            return;
+        }
+        match tokio::time::timeout_at(deadline, events.recv()).await {
+            Ok(Ok(ev)) => app.note(&ev),
+            Ok(Err(broadcast::error::RecvError::Lagged(_))) => app.mark_all_dirty(),
+            _ => panic!("never came: {what}"),
+        }
+    }
+}
+
+fn has_status(app: &App) -> bool {
+    app.selected_status().is_some()
+}
+
+fn frame_of(display: Display) -> impl Fn(&App) -> bool {
+    move |app| {
+        app.screen
+            .frame
+            .as_ref()
+            .is_some_and(|f| Display::from_monitor(f.monitor.as_deref()) == display)
+    }
+}
+
+/// The round trip the status ping measured varies with the machine's load: fixed for the
+/// snapshots (it is drawn from the list at each frame).
+fn steady(app: &mut App) {
+    for c in &mut app.computers.list {
+        c.last_rtt_ms = Some(12);
+    }
+}
+
+/// The whole frame drawn into a buffer, for the cells' styles.
+fn buffer(app: &App, w: u16, h: u16) -> Buffer {
+    let area = Rect::new(0, 0, w, h);
+    let mut buf = Buffer::empty(area);
+    ratatui::widgets::Widget::render(app, area, &mut buf);
+    buf
+}
+
+/// Where the first cell of the text `needle` is on screen.
+fn find(shown: &str, needle: &str) -> (u16, u16) {
+    for (y, line) in shown.lines().enumerate() {
+        // The snapshot text quotes each line: the first column is the quote.
+        if let Some(at) = line.find(needle) {
+            let x = line[..at].chars().count() - 1;
+            return (x as u16, y as u16);
+        }
+    }
+    panic!("{needle} not on screen: {shown}")
+}
+
+#[tokio::test]
+async fn f3_shows_a_monitor_with_its_colours_and_unknown_cells() {
+    let session = Session::new(settings(), false);
+    let asked = link(&session, 7, "reactor", "computer");
+    let mut events = session.subscribe();
+    let mut app = app();
+    app.size = Rect::new(0, 0, 170, 34);
+    settle(&mut app, &session, &mut events, "a status", has_status).await;
+    assert_eq!(app.selected.as_deref(), Some("7:reactor"));
+    // F9: the terminal first, watched.
+    app.on_key(key(KeyCode::F(9)));
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "the terminal",
+        frame_of(Display::Terminal),
+    )
+    .await;
+    let shown = screen(&app, 170, 34);
+    assert!(shown.contains("Screen 7:reactor · terminal · 1 of 3"), "{shown}");
+    assert!(shown.contains("F3 next · F8 attach · F9 hide"), "{shown}");
+    assert!(shown.contains("F3 display"), "the status bar names the key: {shown}");
+    // F3 twice: monitor_0, then top (the monitors in name order).
+    app.on_key(key(KeyCode::F(3)));
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "monitor_0",
+        frame_of(Display::Monitor("monitor_0".into())),
+    )
+    .await;
+    app.on_key(key(KeyCode::F(3)));
+    let top = Display::Monitor("top".into());
+    settle(&mut app, &session, &mut events, "top", frame_of(top.clone())).await;
+    assert_eq!(session.screen_watchers("7:reactor", &top), 1);
+    steady(&mut app);
+    for other in [Display::Terminal, Display::Monitor("monitor_0".into())] {
+        assert_eq!(
+            session.screen_watchers("7:reactor", &other),
+            0,
+            "only the display shown is watched: {other}"
+        );
+    }
+    let shown = screen(&app, 170, 34);
+    assert!(
+        shown.contains("Screen 7:reactor · monitor top 2x 29x12 · 3 of 3"),
+        "{shown}"
+    );
+    assert!(shown.contains("REACTOR 1          ONLINE"), "{shown}");
+    assert!(
+        shown.contains(" rods░░░░░░░░░░░░░░░░░░░░░░░░"),
+        "unknown cells are marked, not blank: {shown}"
+    );
+    assert_snapshot!("monitor_in_the_screen_view", shown);
+
+    // The cells: the monitor's palette where known, the unknown mark's own style elsewhere.
+    let buf = buffer(&app, 170, 34);
+    let (x, y) = find(&shown, "ONLINE");
+    let online = &buf[(x, y)];
+    assert_eq!(online.symbol(), "O");
+    assert_eq!(online.fg, Color::Rgb(0x57, 0xA6, 0x4E), "green (d) on blue (b)");
+    assert_eq!(online.bg, Color::Rgb(0x33, 0x66, 0xCC));
+    let (x, y) = find(&shown, "82%");
+    assert_eq!(buf[(x, y)].fg, Color::Rgb(0xCC, 0x4C, 0x4C), "red (e)");
+    let (x, y) = find(&shown, "░");
+    let unknown = &buf[(x, y)];
+    assert_eq!(unknown.symbol(), "░");
+    assert_eq!(
+        (Some(unknown.fg), Some(unknown.bg), unknown.modifier),
+        (UNKNOWN_STYLE.fg, UNKNOWN_STYLE.bg, UNKNOWN_STYLE.add_modifier)
+    );
+
+    // F3 once more: back to the terminal, and the monitor is no longer streamed.
+    app.on_key(key(KeyCode::F(3)));
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "the terminal again",
+        frame_of(Display::Terminal),
+    )
+    .await;
+    assert_eq!(session.screen_watchers("7:reactor", &top), 0);
+    // The computer hears that nobody watches the monitor any more, and is asked for the
+    // terminal's updates again.
+    for payload in [
+        json!({"watch": false, "monitor": "top"}),
+        json!({"watch": true}),
+    ] {
+        let said = || {
+            asked
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(k, p)| *k == Kind::Screen && *p == payload)
+                .count()
+        };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        // The terminal's watch was asked once already, when the view opened.
+        let want = if payload.get("monitor").is_some() { 1 } else { 2 };
+        while said() < want {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never asked {payload}: {:?}",
+                asked.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_click_on_a_monitor_touches_that_cell() {
+    let session = Session::new(settings(), false);
+    let asked = link(&session, 7, "reactor", "computer");
+    let mut events = session.subscribe();
+    let mut app = app();
+    app.size = Rect::new(0, 0, 170, 34);
+    settle(&mut app, &session, &mut events, "a status", has_status).await;
+    app.on_key(key(KeyCode::F(3)));
+    app.on_key(key(KeyCode::F(3)));
+    assert!(app.screen.on, "F3 opens the view");
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "top",
+        frame_of(Display::Monitor("top".into())),
+    )
+    .await;
+    let shown = screen(&app, 170, 34);
+    // The `f` of "fuel" is cell (2, 2) of the monitor.
+    let (x, y) = find(&shown, "fuel   82%");
+    let (msg_tx, mut msg_rx) = mpsc::unbounded_channel::<AppMsg>();
+    let click = MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: x,
+        row: y,
+        modifiers: KeyModifiers::NONE,
+    };
+    tui::handle(
+        &mut app,
+        &session,
+        &msg_tx,
+        tui::Event::Crossterm(CtEvent::Mouse(click)),
+    );
+    let notice = tokio::time::timeout(Duration::from_secs(5), msg_rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        notice,
+        AppMsg::Notice {
+            text: "touched monitor top of 7:reactor at 2,2".into(),
+            error: false
+        }
+    );
+    let inputs: Vec<Value> = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| *k == Kind::Input)
+        .map(|(_, p)| p.clone())
+        .collect();
+    assert_eq!(inputs.len(), 1, "{inputs:?}");
+    assert_eq!(inputs[0]["monitor"], "top");
+    assert_eq!(inputs[0]["steps"], json!([{"touch": {"x": 2, "y": 2}}]));
+    // A click on the terminal is no touch.
+    app.on_key(key(KeyCode::F(3)));
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "the terminal",
+        frame_of(Display::Terminal),
+    )
+    .await;
+    let shown = screen(&app, 170, 34);
+    let (x, y) = find(&shown, "CraftOS");
+    let click = MouseEvent {
+        column: x,
+        row: y,
+        ..click
+    };
+    assert!(app.on_terminal(CtEvent::Mouse(click)).is_empty());
+}
+
+#[tokio::test]
+async fn f3_without_monitors_says_so_and_the_view_keeps_the_terminal() {
+    let mut app = app();
+    let mut list = three_computers();
+    list[0].status = Some(trapdesk::session::DeviceStatus {
+        peripherals: 1,
+        ..Default::default()
+    });
+    app.set_computers(list);
+    app.on_key(key(KeyCode::F(3)));
+    assert!(!app.screen.on);
+    assert_eq!(app.screen.display, Display::Terminal);
+    let (text, error) = app.notice.clone().unwrap();
+    assert!(error && text.contains("7:miner has no monitor attached"), "{text}");
+    // A computer whose status has not come: nothing to switch to yet, and why.
+    app.select_index(2);
+    app.on_key(key(KeyCode::F(3)));
+    let (text, _) = app.notice.clone().unwrap();
+    assert!(text.contains("no monitor known on 12:farm yet"), "{text}");
+}
+
+#[tokio::test]
+async fn the_device_pane_of_a_turtle() {
+    let session = Session::new(settings(), false);
+    link(&session, 4, "digger", "turtle");
+    let mut events = session.subscribe();
+    let mut app = app();
+    settle(&mut app, &session, &mut events, "a status", has_status).await;
+    steady(&mut app);
+    let shown = screen(&app, 120, 32);
+    for words in [
+        "Device 4:digger",
+        "turtle · advanced · 39x13",
+        "3 peripherals",
+        "monitors monitor_0, top",
+        "fuel 812/20000 · slot 5",
+    ] {
+        assert!(shown.contains(words), "{words}: {shown}");
+    }
+    assert_snapshot!("device_pane_of_a_turtle", shown);
+}
