@@ -8,6 +8,17 @@
 
 mod tui_common;
 
+mod support;
+
+#[path = "support/mcp_fake.rs"]
+mod fake;
+
+#[path = "support/craftos.rs"]
+mod craftos;
+
+#[path = "support/world.rs"]
+mod world;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -424,4 +435,115 @@ async fn the_device_pane_of_a_turtle() {
         assert!(shown.contains(words), "{words}: {shown}");
     }
     assert_snapshot!("device_pane_of_a_turtle", shown);
+}
+
+/// The same on an emulated computer running the real client: a monitor attached with
+/// `periphemu.create` and drawn on through `peripheral.wrap` shows in the view with what the
+/// computer drew and the rest unknown, and a click arrives as `monitor_touch` at that cell.
+/// Emulator only: CraftOS-PC's headless mode creates no monitors ("Monitors are not available
+/// in this mode").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_monitor_of_an_emulated_computer_in_the_view() {
+    let w = world::World::boot(world::Runtime::Emulator, &["board"]).await;
+    w.wait_serves("board", &["screen", "input"]).await;
+    let id = w.trapos("board");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while !w
+        .session()
+        .computer(&id)
+        .is_some_and(|c| c.serves.iter().any(|s| s == "peripherals"))
+    {
+        if tokio::time::Instant::now() > deadline {
+            eprintln!(
+                "SKIPPED a_monitor_of_an_emulated_computer_in_the_view: this client keeps no monitor shadows (it does not serve peripherals; the lua and emu branches bring them)"
+            );
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let drawn = w
+        .call(
+            "exec-lua",
+            json!({"traposId": id, "code": r#"
+                assert(periphemu.create("top", "monitor"))
+                local mon = peripheral.wrap("top")
+                mon.setTextScale(1)
+                mon.setCursorPos(2, 1)
+                mon.setTextColour(colours.lime)
+                mon.write("ONLINE")
+                mon.setCursorPos(2, 2)
+                mon.setTextColour(colours.white)
+                mon.write("fuel 82%")
+                return mon.getSize()"#}),
+        )
+        .await;
+    assert_ne!(drawn.is_error, Some(true), "{}", fake::text(&drawn));
+    let session = w.session();
+    let mut events = session.subscribe();
+    let mut app = app();
+    app.size = Rect::new(0, 0, 170, 40);
+    settle(&mut app, session, &mut events, "a status with the monitor", |app| {
+        app.selected_status()
+            .is_some_and(|s| s.monitors == ["top"])
+    })
+    .await;
+    app.on_key(key(KeyCode::F(3)));
+    let top = Display::Monitor("top".into());
+    settle(&mut app, session, &mut events, "the monitor's frame", |app| {
+        frame_of(top.clone())(app)
+            && app
+                .screen
+                .frame
+                .as_ref()
+                .is_some_and(|f| f.text_rows().iter().any(|r| r.contains("fuel 82%")))
+    })
+    .await;
+    let shown = screen(&app, 170, 40);
+    assert!(shown.contains(&format!("Screen {id} · monitor top 1x")), "{shown}");
+    assert!(shown.contains("· 2 of 2"), "{shown}");
+    assert!(shown.contains("░ONLINE░"), "never drawn around the text: unknown: {shown}");
+    assert!(shown.contains("░fuel 82%░"), "{shown}");
+    let buf = buffer(&app, 170, 40);
+    let (x, y) = find(&shown, "ONLINE");
+    assert_eq!(buf[(x, y)].fg, Color::Rgb(0x7F, 0xCC, 0x19), "lime");
+
+    // A click on the `f` of "fuel" (cell 2, 2) is a `monitor_touch` there.
+    let (x, y) = find(&shown, "fuel 82%");
+    let waiting = w.call(
+        "exec-lua",
+        json!({"traposId": id, "code": r#"
+            local e = { os.pullEvent("monitor_touch") }
+            return e[2] .. " " .. e[3] .. "," .. e[4]"#}),
+    );
+    let click = async {
+        // The chunk is waiting for the event before the touch is queued.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (msg_tx, mut msg_rx) = mpsc::unbounded_channel::<AppMsg>();
+        let click = MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column: x,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        };
+        tui::handle(
+            &mut app,
+            session,
+            &msg_tx,
+            tui::Event::Crossterm(CtEvent::Mouse(click)),
+        );
+        tokio::time::timeout(Duration::from_secs(10), msg_rx.recv())
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let (answer, notice) = tokio::join!(waiting, click);
+    assert_eq!(
+        notice,
+        AppMsg::Notice {
+            text: format!("touched monitor top of {id} at 2,2"),
+            error: false
+        }
+    );
+    let d = fake::data(&answer);
+    assert_eq!(d["returns"][0]["value"], "top 2,2", "{d}");
 }
