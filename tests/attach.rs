@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use support::{TestHost, emulated, start_host_with, wait_until};
 use trapdesk::policy::Policy;
+use trapdesk::session::screen::Display;
 use trapdesk::session::{Answer, Event};
 use trapdesk::tui::Hub;
 
@@ -348,21 +349,25 @@ async fn every_hub_call_works_over_the_connection() {
     assert!(listing.to_string().contains("rom"), "{listing}");
 
     // The Screen view and F8.
-    let watch = hub.watch_screen("5:mine").unwrap();
-    wait_until(|| hub.screen("5:mine").is_some()).await;
+    let terminal = Display::Terminal;
+    let watch = hub.watch_screen("5:mine", &terminal).unwrap();
+    wait_until(|| hub.screen("5:mine", &terminal).is_some()).await;
     let keyboard = hub.hold_keyboard("5:mine");
     wait_until(|| host.session.keyboard_held("5:mine")).await;
     hub.input("mine", vec![json!({"text": "zz"})])
         .await
         .unwrap();
     wait_until(|| {
-        hub.screen("5:mine")
+        hub.screen("5:mine", &terminal)
             .is_some_and(|f| f.rows.iter().any(|r| r.text_string().contains("zz")))
     })
     .await;
     drop(keyboard);
     wait_until(|| !host.session.keyboard_held("5:mine")).await;
     drop(watch);
+    // A touch on a monitor needs a call the attach channel does not have yet: refused, saying so.
+    let touch = hub.touch("5:mine", "top", 1, 1).await.unwrap_err();
+    assert!(touch.contains("no touch call"), "{touch}");
 
     // F4 and F7's reload.
     assert!(hub.pause().await.contains("stopped"));

@@ -104,7 +104,11 @@ type Asked = Arc<Mutex<Vec<(Kind, Value)>>>;
 fn link(session: &Session, id: u64, label: &str, device: &str) -> Asked {
     let (tx, mut rx) = mpsc::channel(1024);
     let link = session.link(&hello(id, label), tx);
-    let (w, h) = if device == "turtle" { (39, 13) } else { (51, 19) };
+    let (w, h) = if device == "turtle" {
+        (39, 13)
+    } else {
+        (51, 19)
+    };
     link.describe(MachineInfo {
         device: Some(device.into()),
         advanced: Some(true),
@@ -226,9 +230,15 @@ async fn f3_shows_a_monitor_with_its_colours_and_unknown_cells() {
     )
     .await;
     let shown = screen(&app, 170, 34);
-    assert!(shown.contains("Screen 7:reactor · terminal · 1 of 3"), "{shown}");
+    assert!(
+        shown.contains("Screen 7:reactor · terminal · 1 of 3"),
+        "{shown}"
+    );
     assert!(shown.contains("F3 next · F8 attach · F9 hide"), "{shown}");
-    assert!(shown.contains("F3 display"), "the status bar names the key: {shown}");
+    assert!(
+        shown.contains("F3 display"),
+        "the status bar names the key: {shown}"
+    );
     // F3 twice: monitor_0, then top (the monitors in name order).
     app.on_key(key(KeyCode::F(3)));
     settle(
@@ -241,7 +251,14 @@ async fn f3_shows_a_monitor_with_its_colours_and_unknown_cells() {
     .await;
     app.on_key(key(KeyCode::F(3)));
     let top = Display::Monitor("top".into());
-    settle(&mut app, &session, &mut events, "top", frame_of(top.clone())).await;
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "top",
+        frame_of(top.clone()),
+    )
+    .await;
     assert_eq!(session.screen_watchers("7:reactor", &top), 1);
     steady(&mut app);
     for other in [Display::Terminal, Display::Monitor("monitor_0".into())] {
@@ -268,7 +285,11 @@ async fn f3_shows_a_monitor_with_its_colours_and_unknown_cells() {
     let (x, y) = find(&shown, "ONLINE");
     let online = &buf[(x, y)];
     assert_eq!(online.symbol(), "O");
-    assert_eq!(online.fg, Color::Rgb(0x57, 0xA6, 0x4E), "green (d) on blue (b)");
+    assert_eq!(
+        online.fg,
+        Color::Rgb(0x57, 0xA6, 0x4E),
+        "green (d) on blue (b)"
+    );
     assert_eq!(online.bg, Color::Rgb(0x33, 0x66, 0xCC));
     let (x, y) = find(&shown, "82%");
     assert_eq!(buf[(x, y)].fg, Color::Rgb(0xCC, 0x4C, 0x4C), "red (e)");
@@ -277,7 +298,11 @@ async fn f3_shows_a_monitor_with_its_colours_and_unknown_cells() {
     assert_eq!(unknown.symbol(), "░");
     assert_eq!(
         (Some(unknown.fg), Some(unknown.bg), unknown.modifier),
-        (UNKNOWN_STYLE.fg, UNKNOWN_STYLE.bg, UNKNOWN_STYLE.add_modifier)
+        (
+            UNKNOWN_STYLE.fg,
+            UNKNOWN_STYLE.bg,
+            UNKNOWN_STYLE.add_modifier
+        )
     );
 
     // F3 once more: back to the terminal, and the monitor is no longer streamed.
@@ -307,7 +332,11 @@ async fn f3_shows_a_monitor_with_its_colours_and_unknown_cells() {
         };
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         // The terminal's watch was asked once already, when the view opened.
-        let want = if payload.get("monitor").is_some() { 1 } else { 2 };
+        let want = if payload.get("monitor").is_some() {
+            1
+        } else {
+            2
+        };
         while said() < want {
             assert!(
                 tokio::time::Instant::now() < deadline,
@@ -408,7 +437,10 @@ async fn f3_without_monitors_says_so_and_the_view_keeps_the_terminal() {
     assert!(!app.screen.on);
     assert_eq!(app.screen.display, Display::Terminal);
     let (text, error) = app.notice.clone().unwrap();
-    assert!(error && text.contains("7:miner has no monitor attached"), "{text}");
+    assert!(
+        error && text.contains("7:miner has no monitor attached"),
+        "{text}"
+    );
     // A computer whose status has not come: nothing to switch to yet, and why.
     app.select_index(2);
     app.on_key(key(KeyCode::F(3)));
@@ -482,26 +514,41 @@ async fn a_monitor_of_an_emulated_computer_in_the_view() {
     let mut events = session.subscribe();
     let mut app = app();
     app.size = Rect::new(0, 0, 170, 40);
-    settle(&mut app, session, &mut events, "a status with the monitor", |app| {
-        app.selected_status()
-            .is_some_and(|s| s.monitors == ["top"])
-    })
+    settle(
+        &mut app,
+        session,
+        &mut events,
+        "a status with the monitor",
+        |app| app.selected_status().is_some_and(|s| s.monitors == ["top"]),
+    )
     .await;
     app.on_key(key(KeyCode::F(3)));
     let top = Display::Monitor("top".into());
-    settle(&mut app, session, &mut events, "the monitor's frame", |app| {
-        frame_of(top.clone())(app)
-            && app
-                .screen
-                .frame
-                .as_ref()
-                .is_some_and(|f| f.text_rows().iter().any(|r| r.contains("fuel 82%")))
-    })
+    settle(
+        &mut app,
+        session,
+        &mut events,
+        "the monitor's frame",
+        |app| {
+            frame_of(top.clone())(app)
+                && app
+                    .screen
+                    .frame
+                    .as_ref()
+                    .is_some_and(|f| f.text_rows().iter().any(|r| r.contains("fuel 82%")))
+        },
+    )
     .await;
     let shown = screen(&app, 170, 40);
-    assert!(shown.contains(&format!("Screen {id} · monitor top 1x")), "{shown}");
+    assert!(
+        shown.contains(&format!("Screen {id} · monitor top 1x")),
+        "{shown}"
+    );
     assert!(shown.contains("· 2 of 2"), "{shown}");
-    assert!(shown.contains("░ONLINE░"), "never drawn around the text: unknown: {shown}");
+    assert!(
+        shown.contains("░ONLINE░"),
+        "never drawn around the text: unknown: {shown}"
+    );
     assert!(shown.contains("░fuel 82%░"), "{shown}");
     let buf = buffer(&app, 170, 40);
     let (x, y) = find(&shown, "ONLINE");

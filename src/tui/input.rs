@@ -396,9 +396,9 @@ impl App {
         // The device pane under the Computers list takes no clicks of its own.
         let (list, device) = super::panes::device::Device::split(
             a.computers,
-            self.selected.as_deref().and_then(|id| {
-                self.computers.list.iter().find(|c| c.trapos_id == id)
-            }),
+            self.selected
+                .as_deref()
+                .and_then(|id| self.computers.list.iter().find(|c| c.trapos_id == id)),
         );
         if device.is_some_and(|d| hit(d, col, row)) {
             if matches!(m.kind, MouseEventKind::Down(MouseButton::Left)) {

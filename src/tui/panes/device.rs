@@ -147,7 +147,10 @@ fn status_lines(s: &DeviceStatus) -> Vec<(String, bool)> {
     }
     let mut turtle: Vec<String> = Vec::new();
     if let Some(level) = s.fuel {
-        let limit = s.fuel_limit.map(|l| format!("/{}", fuel(l))).unwrap_or_default();
+        let limit = s
+            .fuel_limit
+            .map(|l| format!("/{}", fuel(l)))
+            .unwrap_or_default();
         turtle.push(format!("fuel {}{limit}", fuel(level)));
     }
     if let Some(slot) = s.selected {

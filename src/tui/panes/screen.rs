@@ -10,8 +10,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 use serde_json::{Value, json};
 
-use crate::session::screen::{Display, ScreenFrame, UNKNOWN_CELL};
 use crate::session::screen::input::MAX_PASTE;
+use crate::session::screen::{Display, ScreenFrame, UNKNOWN_CELL};
 use crate::tui::component::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::draw::name_of;
@@ -378,7 +378,8 @@ impl Screen {
         };
         let (target, f) = (selected?, self.frame.as_ref()?);
         let (x0, y0) = (area.x + 1, area.y + 1);
-        if col < x0 || row < y0 || col + 1 >= area.x + area.width || row + 1 >= area.y + area.height {
+        if col < x0 || row < y0 || col + 1 >= area.x + area.width || row + 1 >= area.y + area.height
+        {
             return None;
         }
         let (x, y) = (usize::from(col - x0) + 1, usize::from(row - y0) + 1);

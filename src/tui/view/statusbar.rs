@@ -21,7 +21,10 @@ fn bar(app: &App) -> Scope {
 /// key shows only while the view is open on a computer with monitors (elsewhere it would
 /// name a view that is not there, or have nothing to switch to).
 pub fn hints(app: &App) -> impl Iterator<Item = (&'static Hint, &'static Binding)> {
-    let screen = app.screen.on && app.selected_status().is_some_and(|s| !s.monitors.is_empty());
+    let screen = app.screen.on
+        && app
+            .selected_status()
+            .is_some_and(|s| !s.monitors.is_empty());
     keymap::hints(bar(app))
         .filter(move |b| screen || b.action != keymap::Action::NextDisplay)
         .filter_map(|b| Some((b.hint.as_ref()?, b)))
