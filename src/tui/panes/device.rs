@@ -126,6 +126,10 @@ pub fn lines(c: &ComputerInfo) -> Vec<(String, bool)> {
     }
     let mut out = vec![(printable(&what), false)];
     match &c.status {
+        // A client from before status pings is never asked (it would not answer one).
+        None if !c.serves.iter().any(|s| s == "peripherals") => {
+            out.push(("no status: update its client".to_owned(), true));
+        }
         None => out.push(("peripherals not known yet".to_owned(), true)),
         Some(s) => out.extend(status_lines(s)),
     }
@@ -201,6 +205,8 @@ mod tests {
         c.machine.advanced = Some(true);
         c.machine.screen_width = Some(39);
         c.machine.screen_height = Some(13);
+        assert_eq!(lines(&c)[1], ("no status: update its client".to_owned(), true));
+        c.serves = vec!["peripherals".into()];
         assert_eq!(
             lines(&c),
             vec![
