@@ -39,10 +39,11 @@ use seat::{
     readme_block,
 };
 
-/// The two resource templates every client must see.
-const TEMPLATES: [&str; 2] = [
+/// The resource templates every client must see.
+const TEMPLATES: [&str; 3] = [
     "trapdesk://computer/{traposId}/files/{+path}",
     "trapdesk://computer/{traposId}/screen",
+    "trapdesk://computer/{traposId}/monitor/{monitor}/screen",
 ];
 
 fn names(v: &Value, key: &str, field: &str) -> BTreeSet<String> {

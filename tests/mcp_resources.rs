@@ -1,5 +1,5 @@
 //! Resources and completions through rmcp's own client over Streamable HTTP, against emulated
-//! computers running the real Lua client: the two templates, `resources/list`, files read as
+//! computers running the real Lua client: the templates, `resources/list`, files read as
 //! text or blob with the traposId in either form, the screen as rows, the errors, and
 //! completions of `traposId` and `path` that give nothing, and ask no one, where the policy
 //! does not let the agent read. The reads and a path completion run on CraftOS-PC too (a real
@@ -33,6 +33,7 @@ use trapdesk::policy::Policy;
 
 const FILES: &str = "trapdesk://computer/{traposId}/files/{+path}";
 const SCREEN: &str = "trapdesk://computer/{traposId}/screen";
+const MONITOR: &str = "trapdesk://computer/{traposId}/monitor/{monitor}/screen";
 
 async fn agent(host: &TestHost, name: &str) -> Client {
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
@@ -120,7 +121,7 @@ async fn templates_list_and_reads_of_files_and_screens() {
     );
     let templates = client.list_all_resource_templates().await.unwrap();
     let uris: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();
-    assert_eq!(uris, [FILES, SCREEN]);
+    assert_eq!(uris, [FILES, SCREEN, MONITOR]);
     // Each linked computer's screen is listed, a label's `/` percent-encoded.
     let listed: Vec<String> = client
         .list_all_resources()

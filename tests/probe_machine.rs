@@ -92,9 +92,13 @@ async fn probe_says_what_each_computer_is(rt: Runtime) {
     assert!((1000..10_000).contains(&age), "{age}");
     // The text block's table says the same.
     let table = text(&p);
-    assert!(table.contains("\tdevice\truntime\tclient"), "{table}");
     assert!(
-        table.contains("\tcomputer advanced 51x19\t") || table.contains("\tcomputer 51x19\t"),
+        table.contains("\tdevice\tperipherals\truntime\tclient"),
+        "{table}"
+    );
+    // Without a ping the peripherals are not known: "-".
+    assert!(
+        table.contains("\tcomputer advanced 51x19\t-\t") || table.contains("\tcomputer 51x19\t-\t"),
         "{table}"
     );
 

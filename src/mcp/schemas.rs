@@ -298,6 +298,8 @@ pub fn screen_result() -> Arc<JsonObject> {
             "scale": {"type": "number", "description": "the monitor's text scale, 0.5 to 5 (with monitor)"},
             "known": {"type": "array", "items": {"type": ["string", "null"]}, "description": "a monitor with cells this computer never drew (or another computer drew over): per row, null when every cell is known, else one character per cell, 1 known, 0 unknown (an unknown cell's text in rows is a blank, shown as ░ (U+2591) in the text block)"},
             "touched": {"type": "object", "description": "send-input with touch: the cell touched, {x, y}"},
+            "colorsCut": {"type": "boolean", "description": "true when the colours were left out to fit one result (a large monitor)"},
+            "rowsShown": {"type": "integer", "description": "when the rows did not all fit one result: how many are given, from the top (rows and known alike)"},
         })),
         &["ok"],
     )

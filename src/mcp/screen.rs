@@ -51,6 +51,58 @@ fn screen_line(trapos_id: &str, f: &ScreenFrame) -> String {
     )
 }
 
+/// A screen's outcome within `budget` bytes. A terminal always fits; a large monitor (164 x 81
+/// cells at text scale 0.5) with its colours and masks may not, and the generic cut drops the
+/// first items of the longest list, which would take `known` out of step with `rows`. So a
+/// screen is cut here, whole rows at a time: the colours first (`colorsCut`), then the rows
+/// from the bottom, each list alike (`rowsShown`), the first line saying so.
+fn fit_screen(line: String, mut data: Value, budget: usize) -> Outcome {
+    let fits = |line: &str, data: &Value| {
+        super::results::result_size(&Outcome::ok(line.to_owned(), data.clone()).into_unsized())
+            <= budget
+    };
+    if fits(&line, &data) {
+        return Outcome::ok(line, data);
+    }
+    let mut line = line;
+    if let Some(obj) = data.as_object_mut()
+        && obj.contains_key("fg")
+    {
+        for k in ["fg", "bg", "palette"] {
+            obj.remove(k);
+        }
+        obj.insert("colorsCut".into(), json!(true));
+        line.push_str("; colours left out to fit one result");
+        if fits(&line, &data) {
+            return Outcome::ok(line, data);
+        }
+    }
+    let rows = data["rows"].as_array().map_or(0, Vec::len);
+    let keep = |data: &Value, k: usize| {
+        let mut d = data.clone();
+        if let Some(obj) = d.as_object_mut() {
+            for key in ["rows", "known"] {
+                if let Some(Value::Array(a)) = obj.get_mut(key) {
+                    a.truncate(k);
+                }
+            }
+            obj.insert("rowsShown".into(), json!(k));
+        }
+        let l = format!("{line}; rows {}..{rows} left out to fit one result", k + 1);
+        (l, d)
+    };
+    let mut k = rows;
+    while k > 1 {
+        let (l, d) = keep(&data, k);
+        if fits(&l, &d) {
+            return Outcome::ok(l, d);
+        }
+        k = k * 3 / 4;
+    }
+    let (l, d) = keep(&data, k.max(1));
+    Outcome::ok(l, d)
+}
+
 /// The display an agent's `monitor` argument names.
 fn display_of(monitor: Option<&str>) -> Result<Display, InputError> {
     match monitor {
@@ -172,7 +224,8 @@ impl TrapdeskMcp {
                     .resolve(&p.trapos_id)
                     .unwrap_or_else(|_| p.trapos_id.clone());
                 let data = screen_data(&id, &f, p.colors == Some(true));
-                (Status::Ok, Outcome::ok(screen_line(&id, &f), data))
+                let outcome = fit_screen(screen_line(&id, &f), data, self.max_result_bytes);
+                (Status::Ok, outcome)
             }
             Err(e) => failure(&e, &shown(&self.session, &p.trapos_id), None),
         };
@@ -286,7 +339,7 @@ impl TrapdeskMcp {
                     obj.insert("events".into(), json!(events));
                 }
                 let line = format!("sent {events} events; {}", screen_line(&id, &f));
-                (Status::Ok, Outcome::ok(line, data))
+                (Status::Ok, fit_screen(line, data, self.max_result_bytes))
             }
             Err(e) => failure(&e, &shown(&self.session, &p.trapos_id), None),
         };
@@ -327,9 +380,60 @@ impl TrapdeskMcp {
                     obj.insert("touched".into(), json!({"x": x, "y": y}));
                 }
                 let line = format!("touched {monitor} at {x},{y}; {}", screen_line(&id, &f));
-                (Status::Ok, Outcome::ok(line, data))
+                (Status::Ok, fit_screen(line, data, self.max_result_bytes))
             }
             Err(e) => failure(&e, &shown(&session, target), None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The largest monitor (8 x 6 blocks at text scale 0.5: 164 x 81 cells), half unknown.
+    fn big() -> ScreenFrame {
+        let rows: Vec<Value> = (1..=81)
+            .map(|y| {
+                json!({"y": y, "text": format!("{y:03}").repeat(54), "fg": "4".repeat(164),
+                    "bg": "b".repeat(164), "known": format!("{}{}", "1".repeat(82), "0".repeat(82))})
+            })
+            .collect();
+        let v = json!({"full": true, "width": 164, "height": 81, "monitor": "monitor_3",
+            "scale": 0.5, "rows": rows});
+        ScreenFrame::apply(None, &v).expect("frame")
+    }
+
+    #[test]
+    fn a_large_monitor_is_cut_whole_rows_at_a_time() {
+        let f = big();
+        let budget = 24 * 1024;
+        let o = fit_screen(screen_line("1:a", &f), screen_data("1:a", &f, true), budget);
+        assert!(
+            super::super::results::result_size(&o.clone().into_unsized()) <= budget,
+            "fits"
+        );
+        assert_eq!(o.data["colorsCut"], true);
+        assert!(o.data.get("fg").is_none());
+        let shown = o.data["rowsShown"].as_u64().expect("rows cut") as usize;
+        assert!(shown > 10 && shown < 81, "{shown}");
+        assert_eq!(o.data["rows"].as_array().map(Vec::len), Some(shown));
+        assert_eq!(o.data["known"].as_array().map(Vec::len), Some(shown));
+        // Still in step: row 1 is row 1, its unknown half marked.
+        assert!(
+            o.data["rows"][0]
+                .as_str()
+                .is_some_and(|r| r.starts_with("001001"))
+        );
+        assert!(
+            o.line.contains("colours left out")
+                && o.line.contains(&format!("rows {}..81 left out", shown + 1)),
+            "{}",
+            o.line
+        );
+        // A terminal fits as it is.
+        let t = ScreenFrame::blank(51, 19);
+        let o = fit_screen(screen_line("1:a", &t), screen_data("1:a", &t, true), budget);
+        assert!(o.data.get("colorsCut").is_none() && o.data.get("rowsShown").is_none());
     }
 }

@@ -330,6 +330,11 @@ impl Session {
             && let Some(device) = c.machine.device.as_deref()
             && device != "turtle"
         {
+            // The hello's word, as a person says it.
+            let device = match device {
+                "pocket" => "pocket computer",
+                other => other,
+            };
             return Err(DeviceError::NotATurtle {
                 trapos_id,
                 device: device.to_owned(),

@@ -62,6 +62,8 @@ TOOLS = {
     "read-screen",
     "send-input",
     "reboot-computer",
+    "list-peripherals",
+    "turtle-info",
 }
 
 pytestmark = pytest.mark.anyio

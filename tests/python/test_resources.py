@@ -31,6 +31,7 @@ pytestmark = pytest.mark.anyio
 
 FILES = "trapdesk://computer/{traposId}/files/{+path}"
 SCREEN = "trapdesk://computer/{traposId}/screen"
+MONITOR = "trapdesk://computer/{traposId}/monitor/{monitor}/screen"
 
 POLICY = """
 [[policy.rule]]
@@ -114,7 +115,7 @@ async def test_resources_templates_reads_and_screen(host: PolicyHost, mode: str)
         caps = c.server_capabilities
         assert caps is not None and caps.resources is not None and caps.completions is not None
         templates = (await c.list_resource_templates()).resource_templates
-        assert [t.uri_template for t in templates] == [FILES, SCREEN]
+        assert [t.uri_template for t in templates] == [FILES, SCREEN, MONITOR]
         listed = [str(r.uri) for r in (await c.list_resources()).resources]
         assert "trapdesk://computer/1:miner/screen" in listed
 

@@ -1,5 +1,5 @@
-//! `completion/complete` for the two templates' variables: linked traposIds and paths on a
-//! computer. Nothing here ever waits on a person (see the parent module's docs).
+//! `completion/complete` for the templates' variables: linked traposIds, paths on a computer
+//! and the monitors its last status named. Nothing here ever waits on a person (see the parent module's docs).
 
 use rmcp::RoleServer;
 use rmcp::model::{CompleteRequestParams, CompleteResult, CompletionInfo};
@@ -7,7 +7,7 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 
 use super::uri::decode;
-use super::{FILES_TEMPLATE, LISTING_TIMEOUT, SCREEN_TEMPLATE};
+use super::{FILES_TEMPLATE, LISTING_TIMEOUT, MONITOR_TEMPLATE, SCREEN_TEMPLATE};
 use crate::mcp::{TrapdeskMcp, client_name};
 use crate::protocol::kind;
 use crate::session::{Origin, RequestSpec};
@@ -28,8 +28,8 @@ fn completion(mut values: Vec<String>) -> CompleteResult {
 }
 
 impl TrapdeskMcp {
-    /// `completion/complete` for `traposId` and `path` of the two templates; nothing for
-    /// anything else.
+    /// `completion/complete` for `traposId`, `path` and `monitor` of the templates; nothing
+    /// for anything else.
     pub(crate) async fn complete_argument(
         &self,
         request: CompleteRequestParams,
@@ -38,7 +38,7 @@ impl TrapdeskMcp {
         let Some(uri) = request.r#ref.as_resource_uri() else {
             return empty();
         };
-        if uri != FILES_TEMPLATE && uri != SCREEN_TEMPLATE {
+        if uri != FILES_TEMPLATE && uri != SCREEN_TEMPLATE && uri != MONITOR_TEMPLATE {
             return empty();
         }
         let origin = Origin::from_client(&client_name(ctx));
@@ -56,8 +56,41 @@ impl TrapdeskMcp {
                     None => empty(),
                 }
             }
+            "monitor" if uri == MONITOR_TEMPLATE => {
+                let computer = request
+                    .context
+                    .as_ref()
+                    .and_then(|c| c.get_argument("traposId"))
+                    .and_then(|c| decode(c));
+                match computer {
+                    Some(c) => self.complete_monitor(&origin, &c, &typed),
+                    None => empty(),
+                }
+            }
             _ => empty(),
         }
+    }
+
+    /// The monitors of `computer` that start with `typed` (case ignored), from its last
+    /// status (a probe's ping or the console's refresh): nothing is asked of the computer.
+    fn complete_monitor(&self, origin: &Origin, computer: &str, typed: &str) -> CompleteResult {
+        let Ok(trapos_id) = self.session.resolve(computer) else {
+            return empty();
+        };
+        if !self.session.reads_freely(origin, &trapos_id) {
+            return empty();
+        }
+        let typed = typed.to_ascii_lowercase();
+        let names: Vec<String> = self
+            .session
+            .computer(&trapos_id)
+            .and_then(|c| c.status)
+            .map(|s| s.monitors)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|m| m.to_ascii_lowercase().starts_with(&typed))
+            .collect();
+        completion(names)
     }
 
     /// Linked traposIds that start with `typed` (case ignored) and that `origin` may read.

@@ -6,8 +6,18 @@ use super::PREFIX;
 /// What a resource URI names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    Files { computer: String, path: String },
-    Screen { computer: String },
+    Files {
+        computer: String,
+        path: String,
+    },
+    Screen {
+        computer: String,
+    },
+    /// A monitor attached to the computer, by its peripheral name.
+    Monitor {
+        computer: String,
+        monitor: String,
+    },
 }
 
 /// Bytes kept as they are in a URI part; everything else is percent-encoded.
@@ -80,6 +90,15 @@ pub fn screen_uri(trapos_id: &str) -> String {
     format!("{PREFIX}{}/screen", encode_id(trapos_id))
 }
 
+/// The URI of a monitor's screen: its name one segment (a name's `/`, unusual, encoded).
+pub fn monitor_uri(trapos_id: &str, monitor: &str) -> String {
+    format!(
+        "{PREFIX}{}/monitor/{}/screen",
+        encode_id(trapos_id),
+        encode(monitor, unreserved)
+    )
+}
+
 /// The URI of a file on a computer.
 pub fn file_uri(trapos_id: &str, path: &str) -> String {
     format!(
@@ -97,7 +116,7 @@ pub fn file_uri(trapos_id: &str, path: &str) -> String {
 /// A sentence saying what a trapdesk URI looks like.
 pub fn parse(uri: &str, known: impl Fn(&str) -> bool) -> Result<Target, String> {
     let shape = format!(
-        "expected {PREFIX}{{traposId}}/files/{{path}} or {PREFIX}{{traposId}}/screen, got {uri:?}"
+        "expected {PREFIX}{{traposId}}/files/{{path}}, {PREFIX}{{traposId}}/screen or {PREFIX}{{traposId}}/monitor/{{monitor}}/screen, got {uri:?}"
     );
     let rest = uri.strip_prefix(PREFIX).ok_or_else(|| shape.clone())?;
     let mut first: Option<Target> = None;
@@ -111,11 +130,20 @@ pub fn parse(uri: &str, known: impl Fn(&str) -> bool) -> Result<Target, String> 
         } else if let Some(path) = tail.strip_prefix("/files/") {
             let path = decode(path).ok_or_else(|| format!("{uri:?}: a broken %-escape"))?;
             Target::Files { computer, path }
+        } else if let Some(name) = tail
+            .strip_prefix("/monitor/")
+            .and_then(|t| t.strip_suffix("/screen"))
+            .filter(|n| !n.is_empty() && !n.contains('/'))
+        {
+            let monitor = decode(name).ok_or_else(|| format!("{uri:?}: a broken %-escape"))?;
+            Target::Monitor { computer, monitor }
         } else {
             continue;
         };
         let id = match &target {
-            Target::Files { computer, .. } | Target::Screen { computer } => computer,
+            Target::Files { computer, .. }
+            | Target::Screen { computer }
+            | Target::Monitor { computer, .. } => computer,
         };
         if known(id) {
             return Ok(target);
@@ -180,6 +208,28 @@ mod tests {
                 computer: "8:a/b".into()
             })
         );
+    }
+
+    #[test]
+    fn a_monitors_screen_reads_back() {
+        let uri = monitor_uri("7:miner", "monitor_0");
+        assert_eq!(uri, "trapdesk://computer/7:miner/monitor/monitor_0/screen");
+        assert_eq!(
+            parse(&uri, |_| false),
+            Ok(Target::Monitor {
+                computer: "7:miner".into(),
+                monitor: "monitor_0".into()
+            })
+        );
+        assert_eq!(
+            monitor_uri("8:a/b", "top"),
+            "trapdesk://computer/8:a%2Fb/monitor/top/screen"
+        );
+        // An empty name is no monitor (a label's raw `/` may still make it a terminal's URI).
+        assert!(!matches!(
+            parse("trapdesk://computer/7:miner/monitor//screen", |_| true),
+            Ok(Target::Monitor { .. })
+        ));
     }
 
     #[test]

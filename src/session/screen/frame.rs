@@ -198,15 +198,12 @@ impl ScreenFrame {
             Some(_) => return Err(bad("monitor must be a string")),
             None => {}
         }
-        match v.get("scale") {
-            Some(s) => {
-                let s = s
-                    .as_f64()
-                    .filter(|s| (0.5..=5.0).contains(s))
-                    .ok_or_else(|| bad("scale must be a number from 0.5 to 5"))?;
-                frame.scale = Some(s);
-            }
-            None => {}
+        if let Some(s) = v.get("scale") {
+            let s = s
+                .as_f64()
+                .filter(|s| (0.5..=5.0).contains(s))
+                .ok_or_else(|| bad("scale must be a number from 0.5 to 5"))?;
+            frame.scale = Some(s);
         }
         if let Some(c) = v.get("colour").and_then(Value::as_bool) {
             frame.colour = c;
