@@ -58,9 +58,12 @@ fn hello(id: u64, label: &str) -> Hello {
     }
 }
 
+/// The monitors the played computer has attached now (its status names them).
+type Monitors = Arc<Mutex<Vec<&'static str>>>;
+
 /// The status a client answers `ping {status: true}` with.
-fn status(turtle: bool) -> Value {
-    let mut s = json!({"peripherals": 3, "monitors": ["top", "monitor_0"]});
+fn status(turtle: bool, monitors: &[&str]) -> Value {
+    let mut s = json!({"peripherals": 1 + monitors.len(), "monitors": monitors});
     if turtle {
         s["fuel"] = json!(812);
         s["fuelLimit"] = json!(20000);
@@ -100,8 +103,20 @@ fn terminal_frame() -> Value {
 /// What the computer was asked, in order: (request type, payload).
 type Asked = Arc<Mutex<Vec<(Kind, Value)>>>;
 
-/// Links computer `id` to `session` and answers its requests as the Lua client does.
+/// Links computer `id` to `session` and answers its requests as the Lua client does, with
+/// monitors `top` and `monitor_0` attached.
 fn link(session: &Session, id: u64, label: &str, device: &str) -> Asked {
+    link_with(
+        session,
+        id,
+        label,
+        device,
+        Arc::new(Mutex::new(vec!["top", "monitor_0"])),
+    )
+}
+
+/// [`link`] with the monitors attached given (and changed) by the test.
+fn link_with(session: &Session, id: u64, label: &str, device: &str, monitors: Monitors) -> Asked {
     let (tx, mut rx) = mpsc::channel(1024);
     let link = session.link(&hello(id, label), tx);
     let (w, h) = if device == "turtle" {
@@ -128,7 +143,7 @@ fn link(session: &Session, id: u64, label: &str, device: &str) -> Asked {
                 .unwrap()
                 .push((req.request, req.payload.clone()));
             let payload = match req.request {
-                Kind::Ping => status(turtle),
+                Kind::Ping => status(turtle, &monitors.lock().unwrap().clone()),
                 Kind::Screen => match req.payload.get("monitor").and_then(Value::as_str) {
                     Some(m) => monitor_frame(m),
                     None => terminal_frame(),
@@ -346,6 +361,56 @@ async fn f3_shows_a_monitor_with_its_colours_and_unknown_cells() {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
+}
+
+#[tokio::test]
+async fn a_monitor_taken_away_gives_way_to_the_terminal() {
+    let session = Session::new(settings(), false);
+    let monitors: Monitors = Arc::new(Mutex::new(vec!["top"]));
+    let asked = link_with(&session, 7, "reactor", "computer", monitors.clone());
+    let mut events = session.subscribe();
+    let mut app = app();
+    app.size = Rect::new(0, 0, 170, 34);
+    settle(&mut app, &session, &mut events, "a status", has_status).await;
+    app.on_key(key(KeyCode::F(3)));
+    let top = Display::Monitor("top".into());
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "top",
+        frame_of(top.clone()),
+    )
+    .await;
+    let pings = || {
+        asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| *k == Kind::Ping)
+            .count()
+    };
+    let before = pings();
+    // The monitor is broken off; the view opening again asks the status at once.
+    monitors.lock().unwrap().clear();
+    app.on_key(key(KeyCode::F(9)));
+    app.on_key(key(KeyCode::F(9)));
+    settle(&mut app, &session, &mut events, "the terminal", |app| {
+        app.screen.display == Display::Terminal && frame_of(Display::Terminal)(app)
+    })
+    .await;
+    assert_eq!(pings(), before + 1, "one status asked when the view opened");
+    assert_eq!(session.screen_watchers("7:reactor", &top), 0);
+    let shown = screen(&app, 170, 34);
+    assert!(shown.contains("Screen 7:reactor · terminal "), "{shown}");
+    assert!(!shown.contains("1 of"), "no monitor left to count: {shown}");
+    assert!(!shown.contains("F3"), "nothing to switch to: {shown}");
+    // Pulls within the next seconds ask nothing more (the view asks every 5 s at most).
+    for _ in 0..20 {
+        app.now_i = tokio::time::Instant::now();
+        app.pull(&session);
+    }
+    assert_eq!(pings(), before + 1);
 }
 
 #[tokio::test]

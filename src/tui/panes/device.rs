@@ -205,7 +205,10 @@ mod tests {
         c.machine.advanced = Some(true);
         c.machine.screen_width = Some(39);
         c.machine.screen_height = Some(13);
-        assert_eq!(lines(&c)[1], ("no status: update its client".to_owned(), true));
+        assert_eq!(
+            lines(&c)[1],
+            ("no status: update its client".to_owned(), true)
+        );
         c.serves = vec!["peripherals".into()];
         assert_eq!(
             lines(&c),
