@@ -26,7 +26,8 @@
 //!   ([`component::Open`], plain data the app turns into a [`Popup`]), the prompts' kinds and
 //!   what a prompt's text means. Beneath the panes and the app, so no pane imports the app.
 //! - [`panes`]: one module per pane or popup, owning its state, keys and drawing: `computers/`,
-//!   `output`, `requests`, `activity`, `editor`, `screen`; the popups `prompt`, `approval`,
+//!   `output`, `requests`, `activity`, `editor`, `screen/` (the Screen view: a computer's
+//!   terminal or monitors), `device` (the selected computer's device, under Computers); the popups `prompt`, `approval`,
 //!   `help`, `link`, `detail` (a tool call), `policy`, `confirm` (quit, run on several). A
 //!   popup that shows one thing is held by its [`Popup`] value; the help (which keeps its
 //!   place), the link popup and the policy (whose lines are pulled while it is closed) live

@@ -1,14 +1,24 @@
-//! The Screen view: which computer's terminal is watched, attach mode (keys go to the
-//! computer), how a key of the person's terminal becomes input for it, and the drawing of its
-//! terminal cell for cell, in its colours.
+//! The Screen view: which display of the selected computer is shown and watched (its terminal
+//! or one of its monitors, F3), attach mode (keys go to the computer), a click on a monitor
+//! as a touch, and the drawing of the display cell for cell, in its colours, with the cells
+//! a monitor's shadow cannot know marked. How keys become input is in `keys.rs`, the held
+//! combinations and the computer menu in `menu.rs`, characters and colours in `colour.rs`.
+
+mod colour;
+mod keys;
+mod menu;
+
+pub use colour::{cc_char, colour, terminal_truecolor};
+pub use keys::key_step;
+pub use menu::{Menu, esc_note, terminate};
 
 use ratatui::buffer::Buffer;
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::session::screen::input::MAX_PASTE;
 use crate::session::screen::{Display, ScreenFrame, UNKNOWN_CELL};
@@ -18,100 +28,8 @@ use crate::tui::draw::name_of;
 use crate::tui::hub::{Hold, Hub};
 use crate::tui::keymap::{Action, Scope, key_for};
 
-/// Said on the status line when Esc is pressed while attached. CC has no Esc key: neither CC:
-/// Tweaked's `keys` (GLFW codes, 256 left out) nor CraftOS-PC's (LWJGL code 1 left out) names
-/// one, because in a world Esc closes the computer's screen and never reaches the computer. So
-/// it is not sent, and the person is told why instead of the key vanishing.
-pub fn esc_note() -> String {
-    format!(
-        "{} is not sent: CC computers have no Esc key (in a world it closes the screen); it opens this menu · {} detaches",
-        key_for(Scope::Attached, Action::Menu),
-        key_for(Scope::Attached, Action::Attach)
-    )
-}
-
 /// How long the Screen view's title says an agent is typing after its last input.
 const TYPING_SHOWN: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// A step that sends one of CC's held combinations (terminate, reboot, shutdown).
-fn held(name: &str) -> Value {
-    json!({ "key": name })
-}
-
-/// The input intent for `target`.
-fn input(target: &str, step: Value) -> Outcome {
-    Outcome::Intents(vec![Intent::Input {
-        target: target.to_owned(),
-        steps: vec![step],
-    }])
-}
-
-/// CC's terminate for the selected computer, attached or not (`T` in Computers).
-pub fn terminate(selected: Option<&str>) -> Outcome {
-    match selected {
-        Some(t) => Outcome::Many(vec![
-            input(t, held("terminate")),
-            Outcome::Notify(format!("terminate sent to {}", name_of(t)), false),
-        ]),
-        None => Outcome::Notify(
-            "no computer selected: select one in Computers first".into(),
-            true,
-        ),
-    }
-}
-
-/// The computer menu (Esc while attached): the held combinations a terminal cannot send, so
-/// that Ctrl-R and Ctrl-S stay the program's (`edit` saves with Ctrl-S).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Menu;
-
-impl Component for Menu {
-    fn scope(&self) -> Scope {
-        Scope::Menu
-    }
-
-    fn act(&mut self, action: Action, cx: Cx) -> Outcome {
-        let step = match action {
-            Action::Terminate => "terminate",
-            Action::Reboot => "reboot",
-            Action::Shutdown => "shutdown",
-            _ => return Outcome::Close,
-        };
-        let Some(target) = cx.selected else {
-            return Outcome::Close;
-        };
-        Outcome::Many(vec![
-            Outcome::Close,
-            input(target, held(step)),
-            Outcome::Notify(format!("{step} sent to {}", name_of(target)), false),
-        ])
-    }
-
-    fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
-        use ratatui::widgets::Clear;
-        let t = cx.theme;
-        let who = cx.selected.map(name_of).unwrap_or_default();
-        let r = crate::tui::draw::centred(area, 56, 7);
-        Clear.render(r, buf);
-        let key = |a| key_for(Scope::Menu, a);
-        let line = |a, what: &str| {
-            Line::from(vec![
-                Span::styled(format!(" {} ", key(a)), t.key),
-                Span::raw(what.to_owned()),
-            ])
-        };
-        let lines = vec![
-            line(Action::Terminate, "terminate the running program (Ctrl-T)"),
-            line(Action::Reboot, "reboot the computer (Ctrl-R held)"),
-            line(Action::Shutdown, "shut the computer down (Ctrl-S held)"),
-            line(Action::Close, "back to the computer (nothing sent)"),
-        ];
-        Paragraph::new(lines)
-            .block(crate::tui::draw::popup_frame(t, &format!(" {who} ")))
-            .render(r, buf);
-        None
-    }
-}
 
 /// How a cell of a monitor that this computer never drew (or that another computer may have
 /// drawn over) is shown: the MCP's unknown mark (U+2591), dim grey on black, whatever the
@@ -543,185 +461,5 @@ impl Component for Screen {
             }
         }
         None
-    }
-}
-
-/// How a CC character shows on the person's terminal: printable Latin-1 as itself, CC's
-/// teletext block characters (0x80-0x9F) as a block, control characters as `?`.
-pub fn cc_char(c: char) -> char {
-    match u32::from(c) {
-        0x20..=0x7E | 0xA1..=0xFF => c,
-        0xA0 => ' ',
-        0x80 => ' ',
-        0x81..=0x9F => '▒',
-        _ => '?',
-    }
-}
-
-/// One key of the person's terminal as an `input` step, or `None` for keys CC has no name for.
-pub fn key_step(key: KeyEvent) -> Option<Value> {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    let shift = key.modifiers.contains(KeyModifiers::SHIFT);
-    let named = |base: &str| {
-        let mut k = String::new();
-        if ctrl {
-            k.push_str("ctrl+");
-        }
-        if alt {
-            k.push_str("alt+");
-        }
-        if shift {
-            k.push_str("shift+");
-        }
-        k.push_str(base);
-        json!({"key": k})
-    };
-    let base = match key.code {
-        KeyCode::Char(c) if ctrl || alt => {
-            let c = c.to_ascii_lowercase();
-            if !c.is_ascii_alphanumeric() {
-                return None;
-            }
-            let mut k = String::new();
-            if ctrl {
-                k.push_str("ctrl+");
-            }
-            if alt {
-                k.push_str("alt+");
-            }
-            k.push(c);
-            return Some(json!({"key": k}));
-        }
-        KeyCode::Char(c) => {
-            if u32::from(c) > 0xFF {
-                return None;
-            }
-            return Some(json!({"text": c.to_string()}));
-        }
-        KeyCode::Enter => "enter",
-        KeyCode::Backspace => "backspace",
-        KeyCode::Tab => "tab",
-        KeyCode::BackTab => return Some(json!({"key": "shift+tab"})),
-        KeyCode::Left => "left",
-        KeyCode::Right => "right",
-        KeyCode::Up => "up",
-        KeyCode::Down => "down",
-        KeyCode::Home => "home",
-        KeyCode::End => "end",
-        KeyCode::PageUp => "pageUp",
-        KeyCode::PageDown => "pageDown",
-        KeyCode::Delete => "delete",
-        KeyCode::Insert => "insert",
-        KeyCode::F(n) if (1..=12).contains(&n) => return Some(named(&format!("f{n}"))),
-        _ => return None,
-    };
-    Some(named(base))
-}
-
-/// A palette entry as a terminal colour: itself on a true-colour terminal, else the nearest of
-/// the 256 indexed colours (the 6x6x6 cube or the grey ramp).
-pub fn colour(rgb: u32, truecolor: bool) -> Color {
-    let (r, g, b) = ((rgb >> 16) as u8, (rgb >> 8) as u8, rgb as u8);
-    if truecolor {
-        return Color::Rgb(r, g, b);
-    }
-    Color::Indexed(nearest_256(r, g, b))
-}
-
-fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
-    const STEPS: [i32; 6] = [0, 95, 135, 175, 215, 255];
-    let idx = |v: u8| -> usize {
-        let v = i32::from(v);
-        (0..6).min_by_key(|i| (STEPS[*i] - v).abs()).unwrap_or(0)
-    };
-    let (ri, gi, bi) = (idx(r), idx(g), idx(b));
-    let cube = (STEPS[ri], STEPS[gi], STEPS[bi]);
-    let dist = |c: (i32, i32, i32)| {
-        let d = |a: i32, b: u8| (a - i32::from(b)).pow(2);
-        d(c.0, r) + d(c.1, g) + d(c.2, b)
-    };
-    let avg = (i32::from(r) + i32::from(g) + i32::from(b)) / 3;
-    let gi_ = ((avg - 8).max(0) / 10).min(23);
-    let grey = 8 + gi_ * 10;
-    if dist((grey, grey, grey)) < dist(cube) {
-        (232 + gi_) as u8
-    } else {
-        (16 + 36 * ri + 6 * gi + bi) as u8
-    }
-}
-
-/// Whether the person's terminal shows 24-bit colour (`COLORTERM` says so).
-pub fn terminal_truecolor() -> bool {
-    std::env::var("COLORTERM")
-        .map(|v| v.contains("truecolor") || v.contains("24bit"))
-        .unwrap_or(false)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ratatui::crossterm::event::KeyEventKind;
-
-    fn k(code: KeyCode, m: KeyModifiers) -> KeyEvent {
-        KeyEvent {
-            code,
-            modifiers: m,
-            kind: KeyEventKind::Press,
-            state: ratatui::crossterm::event::KeyEventState::NONE,
-        }
-    }
-
-    #[test]
-    fn keys_become_cc_input() {
-        assert_eq!(
-            key_step(k(KeyCode::Char('a'), KeyModifiers::NONE)),
-            Some(json!({"text": "a"}))
-        );
-        assert_eq!(
-            key_step(k(KeyCode::Char('s'), KeyModifiers::CONTROL)),
-            Some(json!({"key": "ctrl+s"}))
-        );
-        assert_eq!(
-            key_step(k(KeyCode::Enter, KeyModifiers::NONE)),
-            Some(json!({"key": "enter"}))
-        );
-        assert_eq!(
-            key_step(k(KeyCode::Up, KeyModifiers::SHIFT)),
-            Some(json!({"key": "shift+up"}))
-        );
-        assert_eq!(
-            key_step(k(KeyCode::F(5), KeyModifiers::NONE)),
-            Some(json!({"key": "f5"}))
-        );
-        assert_eq!(key_step(k(KeyCode::Esc, KeyModifiers::NONE)), None);
-        // Every key name produced here is one the host accepts.
-        for code in [
-            KeyCode::Backspace,
-            KeyCode::Tab,
-            KeyCode::Home,
-            KeyCode::End,
-            KeyCode::PageUp,
-            KeyCode::Delete,
-            KeyCode::Insert,
-            KeyCode::F(12),
-            KeyCode::BackTab,
-        ] {
-            let step = key_step(k(code, KeyModifiers::CONTROL)).expect("named");
-            let name = step["key"].as_str().expect("a key");
-            assert!(
-                crate::session::screen::input::key_name(name, "k").is_ok(),
-                "{name}"
-            );
-        }
-    }
-
-    #[test]
-    fn palette_maps_to_the_terminal() {
-        assert_eq!(colour(0xF0F0F0, true), Color::Rgb(0xF0, 0xF0, 0xF0));
-        assert_eq!(colour(0x000000, false), Color::Indexed(16));
-        assert_eq!(colour(0xFF0000, false), Color::Indexed(196));
-        // CC's grey (4C4C4C) is nearer the grey ramp than the cube.
-        assert!(matches!(colour(0x4C4C4C, false), Color::Indexed(n) if n >= 232));
     }
 }
