@@ -218,6 +218,8 @@ fn touch<H: Hub>(
 ) {
     let tx = msg_tx.clone();
     settle(hub.touch(&target, &monitor, x, y), move |r| {
+        // The monitor's name comes from the computer: shown through the sanitiser.
+        let monitor = crate::tui::output::printable(&monitor);
         let who = crate::tui::draw::name_of(&target);
         match r {
             Ok(()) => Reply(&tx).notice(
