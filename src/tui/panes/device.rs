@@ -24,8 +24,9 @@ use crate::tui::output::printable;
 /// taken away shows within this; a status ping costs the computer one event).
 pub const STATUS_EVERY: Duration = Duration::from_secs(5);
 
-/// Rows the Computers list keeps (borders included) before the device pane takes any.
-const LIST_KEEPS: u16 = 6;
+/// Rows the Computers list keeps (borders included: "All computers" and two computers) before
+/// the device pane takes any.
+const LIST_KEEPS: u16 = 5;
 
 #[derive(Debug, Default)]
 pub struct Device {
@@ -60,11 +61,12 @@ impl Device {
     }
 
     /// Where the list and the device pane go in the Computers area: the pane at the bottom,
-    /// as high as its lines, when a computer with something to say is selected and the list
-    /// keeps [`LIST_KEEPS`] rows.
+    /// its lines in a frame without a bottom border (the pane under it closes it) to spare a
+    /// row, when a computer with something to say is selected and the list keeps
+    /// [`LIST_KEEPS`] rows.
     pub fn split(area: Rect, c: Option<&ComputerInfo>) -> (Rect, Option<Rect>) {
         let n = c.map_or(0, |c| lines(c).len()) as u16;
-        let h = n + 2;
+        let h = n + 1;
         if n == 0 || area.height < h + LIST_KEEPS {
             return (area, None);
         }
@@ -79,7 +81,7 @@ impl Device {
         };
         let t = cx.theme;
         let block = Block::default()
-            .borders(Borders::ALL)
+            .borders(Borders::TOP | Borders::LEFT | Borders::RIGHT)
             .border_style(t.border)
             .title(Line::from(format!(" Device {} ", name_of(&c.trapos_id))).style(t.title));
         let inner = block.inner(area);
@@ -234,10 +236,39 @@ mod tests {
                 "fuel 80/unlimited · slot 3"
             ]
         );
-        // Four lines and borders under a list that keeps its rows; none on a short pane.
+        // Four lines and a rule under a list that keeps its rows; none on a short pane.
         let (list, pane) = Device::split(Rect::new(0, 0, 30, 20), Some(&c));
-        assert_eq!(pane, Some(Rect::new(0, 14, 30, 6)));
-        assert_eq!(list, Rect::new(0, 0, 30, 14));
-        assert_eq!(Device::split(Rect::new(0, 0, 30, 11), Some(&c)).1, None);
+        assert_eq!(pane, Some(Rect::new(0, 15, 30, 5)));
+        assert_eq!(list, Rect::new(0, 0, 30, 15));
+        assert_eq!(Device::split(Rect::new(0, 0, 30, 9), Some(&c)).1, None);
+    }
+
+    /// What docs/console.md says: three lines (a computer with monitors, a turtle without)
+    /// fit from 100x30, four (a turtle with monitors) from 120x32.
+    #[test]
+    fn where_the_pane_fits() {
+        let computers = |w, h| {
+            crate::tui::layout::areas(Rect::new(0, 0, w, h))
+                .map(|a| a.computers)
+                .unwrap_or_default()
+        };
+        let mut c = info();
+        c.machine.device = Some("computer".into());
+        c.serves = vec!["peripherals".into()];
+        c.status = Some(DeviceStatus {
+            peripherals: 1,
+            monitors: vec!["top".into()],
+            ..DeviceStatus::default()
+        });
+        assert_eq!(lines(&c).len(), 3);
+        assert!(Device::split(computers(100, 30), Some(&c)).1.is_some());
+        assert!(Device::split(computers(80, 24), Some(&c)).1.is_none());
+        c.machine.device = Some("turtle".into());
+        if let Some(s) = c.status.as_mut() {
+            s.fuel = Some(Fuel::Level(1));
+        }
+        assert_eq!(lines(&c).len(), 4);
+        assert!(Device::split(computers(100, 30), Some(&c)).1.is_none());
+        assert!(Device::split(computers(120, 32), Some(&c)).1.is_some());
     }
 }
