@@ -604,4 +604,62 @@ mod tests {
         );
         assert_eq!(session.screen_watchers("1:b", &Display::Terminal), 0);
     }
+
+    #[tokio::test]
+    async fn a_touch_is_checked_then_sent_with_its_monitor() {
+        let session = Session::new(crate::config::Settings::default(), false);
+        let hello = crate::protocol::Hello {
+            protocol: 1,
+            computer_id: 4,
+            label: Some("board".into()),
+            secret: String::new(),
+            serves: vec!["screen".into(), "input".into()],
+            client: None,
+            host: None,
+            max_message: None,
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+        let link = session.link(&hello, tx);
+        // A cell below 1: refused by name before anything is sent.
+        let e = session
+            .send_touch("board", "top", 0, 2, Origin::Person)
+            .await
+            .expect_err("cell 0");
+        assert!(
+            matches!(&e, ScreenError::Input(i) if i.field == "touch.x"),
+            "{e:?}"
+        );
+        // A client without monitor shadows (it does not serve peripherals).
+        let e = session
+            .send_touch("board", "top", 1, 1, Origin::Person)
+            .await
+            .expect_err("old client");
+        assert_eq!(e.code(), "unknown_type");
+        assert!(e.to_string().contains("input on a monitor"), "{e}");
+        assert!(rx.try_recv().is_err(), "nothing was sent");
+        // With them: one input request, its one touch step and the monitor.
+        link.serve(vec!["screen".into(), "input".into(), "peripherals".into()]);
+        let s = session.clone();
+        let touch =
+            tokio::spawn(async move { s.send_touch("board", "top", 3, 2, Origin::Person).await });
+        let req = loop {
+            match rx.recv().await.expect("a request") {
+                crate::session::Outbound::Request(r) => break r,
+                _ => continue,
+            }
+        };
+        assert_eq!(req.request, Kind::Input);
+        assert_eq!(
+            req.payload,
+            json!({"steps": [{"touch": {"x": 3, "y": 2}}], "monitor": "top"})
+        );
+        link.response(crate::protocol::Response {
+            id: req.id.clone(),
+            ok: true,
+            payload: Some(json!({"ok": true, "events": 1})),
+            error: None,
+        });
+        let answer = touch.await.expect("joined").expect("touched");
+        assert_eq!(answer["events"], 1);
+    }
 }
