@@ -282,6 +282,27 @@ impl Session {
         Ok(frame)
     }
 
+    /// A monitor the computer says is not attached (`not_found`) has no frame any more: the
+    /// one held is dropped, and a view showing it hears so, rather than showing it as if it
+    /// were current.
+    fn gone(&self, trapos_id: &str, display: &Display, e: &RequestError) {
+        if display.monitor().is_none() || e.code() != "not_found" {
+            return;
+        }
+        let had = self
+            .screens()
+            .map
+            .get_mut(&key(trapos_id, display))
+            .and_then(|e| e.frame.take())
+            .is_some();
+        if had {
+            let _ = self.shared.events.send(Event::ScreenChanged {
+                trapos_id: trapos_id.to_owned(),
+                display: display.clone(),
+            });
+        }
+    }
+
     fn screen_spec(display: &Display, watch: bool) -> RequestSpec {
         RequestSpec::of(&kind::Screen {
             watch: Some(watch),
@@ -306,11 +327,14 @@ impl Session {
         };
         let (session, id, display) = (self.clone(), trapos_id.to_owned(), display.clone());
         rt.spawn(async move {
-            if let Ok(v) = ticket.wait().await {
+            match ticket.wait().await {
                 // A frame that does not parse leaves the old one; the next update asks again.
                 // A frame is of the display asked for, even from a client that leaves the
                 // monitor's name out of its answer.
-                let _ = session.store(&id, &with_display(v, &display));
+                Ok(v) => {
+                    let _ = session.store(&id, &with_display(v, &display));
+                }
+                Err(e) => session.gone(&id, &display, &e),
             }
         });
     }
@@ -359,7 +383,13 @@ impl Session {
         self.serves(&trapos_id, display, Kind::Screen)?;
         let watch = self.screen_watchers(&trapos_id, display) > 0;
         let spec = Self::screen_spec(display, watch);
-        let v = self.request(&trapos_id, spec, origin).await?;
+        let v = match self.request(&trapos_id, spec, origin).await {
+            Ok(v) => v,
+            Err(e) => {
+                self.gone(&trapos_id, display, &e);
+                return Err(e.into());
+            }
+        };
         self.store(&trapos_id, &with_display(v, display))
     }
 
@@ -595,6 +625,32 @@ mod tests {
                 .map(|f| f.text_rows()),
             Some(vec!["ok".to_owned()])
         );
+        // A monitor the computer no longer has loses its frame; the terminal never does.
+        let not_found = RequestError::Remote {
+            code: "not_found".into(),
+            message: "no monitor top on this computer".into(),
+            output: None,
+        };
+        session.gone("1:a", &Display::Terminal, &not_found);
+        assert!(session.screen("1:a", &Display::Terminal).is_some());
+        session.store("1:a", &monitor).expect("monitor frame");
+        session.gone(
+            "1:a",
+            &Display::Monitor("top".into()),
+            &RequestError::Disconnected,
+        );
+        assert!(
+            session
+                .screen("1:a", &Display::Monitor("top".into()))
+                .is_some()
+        );
+        session.gone("1:a", &Display::Monitor("top".into()), &not_found);
+        assert!(
+            session
+                .screen("1:a", &Display::Monitor("top".into()))
+                .is_none()
+        );
+        session.store("1:a", &monitor).expect("monitor frame");
         session.screens_renamed("1:a", "1:b");
         assert!(session.screen("1:a", &Display::Terminal).is_none());
         assert!(
