@@ -614,7 +614,7 @@ async fn stdio_proxy_serves_both_eras_under_the_agents_name() {
     p.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}))
         .await;
     let r = p.response(2).await;
-    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 18, "{r}");
+    assert_eq!(r["result"]["tools"].as_array().unwrap().len(), 20, "{r}");
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     p.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
         "name": "exec-lua", "arguments": {"traposId": "miner", "code": "print('via stdio') return 1"},

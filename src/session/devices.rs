@@ -481,4 +481,86 @@ mod tests {
         assert!(bad.to_string().contains("selected"), "{bad}");
         assert!(parse_turtle(&json!({"fuelLimit": 9, "selected": 1})).is_err());
     }
+
+    fn linked(
+        session: &Session,
+        device: &str,
+        serves: &[&str],
+    ) -> (
+        super::super::Link,
+        tokio::sync::mpsc::Receiver<crate::session::Outbound>,
+    ) {
+        let hello = crate::protocol::Hello {
+            protocol: 1,
+            computer_id: 3,
+            label: Some("base".into()),
+            secret: String::new(),
+            serves: serves.iter().map(|s| (*s).to_owned()).collect(),
+            client: None,
+            host: None,
+            max_message: None,
+        };
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let link = session.link(&hello, tx);
+        link.describe(crate::protocol::MachineInfo {
+            device: Some(device.into()),
+            ..Default::default()
+        });
+        (link, rx)
+    }
+
+    #[tokio::test]
+    async fn a_stored_status_is_announced_once() {
+        let session = Session::new(crate::config::Settings::default(), false);
+        let (_link, _rx) = linked(&session, "turtle", &["peripherals", "turtle"]);
+        let mut events = session.subscribe();
+        let answer = json!({"pong": true, "status": {"peripherals": 1, "monitors": ["top"],
+            "fuel": 5, "fuelLimit": 100000, "selected": 2}});
+        session.store_status("3:base", &answer);
+        let status = session
+            .computer("3:base")
+            .and_then(|c| c.status)
+            .expect("kept");
+        assert_eq!((status.peripherals, status.selected), (1, Some(2)));
+        let mut changed = 0;
+        while let Ok(e) = events.try_recv() {
+            if matches!(e, Event::ComputerChanged { ref trapos_id } if trapos_id == "3:base") {
+                changed += 1;
+            }
+        }
+        assert_eq!(changed, 1);
+        // The same status again changes nothing; a plain pong keeps what was known.
+        session.store_status("3:base", &answer);
+        session.store_status("3:base", &json!({"pong": true}));
+        assert!(events.try_recv().is_err());
+        assert!(session.computer("3:base").and_then(|c| c.status).is_some());
+    }
+
+    #[tokio::test]
+    async fn turtle_info_on_a_computer_sends_nothing() {
+        let session = Session::new(crate::config::Settings::default(), false);
+        let (_link, mut rx) = linked(&session, "computer", &["peripherals"]);
+        let e = session
+            .turtle_info("base", Origin::Person)
+            .await
+            .expect_err("not a turtle");
+        assert_eq!(e.code(), "not_a_turtle");
+        assert_eq!(e.to_string(), "3:base is a computer, not a turtle");
+        assert!(rx.try_recv().is_err(), "nothing was sent");
+        // An older client on a turtle: the installer's advice, nothing sent either.
+        let session = Session::new(crate::config::Settings::default(), false);
+        let (_link, mut rx) = linked(&session, "turtle", &["exec-lua"]);
+        let e = session
+            .turtle_info("base", Origin::Person)
+            .await
+            .expect_err("not served");
+        assert_eq!(e.code(), "unknown_type");
+        assert!(e.to_string().contains("re-run the installer"), "{e}");
+        let e = session
+            .list_peripherals("base", Origin::Person)
+            .await
+            .expect_err("not served");
+        assert_eq!(e.code(), "unknown_type");
+        assert!(rx.try_recv().is_err(), "nothing was sent");
+    }
 }

@@ -282,6 +282,27 @@ impl Session {
         Ok(frame)
     }
 
+    /// A monitor the computer says is not attached (`not_found`) has no frame any more: the
+    /// one held is dropped, and a view showing it hears so, rather than showing it as if it
+    /// were current.
+    fn gone(&self, trapos_id: &str, display: &Display, e: &RequestError) {
+        if display.monitor().is_none() || e.code() != "not_found" {
+            return;
+        }
+        let had = self
+            .screens()
+            .map
+            .get_mut(&key(trapos_id, display))
+            .and_then(|e| e.frame.take())
+            .is_some();
+        if had {
+            let _ = self.shared.events.send(Event::ScreenChanged {
+                trapos_id: trapos_id.to_owned(),
+                display: display.clone(),
+            });
+        }
+    }
+
     fn screen_spec(display: &Display, watch: bool) -> RequestSpec {
         RequestSpec::of(&kind::Screen {
             watch: Some(watch),
@@ -306,11 +327,14 @@ impl Session {
         };
         let (session, id, display) = (self.clone(), trapos_id.to_owned(), display.clone());
         rt.spawn(async move {
-            if let Ok(v) = ticket.wait().await {
+            match ticket.wait().await {
                 // A frame that does not parse leaves the old one; the next update asks again.
                 // A frame is of the display asked for, even from a client that leaves the
                 // monitor's name out of its answer.
-                let _ = session.store(&id, &with_display(v, &display));
+                Ok(v) => {
+                    let _ = session.store(&id, &with_display(v, &display));
+                }
+                Err(e) => session.gone(&id, &display, &e),
             }
         });
     }
@@ -359,7 +383,13 @@ impl Session {
         self.serves(&trapos_id, display, Kind::Screen)?;
         let watch = self.screen_watchers(&trapos_id, display) > 0;
         let spec = Self::screen_spec(display, watch);
-        let v = self.request(&trapos_id, spec, origin).await?;
+        let v = match self.request(&trapos_id, spec, origin).await {
+            Ok(v) => v,
+            Err(e) => {
+                self.gone(&trapos_id, display, &e);
+                return Err(e.into());
+            }
+        };
         self.store(&trapos_id, &with_display(v, display))
     }
 
@@ -595,6 +625,32 @@ mod tests {
                 .map(|f| f.text_rows()),
             Some(vec!["ok".to_owned()])
         );
+        // A monitor the computer no longer has loses its frame; the terminal never does.
+        let not_found = RequestError::Remote {
+            code: "not_found".into(),
+            message: "no monitor top on this computer".into(),
+            output: None,
+        };
+        session.gone("1:a", &Display::Terminal, &not_found);
+        assert!(session.screen("1:a", &Display::Terminal).is_some());
+        session.store("1:a", &monitor).expect("monitor frame");
+        session.gone(
+            "1:a",
+            &Display::Monitor("top".into()),
+            &RequestError::Disconnected,
+        );
+        assert!(
+            session
+                .screen("1:a", &Display::Monitor("top".into()))
+                .is_some()
+        );
+        session.gone("1:a", &Display::Monitor("top".into()), &not_found);
+        assert!(
+            session
+                .screen("1:a", &Display::Monitor("top".into()))
+                .is_none()
+        );
+        session.store("1:a", &monitor).expect("monitor frame");
         session.screens_renamed("1:a", "1:b");
         assert!(session.screen("1:a", &Display::Terminal).is_none());
         assert!(
@@ -603,5 +659,63 @@ mod tests {
                 .is_some()
         );
         assert_eq!(session.screen_watchers("1:b", &Display::Terminal), 0);
+    }
+
+    #[tokio::test]
+    async fn a_touch_is_checked_then_sent_with_its_monitor() {
+        let session = Session::new(crate::config::Settings::default(), false);
+        let hello = crate::protocol::Hello {
+            protocol: 1,
+            computer_id: 4,
+            label: Some("board".into()),
+            secret: String::new(),
+            serves: vec!["screen".into(), "input".into()],
+            client: None,
+            host: None,
+            max_message: None,
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+        let link = session.link(&hello, tx);
+        // A cell below 1: refused by name before anything is sent.
+        let e = session
+            .send_touch("board", "top", 0, 2, Origin::Person)
+            .await
+            .expect_err("cell 0");
+        assert!(
+            matches!(&e, ScreenError::Input(i) if i.field == "touch.x"),
+            "{e:?}"
+        );
+        // A client without monitor shadows (it does not serve peripherals).
+        let e = session
+            .send_touch("board", "top", 1, 1, Origin::Person)
+            .await
+            .expect_err("old client");
+        assert_eq!(e.code(), "unknown_type");
+        assert!(e.to_string().contains("input on a monitor"), "{e}");
+        assert!(rx.try_recv().is_err(), "nothing was sent");
+        // With them: one input request, its one touch step and the monitor.
+        link.serve(vec!["screen".into(), "input".into(), "peripherals".into()]);
+        let s = session.clone();
+        let touch =
+            tokio::spawn(async move { s.send_touch("board", "top", 3, 2, Origin::Person).await });
+        let req = loop {
+            match rx.recv().await.expect("a request") {
+                crate::session::Outbound::Request(r) => break r,
+                _ => continue,
+            }
+        };
+        assert_eq!(req.request, Kind::Input);
+        assert_eq!(
+            req.payload,
+            json!({"steps": [{"touch": {"x": 3, "y": 2}}], "monitor": "top"})
+        );
+        link.response(crate::protocol::Response {
+            id: req.id.clone(),
+            ok: true,
+            payload: Some(json!({"ok": true, "events": 1})),
+            error: None,
+        });
+        let answer = touch.await.expect("joined").expect("touched");
+        assert_eq!(answer["events"], 1);
     }
 }
