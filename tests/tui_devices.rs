@@ -34,7 +34,7 @@ use tokio::sync::{broadcast, mpsc};
 use trapdesk::gateway::protocol::{Hello, Response};
 use trapdesk::protocol::{Kind, MachineInfo};
 use trapdesk::session::screen::Display;
-use trapdesk::session::{Event, Outbound, Session};
+use trapdesk::session::{Event, Origin, Outbound, Session};
 use trapdesk::tui::panes::screen::UNKNOWN_STYLE;
 use trapdesk::tui::{self, App, AppMsg};
 use tui_common::*;
@@ -142,9 +142,26 @@ fn link_with(session: &Session, id: u64, label: &str, device: &str, monitors: Mo
             seen.lock()
                 .unwrap()
                 .push((req.request, req.payload.clone()));
+            let monitor = req.payload.get("monitor").and_then(Value::as_str);
+            if let Some(m) = monitor
+                && !monitors.lock().unwrap().contains(&m)
+            {
+                // As the client answers for a monitor not attached now.
+                link.response(Response {
+                    id: req.id,
+                    ok: false,
+                    payload: None,
+                    error: Some(trapdesk::protocol::ErrorBody {
+                        code: "not_found".into(),
+                        message: format!("no monitor {m} on this computer"),
+                        output: None,
+                    }),
+                });
+                continue;
+            }
             let payload = match req.request {
                 Kind::Ping => status(turtle, &monitors.lock().unwrap().clone()),
-                Kind::Screen => match req.payload.get("monitor").and_then(Value::as_str) {
+                Kind::Screen => match monitor {
                     Some(m) => monitor_frame(m),
                     None => terminal_frame(),
                 },
@@ -411,6 +428,63 @@ async fn a_monitor_taken_away_gives_way_to_the_terminal() {
         app.pull(&session);
     }
     assert_eq!(pings(), before + 1);
+}
+
+#[tokio::test]
+async fn a_monitor_found_gone_says_so_and_the_status_is_asked_again() {
+    let session = Session::new(settings(), false);
+    let monitors: Monitors = Arc::new(Mutex::new(vec!["top"]));
+    let asked = link_with(&session, 7, "reactor", "computer", monitors.clone());
+    let mut events = session.subscribe();
+    let mut app = app();
+    app.size = Rect::new(0, 0, 170, 34);
+    settle(&mut app, &session, &mut events, "a status", has_status).await;
+    app.on_key(key(KeyCode::F(3)));
+    let top = Display::Monitor("top".into());
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "top",
+        frame_of(top.clone()),
+    )
+    .await;
+    let pings = || {
+        asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| *k == Kind::Ping)
+            .count()
+    };
+    let before = pings();
+    // The monitor is broken off; reading it, the session hears it is not attached.
+    monitors.lock().unwrap().clear();
+    let err = session
+        .read_screen("7:reactor", &top, Origin::Person)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "not_found");
+    // Later than a second after the last status: the view asks again at once.
+    app.now_i += Duration::from_secs(2);
+    settle(
+        &mut app,
+        &session,
+        &mut events,
+        "the frame dropped",
+        |app| app.screen.frame.is_none(),
+    )
+    .await;
+    let shown = screen(&app, 170, 34);
+    assert!(
+        shown.contains("monitor top is not attached to this computer now"),
+        "{shown}"
+    );
+    settle(&mut app, &session, &mut events, "the terminal", |app| {
+        app.screen.display == Display::Terminal && frame_of(Display::Terminal)(app)
+    })
+    .await;
+    assert_eq!(pings(), before + 1, "the status asked once");
 }
 
 #[tokio::test]

@@ -400,6 +400,10 @@ impl App {
             .and_then(|c| c.status.as_ref())
             .map(|s| s.monitors.as_slice());
         self.screen.pull(hub, selected, monitors);
+        if self.screen.went() {
+            // The monitor shown was taken away: which are left is asked at the next pull.
+            self.device.recheck(self.now_i);
+        }
         if self.dirty.pending {
             self.dirty.pending = false;
             self.set_pending(hub.pending());

@@ -60,6 +60,18 @@ impl Device {
         self.asked = None;
     }
 
+    /// Something says the status is out of date (the monitor shown is gone): asked at the
+    /// next pull, unless it was asked within the last second (its answer is on the way).
+    pub fn recheck(&mut self, now: Instant) {
+        if self
+            .asked
+            .as_ref()
+            .is_some_and(|(_, at)| now.saturating_duration_since(*at) >= Duration::from_secs(1))
+        {
+            self.asked = None;
+        }
+    }
+
     /// Where the list and the device pane go in the Computers area: the pane at the bottom,
     /// its lines in a frame without a bottom border (the pane under it closes it) to spare a
     /// row, when a computer with something to say is selected and the list keeps

@@ -60,6 +60,11 @@ pub struct Screen {
     keyboard: Option<(String, Hold)>,
     /// The last agent to type into a computer: who, where, when.
     typing: Option<(String, String, tokio::time::Instant)>,
+    /// The monitor shown is gone: the computer said it is not attached (its frame was
+    /// dropped), and the status has not said so yet.
+    gone: bool,
+    /// It went at the last pull (read once, by [`Screen::went`]).
+    went: bool,
 }
 
 /// The order F3 goes through: the terminal, then each monitor (by name, as the status sorts
@@ -227,11 +232,28 @@ impl Screen {
                 .clone()
                 .and_then(|(id, d)| Some(((id.clone(), d.clone()), hub.watch_screen(&id, &d)?)));
             self.dirty = true;
+            self.gone = false;
         }
         if self.dirty {
             self.dirty = false;
+            let had = self.frame.is_some();
             self.frame = want.and_then(|(id, d)| hub.screen(&id, &d));
+            if self.frame.is_some() {
+                self.gone = false;
+            } else if had && self.display.monitor().is_some() {
+                // The frame of the monitor shown was dropped: the computer said it is not
+                // attached.
+                self.gone = true;
+                self.went = true;
+            }
         }
+    }
+
+    /// Whether the monitor shown went since this was last asked: the status is then asked at
+    /// once, so the view moves to the terminal as soon as the computer says which monitors
+    /// are left.
+    pub fn went(&mut self) -> bool {
+        std::mem::take(&mut self.went)
     }
 
     /// `trapos_id` linked again. Its new connection does not know it is watched (the watch was
@@ -414,6 +436,10 @@ impl Component for Screen {
                 (Display::Monitor(_), Some(_)) if !serves("peripherals") => {
                     "this computer's client keeps no monitor shadows (it does not serve peripherals): re-run the installer to update it".to_owned()
                 }
+                (Display::Monitor(m), Some(_)) if self.gone => format!(
+                    "monitor {} is not attached to this computer now",
+                    crate::tui::output::printable(m)
+                ),
                 (Display::Monitor(m), Some(_)) => format!(
                     "waiting for monitor {}…",
                     crate::tui::output::printable(m)
