@@ -638,7 +638,6 @@ async fn a_monitor_of_an_emulated_computer_in_the_view() {
             json!({"traposId": id, "code": r#"
                 assert(periphemu.create("top", "monitor"))
                 local mon = peripheral.wrap("top")
-                mon.setTextScale(1)
                 mon.setCursorPos(2, 1)
                 mon.setTextColour(colours.lime)
                 mon.write("ONLINE")
