@@ -9,8 +9,8 @@
 -- original `peripheral.call(name, method, ...)`): the original runs first, so what the program
 -- gets (values, errors) is what it got before, and nothing is recorded when it raises. Every
 -- other call is a tail call of the original: no frame is added, so an error names the same
--- level, and it costs one table lookup (the kind of each name is cached until a `peripheral`
--- or `peripheral_detach` event).
+-- level, and it costs two type checks and one table lookup (the kind of each name is cached
+-- until a `peripheral` or `peripheral_detach` event).
 --
 -- A record starts with every cell unknown (a monitor cannot be read back) and learns what this
 -- computer draws; `take` compares the monitor's real cursor with the record's to see that
@@ -25,6 +25,11 @@ local METHODS = "write blit clear clearLine scroll setCursorPos setCursorBlink s
     .. "getCursorPos getCursorBlink getTextColour getBackgroundColour getPaletteColour isColour"
 
 local P, call, hook, mirror
+-- CC's own argument check, the one rom/apis/peripheral.lua's `call` uses (line 97): a tail call
+-- cannot name the function in its message ("bad argument #1 to 'call'"), so the hook checks
+-- first, as `call` would, from the caller's own call. Runtimes without the module skip it.
+local okE, E = pcall(dofile, "/rom/modules/main/cc/expect.lua")
+local check = okE and type(E) == "table" and E.expect
 local kinds = {} -- name -> its record (a monitor) or false; rebuilt after attach/detach events
 local recs = {}  -- monitor name -> record, kept until its monitor is detached
 
@@ -56,6 +61,10 @@ function M.install(p, keep, mir)
     keep.peripheralCall = keep.peripheralCall or P.call
     call = keep.peripheralCall
     hook = function(name, method, ...)
+        if check and (type(name) ~= "string" or type(method) ~= "string") then
+            check(1, name, "string")
+            check(2, method, "string")
+        end
         local k = kinds[name]
         if k == nil then k = record(name) end
         local w = k and k.wrappers[method]

@@ -100,11 +100,11 @@ local native = {
     end,
 }
 
--- The peripheral API as CC's rom builds it on the native one (same checks, same error levels).
-local function expect(i, v, t1, t2)
-    if type(v) ~= t1 and type(v) ~= t2 then
-        error(("bad argument #%d (expected %s, got %s)"):format(i, t1, type(v)), 3)
-    end
+-- The peripheral API as CC's rom builds it on the native one (same checks, same error levels):
+-- CC's own cc.expect where the runtime has it (as rom/apis/peripheral.lua loads it, line 97).
+local okE, E = pcall(dofile, "/rom/modules/main/cc/expect.lua")
+local expect = okE and type(E) == "table" and E.expect or function(i, v, t1)
+    if type(v) ~= t1 then error(("bad argument #%d (expected %s, got %s)"):format(i, t1, type(v)), 3) end
 end
 local peripheral = {}
 local function hubFor(name)
