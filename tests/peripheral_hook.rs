@@ -48,7 +48,10 @@ async fn the_hook_changes_nothing_a_program_sees(rt: Runtime) {
     let value = |i: usize| d["returns"][i]["value"].clone();
     let source = value(0);
     assert!(
-        source.as_str().unwrap_or_default().contains("apis/peripherals.lua"),
+        source
+            .as_str()
+            .unwrap_or_default()
+            .contains("apis/peripherals.lua"),
         "peripheral.call is the client's hook: {d}"
     );
     assert!(value(1).is_boolean(), "wrap calls through it: {d}");

@@ -67,8 +67,10 @@ function mirror.install(native, track)
 
     local rec = { dirty = {}, full = true, seq = 0 }
     local W, H = orig.getSize()
-    -- The layers, each a list of row strings of one byte per cell: text, fg, bg, known.
+    -- The layers, each a list of row strings of one byte per cell: text, fg, bg and, with
+    -- `track` only (it costs every write a string more), known.
     local L = { {}, {}, {}, {} }
+    local NL = track and 4 or 3
     local cx, cy = orig.getCursorPos()
     local blink = orig.getCursorBlink and orig.getCursorBlink() or false
     local tc = digit(orig.getTextColour and orig.getTextColour() or 1)
@@ -89,7 +91,7 @@ function mirror.install(native, track)
     -- Without `w`, the fills themselves (one cell of each layer).
     local function blank(T, y, w, k)
         local f = { " ", tc, bc, k }
-        for i = 1, 4 do T[i][y] = f[i]:rep(w or 1) end
+        for i = 1, NL do T[i][y] = f[i]:rep(w or 1) end
     end
 
     local function mark(y) rec.dirty[y] = true rec.changed = true end
@@ -98,6 +100,12 @@ function mirror.install(native, track)
     for y = 1, H do blank(L, y, W, "0") end
 
     local checkSize -- forward: a draw outside the recorded size may mean the terminal grew
+
+    --- Cells `from`..`to` of row `y` of layer `i` become `seg`.
+    local function splice(i, y, from, to, seg)
+        local row = L[i][y]
+        L[i][y] = row:sub(1, from - 1) .. seg .. row:sub(to + 1)
+    end
 
     local function put(s, f, b)
         local n = #s
@@ -108,12 +116,10 @@ function mirror.install(native, track)
             if x2 >= 1 and x1 <= W then
                 local from, to = math.max(x1, 1), math.min(x2, W)
                 local a, z, m = from - x1 + 1, to - x1 + 1, to - from + 1
-                local seg = { s:sub(a, z), f and f:sub(a, z):lower() or tc:rep(m), b and b:sub(a, z):lower() or bc:rep(m),
-                    ("1"):rep(m) }
-                for i = 1, 4 do
-                    local row = L[i][y]
-                    L[i][y] = row:sub(1, from - 1) .. seg[i] .. row:sub(to + 1)
-                end
+                splice(1, y, from, to, s:sub(a, z))
+                splice(2, y, from, to, f and f:sub(a, z):lower() or tc:rep(m))
+                splice(3, y, from, to, b and b:sub(a, z):lower() or bc:rep(m))
+                if track then splice(4, y, from, to, ("1"):rep(m)) end
                 mark(y)
             end
         end
@@ -155,7 +161,7 @@ function mirror.install(native, track)
         for y = 1, H do
             local from = y + n
             if from >= 1 and from <= H then
-                for i = 1, 4 do N[i][y] = L[i][from] end
+                for i = 1, NL do N[i][y] = L[i][from] end
             else
                 blank(N, y, W, "1")
             end
@@ -217,13 +223,13 @@ function mirror.install(native, track)
             if y > H then
                 blank(L, y, w, "0")
             else
-                for i = 1, 4 do
+                for i = 1, NL do
                     local row = L[i][y]
                     L[i][y] = w < W and row:sub(1, w) or row .. F[i][1]:rep(w - W)
                 end
             end
         end
-        for y = h + 1, H do for i = 1, 4 do L[i][y] = nil end end
+        for y = h + 1, H do for i = 1, NL do L[i][y] = nil end end
         W, H = w, h
         rec.dirty = {}
         rec.full = true
