@@ -39,18 +39,18 @@ local native = term.native()
 local rec = mirror.install(native)
 -- Every program's peripheral calls from now on: the monitors' shadows start here.
 shadows.install(peripheral, rawget(_G, "trapdeskClient"), mirror)
-local watched = {} -- display ("" the terminal, else a monitor's name) -> true while watched
+local watched = {} -- display (false: the terminal, else a monitor's name) -> true while watched
 local timer
 local power
 
 local function badRequest(message) return false, { code = "bad_request", message = message } end
 local function notFound(m) return false, { code = "not_found", message = "no monitor " .. m .. " on this computer" } end
 
---- A frame of the terminal (`m` "" or nil) or of monitor `m`: whole (`full`) or the changes
+--- A frame of the terminal (`m` false or nil) or of monitor `m`: whole (`full`) or the changes
 -- (nil when none, or when no monitor `m` is attached now).
 local function frame(m, full)
     local msg
-    if m and m ~= "" then
+    if m then
         msg = shadows.take(m, full)
     else
         rec.checkSize()
@@ -192,7 +192,7 @@ handlers.screen = function(req)
     if m == false then return a, b end
     local msg = frame(m, true)
     if not msg then return notFound(m) end
-    m = m or ""
+    m = m or false
     if p.watch == true then watched[m] = true elseif p.watch == false then watched[m] = nil end
     msg.watching = watched[m] == true
     os.queueEvent("trapdesk_screen_tick")

@@ -412,6 +412,8 @@ ok, frame = request("screen", '{"monitor":"nowhere"}')
 eq(ok, false) eq(frame.code, "not_found") eq(frame.message, "no monitor nowhere on this computer")
 ok, frame = request("screen", '{"monitor":"left"}')
 eq(frame.code, "not_found", "a drive is no monitor")
+ok, frame = request("screen", '{"monitor":""}')
+eq(frame.code, "not_found", "an empty name is no monitor, not the terminal")
 ok, frame = request("screen", '{"monitor":5}')
 eq(frame.code, "bad_request") eq(frame.message, "monitor must be a string")
 
