@@ -309,7 +309,7 @@ local function updates()
         -- the updates for good: 1 s past its time, any event starts a new one.
         if timer and os.epoch("utc") > timerDue + 1000 then timer = nil end
         shadows.event(ev, a)
-        if next(watched) and not timer then
+        if next(watched) ~= nil and not timer then
             timer = os.startTimer(EVERY)
             timerDue = os.epoch("utc") + EVERY * 1000
         end

@@ -437,6 +437,26 @@ feed("timer", timers)
 eq(take("trapdesk_screen"), nil, "nothing changed, nothing sent")
 ok, frame = request("screen", '{"monitor":"top","watch":false}')
 eq(frame.watching, false)
+-- Nobody watches: the pending tick starts no other.
+local lastTimer = timers
+feed("timer", timers)
+eq(timers, lastTimer, "no timer while nothing is watched")
+-- The terminal watched alone: its updates carry no monitor.
+ok, frame = request("screen", '{"watch":true}')
+eq(frame.watching, true)
+queued = {}
+feed("trapdesk_screen_tick")
+eq(timers, lastTimer + 1, "watching the terminal starts the ticks")
+fakeTerm.setCursorPos(1, 2)
+fakeTerm.write("tty")
+peripheral.call("top", "write", "unwatched")
+feed("timer", timers)
+upd = take("trapdesk_screen")
+assert(upd, "an update of the watched terminal")
+um = json.decode(upd[2])
+eq(um.monitor, nil) eq(um.rows[1].y, 2) eq(um.rows[1].text:sub(1, 3), "tty")
+eq(take("trapdesk_screen"), nil, "nothing for the unwatched monitor")
+request("screen", '{"watch":false}')
 
 -- Touch.
 local function input(payload)
