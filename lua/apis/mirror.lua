@@ -56,7 +56,8 @@ mirror.latin1ToUtf8 = latin1ToUtf8
 -- `write`/`blit` the cells written, `scroll` moves knowledge with the text and the new rows
 -- are known, a resize keeps what fits and the new cells are unknown). With `track` (a
 -- monitor's shadow, apis/peripherals.lua) each row whose cells are not all known carries
--- `known`: one "1" (known) or "0" (unknown) per cell.
+-- `known`: one "1" (known) or "0" (unknown) per cell, and a resize clears every cell (known
+-- blank), as CC: Tweaked clears a monitor whose size changes (ServerMonitor.java, `rebuild`).
 function mirror.install(native, track)
     local orig = rawget(native, "__trapdeskOriginal")
     if not orig then
@@ -210,18 +211,21 @@ function mirror.install(native, track)
     end
     rec.wrappers = wrap
 
-    --- Follows a resize as CC's terminal does: what fits stays, new cells are blank in the
-    -- current colours (and unknown), and the next take is a full frame. Called on `term_resize`
-    -- (which only reaches the top-level programs: multishell keeps it from its tabs), before
-    -- every frame, on every watched tick, and when something is drawn outside the recorded size.
+    --- Follows a resize as CC does: on a terminal what fits stays and new cells are blank in
+    -- the current colours (and unknown); a monitor is cleared (ServerMonitor.java, `rebuild`,
+    -- line 52: `terminal.clear()` when the size changed). The next take is a full frame.
+    -- Called on `term_resize` (which only reaches the top-level programs: multishell keeps it
+    -- from its tabs), before every frame, on every watched tick, and when something is drawn
+    -- outside the recorded size.
     checkSize = function()
         local w, h = orig.getSize()
         if w == W and h == H then return false end
         local F = { {}, {}, {}, {} }
         blank(F, 1, nil, "0")
         for y = 1, h do
-            if y > H then
-                blank(L, y, w, "0")
+            if track or y > H then
+                -- New cells are unknown; a monitor is cleared, so its cells are all known blank.
+                blank(L, y, w, track and "1" or "0")
             else
                 for i = 1, NL do
                     local row = L[i][y]

@@ -258,15 +258,16 @@ eq(known[2], "1110000000", "and what is known with it")
 eq(known[1], "0000000000")
 eq(known[3], "1111111111", "new rows are known") eq(known[4], "1111111111")
 
--- setTextScale: the size follows, what fits is kept, the new cells are unknown, and the frame
--- is whole with the new scale.
+-- setTextScale: the size follows and, as CC: Tweaked clears a monitor whose size changes
+-- (ServerMonitor.rebuild), every cell is blank and known; the frame is whole with the new scale.
 shadows.take("top", false)
 mon.setTextScale(0.5)
 text, _, _, known = rec.rows()
 eq(#text, 8, "rows at scale 0.5")
-eq(text[2]:sub(1, 3), "low", "kept")
-eq(known[2], "11100000000000000000", "kept knowledge, new cells unknown")
-eq(known[8], ("0"):rep(20))
+eq(text[2], (" "):rep(20), "cleared")
+eq(known[2], ("1"):rep(20), "and known") eq(known[8], ("1"):rep(20))
+mon.setTextScale(0.5)
+eq(#(rec.rows()), 8, "the same scale again changes nothing")
 local sf = shadows.take("top", false)
 eq(sf.full, true, "a resize sends a whole frame") eq(sf.width, 20) eq(sf.scale, 0.5)
 -- Another program (or computer) changing the scale: monitor_resize.
