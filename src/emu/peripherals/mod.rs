@@ -268,6 +268,14 @@ fn strings(lua: &Lua, v: &[&str]) -> mlua::Result<Value> {
     Ok(Value::Table(lua.create_sequence_from(v.iter().copied())?))
 }
 
+/// A device's types as several values (`getType` answers `"modem", "peripheral_hub"`).
+fn types(lua: &Lua, d: &Device) -> mlua::Result<MultiValue> {
+    d.types()
+        .into_iter()
+        .map(|t| lua.create_string(t).map(Value::String))
+        .collect()
+}
+
 /// Calls `method` on `device`, known to the computer as `name`.
 fn invoke(
     lua: &Lua,
@@ -402,7 +410,7 @@ fn hub(
             .into_lua_multi(lua)
             .map_err(e)?,
         "getTypeRemote" => match remote(&a.string(1)?) {
-            Some(d) => d.types().into_lua_multi(lua).map_err(e)?,
+            Some(d) => types(lua, &d).map_err(e)?,
             None => Value::Nil.into_lua_multi(lua).map_err(e)?,
         },
         "hasTypeRemote" => {
@@ -467,7 +475,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     t.set(
         "getType",
         lua.create_function(move |lua, n: Value| match side_device(&b, Some(&n)) {
-            Some((_, d)) => d.types().into_lua_multi(lua),
+            Some((_, d)) => types(lua, &d),
             None => Ok(MultiValue::new()),
         })?,
     )?;
