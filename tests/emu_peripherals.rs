@@ -141,7 +141,10 @@ async fn a_wired_network_of_chests_on_the_emulator() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
+#[cfg_attr(
+    not(craftos_pc),
+    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+)]
 async fn a_wired_network_of_chests_on_craftos_pc() {
     a_wired_network_of_chests(Runtime::CraftOs).await;
 }
@@ -167,13 +170,24 @@ async fn a_monitor_draws_scales_and_is_touched() {
         .await,
         r#"true | 51 | 19 | 1 | true | {1="peripheral top"} | 8 | 4"#
     );
-    let m = w.computer("board").emu().monitor("top").expect("a monitor on top");
+    let m = w
+        .computer("board")
+        .emu()
+        .monitor("top")
+        .expect("a monitor on top");
     assert_eq!((m.size, m.scale), ((51, 19), 1.0));
     assert_eq!(&m.text[0][..9], " Reactor ");
     assert_eq!(&m.fg[0][1..8], "4444444", "yellow text");
     assert_eq!(&m.bg[0][..9], "bbbbbbbbb", "on blue");
-    assert_eq!((&m.text[2][..3], &m.fg[2][..3], &m.bg[2][..3]), ("ok!", "0e5", "fff"));
-    assert_eq!(&m.text[3][..7], "printed", "term.redirect draws on the monitor");
+    assert_eq!(
+        (&m.text[2][..3], &m.fg[2][..3], &m.bg[2][..3]),
+        ("ok!", "0e5", "fff")
+    );
+    assert_eq!(
+        &m.text[3][..7],
+        "printed",
+        "term.redirect draws on the monitor"
+    );
 
     // The scale sizes the monitor as CC does; a size change clears it and says so.
     assert_eq!(
@@ -191,18 +205,21 @@ async fn a_monitor_draws_scales_and_is_touched() {
     );
     let m = w.computer("board").emu().monitor("top").unwrap();
     assert_eq!((m.size, m.scale), ((26, 10), 2.0));
-    assert!(m.text.iter().all(|r| r.trim().is_empty()), "cleared: {:?}", m.text);
+    assert!(
+        m.text.iter().all(|r| r.trim().is_empty()),
+        "cleared: {:?}",
+        m.text
+    );
 
     // A player's click arrives as monitor_touch with the cell; off the monitor, nothing.
     let emu = w.computer("board").emu().clone();
-    assert!(!emu.monitor_touch("top", 27, 1), "column 27 is off a 26-wide monitor");
+    assert!(
+        !emu.monitor_touch("top", 27, 1),
+        "column 27 is off a 26-wide monitor"
+    );
     assert!(!emu.monitor_touch("left", 1, 1), "no monitor on the left");
     let (touched, _) = tokio::join!(
-        lua(
-            &w,
-            "board",
-            r#"return show(os.pullEvent("monitor_touch"))"#
-        ),
+        lua(&w, "board", r#"return show(os.pullEvent("monitor_touch"))"#),
         async {
             tokio::time::sleep(Duration::from_millis(300)).await;
             assert!(emu.monitor_touch("top", 3, 4));

@@ -43,10 +43,7 @@ pub(crate) fn call(
             .into_lua_multi(lua)
             .map_err(e)?,
         // Floppy ids are small integers: exact as doubles.
-        "getDiskID" => floppy
-            .map(|f| f.id as f64)
-            .into_lua_multi(lua)
-            .map_err(e)?,
+        "getDiskID" => floppy.map(|f| f.id as f64).into_lua_multi(lua).map_err(e)?,
         "getDiskLabel" => floppy
             .and_then(|f| f.label.clone())
             .into_lua_multi(lua)
@@ -60,9 +57,13 @@ pub(crate) fn call(
         }
         "hasAudio" => false.into_lua_multi(lua).map_err(e)?,
         // A floppy has no audio: false; an empty drive: nil.
-        "getAudioTitle" => (if present { Value::Boolean(false) } else { Value::Nil })
-            .into_lua_multi(lua)
-            .map_err(e)?,
+        "getAudioTitle" => (if present {
+            Value::Boolean(false)
+        } else {
+            Value::Nil
+        })
+        .into_lua_multi(lua)
+        .map_err(e)?,
         "playAudio" | "stopAudio" => MultiValue::new(),
         "ejectDisk" => {
             if d.as_mut().and_then(|d| d.floppy.take()).is_some() {

@@ -192,7 +192,10 @@ pub(crate) fn call(
         "getItemDetail" => {
             let slot = slot_in(a, 1, size, "Slot out of range (%s)")?;
             match &inv.slots[slot - 1] {
-                Some(item) => detail(lua, item).map_err(e)?.into_lua_multi(lua).map_err(e)?,
+                Some(item) => detail(lua, item)
+                    .map_err(e)?
+                    .into_lua_multi(lua)
+                    .map_err(e)?,
                 None => Value::Nil.into_lua_multi(lua).map_err(e)?,
             }
         }
@@ -268,11 +271,16 @@ pub(crate) fn transfer_args(
     } else {
         Some(slot_in(a, 4, to_size, "To slot out of range (%s)")?)
     };
-    Ok((from_slot, limit.clamp(0, i64::from(u32::MAX)) as u32, to_slot))
+    Ok((
+        from_slot,
+        limit.clamp(0, i64::from(u32::MAX)) as u32,
+        to_slot,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     #[test]

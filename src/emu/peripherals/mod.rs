@@ -21,8 +21,8 @@
 //! method arguments as CC: Tweaked does.
 
 mod args;
-mod handle;
 mod drive;
+mod handle;
 mod inventory;
 mod modem;
 mod monitor;
@@ -147,9 +147,7 @@ impl Bench {
     }
 
     fn has_hub(&self) -> bool {
-        self.devices
-            .iter()
-            .any(|(n, d)| is_side(n) && d.is_hub())
+        self.devices.iter().any(|(n, d)| is_side(n) && d.is_hub())
     }
 
     /// The network's names, sorted.
@@ -176,7 +174,11 @@ impl Bench {
 
     /// Attaches a peripheral; the events the computer gets (`peripheral` for it, and for each
     /// remote peripheral when it is the first wired modem), or why not (CraftOS-PC's words).
-    pub(crate) fn attach(&mut self, name: &str, spec: PeripheralSpec) -> Result<Vec<Event>, String> {
+    pub(crate) fn attach(
+        &mut self,
+        name: &str,
+        spec: PeripheralSpec,
+    ) -> Result<Vec<Event>, String> {
         if self.devices.contains_key(name) {
             return Err(format!("Peripheral already attached on side {name}"));
         }
@@ -369,14 +371,17 @@ fn transfer(
     } else {
         let mut f = lock(from);
         let mut t = lock(to);
-        let (from_slot, limit, to_slot) = inventory::transfer_args(a, f.slots.len(), t.slots.len())?;
+        let (from_slot, limit, to_slot) =
+            inventory::transfer_args(a, f.slots.len(), t.slots.len())?;
         if limit == 0 {
             0
         } else {
             inventory::move_items(&mut f, from_slot, &mut t, to_slot, limit)
         }
     };
-    f64::from(moved).into_lua_multi(lua).map_err(|e| e.to_string())
+    f64::from(moved)
+        .into_lua_multi(lua)
+        .map_err(|e| e.to_string())
 }
 
 /// A wired modem's `peripheral_hub` methods (`WiredModemPeripheral`). `Ok(None)`: not one.
@@ -388,13 +393,7 @@ fn hub(
     events: &mut Vec<Event>,
 ) -> Result<Option<MultiValue>, String> {
     let e = |e: mlua::Error| e.to_string();
-    let remote = |n: &str| -> Option<Device> {
-        if is_side(n) {
-            None
-        } else {
-            lock(bench).get(n)
-        }
-    };
+    let remote = |n: &str| -> Option<Device> { if is_side(n) { None } else { lock(bench).get(n) } };
     Ok(Some(match method {
         "getNamesRemote" => {
             let names = lock(bench).network();
@@ -416,12 +415,19 @@ fn hub(
         "hasTypeRemote" => {
             let (n, t) = (a.string(1)?, a.string(2)?);
             match remote(&n) {
-                Some(d) => d.types().contains(&t.as_str()).into_lua_multi(lua).map_err(e)?,
+                Some(d) => d
+                    .types()
+                    .contains(&t.as_str())
+                    .into_lua_multi(lua)
+                    .map_err(e)?,
                 None => Value::Nil.into_lua_multi(lua).map_err(e)?,
             }
         }
         "getMethodsRemote" => match remote(&a.string(1)?) {
-            Some(d) => strings(lua, &d.methods()).map_err(e)?.into_lua_multi(lua).map_err(e)?,
+            Some(d) => strings(lua, &d.methods())
+                .map_err(e)?
+                .into_lua_multi(lua)
+                .map_err(e)?,
             None => Value::Nil.into_lua_multi(lua).map_err(e)?,
         },
         "callRemote" => {
@@ -519,8 +525,35 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// What a demo computer has around it: the first, a monitor on top, and behind a wired modem on
+/// its back a second monitor and a chest with a few items, so that monitors and peripherals have
+/// something to show on a first try.
+pub(crate) fn demo(spec: super::ComputerSpec) -> super::ComputerSpec {
+    if spec.id != 1 {
+        return spec;
+    }
+    spec.with_peripheral("top", PeripheralSpec::Monitor(MonitorSpec::blocks(3, 2)))
+        .with_peripheral("back", PeripheralSpec::Modem { wireless: false })
+        .with_peripheral("monitor_0", PeripheralSpec::Monitor(MonitorSpec::default()))
+        .with_peripheral(
+            "minecraft:chest_0",
+            PeripheralSpec::Chest(
+                InventorySpec::chest()
+                    .with_item(1, Item::new("minecraft:cobblestone", 64))
+                    .with_item(2, Item::new("minecraft:coal", 23)),
+            ),
+        )
+}
+
 /// The types `periphemu.create` makes, as CraftOS-PC names them.
-const CREATABLE: &[&str] = &["chest", "drive", "minecraft:chest", "modem", "monitor", "speaker"];
+const CREATABLE: &[&str] = &[
+    "chest",
+    "drive",
+    "minecraft:chest",
+    "modem",
+    "monitor",
+    "speaker",
+];
 
 /// The spec `periphemu.create(side, kind, ...)` asks for, from its extra arguments:
 /// a monitor's width and height at scale 1 (CraftOS-PC's), a chest's `true` for a double chest
@@ -545,7 +578,11 @@ fn spec_from(kind: &str, extra: &[Value]) -> Result<PeripheralSpec, String> {
         }),
         "modem" => {
             let wireless = match extra.first() {
-                Some(Value::Table(t)) => t.get::<Option<bool>>("wireless").ok().flatten().unwrap_or(false),
+                Some(Value::Table(t)) => t
+                    .get::<Option<bool>>("wireless")
+                    .ok()
+                    .flatten()
+                    .unwrap_or(false),
                 _ => false,
             };
             PeripheralSpec::Modem { wireless }
@@ -579,21 +616,23 @@ pub(crate) fn periphemu(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let kernel = ctx.kernel.clone();
     t.set(
         "create",
-        lua.create_function(move |lua, (side, kind, extra): (String, String, MultiValue)| {
-            let extra: Vec<Value> = extra.into_iter().collect();
-            let name = created_name(&side, &kind);
-            let r = spec_from(&kind, &extra).and_then(|spec| lock(&b).attach(&name, spec));
-            match r {
-                Ok(events) => {
-                    let mut k = lock(&kernel);
-                    for ev in events {
-                        k.push(ev);
+        lua.create_function(
+            move |lua, (side, kind, extra): (String, String, MultiValue)| {
+                let extra: Vec<Value> = extra.into_iter().collect();
+                let name = created_name(&side, &kind);
+                let r = spec_from(&kind, &extra).and_then(|spec| lock(&b).attach(&name, spec));
+                match r {
+                    Ok(events) => {
+                        let mut k = lock(&kernel);
+                        for ev in events {
+                            k.push(ev);
+                        }
+                        true.into_lua_multi(lua)
                     }
-                    true.into_lua_multi(lua)
+                    Err(m) => (false, m).into_lua_multi(lua),
                 }
-                Err(m) => (false, m).into_lua_multi(lua),
-            }
-        })?,
+            },
+        )?,
     )?;
     let b = ctx.bench.clone();
     let kernel = ctx.kernel.clone();
@@ -618,6 +657,7 @@ pub(crate) fn periphemu(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     fn bench() -> Bench {
@@ -645,7 +685,9 @@ mod tests {
             .unwrap();
         assert!(ev.is_empty(), "no modem yet: the computer sees nothing");
         assert!(b.visible("monitor_0").is_none());
-        let ev = b.attach("back", PeripheralSpec::Modem { wireless: false }).unwrap();
+        let ev = b
+            .attach("back", PeripheralSpec::Modem { wireless: false })
+            .unwrap();
         assert_eq!(names(&ev), ["peripheral back", "peripheral monitor_0"]);
         assert!(b.monitor("monitor_0").is_some());
         let ev = b
@@ -667,7 +709,8 @@ mod tests {
     #[test]
     fn a_wireless_modem_is_no_hub() {
         let mut b = bench();
-        b.attach("top", PeripheralSpec::Modem { wireless: true }).unwrap();
+        b.attach("top", PeripheralSpec::Modem { wireless: true })
+            .unwrap();
         b.attach("monitor_0", PeripheralSpec::Monitor(MonitorSpec::default()))
             .unwrap();
         assert!(b.visible("monitor_0").is_none());

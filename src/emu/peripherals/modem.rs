@@ -73,7 +73,11 @@ pub(crate) fn call(
             m.open.insert(c);
             MultiValue::new()
         }
-        "isOpen" => m.open.contains(&channel(a, 1)?).into_lua_multi(lua).map_err(e)?,
+        "isOpen" => m
+            .open
+            .contains(&channel(a, 1)?)
+            .into_lua_multi(lua)
+            .map_err(e)?,
         "close" => {
             m.open.remove(&channel(a, 1)?);
             MultiValue::new()

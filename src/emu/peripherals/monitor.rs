@@ -299,7 +299,11 @@ pub(crate) fn call(
             let resized = m.set_scale(scale as u8);
             return Ok(Some((
                 MultiValue::new(),
-                if resized { Effect::Resized } else { Effect::None },
+                if resized {
+                    Effect::Resized
+                } else {
+                    Effect::None
+                },
             )));
         }
         _ => return Ok(None),
@@ -309,6 +313,7 @@ pub(crate) fn call(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     #[test]
