@@ -46,7 +46,7 @@ local function drain()
   while true do
     local e = table.pack(os.pullEvent())
     if e[1] == "timer" and e[2] == id then return seen end
-    if e[1] == "peripheral" or e[1] == "peripheral_detach" or e[1] == "monitor_resize" or e[1] == "disk_eject" then
+    if e[1] == "peripheral" or e[1] == "peripheral_detach" or e[1] == "monitor_resize" or e[1] == "disk" or e[1] == "disk_eject" then
       seen[#seen + 1] = e[1] .. " " .. tostring(e[2])
     end
   end
@@ -118,20 +118,34 @@ async fn a_wired_network_of_chests(rt: Runtime) {
         .await,
         r#""minecraft:chest" | true | true | true | true | true | true | 27 | 10 | 4 | {1={count=6,name="minecraft:stone"}} | {1={count=4,name="minecraft:stone"}} | "minecraft:stone" | false | true | "chest_0" | 2"#
     );
-    // A drive: empty, then gone with its event.
+    // A drive: empty; CraftOS-PC's insertDisk(id) puts floppy `id` in (its files in `disk/<id>`
+    // beside the computer's directory on both runtimes), mounted at /disk; then out, and gone.
     assert_eq!(
         lua(
             &w,
             "base",
             r#"periphemu.create("top", "drive")
                local m = {} for _, n in ipairs(peripheral.getMethods("top")) do m[n] = true end
-               local present = peripheral.call("top", "isDiskPresent")
+               local empty = peripheral.call("top", "isDiskPresent")
+               peripheral.call("top", "insertDisk", 7)
+               local path = disk.getMountPath("top")
+               local h = fs.open(fs.combine(path, "note.txt"), "w") h.write("on the floppy") h.close()
+               local id, present = disk.getID("top"), disk.isPresent("top")
+               disk.eject("top")
+               local after = fs.exists(fs.combine(path, "note.txt"))
                local removed = periphemu.remove("top")
-               return show(m.isDiskPresent, m.getDiskID, m.ejectDisk, present, disk.isPresent("top"), removed,
-                           drain(), peripheral.isPresent("top"))"#
+               return show(m.isDiskPresent, m.getDiskID, m.ejectDisk, empty, path, id, present, after,
+                           removed, drain(), peripheral.isPresent("top"))"#
         )
         .await,
-        r#"true | true | true | false | false | true | {1="peripheral top",2="peripheral_detach top"} | false"#
+        r#"true | true | true | false | "disk" | 7 | true | false | true | {1="peripheral top",2="disk top",3="disk_eject top",4="peripheral_detach top"} | false"#
+    );
+    let floppy = w.files("base").parent().unwrap().join("disk/7/note.txt");
+    assert_eq!(
+        std::fs::read_to_string(&floppy).unwrap_or_default(),
+        "on the floppy",
+        "{}",
+        floppy.display()
     );
 }
 

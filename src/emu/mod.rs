@@ -304,7 +304,8 @@ impl Computer {
                 source,
             })?;
         }
-        let mut bench = peripherals::Bench::new(spec.id, drive.clone());
+        let floppies = spec.root.parent().map(|p| p.join("disk"));
+        let mut bench = peripherals::Bench::new(spec.id, drive.clone(), floppies);
         for (name, p) in &spec.peripherals {
             // Events of peripherals there from boot are nobody's: the computer finds them.
             bench.attach(name, p.clone()).map_err(EmuError::Setup)?;

@@ -1,14 +1,15 @@
 //! A disk drive: CC: Tweaked's `DiskDrivePeripheral` methods over the computer's one drive slot
 //! (the floppy in it is mounted at `/disk` by `fs.rs`).
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use mlua::{IntoLuaMulti, Lua, MultiValue, Value};
 
 use super::args::Args;
-use crate::emu::DiskDrive;
 use crate::emu::kernel::{Event, lock};
 use crate::emu::value::Val;
+use crate::emu::{DiskDrive, Floppy};
 
 /// The methods, sorted.
 pub(crate) const METHODS: &[&str] = &[
@@ -28,6 +29,7 @@ pub(crate) const METHODS: &[&str] = &[
 pub(crate) fn call(
     lua: &Lua,
     slot: &Arc<Mutex<Option<DiskDrive>>>,
+    floppies: Option<&Path>,
     name: &str,
     method: &str,
     a: &Args,
@@ -69,6 +71,30 @@ pub(crate) fn call(
             if d.as_mut().and_then(|d| d.floppy.take()).is_some() {
                 events.push(Event::new("disk_eject", vec![Val::from(name)]));
             }
+            MultiValue::new()
+        }
+        // CraftOS-PC's `insertDisk(id)` (src/peripheral/drive.cpp `insertDisk`): the floppy in
+        // the drive comes out, floppy `id` goes in. Its files are `disk/<id>` beside the
+        // computer's own directory, as CraftOS-PC keeps them (`computer/disk/<id>`). Not in
+        // `getMethods`: a CC drive has no such method.
+        "insertDisk" => {
+            let id = a.int(1).map_err(|_| {
+                "the emulator's insertDisk takes a floppy's id (a number)".to_owned()
+            })?;
+            let id = u64::try_from(id).map_err(|_| "Could not mount".to_owned())?;
+            let Some(dir) = floppies else {
+                return Err("Could not mount".into());
+            };
+            let root = dir.join(id.to_string());
+            std::fs::create_dir_all(&root).map_err(|_| "Could not mount".to_owned())?;
+            let Some(drive) = d.as_mut() else {
+                return Ok(Some(MultiValue::new()));
+            };
+            if drive.floppy.take().is_some() {
+                events.push(Event::new("disk_eject", vec![Val::from(name)]));
+            }
+            drive.floppy = Some(Floppy::new(id, root));
+            events.push(Event::new("disk", vec![Val::from(name)]));
             MultiValue::new()
         }
         _ => return Ok(None),

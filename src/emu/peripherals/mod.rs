@@ -29,6 +29,7 @@ mod monitor;
 mod speaker;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
@@ -125,6 +126,8 @@ pub(crate) struct Bench {
     drive: Arc<Mutex<Option<DiskDrive>>>,
     /// For `getNameLocal`: `computer_<id>`, as CC names a computer on a network.
     computer_id: u64,
+    /// Where `insertDisk(id)` finds floppy `id`: `disk/` beside the computer's directory.
+    floppies: Option<PathBuf>,
 }
 
 pub(crate) type SharedBench = Arc<Mutex<Bench>>;
@@ -134,7 +137,11 @@ fn event(name: &str, peripheral: &str) -> Event {
 }
 
 impl Bench {
-    pub(crate) fn new(computer_id: u64, drive: Arc<Mutex<Option<DiskDrive>>>) -> Self {
+    pub(crate) fn new(
+        computer_id: u64,
+        drive: Arc<Mutex<Option<DiskDrive>>>,
+        floppies: Option<PathBuf>,
+    ) -> Self {
         let mut devices = BTreeMap::new();
         if let Some(d) = lock(&drive).as_ref() {
             devices.insert(d.side.clone(), Device::Drive);
@@ -143,6 +150,7 @@ impl Bench {
             devices,
             drive,
             computer_id,
+            floppies,
         }
     }
 
@@ -290,8 +298,11 @@ fn invoke(
 ) -> Answer {
     let answer = match device {
         Device::Drive => {
-            let slot = lock(bench).drive.clone();
-            drive::call(lua, &slot, name, method, &a, events)?
+            let (slot, floppies) = {
+                let b = lock(bench);
+                (b.drive.clone(), b.floppies.clone())
+            };
+            drive::call(lua, &slot, floppies.as_deref(), name, method, &a, events)?
         }
         Device::Speaker => speaker::call(lua, method, &a)?,
         Device::Monitor(m) => {
@@ -661,7 +672,7 @@ mod tests {
     use super::*;
 
     fn bench() -> Bench {
-        Bench::new(7, Arc::new(Mutex::new(None)))
+        Bench::new(7, Arc::new(Mutex::new(None)), None)
     }
 
     fn names(events: &[Event]) -> Vec<String> {
