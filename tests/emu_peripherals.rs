@@ -353,3 +353,53 @@ async fn a_chest_filled_from_rust_a_speaker_and_a_wireless_modem() {
     assert!(emu.detach("right"));
     assert!(emu.inventory("right").is_none());
 }
+
+/// Peripherals given in the spec are there from boot (no events: the computer finds them),
+/// and they are blocks beside the computer: a reboot keeps them and what a monitor shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn peripherals_from_the_spec_outlive_a_reboot() {
+    use trapdesk::emu::{Computer, ComputerSpec, MonitorSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let spec = ComputerSpec::new(4, None, dir.path().join("4"))
+        .with_peripheral("back", PeripheralSpec::Modem { wireless: false })
+        .with_peripheral("top", PeripheralSpec::Monitor(MonitorSpec::blocks(1, 1)))
+        .with_peripheral(
+            "minecraft:chest_2",
+            PeripheralSpec::Chest(
+                InventorySpec::chest().with_item(3, Item::new("minecraft:coal", 9)),
+            ),
+        );
+    let c = Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
+    let run = |code: &'static str| {
+        let c = c.clone();
+        async move {
+            tokio::time::timeout(Duration::from_secs(10), c.run_lua(code))
+                .await
+                .expect("in time")
+                .unwrap_or_else(|e| panic!("{e}"))
+        }
+    };
+    let out = run(r#"local m = peripheral.wrap("top") m.write("kept")
+        local w, h = m.getSize()
+        print(table.concat(peripheral.getNames(), ","), w, h, peripheral.call("minecraft:chest_2", "list")[3].count)"#)
+    .await;
+    assert_eq!(out.trim(), "top,back,minecraft:chest_2\t7\t5\t9");
+    c.reboot();
+    // Wait for the new boot to answer.
+    let mut out = String::new();
+    for _ in 0..50 {
+        if let Ok(Ok(o)) = tokio::time::timeout(
+            Duration::from_millis(500),
+            c.run_lua(r#"print(#peripheral.getNames(), peripheral.getType("back"))"#),
+        )
+        .await
+        {
+            out = o;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(out.trim(), "3\tmodem\tperipheral_hub");
+    assert_eq!(&c.monitor("top").unwrap().text[0][..4], "kept");
+    c.shutdown();
+}
