@@ -264,6 +264,20 @@ async fn a_remote_monitor_through_a_wired_modem() {
         .await,
         r#"false | true | "monitor" | "monitor" | true | {1=20,2=5} | {1="peripheral left",2="peripheral monitor_0"}"#
     );
+    // A modem on the network, called through the hub and back through itself: answers (the
+    // emulator once waited on its own lock there).
+    assert_eq!(
+        lua(
+            &w,
+            "hall",
+            r#"periphemu.create("modem_1", "modem")
+               local r = peripheral.call("modem_1", "callRemote", "modem_1", "isWireless")
+               periphemu.remove("modem_1")
+               return show(r, drain())"#
+        )
+        .await,
+        r#"false | {1="peripheral modem_1",2="peripheral_detach modem_1"}"#
+    );
     let emu = w.computer("hall").emu().clone();
     assert_eq!(&emu.monitor("monitor_0").unwrap().text[0][..6], "remote");
     let (after, _) = tokio::join!(

@@ -321,8 +321,15 @@ fn invoke(
         }
         Device::Inventory(inv) => inventory::call(lua, &mut lock(&inv), method, &a)?,
         Device::Modem(m) => {
-            let wired = !lock(&m).wireless;
-            match modem::call(lua, &mut lock(&m), method, &a)? {
+            // The modem's own lock is let go before a hub method runs: `callRemote` may reach
+            // another modem on the network, and a call through one back to itself must not wait
+            // on its own lock.
+            let (own, wired) = {
+                let mut g = lock(&m);
+                let wired = !g.wireless;
+                (modem::call(lua, &mut g, method, &a)?, wired)
+            };
+            match own {
                 Some(v) => Some(v),
                 None if wired => hub(lua, bench, method, a, events)?,
                 None => None,
