@@ -286,12 +286,13 @@ async fn a_world_without_fuel_says_unlimited() {
     let c = trapdesk::emu::Computer::spawn(spec, tokio::runtime::Handle::current()).unwrap();
     let out = c
         .run_lua(
+            // Two lines: the turtle's 39 columns would wrap one.
             "print(turtle.getFuelLevel(), turtle.getFuelLimit(), turtle.forward(), \
-             turtle.getFuelLevel(), term.isColour(), term.getSize())",
+             turtle.getFuelLevel()) print(term.isColour(), term.getSize())",
         )
         .await
         .unwrap();
-    assert_eq!(out, "unlimited\tunlimited\ttrue\tunlimited\tfalse\t39\t13\n");
+    assert_eq!(out, "unlimited\tunlimited\ttrue\tunlimited\nfalse\t39\t13\n");
     c.shutdown();
     c.wait_stopped().await;
 }
