@@ -51,7 +51,11 @@ fn turtle() -> Spec {
     Spec {
         kind: Kind::Turtle,
         fuel: Some(2),
-        slots: &[(1, "coal", 3), (2, "cobblestone", 60), (3, "cobblestone", 10)],
+        slots: &[
+            (1, "coal", 3),
+            (2, "cobblestone", 60),
+            (3, "cobblestone", 10),
+        ],
         ..Spec::default()
     }
 }
@@ -273,7 +277,10 @@ async fn turtle_commands_take_ticks_and_swallow_events_meanwhile() {
     assert!((0.05..0.4).contains(&one), "one command: {one} s");
     // The second move waits for the first one's animation: 8 ticks after it.
     assert!(two >= one + 0.4 - 1e-9, "two moves: {two} s (one: {one} s)");
-    assert_eq!(r[2], "after", "the event queued before the turn reached the program");
+    assert_eq!(
+        r[2], "after",
+        "the event queued before the turn reached the program"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -292,7 +299,10 @@ async fn a_world_without_fuel_says_unlimited() {
         )
         .await
         .unwrap();
-    assert_eq!(out, "unlimited\tunlimited\ttrue\tunlimited\nfalse\t39\t13\n");
+    assert_eq!(
+        out,
+        "unlimited\tunlimited\ttrue\tunlimited\nfalse\t39\t13\n"
+    );
     c.shutdown();
     c.wait_stopped().await;
 }
@@ -374,7 +384,13 @@ fn emulate_refuses_a_bad_kind_and_fuel_for_a_computer() {
     let dir = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_trapdesk"))
-            .args(["emulate", "--url", "ws://127.0.0.1:9/gateway", "--secret", "s"])
+            .args([
+                "emulate",
+                "--url",
+                "ws://127.0.0.1:9/gateway",
+                "--secret",
+                "s",
+            ])
             .args(args)
             .arg("--data-dir")
             .arg(dir.path())

@@ -78,8 +78,13 @@ struct Clock {
 impl Clock {
     fn now(self) -> u64 {
         let tick = self.tick.as_nanos().max(1);
-        u64::try_from(Instant::now().saturating_duration_since(self.boot).as_nanos() / tick)
-            .unwrap_or(u64::MAX)
+        u64::try_from(
+            Instant::now()
+                .saturating_duration_since(self.boot)
+                .as_nanos()
+                / tick,
+        )
+        .unwrap_or(u64::MAX)
     }
 
     fn at(self, tick: u64) -> tokio::time::Instant {

@@ -166,7 +166,8 @@ const DEMO_PROGRAMS: &[(&str, &[u8])] = &[
 ];
 
 /// What the demo turtle has beside them: a program that really moves it (and burns fuel).
-const TURTLE_PROGRAMS: &[(&str, &[u8])] = &[("programs/tunnel.lua", include_bytes!("demo/tunnel.lua"))];
+const TURTLE_PROGRAMS: &[(&str, &[u8])] =
+    &[("programs/tunnel.lua", include_bytes!("demo/tunnel.lua"))];
 
 /// Writes `programs` under `root` where missing (edits made on a demo disk survive a restart).
 fn write_programs(root: &Path, programs: &[(&str, &[u8])]) -> Result<(), EmuError> {

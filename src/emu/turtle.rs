@@ -403,7 +403,10 @@ fn slot_or_selected(t: &Turtle, slot: Option<f64>) -> usize {
 /// The native half of the `turtle` API: what CC answers at once, off the main thread
 /// (`getFuelLevel`, `getItemCount`, ... and the basic `getItemDetail`), and `parse` for the
 /// commands the Lua half queues through the device's worker.
-pub(crate) fn native(lua: &Lua, turtle: &std::sync::Arc<std::sync::Mutex<Turtle>>) -> mlua::Result<Table> {
+pub(crate) fn native(
+    lua: &Lua,
+    turtle: &std::sync::Arc<std::sync::Mutex<Turtle>>,
+) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let s = turtle.clone();
     t.set(
@@ -474,7 +477,10 @@ pub(crate) fn native(lua: &Lua, turtle: &std::sync::Arc<std::sync::Mutex<Turtle>
 
 /// The command a Lua call names, with its arguments as the Lua half checked them.
 pub(crate) fn parse(name: &str, a: Option<f64>, b: Option<f64>) -> Option<Command> {
-    let slot = |v: Option<f64>| v.filter(|s| (1.0..=16.0).contains(s)).map(|s| s as usize - 1);
+    let slot = |v: Option<f64>| {
+        v.filter(|s| (1.0..=16.0).contains(s))
+            .map(|s| s as usize - 1)
+    };
     Some(match name {
         "forward" => Command::Move(Dir::Forward),
         "back" => Command::Move(Dir::Back),
@@ -487,7 +493,9 @@ pub(crate) fn parse(name: &str, a: Option<f64>, b: Option<f64>) -> Option<Comman
         "inspect" | "inspectUp" | "inspectDown" => Command::Inspect,
         "select" => Command::Select(slot(a)?),
         // `refuel()` without a count burns as much as it may (`Integer.MAX_VALUE`).
-        "refuel" => Command::Refuel(a.map_or(u32::MAX, |n| n.clamp(0.0, f64::from(u32::MAX)) as u32)),
+        "refuel" => {
+            Command::Refuel(a.map_or(u32::MAX, |n| n.clamp(0.0, f64::from(u32::MAX)) as u32))
+        }
         "transferTo" => Command::TransferTo {
             slot: slot(a)?,
             count: b.map_or(64, |n| n.clamp(0.0, 64.0) as u32),
@@ -553,10 +561,7 @@ mod tests {
             },
             true,
         );
-        assert_eq!(
-            t.execute(&Command::Move(Dir::Down)).said(),
-            yes()
-        );
+        assert_eq!(t.execute(&Command::Move(Dir::Down)).said(), yes());
         assert_eq!(t.fuel, 0);
         assert_eq!(t.limit, ADVANCED_TURTLE_FUEL_LIMIT);
     }
@@ -604,13 +609,21 @@ mod tests {
 
     #[test]
     fn transfer_moves_what_fits_and_says_when_nothing_does() {
-        let mut t = turtle(0, &[(1, "cobblestone", 40), (2, "cobblestone", 60), (3, "dirt", 1)]);
+        let mut t = turtle(
+            0,
+            &[
+                (1, "cobblestone", 40),
+                (2, "cobblestone", 60),
+                (3, "dirt", 1),
+            ],
+        );
         let o = t.execute(&Command::TransferTo { slot: 1, count: 64 });
         assert_eq!(o.said(), yes());
         assert!(o.inventory_changed);
         assert_eq!((t.count(0), t.count(1)), (36, 64));
         assert_eq!(
-            t.execute(&Command::TransferTo { slot: 2, count: 64 }).said(),
+            t.execute(&Command::TransferTo { slot: 2, count: 64 })
+                .said(),
             no("No space for items")
         );
         assert_eq!(t.count(0), 36);
@@ -627,11 +640,20 @@ mod tests {
     fn the_empty_world_answers() {
         let mut t = turtle(0, &[]);
         assert_eq!(t.execute(&Command::Dig).said(), no("No tool to dig with"));
-        assert_eq!(t.execute(&Command::Detect).said(), text(&[Val::Bool(false), Val::Nil]));
-        assert_eq!(t.execute(&Command::Inspect).said(), no("No block to inspect"));
+        assert_eq!(
+            t.execute(&Command::Detect).said(),
+            text(&[Val::Bool(false), Val::Nil])
+        );
+        assert_eq!(
+            t.execute(&Command::Inspect).said(),
+            no("No block to inspect")
+        );
         t.tools = true;
         assert_eq!(t.execute(&Command::Dig).said(), no("Nothing to dig here"));
-        assert_eq!(t.execute(&Command::Attack).said(), no("Nothing to attack here"));
+        assert_eq!(
+            t.execute(&Command::Attack).said(),
+            no("Nothing to attack here")
+        );
     }
 
     #[test]

@@ -158,7 +158,9 @@ impl EmuProcess {
             id,
             label: label.to_owned(),
             disk: tempfile::tempdir().unwrap(),
-            disk_space: spec.disk_space.unwrap_or(trapdesk::emu::COMPUTER_SPACE_LIMIT),
+            disk_space: spec
+                .disk_space
+                .unwrap_or(trapdesk::emu::COMPUTER_SPACE_LIMIT),
             kind: spec.kind,
             fuel: spec.fuel,
         };
@@ -360,12 +362,10 @@ impl World {
                     let c = emulated_with(&host, id, Some(label), |s| {
                         let s = match spec.kind {
                             Kind::Computer => s,
-                            Kind::Turtle => spec
-                                .slots
-                                .iter()
-                                .fold(s.turtle().with_fuel(spec.fuel.unwrap_or(0)), |s, (i, n, c)| {
-                                    s.with_slot(*i, n, *c)
-                                }),
+                            Kind::Turtle => spec.slots.iter().fold(
+                                s.turtle().with_fuel(spec.fuel.unwrap_or(0)),
+                                |s, (i, n, c)| s.with_slot(*i, n, *c),
+                            ),
                             Kind::Pocket => s.pocket(),
                         };
                         let s = match spec.size {
