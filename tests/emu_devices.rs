@@ -234,7 +234,8 @@ async fn the_turtle_api_spends_refuels_and_moves_items() {
             &w,
             "digger",
             "local a = turtle.detect() local b, c = turtle.inspect() local d, e = turtle.dig() \
-             return a, b, c, d, e"
+             local f, g = turtle.suckUp() turtle.select(3) local h = turtle.drop(2) \
+             return a, b, c, d, e, f, g, h, turtle.getItemCount(3)"
         )
         .await,
         [
@@ -242,7 +243,11 @@ async fn the_turtle_api_spends_refuels_and_moves_items() {
             json!(false),
             json!("No block to inspect"),
             json!(false),
-            json!("No tool to dig with")
+            json!("No tool to dig with"),
+            json!(false),
+            json!("No items to take"),
+            json!(true),
+            json!(4)
         ]
     );
 }
@@ -274,7 +279,9 @@ async fn turtle_commands_take_ticks_and_swallow_events_meanwhile() {
     )
     .await;
     let (one, two) = (r[0].as_f64().unwrap(), r[1].as_f64().unwrap());
-    assert!((0.05..0.4).contains(&one), "one command: {one} s");
+    // At least the tick it waits for (the upper bound only catches a command that never ran
+    // on its own; a loaded machine may be late).
+    assert!((0.05..3.0).contains(&one), "one command: {one} s");
     // The second move waits for the first one's animation: 8 ticks after it.
     assert!(two >= one + 0.4 - 1e-9, "two moves: {two} s (one: {one} s)");
     assert_eq!(

@@ -157,6 +157,9 @@ pub(crate) enum Command {
     Attack,
     Detect,
     Inspect,
+    Compare,
+    Drop(u32),
+    Suck(u32),
     Select(usize),
     Refuel(u32),
     TransferTo { slot: usize, count: u32 },
@@ -299,6 +302,17 @@ impl Turtle {
             // TurtleDetectCommand: failure() without a message.
             Command::Detect => fail(None),
             Command::Inspect => fail(Some("No block to inspect")),
+            // TurtleCompareCommand: air compares equal to an empty slot only.
+            Command::Compare if self.count(self.selected) == 0 => ok(false, false),
+            Command::Compare => fail(None),
+            // TurtleDropCommand / TurtleSuckCommand: a count of 0 only waits; with no inventory
+            // in front, what is dropped falls into the world and nothing lies there to take.
+            Command::Drop(0) | Command::Suck(0) => ok(true, false),
+            Command::Drop(n) => match self.take(self.selected, *n) {
+                Some(_) => ok(true, true),
+                None => fail(Some("No items to drop")),
+            },
+            Command::Suck(_) => fail(Some("No items to take")),
             Command::Select(slot) => {
                 if *slot < TURTLE_SLOTS {
                     self.selected = *slot;
@@ -481,6 +495,8 @@ pub(crate) fn parse(name: &str, a: Option<f64>, b: Option<f64>) -> Option<Comman
         v.filter(|s| (1.0..=16.0).contains(s))
             .map(|s| s as usize - 1)
     };
+    // TurtleAPI.checkCount: 64 unless given.
+    let count = |v: Option<f64>| v.map_or(64, |n| n.clamp(0.0, 64.0) as u32);
     Some(match name {
         "forward" => Command::Move(Dir::Forward),
         "back" => Command::Move(Dir::Back),
@@ -491,6 +507,9 @@ pub(crate) fn parse(name: &str, a: Option<f64>, b: Option<f64>) -> Option<Comman
         "attack" | "attackUp" | "attackDown" => Command::Attack,
         "detect" | "detectUp" | "detectDown" => Command::Detect,
         "inspect" | "inspectUp" | "inspectDown" => Command::Inspect,
+        "compare" | "compareUp" | "compareDown" => Command::Compare,
+        "drop" | "dropUp" | "dropDown" => Command::Drop(count(a)),
+        "suck" | "suckUp" | "suckDown" => Command::Suck(count(a)),
         "select" => Command::Select(slot(a)?),
         // `refuel()` without a count burns as much as it may (`Integer.MAX_VALUE`).
         "refuel" => {
@@ -498,7 +517,7 @@ pub(crate) fn parse(name: &str, a: Option<f64>, b: Option<f64>) -> Option<Comman
         }
         "transferTo" => Command::TransferTo {
             slot: slot(a)?,
-            count: b.map_or(64, |n| n.clamp(0.0, 64.0) as u32),
+            count: count(b),
         },
         _ => return None,
     })
@@ -654,6 +673,26 @@ mod tests {
             t.execute(&Command::Attack).said(),
             no("Nothing to attack here")
         );
+    }
+
+    #[test]
+    fn drop_suck_and_compare_in_the_empty_world() {
+        let mut t = turtle(0, &[(1, "dirt", 5)]);
+        assert_eq!(
+            t.execute(&Command::Compare).said(),
+            text(&[Val::Bool(false), Val::Nil])
+        );
+        let o = t.execute(&Command::Drop(2));
+        assert_eq!(
+            (o.said(), o.animates, o.inventory_changed),
+            (yes(), true, true)
+        );
+        assert_eq!(t.count(0), 3);
+        assert_eq!(t.execute(&Command::Suck(64)).said(), no("No items to take"));
+        assert_eq!(t.execute(&Command::Suck(0)).said(), yes());
+        t.execute(&Command::Select(1));
+        assert_eq!(t.execute(&Command::Drop(64)).said(), no("No items to drop"));
+        assert_eq!(t.execute(&Command::Compare).said(), yes());
     }
 
     #[test]

@@ -60,8 +60,12 @@ if nturtle then
         return unpack(ev, 3, ev.n)
     end
     for _, name in ipairs({ "forward", "back", "up", "down", "turnLeft", "turnRight",
-        "detect", "detectUp", "detectDown", "inspect", "inspectUp", "inspectDown" }) do
+        "detect", "detectUp", "detectDown", "inspect", "inspectUp", "inspectDown",
+        "compare", "compareUp", "compareDown" }) do
         turtle[name] = function() return command(name) end
+    end
+    for _, name in ipairs({ "drop", "dropUp", "dropDown", "suck", "suckUp", "suckDown" }) do
+        turtle[name] = function(count) return command(name, count_arg(1, count)) end
     end
     -- dig/attack take an optional side ("left" or "right").
     for _, name in ipairs({ "dig", "digUp", "digDown", "attack", "attackUp", "attackDown" }) do
