@@ -215,7 +215,7 @@ async fn a_monitor_draws_scales_and_is_touched() {
                return show(a, b, mon.getTextScale(), ok, err, drain())"#
         )
         .await,
-        r#"{1=102,2=38} | {1=26,2=10} | 2 | false | "Expected number in range 0.5-5" | {1="monitor_resize top",2="monitor_resize top"}"#
+        r#"{1=102,2=38} | {1=26,2=10} | 2 | false | "/rom/apis/peripheral.lua:257: Expected number in range 0.5-5" | {1="monitor_resize top",2="monitor_resize top"}"#
     );
     let m = w.computer("board").emu().monitor("top").unwrap();
     assert_eq!((m.size, m.scale), ((26, 10), 2.0));
@@ -334,7 +334,7 @@ async fn a_chest_filled_from_rust_a_speaker_and_a_wireless_modem() {
                return show(c.list(), d.displayName, d.damage, d.maxDamage, d.maxCount, c.getItemLimit(1), ok, err)"#
         )
         .await,
-        r#"{1={count=64,name="minecraft:cobblestone"},5={count=1,name="minecraft:diamond_pickaxe"}} | "Diamond Pickaxe" | 3 | 1561 | 1 | 64 | false | "Slot out of range (28)""#
+        r#"{1={count=64,name="minecraft:cobblestone"},5={count=1,name="minecraft:diamond_pickaxe"}} | "Diamond Pickaxe" | 3 | 1561 | 1 | 64 | false | "/rom/apis/peripheral.lua:257: Slot out of range (28)""#
     );
     assert_eq!(
         lua(
@@ -352,7 +352,7 @@ async fn a_chest_filled_from_rust_a_speaker_and_a_wireless_modem() {
                            m.getNamesRemote == nil)"#
         )
         .await,
-        r#""speaker" | true | false | "Invalid instrument, "kazoo"!" | true | {1="modem"} | true | true | false | false | "Expected number in range 0-65535" | true"#
+        r#""speaker" | true | false | "/rom/apis/peripheral.lua:257: Invalid instrument, "kazoo"!" | true | {1="modem"} | true | true | false | false | "/rom/apis/peripheral.lua:257: Expected number in range 0-65535" | true"#
     );
     // What Lua did to the chest is what Rust reads.
     lua(

@@ -749,15 +749,19 @@ do
     function peripheral.call(name, method, ...)
         expect(1, name, "string")
         expect(2, method, "string")
-        local r
+        local r, line
         if npn.isPresent(name) then
-            r = pack(npn.call(name, method, ...))
+            r, line = pack(npn.call(name, method, ...)), 257
         else
             local hub = hub_for(name)
             if not hub then return nil end
-            r = pack(npn.call(hub, "callRemote", name, method, ...))
+            r, line = pack(npn.call(hub, "callRemote", name, method, ...)), 263
         end
-        if not r[1] then error(r[2], 2) end
+        -- A peripheral's error names the ROM's line that called the native method, wherever the
+        -- program called from (CraftOS-PC, CC: Tweaked 1.110.2's rom/apis/peripheral.lua:
+        -- "/rom/apis/peripheral.lua:257: No such method"), so a wrapper around
+        -- `peripheral.call` (the client's monitor shadows) changes no message.
+        if not r[1] then error("/rom/apis/peripheral.lua:" .. line .. ": " .. tostring(r[2]), 0) end
         return unpack(r, 2, r.n)
     end
     function peripheral.wrap(name)
