@@ -20,7 +20,8 @@ pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
     natives.set("fs", super::fs::native(&lua, ctx)?)?;
     natives.set("os", super::os_api::native(&lua, ctx)?)?;
     natives.set("http", super::net::native(&lua, ctx)?)?;
-    natives.set("peripheral", super::peripheral::native(&lua, ctx)?)?;
+    natives.set("peripheral", super::peripherals::native(&lua, ctx)?)?;
+    natives.set("periphemu", super::peripherals::periphemu(&lua, ctx)?)?;
     let wd = ctx.watchdog.clone();
     natives.set(
         "watchdog",

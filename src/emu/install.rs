@@ -181,7 +181,7 @@ pub async fn run_demo(
                 write(&dest, bytes)?;
             }
         }
-        let spec = ComputerSpec::new(id, Some(label), root);
+        let spec = super::peripherals::demo(ComputerSpec::new(id, Some(label), root));
         computers.push(Computer::spawn(spec, tokio::runtime::Handle::current())?);
     }
     shutdown.cancelled().await;

@@ -135,6 +135,8 @@ pub(crate) struct Ctx {
     pub disk_space: u64,
     /// The disk drive beside the computer, shared with the handle that inserts and ejects.
     pub drive: Arc<Mutex<Option<super::DiskDrive>>>,
+    /// The peripherals around the computer (`peripherals/`), shared with the handle.
+    pub bench: super::peripherals::SharedBench,
 }
 
 /// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.

@@ -46,6 +46,7 @@ enum Step {
 pub(crate) struct Shared {
     pub screen: Arc<Mutex<Screen>>,
     pub drive: Arc<Mutex<Option<DiskDrive>>>,
+    pub bench: super::peripherals::SharedBench,
     pub state: tokio::sync::watch::Sender<PowerState>,
     pub handles: Weak<()>,
 }
@@ -57,6 +58,7 @@ pub(crate) struct Machine {
     rx: Receiver<Msg>,
     screen: Arc<Mutex<Screen>>,
     drive: Arc<Mutex<Option<DiskDrive>>>,
+    bench: super::peripherals::SharedBench,
     generation: u64,
     /// On, off, or off by a hard abort, for the handles to read.
     state: tokio::sync::watch::Sender<PowerState>,
@@ -80,6 +82,7 @@ impl Machine {
             rx,
             screen: shared.screen,
             drive: shared.drive,
+            bench: shared.bench,
             generation: 0,
             state: shared.state,
             handles: shared.handles,
@@ -155,6 +158,7 @@ impl Machine {
             max_websocket_message: self.spec.limits.max_websocket_message,
             disk_space: self.spec.limits.disk_space,
             drive: self.drive.clone(),
+            bench: self.bench.clone(),
         };
         let power = match super::boot::build(&ctx) {
             Ok((lua, bios)) => {

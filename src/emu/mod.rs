@@ -14,7 +14,8 @@
 //! - `fs`: the computer's disk, a host directory with CC's path rules; `handles`: its file handles.
 //! - `os_api`: the Rust half of `os` (timers, clock, labels, power).
 //! - `net`: `http.websocket*` and `http.get`, bridged onto the tokio runtime.
-//! - `peripheral`: the one peripheral modelled, a disk drive whose floppy `fs` mounts at `/disk`.
+//! - `peripherals/`: the peripherals around the computer (`periphemu` and CC's native
+//!   `peripheral`): drive (its floppy `fs` mounts at `/disk`), monitor, modem, speaker, chest.
 //! - `install`: writing the client onto a disk, and the `--demo` / `emulate` run modes.
 //! - `rom/*.lua`: what CC itself writes in Lua (bios, `parallel`, `textutils`, `settings`, `shell`),
 //!   in our own words.
@@ -28,7 +29,7 @@ mod machine;
 mod net;
 mod number;
 mod os_api;
-mod peripheral;
+mod peripherals;
 mod quota;
 mod screen;
 mod term;
@@ -40,6 +41,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use install::{install_client, run_demo, run_emulate};
+pub use peripherals::{InventorySpec, Item, MonitorSpec, MonitorView, PeripheralSpec};
 
 /// Everything that can go wrong with an emulated computer.
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +103,8 @@ pub struct ComputerSpec {
     pub tick: Duration,
     /// A disk drive beside the computer; none unless set.
     pub drive: Option<DiskDrive>,
+    /// Other peripherals attached from boot, by name (a side or a network name).
+    pub peripherals: Vec<(String, PeripheralSpec)>,
 }
 
 /// A disk drive attached to the computer, empty or with a floppy in it.
@@ -188,7 +192,19 @@ impl ComputerSpec {
             limits: Limits::default(),
             tick: Duration::from_millis(50),
             drive: None,
+            peripherals: Vec::new(),
         }
+    }
+
+    /// The same spec with a peripheral attached from boot, named by a side (`"top"`) or a
+    /// network name (`"monitor_0"`, `"minecraft:chest_2"`: reached through a wired modem on a
+    /// side, as on CC: Tweaked). A drive is [`ComputerSpec::with_disk_drive`].
+    pub fn with_peripheral(mut self, name: &str, spec: PeripheralSpec) -> Self {
+        if let PeripheralSpec::Drive(floppy) = spec {
+            return self.with_disk_drive(name, floppy);
+        }
+        self.peripherals.push((name.to_owned(), spec));
+        self
     }
 
     /// The same spec with a disk drive on `side`, holding `floppy` from boot on (so that its
@@ -260,6 +276,8 @@ pub struct Computer {
     screen: Arc<Mutex<screen::Screen>>,
     /// The disk drive, shared with the machine's `fs` and `peripheral`.
     drive: Arc<Mutex<Option<DiskDrive>>>,
+    /// The peripherals, shared with the machine.
+    bench: peripherals::SharedBench,
     state: tokio::sync::watch::Receiver<PowerState>,
     /// Counts the handles, for the machine thread (see `machine::Machine::handles`).
     _alive: Arc<()>,
@@ -286,6 +304,13 @@ impl Computer {
                 source,
             })?;
         }
+        let floppies = spec.root.parent().map(|p| p.join("disk"));
+        let mut bench = peripherals::Bench::new(spec.id, drive.clone(), floppies);
+        for (name, p) in &spec.peripherals {
+            // Events of peripherals there from boot are nobody's: the computer finds them.
+            bench.attach(name, p.clone()).map_err(EmuError::Setup)?;
+        }
+        let bench = Arc::new(Mutex::new(bench));
         let (state_tx, state) = tokio::sync::watch::channel(PowerState::On);
         let alive = Arc::new(());
         let id = spec.id;
@@ -297,6 +322,7 @@ impl Computer {
             machine::Shared {
                 screen: screen.clone(),
                 drive: drive.clone(),
+                bench: bench.clone(),
                 state: state_tx,
                 handles: Arc::downgrade(&alive),
             },
@@ -311,6 +337,7 @@ impl Computer {
             tx,
             screen,
             drive,
+            bench,
             state,
             _alive: alive,
             id,
