@@ -22,6 +22,7 @@ pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
     natives.set("http", super::net::native(&lua, ctx)?)?;
     natives.set("peripheral", super::peripherals::native(&lua, ctx)?)?;
     natives.set("periphemu", super::peripherals::periphemu(&lua, ctx)?)?;
+    super::device::install(&lua, ctx, &natives)?;
     let wd = ctx.watchdog.clone();
     natives.set(
         "watchdog",
@@ -63,4 +64,5 @@ const ROM: &[(&str, &str)] = &[
     ("settings", include_str!("rom/settings.lua")),
     ("parallel", include_str!("rom/parallel.lua")),
     ("shell", include_str!("rom/shell.lua")),
+    ("device", include_str!("rom/device.lua")),
 ];

@@ -891,6 +891,11 @@ textutils = rom_api("textutils")
 settings = rom_api("settings")
 parallel = rom_api("parallel")
 shell = rom_api("shell")
+-- A turtle's `turtle` and a pocket computer's `pocket` (rom/device.lua); nil on a computer.
+if native.device then
+    local api = assert(native_load(rom.device, "@/rom/apis/device.lua", "t", _G))(native.device, native.turtle)
+    turtle, pocket = api.turtle, api.pocket
+end
 
 settings.define("shell.allow_startup", { default = true, type = "boolean" })
 settings.define("shell.allow_disk_startup", { default = true, type = "boolean" })
