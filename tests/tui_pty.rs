@@ -134,10 +134,11 @@ impl Tmux {
         self.wait_for(&format!("{needle:?}"), |s| s.contains(needle))
     }
 
-    /// Waits until the demo computer is linked and idle.
+    /// Waits until the demo computer (and the demo's turtle and pocket computer beside it) is
+    /// linked and idle.
     fn wait_linked(&self) {
-        self.wait_for("the demo computer to link", |s| {
-            s.contains("Computers 1") && s.contains("idle")
+        self.wait_for("the demo computers to link", |s| {
+            s.contains("Computers 3") && s.contains("idle")
         });
     }
 

@@ -201,6 +201,7 @@ function lib.newTerm(cap, parent)
     local x, y, fg, bg, blink = 1, 1, WHITE, BLACK, false
     local lineOpen = false
     local t = {}
+    cap.term = t -- run.lua's print/write/printError draw through CC's own when it is not current
     local function stream() return fg == RED and "err" or "out" end
     local function newline()
         cap.emit(stream(), "\n")

@@ -10,7 +10,8 @@
 -- wraps the originals, never a wrapper.
 --
 -- Cells drawn before the install are unknown and recorded as blank: the native
--- terminal has no way to read them back.
+-- terminal has no way to read them back. The record knows which cells they are (see
+-- `install`); only a monitor's shadow sends that.
 --
 -- Row text is sent as UTF-8 of the Latin-1 reading of each byte, so that one CC
 -- character (0-255) is one character on the host whatever the byte-string rule of
@@ -49,7 +50,15 @@ end
 mirror.latin1ToUtf8 = latin1ToUtf8
 
 --- A new record of `native`'s screen, wrapping it. Returns the record.
-function mirror.install(native)
+--
+-- Beside each cell's character and colours the record keeps whether it is *known*: drawn
+-- through the wrappers since the install (`clear` knows every cell, `clearLine` its row,
+-- `write`/`blit` the cells written, `scroll` moves knowledge with the text and the new rows
+-- are known, a resize keeps what fits and the new cells are unknown). With `track` (a
+-- monitor's shadow, apis/peripherals.lua) each row whose cells are not all known carries
+-- `known`: one "1" (known) or "0" (unknown) per cell, and a resize clears every cell (known
+-- blank), as CC: Tweaked clears a monitor whose size changes (ServerMonitor.java, `rebuild`).
+function mirror.install(native, track)
     local orig = rawget(native, "__trapdeskOriginal")
     if not orig then
         orig = {}
@@ -59,7 +68,10 @@ function mirror.install(native)
 
     local rec = { dirty = {}, full = true, seq = 0 }
     local W, H = orig.getSize()
-    local text, fg, bg = {}, {}, {}
+    -- The layers, each a list of row strings of one byte per cell: text, fg, bg and, with
+    -- `track` only (it costs every write a string more), known.
+    local L = { {}, {}, {}, {} }
+    local NL = track and 4 or 3
     local cx, cy = orig.getCursorPos()
     local blink = orig.getCursorBlink and orig.getCursorBlink() or false
     local tc = digit(orig.getTextColour and orig.getTextColour() or 1)
@@ -76,21 +88,25 @@ function mirror.install(native)
     end
     for i = 0, 15 do readPalette(i) end
 
-    local function blankRows()
-        text, fg, bg = {}, {}, {}
-        for y = 1, H do
-            text[y] = (" "):rep(W)
-            fg[y] = ("0"):rep(W)
-            bg[y] = ("f"):rep(W)
-        end
-        rec.full = true
+    --- Row `y` of the layers `T`: `w` blank cells in the current colours, known `k` ("1"/"0").
+    -- Without `w`, the fills themselves (one cell of each layer).
+    local function blank(T, y, w, k)
+        local f = { " ", tc, bc, k }
+        for i = 1, NL do T[i][y] = f[i]:rep(w or 1) end
     end
-    blankRows()
 
     local function mark(y) rec.dirty[y] = true rec.changed = true end
     local function moved() rec.changed = true rec.cursorMoved = true end
 
+    for y = 1, H do blank(L, y, W, "0") end
+
     local checkSize -- forward: a draw outside the recorded size may mean the terminal grew
+
+    --- Cells `from`..`to` of row `y` of layer `i` become `seg`.
+    local function splice(i, y, from, to, seg)
+        local row = L[i][y]
+        L[i][y] = row:sub(1, from - 1) .. seg .. row:sub(to + 1)
+    end
 
     local function put(s, f, b)
         local n = #s
@@ -100,13 +116,11 @@ function mirror.install(native)
             local x1, x2 = cx, cx + n - 1
             if x2 >= 1 and x1 <= W then
                 local from, to = math.max(x1, 1), math.min(x2, W)
-                local a, z = from - x1 + 1, to - x1 + 1
-                local row = text[y]
-                text[y] = row:sub(1, from - 1) .. s:sub(a, z) .. row:sub(to + 1)
-                local fs = f and f:sub(a, z):lower() or tc:rep(to - from + 1)
-                local bs = b and b:sub(a, z):lower() or bc:rep(to - from + 1)
-                fg[y] = fg[y]:sub(1, from - 1) .. fs .. fg[y]:sub(to + 1)
-                bg[y] = bg[y]:sub(1, from - 1) .. bs .. bg[y]:sub(to + 1)
+                local a, z, m = from - x1 + 1, to - x1 + 1, to - from + 1
+                splice(1, y, from, to, s:sub(a, z))
+                splice(2, y, from, to, f and f:sub(a, z):lower() or tc:rep(m))
+                splice(3, y, from, to, b and b:sub(a, z):lower() or bc:rep(m))
+                if track then splice(4, y, from, to, ("1"):rep(m)) end
                 mark(y)
             end
         end
@@ -117,7 +131,7 @@ function mirror.install(native)
     local function clearRow(y)
         if y > H then checkSize() end
         if y >= 1 and y <= H then
-            text[y], fg[y], bg[y] = (" "):rep(W), tc:rep(W), bc:rep(W)
+            blank(L, y, W, "1")
             mark(y)
         end
     end
@@ -144,17 +158,17 @@ function mirror.install(native)
         orig.scroll(n)
         n = floor(n)
         if n == 0 then return end
-        local nt, nf, nb = {}, {}, {}
+        local N = { {}, {}, {}, {} }
         for y = 1, H do
             local from = y + n
             if from >= 1 and from <= H then
-                nt[y], nf[y], nb[y] = text[from], fg[from], bg[from]
+                for i = 1, NL do N[i][y] = L[i][from] end
             else
-                nt[y], nf[y], nb[y] = (" "):rep(W), tc:rep(W), bc:rep(W)
+                blank(N, y, W, "1")
             end
             rec.dirty[y] = true
         end
-        text, fg, bg = nt, nf, nb
+        L = N
         rec.changed = true
     end
     function wrap.setCursorPos(x, y)
@@ -185,29 +199,41 @@ function mirror.install(native)
             end
         end
     end
+    -- A monitor's text scale changes its size in cells (CC: Tweaked's MonitorPeripheral).
+    if orig.setTextScale then
+        function wrap.setTextScale(s)
+            orig.setTextScale(s)
+            checkSize()
+        end
+    end
     for k, f in pairs(wrap) do
         if orig[k] then native[k] = f end
     end
     rec.wrappers = wrap
 
-    --- Follows a resize as CC's terminal does: what fits stays, new cells are blank in the
-    -- current colours, and the next take is a full frame. Called on `term_resize` (which only
-    -- reaches the top-level programs: multishell keeps it from its tabs), before every frame,
-    -- on every watched tick, and when something is drawn outside the recorded size.
+    --- Follows a resize as CC does: on a terminal what fits stays and new cells are blank in
+    -- the current colours (and unknown); a monitor is cleared (ServerMonitor.java, `rebuild`,
+    -- line 52: `terminal.clear()` when the size changed). The next take is a full frame.
+    -- Called on `term_resize` (which only reaches the top-level programs: multishell keeps it
+    -- from its tabs), before every frame, on every watched tick, and when something is drawn
+    -- outside the recorded size.
     checkSize = function()
         local w, h = orig.getSize()
         if w == W and h == H then return false end
+        local F = { {}, {}, {}, {} }
+        blank(F, 1, nil, "0")
         for y = 1, h do
-            if y > H then
-                text[y], fg[y], bg[y] = (" "):rep(w), tc:rep(w), bc:rep(w)
-            elseif w < W then
-                text[y], fg[y], bg[y] = text[y]:sub(1, w), fg[y]:sub(1, w), bg[y]:sub(1, w)
-            elseif w > W then
-                local more = w - W
-                text[y], fg[y], bg[y] = text[y] .. (" "):rep(more), fg[y] .. tc:rep(more), bg[y] .. bc:rep(more)
+            if track or y > H then
+                -- New cells are unknown; a monitor is cleared, so its cells are all known blank.
+                blank(L, y, w, track and "1" or "0")
+            else
+                for i = 1, NL do
+                    local row = L[i][y]
+                    L[i][y] = w < W and row:sub(1, w) or row .. F[i][1]:rep(w - W)
+                end
             end
         end
-        for y = h + 1, H do text[y], fg[y], bg[y] = nil, nil, nil end
+        for y = h + 1, H do for i = 1, NL do L[i][y] = nil end end
         W, H = w, h
         rec.dirty = {}
         rec.full = true
@@ -216,11 +242,24 @@ function mirror.install(native)
     end
     rec.checkSize = checkSize
 
+    --- Another computer drew on the screen (a shared monitor): every cell becomes unknown, and
+    -- the cursor is where it really is (`x`, `y`).
+    function rec.forget(x, y)
+        for r = 1, H do
+            L[4][r] = ("0"):rep(W)
+            mark(r)
+        end
+        cx, cy = x, y
+        moved()
+    end
+
     local function rowsOf(all)
         local rows = {}
         for y = 1, H do
             if all or rec.dirty[y] then
-                rows[#rows + 1] = { y = y, text = latin1ToUtf8(text[y]), fg = fg[y], bg = bg[y] }
+                local k = L[4][y]
+                rows[#rows + 1] = { y = y, text = latin1ToUtf8(L[1][y]), fg = L[2][y], bg = L[3][y],
+                    known = track and k:find("0") and k or nil }
             end
         end
         return rows
@@ -246,8 +285,8 @@ function mirror.install(native)
         return msg
     end
 
-    --- The recorded rows (raw bytes), for tests.
-    function rec.rows() return text, fg, bg end
+    --- The recorded rows (raw bytes: text, fg, bg, known), for tests.
+    function rec.rows() return L[1], L[2], L[3], L[4] end
     function rec.cursor() return cx, cy, blink end
 
     return rec

@@ -40,11 +40,20 @@ end
 --- Make the environment a chunk runs in: print/write/printError captured, os.reboot and
 -- os.shutdown answered first (above), everything else (term.* too) read through to `base`.
 local function makeEnv(cap, base)
+    -- print/write/printError append to the capture directly (no drawing) while the chunk's
+    -- terminal is the capture's; once the chunk redirects elsewhere (a monitor, a window) they
+    -- are CC's own, which draw on `term.current()` as a program on the computer would.
+    local function out(k)
+        return function(...)
+            if cap.term and term.current() ~= cap.term then return base[k](...) end
+            return cap[k](...)
+        end
+    end
     -- The chunk gets its own `os` (reading through to the real one), so a chunk that redefines
     -- `os.pullEvent` or `os.queueEvent` changes them for itself, not for the client's own loops
     -- which share the computer's global `os` table.
     local env = {
-        print = cap.print, write = cap.write, printError = cap.printError,
+        print = out("print"), write = out("write"), printError = out("printError"),
         os = setmetatable({ reboot = powerCall("reboot"), shutdown = powerCall("shutdown") }, { __index = base.os }),
     }
     return setmetatable(env, { __index = base })

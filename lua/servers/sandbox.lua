@@ -415,6 +415,17 @@ end
 
 -- Incoming messages -------------------------------------------------------------
 
+--- What `ping {status:true}` adds: how many peripherals, the monitors' names, and on a turtle
+-- its fuel, limit and selected slot.
+local function status()
+    local names, mons = peripheral.getNames(), json.array()
+    for _, n in ipairs(names) do if peripheral.hasType(n, "monitor") then mons[#mons + 1] = n end end
+    table.sort(mons)
+    local s = { peripherals = #names, monitors = mons }
+    if turtle then s.fuel, s.fuelLimit, s.selected = turtle.getFuelLevel(), turtle.getFuelLimit(), turtle.getSelectedSlot() end
+    return s
+end
+
 local function handleRequest(msg, payloadText)
     if type(msg.id) ~= "string" then log("gateway_request without a string id") return end
     -- A write's content came before it in binary frames (docs/protocol.md, "Binary frames"):
@@ -426,7 +437,13 @@ local function handleRequest(msg, payloadText)
         return respondError(msg.id, "bad_request", "request must be a string")
     end
     if msg.request == "ping" then
-        return respondRaw(msg.id, true, json.encode({ pong = true, epoch_ms = os.epoch("utc"), uptime_s = clock() - bootAt }))
+        local pong = { pong = true, epoch_ms = os.epoch("utc"), uptime_s = clock() - bootAt }
+        -- `status` (docs/protocol.md, "Screen"): a plain ping stays as light as it was.
+        if type(payloadText) == "string" and payloadText:find('"status"', 1, true) then
+            local ok, p = pcall(json.decode, payloadText)
+            if ok and type(p) == "table" and p.status == true then pong.status = status() end
+        end
+        return respondRaw(msg.id, true, json.encode(pong))
     end
     local owner = ownerFor(msg.request)
     if not owner then

@@ -1,18 +1,23 @@
---- The screen server: the terminal mirror (apis/mirror.lua) and input as the player's.
+--- The screen server: the terminal mirror (apis/mirror.lua), the monitors' shadows
+-- (apis/peripherals.lua), input as the player's, and what is attached to the computer.
 --
--- Serves two request types through the daemon (docs/protocol.md "Screen"):
---  - `screen` {watch?: bool}: answers the whole screen (a frame) and starts
---    (watch true) or stops (watch false) live updates. While watched, changed
---    rows go to the host as `screen` messages at most 20 times a second, merged
---    when the screen changes faster. Nothing is sent while nobody watches, and
---    a relink (the daemon says it is up again) stops watching until the host asks.
---  - `input` {steps: [{text} | {key} | {paste}]}: queues `char`, `key`, `key_up`
---    and `paste` events as the keyboard would, in order, a few at a time so that
+-- Serves these request types through the daemon (docs/protocol.md "Screen"):
+--  - `screen` {watch?: bool, monitor?: name}: answers the whole screen (a frame) of the
+--    terminal, or of that monitor's shadow, and starts (watch true) or stops (watch false)
+--    live updates of that display. While watched, changed rows go to the host as `screen`
+--    messages at most 20 times a second, merged when the display changes faster. Nothing is
+--    sent while nobody watches, and a relink (the daemon says it is up again) stops watching
+--    until the host asks.
+--  - `input` {steps: [{text} | {key} | {paste} | {touch}], monitor?}: queues `char`, `key`,
+--    `key_up` and `paste` events as the keyboard would, or `monitor_touch` for a touch on the
+--    monitor, in order, a few at a time so that
 --    CC's 256-event queue never overflows; `terminate`, `reboot` and `shutdown`
 --    act as holding ctrl+T, ctrl+R and ctrl+S. With `request_id` (a running exec-lua or
 --    run-file request) the events go to that request alone, each wrapped in a
 --    `trapdesk_input` event that libsandbox's scheduler unwraps for it: the shell and
 --    other programs never see them.
+--  - `peripherals`: every peripheral with its types, methods and a short state.
+--  - `turtle` (on a turtle only): fuel, selected slot and the 16 slots.
 --
 -- Usage: screen.lua (normally started by startup.lua).
 
@@ -21,6 +26,7 @@ local here = (debug and debug.getinfo and debug.getinfo(1, "S").source or ""):ma
 local root = dofile(here .. "../apis/root.lua")(shell)
 local sandbox = dofile(root .. "apis/libsandbox.lua")
 local mirror = dofile(root .. "apis/mirror.lua")
+local shadows = dofile(root .. "apis/peripherals.lua")
 local json = sandbox.json
 local pace = sandbox.pace
 
@@ -31,14 +37,25 @@ local BATCH = 16 -- events queued before waiting for them to be handled
 
 local native = term.native()
 local rec = mirror.install(native)
-local watching = false
+-- Every program's peripheral calls from now on: the monitors' shadows start here.
+shadows.install(peripheral, rawget(_G, "trapdeskClient"), mirror)
+local watched = {} -- display (false: the terminal, else a monitor's name) -> true while watched
 local timer
 local power
 
 local function badRequest(message) return false, { code = "bad_request", message = message } end
+local function notFound(m) return false, { code = "not_found", message = "no monitor " .. m .. " on this computer" } end
 
-local function frame(full)
-    local msg = rec.take(full)
+--- A frame of the terminal (`m` false or nil) or of monitor `m`: whole (`full`) or the changes
+-- (nil when none, or when no monitor `m` is attached now).
+local function frame(m, full)
+    local msg
+    if m then
+        msg = shadows.take(m, full)
+    else
+        rec.checkSize()
+        msg = rec.take(full)
+    end
     if msg then msg.type = "screen" end
     return msg
 end
@@ -157,16 +174,27 @@ end
 
 local handlers = {}
 
+--- The payload's `monitor`: nil (the terminal), a name, or false and the refusal.
+local function monitorOf(p)
+    local m = p.monitor
+    if m == nil or m == json.null then return nil end
+    if type(m) ~= "string" then return false, badRequest("monitor must be a string") end
+    return m
+end
+
 handlers.screen = function(req)
     local p = req.payload
     if type(p) ~= "table" then return badRequest("screen needs an object payload") end
     if p.watch ~= nil and p.watch ~= json.null and type(p.watch) ~= "boolean" then
         return badRequest("watch must be a boolean")
     end
-    rec.checkSize()
-    local msg = frame(true)
-    if p.watch == true then watching = true elseif p.watch == false then watching = false end
-    msg.watching = watching
+    local m, a, b = monitorOf(p)
+    if m == false then return a, b end
+    local msg = frame(m, true)
+    if not msg then return notFound(m) end
+    m = m or false
+    if p.watch == true then watched[m] = true elseif p.watch == false then watched[m] = nil end
+    msg.watching = watched[m] == true
     os.queueEvent("trapdesk_screen_tick")
     return true, msg
 end
@@ -177,11 +205,30 @@ handlers.input = function(req)
     local requestId = p.request_id
     if requestId == json.null then requestId = nil end
     if requestId ~= nil and type(requestId) ~= "string" then return badRequest("request_id must be a string") end
+    local m, a, b = monitorOf(p)
+    if m == false then return a, b end
     local evs = {}
     power = nil
     for i, step in ipairs(p.steps) do
-        if type(step) ~= "table" then return badRequest("steps[" .. i .. "] must be an object") end
-        if type(step.text) == "string" then
+        local at = "steps[" .. i .. "]"
+        if type(step) ~= "table" then return badRequest(at .. " must be an object") end
+        local t = step.touch
+        if t ~= nil then
+            -- A touch is CC's monitor_touch(side, x, y) for a cell of the monitor as it is now.
+            if not m then return badRequest(at .. ".touch needs monitor") end
+            local size = { shadows.size(m) }
+            if not size[1] then return notFound(m) end
+            if type(t) ~= "table" then return badRequest(at .. ".touch must be an object {x, y}") end
+            for k, c in ipairs({ "x", "y" }) do
+                local v = t[c]
+                if type(v) ~= "number" or v % 1 ~= 0 or v < 1 or v > size[k] then
+                    return badRequest(("%s.touch.%s must be an integer within 1..%d"):format(at, c, size[k]))
+                end
+            end
+            evs[#evs + 1] = { "monitor_touch", m, t.x, t.y }
+        elseif m then
+            return badRequest(at .. ": only touch steps go to a monitor")
+        elseif type(step.text) == "string" then
             local n = #fromUtf8(step.text)
             if n > MAX_TEXT then
                 return badRequest(("steps[%d].text is %d characters; at most %d"):format(i, n, MAX_TEXT))
@@ -198,7 +245,7 @@ handlers.input = function(req)
             end
             evs[#evs + 1] = { "paste", fromUtf8(step.paste) }
         else
-            return badRequest("steps[" .. i .. "] needs a string text, key or paste")
+            return badRequest(at .. " needs a string text, key or paste, or a touch")
         end
     end
     local pending = power
@@ -210,8 +257,20 @@ handlers.input = function(req)
     return true, { ok = true, events = n }
 end
 
+handlers.peripherals = function() return true, { peripherals = shadows.list() } end
+
+local types = { "input", "screen", "peripherals" }
+if turtle then
+    types[4] = "turtle"
+    handlers.turtle = function(req)
+        local s = type(req.payload) == "table" and req.payload.slots
+        if s ~= nil and s ~= false and s ~= true then return badRequest("slots must be a boolean") end
+        return true, shadows.turtle(turtle, s)
+    end
+end
+
 local function serve()
-    sandbox.serve({ "input", "screen" }, function(req)
+    sandbox.serve(types, function(req)
         local h = handlers[req.type]
         if not h then return false, { code = "unknown_type", message = "not served here: " .. tostring(req.type) } end
         return h(req)
@@ -225,9 +284,8 @@ local function updates()
         local ev, a = os.pullEventRaw()
         if ev == "timer" and a == timer then
             timer = nil
-            if watching then
-                rec.checkSize()
-                local msg = frame(false)
+            for m in pairs(watched) do
+                local msg = frame(m, false)
                 if msg then os.queueEvent("trapdesk_screen", json.encode(msg)) end
             end
         elseif ev == "term_resize" then
@@ -236,9 +294,10 @@ local function updates()
         elseif ev == "trapdesk_screen_resync" then
             rec.full = true
             rec.changed = true
+            shadows.resync()
         elseif ev == "trapdesk_daemon_up" then
             -- A new link: the host asks again when someone watches.
-            watching = false
+            watched = {}
         elseif ev == "trapdesk_screen_power" then
             -- Give the daemon time to send the answer first.
             sleep(0.5)
@@ -249,7 +308,8 @@ local function updates()
         -- A frame timer whose event was dropped from a full queue (CC keeps 256) would stop
         -- the updates for good: 1 s past its time, any event starts a new one.
         if timer and os.epoch("utc") > timerDue + 1000 then timer = nil end
-        if watching and not timer then
+        shadows.event(ev, a)
+        if next(watched) ~= nil and not timer then
             timer = os.startTimer(EVERY)
             timerDue = os.epoch("utc") + EVERY * 1000
         end
@@ -258,4 +318,5 @@ end
 
 local ok, err = pcall(parallel.waitForAny, serve, updates)
 mirror.uninstall(native, rec)
+shadows.uninstall()
 if not ok then error(err, 0) end

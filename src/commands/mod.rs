@@ -136,9 +136,9 @@ pub enum Command {
         #[arg(long, value_name = "DIR", env = "TRAPDESK_DATA_DIR")]
         data_dir: Option<PathBuf>,
     },
-    /// Run one emulated computer against any gateway.
+    /// Run one emulated computer (or turtle, or pocket computer) against any gateway.
     #[command(
-        after_help = "Example: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 7 --label miner --secret S"
+        after_help = "Example: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 7 --label miner --secret S\nExample: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 8 --kind turtle --fuel 500 --secret S"
     )]
     Emulate {
         /// Gateway WebSocket URL, for example ws://127.0.0.1:4444/gateway.
@@ -165,6 +165,16 @@ pub enum Command {
         /// The server's computer_space_limit: the disk's capacity in bytes.
         #[arg(long, value_name = "N", default_value_t = crate::emu::COMPUTER_SPACE_LIMIT)]
         disk_space: u64,
+        /// What it is: a computer (51x19), a turtle (39x13, the turtle API with fuel and 16
+        /// slots, in an empty world) or a pocket computer (26x20, the pocket API).
+        #[arg(long, value_enum, default_value_t = modes::EmulateKind::Computer)]
+        kind: modes::EmulateKind,
+        /// A turtle's fuel at its first boot (capped at its limit: 100000, 20000 with --normal).
+        #[arg(long, value_name = "N")]
+        fuel: Option<u32>,
+        /// A normal, not advanced, one: a greyscale terminal and a turtle's lower fuel limit.
+        #[arg(long)]
+        normal: bool,
     },
 }
 
@@ -221,12 +231,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             disk,
             max_websocket_message,
             disk_space,
+            kind,
+            fuel,
+            normal,
         }) => {
             let limits = crate::emu::Limits {
                 max_websocket_message,
                 disk_space,
             };
-            emulate(url, id, label, secret, data_dir, disk, limits).await
+            let device = modes::EmulateDevice { kind, fuel, normal };
+            emulate(url, id, label, secret, data_dir, disk, limits, device).await
         }
         Some(Command::Attach(a)) => client(attach::attach(a).await),
         Some(Command::Exec(a)) => client(remote::exec(a).await),

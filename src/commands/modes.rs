@@ -50,10 +50,56 @@ pub async fn mcp_stdio(
     }
 }
 
+/// `trapdesk emulate --kind`: what the emulated computer is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmulateKind {
+    /// A computer.
+    Computer,
+    /// A turtle.
+    Turtle,
+    /// A pocket computer.
+    Pocket,
+}
+
+/// `trapdesk emulate`'s flags that say what the computer is.
+#[derive(Debug, Clone, Copy)]
+pub struct EmulateDevice {
+    /// `--kind`.
+    pub kind: EmulateKind,
+    /// `--fuel`: a turtle's fuel at its first boot.
+    pub fuel: Option<u32>,
+    /// `--normal`: not advanced.
+    pub normal: bool,
+}
+
+impl EmulateDevice {
+    /// The spec shaped as the flags say.
+    ///
+    /// # Errors
+    /// `--fuel` for anything but a turtle.
+    pub fn shape(
+        self,
+    ) -> anyhow::Result<impl FnOnce(crate::emu::ComputerSpec) -> crate::emu::ComputerSpec> {
+        if self.fuel.is_some() && self.kind != EmulateKind::Turtle {
+            anyhow::bail!("--fuel is for a turtle: add --kind turtle");
+        }
+        Ok(move |spec: crate::emu::ComputerSpec| {
+            let spec = match self.kind {
+                EmulateKind::Computer => spec,
+                EmulateKind::Turtle => spec.turtle().with_fuel(self.fuel.unwrap_or(0)),
+                EmulateKind::Pocket => spec.pocket(),
+            };
+            spec.with_advanced(!self.normal)
+        })
+    }
+}
+
 /// `trapdesk emulate`: one emulated computer against any gateway, until Ctrl-C.
 ///
 /// # Errors
-/// When no secret is given, the data directory cannot be used or the computer fails to boot.
+/// When no secret is given, a flag does not fit the kind, the data directory cannot be used or
+/// the computer fails to boot.
+#[allow(clippy::too_many_arguments)]
 pub async fn emulate(
     url: String,
     id: u64,
@@ -62,7 +108,9 @@ pub async fn emulate(
     data_dir: Option<PathBuf>,
     root: Option<PathBuf>,
     limits: crate::emu::Limits,
+    device: EmulateDevice,
 ) -> anyhow::Result<()> {
+    let shape = device.shape()?;
     let secret = secret
         .or_else(|| {
             std::env::var("SANDBOX_PASSWORD")
@@ -84,10 +132,15 @@ pub async fn emulate(
         termination().await;
         stop.cancel();
     });
+    let what = match device.kind {
+        EmulateKind::Computer => "computer",
+        EmulateKind::Turtle => "turtle",
+        EmulateKind::Pocket => "pocket computer",
+    };
     eprintln!(
-        "emulated computer {id} linking to {url} (disk: {})",
+        "emulated {what} {id} linking to {url} (disk: {})",
         root.display()
     );
-    crate::emu::run_emulate(&url, id, label, &secret, &root, limits, shutdown).await?;
+    crate::emu::run_emulate(&url, id, label, &secret, &root, limits, shape, shutdown).await?;
     Ok(())
 }

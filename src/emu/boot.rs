@@ -20,7 +20,9 @@ pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
     natives.set("fs", super::fs::native(&lua, ctx)?)?;
     natives.set("os", super::os_api::native(&lua, ctx)?)?;
     natives.set("http", super::net::native(&lua, ctx)?)?;
-    natives.set("peripheral", super::peripheral::native(&lua, ctx)?)?;
+    natives.set("peripheral", super::peripherals::native(&lua, ctx)?)?;
+    natives.set("periphemu", super::peripherals::periphemu(&lua, ctx)?)?;
+    super::device::install(&lua, ctx, &natives)?;
     let wd = ctx.watchdog.clone();
     natives.set(
         "watchdog",
@@ -62,4 +64,5 @@ const ROM: &[(&str, &str)] = &[
     ("settings", include_str!("rom/settings.lua")),
     ("parallel", include_str!("rom/parallel.lua")),
     ("shell", include_str!("rom/shell.lua")),
+    ("device", include_str!("rom/device.lua")),
 ];

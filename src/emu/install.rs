@@ -6,12 +6,28 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Computer, ComputerSpec, EmuError, Limits};
+use super::{Computer, ComputerSpec, Device, EmuError, Limits};
 
 /// Labels of the demo computers, in id order (wrapping with a number after the last).
 const DEMO_LABELS: &[&str] = &[
-    "miner", "farm", "lab", "storage", "reactor", "turtle", "gate", "relay",
+    "miner", "farm", "lab", "storage", "reactor", "mill", "gate", "relay",
 ];
+
+/// The devices `--demo N` links after its N computers (ids N+1, N+2): a mining turtle with
+/// no fuel yet but coal, blocks and logs in its slots (`programs/tunnel.lua` refuels), and a
+/// pocket computer.
+fn demo_devices(first_id: u64, root: impl Fn(u64) -> std::path::PathBuf) -> [ComputerSpec; 2] {
+    let turtle = ComputerSpec::new(first_id, Some("turtle".to_owned()), root(first_id))
+        .turtle()
+        .with_tools()
+        .with_slot(1, "coal", 16)
+        .with_slot(2, "cobblestone", 64)
+        .with_slot(3, "dirt", 23)
+        .with_slot(5, "oak_log", 8);
+    let pocket =
+        ComputerSpec::new(first_id + 1, Some("pocket".to_owned()), root(first_id + 1)).pocket();
+    [turtle, pocket]
+}
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EmuError + '_ {
     move |source| EmuError::Io {
@@ -149,9 +165,25 @@ const DEMO_PROGRAMS: &[(&str, &[u8])] = &[
     ("programs/hello.lua", include_bytes!("demo/hello.lua")),
 ];
 
+/// What the demo turtle has beside them: a program that really moves it (and burns fuel).
+const TURTLE_PROGRAMS: &[(&str, &[u8])] =
+    &[("programs/tunnel.lua", include_bytes!("demo/tunnel.lua"))];
+
+/// Writes `programs` under `root` where missing (edits made on a demo disk survive a restart).
+fn write_programs(root: &Path, programs: &[(&str, &[u8])]) -> Result<(), EmuError> {
+    for (path, bytes) in programs {
+        let dest = root.join(path);
+        if !dest.exists() {
+            write(&dest, bytes)?;
+        }
+    }
+    Ok(())
+}
+
 /// `--demo N`: installs and boots N labelled computers (ids 1..=N) under
-/// `data_dir/computers/<id>/`, linked to `url` with `secret`, until `shutdown` is cancelled;
-/// then turns them all off and waits for them.
+/// `data_dir/computers/<id>/`, and beside them (N ≥ 1) a turtle `N+1:turtle` and a pocket
+/// computer `N+2:pocket`, linked to `url` with `secret`, until `shutdown` is cancelled; then
+/// turns them all off and waits for them.
 ///
 /// # Errors
 /// `EmuError::Io` when a disk cannot be prepared, `EmuError::Setup` when a computer cannot start.
@@ -175,14 +207,20 @@ pub async fn run_demo(
         };
         let root = data_dir.join("computers").join(id.to_string());
         install_client(&root, url, secret)?;
-        for (path, bytes) in DEMO_PROGRAMS {
-            let dest = root.join(path);
-            if !dest.exists() {
-                write(&dest, bytes)?;
-            }
-        }
-        let spec = ComputerSpec::new(id, Some(label), root);
+        write_programs(&root, DEMO_PROGRAMS)?;
+        let spec = super::peripherals::demo(ComputerSpec::new(id, Some(label), root));
         computers.push(Computer::spawn(spec, tokio::runtime::Handle::current())?);
+    }
+    if n >= 1 {
+        let root = |id: u64| data_dir.join("computers").join(id.to_string());
+        for spec in demo_devices(u64::from(n) + 1, root) {
+            install_client(&spec.root, url, secret)?;
+            write_programs(&spec.root, DEMO_PROGRAMS)?;
+            if matches!(spec.device, Device::Turtle(_)) {
+                write_programs(&spec.root, TURTLE_PROGRAMS)?;
+            }
+            computers.push(Computer::spawn(spec, tokio::runtime::Handle::current())?);
+        }
     }
     shutdown.cancelled().await;
     for c in &computers {
@@ -195,11 +233,14 @@ pub async fn run_demo(
     Ok(())
 }
 
-/// `trapdesk emulate --url ... --id 7 --label miner [--secret S]`: one computer on `root`
-/// with the server's `limits`, until `shutdown` is cancelled or the computer turns itself off.
+/// `trapdesk emulate --url ... --id 7 --label miner [--secret S] [--kind turtle]`: one
+/// computer on `root` with the server's `limits`, made what `shape` makes of it (a turtle, a
+/// pocket computer: [`ComputerSpec::turtle`]), until `shutdown` is cancelled or the computer
+/// turns itself off.
 ///
 /// # Errors
 /// As [`run_demo`].
+#[allow(clippy::too_many_arguments)]
 pub async fn run_emulate(
     url: &str,
     id: u64,
@@ -207,10 +248,11 @@ pub async fn run_emulate(
     secret: &str,
     root: &Path,
     limits: Limits,
+    shape: impl FnOnce(ComputerSpec) -> ComputerSpec,
     shutdown: CancellationToken,
 ) -> Result<(), EmuError> {
     install_client(root, url, secret)?;
-    let mut spec = ComputerSpec::new(id, label, root.to_path_buf());
+    let mut spec = shape(ComputerSpec::new(id, label, root.to_path_buf()));
     spec.limits = limits;
     let computer = Computer::spawn(spec, tokio::runtime::Handle::current())?;
     let status = tokio::spawn(print_link_status(root.join("trapdesk/daemon.log")));

@@ -135,6 +135,13 @@ pub(crate) struct Ctx {
     pub disk_space: u64,
     /// The disk drive beside the computer, shared with the handle that inserts and ejects.
     pub drive: Arc<Mutex<Option<super::DiskDrive>>>,
+    /// The peripherals around the computer (`peripherals/`), shared with the handle.
+    pub bench: super::peripherals::SharedBench,
+    /// A turtle's or pocket computer's own state (`device.rs`).
+    pub device: super::device::DeviceState,
+    /// Whether the terminal is a colour one (`term.isColour`): advanced computers, turtles and
+    /// pocket computers.
+    pub advanced: bool,
 }
 
 /// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.

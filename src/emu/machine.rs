@@ -19,6 +19,7 @@ use mlua::thread::ThreadStatus;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::device::DeviceState;
 use super::kernel::{Ctx, Event, Kernel, Msg, Power, Watchdog, error_text, lock};
 use super::screen::Screen;
 use super::value::{Val, Wrappers};
@@ -46,6 +47,8 @@ enum Step {
 pub(crate) struct Shared {
     pub screen: Arc<Mutex<Screen>>,
     pub drive: Arc<Mutex<Option<DiskDrive>>>,
+    pub bench: super::peripherals::SharedBench,
+    pub device: DeviceState,
     pub state: tokio::sync::watch::Sender<PowerState>,
     pub handles: Weak<()>,
 }
@@ -57,6 +60,9 @@ pub(crate) struct Machine {
     rx: Receiver<Msg>,
     screen: Arc<Mutex<Screen>>,
     drive: Arc<Mutex<Option<DiskDrive>>>,
+    bench: super::peripherals::SharedBench,
+    /// A turtle's fuel and slots, kept across power cycles as the block keeps them.
+    device: DeviceState,
     generation: u64,
     /// On, off, or off by a hard abort, for the handles to read.
     state: tokio::sync::watch::Sender<PowerState>,
@@ -80,6 +86,8 @@ impl Machine {
             rx,
             screen: shared.screen,
             drive: shared.drive,
+            bench: shared.bench,
+            device: shared.device,
             generation: 0,
             state: shared.state,
             handles: shared.handles,
@@ -155,6 +163,9 @@ impl Machine {
             max_websocket_message: self.spec.limits.max_websocket_message,
             disk_space: self.spec.limits.disk_space,
             drive: self.drive.clone(),
+            bench: self.bench.clone(),
+            device: self.device.clone(),
+            advanced: self.spec.advanced,
         };
         let power = match super::boot::build(&ctx) {
             Ok((lua, bios)) => {

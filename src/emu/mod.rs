@@ -14,12 +14,16 @@
 //! - `fs`: the computer's disk, a host directory with CC's path rules; `handles`: its file handles.
 //! - `os_api`: the Rust half of `os` (timers, clock, labels, power).
 //! - `net`: `http.websocket*` and `http.get`, bridged onto the tokio runtime.
-//! - `peripheral`: the one peripheral modelled, a disk drive whose floppy `fs` mounts at `/disk`.
+//! - `peripherals/`: the peripherals around the computer (`periphemu` and CC's native
+//!   `peripheral`): drive (its floppy `fs` mounts at `/disk`), monitor, modem, speaker, chest.
+//! - `device`: a turtle or pocket computer ([`Device`]) and the main-thread worker their APIs
+//!   wait on; `turtle`: a turtle's fuel, slots and commands in an empty world.
 //! - `install`: writing the client onto a disk, and the `--demo` / `emulate` run modes.
 //! - `rom/*.lua`: what CC itself writes in Lua (bios, `parallel`, `textutils`, `settings`, `shell`),
 //!   in our own words.
 
 mod boot;
+mod device;
 mod fs;
 mod handles;
 mod install;
@@ -28,10 +32,11 @@ mod machine;
 mod net;
 mod number;
 mod os_api;
-mod peripheral;
+mod peripherals;
 mod quota;
 mod screen;
 mod term;
+mod turtle;
 mod value;
 mod websocket;
 
@@ -39,7 +44,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use device::Device;
 pub use install::{install_client, run_demo, run_emulate};
+pub use peripherals::{InventorySpec, Item, MonitorSpec, MonitorView, PeripheralSpec};
+pub use turtle::{
+    ADVANCED_TURTLE_FUEL_LIMIT, Item as TurtleItem, TURTLE_FUEL_LIMIT, TURTLE_SLOTS, TurtleSpec,
+    fuel_per_item,
+};
 
 /// Everything that can go wrong with an emulated computer.
 #[derive(Debug, thiserror::Error)]
@@ -101,6 +112,14 @@ pub struct ComputerSpec {
     pub tick: Duration,
     /// A disk drive beside the computer; none unless set.
     pub drive: Option<DiskDrive>,
+    /// Other peripherals attached from boot, by name (a side or a network name).
+    pub peripherals: Vec<(String, PeripheralSpec)>,
+    /// A computer, a turtle or a pocket computer: [`Device::Computer`] unless set
+    /// ([`ComputerSpec::turtle`], [`ComputerSpec::pocket`]).
+    pub device: Device,
+    /// An advanced (gold) one: a colour terminal (`term.isColour`), and for a turtle the
+    /// advanced fuel limit. True unless set.
+    pub advanced: bool,
 }
 
 /// A disk drive attached to the computer, empty or with a floppy in it.
@@ -188,7 +207,91 @@ impl ComputerSpec {
             limits: Limits::default(),
             tick: Duration::from_millis(50),
             drive: None,
+            peripherals: Vec::new(),
+            device: Device::Computer,
+            advanced: true,
         }
+    }
+
+    /// The same spec with a peripheral attached from boot, named by a side (`"top"`) or a
+    /// network name (`"monitor_0"`, `"minecraft:chest_2"`: reached through a wired modem on a
+    /// side, as on CC: Tweaked). A drive is [`ComputerSpec::with_disk_drive`].
+    pub fn with_peripheral(mut self, name: &str, spec: PeripheralSpec) -> Self {
+        if let PeripheralSpec::Drive(floppy) = spec {
+            return self.with_disk_drive(name, floppy);
+        }
+        self.peripherals.push((name.to_owned(), spec));
+        self
+    }
+
+    /// The same spec as a turtle: a 39x13 terminal and the `turtle` API (no fuel, empty slots
+    /// until [`ComputerSpec::with_fuel`] and [`ComputerSpec::with_slot`] say otherwise). A turtle
+    /// already stays as it is.
+    pub fn turtle(mut self) -> Self {
+        if !matches!(self.device, Device::Turtle(_)) {
+            self.device = Device::Turtle(TurtleSpec::default());
+        }
+        self.size = TURTLE_SIZE;
+        self
+    }
+
+    /// The same spec as a pocket computer: a 26x20 terminal and the `pocket` API.
+    pub fn pocket(mut self) -> Self {
+        self.device = Device::Pocket;
+        self.size = POCKET_SIZE;
+        self
+    }
+
+    /// The same spec, advanced (colour terminal, a turtle's 100 000 fuel limit) or not (a
+    /// greyscale terminal, 20 000).
+    pub fn with_advanced(mut self, advanced: bool) -> Self {
+        self.advanced = advanced;
+        self
+    }
+
+    fn turtle_spec(&mut self) -> &mut TurtleSpec {
+        if !matches!(self.device, Device::Turtle(_)) {
+            *self = self.clone().turtle();
+        }
+        match &mut self.device {
+            Device::Turtle(t) => t,
+            // `turtle()` just made it one.
+            _ => unreachable!("the spec was made a turtle"),
+        }
+    }
+
+    /// The same spec as a turtle with `fuel` in it at its first boot (capped at its limit).
+    pub fn with_fuel(mut self, fuel: u32) -> Self {
+        self.turtle_spec().fuel = fuel;
+        self
+    }
+
+    /// The same spec as a turtle with `count` of item `name` (`"coal"`, `"minecraft:coal"`) in
+    /// slot `slot` (1..=16) at its first boot; a count of 0 empties the slot.
+    ///
+    /// # Panics
+    /// When `slot` is not 1..=16: a turtle has sixteen slots.
+    pub fn with_slot(mut self, slot: usize, name: &str, count: u32) -> Self {
+        assert!(
+            (1..=TURTLE_SLOTS).contains(&slot),
+            "a turtle's slots are 1..=16, not {slot}"
+        );
+        self.turtle_spec().slots[slot - 1] = (count > 0).then(|| turtle::Item::new(name, count));
+        self
+    }
+
+    /// The same spec as a turtle on a server whose `turtle.need_fuel` is false: moving is free
+    /// and `turtle.getFuelLevel()` answers `"unlimited"`.
+    pub fn unlimited_fuel(mut self) -> Self {
+        self.turtle_spec().needs_fuel = false;
+        self
+    }
+
+    /// The same spec as a mining turtle (a diamond pickaxe equipped): `turtle.dig()` answers
+    /// "Nothing to dig here" in the empty world instead of "No tool to dig with".
+    pub fn with_tools(mut self) -> Self {
+        self.turtle_spec().tools = true;
+        self
     }
 
     /// The same spec with a disk drive on `side`, holding `floppy` from boot on (so that its
@@ -260,6 +363,8 @@ pub struct Computer {
     screen: Arc<Mutex<screen::Screen>>,
     /// The disk drive, shared with the machine's `fs` and `peripheral`.
     drive: Arc<Mutex<Option<DiskDrive>>>,
+    /// The peripherals, shared with the machine.
+    bench: peripherals::SharedBench,
     state: tokio::sync::watch::Receiver<PowerState>,
     /// Counts the handles, for the machine thread (see `machine::Machine::handles`).
     _alive: Arc<()>,
@@ -280,12 +385,20 @@ impl Computer {
         let (tx, rx) = std::sync::mpsc::channel();
         let screen = Arc::new(Mutex::new(screen::Screen::new(spec.size.0, spec.size.1)));
         let drive = Arc::new(Mutex::new(spec.drive.clone()));
+        let device = device::DeviceState::new(&spec.device, spec.advanced);
         if let Some(f) = spec.drive.as_ref().and_then(|d| d.floppy.as_ref()) {
             std::fs::create_dir_all(&f.root).map_err(|source| EmuError::Io {
                 path: f.root.clone(),
                 source,
             })?;
         }
+        let floppies = spec.root.parent().map(|p| p.join("disk"));
+        let mut bench = peripherals::Bench::new(spec.id, drive.clone(), floppies);
+        for (name, p) in &spec.peripherals {
+            // Events of peripherals there from boot are nobody's: the computer finds them.
+            bench.attach(name, p.clone()).map_err(EmuError::Setup)?;
+        }
+        let bench = Arc::new(Mutex::new(bench));
         let (state_tx, state) = tokio::sync::watch::channel(PowerState::On);
         let alive = Arc::new(());
         let id = spec.id;
@@ -297,6 +410,8 @@ impl Computer {
             machine::Shared {
                 screen: screen.clone(),
                 drive: drive.clone(),
+                bench: bench.clone(),
+                device,
                 state: state_tx,
                 handles: Arc::downgrade(&alive),
             },
@@ -311,6 +426,7 @@ impl Computer {
             tx,
             screen,
             drive,
+            bench,
             state,
             _alive: alive,
             id,

@@ -164,7 +164,8 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         f!(name, |s, (): ()| Ok(digit_colour(s.back_colour)));
     }
     for name in ["isColour", "isColor"] {
-        f!(name, |_s, (): ()| Ok(true));
+        let advanced = ctx.advanced;
+        f!(name, |_s, (): ()| Ok(advanced));
     }
     f!("setCursorBlink", |s, b: bool| {
         s.blink = b;

@@ -62,6 +62,23 @@ feed("websocket_message", url, '{"type":"ping","t":1733000000123}')
 local pong = last() eq(pong.type, "pong") eq(pong.t, 1733000000123)
 feed("websocket_message", url, '{"type":"gateway_request","id":"h-1","request":"ping","payload":{}}')
 local r = last() eq(r.id, "h-1") eq(r.ok, true) eq(r.payload.pong, true)
+eq(r.payload.status, nil, "a plain ping has no status")
+-- ping {status:true}: peripherals, monitors, and a turtle's fuel (docs/protocol.md, "Screen").
+env.peripheral = { getNames = function() return { "top", "left", "monitor_3" } end,
+    hasType = function(n, t) return t == "monitor" and n ~= "left" end }
+env.turtle = { getFuelLevel = function() return "unlimited" end, getFuelLimit = function() return "unlimited" end,
+    getSelectedSlot = function() return 2 end }
+feed("websocket_message", url, '{"type":"gateway_request","id":"h-1s","request":"ping","payload":{"status":true}}')
+r = last() eq(r.id, "h-1s") eq(r.payload.pong, true)
+eq(r.payload.status.peripherals, 3) eq(table.concat(r.payload.status.monitors, ","), "monitor_3,top")
+eq(r.payload.status.fuel, "unlimited") eq(r.payload.status.fuelLimit, "unlimited") eq(r.payload.status.selected, 2)
+env.turtle = nil
+env.peripheral.getNames = function() return {} end
+feed("websocket_message", url, '{"type":"gateway_request","id":"h-1t","request":"ping","payload":{"status":true}}')
+r = last()
+eq(r.payload.status.peripherals, 0) eq(r.payload.status.fuel, nil, "no fuel but on a turtle")
+assert(json.encode(r.payload.status):find('"monitors":[]', 1, true), "no monitors: an empty array")
+env.peripheral = nil
 feed("websocket_message", url, '{"type":"gateway_request","id":"h-2","request":"nope","payload":{}}')
 r = last() eq(r.ok, false) eq(r.error.code, "unknown_type")
 -- Routed request, output then a large answer fragmented to the host's 2048.

@@ -1,6 +1,6 @@
 """What every file of the acceptance suite shares: the asyncio backend for anyio's pytest
 plugin, and a host per test module (`trapdesk --mcp-only --demo 2`, test_acceptance.py's
-HostProcess) once both demo computers have linked. A module with a host of another kind (a
+HostProcess) once both demo computers, the turtle and the pocket computer have linked. A module with a host of another kind (a
 policy in its config, as test_resources.py has) defines its own `host`.
 
 The binary is `$TRAPDESK_BIN`, else `$CARGO_TARGET_DIR/debug/trapdesk`, else

@@ -1,6 +1,7 @@
 """Acceptance from outside: the official MCP Python SDK drives the real `trapdesk` binary.
 
-The host runs headless with two emulated demo computers (the real Lua client); this file
+The host runs headless with two emulated demo computers, and the demo's turtle and pocket
+computer (the real Lua client); this file
 talks to it as a stranger's agent would, over Streamable HTTP (both MCP eras) and over
 stdio through `trapdesk mcp-stdio`, and ends by stopping the host with SIGTERM.
 
@@ -178,10 +179,11 @@ async def _wait_for_two(url: str) -> list[dict[str, Any]]:
         while time.monotonic() < deadline:
             r = await c.call_tool("probe-computers", {"ping": False})
             last = data(r)["computers"]
-            if len(last) == 2 and all("exec-lua" in x["serves"] for x in last):
+            # The two computers, the demo's turtle (3) and its pocket computer (4).
+            if len(last) == 4 and all("exec-lua" in x["serves"] for x in last):
                 return last
             await anyio.sleep(0.1)
-    raise AssertionError(f"the two demo computers did not link: {last}")
+    raise AssertionError(f"the demo computers did not link: {last}")
 
 
 
@@ -233,12 +235,14 @@ async def test_probe_pings_both_computers(host: HostProcess) -> None:
         r = await c.call_tool("probe-computers", {})
         assert not r.is_error, text(r)
         computers = data(r)["computers"]
-        assert [x["traposId"] for x in computers] == ["1:miner", "2:farm"]
-        for x in computers:
+        assert [x["traposId"] for x in computers] == ["1:miner", "2:farm", "3:turtle", "4:pocket"]
+        sizes = {"computer": (51, 19), "turtle": (39, 13), "pocket": (26, 20)}
+        for x, device in zip(computers, ["computer", "computer", "turtle", "pocket"]):
             assert x["ping"]["ok"] is True and isinstance(x["ping"]["rttMs"], int), x
-            # What each computer is, as its client said at hello (emulated: a colour computer).
-            assert x["device"] == "computer" and x["advanced"] is True and x["command"] is False, x
-            assert x["screen"] == {"width": 51, "height": 19}, x
+            # What each is, as its client said at hello (emulated: advanced, colour).
+            assert x["device"] == device and x["advanced"] is True and x["command"] is False, x
+            w, h = sizes[device]
+            assert x["screen"] == {"width": w, "height": h}, x
             assert "trapdesk emulator" in x["runtime"], x
 
 
@@ -307,7 +311,7 @@ async def test_failures_are_error_results(host: HostProcess) -> None:
         assert r.is_error is True
         assert data(r)["error"]["code"] == "unknown_computer"
         assert "1:miner" in text(r) and "2:farm" in text(r)
-        assert set(data(r)["linked"]) == {"1:miner", "2:farm"}
+        assert set(data(r)["linked"]) == {"1:miner", "2:farm", "3:turtle", "4:pocket"}
 
         r = await c.call_tool("exec-lua", {"traposId": "miner", "code": "sleep(30)", "timeoutMs": 300})
         assert r.is_error is True and data(r)["error"]["code"] == "timeout"
@@ -412,10 +416,11 @@ async def test_stdio_standalone_runs_its_own_host(tmp_path: Path) -> None:
         computers: list[dict[str, Any]] = []
         while time.monotonic() < deadline:
             computers = data(await c.call_tool("probe-computers", {"ping": False}))["computers"]
-            if computers:
+            # `--demo 1`: the computer, the demo's turtle and its pocket computer.
+            if len(computers) == 3:
                 break
             await anyio.sleep(0.2)
-        assert [x["traposId"] for x in computers] == ["1:miner"]
+        assert [x["traposId"] for x in computers] == ["1:miner", "2:turtle", "3:pocket"]
         r = await c.call_tool("exec-lua", {"traposId": "miner", "code": "return 6 * 7"})
         assert data(r)["returns"][0]["value"] == 42
 

@@ -1,6 +1,7 @@
 """Resources and completions through the official MCP Python SDK, against the real binary.
 
-The host runs headless with two emulated demo computers (1:miner, 2:farm) and a policy in
+The host runs headless with two emulated demo computers (1:miner, 2:farm; the demo's turtle
+and pocket computer are 3 and 4) and a policy in
 its config.toml that makes every read of the farm need a person's approval; with no console
 nobody could give it, and completions must not even try.
 
@@ -92,10 +93,11 @@ async def _wait_for_two(url: str) -> None:
     async with client(url, "resources-setup") as c:
         while time.monotonic() < deadline:
             computers = data(await c.call_tool("probe-computers", {"ping": False}))["computers"]
-            if len(computers) == 2 and all("exec-lua" in x["serves"] for x in computers):
+            # The two computers, the demo's turtle and its pocket computer.
+            if len(computers) == 4 and all("exec-lua" in x["serves"] for x in computers):
                 return
             await anyio.sleep(0.1)
-    raise AssertionError("the two demo computers did not link")
+    raise AssertionError("the demo computers did not link")
 
 
 
@@ -165,8 +167,9 @@ async def test_completions_of_ids_and_paths_and_none_under_ask(host: PolicyHost)
     async with client(host.url, "resources-completer") as c:
         files = ResourceTemplateReference(type="ref/resource", uri=FILES)
         r = await c.complete(files, {"name": "traposId", "value": ""})
-        # The farm needs an approval to read: it is not offered.
-        assert r.completion.values == ["1:miner"]
+        # The farm needs an approval to read: it is not offered (the demo's turtle and pocket
+        # computer are).
+        assert r.completion.values == ["1:miner", "3:turtle", "4:pocket"]
         r = await c.complete(files, {"name": "traposId", "value": "1:M"})
         assert r.completion.values == ["1:miner"]
 

@@ -139,7 +139,8 @@ async def survey(a: Agent, way: str) -> None:
     """Which computers are there, and what is each (runtime, kind, screen)?"""
     r = await a.call("probe-computers", {"ping": False})
     computers = data(r)["computers"]
-    assert len(computers) == 2
+    # `--demo 2`: two computers, the demo's turtle and its pocket computer.
+    assert len(computers) == 4
     if way == "after":
         for c in computers:
             assert c["device"] in ("computer", "turtle", "pocket"), c
@@ -293,12 +294,13 @@ async def tour(binary: Path, way: str) -> list[tuple[str, Tally]]:
         async with connect(host, "tour-agent") as c1, connect(host, "tour-watcher") as c2:
             current = Tally()
             a, second = Agent(c1, lambda: current), Agent(c2, lambda: current)
-            # Setup, not counted: both computers linked, the program on the computer.
+            # Setup, not counted: the demo's computers, turtle and pocket computer linked, the
+            # program on the computer.
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 r = await c1.call_tool("probe-computers", {"ping": False})
                 cs = data(r)["computers"]
-                if len(cs) == 2 and all("exec-lua" in x["serves"] for x in cs):
+                if len(cs) == 4 and all("exec-lua" in x["serves"] for x in cs):
                     break
                 await anyio.sleep(0.2)
             r = await c1.call_tool("write-file", {"traposId": "1:miner", "path": "prog/dig.lua", "content": PROGRAM})

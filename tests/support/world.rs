@@ -82,9 +82,39 @@ impl Runtime {
     }
 }
 
+/// What one computer is. Turtles and pocket computers are emulator-only: CraftOS-PC has no
+/// turtle or pocket computer (a body on it panics).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kind {
+    /// A computer (51x19).
+    #[default]
+    Computer,
+    /// A turtle (39x13, the `turtle` API), with [`Spec::fuel`] and [`Spec::slots`].
+    Turtle,
+    /// A pocket computer (26x20, the `pocket` API).
+    Pocket,
+}
+
+impl Kind {
+    /// `trapdesk emulate --kind`'s word for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Kind::Computer => "computer",
+            Kind::Turtle => "turtle",
+            Kind::Pocket => "pocket",
+        }
+    }
+}
+
 /// How one computer is started beyond the defaults.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Spec {
+    /// A computer, a turtle or a pocket computer (emulator only).
+    pub kind: Kind,
+    /// A turtle's fuel at boot (0 unless set).
+    pub fuel: Option<u32>,
+    /// A turtle's items at boot: (slot 1..=16, item name, count). Not for an emulate process.
+    pub slots: &'static [(usize, &'static str, u32)],
     /// The terminal's size (columns, rows), e.g. a turtle's 39x13.
     pub size: Option<(u16, u16)>,
     /// On the emulator, run the computer as a `trapdesk emulate` process instead of in the test
@@ -116,17 +146,23 @@ pub struct EmuProcess {
     label: String,
     disk: tempfile::TempDir,
     disk_space: u64,
+    kind: Kind,
+    fuel: Option<u32>,
 }
 
 impl EmuProcess {
-    fn start(url: &str, id: u64, label: &str, disk_space: Option<u64>) -> EmuProcess {
+    fn start(url: &str, id: u64, label: &str, spec: &Spec) -> EmuProcess {
         let mut p = EmuProcess {
             child: None,
             url: url.to_owned(),
             id,
             label: label.to_owned(),
             disk: tempfile::tempdir().unwrap(),
-            disk_space: disk_space.unwrap_or(trapdesk::emu::COMPUTER_SPACE_LIMIT),
+            disk_space: spec
+                .disk_space
+                .unwrap_or(trapdesk::emu::COMPUTER_SPACE_LIMIT),
+            kind: spec.kind,
+            fuel: spec.fuel,
         };
         p.restart();
         p
@@ -138,6 +174,8 @@ impl EmuProcess {
             .args(["emulate", "--url", &self.url, "--id", &self.id.to_string()])
             .args(["--label", &self.label, "--secret", SECRET])
             .args(["--disk-space", &self.disk_space.to_string()])
+            .args(["--kind", self.kind.flag()])
+            .args(self.fuel.map(|f| format!("--fuel={f}")))
             .arg("--data-dir")
             .arg(self.disk.path())
             .stdin(Stdio::null())
@@ -295,6 +333,11 @@ impl World {
             let id = i as u64 + 1;
             let (files, machine) = match (&launcher, spec.process) {
                 (Some(l), _) => {
+                    assert_eq!(
+                        spec.kind,
+                        Kind::Computer,
+                        "CraftOS-PC cannot be a turtle or a pocket computer: emulator only"
+                    );
                     let opts = craftos::Options {
                         size: spec.size,
                         max_websocket_message: spec.max_websocket_message,
@@ -307,18 +350,28 @@ impl World {
                     assert!(
                         spec.size.is_none()
                             && spec.max_websocket_message.is_none()
-                            && spec.disk_drive.is_none(),
-                        "an emulate process has the default size and message limit, no drive"
+                            && spec.disk_drive.is_none()
+                            && spec.slots.is_empty(),
+                        "an emulate process has the default size and message limit, no drive, \
+                         no items"
                     );
-                    let p = EmuProcess::start(&host.gateway_url(), id, label, spec.disk_space);
+                    let p = EmuProcess::start(&host.gateway_url(), id, label, spec);
                     (p.files(), Machine::EmuProcess(p))
                 }
                 (None, false) => {
-                    let size = spec.size.map_or(trapdesk::emu::COMPUTER_SIZE, |(w, h)| {
-                        (usize::from(w), usize::from(h))
-                    });
                     let c = emulated_with(&host, id, Some(label), |s| {
-                        let s = s.with_size(size);
+                        let s = match spec.kind {
+                            Kind::Computer => s,
+                            Kind::Turtle => spec.slots.iter().fold(
+                                s.turtle().with_fuel(spec.fuel.unwrap_or(0)),
+                                |s, (i, n, c)| s.with_slot(*i, n, *c),
+                            ),
+                            Kind::Pocket => s.pocket(),
+                        };
+                        let s = match spec.size {
+                            Some((w, h)) => s.with_size((usize::from(w), usize::from(h))),
+                            None => s,
+                        };
                         let s = match spec.disk_drive {
                             Some(side) => s.with_disk_drive(side, None),
                             None => s,

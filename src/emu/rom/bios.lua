@@ -663,97 +663,151 @@ do
     end
 end
 
--- peripheral: the emulator models one kind, a disk drive (ComputerSpec::with_disk_drive); with
--- none attached every function answers as CC: Tweaked's rom/apis/peripheral.lua does when no
--- side has a peripheral. A drive's methods are DiskDrivePeripheral's.
+-- peripheral, as CC: Tweaked's rom/apis/peripheral.lua builds it on the native table, which sees
+-- only the six sides (peripherals/mod.rs): a peripheral with a network name is reached through
+-- a wired modem's `peripheral_hub` methods. `wrap` calls the global `peripheral.call` at call
+-- time, as CC's does (peripheral.lua `wrap`), so whatever replaces `peripheral.call` sees every
+-- call a wrapped peripheral makes.
 do
     local npn = native.peripheral
-    local function not_peripheral() error("bad argument #1 (table is not a peripheral)", 3) end
-    local function drive(name)
-        local present, full, id, label = npn.drive(name)
-        if not present then return nil end
-        return { full = full, id = id, label = label }
+    local sides = { "bottom", "top", "back", "front", "right", "left" }
+    -- The native call answers `true, ...` or `false, message`; this raises the message, a
+    -- string, at the caller of whoever called this (CC's errors are strings).
+    local function ncall(name, method, ...)
+        local r = pack(npn.call(name, method, ...))
+        if not r[1] then error(r[2], 3) end
+        return unpack(r, 2, r.n)
     end
-    local methods = {}
-    function methods.isDiskPresent(name) return drive(name).full end
-    function methods.hasData(name) return drive(name).full end
-    function methods.getMountPath(name) if drive(name).full then return "disk" end return nil end
-    function methods.getDiskID(name) return drive(name).id end
-    function methods.getDiskLabel(name) return drive(name).label end
-    function methods.setDiskLabel(name, label)
-        expect(1, label, "string", "nil")
-        if drive(name).full then npn.setLabel(name, label) end
+    -- The side of a wired modem that reaches `name`, if any.
+    local function hub_for(name)
+        for i = 1, #sides do
+            local side = sides[i]
+            if npn.hasType(side, "peripheral_hub") and ncall(side, "isPresentRemote", name) then return side end
+        end
+        return nil
     end
-    function methods.hasAudio() return false end
-    function methods.getAudioTitle(name) if drive(name).full then return false end return nil end
-    function methods.playAudio() end
-    function methods.stopAudio() end
-    function methods.ejectDisk(name) npn.eject(name) end
-    local method_names = {}
-    for k in pairs(methods) do method_names[#method_names + 1] = k end
-    table.sort(method_names)
-    -- Wrapped peripherals, to answer getName and getType for a table.
-    local wrapped = setmetatable({}, { __mode = "k" })
+    local NOT_PERIPHERAL = "bad argument #1 (table is not a peripheral)"
+    -- A wrapped peripheral's metatable; raised at the caller of the API function.
+    local function wrapped_meta(p)
+        local mt = getmetatable(p)
+        if type(mt) ~= "table" or mt.__name ~= "peripheral" or type(mt.types) ~= "table" then error(NOT_PERIPHERAL, 3) end
+        return mt
+    end
 
     peripheral = {}
-    function peripheral.getNames() return npn.names() end
-    function peripheral.isPresent(name) expect(1, name, "string") return drive(name) ~= nil end
+    function peripheral.getNames()
+        local results = {}
+        for i = 1, #sides do
+            local side = sides[i]
+            if npn.isPresent(side) then
+                results[#results + 1] = side
+                if npn.hasType(side, "peripheral_hub") then
+                    local remote = ncall(side, "getNamesRemote")
+                    for _, name in ipairs(remote) do results[#results + 1] = name end
+                end
+            end
+        end
+        return results
+    end
+    function peripheral.isPresent(name)
+        expect(1, name, "string")
+        return npn.isPresent(name) or hub_for(name) ~= nil
+    end
     function peripheral.getType(p)
         expect(1, p, "string", "table")
-        if type(p) == "table" then
-            if not wrapped[p] then not_peripheral() end
-            return "drive"
+        if type(p) == "table" then return unpack(wrapped_meta(p).types) end
+        if npn.isPresent(p) then return npn.getType(p) end
+        local hub = hub_for(p)
+        if hub then
+            local r = pack(ncall(hub, "getTypeRemote", p))
+            return unpack(r, 1, r.n)
         end
-        if drive(p) then return "drive" end
         return nil
     end
     function peripheral.hasType(p, kind)
         expect(1, p, "string", "table")
         expect(2, kind, "string")
-        if type(p) == "table" then
-            if not wrapped[p] then not_peripheral() end
-            return kind == "drive"
-        end
-        if drive(p) then return kind == "drive" end
+        if type(p) == "table" then return wrapped_meta(p).types[kind] ~= nil end
+        if npn.isPresent(p) then return npn.hasType(p, kind) end
+        local hub = hub_for(p)
+        if hub then return (ncall(hub, "hasTypeRemote", p, kind)) end
         return nil
     end
     function peripheral.getMethods(name)
         expect(1, name, "string")
-        if not drive(name) then return nil end
-        return { table.unpack(method_names) }
+        if npn.isPresent(name) then return npn.getMethods(name) end
+        local hub = hub_for(name)
+        if hub then return (ncall(hub, "getMethodsRemote", name)) end
+        return nil
     end
     function peripheral.getName(p)
         expect(1, p, "table")
-        return wrapped[p] or not_peripheral()
+        local mt = getmetatable(p)
+        if type(mt) ~= "table" or mt.__name ~= "peripheral" or type(mt.name) ~= "string" then error(NOT_PERIPHERAL, 2) end
+        return mt.name
     end
     function peripheral.call(name, method, ...)
         expect(1, name, "string")
         expect(2, method, "string")
-        if not drive(name) then return nil end
-        local m = methods[method]
-        if not m then error("No such method " .. method, 2) end
-        return m(name, ...)
+        local r, line
+        if npn.isPresent(name) then
+            r, line = pack(npn.call(name, method, ...)), 257
+        else
+            local hub = hub_for(name)
+            if not hub then return nil end
+            r, line = pack(npn.call(hub, "callRemote", name, method, ...)), 263
+        end
+        -- A peripheral's error names the ROM's line that called the native method, wherever the
+        -- program called from (CraftOS-PC, CC: Tweaked 1.110.2's rom/apis/peripheral.lua:
+        -- "/rom/apis/peripheral.lua:257: No such method"), so a wrapper around
+        -- `peripheral.call` (the client's monitor shadows) changes no message.
+        if not r[1] then error("/rom/apis/peripheral.lua:" .. line .. ": " .. tostring(r[2]), 0) end
+        return unpack(r, 2, r.n)
     end
     function peripheral.wrap(name)
         expect(1, name, "string")
-        if not drive(name) then return nil end
-        local p = {}
-        for k, m in pairs(methods) do p[k] = function(...) return m(name, ...) end end
-        wrapped[p] = name
-        return p
+        local methods = peripheral.getMethods(name)
+        if not methods then return nil end
+        local types = { peripheral.getType(name) }
+        for i = 1, #types do types[types[i]] = true end
+        local result = setmetatable({}, { __name = "peripheral", name = name, type = types[1], types = types })
+        for _, method in ipairs(methods) do
+            result[method] = function(...) return peripheral.call(name, method, ...) end
+        end
+        return result
     end
     function peripheral.find(kind, filter)
         expect(1, kind, "string")
         expect(2, filter, "function", "nil")
         local found = {}
-        for _, name in ipairs(npn.names()) do
-            if kind == "drive" then
+        for _, name in ipairs(peripheral.getNames()) do
+            if peripheral.hasType(name, kind) then
                 local p = peripheral.wrap(name)
-                if p and (not filter or filter(name, p)) then found[#found + 1] = p end
+                if filter == nil or filter(name, p) then found[#found + 1] = p end
             end
         end
-        return table.unpack(found)
+        return unpack(found)
     end
+
+    -- periphemu, CraftOS-PC's API (src/apis/periphemu.cpp): create(side, type, ...) answers
+    -- true, or false and why; a number side is "<type>_<n>"; remove(side) answers whether
+    -- something was there. The emulator's own extension: a modem's third argument may be
+    -- { wireless = true } (CraftOS-PC's modem is wired; docs/lua-client.md).
+    local npe = native.periphemu
+    periphemu = {}
+    function periphemu.create(side, kind, ...)
+        if type(side) ~= "string" and type(side) ~= "number" then
+            error(("bad argument #1 (expected string or number, got %s)"):format(type(side)), 2)
+        end
+        expect(2, kind, "string")
+        if type(side) == "number" then side = ("%d"):format(side) end
+        return npe.create(side, kind, ...)
+    end
+    function periphemu.remove(side)
+        expect(1, side, "string", "number")
+        return npe.remove(tostring(side))
+    end
+    function periphemu.names() return npe.names() end
 
     -- disk, as CC's rom/apis/disk.lua: each function answers for a drive, and as for an empty
     -- side (false or nil) elsewhere.
@@ -837,6 +891,11 @@ textutils = rom_api("textutils")
 settings = rom_api("settings")
 parallel = rom_api("parallel")
 shell = rom_api("shell")
+-- A turtle's `turtle` and a pocket computer's `pocket` (rom/device.lua); nil on a computer.
+if native.device then
+    local api = assert(native_load(rom.device, "@/rom/apis/device.lua", "t", _G))(native.device, native.turtle)
+    turtle, pocket = api.turtle, api.pocket
+end
 
 settings.define("shell.allow_startup", { default = true, type = "boolean" })
 settings.define("shell.allow_disk_startup", { default = true, type = "boolean" })
