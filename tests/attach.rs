@@ -365,9 +365,38 @@ async fn every_hub_call_works_over_the_connection() {
     drop(keyboard);
     wait_until(|| !host.session.keyboard_held("5:mine")).await;
     drop(watch);
-    // A touch on a monitor needs a call the attach channel does not have yet: refused, saying so.
-    let touch = hub.touch("5:mine", "top", 1, 1).await.unwrap_err();
-    assert!(touch.contains("no touch call"), "{touch}");
+    // A click on a monitor's cell: the attach channel carries the touch to the computer, where
+    // a program waiting for it gets `monitor_touch` with the monitor and the cell.
+    hub.run(
+        "mine",
+        Kind::ExecLua,
+        json!({"code": "periphemu.create('top', 'monitor') \
+            local _, side, x, y = os.pullEvent('monitor_touch') \
+            print('touched ' .. side .. ' ' .. x .. ',' .. y)"}),
+        None,
+    )
+    .await
+    .unwrap();
+    let mut refused = Vec::new();
+    let mut touched = false;
+    for _ in 0..100 {
+        // Until the program made the monitor, the computer refuses the touch (no such monitor).
+        match hub.touch("5:mine", "top", 2, 3).await {
+            Ok(()) => {
+                touched = true;
+                break;
+            }
+            Err(e) => refused.push(e),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(touched, "never touched: {refused:?}");
+    wait_until(|| {
+        hub.output_since("5:mine", 0).iter().any(|i| {
+            matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text == "touched top 2,3")
+        })
+    })
+    .await;
 
     // F4 and F7's reload.
     assert!(hub.pause().await.contains("stopped"));

@@ -464,6 +464,25 @@ impl Conn {
                     None
                 }
             },
+            Call::Touch {
+                target,
+                monitor,
+                x,
+                y,
+            } => {
+                // As the host's own console touches (tui/hub.rs): the person's, not waiting on
+                // the keyboard; the answer comes once the computer queued the event.
+                let later = later.clone();
+                tokio::spawn(async move {
+                    let result = s
+                        .send_touch(&target, &monitor, x, y, crate::session::Origin::Person)
+                        .await
+                        .map(|_| Value::Null)
+                        .map_err(|e| e.to_string());
+                    let _ = later.send(Down::Reply { id, result });
+                });
+                None
+            }
             Call::Cancel { request_id } => done(s.person_cancel(&request_id)),
             Call::Answer { request_id, answer } => {
                 done(s.answer_by(&request_id, answer, &self.name))

@@ -243,6 +243,13 @@ pub enum Call {
         target: String,
         steps: Vec<Value>,
     },
+    /// A click on a monitor's cell in the Screen view: `monitor_touch` there (1-based cell).
+    Touch {
+        target: String,
+        monitor: String,
+        x: u32,
+        y: u32,
+    },
     Cancel {
         request_id: String,
     },

@@ -409,18 +409,20 @@ impl Hub for RemoteHub {
         async move { unit(answer.await) }
     }
 
-    /// The attach channel has no touch call yet (its calls are the host's: session/attach.rs),
-    /// so an attached console says so instead of sending something the host cannot route.
     fn touch(
         &self,
         target: &str,
         monitor: &str,
-        _x: u32,
-        _y: u32,
+        x: u32,
+        y: u32,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-        std::future::ready(Err(format!(
-            "not sent: touching monitor {monitor} of {target} works in the host's own console; the attach channel has no touch call yet"
-        )))
+        let answer = self.call(Call::Touch {
+            target: target.to_owned(),
+            monitor: monitor.to_owned(),
+            x,
+            y,
+        });
+        async move { unit(answer.await) }
     }
 
     fn cancel(
