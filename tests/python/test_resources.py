@@ -195,7 +195,7 @@ async def test_the_stdio_front_forwards_resources_and_completions(host: PolicyHo
         caps = c.server_capabilities
         assert caps is not None and caps.resources is not None and caps.completions is not None
         templates = (await c.list_resource_templates()).resource_templates
-        assert [t.uri_template for t in templates] == [FILES, SCREEN]
+        assert [t.uri_template for t in templates] == [FILES, SCREEN, MONITOR]
         r = await c.call_tool("write-file", {"traposId": "miner", "path": "via-stdio.txt", "content": "piped\n"})
         assert not r.is_error, text(r)
         contents = (await c.read_resource("trapdesk://computer/1:miner/files/via-stdio.txt")).contents
