@@ -86,7 +86,8 @@ pub struct RequestSpec {
     /// sets no timer and the computer is sent no `timeout_ms`. Ignored when `timeout` is set.
     pub no_deadline: bool,
     /// Housekeeping the console does for itself (path completion): logged like any request,
-    /// but it leaves no header, output or ending in the computer's scrollback.
+    /// but it leaves no header, output or ending in the computer's scrollback. A quiet `ping`
+    /// (probe-computers', the console's status) is not logged either: a look, not an act.
     pub quiet: bool,
     /// Never sent to a computer: it only carries a policy approval for an action that reads
     /// what the session already holds (see [`super::Session::permit`]), and ends when approved.

@@ -446,6 +446,12 @@ impl State {
                 conn.enqueue(info.request_id.clone(), spec.detach);
             }
         }
+        if spec.quiet && info.kind == Kind::Ping {
+            // A quiet ping is a look (probe-computers' pings, the console's status every few
+            // seconds while its Screen view is open), not an act: logging each would bury the
+            // log and history.db in thousands of lines an hour.
+            return;
+        }
         let mut entry = State::entry("request", info.summary.clone());
         entry.who = Some(info.origin.name().to_owned());
         entry.trapos_id = Some(info.trapos_id.clone());
@@ -561,7 +567,32 @@ impl State {
                 h.output(&p.info.trapos_id, changes);
             }
         }
-        let mut entry = State::entry("finished", summary.clone());
+        if !(p.quiet && p.info.kind == Kind::Ping) {
+            self.log_finished(p, ending, status, &summary, output_len);
+        }
+        self.emit(Event::RequestFinished {
+            request_id: p.info.request_id.clone(),
+            trapos_id: p.info.trapos_id.clone(),
+            origin: p.info.origin.clone(),
+            status,
+            summary,
+            duration_ms: ending.elapsed_ms,
+        });
+        self.emit(Event::ComputerChanged {
+            trapos_id: p.info.trapos_id.clone(),
+        });
+    }
+
+    /// The log's `finished` line of a request (see [`State::record_end`]).
+    fn log_finished(
+        &mut self,
+        p: &Pending,
+        ending: &Ending,
+        status: Status,
+        summary: &str,
+        output_len: usize,
+    ) {
+        let mut entry = State::entry("finished", summary.to_owned());
         entry.who = Some(p.info.origin.name().to_owned());
         entry.trapos_id = Some(p.info.trapos_id.clone());
         entry.request_id = Some(p.info.request_id.clone());
@@ -575,17 +606,6 @@ impl State {
             ..Extra::default()
         };
         self.log_with(entry, extra);
-        self.emit(Event::RequestFinished {
-            request_id: p.info.request_id.clone(),
-            trapos_id: p.info.trapos_id.clone(),
-            origin: p.info.origin.clone(),
-            status,
-            summary,
-            duration_ms: ending.elapsed_ms,
-        });
-        self.emit(Event::ComputerChanged {
-            trapos_id: p.info.trapos_id.clone(),
-        });
     }
 
     pub fn push_output(

@@ -214,6 +214,36 @@ async fn quiet_requests_are_logged_but_leave_the_scrollback_alone() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_quiet_ping_is_a_look_and_leaves_no_log_line_but_a_ping_asked_aloud_does() {
+    let s = session();
+    let (tx, mut rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7, None), tx);
+    let before = s.recent(100).len();
+    for quiet in [true, false] {
+        let spec = RequestSpec::new(crate::protocol::Kind::Ping, json!({"status": true}));
+        let spec = if quiet { spec.quiet() } else { spec };
+        let t = s.start("7", spec, Origin::Person).unwrap();
+        rx.recv().await;
+        link.response(Response {
+            id: t.id.clone(),
+            ok: true,
+            payload: Some(json!({"status": {"peripherals": 0, "monitors": []}})),
+            error: None,
+        });
+        t.wait().await.unwrap();
+        let pings = s
+            .recent(100)
+            .iter()
+            .skip(before)
+            .filter(|e| e.what.as_deref() == Some("ping"))
+            .count();
+        // The quiet one (probe-computers', the console's status) adds nothing; the other its
+        // request and finished lines.
+        assert_eq!(pings, if quiet { 0 } else { 2 }, "quiet: {quiet}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_run_without_deadline_outlives_the_default_and_ends_by_cancel() {
     let s = session();
     let (tx, mut rx) = mpsc::channel(1024);
