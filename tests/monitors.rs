@@ -371,3 +371,159 @@ async fn a_remote_monitor_is_watched_apart_from_the_terminal() {
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     assert_eq!(row(&data(&r), 1), "updated");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_after_term_redirect_draws_on_the_monitor_not_in_the_output() {
+    let w = World::boot(Runtime::Emulator, &["sign"]).await;
+    w.wait_serves("sign", &["peripherals", "screen"]).await;
+    // A status board written the way CC programs write them: redirect, print, redirect back.
+    let d = lua(
+        &w,
+        "sign",
+        r#"assert(periphemu.create("top", "monitor", 20, 5))
+           local mon = peripheral.wrap("top")
+           mon.clear() mon.setCursorPos(1, 1)
+           local old = term.redirect(mon)
+           print("on the board")
+           write("and more")
+           term.redirect(old)
+           print("in the output")
+           return true"#,
+    )
+    .await;
+    let output = d["output"].as_str().unwrap_or_default();
+    assert!(output.contains("in the output"), "{d}");
+    assert!(
+        !output.contains("on the board") && !output.contains("and more"),
+        "what was printed while redirected went to the monitor, not the capture: {output:?}"
+    );
+    let m = w.computer("sign").emu().monitor("top").unwrap();
+    assert_eq!(m.text[0].trim_end(), "on the board");
+    assert_eq!(m.text[1].trim_end(), "and more");
+    let r = w
+        .call("read-screen", json!({"traposId": "sign", "monitor": "top"}))
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let d = data(&r);
+    assert_eq!(
+        (row(&d, 0), row(&d, 1)),
+        ("on the board".into(), "and more".into()),
+        "{d}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_of_a_monitor_is_sent_while_nobody_watches() {
+    let w = World::boot(Runtime::Emulator, &["quiet"]).await;
+    w.wait_serves("quiet", &["peripherals", "screen"]).await;
+    let id = w.trapos("quiet");
+    let display = Display::Monitor("top".into());
+    // Two thousand draws, yielding every hundred so the client could send if it would.
+    lua(
+        &w,
+        "quiet",
+        r#"assert(periphemu.create("top", "monitor", 20, 5))
+           local mon = peripheral.wrap("top")
+           for i = 1, 2000 do
+               mon.setCursorPos(1, i % 5 + 1) mon.write(("%05d"):format(i))
+               if i % 100 == 0 then sleep(0) end
+           end
+           return true"#,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // An update the host gets without a frame makes it ask for one: had the client sent
+    // anything, the session would hold a frame of the monitor by now.
+    assert!(
+        w.session().screen(&id, &display).is_none(),
+        "a monitor nobody watches was sent"
+    );
+    // The shadow was kept all along: the first read shows the last draw.
+    let r = w
+        .call(
+            "read-screen",
+            json!({"traposId": "quiet", "monitor": "top"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(row(&data(&r), 0), "02000");
+}
+
+/// What the shadow costs a program on the computer, printed beside its floor (the same calls
+/// through the original `peripheral.call`, which the client keeps as
+/// `trapdeskClient.peripheralCall`) in the same run: drawing on a monitor (emulator only:
+/// CraftOS-PC headless has no monitors) and calling another peripheral (a modem), on both.
+async fn measure_the_shadow(rt: Runtime) {
+    let w = World::boot(rt, &["bench"]).await;
+    w.wait_serves("bench", &["peripherals"]).await;
+    let monitor = rt == Runtime::Emulator;
+    let d = lua(
+        &w,
+        "bench",
+        &format!(
+            r#"local monitor = {monitor}
+               local orig, hooked = trapdeskClient.peripheralCall, peripheral.call
+               assert(orig and orig ~= hooked, "the client hooked peripheral.call")
+               periphemu.create("left", "modem")
+               if monitor then assert(periphemu.create("top", "monitor")) end
+               local N = 20000
+               local function draw(call)
+                   local t = os.epoch("utc")
+                   for i = 1, N do call("top", "setCursorPos", 1, i % 19 + 1) call("top", "write", "0123456789") end
+                   return os.epoch("utc") - t
+               end
+               local function other(call)
+                   local t = os.epoch("utc")
+                   for i = 1, N do call("left", "isOpen", 1) end
+                   return os.epoch("utc") - t
+               end
+               local best = {{}}
+               for round = 1, 5 do
+                   for k, f in pairs({{ drawRaw = function() return draw(orig) end,
+                                        drawHooked = function() return draw(hooked) end,
+                                        otherRaw = function() return other(orig) end,
+                                        otherHooked = function() return other(hooked) end }}) do
+                       if monitor or k:sub(1, 5) == "other" then
+                           local ms = f()
+                           best[k] = math.min(best[k] or math.huge, ms)
+                       end
+                   end
+                   sleep(0)
+               end
+               return best"#
+        ),
+    )
+    .await;
+    let best = &d["returns"][0]["value"];
+    let ms = |k: &str| best[k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "{}: {} calls to a modem, best of 5: {:.0} ms through the hook, {:.0} ms through the original: {:.2}x",
+        rt.name(),
+        20000,
+        ms("otherHooked"),
+        ms("otherRaw"),
+        ms("otherHooked") / ms("otherRaw")
+    );
+    if monitor {
+        println!(
+            "{}: {} setCursorPos+write pairs on a monitor, best of 5: {:.0} ms with the shadow, {:.0} ms without: {:.2}x",
+            rt.name(),
+            20000,
+            ms("drawHooked"),
+            ms("drawRaw"),
+            ms("drawHooked") / ms("drawRaw")
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check: BENCHMARKS.md, 'Monitor shadows'"]
+async fn measure_the_shadow_on_the_emulator() {
+    measure_the_shadow(Runtime::Emulator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, not a check: BENCHMARKS.md, 'Monitor shadows'"]
+async fn measure_the_shadow_on_craftos_pc() {
+    measure_the_shadow(Runtime::CraftOs).await;
+}
