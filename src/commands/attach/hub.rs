@@ -495,22 +495,9 @@ mod tests {
 
     fn computer(id: u64, online: bool, running: usize) -> ComputerInfo {
         ComputerInfo {
-            trapos_id: format!("{id}:c"),
-            id,
-            label: Some("c".into()),
-            online,
-            connected_at: std::time::UNIX_EPOCH,
-            disconnected_at: None,
-            serves: Vec::new(),
             running,
-            queued: 0,
-            detached: 0,
-            last_rtt_ms: None,
-            client: None,
-            host: None,
             max_message: 0,
-            machine: Default::default(),
-            status: None,
+            ..crate::session::fleet::test_computer(id, Some("c"), online)
         }
     }
 

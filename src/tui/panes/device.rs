@@ -185,24 +185,7 @@ mod tests {
     use super::*;
 
     fn info() -> ComputerInfo {
-        ComputerInfo {
-            trapos_id: "4:digger".into(),
-            id: 4,
-            label: Some("digger".into()),
-            online: true,
-            connected_at: std::time::SystemTime::UNIX_EPOCH,
-            disconnected_at: None,
-            serves: Vec::new(),
-            running: 0,
-            queued: 0,
-            detached: 0,
-            last_rtt_ms: None,
-            client: None,
-            host: None,
-            max_message: 0,
-            machine: Default::default(),
-            status: None,
-        }
+        crate::session::fleet::test_computer(4, Some("digger"), true)
     }
 
     #[test]

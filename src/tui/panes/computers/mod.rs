@@ -326,28 +326,13 @@ impl Computers {
 
 #[cfg(test)]
 mod tests {
-    use std::time::SystemTime;
-
     use super::*;
 
     fn computer(id: u64, label: &str, online: bool, running: usize) -> ComputerInfo {
+        let label = Some(label).filter(|l| !l.is_empty());
         ComputerInfo {
-            trapos_id: format!("{id}:{label}"),
-            id,
-            label: Some(label.to_owned()).filter(|l| !l.is_empty()),
-            online,
-            connected_at: SystemTime::UNIX_EPOCH,
-            disconnected_at: None,
-            serves: vec![],
             running,
-            queued: 0,
-            detached: 0,
-            last_rtt_ms: None,
-            client: None,
-            host: None,
-            max_message: 131_072,
-            machine: Default::default(),
-            status: None,
+            ..crate::session::fleet::test_computer(id, label, online)
         }
     }
 
