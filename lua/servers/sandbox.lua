@@ -415,13 +415,16 @@ end
 
 -- Incoming messages -------------------------------------------------------------
 
---- What `ping {status:true}` adds: how many peripherals, the monitors' names, and on a turtle
--- its fuel, limit and selected slot.
+--- What `ping {status:true}` adds: how many peripherals, each one's main type, the monitors'
+-- names, and on a turtle its fuel, limit and selected slot.
 local function status()
-    local names, mons = peripheral.getNames(), json.array()
-    for _, n in ipairs(names) do if peripheral.hasType(n, "monitor") then mons[#mons + 1] = n end end
+    local names, mons, types = peripheral.getNames(), json.array(), {}
+    for _, n in ipairs(names) do
+        types[n] = peripheral.getType(n)
+        if peripheral.hasType(n, "monitor") then mons[#mons + 1] = n end
+    end
     table.sort(mons)
-    local s = { peripherals = #names, monitors = mons }
+    local s = { peripherals = #names, monitors = mons, types = types }
     if turtle then s.fuel, s.fuelLimit, s.selected = turtle.getFuelLevel(), turtle.getFuelLimit(), turtle.getSelectedSlot() end
     return s
 end

@@ -82,6 +82,10 @@ pub struct DeviceStatus {
     /// The monitors' names, sorted.
     #[serde(default)]
     pub monitors: Vec<String>,
+    /// Each peripheral's main type by name (`peripheral.getType`), sorted by name; empty from a
+    /// client from before it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub types: std::collections::BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuel: Option<Fuel>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -109,9 +113,19 @@ impl DeviceStatus {
             .unwrap_or_default();
         monitors.sort();
         monitors.dedup();
+        let types = s
+            .get("types")
+            .and_then(Value::as_object)
+            .map(|o| {
+                o.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                    .collect()
+            })
+            .unwrap_or_default();
         Some(DeviceStatus {
             peripherals,
             monitors,
+            types,
             fuel: s.get("fuel").and_then(Fuel::from_value),
             fuel_limit: s.get("fuelLimit").and_then(Fuel::from_value),
             selected: s
@@ -420,6 +434,17 @@ mod tests {
 
     #[test]
     fn a_status_ping_is_read_and_an_old_one_is_none() {
+        let with_types = json!({"status": {"peripherals": 2, "monitors": ["top"],
+            "types": {"top": "monitor", "back": "modem", "odd": 3}}});
+        let s = DeviceStatus::from_ping(&with_types).expect("status");
+        assert_eq!(
+            s.types.into_iter().collect::<Vec<_>>(),
+            [
+                ("back".into(), "modem".into()),
+                ("top".into(), "monitor".into())
+            ],
+            "by name; a type that is not a string is left out"
+        );
         let turtle = json!({"ok": true, "status": {"peripherals": 2, "monitors": ["top", "monitor_0"],
             "fuel": 80, "fuelLimit": "unlimited", "selected": 3}});
         let s = DeviceStatus::from_ping(&turtle).expect("status");

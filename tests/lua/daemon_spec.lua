@@ -65,13 +65,15 @@ local r = last() eq(r.id, "h-1") eq(r.ok, true) eq(r.payload.pong, true)
 eq(r.payload.status, nil, "a plain ping has no status")
 -- ping {status:true}: peripherals, monitors, and a turtle's fuel (docs/protocol.md, "Screen").
 env.peripheral = { getNames = function() return { "top", "left", "monitor_3" } end,
-    hasType = function(n, t) return t == "monitor" and n ~= "left" end }
+    hasType = function(n, t) return t == "monitor" and n ~= "left" end,
+    getType = function(n) return n == "left" and "modem" or "monitor" end }
 env.turtle = { getFuelLevel = function() return "unlimited" end, getFuelLimit = function() return "unlimited" end,
     getSelectedSlot = function() return 2 end }
 feed("websocket_message", url, '{"type":"gateway_request","id":"h-1s","request":"ping","payload":{"status":true}}')
 r = last() eq(r.id, "h-1s") eq(r.payload.pong, true)
 eq(r.payload.status.peripherals, 3) eq(table.concat(r.payload.status.monitors, ","), "monitor_3,top")
 eq(r.payload.status.fuel, "unlimited") eq(r.payload.status.fuelLimit, "unlimited") eq(r.payload.status.selected, 2)
+eq(r.payload.status.types.left, "modem") eq(r.payload.status.types.top, "monitor") eq(r.payload.status.types.monitor_3, "monitor")
 env.turtle = nil
 env.peripheral.getNames = function() return {} end
 feed("websocket_message", url, '{"type":"gateway_request","id":"h-1t","request":"ping","payload":{"status":true}}')

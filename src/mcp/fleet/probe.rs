@@ -432,6 +432,7 @@ mod tests {
             fuel: Some(Fuel::Level(80)),
             fuel_limit: Some(Fuel::Unlimited),
             selected: Some(2),
+            types: Default::default(),
         };
         let c = crate::session::fleet::test_computer(7, Some("miner one"), true);
         let e = ProbeEntry::new(&c, &[], None, Some(&status), json!({}));

@@ -24,6 +24,10 @@ use crate::tui::output::printable;
 /// taken away shows within this; a status ping costs the computer one event).
 pub const STATUS_EVERY: Duration = Duration::from_secs(5);
 
+/// Peripherals listed by name in the pane; more are counted (`+N more`), and
+/// `list-peripherals` gives them all.
+const SHOWN: usize = 4;
+
 /// Rows the Computers list keeps (borders included: "All computers" and two computers) before
 /// the device pane takes any.
 const LIST_KEEPS: u16 = 5;
@@ -154,7 +158,15 @@ pub fn lines(c: &ComputerInfo) -> Vec<(String, bool)> {
 fn status_lines(s: &DeviceStatus) -> Vec<(String, bool)> {
     let plural = if s.peripherals == 1 { "" } else { "s" };
     let mut out = vec![(format!("{} peripheral{plural}", s.peripherals), false)];
-    if !s.monitors.is_empty() {
+    if !s.types.is_empty() {
+        // Each peripheral by name with its main type (monitors among them), the first few.
+        for (name, kind) in s.types.iter().take(SHOWN) {
+            out.push((format!("  {} {}", printable(name), printable(kind)), false));
+        }
+        if s.types.len() > SHOWN {
+            out.push((format!("  +{} more", s.types.len() - SHOWN), true));
+        }
+    } else if !s.monitors.is_empty() {
         let names: Vec<String> = s.monitors.iter().map(|m| printable(m)).collect();
         let word = if names.len() == 1 {
             "monitor"
@@ -220,6 +232,7 @@ mod tests {
             fuel: Some(Fuel::Level(80)),
             fuel_limit: Some(Fuel::Unlimited),
             selected: Some(3),
+            types: Default::default(),
         });
         let words: Vec<String> = lines(&c).into_iter().map(|(w, _)| w).collect();
         assert_eq!(
@@ -236,6 +249,41 @@ mod tests {
         assert_eq!(pane, Some(Rect::new(0, 15, 30, 5)));
         assert_eq!(list, Rect::new(0, 0, 30, 15));
         assert_eq!(Device::split(Rect::new(0, 0, 30, 9), Some(&c)).1, None);
+    }
+
+    #[test]
+    fn each_peripheral_is_named_with_its_type_the_first_four() {
+        let mut c = info();
+        c.machine.device = Some("computer".into());
+        let types = [
+            ("back", "modem"),
+            ("left", "drive"),
+            ("minecraft:chest_0", "minecraft:chest"),
+            ("monitor_0", "monitor"),
+            ("top", "monitor"),
+        ];
+        c.status = Some(DeviceStatus {
+            peripherals: 5,
+            monitors: vec!["monitor_0".into(), "top".into()],
+            types: types
+                .iter()
+                .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+                .collect(),
+            ..DeviceStatus::default()
+        });
+        let words: Vec<String> = lines(&c).into_iter().map(|(w, _)| w).collect();
+        assert_eq!(
+            words,
+            [
+                "computer",
+                "5 peripherals",
+                "  back modem",
+                "  left drive",
+                "  minecraft:chest_0 minecraft:chest",
+                "  monitor_0 monitor",
+                "  +1 more"
+            ]
+        );
     }
 
     /// What docs/console.md says: three lines (a computer with monitors, a turtle without)
