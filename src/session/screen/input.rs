@@ -1,7 +1,13 @@
-//! Input for a computer's terminal, checked before it is sent: `send-input`'s text, keys and
-//! paste become the `input` request's steps (docs/protocol.md "Screen").
+//! Input for a computer's terminal or a monitor, checked before it is sent: `send-input`'s
+//! text, keys and paste become the `input` request's steps, a touch a monitor's
+//! (docs/protocol.md "Screen"); and the session's calls that send them.
 
 use serde_json::{Value, json};
+
+use super::{Display, SCREEN_TIMEOUT, ScreenError};
+use crate::protocol::{Kind, kind};
+use crate::session::Session;
+use crate::session::model::{Origin, RequestSpec};
 
 /// Characters of `text` in one call (each is one `char` event on the computer).
 pub const MAX_TEXT: usize = 4096;
@@ -306,6 +312,132 @@ pub fn check_display(
             }
             Ok(())
         }
+    }
+}
+
+impl Session {
+    /// Sends input steps (see [`steps`]) to a computer's terminal. Resolves once the
+    /// computer has queued every event.
+    ///
+    /// An agent's input waits while the person is attached to the computer, or is refused
+    /// with `person_typing` (the policy's `person_typing`).
+    ///
+    /// # Errors
+    /// When the computer is unknown, offline, has no mirror, or refuses the input.
+    pub async fn send_input(
+        &self,
+        target: &str,
+        steps: Vec<Value>,
+        origin: Origin,
+    ) -> Result<Value, ScreenError> {
+        // While the person is attached to it, the keyboard is theirs (see `pause.rs`).
+        let trapos_id = self.resolve(target)?;
+        self.wait_keyboard(&trapos_id, &origin, SCREEN_TIMEOUT)
+            .await?;
+        Ok(self.start_input(&trapos_id, steps, origin)?.wait().await?)
+    }
+
+    /// Touches a monitor attached to a computer at a cell (1-based `x`, `y`): the computer
+    /// queues `monitor_touch` with the monitor's name and the cell, as CC does when a player
+    /// right-clicks it. The person's keyboard is not waited for: a touch is not typing.
+    ///
+    /// # Errors
+    /// A cell below 1 (refused before sending), an unknown or offline computer, a client
+    /// without monitor shadows; the computer refuses a cell outside the monitor
+    /// (`bad_request`) or a monitor not attached (`not_found`).
+    pub async fn send_touch(
+        &self,
+        target: &str,
+        monitor: &str,
+        x: u32,
+        y: u32,
+        origin: Origin,
+    ) -> Result<Value, ScreenError> {
+        let step = touch(x, y)?;
+        if monitor.is_empty() {
+            return Err(ScreenError::Input(InputError {
+                field: "monitor".into(),
+                message: "a touch needs the monitor's name".into(),
+            }));
+        }
+        let trapos_id = self.resolve(target)?;
+        let display = Display::Monitor(monitor.to_owned());
+        self.serves(&trapos_id, &display, Kind::Input)?;
+        let spec = RequestSpec::of(&kind::Input {
+            steps: vec![step],
+            request_id: None,
+            monitor: Some(monitor.to_owned()),
+        })
+        .timeout(Some(SCREEN_TIMEOUT))
+        .quiet();
+        Ok(self.start(&trapos_id, spec, origin)?.wait().await?)
+    }
+
+    /// Sends input to one running chunk or program (`request_id`, an `exec-lua` or `run-file`
+    /// request pending on `target`): the events reach that request alone, not the shell nor
+    /// other programs (docs/protocol.md, "Payloads": `input`). The person's keyboard is not
+    /// waited for: nothing reaches the terminal they are typing at.
+    ///
+    /// # Errors
+    /// When the computer is unknown, offline or has no mirror, when its client cannot aim input
+    /// (a client from before that), or when no such request is running there.
+    pub async fn send_input_to(
+        &self,
+        target: &str,
+        request_id: &str,
+        steps: Vec<Value>,
+        origin: Origin,
+    ) -> Result<Value, ScreenError> {
+        let trapos_id = self.resolve(target)?;
+        self.serves(&trapos_id, &Display::Terminal, Kind::Input)?;
+        let running = self.pending().into_iter().any(|r| {
+            r.request_id == request_id
+                && r.trapos_id == trapos_id
+                && matches!(r.kind, Kind::ExecLua | Kind::RunFile)
+        });
+        if !running {
+            return Err(ScreenError::NotRunning {
+                trapos_id,
+                request_id: request_id.to_owned(),
+            });
+        }
+        let routes = self
+            .computer(&trapos_id)
+            .is_some_and(|c| c.machine.routes_input == Some(true));
+        if !routes {
+            return Err(ScreenError::NoRouting { trapos_id });
+        }
+        let spec = RequestSpec::of(&kind::Input {
+            steps,
+            request_id: Some(request_id.to_owned()),
+            monitor: None,
+        })
+        .timeout(Some(SCREEN_TIMEOUT))
+        .quiet();
+        Ok(self.start(&trapos_id, spec, origin)?.wait().await?)
+    }
+
+    /// Starts sending input and returns at once: requests to one computer go out in the
+    /// order they were started, so keys typed one by one arrive in order.
+    ///
+    /// # Errors
+    /// When the computer is unknown, offline or has no mirror.
+    pub fn start_input(
+        &self,
+        target: &str,
+        steps: Vec<Value>,
+        origin: Origin,
+    ) -> Result<crate::session::Ticket, ScreenError> {
+        let trapos_id = self.resolve(target)?;
+        self.serves(&trapos_id, &Display::Terminal, Kind::Input)?;
+        let spec = RequestSpec::of(&kind::Input {
+            steps,
+            request_id: None,
+            monitor: None,
+        })
+        .timeout(Some(SCREEN_TIMEOUT))
+        .quiet();
+        Ok(self.start(&trapos_id, spec, origin)?)
     }
 }
 
