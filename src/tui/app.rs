@@ -409,7 +409,7 @@ impl App {
             self.set_pending(hub.pending());
             // An open Quit question counts what is pending now, not when it opened (a call
             // refused with `n` under it is no longer pending).
-            let n = self.requests.pending.len();
+            let n = self.requests.worth_asking();
             if let Some(Popup::ConfirmQuit(q)) = &mut self.popup {
                 q.pending = n;
             }

@@ -306,10 +306,11 @@ impl App {
     /// console (`trapdesk attach`) detaches at once: the host keeps running and with it every
     /// request, so there is nothing to lose by leaving.
     fn ask_quit(&mut self) -> Outcome {
-        if self.requests.pending.is_empty() || self.attached.is_some() {
+        let n = self.requests.worth_asking();
+        if n == 0 || self.attached.is_some() {
             Outcome::Quit
         } else {
-            Outcome::Open(Open::ConfirmQuit(self.requests.pending.len()))
+            Outcome::Open(Open::ConfirmQuit(n))
         }
     }
 

@@ -27,6 +27,16 @@ impl Requests {
         self.sel = self.sel.min(self.pending.len().saturating_sub(1));
     }
 
+    /// The pending requests quitting would cancel that are worth a question: every one but a
+    /// ping (the Device pane's status, a probe's), whose loss costs nothing. A quit pressed
+    /// while a status ping was in flight asked, and then said nothing was pending.
+    pub fn worth_asking(&self) -> usize {
+        self.pending
+            .iter()
+            .filter(|r| r.kind != crate::protocol::Kind::Ping)
+            .count()
+    }
+
     /// A wheel turn over the pane.
     pub fn wheel(&mut self, up: bool) {
         self.sel = super::step(self.sel, up, self.pending.len());
@@ -142,5 +152,39 @@ impl Component for Requests {
             .collect();
         Paragraph::new(lines).render(inner, buf);
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::Kind;
+    use crate::session::Origin;
+
+    fn pending(kind: Kind) -> PendingInfo {
+        PendingInfo {
+            request_id: "r".into(),
+            trapos_id: "1:a".into(),
+            origin: Origin::Person,
+            kind,
+            summary: String::new(),
+            started_at: std::time::SystemTime::UNIX_EPOCH,
+            started: tokio::time::Instant::now(),
+            deadline: tokio::time::Instant::now(),
+            timeout_ms: 0,
+            no_deadline: false,
+            sent: true,
+            cancel_requested: false,
+            awaiting_approval: false,
+        }
+    }
+
+    #[test]
+    fn a_ping_in_flight_is_not_worth_a_quit_question() {
+        let mut r = Requests::default();
+        r.set(vec![pending(Kind::Ping)]);
+        assert_eq!(r.worth_asking(), 0);
+        r.set(vec![pending(Kind::Ping), pending(Kind::ExecLua)]);
+        assert_eq!(r.worth_asking(), 1);
     }
 }
