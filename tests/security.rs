@@ -1,0 +1,21 @@
+//! No way past one's seat: each attack tried against a running host, one module per part of the
+//! host it goes through, each test named for the attack it stops (docs/security.md, "Attacks
+//! tried, and what stops each"). One binary, so the attacks link the library once.
+#![allow(clippy::unwrap_used, clippy::panic)]
+
+mod support;
+
+#[path = "security/emulator.rs"]
+mod emulator;
+#[path = "security/names.rs"]
+mod names;
+#[path = "security/hello.rs"]
+mod hello;
+#[path = "security/listeners.rs"]
+mod listeners;
+#[path = "security/credentials.rs"]
+mod credentials;
+#[path = "security/reach.rs"]
+mod reach;
+#[path = "security/private.rs"]
+mod private;

@@ -1,0 +1,4 @@
+//! Attacks on names: see docs/security.md.
+
+#[allow(unused_imports)]
+use super::support;
