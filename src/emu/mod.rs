@@ -6,7 +6,9 @@
 //! # Layout
 //!
 //! - this file: the [`Computer`] handle and the public API (spawn, events, `run_lua`, power).
-//! - `boot`: a fresh Lua state per power cycle: natives, watchdog, bios.
+//! - `boot`: a fresh Lua state per power cycle: natives, watchdog, bios; `sandbox`: that state
+//!   holds CC's libraries and nothing of the host (a filtered `debug`, text-only `load`);
+//!   `clock`: `os.date`/`os.time(table)` in Rust, so the C `os` library is never opened.
 //! - `machine`: the computer's own OS thread: event queue, timers, the coroutine loop, power cycles.
 //! - `value`: event arguments as they cross from Rust into Lua.
 //! - `term`: the text screen (a computer's, turtle's or pocket computer's size) and the native
@@ -23,6 +25,7 @@
 //!   in our own words.
 
 mod boot;
+mod clock;
 mod device;
 mod fs;
 mod handles;
@@ -34,6 +37,7 @@ mod number;
 mod os_api;
 mod peripherals;
 mod quota;
+mod sandbox;
 mod screen;
 mod term;
 mod turtle;

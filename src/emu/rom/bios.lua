@@ -2,35 +2,21 @@
 -- own words. It receives the native (Rust) tables, builds CC's globals from them, removes what
 -- CC does not offer, loads the ROM APIs, and returns the hooks the machine needs.
 local native = ...
-local nterm, nfs, nos, nhttp, watchdog, rom = native.term, native.fs, native.os, native.http, native.watchdog, native.rom
+local nterm, nfs, nos, nhttp, rom = native.term, native.fs, native.os, native.http, native.rom
 
 local pack, unpack, select, type, error, tostring = table.pack, table.unpack, select, type, error, tostring
-local yield, native_create, sethook = coroutine.yield, coroutine.create, debug.sethook
-local native_load, host_os = load, os
+local yield = coroutine.yield
+-- The sandbox's `load` (src/emu/sandbox.rs): text only.
+local native_load = load
 
 _HOST = "ComputerCraft 1.113.0 (trapdesk emulator)"
 _CC_DEFAULT_SETTINGS = ""
 
--- "Too long without yielding": every coroutine gets a count hook that asks the machine whether
--- the current resume has run too long. The error is an ordinary Lua error, so pcall catches it
--- (as on CC); a computer that still does not yield 1.5 s later is turned off.
-local watchdog_hook
-function watchdog_hook()
-    local state = watchdog()
-    if state == 0 then return end
-    -- Killed: raise at every instruction from now on, so no pcall loop can hold on.
-    if state == 2 then sethook(watchdog_hook, "", 1) end
-    -- Level 2 is the function the hook interrupted: its position leads the message
-    -- ("startup.lua:5: Too long without yielding"), as on CC: Tweaked and CraftOS-PC.
-    error("Too long without yielding", 2)
-end
-
-local function spawn(f)
-    local co = native_create(f)
-    sethook(co, watchdog_hook, "", 1000)
-    return co
-end
-coroutine.create = spawn
+-- "Too long without yielding": the sandbox's `coroutine.create` hooks every coroutine with the
+-- watchdog (src/emu/sandbox.rs), so every coroutine, the bios's and a program's alike, is
+-- watched. The error is an ordinary Lua error, so pcall catches it (as on CC); a computer that
+-- still does not yield 1.5 s later is turned off.
+local spawn = coroutine.create
 function coroutine.wrap(f)
     local co = spawn(f)
     return function(...)
@@ -40,10 +26,9 @@ function coroutine.wrap(f)
     end
 end
 
--- What CC does not offer (and what would reach the host).
-collectgarbage, dofile, loadstring, module = nil, nil, nil, nil
+-- What CC does not offer. (`collectgarbage`, the host's `dofile`/`loadfile`/`print`, `io`, `os`
+-- and `package` never exist here: src/emu/sandbox.rs builds the globals without them.)
 string.dump = nil
-package = nil
 
 -- CC's `expect` (cc.expect): "bad argument #1 to 'sleep' (number expected, got string)", the
 -- name only when the caller is known and written in Lua, raised at the caller's caller.
@@ -144,10 +129,11 @@ end
 -- os
 os = {}
 for k, v in pairs(nos) do os[k] = v end
-os.date, os.difftime = host_os.date, host_os.difftime
-local ntime = nos.time
+-- `os.date`, `os.difftime` and `os.time(table)` are Rust's (src/emu/clock.rs), not the C `os`.
+os.date, os.difftime, os.mktime = raising(nos.date), raising(nos.difftime), nil
+local ntime, mktime = nos.time, raising(nos.mktime)
 function os.time(t)
-    if type(t) == "table" then return host_os.time(t) end
+    if type(t) == "table" then return mktime(t) end
     return ntime(t)
 end
 function os.version() return "CraftOS 1.9" end

@@ -1,0 +1,545 @@
+//! The Lua state an emulated computer runs in, built so that nothing of the host is reachable
+//! from it: only the libraries CC: Tweaked offers are opened (base, `coroutine`, `string`,
+//! `table`, `math`, `bit32`; never `io`, `os` or `package`), the base functions that reach the
+//! host (`dofile`, `loadfile`, `print`, binary `load`, `collectgarbage`) never enter the
+//! computer's globals, and `debug` is a filtered library written here for the purpose.
+//!
+//! PUC Lua's own `debug` library lets a chunk corrupt the host's memory (mlua documents it as
+//! unsafe): `setupvalue`/`setlocal` on a C function or frame replace the userdata mlua's
+//! callbacks rely on, `setmetatable` on that userdata swaps its type, `getregistry` holds
+//! every internal table. Its functions are taken into Rust before any Lua runs (they are in
+//! no table a chunk can reach) and each one offered here checks its arguments first: upvalues
+//! and locals of Lua functions and frames only, metatables of anything but userdata,
+//! `getregistry` a table holding the computer's own `_LOADED`, as CC's registry holds only the
+//! computer's own Lua (CC: Tweaked `CobaltLuaMachine.java`, `CoreLibraries.debugGlobals` and
+//! the registry's `_LOADED`). The watchdog owns every coroutine's hook, so `sethook` is not
+//! offered to chunks (CC interrupts computers from Java, not with hooks).
+//!
+//! Why a filtered library in this process rather than a process per computer: the emulator is
+//! a convenience for trying and testing (`--demo`, `trapdesk emulate`, the test suite), many
+//! computers run side by side sharing the host's gateway and runtime, and the escape routes are
+//! a short, closed list of Lua API functions checked here (docs/security.md, "The emulator").
+
+use std::sync::{Arc, Mutex};
+
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Thread, Value};
+
+/// The most memory one emulated computer's Lua may hold. CC has no such limit, but its
+/// computers live in the server's JVM with its own heap limit; here the computers share the
+/// host's process, so one chunk building an endless table would grow the host. 64 MiB is many
+/// times what the client and CC programs hold (the client runs in well under 2 MiB).
+pub(crate) const MEMORY_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Count of VM instructions between two watchdog checks on a coroutine.
+const WATCHDOG_EVERY: u32 = 1000;
+
+/// The base functions a chunk may see as they are: none reaches outside the Lua state.
+/// `load` is replaced by a text-only one; `print`, `loadfile` and `dofile` are the bios's,
+/// over the computer's terminal and disk.
+const BASE: &[&str] = &[
+    "assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal", "rawget", "rawlen",
+    "rawset", "select", "tonumber", "tostring", "type", "unpack", "xpcall", "_VERSION",
+];
+
+/// The libraries CC offers that PUC Lua provides as they are.
+const LIBS: &[&str] = &["coroutine", "string", "table", "math", "bit32"];
+
+/// The real C functions, kept here and only here.
+#[derive(Clone)]
+struct Real {
+    getinfo: Function,
+    getlocal: Function,
+    setlocal: Function,
+    getupvalue: Function,
+    setupvalue: Function,
+    upvalueid: Function,
+    upvaluejoin: Function,
+    getmetatable: Function,
+    setmetatable: Function,
+    traceback: Function,
+    sethook: Function,
+    create: Function,
+    load: Function,
+    base_setmetatable: Function,
+}
+
+/// A fresh Lua state for one power cycle of one computer, with the sandbox's globals in place.
+/// `watchdog` is asked at every check whether the running coroutine has run too long
+/// (0: no, 1: raise "Too long without yielding", 2: killed, raise at every instruction).
+pub(crate) fn state(watchdog: impl Fn() -> u8 + Send + 'static) -> mlua::Result<Lua> {
+    // SAFETY: the `debug` library is opened only to take its C functions into `Real` below,
+    // before any Lua code runs; it is removed from the globals and from `_LOADED`, and every
+    // function a chunk can call checks its arguments so that no C function, C frame, userdata or
+    // the real registry is reached through it. No C module is ever loaded (`package` is not
+    // opened).
+    let lua = unsafe {
+        Lua::unsafe_new_with(
+            StdLib::COROUTINE
+                | StdLib::TABLE
+                | StdLib::STRING
+                | StdLib::MATH
+                | StdLib::BIT
+                | StdLib::DEBUG,
+            LuaOptions::new(),
+        )
+    };
+    let host = lua.globals();
+    let debug: Table = host.get("debug")?;
+    let coroutine: Table = host.get("coroutine")?;
+    let real = Real {
+        getinfo: debug.get("getinfo")?,
+        getlocal: debug.get("getlocal")?,
+        setlocal: debug.get("setlocal")?,
+        getupvalue: debug.get("getupvalue")?,
+        setupvalue: debug.get("setupvalue")?,
+        upvalueid: debug.get("upvalueid")?,
+        upvaluejoin: debug.get("upvaluejoin")?,
+        getmetatable: debug.get("getmetatable")?,
+        setmetatable: debug.get("setmetatable")?,
+        traceback: debug.get("traceback")?,
+        sethook: debug.get("sethook")?,
+        create: coroutine.get("create")?,
+        load: host.get("load")?,
+        base_setmetatable: host.get("setmetatable")?,
+    };
+
+    let g = lua.create_table()?;
+    for name in BASE {
+        g.raw_set(*name, host.raw_get::<Value>(*name)?)?;
+    }
+    let loaded = lua.create_table()?;
+    for name in LIBS {
+        let lib: Table = host.get(*name)?;
+        g.raw_set(*name, &lib)?;
+        loaded.raw_set(*name, lib)?;
+    }
+    g.raw_set("_G", &g)?;
+    loaded.raw_set("_G", &g)?;
+
+    let shim = Shim::new(&lua)?;
+    g.raw_set("load", shim.wrap(&lua, load(&real))?)?;
+    g.raw_set("setmetatable", shim.wrap(&lua, setmetatable(&real, false))?)?;
+    let base_getmetatable: Function = host.get("getmetatable")?;
+    g.raw_set(
+        "getmetatable",
+        shim.wrap(&lua, move |_, args| match args.front() {
+            // The emulator's userdata (mlua's error values among them) keep their metatables.
+            Some(v) if is_userdata(v) => Ok(MultiValue::new()),
+            _ => call(&base_getmetatable, args),
+        })?,
+    )?;
+    let hook = watchdog_hook(&lua, &real, watchdog)?;
+    coroutine.raw_set("create", shim.wrap(&lua, create(&real, hook))?)?;
+    let dbg = filtered_debug(&lua, &real, &shim, &loaded)?;
+    g.raw_set("debug", &dbg)?;
+    loaded.raw_set("debug", dbg)?;
+
+    // The real globals table and `_LOADED` (with the real `debug`) leave the registry: the
+    // computer's globals are the table built above, from the first chunk on.
+    lua.set_globals(g)?;
+    lua.set_named_registry_value("_LOADED", loaded)?;
+    lua.set_memory_limit(MEMORY_LIMIT)?;
+    Ok(lua)
+}
+
+/// Turns a Rust function answering `true, ...` or `false, message` into a Lua function that
+/// returns the values or raises the message at its caller, as CC's Java functions do (an error
+/// returned from an mlua callback would reach Lua as a userdata, not as CC's string).
+struct Shim(Function);
+
+impl Shim {
+    fn new(lua: &Lua) -> mlua::Result<Shim> {
+        let f = lua
+            .load(
+                "local pack, unpack, error = table.pack, table.unpack, error
+                 return function(native)
+                     return function(...)
+                         local r = pack(native(...))
+                         if not r[1] then error(r[2], 2) end
+                         return unpack(r, 2, r.n)
+                     end
+                 end",
+            )
+            .set_name("=[C]")
+            .set_mode(mlua::chunk::ChunkMode::Text)
+            .call::<Function>(())?;
+        Ok(Shim(f))
+    }
+
+    fn wrap<F>(&self, lua: &Lua, f: F) -> mlua::Result<Function>
+    where
+        F: Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static,
+    {
+        let native = lua.create_function(move |lua, args: MultiValue| {
+            let mut out = MultiValue::new();
+            match f(lua, args) {
+                Ok(values) => {
+                    out.push_back(Value::Boolean(true));
+                    out.extend(values);
+                }
+                Err(msg) => {
+                    out.push_back(Value::Boolean(false));
+                    out.push_back(Value::String(lua.create_string(msg)?));
+                }
+            }
+            Ok(out)
+        })?;
+        self.0.call(native)
+    }
+}
+
+/// Frames between a real debug function and the chunk that called the offered one: the Rust
+/// closure. A chunk's level `n` is the real function's `n + FRAMES`. The functions that take a
+/// level are offered without the shim, so a Lua frame never stands between: a chunk's
+/// `return debug.getlocal(1, n)` is a tail call, which would replace the caller's frame with
+/// the shim's (a C function is called in place, as PUC Lua calls the real one).
+const FRAMES: i64 = 1;
+
+/// A Rust function offered as it is (for the functions that take a level, see [`FRAMES`]): its
+/// rare errors (a bad argument) reach Lua as mlua's error value, whose `tostring` is the message.
+fn direct<F>(lua: &Lua, f: F) -> mlua::Result<Function>
+where
+    F: Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static,
+{
+    lua.create_function(move |lua, args: MultiValue| {
+        f(lua, args).map_err(mlua::Error::RuntimeError)
+    })
+}
+
+/// The message of a failed call into a real function: its first line (mlua appends a
+/// traceback), without the position of our own frames.
+fn message(e: &mlua::Error) -> String {
+    let text = match e {
+        mlua::Error::CallbackError { cause, .. } => cause.to_string(),
+        other => other.to_string(),
+    };
+    let first = text.lines().next().unwrap_or_default();
+    first
+        .strip_prefix("runtime error: ")
+        .unwrap_or(first)
+        .to_owned()
+}
+
+fn call(f: &Function, args: MultiValue) -> Result<MultiValue, String> {
+    f.call::<MultiValue>(args).map_err(|e| message(&e))
+}
+
+fn is_lua(f: &Function) -> bool {
+    f.info().what != "C"
+}
+
+/// Whether `v` is anything but Lua's own kinds of value: full and light userdata, mlua's error
+/// values and whatever else mlua makes. All of it is the emulator's (handles, mlua's internals).
+fn is_userdata(v: &Value) -> bool {
+    !matches!(
+        v,
+        Value::Nil
+            | Value::Boolean(_)
+            | Value::Integer(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Table(_)
+            | Value::Function(_)
+            | Value::Thread(_)
+    )
+}
+
+/// `load` that only reads text: a binary chunk (`string.dump`'s output, or bytecode made
+/// elsewhere) can corrupt PUC Lua's memory, and Cobalt cannot load one either. The mode a chunk
+/// passes is replaced by "t"; an environment is passed on only when one was given, as Lua 5.2
+/// tells a missing fourth argument from a nil one.
+fn load(real: &Real) -> impl Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static {
+    let real = real.load.clone();
+    move |lua, args| {
+        let mut args: Vec<Value> = args.into_iter().collect();
+        let with_env = args.len() >= 4;
+        args.resize(4, Value::Nil);
+        let text = lua.create_string("t").map_err(|e| message(&e))?;
+        args[2] = Value::String(text);
+        if !with_env {
+            args.truncate(3);
+        }
+        call(&real, args.into_iter().collect())
+    }
+}
+
+/// `setmetatable` (base, or `debug`'s) that never marks a value for finalisation: a `__gc`
+/// runs with hooks off (no watchdog could stop it) and whenever a collection happens; Cobalt
+/// does not run `__gc` either. The `__gc` field stays in the metatable, unused.
+fn setmetatable(
+    real: &Real,
+    debug: bool,
+) -> impl Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static {
+    let f = if debug {
+        real.setmetatable.clone()
+    } else {
+        real.base_setmetatable.clone()
+    };
+    move |_, args| {
+        let target = args.front().cloned().unwrap_or(Value::Nil);
+        if is_userdata(&target) {
+            return Err(
+                "bad argument #1 to 'setmetatable' (userdata belongs to the emulator)".into(),
+            );
+        }
+        let gc = match args.get(1) {
+            Some(Value::Table(mt)) => {
+                let gc: Value = mt.raw_get("__gc").map_err(|e| message(&e))?;
+                if gc.is_nil() {
+                    None
+                } else {
+                    mt.raw_set("__gc", Value::Nil).map_err(|e| message(&e))?;
+                    Some((mt.clone(), gc))
+                }
+            }
+            _ => None,
+        };
+        let result = call(&f, args);
+        if let Some((mt, gc)) = gc {
+            mt.raw_set("__gc", gc).map_err(|e| message(&e))?;
+        }
+        result
+    }
+}
+
+/// The watchdog's hook: a Lua function (its error must be a plain string at the interrupted
+/// function's position, "startup.lua:5: Too long without yielding", which `pcall` catches as on
+/// CC) calling `check`, which asks the machine and, once the computer is killed, hooks the
+/// coroutine at every instruction so no `pcall` loop can hold on.
+fn watchdog_hook(
+    lua: &Lua,
+    real: &Real,
+    watchdog: impl Fn() -> u8 + Send + 'static,
+) -> mlua::Result<Function> {
+    let slot: Arc<Mutex<Option<Function>>> = Arc::new(Mutex::new(None));
+    let sethook = real.sethook.clone();
+    let hook_slot = slot.clone();
+    let check = lua.create_function(move |_, ()| {
+        let state = watchdog();
+        if state == 2 {
+            let hook = hook_slot.lock().ok().and_then(|h| h.clone());
+            if let Some(hook) = hook {
+                sethook.call::<()>((hook, "", 1))?;
+            }
+        }
+        Ok(state)
+    })?;
+    let hook = lua
+        .load(
+            "local check, error = ...
+             return function()
+                 if check() ~= 0 then error(\"Too long without yielding\", 2) end
+             end",
+        )
+        .set_name("=watchdog")
+        .set_mode(mlua::chunk::ChunkMode::Text)
+        .call::<Function>((check, lua.globals().get::<Function>("error")?))?;
+    if let Ok(mut s) = slot.lock() {
+        *s = Some(hook.clone());
+    }
+    Ok(hook)
+}
+
+/// `coroutine.create` that hooks every coroutine with the watchdog: no coroutine runs unwatched.
+fn create(
+    real: &Real,
+    hook: Function,
+) -> impl Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static {
+    let (create, sethook) = (real.create.clone(), real.sethook.clone());
+    move |_, args| {
+        let out = call(&create, args)?;
+        if let Some(Value::Thread(co)) = out.front() {
+            sethook
+                .call::<()>((co.clone(), hook.clone(), "", WATCHDOG_EVERY))
+                .map_err(|e| message(&e))?;
+        }
+        Ok(out)
+    }
+}
+
+/// Splits `[thread,] rest...` and says how many frames to add to a level: our own frames count
+/// only when the stack looked at is the running one.
+fn thread_arg(lua: &Lua, args: MultiValue) -> (Option<Thread>, i64, Vec<Value>) {
+    let mut args: Vec<Value> = args.into_iter().collect();
+    if let Some(Value::Thread(t)) = args.first().cloned() {
+        args.remove(0);
+        let offset = if t == lua.current_thread() { FRAMES } else { 0 };
+        return (Some(t), offset, args);
+    }
+    (None, FRAMES, args)
+}
+
+fn with_thread(thread: Option<Thread>, rest: Vec<Value>) -> MultiValue {
+    let mut out = MultiValue::new();
+    if let Some(t) = thread {
+        out.push_back(Value::Thread(t));
+    }
+    out.extend(rest);
+    out
+}
+
+fn level_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Integer(n) => Some(*n),
+        Value::Number(n) if n.fract() == 0.0 => Some(*n as i64),
+        Value::String(s) => s.to_str().ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Whether the frame at the chunk's `level` (of `thread`) runs Lua; `None` when there is no
+/// such frame.
+fn frame_is_lua(real: &Real, thread: &Option<Thread>, offset: i64, level: i64) -> Option<bool> {
+    let args = with_thread(thread.clone(), vec![Value::Integer(level + offset)]);
+    let info = real.getinfo.call::<Option<Table>>(args).ok().flatten()?;
+    let what: String = info.get("what").ok()?;
+    Some(what != "C")
+}
+
+type Offered = Box<dyn Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static>;
+
+fn filtered_debug(lua: &Lua, real: &Real, shim: &Shim, loaded: &Table) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+
+    let r = real.clone();
+    t.raw_set(
+        "getinfo",
+        direct(lua, move |lua, args| {
+            let (thread, offset, mut rest) = thread_arg(lua, args);
+            if let Some(first) = rest.first_mut() {
+                if let Some(level) = level_of(first) {
+                    *first = Value::Integer(level + offset);
+                }
+            }
+            call(&r.getinfo, with_thread(thread, rest))
+        })?,
+    )?;
+
+    let r = real.clone();
+    t.raw_set(
+        "traceback",
+        direct(lua, move |lua, args| {
+            let (thread, offset, mut rest) = thread_arg(lua, args);
+            match rest.first() {
+                None
+                | Some(Value::Nil)
+                | Some(Value::String(_))
+                | Some(Value::Integer(_))
+                | Some(Value::Number(_)) => {}
+                // A message that is not a string comes back untouched, as in Lua.
+                Some(other) => return Ok(MultiValue::from_vec(vec![other.clone()])),
+            }
+            let default = if offset == 0 { 0 } else { 1 };
+            let level = rest.get(1).and_then(level_of).unwrap_or(default);
+            rest.resize(2, Value::Nil);
+            rest[1] = Value::Integer(level + offset);
+            call(&r.traceback, with_thread(thread, rest))
+        })?,
+    )?;
+
+    for (name, set) in [("getlocal", false), ("setlocal", true)] {
+        let r = real.clone();
+        let f = if set {
+            real.setlocal.clone()
+        } else {
+            real.getlocal.clone()
+        };
+        let offered: Offered = Box::new(move |lua, args| {
+            let (thread, offset, mut rest) = thread_arg(lua, args);
+            match rest.first().cloned() {
+                // `getlocal(f, n)`: a Lua function's parameter names; nothing for a C one.
+                Some(Value::Function(func)) if !set => {
+                    if !is_lua(&func) {
+                        return Ok(MultiValue::new());
+                    }
+                    call(&f, with_thread(thread, rest))
+                }
+                Some(v) => {
+                    let Some(level) = level_of(&v) else {
+                        return Err(format!(
+                            "bad argument #1 to '{name}' (number expected, got {})",
+                            v.type_name()
+                        ));
+                    };
+                    if level < 0 {
+                        return Err(format!("bad argument #1 to '{name}' (level out of range)"));
+                    }
+                    match frame_is_lua(&r, &thread, offset, level) {
+                        None => Err(format!("bad argument #1 to '{name}' (level out of range)")),
+                        // A C frame's slots hold what the host's functions rely on.
+                        Some(false) => Ok(MultiValue::new()),
+                        Some(true) => {
+                            rest[0] = Value::Integer(level + offset);
+                            call(&f, with_thread(thread, rest))
+                        }
+                    }
+                }
+                None => Err(format!(
+                    "bad argument #1 to '{name}' (number expected, got no value)"
+                )),
+            }
+        });
+        t.raw_set(name, direct(lua, offered)?)?;
+    }
+
+    // Upvalues of Lua functions only: a C function's upvalues are the host's (mlua keeps its
+    // callbacks there), and CC's native functions have none.
+    for (name, f) in [
+        ("getupvalue", real.getupvalue.clone()),
+        ("setupvalue", real.setupvalue.clone()),
+        ("upvalueid", real.upvalueid.clone()),
+    ] {
+        t.raw_set(
+            name,
+            shim.wrap(lua, move |_, args| match args.front() {
+                Some(Value::Function(func)) if is_lua(func) => call(&f, args),
+                Some(Value::Function(_)) => Ok(MultiValue::new()),
+                other => Err(format!(
+                    "bad argument #1 to '{name}' (function expected, got {})",
+                    other.map_or("no value", |v| v.type_name())
+                )),
+            })?,
+        )?;
+    }
+    let f = real.upvaluejoin.clone();
+    t.raw_set(
+        "upvaluejoin",
+        shim.wrap(lua, move |_, args| {
+            let lua_fn =
+                |v: Option<&Value>| matches!(v, Some(Value::Function(func)) if is_lua(func));
+            if !lua_fn(args.front()) || !lua_fn(args.get(2)) {
+                return Err("bad argument to 'upvaluejoin' (Lua function expected)".into());
+            }
+            call(&f, args)
+        })?,
+    )?;
+
+    let f = real.getmetatable.clone();
+    t.raw_set(
+        "getmetatable",
+        shim.wrap(lua, move |_, args| match args.front() {
+            // Userdata here is the emulator's own (handles, errors, mlua's callbacks).
+            Some(v) if is_userdata(v) => Ok(MultiValue::new()),
+            _ => call(&f, args),
+        })?,
+    )?;
+    t.raw_set("setmetatable", shim.wrap(lua, setmetatable(real, true))?)?;
+
+    let registry = lua.create_table()?;
+    registry.raw_set("_LOADED", loaded)?;
+    t.raw_set(
+        "getregistry",
+        shim.wrap(lua, move |_, _| {
+            Ok(MultiValue::from_vec(vec![Value::Table(registry.clone())]))
+        })?,
+    )?;
+
+    t.raw_set(
+        "sethook",
+        shim.wrap(lua, |_, _| {
+            Err("debug.sethook is not offered by the emulator: its watchdog holds every coroutine's hook".into())
+        })?,
+    )?;
+    t.raw_set("gethook", shim.wrap(lua, |_, _| Ok(MultiValue::new()))?)?;
+    Ok(t)
+}
