@@ -181,7 +181,7 @@ impl Disk {
         if !quota.take(missing * MINIMUM_FILE_SIZE) {
             return Err(format!("/{p}: {OUT_OF_SPACE}"));
         }
-        fs::create_dir_all(h).map_err(|_| {
+        private_dir(h).map_err(|_| {
             quota.give_back(missing * MINIMUM_FILE_SIZE);
             format!("/{p}: Access denied")
         })
@@ -242,7 +242,7 @@ impl Disk {
             return Ok(());
         }
         let bytes = fs::read(from).map_err(|e| format!("/{p}: {e}"))?;
-        let mut options = fs::OpenOptions::new();
+        let mut options = private_file();
         options.write(true).create(true).truncate(true);
         let mut file = self.open_write(p, to, &options, true)?;
         self.quota(p).write(0, bytes.len() as u64, 0)?;
@@ -543,7 +543,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                 if h.is_dir() || p.is_empty() {
                     return fail(lua, format!("/{p}: Cannot write to directory"));
                 }
-                let mut options = fs::OpenOptions::new();
+                let mut options = private_file();
                 options
                     .create(true)
                     .write(m == "w")
@@ -578,7 +578,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
                 if m == "r+" && !h.exists() {
                     return fail(lua, format!("/{p}: No such file"));
                 }
-                let mut options = fs::OpenOptions::new();
+                let mut options = private_file();
                 options
                     .read(true)
                     .write(true)
@@ -601,6 +601,93 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         }
     });
     Ok(t)
+}
+
+/// A disk's folders and files are the host user's alone (0700 and 0600): the `.settings` on
+/// every emulated disk holds the computer's secrets, and other users of the host have no
+/// business reading a computer's files. The mode is asked for at creation (the process's umask
+/// can only take bits away).
+pub(crate) fn private_dir(path: &Path) -> std::io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(path)
+}
+
+/// The folder that holds disks (`<data dir>/computers`): made, or made private if an older
+/// version left it open to others.
+pub(crate) fn private_folder(path: &Path) -> std::io::Result<()> {
+    private_dir(path)?;
+    restrict(path, &fs::symlink_metadata(path)?)
+}
+
+/// Options that create a file only its owner can read and write.
+pub(crate) fn private_file() -> fs::OpenOptions {
+    #[allow(unused_mut)]
+    let mut options = fs::OpenOptions::new();
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options
+}
+
+/// Writes `bytes` to a new or existing file of a disk, leaving it the user's alone.
+pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = private_file()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    restrict(path, &file.metadata()?)
+}
+
+/// At most this many entries are looked at when a disk is tightened (a disk's quota keeps it
+/// far smaller: 1 MB of 500-byte minimum files is 2,000 entries).
+const TIGHTEN_MAX: usize = 100_000;
+
+/// Takes the group and other bits off every folder and file of a disk made looser by an older
+/// version (0755 folders, 0644 files). Symbolic links are neither followed nor changed: a
+/// link's target is not the disk's.
+pub(crate) fn tighten(root: &Path) {
+    let mut todo = vec![root.to_path_buf()];
+    let mut seen = 0;
+    while let Some(path) = todo.pop() {
+        seen += 1;
+        if seen > TIGHTEN_MAX {
+            tracing::warn!(root = %root.display(), "disk not fully tightened: over {TIGHTEN_MAX} entries");
+            return;
+        }
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        if let Err(e) = restrict(&path, &meta) {
+            tracing::warn!(path = %path.display(), "could not make private: {e}");
+        }
+        if meta.is_dir()
+            && let Ok(entries) = fs::read_dir(&path)
+        {
+            todo.extend(entries.flatten().map(|e| e.path()));
+        }
+    }
+}
+
+#[cfg(unix)]
+fn restrict(path: &Path, meta: &fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = meta.permissions().mode();
+    if mode & 0o077 != 0 {
+        fs::set_permissions(path, fs::Permissions::from_mode(mode & !0o077))?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn restrict(_: &Path, _: &fs::Metadata) -> std::io::Result<()> {
+    Ok(())
 }
 
 #[cfg(test)]

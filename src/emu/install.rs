@@ -38,9 +38,9 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> EmuError + '_ {
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), EmuError> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+        super::fs::private_dir(parent).map_err(io_err(parent))?;
     }
-    std::fs::write(path, bytes).map_err(io_err(path))
+    super::fs::write_private(path, bytes).map_err(io_err(path))
 }
 
 /// A Lua string literal that holds `s` byte for byte (what `textutils.serialize` would write).
@@ -61,21 +61,185 @@ fn lua_quote(s: &str) -> String {
 }
 
 /// The computer's own secret (`trapdesk.secret`) in the `/.settings` already on its disk, if
-/// any. The file is what `settings.save` wrote (`textutils.serialize`), so it is read as Lua,
-/// in an empty environment, as `settings.load` does.
+/// any. The file is what `settings.save` wrote (`textutils.serialize`: a table constructor of
+/// string keys), but the computer's programs can write anything there, so it is parsed, not
+/// run: [`serialized_string_field`] reads only that shape, bounded in size and depth.
 fn own_secret(root: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(root.join(".settings")).ok()?;
-    let lua = mlua::Lua::new();
-    let table: mlua::Table = lua
-        .load(format!("return {text}"))
-        .set_environment(lua.create_table().ok()?)
-        .eval()
-        .ok()?;
-    table
-        .get::<Option<String>>("trapdesk.secret")
-        .ok()
-        .flatten()
-        .filter(|s| !s.is_empty())
+    let bytes = std::fs::read(root.join(".settings")).ok()?;
+    if bytes.len() > SETTINGS_MAX {
+        return None;
+    }
+    serialized_string_field(&bytes, "trapdesk.secret").filter(|s| !s.is_empty())
+}
+
+/// A `.settings` larger than this is not read for a secret (the disk holds 1 MB at most).
+const SETTINGS_MAX: usize = 1 << 20;
+
+/// The string value of the top-level field `key` in a table written by `textutils.serialize`
+/// (`{ [ "k" ] = "v", k2 = 1, nested = { ... }, }`); `None` for anything else.
+fn serialized_string_field(text: &[u8], key: &str) -> Option<String> {
+    let mut p = Parser { s: text, i: 0 };
+    let fields = p.table(0)?;
+    p.skip();
+    if p.i != text.len() {
+        return None;
+    }
+    fields.into_iter().find_map(|(k, v)| match (k, v) {
+        (Lit::Str(k), Lit::Str(v)) if k == key.as_bytes() => String::from_utf8(v).ok(),
+        _ => None,
+    })
+}
+
+/// A value in a serialised table; only strings are kept (the rest is checked and dropped).
+enum Lit {
+    Str(Vec<u8>),
+    Other,
+}
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Parser<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn skip(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> Option<()> {
+        self.skip();
+        (self.peek() == Some(b)).then(|| self.i += 1)
+    }
+
+    /// `{ field, ... }`, at most 32 tables deep.
+    fn table(&mut self, depth: usize) -> Option<Vec<(Lit, Lit)>> {
+        if depth > 32 {
+            return None;
+        }
+        self.eat(b'{')?;
+        let mut fields = Vec::new();
+        loop {
+            self.skip();
+            match self.peek()? {
+                b'}' => {
+                    self.i += 1;
+                    return Some(fields);
+                }
+                b'[' => {
+                    self.i += 1;
+                    let k = self.value(depth)?;
+                    self.eat(b']')?;
+                    self.eat(b'=')?;
+                    let v = self.value(depth)?;
+                    fields.push((k, v));
+                }
+                b if b.is_ascii_alphabetic() || b == b'_' => {
+                    let start = self.i;
+                    while self
+                        .peek()
+                        .is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    {
+                        self.i += 1;
+                    }
+                    let word = self.s[start..self.i].to_vec();
+                    self.skip();
+                    if self.peek() == Some(b'=') {
+                        self.i += 1;
+                        let v = self.value(depth)?;
+                        fields.push((Lit::Str(word), v));
+                    } else if matches!(word.as_slice(), b"true" | b"false" | b"nil") {
+                        fields.push((Lit::Other, Lit::Other));
+                    } else {
+                        return None;
+                    }
+                }
+                _ => {
+                    let v = self.value(depth)?;
+                    fields.push((Lit::Other, v));
+                }
+            }
+            self.skip();
+            match self.peek()? {
+                b',' | b';' => self.i += 1,
+                b'}' => {}
+                _ => return None,
+            }
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Lit> {
+        self.skip();
+        match self.peek()? {
+            b'"' | b'\'' => self.string().map(Lit::Str),
+            b'{' => self.table(depth + 1).map(|_| Lit::Other),
+            b'-' | b'.' | b'0'..=b'9' => {
+                while self
+                    .peek()
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'+'))
+                {
+                    self.i += 1;
+                }
+                Some(Lit::Other)
+            }
+            _ => {
+                let start = self.i;
+                while self.peek().is_some_and(|b| b.is_ascii_alphabetic()) {
+                    self.i += 1;
+                }
+                matches!(&self.s[start..self.i], b"true" | b"false" | b"nil").then_some(Lit::Other)
+            }
+        }
+    }
+
+    /// A quoted string with Lua's escapes (`%q` writes `\"`, `\\`, `\` + newline, `\ddd`).
+    fn string(&mut self) -> Option<Vec<u8>> {
+        let quote = self.peek()?;
+        self.i += 1;
+        let mut out = Vec::new();
+        loop {
+            let b = self.peek()?;
+            self.i += 1;
+            match b {
+                b if b == quote => return Some(out),
+                b'\n' => return None,
+                b'\\' => {
+                    let e = self.peek()?;
+                    self.i += 1;
+                    match e {
+                        b'n' | b'\n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'a' => out.push(7),
+                        b'b' => out.push(8),
+                        b'f' => out.push(12),
+                        b'v' => out.push(11),
+                        b'0'..=b'9' => {
+                            let mut n = u32::from(e - b'0');
+                            for _ in 0..2 {
+                                match self.peek() {
+                                    Some(d @ b'0'..=b'9') => {
+                                        n = n * 10 + u32::from(d - b'0');
+                                        self.i += 1;
+                                    }
+                                    _ => break,
+                                }
+                            }
+                            out.push(u8::try_from(n).ok()?);
+                        }
+                        b'"' | b'\'' | b'\\' => out.push(e),
+                        _ => return None,
+                    }
+                }
+                b => out.push(b),
+            }
+        }
+    }
 }
 
 /// The line only the client's startup wrapper holds (`lua/apis/setup.lua`, `setup.MARK`).
@@ -194,6 +358,8 @@ pub async fn run_demo(
     data_dir: &Path,
     shutdown: CancellationToken,
 ) -> Result<(), EmuError> {
+    let folder = data_dir.join("computers");
+    super::fs::private_folder(&folder).map_err(io_err(&folder))?;
     let mut computers = Vec::new();
     for id in 1..=u64::from(n) {
         let idx = (id - 1) as usize;
@@ -367,6 +533,25 @@ mod tests {
             "{text}"
         );
         Ok(())
+    }
+
+    #[test]
+    fn a_settings_file_is_parsed_not_run() {
+        use super::serialized_string_field as field;
+        let settings = b"{\n  [ \"a\" ] = { 1, true, { x = -2.5e3 } },\n  [ \"trapdesk.secret\" ] = \"s\\\"\\065\\\n\",\n  plain = 'x',\n}";
+        assert_eq!(
+            field(settings, "trapdesk.secret").as_deref(),
+            Some("s\"A\n")
+        );
+        assert_eq!(field(settings, "plain").as_deref(), Some("x"));
+        assert_eq!(field(b"{ [\"k\"] = os.execute(\"id\") }", "k"), None);
+        assert_eq!(field(b"return { k = \"v\" }", "k"), None);
+        let deep = format!(
+            "{{ k = \"v\", d = {}{} }}",
+            "{".repeat(100),
+            "}".repeat(100)
+        );
+        assert_eq!(field(deep.as_bytes(), "k"), None);
     }
 
     #[test]

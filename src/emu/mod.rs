@@ -382,19 +382,21 @@ impl Computer {
     /// `EmuError::Io` when the disk directory cannot be created, `EmuError::Setup` when the OS
     /// refuses a thread.
     pub fn spawn(spec: ComputerSpec, rt: tokio::runtime::Handle) -> Result<Computer, EmuError> {
-        std::fs::create_dir_all(&spec.root).map_err(|source| EmuError::Io {
+        fs::private_dir(&spec.root).map_err(|source| EmuError::Io {
             path: spec.root.clone(),
             source,
         })?;
+        fs::tighten(&spec.root);
         let (tx, rx) = std::sync::mpsc::channel();
         let screen = Arc::new(Mutex::new(screen::Screen::new(spec.size.0, spec.size.1)));
         let drive = Arc::new(Mutex::new(spec.drive.clone()));
         let device = device::DeviceState::new(&spec.device, spec.advanced);
         if let Some(f) = spec.drive.as_ref().and_then(|d| d.floppy.as_ref()) {
-            std::fs::create_dir_all(&f.root).map_err(|source| EmuError::Io {
+            fs::private_dir(&f.root).map_err(|source| EmuError::Io {
                 path: f.root.clone(),
                 source,
             })?;
+            fs::tighten(&f.root);
         }
         let floppies = spec.root.parent().map(|p| p.join("disk"));
         let mut bench = peripherals::Bench::new(spec.id, drive.clone(), floppies);
@@ -518,7 +520,7 @@ impl Computer {
     /// # Errors
     /// `EmuError::Io` when the floppy's directory cannot be made.
     pub fn insert_disk(&self, floppy: Floppy) -> Result<(), EmuError> {
-        std::fs::create_dir_all(&floppy.root).map_err(|source| EmuError::Io {
+        fs::private_dir(&floppy.root).map_err(|source| EmuError::Io {
             path: floppy.root.clone(),
             source,
         })?;

@@ -269,3 +269,71 @@ return table.concat({ t.year, t.month, t.day, os.date("!%Y-%m-%d %H:%M", 0),
         json!("1971,1,1,1970-01-01 00:00,86400,c,6,main,true,true,string,true"),
     );
 }
+
+/// Modes of every folder and file under `dir` that give group or others any access.
+#[cfg(unix)]
+fn loose_modes(dir: &std::path::Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut loose = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(path) = todo.pop() {
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            loose.push(format!("{} {mode:o}", path.display()));
+        }
+        if meta.is_dir() {
+            todo.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+        }
+    }
+    loose
+}
+
+/// Other users of the host read no emulated disk (each `.settings` holds the computer's
+/// secrets): a fresh `--demo` disk, its folders and what its computers write are the user's
+/// alone, and a disk an older version left 0755/0644 is tightened when its computer starts.
+#[cfg(unix)]
+#[tokio::test]
+async fn another_user_of_the_host_reads_no_demo_disk() {
+    use std::os::unix::fs::PermissionsExt;
+    let host = support::start_host().await;
+    let data = tempfile::tempdir().unwrap();
+    // A disk from an older version: group and others could read it.
+    let old = data.path().join("computers").join("2");
+    std::fs::create_dir_all(old.join("programs")).unwrap();
+    std::fs::write(old.join("programs").join("old.lua"), "print(1)").unwrap();
+    for (path, mode) in [
+        (data.path().join("computers"), 0o755),
+        (old.clone(), 0o755),
+        (old.join("programs"), 0o755),
+        (old.join("programs").join("old.lua"), 0o644),
+    ] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let stop = tokio_util::sync::CancellationToken::new();
+    let (url, dir, token) = (host.gateway_url(), data.path().to_path_buf(), stop.clone());
+    let demo = tokio::spawn(async move {
+        trapdesk::emu::run_demo(1, &url, support::SECRET, &dir, token).await
+    });
+    support::wait_until(|| {
+        host.session
+            .computer("1:miner")
+            .is_some_and(|c| c.online && c.serves.iter().any(|s| s == "exec-lua"))
+    })
+    .await;
+    // What a program writes at run time is as private as what the installer wrote.
+    let made = exec(
+        &host,
+        1,
+        r#"fs.makeDir("/made/deep") local h = fs.open("/made/deep/f.txt", "w") h.write("x") h.close() return true"#,
+    )
+    .await;
+    assert_eq!(made, json!(true));
+    support::wait_until(|| host.session.computer("2:turtle").is_some_and(|c| c.online)).await;
+    let loose = loose_modes(&data.path().join("computers"));
+    stop.cancel();
+    demo.await.unwrap().unwrap();
+    assert!(loose.is_empty(), "{loose:#?}");
+    assert!(data.path().join("computers/1/.settings").exists());
+    assert!(data.path().join("computers/1/made/deep/f.txt").exists());
+}

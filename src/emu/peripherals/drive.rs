@@ -86,7 +86,7 @@ pub(crate) fn call(
                 return Err("Could not mount".into());
             };
             let root = dir.join(id.to_string());
-            std::fs::create_dir_all(&root).map_err(|_| "Could not mount".to_owned())?;
+            crate::emu::fs::private_dir(&root).map_err(|_| "Could not mount".to_owned())?;
             let Some(drive) = d.as_mut() else {
                 return Ok(Some(MultiValue::new()));
             };

@@ -22,7 +22,7 @@ impl Computer {
     /// asked for); `EmuError::Io` when a floppy's directory cannot be made.
     pub fn attach(&self, name: &str, spec: PeripheralSpec) -> Result<(), EmuError> {
         if let PeripheralSpec::Drive(Some(f)) = &spec {
-            std::fs::create_dir_all(&f.root).map_err(|source| EmuError::Io {
+            crate::emu::fs::private_dir(&f.root).map_err(|source| EmuError::Io {
                 path: f.root.clone(),
                 source,
             })?;
