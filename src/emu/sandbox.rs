@@ -406,10 +406,10 @@ fn filtered_debug(lua: &Lua, real: &Real, shim: &Shim, loaded: &Table) -> mlua::
         "getinfo",
         direct(lua, move |lua, args| {
             let (thread, offset, mut rest) = thread_arg(lua, args);
-            if let Some(first) = rest.first_mut() {
-                if let Some(level) = level_of(first) {
-                    *first = Value::Integer(level + offset);
-                }
+            if let Some(first) = rest.first_mut()
+                && let Some(level) = level_of(first)
+            {
+                *first = Value::Integer(level + offset);
             }
             call(&r.getinfo, with_thread(thread, rest))
         })?,
