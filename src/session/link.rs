@@ -182,14 +182,14 @@ impl Link {
         secrets: &crate::trust::secrets::Secrets,
     ) -> Relabelled {
         let label = crate::protocol::label::normalise(label.as_deref());
-        let id = {
+        let (id, old) = {
             let st = self.session.lock();
             match st.computers.get(&self.trapos_id) {
-                Some(c) if self.current(&st) => c.info.id,
+                Some(c) if self.current(&st) => (c.info.id, c.info.label.clone()),
                 _ => return Relabelled::Unchanged,
             }
         };
-        if let Err(refusal) = secrets.relabel(id, label.as_deref(), &self.held) {
+        if let Err(refusal) = secrets.relabel(id, old.as_deref(), label.as_deref(), &self.held) {
             let mut st = self.session.lock();
             let mut entry = State::entry(
                 "refused",

@@ -173,7 +173,13 @@ fn now_ms() -> u64 {
 /// A bad computer name, or the file cannot be read or written.
 pub fn add(dir: &Path, computer: &str) -> Result<String, SecretError> {
     let computer = computer.trim();
-    if computer.is_empty() || computer.contains(':') {
+    // A label CC could not give a computer (`StringUtil.normaliseLabel`) would bind nothing.
+    let by_label = !computer.bytes().all(|b| b.is_ascii_digit());
+    if computer.is_empty()
+        || computer.contains(':')
+        || (by_label
+            && crate::protocol::label::normalise(Some(computer)).as_deref() != Some(computer))
+    {
         return Err(SecretError::BadComputer(computer.to_owned()));
     }
     let secret = generate_secret();
@@ -660,6 +666,38 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+        Ok(())
+    }
+
+    #[test]
+    fn a_relabel_is_judged_only_when_it_brings_another_binding()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let shared = rotate(dir.path())?;
+        let s = Secrets::new(&settings(dir.path()));
+        let held = vec![crate::trust::hash(&shared)];
+        let miner = add(dir.path(), "miner")?;
+        // Onto a bound label with the shared secret: refused, as a hello would be.
+        assert!(matches!(
+            s.relabel(9, None, Some("miner"), &held),
+            Err(Refusal::Bound { .. })
+        ));
+        // The label's own secret may take it; an unbound label is anyone's.
+        let own = vec![crate::trust::hash(&miner)];
+        assert_eq!(s.relabel(9, None, Some("miner"), &own), Ok(()));
+        assert_eq!(s.relabel(9, None, Some("farm"), &held), Ok(()));
+        // A rotation since it linked does not unlink an unbound computer on a relabel.
+        rotate(dir.path())?;
+        assert_eq!(s.relabel(9, Some("a"), Some("b"), &held), Ok(()));
+        // A label CC could not have binds nothing, so `add` refuses it.
+        assert!(matches!(
+            add(dir.path(), &"x".repeat(33)),
+            Err(SecretError::BadComputer(_))
+        ));
+        assert!(matches!(
+            add(dir.path(), "a\u{1b}b"),
+            Err(SecretError::BadComputer(_))
+        ));
         Ok(())
     }
 

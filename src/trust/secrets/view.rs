@@ -125,18 +125,32 @@ impl Secrets {
         verdict
     }
 
-    /// Whether a computer `id` linked with the secrets hashed `held` (the one its hello gave,
-    /// and the one it enrolled with, if it did) may be called `label` now: judged as a hello
-    /// with that label would be, so a `label` message cannot take a label bound with `secret
-    /// add` that a hello could not. Reads nothing when neither file changed.
+    /// Whether a computer `id` called `old`, linked with the secrets hashed `held` (the one its
+    /// hello gave, and the one it enrolled with, if it did), may be called `label` now. When
+    /// the new label brings a binding other than the one that applied already, it is judged as
+    /// a hello with that label would be, so a `label` message cannot take a label bound with
+    /// `secret add` that a hello could not; otherwise nothing changed about what binds it (a
+    /// `secret rotate` or `enrol off` since it linked does not unlink it on a relabel). Reads
+    /// nothing when neither file changed.
     ///
     /// # Errors
     /// The refusal a hello with that label would get.
-    pub fn relabel(&self, id: u64, label: Option<&str>, held: &[String]) -> Result<(), Refusal> {
+    pub fn relabel(
+        &self,
+        id: u64,
+        old: Option<&str>,
+        label: Option<&str>,
+        held: &[String],
+    ) -> Result<(), Refusal> {
         let store = self.store.get(|_| load(&self.dir)).map_err(|e| {
             tracing::warn!("refusing a relabel: {e}");
             Refusal::Unreadable
         })?;
+        match (store.binding(id, label), store.binding(id, old)) {
+            (None, _) => return Ok(()),
+            (Some(new), Some(was)) if std::ptr::eq(new, was) => return Ok(()),
+            _ => {}
+        }
         let shared = self.shared();
         let shared_hash = (!shared.is_empty()).then(|| crate::trust::hash(&shared));
         let mut refusal = Refusal::Wrong;
