@@ -305,3 +305,29 @@ async fn the_cli_names_the_computer_it_reached() {
         text(&out.stderr)
     );
 }
+
+/// A flood of hellos asking to enrol, each with a new id and the shared secret, rewrites the
+/// bindings file at most `ENROL_PER_MINUTE` (60) times a minute: past that they link unbound,
+/// with no secret in their `welcome`, and the file does not grow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_enrolments_grows_the_bindings_file_no_further_than_its_bound() {
+    let host = start_host().await;
+    let mut enrolled = 0;
+    let mut unbound = 0;
+    for id in 100..(100 + 2 * u64::from(secrets::ENROL_PER_MINUTE)) {
+        let (c, welcome) =
+            FakeComputer::link_with(&host, with_secret(hello(id, None), SECRET, true)).await;
+        if welcome["secret"].is_string() {
+            enrolled += 1;
+        } else {
+            unbound += 1;
+        }
+        c.close().await;
+    }
+    assert_eq!(enrolled, secrets::ENROL_PER_MINUTE);
+    assert_eq!(unbound, secrets::ENROL_PER_MINUTE);
+    assert_eq!(
+        secrets::list(host.dir.path()).unwrap().len(),
+        secrets::ENROL_PER_MINUTE as usize
+    );
+}

@@ -702,6 +702,42 @@ mod tests {
     }
 
     #[test]
+    fn enrolment_stops_at_the_most_bindings_kept() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store {
+            enrolment_closed: false,
+            computers: (0..MAX_ENROLLED as u64)
+                .map(|id| ComputerSecret {
+                    computer: id.to_string(),
+                    secret_sha256: "h".into(),
+                    pending: true,
+                    how: Some("enrolled".into()),
+                    label: None,
+                    since_ms: 0,
+                    ids: Vec::new(),
+                })
+                .collect(),
+        };
+        file::save(dir.path(), &store)?;
+        let before = std::fs::read(dir.path().join(FILE))?;
+        assert!(matches!(
+            enrol(dir.path(), 1_000_000, None),
+            Err(SecretError::Full {
+                count: MAX_ENROLLED
+            })
+        ));
+        assert_eq!(
+            std::fs::read(dir.path().join(FILE))?,
+            before,
+            "not rewritten"
+        );
+        // An id already enrolled may still enrol again (its pending binding is replaced).
+        assert!(enrol(dir.path(), 5, None)?.is_ok());
+        assert_eq!(list(dir.path())?.len(), MAX_ENROLLED);
+        Ok(())
+    }
+
+    #[test]
     fn a_fresh_lock_waits_and_a_stale_one_is_taken() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let lock = dir.path().join(format!("{FILE}.lock"));
