@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-60}"
-targets=(frame fragments descriptor hello)
+targets=(frame fragments descriptor hello label)
 if cargo +nightly --version >/dev/null 2>&1 && cargo +nightly fuzz --version >/dev/null 2>&1; then
   for t in "${targets[@]}"; do
     echo "== fuzzing $t for ${secs}s"

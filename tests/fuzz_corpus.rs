@@ -48,6 +48,11 @@ fn hello_corpus() {
 }
 
 #[test]
+fn label_corpus() {
+    corpus("label", checks::label);
+}
+
+#[test]
 fn binary_frame_corpus() {
     corpus("binary_frame", checks::binary_frame);
 }

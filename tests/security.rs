@@ -5,17 +5,17 @@
 
 mod support;
 
+#[path = "security/credentials.rs"]
+mod credentials;
 #[path = "security/emulator.rs"]
 mod emulator;
-#[path = "security/names.rs"]
-mod names;
 #[path = "security/hello.rs"]
 mod hello;
 #[path = "security/listeners.rs"]
 mod listeners;
-#[path = "security/credentials.rs"]
-mod credentials;
-#[path = "security/reach.rs"]
-mod reach;
+#[path = "security/names.rs"]
+mod names;
 #[path = "security/private.rs"]
 mod private;
+#[path = "security/reach.rs"]
+mod reach;

@@ -57,7 +57,51 @@ pub fn hello(data: &[u8]) {
     };
     if let Ok(h) = Hello::from_value(&v) {
         assert!(h.trapos_id().starts_with(&format!("{}:", h.computer_id)));
+        if let Some(l) = &h.label {
+            assert_label(l);
+        }
     }
+}
+
+/// What a label may be on the host (docs/protocol.md, "Labels"): not empty, at most 32
+/// characters, no control character, and normalising it again changes nothing.
+fn assert_label(l: &str) {
+    use trapdesk::protocol::label;
+    assert!(!l.is_empty());
+    assert!(l.chars().count() <= label::MAX_CHARS, "{l:?}");
+    assert!(!l.chars().any(char::is_control), "{l:?}");
+    assert_eq!(label::normalise(Some(l)).as_deref(), Some(l));
+}
+
+/// Any bytes as a label, the way a computer sends one (each byte one wire char, `\u00XX` above
+/// 0x7F), in a `label` message and in a `hello`: both give the same normalised label, and the
+/// traposId is the id, a colon and that label.
+pub fn label(data: &[u8]) {
+    let wire_form: String = data.iter().map(|&b| char::from(b)).collect();
+    let frame = serde_json::json!({"type": "label", "label": wire_form}).to_string();
+    let frame = wire::escape_non_ascii(&frame);
+    let from_label = match Message::decode(&frame) {
+        Ok(Message::Label { label }) => label,
+        other => panic!("a label message did not decode: {other:?}"),
+    };
+    if let Some(l) = &from_label {
+        assert_label(l);
+    }
+    let hello = wire::decode(&wire::escape_non_ascii(
+        &serde_json::json!({"type": "hello", "protocol": 1, "computer_id": 7,
+            "label": wire_form, "secret": "s"})
+        .to_string(),
+    ))
+    .ok()
+    .and_then(|v| Hello::from_value(&v).ok());
+    let Some(h) = hello else {
+        panic!("a hello with any label links");
+    };
+    assert_eq!(h.label, from_label);
+    assert_eq!(
+        h.trapos_id(),
+        format!("7:{}", from_label.as_deref().unwrap_or(""))
+    );
 }
 
 /// Any binary frame from a computer (docs/protocol.md, "Binary frames"): a blob piece, output

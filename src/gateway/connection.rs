@@ -375,6 +375,7 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
                 self.receipts.done(id);
                 return None;
             }
+            Message::Label { label } => return self.relabel(label.clone()).await,
             Message::ComputerResponse(r) => self.receipts.done(&r.id),
             // Only a client that sends receipts sends `limit`.
             Message::Limit { .. } => self.receipts.held = true,
@@ -388,6 +389,27 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
             self.missed,
         )
         .await
+    }
+
+    /// The computer's label changed: checked against the label bindings (`Link::relabel`); one
+    /// that takes a label bound to a secret this computer did not show ends the link with
+    /// `auth_failed`, as its next hello would.
+    async fn relabel(&mut self, label: Option<String>) -> Option<Quit> {
+        match self.link.relabel(label, &self.state.secrets) {
+            crate::session::Relabelled::Renamed(now) => {
+                tracing::debug!(computer = %now, "relabelled");
+                None
+            }
+            crate::session::Relabelled::Unchanged => None,
+            crate::session::Relabelled::Refused(r) => {
+                tracing::warn!(computer = %self.link.trapos_id(), "relabel refused: {}", r.message());
+                self.out.error("auth_failed", r.message(), None).await;
+                self.out
+                    .close(super::protocol::CLOSE_AUTH_FAILED, "auth_failed")
+                    .await;
+                Some(Quit::Closed(format!("relabel refused: {}", r.why())))
+            }
+        }
     }
 
     /// The computer stored the secret this connection's `welcome` gave it: its binding is firm.
@@ -431,11 +453,8 @@ async fn handle(
             out.limit = (max_message as usize).max(MIN_LIMIT);
             link.max_message(out.limit as u64);
         }
-        Message::Label { label } => {
-            if let Some(now) = link.relabel(label) {
-                tracing::debug!(computer = %now, "relabelled");
-            }
-        }
+        // Taken by `Frame::relabel`, which holds the secrets.
+        Message::Label { .. } => {}
         Message::Pong { t } => {
             // Any pong proves the computer's Lua side is alive; only ours gives a round trip.
             *missed = 0;

@@ -76,7 +76,10 @@ pub(super) async fn start(
     state.session.adopt(&link, detached);
     let id = hello.computer_id;
     let (secret, enrolling) = match enrolled {
-        Some(e) => (Some(e.secret), Some(Box::new((id, e.secret_sha256)))),
+        Some(e) => {
+            link.holds(e.secret_sha256.clone());
+            (Some(e.secret), Some(Box::new((id, e.secret_sha256))))
+        }
         None => (None, None),
     };
     let welcome = Message::Welcome {

@@ -224,7 +224,8 @@ impl Hello {
         };
         let label = match obj.get("label") {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
+            // Cut and cleaned as CC keeps a label: a peer's own is never believed as sent.
+            Some(Value::String(s)) => label::normalise(Some(s)),
             Some(_) => return Err(HelloError::Bad("label must be a string or null".into())),
         };
         let secret = match obj.get("secret") {
@@ -397,6 +398,7 @@ pub struct ErrorBody {
 
 mod detached;
 pub mod kind;
+pub mod label;
 pub mod wire;
 
 pub use detached::{Detach, DetachedRun};
@@ -423,7 +425,13 @@ impl Message {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        serde_json::from_value(v).map_err(|e| format!("bad {kind} message: {e}"))
+        let mut m: Message =
+            serde_json::from_value(v).map_err(|e| format!("bad {kind} message: {e}"))?;
+        if let Message::Label { label: l } = &mut m {
+            // As a hello's: the `label` message is the other way a computer names itself.
+            *l = label::normalise(l.as_deref());
+        }
+        Ok(m)
     }
 
     /// Encodes a message as one ASCII-only text frame.

@@ -23,6 +23,22 @@ pub struct Link {
     conn_id: u64,
     trapos_id: String,
     reason: Option<String>,
+    /// SHA-256 of the secrets this computer showed it holds (its hello's; the one it enrolled
+    /// with): a relabel is judged on them as a hello would be ([`Link::relabel`]). Hashes only:
+    /// the secret itself is not kept for the link's life.
+    held: Vec<String>,
+}
+
+/// What a `label` message did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Relabelled {
+    /// The computer is known as this traposId from now on.
+    Renamed(String),
+    /// Nothing changed (the same label, or a name another link holds: logged).
+    Unchanged,
+    /// The new label is bound (`trapdesk secret add LABEL`) to a secret this computer did not
+    /// show: it keeps its old name, and the link is to be closed with `auth_failed`.
+    Refused(crate::trust::secrets::Refusal),
 }
 
 impl Session {
@@ -129,11 +145,16 @@ impl Session {
             trapos_id: trapos_id.clone(),
         });
         drop(st);
+        let held = (!hello.secret.is_empty())
+            .then(|| crate::trust::hash(&hello.secret))
+            .into_iter()
+            .collect();
         Link {
             session: self.clone(),
             conn_id,
             trapos_id,
             reason: None,
+            held,
         }
     }
 }
@@ -141,6 +162,53 @@ impl Session {
 impl Link {
     pub fn trapos_id(&self) -> &str {
         &self.trapos_id
+    }
+
+    /// The computer enrolled on this link and holds the secret hashed `sha256` too.
+    pub fn holds(&mut self, sha256: String) {
+        self.held.push(sha256);
+    }
+
+    /// The computer's label changed while linked (`label`), checked against the label bindings
+    /// as a hello with the new label would be ([`Secrets::relabel`]): a computer that linked
+    /// with the shared secret, or another computer's, cannot take a label bound with `trapdesk
+    /// secret add` by a `label` message after linking. A refused relabel is logged and keeps
+    /// the old name; the caller closes the link with `auth_failed`, as the next hello would be.
+    ///
+    /// [`Secrets::relabel`]: crate::trust::secrets::Secrets::relabel
+    pub fn relabel(
+        &mut self,
+        label: Option<String>,
+        secrets: &crate::trust::secrets::Secrets,
+    ) -> Relabelled {
+        let label = crate::protocol::label::normalise(label.as_deref());
+        let (id, old) = {
+            let st = self.session.lock();
+            match st.computers.get(&self.trapos_id) {
+                Some(c) if self.current(&st) => (c.info.id, c.info.label.clone()),
+                _ => return Relabelled::Unchanged,
+            }
+        };
+        if let Err(refusal) = secrets.relabel(id, old.as_deref(), label.as_deref(), &self.held) {
+            let mut st = self.session.lock();
+            let mut entry = State::entry(
+                "refused",
+                format!(
+                    "{} was labelled {:?}: {}",
+                    self.trapos_id,
+                    label.as_deref().unwrap_or(""),
+                    refusal.why()
+                ),
+            );
+            entry.trapos_id = Some(self.trapos_id.clone());
+            entry.status = Some(super::model::Status::Failed);
+            st.log(entry);
+            return Relabelled::Refused(refusal);
+        }
+        match self.rename(label) {
+            Some(now) => Relabelled::Renamed(now),
+            None => Relabelled::Unchanged,
+        }
     }
 
     pub(crate) fn conn_id(&self) -> u64 {
@@ -366,9 +434,10 @@ impl Link {
     /// now on, everywhere a traposId is (the computer list, its scrollback and screen, its
     /// pending requests, name resolution), and the old name stops resolving. An offline entry
     /// already under the new name is this same computer from an earlier link: it is replaced.
-    /// Returns the new traposId, or `None` when nothing changed.
-    pub fn relabel(&mut self, label: Option<String>) -> Option<String> {
-        let label = label.filter(|l| !l.is_empty());
+    /// Returns the new traposId, or `None` when nothing changed. Unchecked: the gateway goes
+    /// through [`Link::relabel`].
+    pub(crate) fn rename(&mut self, label: Option<String>) -> Option<String> {
+        let label = crate::protocol::label::normalise(label.as_deref());
         let mut st = self.session.lock();
         if !self.current(&st) {
             return None;

@@ -43,7 +43,7 @@ pub use approval::{Answer, AnswerError, Approval};
 pub use detached::{FinishedRequest, RequestState};
 pub use devices::{DeviceError, DeviceStatus, Fuel, PeripheralInfo, TurtleInfo, TurtleSlot};
 pub use gate::ApproverGuard;
-pub use link::Link;
+pub use link::{Link, Relabelled};
 pub use log_view::{LogQuery, Since};
 pub use model::*;
 pub use state::{Outbound, OutputChunk};

@@ -1,5 +1,9 @@
 //! Which linked computer a caller means: a full traposId, a bare id or a unique label, case
 //! ignored as the globs ignore it (docs/mcp.md, "Tools").
+//!
+//! A query shaped like a traposId (`<digits>:<rest>`) names that id only: a label may hold a
+//! `:` (CC allows it), so `label set 7:vault` on computer 12 must not make `12:7:vault` the
+//! answer to `7:vault` while computer 7 is offline. Only other shapes fall back to labels.
 
 use super::model::RequestError;
 use super::state::{Computer, State};
@@ -16,7 +20,9 @@ impl State {
         ids
     }
 
-    /// Finds the linked computer a caller means: full traposId, bare id, or unique label.
+    /// Finds the linked computer a caller means: full traposId, bare id, or unique label. A
+    /// query shaped like a traposId ([`traposid_shape`]) is matched against traposIds only,
+    /// never against labels: offline, it is the offline or unknown answer.
     /// Case counts only to choose between names that differ in nothing else: `7:MINER` and
     /// `MINER` find `7:miner`, as the globs of the filter and the policy do (ASCII case
     /// ignored); an exact match wins over one that ignores case.
@@ -37,6 +43,13 @@ impl State {
         };
         let matches: Vec<String> = if let Ok(id) = query.parse::<u64>() {
             ids(&|c| c.info.id == id)
+        } else if traposid_shape(query) {
+            let exact = ids(&|c| c.info.trapos_id == query);
+            if exact.is_empty() {
+                ids(&|c| c.info.trapos_id.eq_ignore_ascii_case(query))
+            } else {
+                exact
+            }
         } else {
             let exact = ids(&|c| c.info.label.as_deref() == Some(query));
             if exact.is_empty() {
@@ -87,7 +100,7 @@ impl State {
         self.computers.values().find_map(|c| {
             let named = c.info.trapos_id.eq_ignore_ascii_case(query)
                 || query.parse::<u64>().is_ok_and(|id| id == c.info.id)
-                || c.info.label.as_deref() == Some(query);
+                || (!traposid_shape(query) && c.info.label.as_deref() == Some(query));
             if c.conn.is_none() && named {
                 c.off.clone()
             } else {
@@ -95,4 +108,11 @@ impl State {
             }
         })
     }
+}
+
+/// Whether `query` has a traposId's shape, `<digits>:<rest>`: then it names that id only.
+pub(crate) fn traposid_shape(query: &str) -> bool {
+    query
+        .split_once(':')
+        .is_some_and(|(id, _)| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
 }

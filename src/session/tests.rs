@@ -452,11 +452,11 @@ async fn a_relabel_takes_the_place_of_an_old_entry_of_the_same_computer() {
         .unwrap();
     assert!(matches!(rx.recv().await, Some(Outbound::Request(_))));
     assert_eq!(
-        link.relabel(Some("digger".into())).as_deref(),
+        link.rename(Some("digger".into())).as_deref(),
         Some("7:digger")
     );
     assert_eq!(
-        link.relabel(Some("digger".into())),
+        link.rename(Some("digger".into())),
         None,
         "no change, nothing done"
     );
@@ -488,7 +488,7 @@ async fn a_relabel_onto_a_name_another_link_holds_is_refused() {
     let _a = s.link(&hello(7, Some("miner")), tx);
     let (tx, _rx2) = mpsc::channel(1024);
     let mut b = s.link(&hello(7, Some("farm")), tx);
-    assert_eq!(b.relabel(Some("miner".into())), None);
+    assert_eq!(b.rename(Some("miner".into())), None);
     assert!(s.computer("7:miner").is_some_and(|c| c.online));
     assert!(s.computer("7:farm").is_some_and(|c| c.online));
     assert_eq!(b.trapos_id(), "7:farm");

@@ -99,13 +99,20 @@ fn print_json(reply: &Reply) {
 }
 
 /// The end of a run: returned values on a line of their own (as the console shows them), or
-/// the failure.
-fn finish_run(reply: Reply, json: bool, what: &str, printed_newline: bool) -> Result<(), Failure> {
+/// the failure, named after the computer the host reached (`what` is given its traposId, else
+/// the typed name).
+fn finish_run(
+    reply: Reply,
+    json: bool,
+    what: &dyn Fn(&str) -> String,
+    query: &str,
+    printed_newline: bool,
+) -> Result<(), Failure> {
     if json {
         print_json(&reply);
     }
     if reply.is_error {
-        return Err(reply.failure(what));
+        return Err(reply.failure(&what(reply.reached(query))));
     }
     if !json
         && let Some(returns) = reply.data.get("returns").and_then(Value::as_array)
@@ -125,7 +132,13 @@ async fn open(client: &ClientArgs) -> Result<Conn, Failure> {
 }
 
 /// Runs a streaming tool and prints as [`finish_run`] does.
-async fn run_tool(client: &ClientArgs, tool: &str, args: Value, what: &str) -> Result<(), Failure> {
+async fn run_tool(
+    client: &ClientArgs,
+    tool: &str,
+    args: Value,
+    what: &dyn Fn(&str) -> String,
+    query: &str,
+) -> Result<(), Failure> {
     let conn = open(client).await?;
     let mut out = live(client.json);
     let mut ends_in_newline = true;
@@ -138,7 +151,7 @@ async fn run_tool(client: &ClientArgs, tool: &str, args: Value, what: &str) -> R
         })
         .await;
     conn.close().await;
-    finish_run(result?, client.json, what, ends_in_newline)
+    finish_run(result?, client.json, what, query, ends_in_newline)
 }
 
 /// `trapdesk exec COMPUTER CODE`.
@@ -162,7 +175,8 @@ pub async fn exec(a: ExecArgs) -> Result<(), Failure> {
     if let (Some(ms), Some(o)) = (a.client.timeout_ms(), args.as_object_mut()) {
         o.insert("timeoutMs".into(), json!(ms));
     }
-    run_tool(&a.client, "exec-lua", args, &format!("on {}", a.computer)).await
+    let what = |c: &str| format!("on {c}");
+    run_tool(&a.client, "exec-lua", args, &what, &a.computer).await
 }
 
 /// `trapdesk run COMPUTER PATH [ARGS…]`.
@@ -174,8 +188,8 @@ pub async fn run(a: RunArgs) -> Result<(), Failure> {
     if let (Some(ms), Some(o)) = (a.client.timeout_ms(), args.as_object_mut()) {
         o.insert("timeoutMs".into(), json!(ms));
     }
-    let what = format!("{} on {}", a.path, a.computer);
-    run_tool(&a.client, "run-file", args, &what).await
+    let what = |c: &str| format!("{} on {c}", a.path);
+    run_tool(&a.client, "run-file", args, &what, &a.computer).await
 }
 
 /// `trapdesk computers [--match GLOB]`.
@@ -309,9 +323,9 @@ fn need_path<'a>(target: &'a str, arg: &str) -> Result<(&'a str, &'a str), Failu
 pub async fn get(a: GetArgs) -> Result<(), Failure> {
     let (computer, path) = need_path(&a.source, "the source")?;
     let conn = open(&a.client).await?;
-    let got = transfer::get(&conn, computer, path, a.client.timeout).await;
+    let got = transfer::get_from(&conn, computer, path, a.client.timeout).await;
     conn.close().await;
-    let bytes = got?;
+    let (bytes, reached) = got?;
     let local = a.local.unwrap_or_else(|| {
         PathBuf::from(path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("file"))
     });
@@ -339,10 +353,14 @@ pub async fn get(a: GetArgs) -> Result<(), Failure> {
     if a.client.json {
         println!(
             "{}",
-            json!({"ok": true, "traposId": computer, "path": path, "local": local.display().to_string(), "bytes": bytes.len()})
+            json!({"ok": true, "traposId": reached, "path": path, "local": local.display().to_string(), "bytes": bytes.len()})
         );
     } else {
-        println!("{} bytes → {}", bytes.len(), local.display());
+        println!(
+            "{} bytes from {reached}:{path} → {}",
+            bytes.len(),
+            local.display()
+        );
     }
     Ok(())
 }
@@ -409,6 +427,8 @@ pub async fn put(a: PutArgs) -> Result<(), Failure> {
     let done = transfer::put(&conn, computer, &path, &bytes, a.client.timeout, a.in_place).await;
     conn.close().await;
     let reply = done?;
+    // Printed below: borrowed from `reply`, which the JSON branch takes.
+    let reached = reply.reached(computer).to_owned();
     if a.client.json {
         let mut data = reply.data;
         if let Some(o) = data.as_object_mut() {
@@ -417,7 +437,8 @@ pub async fn put(a: PutArgs) -> Result<(), Failure> {
         }
         println!("{data}");
     } else {
-        println!("{} bytes → {computer}:{path}", bytes.len());
+        // The computer the host reached, which the typed name may not spell (`miner` for 7:miner).
+        println!("{} bytes → {reached}:{path}", bytes.len());
     }
     Ok(())
 }

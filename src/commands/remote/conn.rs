@@ -79,6 +79,16 @@ impl Reply {
     /// Exit code and one-line message for a failed reply: 3 when the host could not get the
     /// work done (not linked, timed out, refused, busy, cancelled), 1 when the work itself
     /// failed (a Lua error, a failed file operation).
+    /// The computer the host actually reached (the result's `traposId`), else the name the
+    /// person typed: what the CLI prints is the computer it reached, never only the query.
+    pub fn reached<'a>(&'a self, query: &'a str) -> &'a str {
+        self.data
+            .get("traposId")
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty())
+            .unwrap_or(query)
+    }
+
     pub fn failure(&self, what: &str) -> Failure {
         let (code, message) = match self.data.get("error") {
             Some(Value::Object(e)) => (

@@ -74,6 +74,9 @@ pub async fn put_until(
     in_place: bool,
     stop: &tokio_util::sync::CancellationToken,
 ) -> Result<Reply, Failure> {
+    // Every piece after the first goes to the computer the first reached (its traposId), not
+    // to whatever the typed name resolves to meanwhile.
+    let mut computer = computer.to_owned();
     if bytes.len() <= PUT_PIECE || in_place {
         let mut last = None;
         // An empty file is still one write.
@@ -85,7 +88,9 @@ pub async fn put_until(
                 append: i > 0,
                 in_place,
             };
-            last = Some(write(conn, computer, path, piece, how, deadline, stop).await?);
+            let r = write(conn, &computer, path, piece, how, deadline, stop).await?;
+            computer = r.reached(&computer).to_owned();
+            last = Some(r);
         }
         let mut reply = last.ok_or_else(|| Failure::new(exit::FAILED, "nothing written"))?;
         if let Some(o) = reply.data.as_object_mut() {
@@ -100,16 +105,19 @@ pub async fn put_until(
             append: i > 0,
             in_place: false,
         };
-        match write(conn, computer, &part, piece, how, deadline, stop).await {
-            Ok(r) => last = Some(r),
+        match write(conn, &computer, &part, piece, how, deadline, stop).await {
+            Ok(r) => {
+                computer = r.reached(&computer).to_owned();
+                last = Some(r);
+            }
             Err(f) => {
-                discard(conn, computer, &part).await;
+                discard(conn, &computer, &part).await;
                 return Err(f);
             }
         }
     }
-    if let Err(f) = finish(conn, computer, &part, path, bytes, deadline, stop).await {
-        discard(conn, computer, &part).await;
+    if let Err(f) = finish(conn, &computer, &part, path, bytes, deadline, stop).await {
+        discard(conn, &computer, &part).await;
         return Err(f);
     }
     let mut reply = last.ok_or_else(|| Failure::new(exit::FAILED, "nothing written"))?;
@@ -165,7 +173,10 @@ async fn finish(
     )
     .await?;
     if info.is_error {
-        return Err(info.failure(&format!("cannot write {path} on {computer}")));
+        return Err(info.failure(&format!(
+            "cannot write {path} on {}",
+            info.reached(computer)
+        )));
     }
     if let Err(why) = check_part(&info.data, path, bytes) {
         return Err(Failure::new(
@@ -182,7 +193,10 @@ async fn finish(
     )
     .await?;
     if moved.is_error {
-        return Err(moved.failure(&format!("cannot write {path} on {computer}")));
+        return Err(moved.failure(&format!(
+            "cannot write {path} on {}",
+            moved.reached(computer)
+        )));
     }
     Ok(())
 }
@@ -284,7 +298,10 @@ async fn write(
         )
         .await?;
     if reply.is_error {
-        return Err(reply.failure(&format!("cannot write {path} on {computer}")));
+        return Err(reply.failure(&format!(
+            "cannot write {path} on {}",
+            reply.reached(computer)
+        )));
     }
     Ok(reply)
 }
@@ -304,7 +321,10 @@ pub async fn is_dir(
         .call_streaming("file-info", args, deadline, |_| {})
         .await?;
     if reply.is_error {
-        return Err(reply.failure(&format!("cannot look at {path} on {computer}")));
+        return Err(reply.failure(&format!(
+            "cannot look at {path} on {}",
+            reply.reached(computer)
+        )));
     }
     let info: FileInfoAnswer = serde_json::from_value(reply.data).map_err(|e| {
         Failure::new(
@@ -325,6 +345,21 @@ pub async fn get(
     path: &str,
     deadline: Option<Duration>,
 ) -> Result<Vec<u8>, Failure> {
+    Ok(get_from(conn, computer, path, deadline).await?.0)
+}
+
+/// [`get`], and the traposId of the computer the host reached (the name the person typed may
+/// not spell it: `miner` for `7:miner`).
+///
+/// # Errors
+/// As [`get`].
+pub async fn get_from(
+    conn: &Conn,
+    computer: &str,
+    path: &str,
+    deadline: Option<Duration>,
+) -> Result<(Vec<u8>, String), Failure> {
+    let mut computer = computer.to_owned();
     let mut out = Vec::new();
     let mut offset: u64 = 0;
     loop {
@@ -333,8 +368,14 @@ pub async fn get(
             .call_streaming("read-file", args, deadline, |_| {})
             .await?;
         if reply.is_error {
-            return Err(reply.failure(&format!("cannot read {path} on {computer}")));
+            return Err(reply.failure(&format!(
+                "cannot read {path} on {}",
+                reply.reached(&computer)
+            )));
         }
+        // The rest from the computer the first piece came from, whatever the name resolves to
+        // meanwhile.
+        computer = reply.reached(&computer).to_owned();
         let d = &reply.data;
         let content = d.get("content").and_then(Value::as_str).unwrap_or_default();
         match d.get("encoding").and_then(Value::as_str) {
@@ -356,7 +397,7 @@ pub async fn get(
             _ => break,
         }
     }
-    Ok(out)
+    Ok((out, computer))
 }
 
 /// Lists `path` on `computer`.
@@ -374,7 +415,10 @@ pub async fn list(
         .call_streaming("list-files", args, deadline, |_| {})
         .await?;
     if reply.is_error {
-        return Err(reply.failure(&format!("cannot list {path} on {computer}")));
+        return Err(reply.failure(&format!(
+            "cannot list {path} on {}",
+            reply.reached(computer)
+        )));
     }
     let entries = reply
         .data
@@ -416,7 +460,10 @@ pub async fn delete(
         )
         .await?;
     if reply.is_error {
-        return Err(reply.failure(&format!("cannot delete {path} on {computer}")));
+        return Err(reply.failure(&format!(
+            "cannot delete {path} on {}",
+            reply.reached(computer)
+        )));
     }
     Ok(())
 }

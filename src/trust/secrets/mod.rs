@@ -10,6 +10,17 @@
 //! secret. While pending, the shared secret still links (and enrols again with a new secret),
 //! so a lost `welcome` or `enrolled` never locks a computer out.
 //!
+//! **Label bindings** (`secret add miner`) bind whoever is called `miner`, and, from the first
+//! link with their secret, that computer's id too (`ids`): the id is bound from then on, so
+//! the shared secret cannot enrol it under another label and lock the real computer out, and
+//! the label binding outranks an automatic enrolment of the same id. A relabel while linked is
+//! judged as a hello with the new label would be ([`Secrets::relabel`]).
+//!
+//! **Bounds**: at most [`MAX_ENROLLED`] enrolled bindings, at most [`ENROL_PER_MINUTE`]
+//! enrolments a minute (each rewrites the file), at most [`MAX_IDS`] ids per label binding.
+//! Past them a computer links with the shared secret, unbound, as a client that cannot enrol
+//! does, and enrols at a later link.
+//!
 //! Everything lives in `<data dir>/computer-secrets.json` (0600): the bindings (hashes only, by
 //! id, or by id or label for `secret add`), and whether enrolment is closed. Each change reads
 //! the file afresh under a lock file and replaces it by a rename, so the host and the
@@ -36,6 +47,17 @@ use crate::config::{generate_secret, write_private};
 /// The per-computer file in the data directory.
 pub const FILE: &str = "computer-secrets.json";
 
+/// The most enrolled bindings (pending or firm) the file keeps: a flood of hellos with new ids
+/// and the shared secret grows it to about 1 MiB (some 260 bytes each) and no further.
+pub const MAX_ENROLLED: usize = 4096;
+
+/// The most enrolments the gateway makes a minute: each rewrites the file, so a flood of hellos
+/// asking to enrol (new ids, or one pending id again and again) rewrites it at most this often.
+pub const ENROL_PER_MINUTE: u32 = 60;
+
+/// The most ids a label binding records as having linked with its secret (the oldest goes).
+pub const MAX_IDS: usize = 16;
+
 /// Ids logged one by one as running a client that cannot enrol; past this, one more line says
 /// the rest are not (a load test links 10,000 scripted computers).
 const CANNOT_ENROL_LOGGED: usize = 256;
@@ -60,6 +82,31 @@ pub struct ComputerSecret {
     /// When it was made, or made firm, in epoch milliseconds (0 in older files).
     #[serde(default)]
     pub since_ms: u64,
+    /// For a label binding: the ids of the computers that linked with its secret, which it
+    /// binds from then on (at most [`MAX_IDS`], the newest kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ids: Vec<u64>,
+}
+
+impl ComputerSecret {
+    /// Whether it binds a label (`secret add miner`) rather than an id.
+    fn by_label(&self) -> bool {
+        !self.computer.bytes().all(|b| b.is_ascii_digit())
+    }
+
+    /// Whether it applies to computer `id` called `label`: by its id, by its label, or by an id
+    /// that linked with its secret.
+    fn applies(&self, id: u64, key: &str, label: Option<&str>) -> bool {
+        if self.by_label() {
+            label == Some(self.computer.as_str()) || self.ids.contains(&id)
+        } else {
+            self.computer == key
+        }
+    }
+
+    fn enrolled(&self) -> bool {
+        self.how.as_deref() == Some("enrolled")
+    }
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -72,14 +119,19 @@ struct Store {
 }
 
 impl Store {
-    /// The binding that applies to a computer: by id, or by label (`secret add miner`); the
+    /// The binding that applies to a computer: by id, or by label (`secret add miner`, which
+    /// also binds the ids that linked with it). One the person added outranks an enrolment
+    /// (anyone with the shared secret can enrol an id, only the person adds); among equals the
     /// newest wins, as `add` replaces.
     fn binding(&self, id: u64, label: Option<&str>) -> Option<&ComputerSecret> {
-        let id = id.to_string();
-        self.computers
+        let key = id.to_string();
+        let mut applying = self
+            .computers
             .iter()
             .rev()
-            .find(|c| c.computer == id || (label.is_some() && Some(c.computer.as_str()) == label))
+            .filter(|c| c.applies(id, &key, label));
+        let first = applying.clone().next();
+        applying.find(|c| !c.enrolled()).or(first)
     }
 }
 
@@ -101,6 +153,10 @@ pub enum SecretError {
         known: Vec<String>,
     },
     #[error(
+        "{count} computers are enrolled, the most this host keeps ({MAX_ENROLLED}): this one links unbound; forget unused ones (trapdesk secret list, trapdesk secret forget ID) and it enrols at its next link"
+    )]
+    Full { count: usize },
+    #[error(
         "{path} is locked by another trapdesk (its lock file {lock} is fresh); try again, or delete the lock file if no trapdesk is changing secrets"
     )]
     Locked { path: PathBuf, lock: PathBuf },
@@ -117,7 +173,13 @@ fn now_ms() -> u64 {
 /// A bad computer name, or the file cannot be read or written.
 pub fn add(dir: &Path, computer: &str) -> Result<String, SecretError> {
     let computer = computer.trim();
-    if computer.is_empty() || computer.contains(':') {
+    // A label CC could not give a computer (`StringUtil.normaliseLabel`) would bind nothing.
+    let by_label = !computer.bytes().all(|b| b.is_ascii_digit());
+    if computer.is_empty()
+        || computer.contains(':')
+        || (by_label
+            && crate::protocol::label::normalise(Some(computer)).as_deref() != Some(computer))
+    {
         return Err(SecretError::BadComputer(computer.to_owned()));
     }
     let secret = generate_secret();
@@ -131,6 +193,7 @@ pub fn add(dir: &Path, computer: &str) -> Result<String, SecretError> {
             how: Some("added".into()),
             label: None,
             since_ms: now_ms(),
+            ids: Vec::new(),
         });
         Ok(((), true))
     })?;
@@ -217,8 +280,8 @@ pub enum Verdict {
     /// The shared secret, for an id with no secret of its own, from a client that did not ask
     /// to enrol (or a pending id): links, unbound.
     Shared,
-    /// The computer's own secret. `pending`: its binding is not firm yet, and this hello makes
-    /// it so ([`confirm`]).
+    /// The computer's own secret. `pending`: its binding is not firm yet, or is a label binding
+    /// that has not recorded this id yet, and this hello makes it so ([`confirm`]).
     Own { pending: bool },
     /// The shared secret from a client that can enrol, for an id that is not (firmly) bound:
     /// enrol it ([`enrol`]) and send the new secret in `welcome`.
@@ -267,24 +330,25 @@ impl Refusal {
     }
 }
 
-/// Decides on one hello from the bindings and the shared secret. Both comparisons are made in
-/// constant time, and both are always made, so the answer's timing says nothing about which one
-/// failed.
+/// Decides on one hello from the bindings and the shared secret, both given as SHA-256 (a
+/// relabel is judged again from the hash its link kept, never the secret). Both comparisons are
+/// made in constant time, and both are always made, so the answer's timing says nothing about
+/// which one failed. `shared_hash` is `None` when there is no shared secret.
 fn judge(
     store: &Store,
-    shared: &str,
+    shared_hash: Option<&str>,
     id: u64,
     label: Option<&str>,
-    given: &str,
+    given_hash: &str,
     enrol: bool,
 ) -> Verdict {
-    let is_shared = bool::from(given.as_bytes().ct_eq(shared.as_bytes())) && !shared.is_empty();
-    let given_hash = crate::trust::hash(given);
+    let is_shared =
+        shared_hash.is_some_and(|h| bool::from(given_hash.as_bytes().ct_eq(h.as_bytes())));
     match store.binding(id, label) {
         Some(own) => {
             if bool::from(given_hash.as_bytes().ct_eq(own.secret_sha256.as_bytes())) {
                 Verdict::Own {
-                    pending: own.pending,
+                    pending: own.pending || (own.by_label() && !own.ids.contains(&id)),
                 }
             } else if is_shared && own.pending && !store.enrolment_closed {
                 if enrol {
@@ -346,6 +410,10 @@ pub fn enrol(
         }
         let key = id.to_string();
         store.computers.retain(|c| c.computer != key);
+        let count = store.computers.iter().filter(|c| c.enrolled()).count();
+        if count >= MAX_ENROLLED {
+            return Err(SecretError::Full { count });
+        }
         store.computers.push(ComputerSecret {
             computer: key,
             secret_sha256: hash.clone(),
@@ -353,6 +421,7 @@ pub fn enrol(
             how: Some("enrolled".into()),
             label: label.filter(|l| !l.is_empty()).map(str::to_owned),
             since_ms: now_ms(),
+            ids: Vec::new(),
         });
         Ok((
             Ok(Enrolled {
@@ -364,7 +433,9 @@ pub fn enrol(
     })
 }
 
-/// Makes the pending binding of `id` with this hash firm (the computer stored its secret).
+/// Makes the pending binding of `id` with this hash firm (the computer stored its secret), or
+/// records `id` in the label binding with this hash (the computer linked with the label's
+/// secret: its id is bound from then on, and an enrolment of that id, by whoever, goes).
 /// Returns whether it changed anything: a binding already firm, replaced or forgotten meanwhile
 /// is left as it is.
 ///
@@ -383,7 +454,22 @@ pub fn confirm(dir: &Path, id: u64, secret_sha256: &str) -> Result<bool, SecretE
                 c.since_ms = now_ms();
                 Ok((true, true))
             }
-            None => Ok((false, false)),
+            None => {
+                let label = store.computers.iter_mut().find(|c| {
+                    c.by_label() && c.secret_sha256 == secret_sha256 && !c.ids.contains(&id)
+                });
+                let Some(c) = label else {
+                    return Ok((false, false));
+                };
+                if c.ids.len() >= MAX_IDS {
+                    c.ids.remove(0);
+                }
+                c.ids.push(id);
+                store
+                    .computers
+                    .retain(|c| !(c.computer == key && c.enrolled()));
+                Ok((true, true))
+            }
         }
     })
 }
@@ -580,6 +666,74 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+        Ok(())
+    }
+
+    #[test]
+    fn a_relabel_is_judged_only_when_it_brings_another_binding()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let shared = rotate(dir.path())?;
+        let s = Secrets::new(&settings(dir.path()));
+        let held = vec![crate::trust::hash(&shared)];
+        let miner = add(dir.path(), "miner")?;
+        // Onto a bound label with the shared secret: refused, as a hello would be.
+        assert!(matches!(
+            s.relabel(9, None, Some("miner"), &held),
+            Err(Refusal::Bound { .. })
+        ));
+        // The label's own secret may take it; an unbound label is anyone's.
+        let own = vec![crate::trust::hash(&miner)];
+        assert_eq!(s.relabel(9, None, Some("miner"), &own), Ok(()));
+        assert_eq!(s.relabel(9, None, Some("farm"), &held), Ok(()));
+        // A rotation since it linked does not unlink an unbound computer on a relabel.
+        rotate(dir.path())?;
+        assert_eq!(s.relabel(9, Some("a"), Some("b"), &held), Ok(()));
+        // A label CC could not have binds nothing, so `add` refuses it.
+        assert!(matches!(
+            add(dir.path(), &"x".repeat(33)),
+            Err(SecretError::BadComputer(_))
+        ));
+        assert!(matches!(
+            add(dir.path(), "a\u{1b}b"),
+            Err(SecretError::BadComputer(_))
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn enrolment_stops_at_the_most_bindings_kept() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store {
+            enrolment_closed: false,
+            computers: (0..MAX_ENROLLED as u64)
+                .map(|id| ComputerSecret {
+                    computer: id.to_string(),
+                    secret_sha256: "h".into(),
+                    pending: true,
+                    how: Some("enrolled".into()),
+                    label: None,
+                    since_ms: 0,
+                    ids: Vec::new(),
+                })
+                .collect(),
+        };
+        file::save(dir.path(), &store)?;
+        let before = std::fs::read(dir.path().join(FILE))?;
+        assert!(matches!(
+            enrol(dir.path(), 1_000_000, None),
+            Err(SecretError::Full {
+                count: MAX_ENROLLED
+            })
+        ));
+        assert_eq!(
+            std::fs::read(dir.path().join(FILE))?,
+            before,
+            "not rewritten"
+        );
+        // An id already enrolled may still enrol again (its pending binding is replaced).
+        assert!(enrol(dir.path(), 5, None)?.is_ok());
+        assert_eq!(list(dir.path())?.len(), MAX_ENROLLED);
         Ok(())
     }
 

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::{CANNOT_ENROL_LOGGED, Refusal, Store, Verdict, judge, load, path};
+use std::time::{Duration, Instant};
+
+use super::{CANNOT_ENROL_LOGGED, ENROL_PER_MINUTE, Refusal, Store, Verdict, judge, load, path};
 use crate::config::{SecretSource, Settings};
 use crate::trust::stamp::Stamp;
 
@@ -57,6 +59,8 @@ pub struct Secrets {
     shared_fixed: String,
     /// Ids already logged as running a client that cannot enrol.
     cannot_enrol: Mutex<HashSet<u64>>,
+    /// Enrolments let through in the current minute, and when that minute began.
+    enrolments: Mutex<(Instant, u32)>,
 }
 
 impl Secrets {
@@ -71,6 +75,7 @@ impl Secrets {
             shared_file,
             shared_fixed: settings.secret.clone(),
             cannot_enrol: Mutex::new(HashSet::new()),
+            enrolments: Mutex::new((Instant::now(), 0)),
         }
     }
 
@@ -105,11 +110,74 @@ impl Secrets {
                 return Verdict::Refused(Refusal::Unreadable);
             }
         };
-        let verdict = judge(&store, &self.shared(), id, label, given, enrol);
+        let shared = self.shared();
+        let shared_hash = (!shared.is_empty()).then(|| crate::trust::hash(&shared));
+        let given = crate::trust::hash(given);
+        let verdict = judge(&store, shared_hash.as_deref(), id, label, &given, enrol);
         if verdict == Verdict::Shared && !enrol {
             self.cannot_enrol(id);
         }
+        if verdict == Verdict::Enrol && !self.may_enrol() {
+            // Each enrolment rewrites the file: past the rate, link unbound, as a client that
+            // cannot enrol would; the computer enrols at a later link.
+            return Verdict::Shared;
+        }
         verdict
+    }
+
+    /// Whether a computer `id` called `old`, linked with the secrets hashed `held` (the one its
+    /// hello gave, and the one it enrolled with, if it did), may be called `label` now. When
+    /// the new label brings a binding other than the one that applied already, it is judged as
+    /// a hello with that label would be, so a `label` message cannot take a label bound with
+    /// `secret add` that a hello could not; otherwise nothing changed about what binds it (a
+    /// `secret rotate` or `enrol off` since it linked does not unlink it on a relabel). Reads
+    /// nothing when neither file changed.
+    ///
+    /// # Errors
+    /// The refusal a hello with that label would get.
+    pub fn relabel(
+        &self,
+        id: u64,
+        old: Option<&str>,
+        label: Option<&str>,
+        held: &[String],
+    ) -> Result<(), Refusal> {
+        let store = self.store.get(|_| load(&self.dir)).map_err(|e| {
+            tracing::warn!("refusing a relabel: {e}");
+            Refusal::Unreadable
+        })?;
+        match (store.binding(id, label), store.binding(id, old)) {
+            (None, _) => return Ok(()),
+            (Some(new), Some(was)) if std::ptr::eq(new, was) => return Ok(()),
+            _ => {}
+        }
+        let shared = self.shared();
+        let shared_hash = (!shared.is_empty()).then(|| crate::trust::hash(&shared));
+        let mut refusal = Refusal::Wrong;
+        for (i, h) in held.iter().enumerate() {
+            match judge(&store, shared_hash.as_deref(), id, label, h, false) {
+                Verdict::Refused(r) => {
+                    if i == 0 {
+                        refusal = r;
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+        Err(refusal)
+    }
+
+    /// Takes one enrolment from this minute's [`ENROL_PER_MINUTE`].
+    fn may_enrol(&self) -> bool {
+        let mut e = self.enrolments.lock().unwrap_or_else(|p| p.into_inner());
+        if e.0.elapsed() >= Duration::from_secs(60) {
+            *e = (Instant::now(), 0);
+        }
+        if e.1 >= ENROL_PER_MINUTE {
+            return false;
+        }
+        e.1 += 1;
+        true
     }
 
     /// Says once per id that a computer links with the shared secret because its client
