@@ -37,6 +37,7 @@ async fn twenty_hellos_claiming_fifteen_thousand_runs_each_keep_the_host_within_
     // it, not the frame.
     let host = support::start_host_with(|s| s.max_message = 8 << 20).await;
     let max = host.session.settings().max_detached;
+    let rss_before = rss_bytes();
     let mut computers = Vec::new();
     for c in 0..HELLOS {
         let (fc, welcome) = FakeComputer::link_with(&host, flood(300 + c)).await;
@@ -58,6 +59,12 @@ async fn twenty_hellos_claiming_fifteen_thousand_runs_each_keep_the_host_within_
         assert!(!p.no_deadline, "an adopted run has a deadline");
         assert!(p.timeout_ms <= 600_000);
     }
+    // For RELIABILITY.md (the whole process, other tests of this binary included, so a figure
+    // to read, not a bound to assert: the bound is the entries above).
+    eprintln!(
+        "resident memory grew {:.1} MiB over {HELLOS} hellos claiming {CLAIMS} runs each",
+        (rss_bytes().saturating_sub(rss_before)) as f64 / f64::from(1 << 20)
+    );
     let log = host.session.recent(100_000);
     assert!(
         log.iter().all(|e| e.who.as_deref() != Some("person")),
@@ -145,4 +152,12 @@ async fn a_hello_saying_the_person_started_a_run_is_not_believed_after_a_host_re
     }
     let record = host.session.run_record(&id).unwrap();
     assert_eq!(record.ended.map(|e| e.code), Some("ok".to_owned()));
+}
+
+/// The process's resident memory, from `/proc/self/statm` (0 where there is none).
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
 }
