@@ -166,7 +166,7 @@ struct Claim {
 }
 
 impl Claim {
-    fn drop(&mut self, why: Dropped) {
+    fn refuse(&mut self, why: Dropped) {
         self.dropped[why as usize] += 1;
     }
 
@@ -268,7 +268,7 @@ impl Session {
         let mut adopted = Vec::new();
         for run in &runs {
             if !seen.insert(run.id.as_str()) {
-                claim.drop(Dropped::Twice);
+                claim.refuse(Dropped::Twice);
                 continue;
             }
             match st.take_back(&trapos_id, conn_id, run) {
@@ -277,7 +277,7 @@ impl Session {
                     adopted.push(deadline);
                 }
                 Ok(None) => claim.taken += 1,
-                Err(why) => claim.drop(why),
+                Err(why) => claim.refuse(why),
             }
         }
         let records: Vec<_> = adopted.iter().filter_map(|a| a.record.clone()).collect();
@@ -444,7 +444,10 @@ impl State {
         }
         let kind = match &record {
             Some(r) => r.kind,
-            None => run.request.parse::<Kind>().map_err(|_| Dropped::UnknownKind)?,
+            None => run
+                .request
+                .parse::<Kind>()
+                .map_err(|_| Dropped::UnknownKind)?,
         };
         if self.detached_on(trapos_id) >= self.settings.max_detached {
             return Err(Dropped::OverLimit);
@@ -458,7 +461,12 @@ impl State {
                 let started = std::time::UNIX_EPOCH + Duration::from_millis(r.started_ms);
                 let ran = wall.duration_since(started).unwrap_or_default();
                 let left = timeout.saturating_sub(ran).max(Duration::from_millis(1));
-                (r.origin.clone(), r.timeout_ms, Some((now + left, timeout)), None)
+                (
+                    r.origin.clone(),
+                    r.timeout_ms,
+                    Some((now + left, timeout)),
+                    None,
+                )
             }
             None => {
                 let origin = computer_origin(trapos_id);

@@ -284,13 +284,30 @@ async fn a_hello_claiming_thousands_of_runs_gets_at_most_max_detached_and_never_
         .filter(|e| e.event == "detached")
         .collect();
     assert_eq!(logged.len(), 1, "{logged:?}");
-    assert!(logged[0].detail.contains("2 taken back"), "{}", logged[0].detail);
-    assert!(s.recent(10_000).iter().all(|e| e.who.as_deref() != Some("person")));
+    assert!(
+        logged[0].detail.contains("2 taken back"),
+        "{}",
+        logged[0].detail
+    );
+    assert!(
+        s.recent(10_000)
+            .iter()
+            .all(|e| e.who.as_deref() != Some("person"))
+    );
     // Another flood within the minute adds to the count, not a line.
     let (tx, _rx2) = mpsc::channel(1024);
     let other = s.link(&hello(8), tx);
-    s.adopt(&other, (0..1000).map(|i| claimed(&format!("y{i}"), "person")).collect());
-    let lines = s.recent(10_000).iter().filter(|e| e.event == "detached").count();
+    s.adopt(
+        &other,
+        (0..1000)
+            .map(|i| claimed(&format!("y{i}"), "person"))
+            .collect(),
+    );
+    let lines = s
+        .recent(10_000)
+        .iter()
+        .filter(|e| e.event == "detached")
+        .count();
     assert_eq!(lines, 1);
     // Adopted runs end at the longest deadline any request gets.
     tokio::time::advance(Settings::default().max_request_timeout + Duration::from_secs(1)).await;
@@ -322,7 +339,11 @@ async fn a_run_the_host_started_keeps_its_starter_through_a_new_session() {
     let (tx, mut rx) = mpsc::channel(1024);
     let _link = first.link(&hello(7), tx);
     let t = first
-        .start("7", exec("long").detached(), Origin::Agent("starter".into()))
+        .start(
+            "7",
+            exec("long").detached(),
+            Origin::Agent("starter".into()),
+        )
         .unwrap();
     let id = t.id.clone();
     t.detach();
@@ -361,7 +382,10 @@ async fn computers_relinking_under_new_names_keep_the_numbering_bookkeeping_boun
         drop(link);
     }
     let b = s.bookkeeping();
-    assert!(b.seq_floors <= crate::session::state::SEQ_FLOORS_KEPT, "{b:?}");
+    assert!(
+        b.seq_floors <= crate::session::state::SEQ_FLOORS_KEPT,
+        "{b:?}"
+    );
     assert!(b.computers <= 32 + 1, "{b:?}");
     // The first one's own floor is forgotten, and yet its numbering goes on above its old one.
     let (tx, _rx) = mpsc::channel(8);

@@ -110,7 +110,10 @@ async fn twenty_hellos_claiming_fifteen_thousand_runs_each_keep_the_host_within_
         .iter()
         .filter(|e| e.event == "detached" && e.detail.contains("dropped"))
         .count();
-    assert_eq!(refusals, 1, "one line for the floods, not one per hello or run");
+    assert_eq!(
+        refusals, 1,
+        "one line for the floods, not one per hello or run"
+    );
     // Nor in what the host wrote: the transcript and history in its data dir.
     for entry in std::fs::read_dir(host.dir.path()).unwrap() {
         let path = entry.unwrap().path();
@@ -148,7 +151,8 @@ async fn a_hello_saying_the_person_started_a_run_is_not_believed_after_a_host_re
     // started it, among runs of every shape.
     let host = Host::start(settings, true).await.unwrap();
     let mut hello = support::hello(5, Some("worker"));
-    let mut runs = vec![json!({"id": id, "request": "exec-lua", "by": "person", "status": "running"})];
+    let mut runs =
+        vec![json!({"id": id, "request": "exec-lua", "by": "person", "status": "running"})];
     for i in 0..100 {
         runs.push(json!({"id": format!("h-000000-{i}"), "request": "exec-lua", "by": "person"}));
     }
@@ -172,11 +176,21 @@ async fn a_hello_saying_the_person_started_a_run_is_not_believed_after_a_host_re
         .unwrap();
     assert_eq!(adopted.who.as_deref(), Some("real-starter"));
     let max = host.session.settings().max_detached;
-    assert_eq!(host.session.pending().len(), max, "its own, and the rest up to max_detached");
+    assert_eq!(
+        host.session.pending().len(),
+        max,
+        "its own, and the rest up to max_detached"
+    );
     // Its answer ends it, and the record says so.
     fc.respond(&id, json!({"ok": true, "returns": [], "output": ""}))
         .await;
-    wait_until(|| matches!(host.session.request_state(&id), Some(RequestState::Ended(_)))).await;
+    wait_until(|| {
+        matches!(
+            host.session.request_state(&id),
+            Some(RequestState::Ended(_))
+        )
+    })
+    .await;
     if let Some(RequestState::Ended(f)) = host.session.request_state(&id) {
         assert_eq!(f.status, Status::Ok);
     }

@@ -271,7 +271,10 @@ mod tests {
         runs.started(record("h-aaaaaa-2", 2));
         runs.ended("h-aaaaaa-2", "lost");
         let again = Runs::open(Some(dir.path()));
-        assert_eq!(again.running("h-aaaaaa-1").unwrap().origin, Origin::Agent("bot".into()));
+        assert_eq!(
+            again.running("h-aaaaaa-1").unwrap().origin,
+            Origin::Agent("bot".into())
+        );
         let lost = again.lookup("h-aaaaaa-2").unwrap();
         assert_eq!(lost.ended.unwrap().code, "lost");
         assert!(again.lookup("h-aaaaaa-3").is_none());
@@ -279,7 +282,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join(FILE)).unwrap().permissions().mode();
+            let mode = std::fs::metadata(dir.path().join(FILE))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o077, 0, "private: {mode:o}");
         }
     }
@@ -291,8 +297,13 @@ mod tests {
             runs.started(record(&format!("h-aaaaaa-{i}"), i as u64));
         }
         assert_eq!(runs.counts().0, LIVE_KEPT);
-        assert!(runs.running("h-aaaaaa-0").is_none(), "the oldest went first");
-        let ids: Vec<String> = (10..(ENDED_KEPT + 30)).map(|i| format!("h-aaaaaa-{i}")).collect();
+        assert!(
+            runs.running("h-aaaaaa-0").is_none(),
+            "the oldest went first"
+        );
+        let ids: Vec<String> = (10..(ENDED_KEPT + 30))
+            .map(|i| format!("h-aaaaaa-{i}"))
+            .collect();
         runs.ended_all(ids.iter().map(String::as_str), "ok");
         assert_eq!(runs.counts().1, ENDED_KEPT);
     }
