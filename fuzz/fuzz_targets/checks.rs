@@ -58,6 +58,11 @@ pub fn hello(data: &[u8]) {
     if let Ok(h) = Hello::from_value(&v) {
         assert!(h.trapos_id().starts_with(&format!("{}:", h.computer_id)));
     }
+    // What a hello claims of its detached runs: never more read than the bound, whatever the
+    // list holds.
+    if let Ok(runs) = Hello::detached_of(&v) {
+        assert!(runs.len() <= trapdesk::protocol::NAMED_READ);
+    }
 }
 
 /// Any binary frame from a computer (docs/protocol.md, "Binary frames"): a blob piece, output

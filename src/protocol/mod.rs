@@ -399,7 +399,7 @@ mod detached;
 pub mod kind;
 pub mod wire;
 
-pub use detached::{Detach, DetachedRun};
+pub use detached::{Detach, DetachedRun, NAMED_READ};
 pub use kind::{Kind, Payload, UnknownKind};
 
 impl Message {
