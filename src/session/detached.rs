@@ -560,7 +560,8 @@ impl State {
         let mut entry = State::entry(
             "detached",
             format!(
-                "its hello named {named} detached runs: {} taken back, {dropped} dropped ({}){earlier}",
+                "of the detached runs its hello named ({named} read, at most {}): {} taken back, {dropped} dropped ({}){earlier}",
+                crate::protocol::NAMED_READ,
                 claim.taken,
                 claim.reasons()
             ),
