@@ -61,6 +61,11 @@ pub fn hello(data: &[u8]) {
             assert_label(l);
         }
     }
+    // What a hello claims of its detached runs: never more read than the bound, whatever the
+    // list holds.
+    if let Ok(runs) = Hello::detached_of(&v) {
+        assert!(runs.len() <= trapdesk::protocol::NAMED_READ);
+    }
 }
 
 /// What a label may be on the host (docs/protocol.md, "Labels"): not empty, at most 32

@@ -30,6 +30,11 @@ pub struct DetachedRun {
     pub dropped_bytes: u64,
 }
 
+/// Most entries of a hello's `detached` read: four times the most detached runs a host lets a
+/// computer have (`max_detached` at most 256), so runs of an earlier host with other limits
+/// are still read.
+pub const NAMED_READ: usize = 1024;
+
 impl Hello {
     /// The detached runs a `hello` names (`detached`, docs/protocol.md "Detached runs"): the
     /// runs the computer kept through a dropped link. Read beside [`Hello::from_value`], as
@@ -43,9 +48,12 @@ impl Hello {
             None | Some(Value::Null) => Ok(Vec::new()),
             // CC's own JSON writes an empty table as {}.
             Some(Value::Object(o)) if o.is_empty() => Ok(Vec::new()),
+            // Read in place (no copy of each item), and no more than a computer can have
+            // been given: the rest of a longer list is a claim nobody needs read.
             Some(Value::Array(items)) => Ok(items
                 .iter()
-                .filter_map(|i| serde_json::from_value(i.clone()).ok())
+                .take(NAMED_READ)
+                .filter_map(|i| DetachedRun::deserialize(i).ok())
                 .collect()),
             Some(_) => Err(HelloError::Bad("detached must be an array".into())),
         }

@@ -401,7 +401,7 @@ pub mod kind;
 pub mod label;
 pub mod wire;
 
-pub use detached::{Detach, DetachedRun};
+pub use detached::{Detach, DetachedRun, NAMED_READ};
 pub use kind::{Kind, Payload, UnknownKind};
 
 impl Message {

@@ -139,7 +139,9 @@ async fn a_new_host_adopts_what_it_never_saw_and_ids_carry_the_start_tag() {
     let p = s.pending();
     assert_eq!(p.len(), 1);
     assert_eq!(p[0].request_id, "h-old000-3");
-    assert_eq!(p[0].origin, Origin::Agent("bot".into()));
+    // No record of it here: the computer's, whatever its hello says (`by: "bot"`).
+    assert_eq!(p[0].origin, super::computer_origin("7:miner"));
+    assert!(!p[0].no_deadline, "a deadline, as any request has");
     let t = s.start("7", exec("new"), Origin::Person).unwrap();
     let tag = s.lock().run_tag.clone();
     assert_eq!(tag.len(), 6);
@@ -246,4 +248,149 @@ async fn many_short_requests_never_push_a_detached_runs_result_out() {
     // Fifteen minutes on, it is gone.
     tokio::time::advance(super::FINISHED_FOR + Duration::from_secs(1)).await;
     assert!(s.request_state(&id).is_none());
+}
+
+fn claimed(id: &str, by: &str) -> DetachedRun {
+    DetachedRun {
+        by: Some(by.into()),
+        ..named(id)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hello_claiming_thousands_of_runs_gets_at_most_max_detached_and_never_the_person() {
+    let s = session();
+    let (tx, _rx) = mpsc::channel(1024);
+    let link = s.link(&hello(7), tx);
+    let tag = s.lock().run_tag.clone();
+    let mut runs = Vec::new();
+    for i in 0..5000 {
+        runs.push(claimed(&format!("h-old000-{i}"), "person"));
+        runs.push(claimed(&format!("h-{tag}-{i}"), "person"));
+        runs.push(claimed(&"x".repeat(i % 300), "person"));
+        runs.push(claimed(&format!("h-old000-{i}x"), "person"));
+    }
+    runs.push(claimed("h-old000-1", "person"));
+    s.adopt(&link, runs);
+    let p = s.pending();
+    assert_eq!(p.len(), 2, "max_detached is 2");
+    for p in &p {
+        assert!(p.request_id.starts_with("h-old000-"), "{}", p.request_id);
+        assert_eq!(p.origin, super::computer_origin("7:miner"));
+    }
+    let logged: Vec<_> = s
+        .recent(10_000)
+        .into_iter()
+        .filter(|e| e.event == "detached")
+        .collect();
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(
+        logged[0].detail.contains("2 taken back"),
+        "{}",
+        logged[0].detail
+    );
+    assert!(
+        s.recent(10_000)
+            .iter()
+            .all(|e| e.who.as_deref() != Some("person"))
+    );
+    // Another flood within the minute adds to the count, not a line.
+    let (tx, _rx2) = mpsc::channel(1024);
+    let other = s.link(&hello(8), tx);
+    s.adopt(
+        &other,
+        (0..1000)
+            .map(|i| claimed(&format!("y{i}"), "person"))
+            .collect(),
+    );
+    let lines = s
+        .recent(10_000)
+        .iter()
+        .filter(|e| e.event == "detached")
+        .count();
+    assert_eq!(lines, 1);
+    // Adopted runs end at the longest deadline any request gets.
+    tokio::time::advance(Settings::default().max_request_timeout + Duration::from_secs(1)).await;
+    tokio::task::yield_now().await;
+    support_wait(|| s.pending().is_empty()).await;
+}
+
+/// Waits (in paused time) until `cond` holds.
+async fn support_wait(mut cond: impl FnMut() -> bool) {
+    for _ in 0..1000 {
+        if cond() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("condition not met");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_the_host_started_keeps_its_starter_through_a_new_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        data_dir: dir.path().to_owned(),
+        history: false,
+        max_detached: 2,
+        ..Settings::default()
+    };
+    let first = Session::new(settings.clone(), true);
+    let (tx, mut rx) = mpsc::channel(1024);
+    let _link = first.link(&hello(7), tx);
+    let t = first
+        .start(
+            "7",
+            exec("long").detached(),
+            Origin::Agent("starter".into()),
+        )
+        .unwrap();
+    let id = t.id.clone();
+    t.detach();
+    sent(&mut rx).await;
+    first.shutdown();
+    drop(first);
+    // The next host start: a new tag (start times a tenth of a second apart, on the wall
+    // clock), the record read back.
+    std::thread::sleep(Duration::from_millis(150));
+    let second = Session::new(settings, true);
+    let (tx, _rx) = mpsc::channel(1024);
+    let link = second.link(&hello(7), tx);
+    second.adopt(&link, vec![claimed(&id, "person")]);
+    let p = second.pending();
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].origin, Origin::Agent("starter".into()));
+    assert!(p[0].no_deadline, "started without one, as the record says");
+    let record = second.run_record(&id).unwrap();
+    assert_eq!(record.origin, Origin::Agent("starter".into()));
+    assert!(record.ended.is_none());
+    // Its computer comes back without it: the record says it was lost.
+    let (tx, _rx) = mpsc::channel(1024);
+    let link = second.link(&hello(7), tx);
+    second.adopt(&link, Vec::new());
+    assert_eq!(second.run_record(&id).unwrap().ended.unwrap().code, "lost");
+}
+
+#[tokio::test(start_paused = true)]
+async fn computers_relinking_under_new_names_keep_the_numbering_bookkeeping_bounded() {
+    let s = session();
+    let n = crate::session::state::SEQ_FLOORS_KEPT + 200;
+    for id in 0..n as u64 {
+        let (tx, _rx) = mpsc::channel(8);
+        let link = s.link(&hello(id + 100), tx);
+        link.output("unknown", Stream::Out, "a line\n");
+        drop(link);
+    }
+    let b = s.bookkeeping();
+    assert!(
+        b.seq_floors <= crate::session::state::SEQ_FLOORS_KEPT,
+        "{b:?}"
+    );
+    assert!(b.computers <= 32 + 1, "{b:?}");
+    // The first one's own floor is forgotten, and yet its numbering goes on above its old one.
+    let (tx, _rx) = mpsc::channel(8);
+    let _link = s.link(&hello(100), tx);
+    assert!(s.output_cursor("100:miner", 1) == 1);
+    let st = s.lock();
+    assert!(st.computers["100:miner"].output.next_seq() > 1);
 }

@@ -40,7 +40,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 
 pub use approval::{Answer, AnswerError, Approval};
-pub use detached::{FinishedRequest, RequestState};
+pub use detached::{Bookkeeping, FinishedRequest, RequestState};
 pub use devices::{DeviceError, DeviceStatus, Fuel, PeripheralInfo, TurtleInfo, TurtleSlot};
 pub use gate::ApproverGuard;
 pub use link::{Link, Relabelled};
@@ -103,6 +103,7 @@ impl Session {
             .as_ref()
             .map(|h| h.recent_log(settings.recent_events).into())
             .unwrap_or_default();
+        let settings_dir = settings.data_dir.clone();
         let state = State {
             settings,
             computers: HashMap::new(),
@@ -124,7 +125,9 @@ impl Session {
             finished: Default::default(),
             run_tag: run_tag(SystemTime::now()),
             history,
-            seq_floor: HashMap::new(),
+            seq_floor: Default::default(),
+            runs: history::runs::Runs::open(persist.then_some(settings_dir.as_path())),
+            claims_dropped: (0, None),
             first_seq,
             deadlines: Default::default(),
             reaping: false,
@@ -280,6 +283,23 @@ impl Session {
                 dropped_unlinked: 0,
             },
         );
+        if spec.detach {
+            // Who started it, kept where the next host finds it (`history::runs`): the only
+            // source of that when a computer names this run again.
+            st.runs.started(history::runs::RunRecord {
+                id: id.clone(),
+                trapos_id: trapos_id.clone(),
+                kind: spec.kind,
+                origin,
+                started_ms: epoch_ms(SystemTime::now()),
+                timeout_ms: if no_deadline {
+                    0
+                } else {
+                    timeout.as_millis() as u64
+                },
+                ended: None,
+            });
+        }
         if let Some(info) = event {
             st.emit(Event::RequestStarted { info });
         }

@@ -165,7 +165,12 @@ pub(crate) struct State {
     pub history: Option<std::sync::Arc<super::history::History>>,
     /// Where a computer's scrollback numbering goes on when it links again after its ring was
     /// dropped (`prune_offline`): a cursor never means two lines.
-    pub seq_floor: HashMap<String, u64>,
+    pub seq_floor: SeqFloors,
+    /// Who started each detached run, kept in the data dir (see `history::runs`).
+    pub runs: super::history::runs::Runs,
+    /// Claims in hellos that were not taken back and not logged yet, and when that was last
+    /// logged (see `detached.rs`).
+    pub claims_dropped: (u64, Option<Instant>),
     /// The first number of this start's output entries (see `history`).
     pub first_seq: u64,
     /// Pending requests' deadlines, earliest first: the request id and its timeout (for the
@@ -174,6 +179,53 @@ pub(crate) struct State {
     /// Whether that task was started (at the first deadline: a session is made outside a
     /// runtime in places).
     pub reaping: bool,
+}
+
+/// Most computers whose own scrollback numbering [`SeqFloors`] keeps after their ring was
+/// dropped; the numbering of the others goes on from the highest of theirs.
+pub(crate) const SEQ_FLOORS_KEPT: usize = 1024;
+
+/// Where each computer's scrollback numbering goes on after its ring was dropped: the newest
+/// [`SEQ_FLOORS_KEPT`] computers' own, and for every other one (forgotten, or never seen) the
+/// highest any forgotten one had. Numbers only grow, so a cursor never means two lines, and a
+/// computer that changes its label (a new traposId) every second grows nothing: one entry was
+/// kept for every traposId ever dropped.
+#[derive(Debug, Default)]
+pub(crate) struct SeqFloors {
+    floors: HashMap<String, u64>,
+    /// The keys of `floors`, oldest first.
+    order: VecDeque<String>,
+    /// The highest floor forgotten.
+    rest: u64,
+}
+
+impl SeqFloors {
+    /// Keeps `next` as where `trapos_id`'s numbering goes on.
+    pub fn keep(&mut self, trapos_id: &str, next: u64) {
+        if let Some(old) = self.floors.insert(trapos_id.to_owned(), next) {
+            // Seen before: it moves to the newest end.
+            self.order.retain(|k| k != trapos_id);
+            self.floors.insert(trapos_id.to_owned(), old.max(next));
+        }
+        self.order.push_back(trapos_id.to_owned());
+        while self.order.len() > SEQ_FLOORS_KEPT {
+            if let Some(k) = self.order.pop_front()
+                && let Some(floor) = self.floors.remove(&k)
+            {
+                self.rest = self.rest.max(floor);
+            }
+        }
+    }
+
+    /// Where `trapos_id`'s numbering goes on (0: anywhere).
+    pub fn of(&self, trapos_id: &str) -> u64 {
+        self.floors.get(trapos_id).copied().unwrap_or(self.rest)
+    }
+
+    /// How many computers have their own.
+    pub fn len(&self) -> usize {
+        self.floors.len()
+    }
 }
 
 /// A deadline and the request number that makes it unique.
@@ -482,6 +534,10 @@ impl State {
         }
         self.release(&p);
         let trapos_id = p.info.trapos_id.clone();
+        if p.detached {
+            let code = result.as_ref().map_or_else(RequestError::code, |_| "ok");
+            self.runs.ended(id, code);
+        }
 
         let output_len = self.show_unstreamed_output(&p, id, &result);
 
@@ -676,8 +732,7 @@ impl State {
         offline.sort();
         for (_, id) in offline.iter().take(offline.len() - OFFLINE_KEPT) {
             if let Some(c) = self.computers.remove(id) {
-                self.seq_floor
-                    .insert(c.info.trapos_id.clone(), c.output.next_seq());
+                self.seq_floor.keep(&c.info.trapos_id, c.output.next_seq());
                 self.order.remove(&(c.info.id, c.info.trapos_id));
             }
         }
@@ -685,12 +740,7 @@ impl State {
 
     /// A new scrollback for `trapos_id`, numbered on from anything it had before.
     pub fn new_ring(&self, trapos_id: &str) -> OutputRing {
-        let first = self
-            .seq_floor
-            .get(trapos_id)
-            .copied()
-            .unwrap_or(0)
-            .max(self.first_seq);
+        let first = self.seq_floor.of(trapos_id).max(self.first_seq);
         OutputRing::starting_at(self.settings.scrollback_lines, first)
     }
 

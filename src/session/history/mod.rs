@@ -16,6 +16,7 @@
 //! still means the same place: the entries after it are the stored ones of the earlier start,
 //! then the new start's.
 
+pub mod runs;
 mod store;
 pub mod trim;
 
