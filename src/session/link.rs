@@ -43,7 +43,10 @@ impl Session {
         }
         let from = from.map_or_else(|| "an unknown address".to_owned(), |a| a.to_string());
         // Never the secret itself: `why` names what was wrong, not what was sent.
-        tracing::warn!(computer = who.unwrap_or("unknown"), "link refused from {from}: {why}");
+        tracing::warn!(
+            computer = who.unwrap_or("unknown"),
+            "link refused from {from}: {why}"
+        );
         let mut entry = State::entry("refused", format!("from {from}: {why}"));
         entry.who = Some(who.unwrap_or("unknown computer").to_owned());
         entry.trapos_id = who.map(str::to_owned);

@@ -68,7 +68,9 @@ impl Throttle {
     pub fn note(&self) -> Note {
         let now = Instant::now();
         let mut w = self.window();
-        if w.start.is_none_or(|s| now.saturating_duration_since(s) >= WINDOW) {
+        if w.start
+            .is_none_or(|s| now.saturating_duration_since(s) >= WINDOW)
+        {
             w.start = Some(now);
             w.written = 0;
         }
