@@ -345,3 +345,41 @@ fn the_log_rotates_past_its_size() {
         assert_eq!(mode & 0o777, 0o600);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attached_console_idle_past_the_header_deadline_is_not_cut() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::{Message, client::IntoClientRequest};
+    let host = support::start_host().await;
+    let url = format!("ws://{}/control/attach", host.mcp_addr);
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut().insert(
+        "Authorization",
+        format!("Bearer {}", host.local_token).parse().unwrap(),
+    );
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    // Past the deadline for a request's headers, reading whatever the host sends: the socket
+    // has left HTTP, so the deadline is not its.
+    let until = tokio::time::Instant::now() + HEADER_DEADLINE + Duration::from_secs(2);
+    loop {
+        match tokio::time::timeout_at(until, ws.next()).await {
+            Err(_) => break,
+            Ok(Some(Ok(Message::Close(f)))) => panic!("closed: {f:?}"),
+            Ok(Some(Ok(_))) => {}
+            Ok(other) => panic!("the attached socket ended: {other:?}"),
+        }
+    }
+    ws.send(Message::Ping(b"still there".to_vec().into()))
+        .await
+        .unwrap();
+    loop {
+        match tokio::time::timeout(support::PROMPT, ws.next()).await {
+            Ok(Some(Ok(Message::Pong(p)))) => {
+                assert_eq!(&p[..], b"still there");
+                break;
+            }
+            Ok(Some(Ok(_))) => {}
+            other => panic!("no pong: {other:?}"),
+        }
+    }
+}
