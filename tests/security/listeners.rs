@@ -90,12 +90,16 @@ async fn ask(s: &mut TcpStream, path: &str, token: &str) -> u16 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn half_sent_requests_to_the_mcp_port_are_closed_within_the_header_deadline() {
+async fn half_sent_requests_to_either_port_are_closed_within_the_header_deadline() {
     let host = support::start_host().await;
     let started = Instant::now();
     let mut held = Vec::new();
     for _ in 0..220 {
         held.push(half_sent(host.mcp_addr).await);
+    }
+    // The gateway's door has the same deadline.
+    for _ in 0..20 {
+        held.push(half_sent(host.gateway_addr).await);
     }
     // Meanwhile the gateway links a computer, and the MCP port answers a right token.
     let _c = FakeComputer::link(&host, 1, Some("miner")).await;
