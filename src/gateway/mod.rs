@@ -74,7 +74,8 @@ async fn upgrade(
 ) -> Response {
     // A browser always sends `Origin` with a WebSocket upgrade, and a web page may open one to
     // any address, loopback included; ComputerCraft's clients send none (docs/protocol.md,
-    // "Origin"). So a page the person visits cannot try secrets or hold sockets here.
+    // "One port, four routes", cites their sources). So a page the person visits can neither
+    // try secrets nor hold sockets here.
     if headers.contains_key(axum::http::header::ORIGIN) {
         tracing::debug!("gateway upgrade with an Origin refused (403)");
         return (
