@@ -19,6 +19,8 @@
 //!   decides, and the session is its one door.
 //! - [`config`]: settings from defaults, `config.toml`, environment and flags (it owns the
 //!   host's flags, so it depends on nothing above it).
+//! - [`door`]: every listener's accept loop, with a deadline for a request's headers and a
+//!   cap on the connections that have not proved themselves (the gateway's and the MCP's).
 //! - [`lua_files`]: the `lua/` client, embedded at build time, as it is and as served
 //!   (minified and packed); [`lua_map`]: the served client's error positions back to `lua/`.
 //!
@@ -62,6 +64,7 @@
 //! - A subcommand: a variant of [`commands::Command`] and one arm in [`commands::run`].
 
 pub mod config;
+pub mod door;
 pub mod glob;
 pub mod lua_files;
 pub mod lua_map;

@@ -167,6 +167,7 @@ async fn guard(State(c): State<Arc<Control>>, req: Request, next: Next) -> Respo
             "the control channel takes only the install's local token (<data dir>/mcp-token); agents' tokens are not enough",
         );
     }
+    crate::door::proven(req.extensions());
     next.run(req).await
 }
 

@@ -318,8 +318,7 @@ async fn judge(
         Verdict::Refused(r) => Some(r),
     };
     if let Some(refusal) = refusal {
-        // Never the secret itself: logs are not a safe place for it.
-        tracing::warn!(computer = %hello.trapos_id(), "refused: {}", refusal.message());
+        // Logged by the session (`link_refused`, bounded in a flood), never the secret itself.
         out.error("auth_failed", refusal.message(), None).await;
         out.close(CLOSE_AUTH_FAILED, "auth_failed").await;
         return Err(Refused::because(Some(hello.trapos_id()), refusal.why()));

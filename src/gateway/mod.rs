@@ -3,13 +3,15 @@
 //! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
 //! [`connection`]: its handshake, its sending side and its loop); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same
 //! port (in [`install`]). Every `hello`'s secret is checked against [`crate::trust::secrets`] and a
-//! right one links at once; the connections that have not linked yet are bounded in [`door`].
+//! right one links at once; the connections that have not linked yet are bounded by the
+//! listeners' [`door`], and an upgrade from a web page (any `Origin`) is refused with 403.
 //! The gateway knows nothing of who asked for a request: it moves frames between a socket and
 //! the [`Session`].
 
 pub mod binary;
 pub mod connection;
-pub mod door;
+/// The listeners' door, shared with the MCP listener (`crate::door`).
+pub use crate::door;
 pub mod fragment;
 mod handshake;
 pub mod install;
@@ -25,7 +27,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{ConnectInfo, State, WebSocketUpgrade};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -66,9 +68,22 @@ const READ_BUFFER: usize = 2048;
 
 async fn upgrade(
     State(state): State<GatewayState>,
+    headers: axum::http::HeaderMap,
     extensions: axum::http::Extensions,
     ws: WebSocketUpgrade,
 ) -> Response {
+    // A browser always sends `Origin` with a WebSocket upgrade, and a web page may open one to
+    // any address, loopback included; ComputerCraft's clients send none (docs/protocol.md,
+    // "One port, four routes", cites their sources). So a page the person visits can neither
+    // try secrets nor hold sockets here.
+    if headers.contains_key(axum::http::header::ORIGIN) {
+        tracing::debug!("gateway upgrade with an Origin refused (403)");
+        return (
+            axum::http::StatusCode::FORBIDDEN,
+            "the gateway does not answer web pages: an upgrade with an Origin header is refused (ComputerCraft sends none)\n",
+        )
+            .into_response();
+    }
     // Where the computer connects from (for the log of refused links) and its place among the
     // connections waiting to link. Present when served by [`serve`]; a router mounted
     // elsewhere without connect info simply does not know.
@@ -116,11 +131,6 @@ pub async fn serve(
         stats,
         waiting: waiting.clone(),
     };
-    let listener = door::Door { listener, waiting };
-    axum::serve(
-        listener,
-        router(state).into_make_service_with_connect_info::<door::Peer>(),
-    )
-    .with_graceful_shutdown(async move { shutdown.cancelled().await })
-    .await
+    let door = door::Door { listener, waiting };
+    door::serve(door, router(state), shutdown).await
 }

@@ -78,6 +78,8 @@ pub async fn report(
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        // A flood of refused links that stopped is counted in the log too.
+        session.flush_link_refusals();
         let linked = session.linked_count();
         if let Some(line) = summary(linked, stats.take(), every) {
             tracing::info!("{line}");

@@ -15,6 +15,7 @@ use crate::config::{self, SecretSource, Settings};
 use crate::gateway;
 use crate::session::Session;
 
+pub mod log_file;
 pub mod process;
 mod running;
 

@@ -12,20 +12,17 @@ use tracing_subscriber::util::SubscriberInitExt;
 /// The log filter without `RUST_LOG`.
 pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 
-/// Sends logs to `<data_dir>/trapdesk.log`, and also to stderr when `to_stderr` (never while
-/// the console owns the terminal). `RUST_LOG` sets the filter; the default is
-/// [`DEFAULT_LOG_FILTER`].
+/// Sends logs to `<data_dir>/trapdesk.log` (rotated by size, mode 0600: [`super::log_file`]),
+/// and also to stderr when `to_stderr` (never while the console owns the terminal).
+/// `RUST_LOG` sets the filter; the default is [`DEFAULT_LOG_FILTER`].
 ///
 /// # Errors
 /// When the log file cannot be opened.
 pub fn init_logging(data_dir: &Path, to_stderr: bool) -> anyhow::Result<()> {
     std::fs::create_dir_all(data_dir)
         .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", data_dir.display()))?;
-    let path = data_dir.join("trapdesk.log");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
+    let path = data_dir.join(super::log_file::LOG_FILE);
+    let file = super::log_file::LogFile::open(&path, super::log_file::LOG_MAX_BYTES)
         .map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", path.display()))?;
     // rmcp logs a debug dump of every session's structs at INFO; that is noise to a person.
     let filter =

@@ -15,6 +15,10 @@
 //! (`crate::trust::agents`). A refusal is an RFC 6750 401 with a JSON body a client can show, and the
 //! OAuth discovery paths that clients probe after a 401 answer 404, so that a client says it
 //! needs a token instead of failing an OAuth flow this server does not offer.
+//!
+//! The listener is served through [`crate::door`], as the gateway is: a request's headers must
+//! arrive within [`crate::door::HEADER_DEADLINE`], and at most [`MAX_UNPROVEN`] connections
+//! that have not shown a right token yet are held (the oldest is dropped for a newer one).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -24,7 +28,6 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -41,6 +44,12 @@ pub enum McpError {
     #[error("MCP endpoint stopped: {0}")]
     Serve(#[source] std::io::Error),
 }
+
+/// Connections to the MCP listener held at once before a request on them showed a right token
+/// (for `/mcp`, or the local token for the control channel). Local clients show theirs in
+/// their first request, within milliseconds; a flood of half-sent requests is bounded by this
+/// many sockets, each for at most [`crate::door::HEADER_DEADLINE`].
+pub const MAX_UNPROVEN: usize = 256;
 
 /// How long a finished call's stream stays resumable (see [`router`]).
 pub const RESUME_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
@@ -165,14 +174,12 @@ pub async fn serve_http_with(
     }
     let app = router(session, local, shutdown.child_token()).merge(beside);
     tracing::info!(%local, "MCP endpoint at http://{local}/mcp");
-    // Progress notifications are small writes in a row: keep Nagle from batching them.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("TCP_NODELAY not set: {e}");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { shutdown.cancelled_owned().await })
+    // The door sets TCP_NODELAY too: progress notifications are small writes in a row.
+    let door = crate::door::Door {
+        listener,
+        waiting: Arc::new(crate::door::Waiting::with_cap(MAX_UNPROVEN)),
+    };
+    crate::door::serve(door, app, shutdown)
         .await
         .map_err(McpError::Serve)
 }
@@ -218,6 +225,7 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
     if same(given.as_deref(), guard.local.as_deref())
         || same(given.as_deref(), guard.token.as_deref())
     {
+        crate::door::proven(req.extensions());
         return next.run(req).await;
     }
     // On a blocking thread although it is only a `stat` now (and a read when the file
@@ -230,6 +238,7 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
         .unwrap_or(crate::trust::agents::Verdict::Refused);
     match verdict {
         crate::trust::agents::Verdict::Agent(name) => {
+            crate::door::proven(req.extensions());
             req.extensions_mut().insert(AgentName(name));
             next.run(req).await
         }
@@ -242,24 +251,23 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
 
 /// Counts refused requests for the log: each at DEBUG, and at most one WARN a minute with the
 /// count since the last, so that a person sees that something on this machine (another
-/// player's computer, a misconfigured client) knocks, and a flood cannot fill the log.
-#[derive(Default)]
-struct Refusals {
-    count: std::sync::atomic::AtomicU64,
-    last_warn: std::sync::Mutex<Option<std::time::Instant>>,
+/// player's computer, a misconfigured client) knocks, and a flood cannot fill the log. The
+/// same mechanism as refused links (`crate::session::throttle`), with one line a minute.
+struct Refusals(crate::session::throttle::Throttle);
+
+impl Default for Refusals {
+    fn default() -> Self {
+        Refusals(crate::session::throttle::Throttle::new(1))
+    }
 }
 
 impl Refusals {
     fn note(&self, sent_token: bool) {
-        use std::sync::atomic::Ordering;
-        let n = self.count.fetch_add(1, Ordering::Relaxed) + 1;
         tracing::debug!(sent_token, "MCP request refused (401)");
-        let mut last = self.last_warn.lock().unwrap_or_else(|p| p.into_inner());
-        if last.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(60)) {
-            *last = Some(std::time::Instant::now());
-            self.count.store(0, Ordering::Relaxed);
+        let note = self.0.note();
+        if note.write {
             tracing::warn!(
-                refused = n,
+                refused = note.left_out + 1,
                 "MCP requests without a valid token refused (401); `trapdesk agent add NAME` gives a client a token"
             );
         }

@@ -43,13 +43,50 @@ pub enum Relabelled {
 
 impl Session {
     /// A computer that tried to link and was turned away (wrong secret, bad or missing `hello`,
-    /// another protocol): logged as `refused`, so that the console and `session-log` show who
-    /// tried, from where and why. `who` is the traposId the hello claimed, when there was one.
+    /// another protocol): logged as `refused` (and a line in `trapdesk.log`), so that the
+    /// console and `session-log` show who tried, from where and why. `who` is the traposId the
+    /// hello claimed, when there was one. A flood is logged at most
+    /// [`super::throttle::LINK_REFUSALS_PER_MINUTE`] a minute one by one; the rest are counted,
+    /// and the next entry written says how many (see [`super::throttle`]).
     pub fn link_refused(&self, who: Option<&str>, from: Option<std::net::SocketAddr>, why: &str) {
+        let note = self.shared.refusals.note();
+        if !note.write {
+            tracing::debug!(computer = who.unwrap_or("unknown"), "link refused: {why}");
+            return;
+        }
+        if note.left_out > 0 {
+            self.log_left_out(note.left_out);
+        }
         let from = from.map_or_else(|| "an unknown address".to_owned(), |a| a.to_string());
+        // Never the secret itself: `why` names what was wrong, not what was sent.
+        tracing::warn!(
+            computer = who.unwrap_or("unknown"),
+            "link refused from {from}: {why}"
+        );
         let mut entry = State::entry("refused", format!("from {from}: {why}"));
         entry.who = Some(who.unwrap_or("unknown computer").to_owned());
         entry.trapos_id = who.map(str::to_owned);
+        entry.status = Some(super::model::Status::Failed);
+        self.lock().log(entry);
+    }
+
+    /// Logs how many refused links a minute that is over left out, if any (the gateway calls
+    /// this every half minute: a flood that stopped is still counted in the log).
+    pub fn flush_link_refusals(&self) {
+        if let Some(n) = self.shared.refusals.flush() {
+            self.log_left_out(n);
+        }
+    }
+
+    /// The entry that counts refused links not logged one by one.
+    fn log_left_out(&self, n: u64) {
+        let per = super::throttle::LINK_REFUSALS_PER_MINUTE;
+        let detail = format!(
+            "since the last one logged (not logged one by one: at most {per} a minute are)"
+        );
+        tracing::warn!("{n} more links refused {detail}");
+        let mut entry = State::entry("refused", detail);
+        entry.who = Some(format!("{n} more"));
         entry.status = Some(super::model::Status::Failed);
         self.lock().log(entry);
     }

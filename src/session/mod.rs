@@ -28,6 +28,7 @@ mod state;
 pub mod summary;
 #[cfg(test)]
 mod tests;
+pub mod throttle;
 mod ticket;
 pub mod transcript;
 
@@ -71,6 +72,8 @@ struct Shared {
     events: broadcast::Sender<Event>,
     /// Terminal mirrors, apart from `state` so that screen updates never wait on it.
     screens: Mutex<screen::Screens>,
+    /// How many refused links are logged one by one (see [`throttle`]).
+    refusals: throttle::Throttle,
 }
 
 impl Session {
@@ -138,6 +141,7 @@ impl Session {
                 deadlines: Arc::default(),
                 events,
                 screens: Mutex::new(screen::Screens::default()),
+                refusals: throttle::Throttle::new(throttle::LINK_REFUSALS_PER_MINUTE),
             }),
         }
     }

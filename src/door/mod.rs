@@ -1,18 +1,33 @@
-//! The gateway's door: a bound on the connections that have not linked yet.
+//! Every listener's door: the accept loop, a deadline for a request's headers, and a bound on
+//! the connections that have not proved themselves yet. The gateway (computers) and the MCP
+//! listener (agents, the person's tools) are served through it alike ([`serve`]).
 //!
-//! Every secret is checked and a right one links at once (there is no per-address slowing:
-//! every computer of a Minecraft server shares that server's address). What a flood can still
-//! cost is sockets and memory held by connections that never link: a TCP connection that sends
-//! no HTTP request (the HTTP layer here has no read deadline of its own), an upgrade that sends
-//! no `hello` (5 s, `hello_timeout`), a slow download. So every accepted connection takes a
-//! place among the *waiting* ones and gives it up when it links (its `welcome` is sent) or
-//! closes. At most [`MAX_WAITING`] wait; the next one to arrive pushes out the **oldest**: a
-//! real computer sends its `hello` within milliseconds of connecting, so the newest are the
-//! ones worth keeping, and a flood of idle sockets cannot keep a computer from linking. The
-//! pushed-out connection's reads and writes fail at once (the HTTP layer drops it, also in the
-//! middle of a response its peer does not read); one that was already upgraded and waiting
-//! for its `hello` is closed with 1013 `try_again_later` (its writes still go, each bounded by
-//! the link's stall timeout).
+//! Every secret and token is checked and a right one gets in at once (there is no per-address
+//! slowing: every computer of a Minecraft server shares that server's address, and every local
+//! process shares loopback). What a flood can still cost is sockets and memory held by
+//! connections that never prove anything: a TCP connection that sends half an HTTP request and
+//! stops, an upgrade that sends no `hello` (5 s, `hello_timeout`), a slow download. Two things
+//! bound them:
+//!
+//! - **A deadline on a request's headers** ([`HEADER_DEADLINE`], hyper's `header_read_timeout`
+//!   with tokio's timer): a connection that has not sent a whole request head within it is
+//!   closed, also between requests on a kept-alive connection. A response being written (an
+//!   SSE stream, a download) and an upgraded WebSocket (a link, an attached console) are not
+//!   reading headers, so the deadline never cuts them.
+//! - **A cap on the waiting** ([`Waiting`]): every accepted connection takes a place among the
+//!   *waiting* ones and gives it up when it proves itself (a computer's `welcome` is sent; a
+//!   request on the MCP listener passed its token check: [`proven`]) or closes. At most the
+//!   listener's cap wait; the next one to arrive pushes out the **oldest**: a real computer
+//!   sends its `hello`, a real client its token, within milliseconds of connecting, so the
+//!   newest are the ones worth keeping, and a flood of idle sockets cannot keep anyone out. The
+//!   pushed-out connection's reads and writes fail at once (the HTTP layer drops it, also in
+//!   the middle of a response its peer does not read); one that was already upgraded and
+//!   waiting for its `hello` is closed with 1013 `try_again_later` (its writes still go, each
+//!   bounded by the link's stall timeout).
+
+mod serve;
+
+pub use serve::{HEADER_DEADLINE, serve};
 
 use std::collections::BTreeMap;
 use std::io;
@@ -28,20 +43,44 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-/// Connections that may wait to link at once. A waiting upgraded connection costs about what
-/// an idle link does (BENCHMARKS.md: ~12 KiB), so this bounds them at a few tens of MiB. The
-/// load test's storm keeps 256 handshakes in flight.
+/// Connections that may wait to link to the gateway at once. A waiting upgraded connection
+/// costs about what an idle link does (BENCHMARKS.md: ~12 KiB), so this bounds them at a few
+/// tens of MiB. The load test's storm keeps 256 handshakes in flight.
 pub const MAX_WAITING: usize = 1024;
 
 /// The waiting connections, oldest first.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Waiting {
     open: Mutex<BTreeMap<u64, Arc<Place>>>,
     next: AtomicU64,
     pushed_out: AtomicU64,
+    /// How many may wait at once.
+    cap: usize,
+}
+
+impl Default for Waiting {
+    /// The gateway's: [`MAX_WAITING`].
+    fn default() -> Self {
+        Waiting::with_cap(MAX_WAITING)
+    }
 }
 
 impl Waiting {
+    /// At most `cap` connections waiting at once (at least one).
+    pub fn with_cap(cap: usize) -> Self {
+        Waiting {
+            open: Mutex::default(),
+            next: AtomicU64::new(0),
+            pushed_out: AtomicU64::new(0),
+            cap: cap.max(1),
+        }
+    }
+
+    /// How many may wait at once.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
     fn open(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Place>>> {
         // A panic elsewhere while holding this cannot leave a map worth refusing service for.
         self.open.lock().unwrap_or_else(|p| p.into_inner())
@@ -63,7 +102,7 @@ impl Waiting {
             let mut open = self.open();
             open.insert(seq, place.clone());
             let mut victims = Vec::new();
-            while open.len() > MAX_WAITING {
+            while open.len() > self.cap {
                 match open.pop_first() {
                     Some((_, v)) => victims.push(v),
                     None => break,
@@ -128,7 +167,8 @@ impl Place {
         self.gone.load(Ordering::Acquire) && !self.upgraded.load(Ordering::Acquire)
     }
 
-    /// The connection linked: it no longer waits and can no longer be pushed out.
+    /// The connection linked (or proved its token): it no longer waits and can no longer be
+    /// pushed out.
     pub fn linked(&self) {
         self.leave();
     }
@@ -234,23 +274,22 @@ impl AsyncWrite for Guarded {
     }
 }
 
-/// The gateway's listener: TCP with `TCP_NODELAY`, each connection given a [`Place`].
+/// A listener: TCP with `TCP_NODELAY`, each connection given a [`Place`] among `waiting`.
 pub struct Door {
     pub listener: TcpListener,
     pub waiting: Arc<Waiting>,
 }
 
-impl axum::serve::Listener for Door {
-    type Io = Guarded;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Guarded, SocketAddr) {
+impl Door {
+    /// The next connection, with its place. Never fails: a connection that failed before it
+    /// was accepted is skipped, and anything else (EMFILE) waits a moment and tries again.
+    pub async fn accept(&mut self) -> (Guarded, SocketAddr) {
         loop {
             match self.listener.accept().await {
                 Ok((tcp, addr)) => {
-                    // Requests are small frames sent back to back; without TCP_NODELAY,
-                    // Nagle's algorithm and the peer's delayed ACK hold the second of two
-                    // frames for ~40 ms (see BENCHMARKS.md).
+                    // Requests are small frames sent back to back (and progress notifications
+                    // small writes in a row); without TCP_NODELAY, Nagle's algorithm and the
+                    // peer's delayed ACK hold the second of two for ~40 ms (BENCHMARKS.md).
                     if let Err(e) = tcp.set_nodelay(true) {
                         tracing::debug!("TCP_NODELAY not set: {e}");
                     }
@@ -267,31 +306,29 @@ impl axum::serve::Listener for Door {
                             | io::ErrorKind::ConnectionReset
                     ) => {}
                 Err(e) => {
-                    tracing::error!("gateway accept error: {e}");
+                    tracing::error!("accept error: {e}");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
         }
     }
-
-    fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.listener.local_addr()
-    }
 }
 
-/// What a handler learns of its connection: the peer's address and the connection's place.
+/// What a handler learns of its connection (as `ConnectInfo<Peer>` among the request's
+/// extensions, put there by [`serve`]): the peer's address and the connection's place.
 #[derive(Debug, Clone)]
 pub struct Peer {
     pub addr: SocketAddr,
     pub place: Arc<Place>,
 }
 
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, Door>> for Peer {
-    fn connect_info(stream: axum::serve::IncomingStream<'_, Door>) -> Self {
-        Peer {
-            addr: *stream.remote_addr(),
-            place: stream.io().place.clone(),
-        }
+/// The request's connection proved itself (its token was right): it leaves the waiting and is
+/// never pushed out. A request not served through [`serve`] has no place; nothing to do.
+pub fn proven(extensions: &axum::http::Extensions) {
+    if let Some(axum::extract::ConnectInfo(peer)) =
+        extensions.get::<axum::extract::ConnectInfo<Peer>>()
+    {
+        peer.place.linked();
     }
 }
 
