@@ -21,8 +21,9 @@
 //! case: a Minecraft server on Windows or macOS keeps a computer's disk on a case-insensitive
 //! file system, where `/STARTUP.lua` is `/startup.lua`.
 //!
-//! Only agents are raised so: the person is the person, and their own policy keeps `write` for
-//! writes (the console's editor saving `/startup.lua` is a write they chose).
+//! Only agents are raised so: the person is the person (their console, CLI and sync), and their
+//! own policy keeps `write` for writes (the console's editor saving `/startup.lua`, `trapdesk
+//! put` of a startup program, are writes they chose).
 
 use serde_json::Value;
 
@@ -37,14 +38,21 @@ const SPECIAL_WILDCARDS: &[u8] = b"\":<>|";
 /// space is whitespace.
 fn strip(part: &[u8]) -> &[u8] {
     let start = part.iter().position(|b| *b != b' ').unwrap_or(part.len());
-    let end = part.iter().rposition(|b| *b != b' ').map_or(start, |e| e + 1);
+    let end = part
+        .iter()
+        .rposition(|b| *b != b' ')
+        .map_or(start, |e| e + 1);
     part.get(start..end).unwrap_or_default()
 }
 
 /// CC: Tweaked's `FileSystem.sanitizePath(path, allowWildcards)`, on the bytes of a Lua string
 /// (CC sees each byte as one character), as its parts.
 fn sanitize(path: &[u8], wildcards: bool) -> Vec<Vec<u8>> {
-    let dropped = if wildcards { SPECIAL_WILDCARDS } else { SPECIAL };
+    let dropped = if wildcards {
+        SPECIAL_WILDCARDS
+    } else {
+        SPECIAL
+    };
     let clean: Vec<u8> = path
         .iter()
         .map(|b| if *b == b'\\' { b'/' } else { *b })
@@ -291,14 +299,26 @@ mod tests {
         let write = |p: &str| Reach::of(agent, Kind::WriteFile, &json!({"path": p}));
         assert_eq!(write("/startup.lua").map(|r| r.action), Some(Action::Exec));
         assert_eq!(write("/notes.txt").map(|r| r.action), Some(Action::Write));
-        let mv = Reach::of(agent, Kind::MoveFile, &json!({"from": "/.settings", "to": "/x"}));
+        let mv = Reach::of(
+            agent,
+            Kind::MoveFile,
+            &json!({"from": "/.settings", "to": "/x"}),
+        );
         assert_eq!(mv.map(|r| r.action), Some(Action::Exec));
-        let mv = Reach::of(agent, Kind::MoveFile, &json!({"from": "/x", "to": "STARTUP"}));
+        let mv = Reach::of(
+            agent,
+            Kind::MoveFile,
+            &json!({"from": "/x", "to": "STARTUP"}),
+        );
         assert_eq!(mv.map(|r| r.action), Some(Action::Exec));
         let read = |p: &str| Reach::of(agent, Kind::ReadFile, &json!({"path": p}));
         assert_eq!(read("/.settings").map(|r| r.action), Some(Action::Exec));
         assert_eq!(read("/startup.lua").map(|r| r.action), Some(Action::Read));
-        let person = Reach::of(Party::Person, Kind::ReadFile, &json!({"path": "/.settings"}));
+        let person = Reach::of(
+            Party::Person,
+            Kind::ReadFile,
+            &json!({"path": "/.settings"}),
+        );
         assert_eq!(person.map(|r| r.action), Some(Action::Read));
         assert_eq!(Reach::of(agent, Kind::Ping, &json!({})), None);
     }

@@ -15,7 +15,7 @@ use super::Session;
 use super::approval::{Answer, AnswerError, Approval, Gate};
 use super::model::{Event, Origin, RequestError};
 use super::state::State;
-use crate::policy::{Action, Decided, Decision, Policy, Reach, Target};
+use crate::policy::{Action, Decided, Decision, Party, Policy, Reach, Target};
 use crate::protocol::Kind;
 
 impl State {
@@ -57,7 +57,14 @@ impl State {
         kind: Kind,
         payload: &Value,
     ) -> Result<Gate, RequestError> {
-        let Some(reach) = Reach::of(origin.party(), kind, payload) else {
+        // The person's own tools (the console, the CLI, sync) reach what the person may: only
+        // an agent's request counts as what its paths reach. Which client is the person's CLI
+        // is the MCP front's to know (it must come from a credential, not a name).
+        let reacher = match origin {
+            Origin::Agent(name) => Party::Agent(name),
+            _ => Party::Person,
+        };
+        let Some(reach) = Reach::of(reacher, kind, payload) else {
             return Ok(Gate::Go);
         };
         // The person's stop for all agents comes before the policy: it holds whatever that says.

@@ -46,10 +46,11 @@ pub struct LogQuery {
 /// The summary a reader not allowed `read` on the entry's computer gets instead of its own.
 fn withheld(e: &LogEntry, trapos_id: &str) -> String {
     let what = e.what.as_deref().unwrap_or(e.event);
-    let status = e.status.map(|s| format!(" ({})", s.as_str())).unwrap_or_default();
-    format!(
-        "{what}{status}: details withheld, the policy does not allow you read on {trapos_id}"
-    )
+    let status = e
+        .status
+        .map(|s| format!(" ({})", s.as_str()))
+        .unwrap_or_default();
+    format!("{what}{status}: details withheld, the policy does not allow you read on {trapos_id}")
 }
 
 /// Whether `reader` may read what an entry about `target` holds: `read` allowed, not asked

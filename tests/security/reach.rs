@@ -122,7 +122,10 @@ async fn a_reader_gets_no_secret_from_the_settings_file() {
         let said = all_text(&r);
         assert!(said.contains("counts as exec"), "{p}: {said}");
         for s in &secrets {
-            assert!(!said.contains(s.as_str()), "{p}: a secret came back: {said}");
+            assert!(
+                !said.contains(s.as_str()),
+                "{p}: a secret came back: {said}"
+            );
         }
     }
 
@@ -135,7 +138,10 @@ async fn a_reader_gets_no_secret_from_the_settings_file() {
         let said = format!("{got:?}");
         assert!(got.is_err(), "{uri}: {said}");
         for s in &secrets {
-            assert!(!said.contains(s.as_str()), "{uri}: a secret came back: {said}");
+            assert!(
+                !said.contains(s.as_str()),
+                "{uri}: a secret came back: {said}"
+            );
         }
     }
 
@@ -152,7 +158,12 @@ async fn a_reader_gets_no_secret_from_the_settings_file() {
         assert_eq!(code(&r), "denied", "{from}: {}", all_text(&r));
     }
     assert!(w.disk().join(".settings").is_file());
-    let r = call(&reader, "read-file", json!({"traposId": VAULT, "path": "/copy.txt"})).await;
+    let r = call(
+        &reader,
+        "read-file",
+        json!({"traposId": VAULT, "path": "/copy.txt"}),
+    )
+    .await;
     let said = all_text(&r);
     for s in &secrets {
         assert!(!said.contains(s.as_str()), "a secret came back: {said}");
@@ -160,7 +171,12 @@ async fn a_reader_gets_no_secret_from_the_settings_file() {
 
     // Files beside it still read, and the person reads it as they always could.
     std::fs::write(w.disk().join("notes.txt"), "plain").unwrap();
-    let r = call(&reader, "read-file", json!({"traposId": VAULT, "path": "/notes.txt"})).await;
+    let r = call(
+        &reader,
+        "read-file",
+        json!({"traposId": VAULT, "path": "/notes.txt"}),
+    )
+    .await;
     assert_ne!(r.is_error, Some(true), "{}", all_text(&r));
     assert!(all_text(&r).contains("plain"), "{}", all_text(&r));
     let spec = trapdesk::session::RequestSpec::of(&trapdesk::protocol::kind::ReadFile {
@@ -168,13 +184,12 @@ async fn a_reader_gets_no_secret_from_the_settings_file() {
         offset: None,
         length: None,
     });
-    let person = w
-        .h
-        .session
-        .start(VAULT, spec, trapdesk::session::Origin::Person)
-        .unwrap()
-        .wait()
-        .await;
+    let person =
+        w.h.session
+            .start(VAULT, spec, trapdesk::session::Origin::Person)
+            .unwrap()
+            .wait()
+            .await;
     assert!(person.is_ok(), "{person:?}");
 }
 
@@ -192,7 +207,12 @@ async fn a_writer_without_exec_cannot_plant_code_that_runs_at_boot() {
         json!({"traposId": VAULT, "path": "/payload.lua", "content": "print('planted')"}),
     )
     .await;
-    assert_ne!(r.is_error, Some(true), "an ordinary write works: {}", all_text(&r));
+    assert_ne!(
+        r.is_error,
+        Some(true),
+        "an ordinary write works: {}",
+        all_text(&r)
+    );
     assert!(w.disk().join("payload.lua").is_file());
 
     let guarded = [
@@ -235,7 +255,11 @@ async fn a_writer_without_exec_cannot_plant_code_that_runs_at_boot() {
             for (tool, a) in tries {
                 let r = call(&writer, tool, a.clone()).await;
                 assert_eq!(code(&r), "denied", "{tool} {a}: {}", all_text(&r));
-                assert!(all_text(&r).contains("exec"), "{tool} {a}: {}", all_text(&r));
+                assert!(
+                    all_text(&r).contains("exec"),
+                    "{tool} {a}: {}",
+                    all_text(&r)
+                );
             }
         }
     }
@@ -244,7 +268,13 @@ async fn a_writer_without_exec_cannot_plant_code_that_runs_at_boot() {
     // player startup, the client untouched, the payload still where it was written.
     assert_eq!(std::fs::read(w.disk().join("startup.lua")).unwrap(), before);
     assert_eq!(std::fs::read(w.disk().join(".settings")).unwrap(), settings);
-    for p in ["startup", "startup.player.lua", "trapdesk/x.lua", "moved", "disk"] {
+    for p in [
+        "startup",
+        "startup.player.lua",
+        "trapdesk/x.lua",
+        "moved",
+        "disk",
+    ] {
         assert!(!w.disk().join(p).exists(), "{p} appeared");
     }
     assert!(w.disk().join("payload.lua").is_file());
@@ -260,7 +290,10 @@ async fn a_writer_without_exec_cannot_plant_code_that_runs_at_boot() {
             "write-file",
             json!({"traposId": VAULT, "path": "/data/startup.lua", "content": "not at boot"}),
         ),
-        ("delete-file", json!({"traposId": VAULT, "path": "/data/startup.lua"})),
+        (
+            "delete-file",
+            json!({"traposId": VAULT, "path": "/data/startup.lua"}),
+        ),
     ];
     for (tool, a) in ok {
         let r = call(&writer, tool, a.clone()).await;
@@ -294,7 +327,12 @@ async fn the_session_log_shows_an_agent_denied_read_no_returned_values() {
     .await;
     assert_ne!(r.is_error, Some(true), "{}", all_text(&r));
     std::fs::write(w.disk().join("diary.txt"), format!("content-{marker}")).unwrap();
-    let r = call(&runner, "read-file", json!({"traposId": VAULT, "path": "/diary.txt"})).await;
+    let r = call(
+        &runner,
+        "read-file",
+        json!({"traposId": VAULT, "path": "/diary.txt"}),
+    )
+    .await;
     assert!(all_text(&r).contains(marker), "{}", all_text(&r));
 
     // A reader allowed read sees what came back (so the test can fail)...
@@ -306,7 +344,10 @@ async fn the_session_log_shows_an_agent_denied_read_no_returned_values() {
     let blind = w.agent("blind").await;
     let r = call(&blind, "session-log", json!({})).await;
     let seen = all_text(&r);
-    assert!(!seen.contains(marker), "values shown to an agent denied read: {seen}");
+    assert!(
+        !seen.contains(marker),
+        "values shown to an agent denied read: {seen}"
+    );
     assert!(seen.contains("exec-lua"), "the fact stays: {seen}");
     assert!(seen.contains("details withheld"), "{seen}");
 }
