@@ -283,6 +283,11 @@ impl TrapdeskMcp {
     }
 
     /// Records the start of a tool call.
+    /// Who a call comes from (what [`TrapdeskMcp::begin`] records it as).
+    pub(crate) fn origin(&self, ctx: &RequestContext<RoleServer>) -> Origin {
+        Origin::from_client(&client_name(ctx))
+    }
+
     pub(crate) fn begin(
         &self,
         ctx: &RequestContext<RoleServer>,
@@ -290,7 +295,7 @@ impl TrapdeskMcp {
         target: Option<&str>,
         args: Value,
     ) -> Recorded {
-        let origin = Origin::from_client(&client_name(ctx));
+        let origin = self.origin(ctx);
         let call_id = self
             .session
             .tool_call_started(origin.name(), tool, target, args);

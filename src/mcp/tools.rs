@@ -479,6 +479,7 @@ impl TrapdeskMcp {
             computer: p.computer,
             who: p.who,
             kind: p.kind,
+            reader: Some(self.origin(&ctx)),
         };
         // Read before recording this call, so the answer is not about itself.
         let (events, before, latest) = self.session.log_compact(&query);

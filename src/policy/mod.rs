@@ -12,6 +12,7 @@
 //! - `computer` patterns are [`crate::glob::Glob`]s, the same glob as the console's filter.
 
 mod config;
+pub mod reach;
 
 use std::fmt;
 
@@ -19,6 +20,7 @@ use crate::glob::Glob;
 use crate::protocol::Kind;
 
 pub use config::PolicyConfig;
+pub use reach::Reach;
 
 /// What the policy says about one action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
@@ -65,7 +67,8 @@ impl Action {
     }
 
     /// The action a request type performs; `None` for housekeeping that acts on nothing
-    /// (`ping`).
+    /// (`ping`). What a particular request counts as, its paths considered, is
+    /// [`Reach::of`]: an agent's write to a boot path is `exec`.
     pub fn of(kind: Kind) -> Option<Action> {
         match kind {
             Kind::Ping => None,
@@ -227,6 +230,8 @@ impl Default for Policy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decided {
     pub decision: Decision,
+    /// The action decided on (what an approval granted with `a` allows from then on).
+    pub action: Action,
     /// 1-based index of the deciding rule; `None` for the default.
     pub rule: Option<usize>,
     /// `agent exec = "ask" (rule 2: computer = "test-*", agent_name = "claude-code")`.
@@ -272,6 +277,7 @@ impl Policy {
             if let Some(d) = rule.triple(party).get(action) {
                 return Decided {
                     decision: d,
+                    action,
                     rule: Some(i + 1),
                     because: format!(
                         "{who} {action} = \"{}\" (rule {}: {})",
@@ -288,6 +294,7 @@ impl Policy {
         };
         Decided {
             decision: d,
+            action,
             rule: None,
             because: format!("{who} {action} = \"{}\" (policy.default)", d.as_str()),
         }

@@ -40,7 +40,8 @@ impl Approval {
             trapos_id: info.trapos_id.clone(),
             origin: info.origin.clone(),
             kind: spec.kind,
-            action: Action::of(spec.kind).unwrap_or(Action::Exec),
+            // What the policy decided on: a write to a boot path is asked (and granted) as exec.
+            action: d.action,
             detail,
             size,
             because: d.because.clone(),

@@ -15,15 +15,19 @@ use super::Session;
 use super::approval::{Answer, AnswerError, Approval, Gate};
 use super::model::{Event, Origin, RequestError};
 use super::state::State;
-use crate::policy::{Action, Decided, Decision, Policy, Target};
+use crate::policy::{Action, Decided, Decision, Party, Policy, Reach, Target};
 use crate::protocol::Kind;
 
 impl State {
+    /// The id and label a rule may name `trapos_id` by: the linked computer's, else (one only
+    /// the history or the log knows) as the traposId spells them.
     fn target_of(&self, trapos_id: &str) -> (u64, Option<String>) {
-        self.computers
-            .get(trapos_id)
-            .map(|c| (c.info.id, c.info.label.clone()))
-            .unwrap_or((0, None))
+        if let Some(c) = self.computers.get(trapos_id) {
+            return (c.info.id, c.info.label.clone());
+        }
+        let (id, label) = trapos_id.split_once(':').unwrap_or((trapos_id, ""));
+        let label = (!label.is_empty()).then(|| label.to_owned());
+        (id.parse().unwrap_or(0), label)
     }
 
     /// The policy's decision for `origin` doing `kind` on `trapos_id`, with the person's
@@ -43,20 +47,30 @@ impl State {
         d
     }
 
-    /// Checks a request before it starts: go, ask the person, or refuse.
+    /// Checks a request before it starts: go, ask the person, or refuse. The action is what
+    /// the request really reaches ([`Reach::of`]: an agent's write to a boot path is `exec`),
+    /// decided here once for every front.
     pub(crate) fn gate(
         &mut self,
         origin: &Origin,
         trapos_id: &str,
         kind: Kind,
+        payload: &Value,
     ) -> Result<Gate, RequestError> {
-        let Some(action) = Action::of(kind) else {
+        // The person's own tools (the console, the CLI, sync) reach what the person may: only
+        // an agent's request counts as what its paths reach. Which client is the person's CLI
+        // is the MCP front's to know (it must come from a credential, not a name).
+        let reacher = match origin {
+            Origin::Agent(name) => Party::Agent(name),
+            _ => Party::Person,
+        };
+        let Some(reach) = Reach::of(reacher, kind, payload) else {
             return Ok(Gate::Go);
         };
         // The person's stop for all agents comes before the policy: it holds whatever that says.
         let gate = match self.paused_refusal(origin, trapos_id, kind) {
             Some(e) => Err(e),
-            None => self.decision_gate(origin, trapos_id, kind, action),
+            None => self.decision_gate(origin, trapos_id, kind, reach),
         };
         let Err(refused) = gate else {
             return gate;
@@ -75,9 +89,12 @@ impl State {
         origin: &Origin,
         trapos_id: &str,
         kind: Kind,
-        action: Action,
+        reach: Reach,
     ) -> Result<Gate, RequestError> {
-        let d = self.decide(origin, trapos_id, action);
+        let mut d = self.decide(origin, trapos_id, reach.action);
+        if let Some(why) = reach.because {
+            d.because = format!("{why}; {}", d.because);
+        }
         let refused = match d.decision {
             Decision::Allow => return Ok(Gate::Go),
             Decision::Ask if self.approvals.answerable() => return Ok(Gate::Ask(d)),
@@ -330,7 +347,7 @@ impl Session {
                 Err(_) if st.computers.contains_key(target) || in_history => target.to_owned(),
                 Err(e) => return Err(e),
             };
-            let gate = st.gate(origin, &trapos_id, kind)?;
+            let gate = st.gate(origin, &trapos_id, kind, &Value::Null)?;
             (trapos_id, gate)
         };
         match gate {

@@ -8,8 +8,10 @@
 use std::collections::HashMap;
 
 use super::Session;
-use super::model::{LogEntry, Status, ToolCall};
+use super::model::{LogEntry, Origin, Status, ToolCall};
+use super::state::State;
 use crate::glob::Glob;
+use crate::policy::{Action, Decision};
 
 /// Where a `session-log` read starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +37,31 @@ pub struct LogQuery {
     /// A name or glob, matched against the tool or request type (`exec-lua`) and the event
     /// (`linked`, `refused`, `call`).
     pub kind: Option<String>,
+    /// Who reads: a call or request on a computer where the policy does not allow them `read`
+    /// keeps its fact (who, what, when, its status) but not its summary, which holds returned
+    /// values, output, code and file contents. `None`: the person's own view, whole.
+    pub reader: Option<Origin>,
+}
+
+/// The summary a reader not allowed `read` on the entry's computer gets instead of its own.
+fn withheld(e: &LogEntry, trapos_id: &str) -> String {
+    let what = e.what.as_deref().unwrap_or(e.event);
+    let status = e
+        .status
+        .map(|s| format!(" ({})", s.as_str()))
+        .unwrap_or_default();
+    format!("{what}{status}: details withheld, the policy does not allow you read on {trapos_id}")
+}
+
+/// Whether `reader` may read what an entry about `target` holds: `read` allowed, not asked
+/// (the log is no way around an approval).
+fn may_read(st: &State, reader: &Origin, target: &str) -> bool {
+    let trapos_id = if st.computers.contains_key(target) {
+        target.to_owned()
+    } else {
+        st.resolve(target).unwrap_or_else(|_| target.to_owned())
+    };
+    st.decide(reader, &trapos_id, Action::Read).decision == Decision::Allow
 }
 
 /// One compact entry while it is folded: the entry and when it last changed.
@@ -200,7 +227,24 @@ impl Session {
             .collect();
         let start = selected.len().saturating_sub(q.limit.max(1));
         let before = (start > 0).then(|| selected[start].seq);
-        (selected[start..].to_vec(), before, latest)
+        let mut page = selected[start..].to_vec();
+        if let Some(reader) = &q.reader {
+            let st = self.lock();
+            for e in &mut page {
+                // Links, unlinks and refusals say what happened to a computer, not what is on
+                // it; a call's or request's summary is what came back.
+                if !matches!(e.event, "call" | "request" | "dropped") {
+                    continue;
+                }
+                let Some(t) = e.trapos_id.clone() else {
+                    continue;
+                };
+                if !may_read(&st, reader, &t) {
+                    e.detail = withheld(e, &t);
+                }
+            }
+        }
+        (page, before, latest)
     }
 }
 

@@ -188,7 +188,7 @@ impl Session {
             return Err(RequestError::ShuttingDown);
         }
         let trapos_id = st.resolve(target)?;
-        let gate = st.gate(&origin, &trapos_id, spec.kind)?;
+        let gate = st.gate(&origin, &trapos_id, spec.kind, &spec.payload)?;
         if spec.never_ask && matches!(gate, approval::Gate::Ask(_)) {
             return Err(RequestError::Policy {
                 code: "needs_approval",
