@@ -232,6 +232,26 @@ pub fn client_name(ctx: &RequestContext<RoleServer>) -> String {
         .unwrap_or_else(|| FALLBACK_CLIENT.to_owned())
 }
 
+/// Who is calling, as the session sees it: `cli` or `sync` only for a request that carried
+/// the person token ([`http::PersonTool`]; its clientInfo then picks between the two), an
+/// agent under [`client_name`] for every other credential, whatever name it gives itself. So
+/// the person's stop for all agents holds against a client that calls itself `trapdesk-cli`.
+pub fn caller_origin(ctx: &RequestContext<RoleServer>) -> Origin {
+    let person = ctx
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some_and(|p| p.extensions.get::<http::PersonTool>().is_some());
+    let name = client_name(ctx);
+    if !person {
+        return Origin::Agent(name);
+    }
+    if name == Origin::SYNC_CLIENT {
+        Origin::Sync
+    } else {
+        Origin::Cli
+    }
+}
+
 /// A tool call being recorded in the session, so the console shows it from its start.
 pub(crate) struct Recorded {
     call_id: u64,
@@ -290,7 +310,7 @@ impl TrapdeskMcp {
         target: Option<&str>,
         args: Value,
     ) -> Recorded {
-        let origin = Origin::from_client(&client_name(ctx));
+        let origin = caller_origin(ctx);
         let call_id = self
             .session
             .tool_call_started(origin.name(), tool, target, args);

@@ -241,7 +241,7 @@ impl State {
     /// A run this host never started (it restarted meanwhile): pending again under the
     /// computer's id, on behalf of whoever started it, with no deadline and nobody waiting.
     fn adopt_unknown(&mut self, trapos_id: &str, conn_id: u64, run: &DetachedRun, kind: Kind) {
-        let origin = super::Origin::from_client(run.by.as_deref().unwrap_or("agent"));
+        let origin = super::Origin::from_recorded(run.by.as_deref().unwrap_or("agent"));
         let origin = if origin.name() == "person" {
             super::Origin::Person
         } else {
