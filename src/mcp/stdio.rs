@@ -119,7 +119,7 @@ pub fn agent_credential(data_dir: Option<&std::path::Path>) -> crate::trust::age
     let set = |v: &str| std::env::var(v).is_ok_and(|t| !t.trim().is_empty());
     if set(HOST_TOKEN_VAR) && !set(AGENT_TOKEN_VAR) {
         eprintln!(
-            "trapdesk mcp-stdio: WARNING: {HOST_TOKEN_VAR} is set but not used: it is the host's own --mcp-token. An agent's token goes in {AGENT_TOKEN_VAR} (trapdesk agent add NAME prints one); using this install's local token instead."
+            "trapdesk mcp-stdio: WARNING: {HOST_TOKEN_VAR} is set but not used as the agent's token (it is a host's own --mcp-token); an agent's token goes in {AGENT_TOKEN_VAR} (`trapdesk agent add NAME` prints one). Using this install's local token."
         );
     }
     crate::trust::agents::Credential::find(&[AGENT_TOKEN_VAR], data_dir)
