@@ -339,7 +339,10 @@ impl Credential {
             Credential::Missing { looked, var } => format!(
                 "the trapdesk at {url} needs a token (set {var} to a named agent's token, or pass the host's --data-dir; {})",
                 match looked {
-                    Some(p) => format!("no token in {}: start the host once on this data dir", p.display()),
+                    Some(p) => format!(
+                        "no token in {}: start the host once on this data dir",
+                        p.display()
+                    ),
                     None => "no home directory to find the token file in".to_owned(),
                 }
             ),
@@ -515,6 +518,32 @@ mod tests {
         }
         // It is no named agent's token: it names nobody.
         assert_eq!(verify(dir.path(), Some(&first)), Verdict::Refused);
+        Ok(())
+    }
+
+    /// The person token is made apart from the local token, as private, and the CLI's
+    /// credential finds it where `mcp-stdio`'s finds the local one.
+    #[test]
+    fn the_person_token_is_its_own_and_private() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        assert_eq!(read_person(dir.path())?, None);
+        let local = local_token(dir.path())?;
+        let person = person_token(dir.path())?;
+        assert_ne!(local, person);
+        assert_eq!(person_token(dir.path())?, person, "kept, not made again");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(PERSON_FILE))?
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let unset = "TRAPDESK_TEST_UNSET_TOKEN_VAR";
+        let cli = Credential::person(&[unset], Some(dir.path()));
+        let stdio = Credential::find(&[unset], Some(dir.path()));
+        assert_eq!(cli.token(), Some(person.as_str()));
+        assert_eq!(stdio.token(), Some(local.as_str()));
         Ok(())
     }
 }

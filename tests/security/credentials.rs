@@ -142,13 +142,17 @@ async fn a_client_calling_itself_trapdesk_cli_is_stopped_by_pause() {
     // Every one of those runs was an agent's: all of them end.
     support::wait_until(|| {
         let pending = host.session.pending();
-        runs.iter().all(|id| pending.iter().all(|p| &p.request_id != id))
+        runs.iter()
+            .all(|id| pending.iter().all(|p| &p.request_id != id))
     })
     .await;
 
     for (who, c) in &clients {
         for (tool, args) in [
-            ("exec-lua", json!({"traposId": "1:vault", "code": "return 1"})),
+            (
+                "exec-lua",
+                json!({"traposId": "1:vault", "code": "return 1"}),
+            ),
             ("send-input", json!({"traposId": "1:vault", "text": "ls"})),
             ("reboot-computer", json!({"traposId": "1:vault"})),
         ] {
@@ -279,7 +283,10 @@ async fn mcp_stdio_finds_the_host_by_host_json_and_never_reads_the_hosts_token()
     let _c = support::emulated(&host, 1, Some("vault")).await;
     assert_ne!(host.mcp_addr.port(), 4445);
 
-    for agent_token in [None, Some(trapdesk::trust::agents::add(&dir, "codex").unwrap())] {
+    for agent_token in [
+        None,
+        Some(trapdesk::trust::agents::add(&dir, "codex").unwrap()),
+    ] {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"));
         cmd.arg("mcp-stdio")
             .env("TRAPDESK_DATA_DIR", &dir)
