@@ -173,7 +173,7 @@ async fn run(o: Opts) -> Result<bool, String> {
         ignore: vec!["*.lua~".into()],
         pull: false,
         client: ClientArgs {
-            connect: host.mcp_url(),
+            connect: Some(host.mcp_url()),
             timeout: None,
             json: false,
             data_dir: Some(host.settings.data_dir.clone()),

@@ -325,7 +325,7 @@ fn mcp_only_on_a_terminal_shows_the_install_line() {
     );
 }
 
-/// The CLI finds the host's local token in the data dir; pointed at another data dir, or with
+/// The CLI finds the host's person token in the data dir; pointed at another data dir, or with
 /// a wrong token in the environment, it says so in one line with what to set.
 #[test]
 fn the_cli_finds_the_local_token_and_says_what_to_set_without_it() {
@@ -376,9 +376,10 @@ fn mcp_stdio_without_a_token_says_what_to_set_in_one_line() {
         c.args(["mcp-stdio", "--connect", &host.mcp])
             .env("TRAPDESK_DATA_DIR", data)
             .env_remove("TRAPDESK_MCP_TOKEN")
+            .env_remove("TRAPDESK_AGENT_TOKEN")
             .stdin(Stdio::null());
         if let Some(t) = token {
-            c.env("TRAPDESK_MCP_TOKEN", t);
+            c.env("TRAPDESK_AGENT_TOKEN", t);
         }
         c.output().unwrap()
     };
@@ -389,7 +390,7 @@ fn mcp_stdio_without_a_token_says_what_to_set_in_one_line() {
     let err = String::from_utf8_lossy(&none.stderr).into_owned();
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        err.contains("needs a token (set TRAPDESK_MCP_TOKEN"),
+        err.contains("needs a token (set TRAPDESK_AGENT_TOKEN"),
         "{err}"
     );
 
@@ -398,7 +399,7 @@ fn mcp_stdio_without_a_token_says_what_to_set_in_one_line() {
     let err = String::from_utf8_lossy(&wrong.stderr).into_owned();
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        err.contains("refused the token in TRAPDESK_MCP_TOKEN"),
+        err.contains("refused the token in TRAPDESK_AGENT_TOKEN"),
         "{err}"
     );
     assert!(!err.contains("td_not_a_token"), "{err}");

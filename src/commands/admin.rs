@@ -137,7 +137,7 @@ pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<(
             writeln!(out, "    Authorization: Bearer {token}")?;
             writeln!(
                 out,
-                "or, for `trapdesk mcp-stdio`, as env TRAPDESK_MCP_TOKEN."
+                "or, for `trapdesk mcp-stdio`, as env TRAPDESK_AGENT_TOKEN."
             )?;
             writeln!(
                 out,

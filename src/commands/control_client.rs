@@ -56,13 +56,32 @@ pub fn running_url(data_dir: &Path) -> Option<String> {
     Some(format!("http://{addr}/mcp"))
 }
 
-/// The MCP URL of the host the person's tool means: `connect` when it names another than
-/// the default, else the host running on `data_dir` (its `host.json`), else the default.
-pub fn target(connect: &str, data_dir: &Path) -> String {
-    if connect != super::remote::DEFAULT_CONNECT {
-        return connect.to_owned();
+/// No host was named and none is recorded as running: nothing to send a credential to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no trapdesk is running on {} (no live host in {}): start `trapdesk` or `trapdesk --mcp-only`, pass the running host's --data-dir, or name it with --connect URL",
+    dir.display(),
+    dir.join(crate::host::RUNNING_FILE).display()
+)]
+pub struct NoHost {
+    /// The data dir whose `host.json` was looked at.
+    pub dir: std::path::PathBuf,
+}
+
+/// The MCP URL of the host the person's tool means: `connect` when the person named one
+/// (`--connect`, env `TRAPDESK_CONNECT`), else the live host recorded in `data_dir`'s
+/// `host.json`. Never a default address: a credential goes only where one of those two points,
+/// so a process that took a well-known port first collects nothing.
+///
+/// # Errors
+/// [`NoHost`] when neither names a host.
+pub fn target(connect: Option<&str>, data_dir: &Path) -> Result<String, NoHost> {
+    if let Some(c) = connect {
+        return Ok(c.to_owned());
     }
-    running_url(data_dir).unwrap_or_else(|| connect.to_owned())
+    running_url(data_dir).ok_or_else(|| NoHost {
+        dir: data_dir.to_owned(),
+    })
 }
 
 /// Asks `GET <base>/control/<what>` with the local token of `data_dir`.
@@ -163,7 +182,8 @@ pub async fn pause(
         .clone()
         .or_else(crate::config::default_data_dir)
         .ok_or_else(|| Failure::new(exit::USAGE, "no home directory: pass --data-dir"))?;
-    let url = target(&a.connect, &data_dir);
+    let url = target(a.connect.as_deref(), &data_dir)
+        .map_err(|e| Failure::new(exit::UNREACHABLE, e.to_string()))?;
     let base = base_of(&url).ok_or_else(|| {
         Failure::new(
             exit::USAGE,

@@ -91,7 +91,9 @@ pub enum Command {
     /// Serve MCP on stdio, forwarding to a running trapdesk so the agent joins its session.
     #[command(after_help = "Example: claude mcp add trapdesk -- trapdesk mcp-stdio")]
     McpStdio {
-        /// MCP endpoint of the running trapdesk [default: http://127.0.0.1:4445/mcp].
+        /// MCP endpoint of the running trapdesk [default: the live host in the data dir's
+        /// host.json; with none, nothing is dialled] (agent token: env TRAPDESK_AGENT_TOKEN,
+        /// else the data dir's local token).
         #[arg(long, value_name = "URL")]
         connect: Option<String>,
         /// With no trapdesk running, run a headless gateway of our own instead of failing

@@ -20,19 +20,35 @@ pub async fn mcp_stdio(
     connect: Option<String>,
     standalone: bool,
 ) -> anyhow::Result<()> {
-    let url = connect.unwrap_or_else(|| match args.mcp_bind {
-        Some(addr) => format!("http://{addr}/mcp"),
-        None => crate::mcp::stdio::DEFAULT_CONNECT.to_owned(),
-    });
-    match crate::mcp::run_stdio(&url, standalone, args.data_dir.as_deref()).await {
+    use crate::mcp::stdio::Target;
+    // Found as the CLI finds it: a URL the person gave, else the live host in the data dir's
+    // host.json; never a default address (a process on the well-known port would get the token).
+    let dir = args.data_dir.clone().or_else(config::default_data_dir);
+    let target = match (connect, args.mcp_bind) {
+        (Some(url), _) => Target::Named(url),
+        (None, Some(addr)) => Target::Named(format!("http://{addr}/mcp")),
+        (None, None) => match dir
+            .as_deref()
+            .and_then(|d| super::control_client::running_url(d).map(|u| (u, d)))
+        {
+            Some((url, d)) => Target::Recorded {
+                url,
+                file: d.join(crate::host::RUNNING_FILE),
+            },
+            None => Target::Nowhere {
+                file: dir.map(|d| d.join(crate::host::RUNNING_FILE)),
+            },
+        },
+    };
+    match crate::mcp::run_stdio(&target, standalone, args.data_dir.as_deref()).await {
         Ok(()) => Ok(()),
-        Err(crate::mcp::stdio::StdioError::NoHost { .. }) => {
+        Err(crate::mcp::stdio::StdioError::NoHost { looked }) => {
             let settings = config::resolve(&args)?;
             // stdout is the MCP channel: logs go to stderr and the file only.
             init_logging(&settings.data_dir, true)?;
             let mut host = crate::host::Host::start(settings, true).await?;
             eprintln!(
-                "trapdesk: no console running at {url}; serving a headless host (gateway ws://{}/gateway)",
+                "trapdesk: no trapdesk running ({looked}); serving a headless host (gateway ws://{}/gateway)",
                 host.gateway_addr
             );
             if let Some(n) = args.demo {
@@ -44,6 +60,7 @@ pub async fn mcp_stdio(
         }
         Err(
             crate::mcp::stdio::StdioError::Unreachable { .. }
+            | crate::mcp::stdio::StdioError::NotRunning { .. }
             | crate::mcp::stdio::StdioError::Refused(_),
         ) => Err(AlreadyReported.into()),
         Err(e) => Err(e.into()),

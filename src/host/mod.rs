@@ -127,6 +127,8 @@ impl Host {
         // host's port finds the token beside it.
         let local_token = crate::trust::agents::local_token(&settings.data_dir)
             .map_err(StartError::LocalToken)?;
+        // The person's CLI and `sync` present this one; made before a client can find the host.
+        crate::trust::agents::person_token(&settings.data_dir).map_err(StartError::LocalToken)?;
         let gw = listen(settings.gateway_bind).map_err(|source| StartError::GatewayBind {
             addr: settings.gateway_bind,
             source,

@@ -74,9 +74,13 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     let local_token = crate::trust::agents::local_token(&settings.data_dir)
         .map_err(|e| tracing::error!("the local MCP token cannot be used: {e}"))
         .ok();
+    let person_token = crate::trust::agents::person_token(&settings.data_dir)
+        .map_err(|e| tracing::error!("the person token cannot be used: {e}"))
+        .ok();
     let guard = Arc::new(Guard {
         token: settings.mcp_token.clone(),
         local: local_token,
+        person: person_token,
         agents: crate::trust::agents::Verifier::new(&settings.data_dir),
         refusals: Refusals::default(),
     });
@@ -188,11 +192,13 @@ fn is_loopback(ip: IpAddr) -> bool {
     ip.is_loopback()
 }
 
-/// What the bearer check needs: the host's own token, the local token, and where the named
-/// agents are.
+/// What the bearer check needs: the host's own token, the local token, the person token, and
+/// where the named agents are.
 struct Guard {
     token: Option<String>,
     local: Option<String>,
+    /// The person's one-shot tools' token (`crate::trust::agents::person_token`).
+    person: Option<String>,
     agents: crate::trust::agents::Verifier,
     refusals: Refusals,
 }
@@ -200,6 +206,11 @@ struct Guard {
 /// The name a named agent's token proved, for the tools (see [`super::client_name`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentName(pub String);
+
+/// The request carried the person token: it comes from the person's own CLI or `sync`, and
+/// only such a request may have the origin `cli` or `sync` (see [`super::caller_origin`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PersonTool;
 
 /// Whether `given` is `expected`, in constant time.
 fn same(given: Option<&str>, expected: Option<&str>) -> bool {
@@ -210,9 +221,10 @@ fn same(given: Option<&str>, expected: Option<&str>) -> bool {
     }
 }
 
-/// Checks `Authorization: Bearer <token>` on every request: a named agent's token (then the
-/// request carries its [`AgentName`]), the install's local token, or the host's
-/// `--mcp-token`; anything else is a 401. The agents file is checked each time (and read again
+/// Checks `Authorization: Bearer <token>` on every request: the person token (then the
+/// request carries [`PersonTool`]), a named agent's token (then it carries its
+/// [`AgentName`]), the install's local token, or the host's `--mcp-token`; anything else is a
+/// 401. The agents file is checked each time (and read again
 /// when it changed), so a removed agent is refused at its next request.
 async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -> Response {
     // Codex probes discovery under the endpoint's own path too (`/mcp/.well-known/…`): the
@@ -222,6 +234,12 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
         return not_found(req).await;
     }
     let given = presented(req.headers());
+    // Set here and nowhere else, so no header or clientInfo can claim it.
+    req.extensions_mut().remove::<PersonTool>();
+    if same(given.as_deref(), guard.person.as_deref()) {
+        req.extensions_mut().insert(PersonTool);
+        return next.run(req).await;
+    }
     if same(given.as_deref(), guard.local.as_deref())
         || same(given.as_deref(), guard.token.as_deref())
     {

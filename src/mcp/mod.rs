@@ -232,6 +232,26 @@ pub fn client_name(ctx: &RequestContext<RoleServer>) -> String {
         .unwrap_or_else(|| FALLBACK_CLIENT.to_owned())
 }
 
+/// Who is calling, as the session sees it: `cli` or `sync` only for a request that carried
+/// the person token ([`http::PersonTool`]; its clientInfo then picks between the two), an
+/// agent under [`client_name`] for every other credential, whatever name it gives itself. So
+/// the person's stop for all agents holds against a client that calls itself `trapdesk-cli`.
+pub fn caller_origin(ctx: &RequestContext<RoleServer>) -> Origin {
+    let person = ctx
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some_and(|p| p.extensions.get::<http::PersonTool>().is_some());
+    let name = client_name(ctx);
+    if !person {
+        return Origin::Agent(name);
+    }
+    if name == Origin::SYNC_CLIENT {
+        Origin::Sync
+    } else {
+        Origin::Cli
+    }
+}
+
 /// A tool call being recorded in the session, so the console shows it from its start.
 pub(crate) struct Recorded {
     call_id: u64,
@@ -285,7 +305,7 @@ impl TrapdeskMcp {
     /// Records the start of a tool call.
     /// Who a call comes from (what [`TrapdeskMcp::begin`] records it as).
     pub(crate) fn origin(&self, ctx: &RequestContext<RoleServer>) -> Origin {
-        Origin::from_client(&client_name(ctx))
+        caller_origin(ctx)
     }
 
     pub(crate) fn begin(

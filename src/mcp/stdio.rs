@@ -8,10 +8,19 @@
 //!
 //! stdout carries MCP only: logs go to stderr.
 //!
-//! With no trapdesk reachable, [`run_stdio`] says so on stderr and returns
-//! [`StdioError::Unreachable`] (exit non-zero); with `standalone` it returns
-//! [`StdioError::NoHost`] instead, and the caller (`app.rs`) starts a headless host of its own
-//! and serves that session with [`serve_stdio_session`].
+//! **Where it goes** ([`Target`]): the URL the person gives (`--connect`), else the live host
+//! recorded in the data dir's `host.json`, as the CLI finds it. Never a default address: a
+//! process that bound the well-known port first would collect the token. With no host named
+//! or recorded, or none answering, [`run_stdio`] says so on stderr (the address it tried and
+//! the file it looked in) and returns [`StdioError::Unreachable`] or
+//! [`StdioError::NotRunning`] (exit non-zero); with `standalone` it returns
+//! [`StdioError::NoHost`] instead, and the caller (`commands/modes.rs`) starts a headless host
+//! of its own and serves that session with [`serve_stdio_session`].
+//!
+//! **Its credential** is an agent's: `TRAPDESK_AGENT_TOKEN` (a named agent's token), else the
+//! install's local token. Never the person token (the CLI's), so whatever clientInfo the agent
+//! sends, the host sees an agent, and the person's stop for all agents holds. The host's own
+//! `TRAPDESK_MCP_TOKEN` is not read as the agent's: set alone, it is reported on stderr.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -31,8 +40,44 @@ use tokio::sync::OnceCell;
 
 use crate::session::Session;
 
-/// Where `mcp-stdio` looks for a running trapdesk without `--connect`.
-pub const DEFAULT_CONNECT: &str = "http://127.0.0.1:4445/mcp";
+/// The environment variable that holds an agent's token for `mcp-stdio`.
+pub const AGENT_TOKEN_VAR: &str = "TRAPDESK_AGENT_TOKEN";
+
+/// The host's own `--mcp-token` variable: never read as an agent's token here.
+pub const HOST_TOKEN_VAR: &str = "TRAPDESK_MCP_TOKEN";
+
+/// Where `mcp-stdio` forwards to, as the caller found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A URL the person gave (`--connect`, or the `--mcp-bind` they typed).
+    Named(String),
+    /// The live host recorded in this `host.json`.
+    Recorded {
+        url: String,
+        file: std::path::PathBuf,
+    },
+    /// Nothing named and no live host in this `host.json` (`None`: no data dir to look in).
+    Nowhere { file: Option<std::path::PathBuf> },
+}
+
+impl Target {
+    fn url(&self) -> Option<&str> {
+        match self {
+            Target::Named(u) | Target::Recorded { url: u, .. } => Some(u),
+            Target::Nowhere { .. } => None,
+        }
+    }
+
+    /// Where the address came from, for an error a person reads.
+    fn source(&self) -> String {
+        match self {
+            Target::Named(_) => "given with --connect".to_owned(),
+            Target::Recorded { file, .. } => format!("recorded in {}", file.display()),
+            Target::Nowhere { file: Some(f) } => format!("no live host in {}", f.display()),
+            Target::Nowhere { file: None } => "no data dir to look in".to_owned(),
+        }
+    }
+}
 
 /// Why `mcp-stdio` stopped.
 #[derive(Debug, thiserror::Error)]
@@ -40,13 +85,23 @@ pub const DEFAULT_CONNECT: &str = "http://127.0.0.1:4445/mcp";
 pub enum StdioError {
     /// Nothing answers at the URL; the message is the one printed on stderr.
     #[error(
-        "no trapdesk is running at {url} ({reason}); start `trapdesk` or `trapdesk --mcp-only` first, or pass --standalone"
+        "no trapdesk answers at {url} ({source_of}: {reason}); start `trapdesk` or `trapdesk --mcp-only` first, or pass --standalone"
     )]
-    Unreachable { url: String, reason: String },
-    /// Nothing answers at the URL and `--standalone` was given: the caller should start a
-    /// headless host and serve its session with [`serve_stdio_session`].
-    #[error("no trapdesk is running at {url}; starting a headless one")]
-    NoHost { url: String },
+    Unreachable {
+        url: String,
+        /// Where the URL came from (`--connect`, or the `host.json` it was read from).
+        source_of: String,
+        reason: String,
+    },
+    /// No URL given and no live host recorded: nothing was sent anywhere.
+    #[error(
+        "no trapdesk is running ({looked}): start `trapdesk` or `trapdesk --mcp-only` first (or pass its --data-dir), name it with --connect URL, or pass --standalone"
+    )]
+    NotRunning { looked: String },
+    /// No host found and `--standalone` was given: the caller should start a headless host and
+    /// serve its session with [`serve_stdio_session`].
+    #[error("no trapdesk is running ({looked}); starting a headless one")]
+    NoHost { looked: String },
     #[error("the --connect URL {0:?} is not an http:// or https:// URL")]
     BadUrl(String),
     /// The host refused the token (already reported on stderr).
@@ -56,20 +111,33 @@ pub enum StdioError {
     Serve(String),
 }
 
-/// Serves MCP on stdio, forwarding to the trapdesk at `connect` (see the module docs).
+/// The agent's credential for `mcp-stdio`: `TRAPDESK_AGENT_TOKEN`, else the local token of
+/// `data_dir` (or the default data dir). `TRAPDESK_MCP_TOKEN` set without it is said on stderr
+/// and left aside: it is the host's `--mcp-token`, and read as an agent's it would turn a named
+/// token into an anonymous one `agent remove` cannot revoke.
+pub fn agent_credential(data_dir: Option<&std::path::Path>) -> crate::trust::agents::Credential {
+    let set = |v: &str| std::env::var(v).is_ok_and(|t| !t.trim().is_empty());
+    if set(HOST_TOKEN_VAR) && !set(AGENT_TOKEN_VAR) {
+        eprintln!(
+            "trapdesk mcp-stdio: WARNING: {HOST_TOKEN_VAR} is set but not used as the agent's token (it is a host's own --mcp-token); an agent's token goes in {AGENT_TOKEN_VAR} (`trapdesk agent add NAME` prints one). Using this install's local token."
+        );
+    }
+    crate::trust::agents::Credential::find(&[AGENT_TOKEN_VAR], data_dir)
+}
+
+/// Serves MCP on stdio, forwarding to the trapdesk at `target` (see the module docs).
 ///
 /// # Errors
-/// [`StdioError::Unreachable`] (already reported on stderr) or [`StdioError::NoHost`] when
-/// nothing answers at `connect`; [`StdioError::Serve`] when stdio itself fails.
+/// [`StdioError::Unreachable`] or [`StdioError::NotRunning`] (already reported on stderr), or
+/// [`StdioError::NoHost`] with `standalone`, when no host is found or none answers;
+/// [`StdioError::Serve`] when stdio itself fails.
 pub async fn run_stdio(
-    connect: &str,
+    target: &Target,
     standalone: bool,
     data_dir: Option<&std::path::Path>,
 ) -> Result<(), StdioError> {
-    // `TRAPDESK_MCP_TOKEN` (a named agent's, or the host's `--mcp-token`), else the install's
-    // local token, so that `claude mcp add trapdesk -- trapdesk mcp-stdio` needs nothing else.
-    let credential = crate::trust::agents::Credential::find(&["TRAPDESK_MCP_TOKEN"], data_dir);
-    run_stdio_with(connect, credential, standalone).await
+    let credential = agent_credential(data_dir);
+    run_stdio_with(target, credential, standalone).await
 }
 
 /// [`run_stdio`] with an explicit bearer token for the upstream endpoint.
@@ -77,20 +145,34 @@ pub async fn run_stdio(
 /// # Errors
 /// As [`run_stdio`].
 pub async fn run_stdio_with(
-    connect: &str,
+    target: &Target,
     credential: crate::trust::agents::Credential,
     standalone: bool,
 ) -> Result<(), StdioError> {
-    if let Err(reason) = reachable(connect).await {
+    let Some(connect) = target.url() else {
+        // Nothing named, nothing recorded: no address gets the token.
         if standalone {
             return Err(StdioError::NoHost {
-                url: connect.to_owned(),
+                looked: target.source(),
+            });
+        }
+        let err = StdioError::NotRunning {
+            looked: target.source(),
+        };
+        eprintln!("trapdesk mcp-stdio: {err}");
+        return Err(err);
+    };
+    if let Err(reason) = reachable(connect).await {
+        if standalone && !matches!(reason, Reach::BadUrl) {
+            return Err(StdioError::NoHost {
+                looked: format!("nothing answers at {connect}, {}", target.source()),
             });
         }
         let err = match reason {
             Reach::BadUrl => StdioError::BadUrl(connect.to_owned()),
             Reach::Down(reason) => StdioError::Unreachable {
                 url: connect.to_owned(),
+                source_of: target.source(),
                 reason,
             },
         };

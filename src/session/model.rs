@@ -12,8 +12,9 @@ use crate::protocol::{Kind, Payload};
 
 /// Who started a request: the person at the console, an agent by its MCP client name, or the
 /// person's own shell through `trapdesk`'s one-shot commands (`cli`) or `trapdesk sync`
-/// (`sync`). The host learns the last two from the MCP clientInfo name the commands send
-/// ([`Origin::CLI_CLIENT`], [`Origin::SYNC_CLIENT`]); see [`Origin::from_client`].
+/// (`sync`). The host knows the last two by the credential they present (the person token,
+/// `crate::mcp::caller_origin`), never by the name a client gives itself: the clientInfo
+/// names below only pick between `cli` and `sync` for a request that carried that token.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "name", rename_all = "snake_case")]
 pub enum Origin {
@@ -32,12 +33,16 @@ impl Origin {
     /// clientInfo name of `trapdesk sync`.
     pub const SYNC_CLIENT: &str = "trapdesk-sync";
 
-    /// The origin of an MCP client by its clientInfo name: trapdesk's own commands are `cli`
-    /// and `sync`, every other name is an agent.
-    pub fn from_client(name: &str) -> Origin {
+    /// The origin a name the host itself recorded stands for ([`Origin::name`] read back):
+    /// `person`, `cli`, `sync` and `host` are the person's, every other name an agent's. Only
+    /// for names the host wrote; a name a client or computer sends is an agent's
+    /// (`crate::mcp::caller_origin`).
+    pub fn from_recorded(name: &str) -> Origin {
         match name {
-            Self::CLI_CLIENT => Origin::Cli,
-            Self::SYNC_CLIENT => Origin::Sync,
+            "person" => Origin::Person,
+            "cli" => Origin::Cli,
+            "sync" => Origin::Sync,
+            "host" => Origin::Host,
             other => Origin::Agent(other.to_owned()),
         }
     }

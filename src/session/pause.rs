@@ -5,7 +5,9 @@
 //! says; the agents' calls of those kinds already pending end at once (waiting on the host or
 //! for approval: `paused`; running on a computer: cancelled, by `person (stop for all agents)`).
 //! Reads and waits go on, and so does everything the person's own tools start (the console,
-//! `trapdesk exec`/`run`/`sync`): only `Origin::Agent` is stopped. An agent's detached runs are
+//! `trapdesk exec`/`run`/`sync`): only `Origin::Agent` is stopped. `cli` and `sync` are known by
+//! the person token they present, never by a client's name (`crate::mcp::caller_origin`), so
+//! a client calling itself `trapdesk-cli` with any other credential is an agent and stopped. An agent's detached runs are
 //! pending requests too (docs/mcp.md, "Detached runs"), so they stop with the rest; one whose
 //! computer is unlinked is stopped when it links again.
 //!

@@ -15,6 +15,13 @@
 //! that name into the session, the log and the policy. Named agents do not lock out the local
 //! token: they name agents, the local token is the install's own tools.
 //!
+//! **Who is the person's own tool** is a credential too, never a `clientInfo` name: the host
+//! keeps a second private token, the **person token** in `<data dir>/person-token` (0600,
+//! [`person_token`]), which only the person's one-shot tools (the CLI and `sync`) present and
+//! `mcp-stdio` never reads. A request with it is `cli` or `sync` (its clientInfo then only picks
+//! between the two); every other credential (the local token, a named agent's, `--mcp-token`)
+//! is an agent whatever it calls itself, so stop-all holds against every client name.
+//!
 //! The file is checked on each request, so `trapdesk agent remove NAME` (another process) stops
 //! that agent's calls at once, with no reload. Checked, not read: [`Verifier`] looks at the
 //! file's inode, size and times (one `stat`) and reads it again only when one changed; every
@@ -32,6 +39,10 @@ pub const FILE: &str = "agents.json";
 
 /// The local token's file in the data directory.
 pub const LOCAL_FILE: &str = "mcp-token";
+
+/// The person token's file in the data directory: the credential of the person's own
+/// one-shot tools (the CLI, `sync`), never of an agent.
+pub const PERSON_FILE: &str = "person-token";
 
 /// One named agent as stored: never the token, only its hash.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,17 +182,30 @@ pub enum Verdict {
 /// # Errors
 /// The file cannot be read or written.
 pub fn local_token(dir: &Path) -> Result<String, AgentError> {
-    if let Some(t) = read_local(dir)? {
+    stored_or_made(dir, LOCAL_FILE)
+}
+
+/// The person token (see the module doc): read from `<dir>/person-token`, or made there (0600)
+/// when absent, like [`local_token`].
+///
+/// # Errors
+/// The file cannot be read or written.
+pub fn person_token(dir: &Path) -> Result<String, AgentError> {
+    stored_or_made(dir, PERSON_FILE)
+}
+
+fn stored_or_made(dir: &Path, file: &str) -> Result<String, AgentError> {
+    if let Some(t) = read_stored(dir, file)? {
         return Ok(t);
     }
-    let p = dir.join(LOCAL_FILE);
+    let p = dir.join(file);
     let token = new_token();
     std::fs::create_dir_all(dir).map_err(|source| AgentError::Write {
         path: p.clone(),
         source,
     })?;
     // Beside and renamed over: a client reading at the same moment sees no half token.
-    let tmp = dir.join(format!("{LOCAL_FILE}.tmp"));
+    let tmp = dir.join(format!("{file}.tmp"));
     crate::config::write_private(&tmp, token.as_bytes())
         .and_then(|()| std::fs::rename(&tmp, &p))
         .map_err(|source| AgentError::Write { path: p, source })?;
@@ -194,7 +218,19 @@ pub fn local_token(dir: &Path) -> Result<String, AgentError> {
 /// # Errors
 /// The file exists but cannot be read.
 pub fn read_local(dir: &Path) -> Result<Option<String>, AgentError> {
-    let p = dir.join(LOCAL_FILE);
+    read_stored(dir, LOCAL_FILE)
+}
+
+/// The person token of the install whose data dir is `dir`, when a host has made one.
+///
+/// # Errors
+/// The file exists but cannot be read.
+pub fn read_person(dir: &Path) -> Result<Option<String>, AgentError> {
+    read_stored(dir, PERSON_FILE)
+}
+
+fn read_stored(dir: &Path, file: &str) -> Result<Option<String>, AgentError> {
+    let p = dir.join(file);
     match std::fs::read_to_string(&p) {
         Ok(t) => Ok(Some(t.trim().to_owned()).filter(|t| !t.is_empty())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -214,10 +250,11 @@ pub fn verify(dir: &Path, token: Option<&str>) -> Verdict {
     }
 }
 
-/// Where a client of the running host (the CLI, `sync`, `mcp-stdio`, `doctor`) takes its
-/// bearer token from: an environment variable when one is set, else the local token of the
-/// install whose data dir it is pointed at (`--data-dir`, env `TRAPDESK_DATA_DIR`, else the
-/// platform's), so that the person never types one.
+/// Where a client of the running host (the CLI and `sync`, `mcp-stdio`) takes its bearer token
+/// from: an environment variable when one is set, else a token file of the install whose data
+/// dir it is pointed at (`--data-dir`, env `TRAPDESK_DATA_DIR`, else the platform's): the
+/// person token for the CLI and `sync` ([`Credential::person`]), the local token for
+/// `mcp-stdio` ([`Credential::find`]), so that the person never types one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credential {
     Env {
@@ -238,8 +275,18 @@ pub enum Credential {
 
 impl Credential {
     /// The first of `vars` that is set and not empty, else the local token in `data_dir` (or
-    /// the default data dir).
+    /// the default data dir): what an agent's `mcp-stdio` presents.
     pub fn find(vars: &[&'static str], data_dir: Option<&Path>) -> Credential {
+        Self::find_in(vars, data_dir, LOCAL_FILE)
+    }
+
+    /// The first of `vars` that is set and not empty, else the person token in `data_dir`:
+    /// what the person's CLI and `sync` present (a token from `vars` makes them an agent).
+    pub fn person(vars: &[&'static str], data_dir: Option<&Path>) -> Credential {
+        Self::find_in(vars, data_dir, PERSON_FILE)
+    }
+
+    fn find_in(vars: &[&'static str], data_dir: Option<&Path>, file: &str) -> Credential {
         for var in vars {
             if let Ok(token) = std::env::var(var)
                 && !token.trim().is_empty()
@@ -255,8 +302,8 @@ impl Credential {
         let Some(dir) = dir else {
             return Credential::Missing { looked: None, var };
         };
-        let path = dir.join(LOCAL_FILE);
-        match read_local(&dir) {
+        let path = dir.join(file);
+        match read_stored(&dir, file) {
             Ok(Some(token)) => Credential::Local { path, token },
             Ok(None) => Credential::Missing {
                 looked: Some(path),
@@ -286,14 +333,17 @@ impl Credential {
                 "the trapdesk at {url} refused the token in {var} (trapdesk agent list shows the named agents; unset {var} to use this install's own token)"
             ),
             Credential::Local { path, .. } => format!(
-                "the trapdesk at {url} refused the local token in {} (that host keeps its data elsewhere: pass its --data-dir, or set a named agent's token)",
+                "the trapdesk at {url} refused the token in {} (that host keeps its data elsewhere: pass its --data-dir, or set a named agent's token)",
                 path.display()
             ),
             Credential::Missing { looked, var } => format!(
                 "the trapdesk at {url} needs a token (set {var} to a named agent's token, or pass the host's --data-dir; {})",
                 match looked {
-                    Some(p) => format!("no local token in {}", p.display()),
-                    None => "no home directory to find the local token in".to_owned(),
+                    Some(p) => format!(
+                        "no token in {}: start the host once on this data dir",
+                        p.display()
+                    ),
+                    None => "no home directory to find the token file in".to_owned(),
                 }
             ),
         }
@@ -468,6 +518,32 @@ mod tests {
         }
         // It is no named agent's token: it names nobody.
         assert_eq!(verify(dir.path(), Some(&first)), Verdict::Refused);
+        Ok(())
+    }
+
+    /// The person token is made apart from the local token, as private, and the CLI's
+    /// credential finds it where `mcp-stdio`'s finds the local one.
+    #[test]
+    fn the_person_token_is_its_own_and_private() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        assert_eq!(read_person(dir.path())?, None);
+        let local = local_token(dir.path())?;
+        let person = person_token(dir.path())?;
+        assert_ne!(local, person);
+        assert_eq!(person_token(dir.path())?, person, "kept, not made again");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(PERSON_FILE))?
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let unset = "TRAPDESK_TEST_UNSET_TOKEN_VAR";
+        let cli = Credential::person(&[unset], Some(dir.path()));
+        let stdio = Credential::find(&[unset], Some(dir.path()));
+        assert_eq!(cli.token(), Some(person.as_str()));
+        assert_eq!(stdio.token(), Some(local.as_str()));
         Ok(())
     }
 }

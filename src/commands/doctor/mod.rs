@@ -230,15 +230,25 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
                 "no home directory to find the data dir in: pass --data-dir",
             )
         })?;
-    let url = crate::commands::control_client::target(&a.client.connect, &data_dir);
+    // With no host named and none recorded, nothing is asked (no token leaves this process);
+    // what follows describes a host on the default address.
+    let found = crate::commands::control_client::target(a.client.connect.as_deref(), &data_dir);
+    let url = found.clone().unwrap_or_else(|_| {
+        let bind = config::Settings::default().mcp_bind;
+        format!("http://{bind}/mcp")
+    });
     let base = crate::commands::control_client::base_of(&url).ok_or_else(|| {
         Failure::new(
             exit::USAGE,
             format!("--connect {url:?} is not an http:// or https:// URL"),
         )
     })?;
-    let asked: Result<crate::control::Status, _> =
-        crate::commands::control_client::ask(&base, &data_dir, "status").await;
+    let asked: Result<crate::control::Status, String> = match found {
+        Ok(_) => crate::commands::control_client::ask(&base, &data_dir, "status")
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
     let mut report = Report::new(a.client.json);
     let mut problems = 0;
 
@@ -266,7 +276,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         }
         Err(e) => {
             problems += 1;
-            report.line(&e.to_string());
+            report.line(&e);
             report.line(&format!(
                 "what follows is what a host on {} with these flags would use",
                 data_dir.display()

@@ -1,11 +1,16 @@
 //! The one-shot commands (`trapdesk exec/run/computers/ls/get/put`): clients of the running
 //! trapdesk's MCP endpoint, like `mcp-stdio`, so what they do is part of the shared session.
 //!
-//! They connect with rmcp's Streamable HTTP client under the clientInfo name
-//! [`Origin::CLI_CLIENT`](crate::session::Origin::CLI_CLIENT) (`sync` uses
-//! [`Origin::SYNC_CLIENT`](crate::session::Origin::SYNC_CLIENT)), which the host turns into
-//! the origin `cli` (`sync`) in the console and the session log. That is the only door into
-//! the session: nothing here touches [`crate::session`] directly.
+//! They connect with rmcp's Streamable HTTP client with the person token of the data dir
+//! (`<data dir>/person-token`, which the host makes and `mcp-stdio` never reads), under the
+//! clientInfo name [`Origin::CLI_CLIENT`](crate::session::Origin::CLI_CLIENT) (`sync` uses
+//! [`Origin::SYNC_CLIENT`](crate::session::Origin::SYNC_CLIENT)). The token is what makes the
+//! host see the origin `cli` (`sync`) rather than an agent; the name only picks between the
+//! two. That is the only door into the session: nothing here touches [`crate::session`]
+//! directly.
+//!
+//! They go only where the person pointed them: `--connect` (env `TRAPDESK_CONNECT`) or the
+//! live host in the data dir's `host.json`; with neither they say so and send nothing.
 //!
 //! # Layout
 //!
@@ -57,16 +62,15 @@ impl Failure {
     }
 }
 
-/// Where the default connection goes: the local MCP endpoint.
-pub const DEFAULT_CONNECT: &str = "http://127.0.0.1:4445/mcp";
-
 /// Flags every client command shares.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ClientArgs {
-    /// MCP endpoint of the running trapdesk (its token: env TRAPDESK_TOKEN, else the local one).
+    /// MCP endpoint of the running trapdesk [default: the live host in the data dir's
+    /// host.json] (its token: env TRAPDESK_TOKEN, else the data dir's person-token).
     // The env lets one export point every editor recipe and Makefile at a host on other ports.
-    #[arg(long, value_name = "URL", default_value = DEFAULT_CONNECT, env = "TRAPDESK_CONNECT")]
-    pub connect: String,
+    // No default address: a token is sent only where the person or a live host.json points.
+    #[arg(long, value_name = "URL", env = "TRAPDESK_CONNECT")]
+    pub connect: Option<String>,
     /// Give up after this long: 30, 30s, 500ms or 2m [default: the host's, 30 s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub timeout: Option<Duration>,
@@ -79,35 +83,42 @@ pub struct ClientArgs {
 }
 
 impl ClientArgs {
-    /// The bearer token: `TRAPDESK_TOKEN`, else `TRAPDESK_MCP_TOKEN` (the host's own flag's
-    /// variable, so one `export` serves both on one machine), else the install's local token.
+    /// The bearer token: `TRAPDESK_TOKEN` (a named agent's, or a host's `--mcp-token`: then
+    /// the command is that agent, and a pause stops it), else the data dir's person token.
+    /// `TRAPDESK_MCP_TOKEN` is not read: it is the host's own flag's variable.
     pub fn credential(&self) -> crate::trust::agents::Credential {
-        crate::trust::agents::Credential::find(
-            &["TRAPDESK_TOKEN", "TRAPDESK_MCP_TOKEN"],
-            self.data_dir.as_deref(),
-        )
+        crate::trust::agents::Credential::person(&["TRAPDESK_TOKEN"], self.data_dir.as_deref())
     }
 
-    /// Where the connection goes: `--connect` when it names another endpoint than the
-    /// default, else the host running on the data dir (its `host.json` names its MCP address,
-    /// so a host started with other ports is found as `doctor` finds it), else the default.
-    pub fn endpoint(&self) -> String {
-        match self
+    /// Where the connection goes: `--connect` when the person gave one, else the live host
+    /// recorded in the data dir's `host.json` (so a host started with other ports is found as
+    /// `doctor` finds it).
+    ///
+    /// # Errors
+    /// Exit code 3 when neither names a host (nothing is sent anywhere), 2 with no home
+    /// directory to find the data dir in.
+    pub fn endpoint(&self) -> Result<String, Failure> {
+        let dir = self
             .data_dir
             .clone()
-            .or_else(crate::config::default_data_dir)
-        {
-            Some(dir) => crate::commands::control_client::target(&self.connect, &dir),
-            None => self.connect.clone(),
+            .or_else(crate::config::default_data_dir);
+        match (&self.connect, dir) {
+            (Some(c), _) => Ok(c.clone()),
+            (None, Some(dir)) => crate::commands::control_client::target(None, &dir)
+                .map_err(|e| Failure::new(exit::UNREACHABLE, e.to_string())),
+            (None, None) => Err(Failure::new(
+                exit::USAGE,
+                "no home directory to find the data dir in: pass --data-dir or --connect URL",
+            )),
         }
     }
 
     /// Opens the connection as `name`.
     ///
     /// # Errors
-    /// Exit code 3 when no trapdesk answers.
+    /// Exit code 3 when no host is named or none answers.
     pub async fn open(&self, name: &'static str) -> Result<Conn, Failure> {
-        Conn::open(&self.endpoint(), &self.credential(), name).await
+        Conn::open(&self.endpoint()?, &self.credential(), name).await
     }
 
     /// `timeoutMs` for the host, when one was given.

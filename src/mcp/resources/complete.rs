@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::uri::decode;
 use super::{FILES_TEMPLATE, LISTING_TIMEOUT, MONITOR_TEMPLATE, SCREEN_TEMPLATE};
-use crate::mcp::{TrapdeskMcp, client_name};
+use crate::mcp::{TrapdeskMcp, caller_origin};
 use crate::protocol::kind;
 use crate::session::{Origin, RequestSpec};
 
@@ -41,7 +41,7 @@ impl TrapdeskMcp {
         if uri != FILES_TEMPLATE && uri != SCREEN_TEMPLATE && uri != MONITOR_TEMPLATE {
             return empty();
         }
-        let origin = Origin::from_client(&client_name(ctx));
+        let origin = caller_origin(ctx);
         let typed = decode(&request.argument.value).unwrap_or_default();
         match request.argument.name.as_str() {
             "traposId" => self.complete_ids(&origin, &typed),
