@@ -347,6 +347,7 @@ fn show(
             None => "from the config file".into(),
         },
         crate::config::SecretSource::Flag => "from --secret".into(),
+        crate::config::SecretSource::File(p) => format!("from --secret-file {}", p.display()),
     };
     writeln!(out, "the shared secret ({from}):")?;
     writeln!(out)?;

@@ -138,7 +138,7 @@ pub enum Command {
     },
     /// Run one emulated computer (or turtle, or pocket computer) against any gateway.
     #[command(
-        after_help = "Example: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 7 --label miner --secret S\nExample: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 8 --kind turtle --fuel 500 --secret S"
+        after_help = "Example: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 7 --label miner --secret-file ~/.trapdesk-secret\nExample: SANDBOX_PASSWORD=S trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 8 --kind turtle --fuel 500"
     )]
     Emulate {
         /// Gateway WebSocket URL, for example ws://127.0.0.1:4444/gateway.
@@ -150,9 +150,13 @@ pub enum Command {
         /// Computer label.
         #[arg(long)]
         label: Option<String>,
-        /// Secret [default: env SANDBOX_PASSWORD].
+        /// Secret [default: env SANDBOX_PASSWORD]. Shows in `ps`: prefer --secret-file or the
+        /// environment.
         #[arg(long, value_name = "S")]
         secret: Option<String>,
+        /// A file holding the secret (one trailing newline ignored; 0600, yours).
+        #[arg(long, value_name = "FILE", conflicts_with = "secret")]
+        secret_file: Option<PathBuf>,
         /// Directory for the log, and for the disk unless --disk is given.
         #[arg(long, value_name = "DIR")]
         data_dir: Option<PathBuf>,
@@ -227,6 +231,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             id,
             label,
             secret,
+            secret_file,
             data_dir,
             disk,
             max_websocket_message,
@@ -240,6 +245,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 disk_space,
             };
             let device = modes::EmulateDevice { kind, fuel, normal };
+            let secret = match secret_file {
+                Some(f) => Some(
+                    crate::config::private::read_credential("--secret-file", &f)
+                        .map_err(anyhow::Error::msg)?,
+                ),
+                None => secret,
+            };
             emulate(url, id, label, secret, data_dir, disk, limits, device).await
         }
         Some(Command::Attach(a)) => client(attach::attach(a).await),

@@ -19,13 +19,11 @@ pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 /// # Errors
 /// When the log file cannot be opened.
 pub fn init_logging(data_dir: &Path, to_stderr: bool) -> anyhow::Result<()> {
-    std::fs::create_dir_all(data_dir)
+    crate::config::private::create_dir(data_dir)
         .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", data_dir.display()))?;
     let path = data_dir.join("trapdesk.log");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
+    // 0600: the log names computers, agents and what they did.
+    let file = crate::config::private::create_file(&path, true)
         .map_err(|e| anyhow::anyhow!("cannot open log file {}: {e}", path.display()))?;
     // rmcp logs a debug dump of every session's structs at INFO; that is noise to a person.
     let filter =

@@ -28,7 +28,7 @@ impl Running {
             mcp,
         };
         let text = serde_json::to_string(&me).unwrap_or_default();
-        std::fs::create_dir_all(dir)?;
+        crate::config::private::create_dir(dir)?;
         // Beside and renamed over: a reader never sees half of it.
         let tmp = dir.join(format!("{RUNNING_FILE}.{}", std::process::id()));
         crate::config::write_private(&tmp, text.as_bytes())?;

@@ -77,7 +77,7 @@ fn path(dir: &Path) -> PathBuf {
 
 fn load(dir: &Path) -> Result<Store, AgentError> {
     let p = path(dir);
-    match std::fs::read_to_string(&p) {
+    match crate::config::private::read_checked(&p) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| AgentError::Parse {
             path: p,
             message: e.to_string(),
@@ -123,7 +123,7 @@ pub fn add(dir: &Path, name: &str) -> Result<String, AgentError> {
         token_sha256: hash(&token),
         created_ms: crate::session::model::epoch_ms(std::time::SystemTime::now()),
     });
-    std::fs::create_dir_all(dir).map_err(|source| AgentError::Write {
+    crate::config::private::create_dir(dir).map_err(|source| AgentError::Write {
         path: path(dir),
         source,
     })?;
@@ -176,7 +176,7 @@ pub fn local_token(dir: &Path) -> Result<String, AgentError> {
     }
     let p = dir.join(LOCAL_FILE);
     let token = new_token();
-    std::fs::create_dir_all(dir).map_err(|source| AgentError::Write {
+    crate::config::private::create_dir(dir).map_err(|source| AgentError::Write {
         path: p.clone(),
         source,
     })?;
@@ -195,7 +195,7 @@ pub fn local_token(dir: &Path) -> Result<String, AgentError> {
 /// The file exists but cannot be read.
 pub fn read_local(dir: &Path) -> Result<Option<String>, AgentError> {
     let p = dir.join(LOCAL_FILE);
-    match std::fs::read_to_string(&p) {
+    match crate::config::private::read_checked(&p) {
         Ok(t) => Ok(Some(t.trim().to_owned()).filter(|t| !t.is_empty())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(AgentError::Read { path: p, source }),
