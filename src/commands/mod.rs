@@ -295,8 +295,10 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is::<remote::Failure>() => match e.downcast::<remote::Failure>() {
             Ok(f) => {
+                // It may quote a computer's error, a label or a file name: no control character
+                // reaches the terminal raw.
                 if !f.message.is_empty() {
-                    eprintln!("trapdesk: {}", f.message);
+                    eprintln!("trapdesk: {}", crate::text::printable_lines(&f.message));
                 }
                 ExitCode::from(f.code)
             }
@@ -304,7 +306,7 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
         },
         Err(e) if e.is::<AlreadyReported>() => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("trapdesk: {}", report(&e));
+            eprintln!("trapdesk: {}", crate::text::printable_lines(&report(&e)));
             ExitCode::FAILURE
         }
     }
