@@ -516,7 +516,7 @@ fn print_line(text: &str, f: &TranscriptArgs, out: &mut dyn Write) -> std::io::R
             crate::protocol::wire::escape_non_ascii(text.trim_end())
         )
     } else {
-        writeln!(out, "{}", crate::text::printable(&readable(&v)))
+        writeln!(out, "{}", crate::text::printable_lines(&readable(&v)))
     }
 }
 

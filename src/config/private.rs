@@ -67,6 +67,10 @@ pub struct Prepared {
     pub tightened_from: Option<u32>,
     /// Entries inside whose group or other bits were removed.
     pub entries_tightened: usize,
+    /// Entries found inside (at most the walk's bound): an empty directory made by someone
+    /// else's umask (a fresh temp dir) is tightened without a word, since no earlier version
+    /// left anything in it.
+    pub entries: usize,
 }
 
 /// This process's effective user id.
@@ -161,16 +165,16 @@ pub fn ensure_dir(dir: &Path) -> std::io::Result<Prepared> {
             prepared.tightened_from = Some(mode);
         }
         if existed {
-            prepared.entries_tightened = tighten_tree(dir);
+            (prepared.entries, prepared.entries_tightened) = tighten_tree(dir);
         }
     }
     Ok(prepared)
 }
 
 /// Removes group and other bits from every entry under `dir` (symlinks are not followed),
-/// at most [`MAX_WALK`] entries. Returns how many were changed.
+/// at most [`MAX_WALK`] entries. Returns how many it saw and how many it changed.
 #[cfg(unix)]
-fn tighten_tree(dir: &Path) -> usize {
+fn tighten_tree(dir: &Path) -> (usize, usize) {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let mut changed = 0;
     let mut seen = 0;
@@ -182,7 +186,7 @@ fn tighten_tree(dir: &Path) -> usize {
         for entry in entries.flatten() {
             seen += 1;
             if seen > MAX_WALK {
-                return changed;
+                return (seen, changed);
             }
             let Ok(meta) = entry.metadata() else {
                 continue;
@@ -205,7 +209,7 @@ fn tighten_tree(dir: &Path) -> usize {
             }
         }
     }
-    changed
+    (seen, changed)
 }
 
 /// Creates a directory (and its parents) with mode 0700.
@@ -317,7 +321,7 @@ mod tests {
         std::fs::set_permissions(&d, PermissionsExt::from_mode(0o755))?;
         let p = ensure_dir(&d)?;
         assert_eq!(p.tightened_from, Some(0o755));
-        assert_eq!(p.entries_tightened, 1);
+        assert_eq!((p.entries, p.entries_tightened), (1, 1));
         assert_eq!(mode(&d.join("trapdesk.log")), 0o600);
         std::fs::set_permissions(&d, PermissionsExt::from_mode(0o770))?;
         let e = ensure_dir(&d).err().map(|e| e.to_string()).unwrap_or_default();

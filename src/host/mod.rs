@@ -326,7 +326,7 @@ pub async fn run(args: config::HostArgs) -> anyhow::Result<()> {
 /// Says once, in the log, that an earlier version's looser data dir was made private.
 fn log_tightened(settings: &config::Settings) {
     let p = &settings.data_dir_prepared;
-    if p.tightened_from.is_some() || p.entries_tightened > 0 {
+    if p.entries > 0 && (p.tightened_from.is_some() || p.entries_tightened > 0) {
         tracing::warn!(
             "data dir {} was readable by other users (mode {:04o}, {} entries inside): made it yours alone (0700, files 0600)",
             settings.data_dir.display(),
