@@ -74,10 +74,16 @@ mod tests {
     #[test]
     fn escapes_and_overrides_never_pass() {
         let osc52 = "\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}miner";
-        assert_eq!(printable(osc52), "\u{fffd}]52;c;ZWNobyBwd25lZA==\u{fffd}miner");
+        assert_eq!(
+            printable(osc52),
+            "\u{fffd}]52;c;ZWNobyBwd25lZA==\u{fffd}miner"
+        );
         assert_eq!(printable("a\u{9b}31m\u{202e}b"), "a\u{fffd}31m\u{fffd}b");
         assert_eq!(printable("a\tb"), "a   b");
-        assert_eq!(printable_lines("x\n\ty\r\u{1b}[2J"), "x\n\ty\u{fffd}\u{fffd}[2J");
+        assert_eq!(
+            printable_lines("x\n\ty\r\u{1b}[2J"),
+            "x\n\ty\u{fffd}\u{fffd}[2J"
+        );
         assert_eq!(printable_lines("plain\n"), "plain\n");
     }
 }

@@ -29,7 +29,12 @@ pub struct HostArgs {
     /// Bearer token the MCP endpoint requires; needed to bind it to a non-loopback address.
     /// Shows in `ps`: prefer --mcp-token-file or the environment.
     // A plain string, never parsed by clap: a clap error would echo the value.
-    #[arg(long, env = "TRAPDESK_MCP_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "TRAPDESK_MCP_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub mcp_token: Option<String>,
     /// A file holding the MCP token (one trailing newline ignored; 0600, yours), kept out of `ps`.
     #[arg(long, value_name = "FILE", conflicts_with = "mcp_token")]

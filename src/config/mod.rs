@@ -301,9 +301,9 @@ fn binds(
         }
     };
     s.mcp_token = match &args.mcp_token_file {
-        Some(path) => Some(
-            private::read_credential("--mcp-token-file", path).map_err(ConfigError::Invalid)?,
-        ),
+        Some(path) => {
+            Some(private::read_credential("--mcp-token-file", path).map_err(ConfigError::Invalid)?)
+        }
         None => args.mcp_token.clone(),
     }
     .or(file.mcp_token.clone());

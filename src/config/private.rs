@@ -278,8 +278,8 @@ pub fn read_checked(path: &Path) -> std::io::Result<String> {
 /// # Errors
 /// One line naming the flag, the file and the reason; never the content.
 pub fn read_credential(flag: &str, path: &Path) -> Result<String, String> {
-    let text = read_checked(path)
-        .map_err(|e| format!("{flag} {}: cannot use it: {e}", path.display()))?;
+    let text =
+        read_checked(path).map_err(|e| format!("{flag} {}: cannot use it: {e}", path.display()))?;
     let value = text
         .strip_suffix("\r\n")
         .or_else(|| text.strip_suffix('\n'))
@@ -324,13 +324,19 @@ mod tests {
         assert_eq!((p.entries, p.entries_tightened), (1, 1));
         assert_eq!(mode(&d.join("trapdesk.log")), 0o600);
         std::fs::set_permissions(&d, PermissionsExt::from_mode(0o770))?;
-        let e = ensure_dir(&d).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = ensure_dir(&d)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("its group can write it"), "{e}");
         assert!(e.contains(&format!("chmod 700 {}", d.display())), "{e}");
         std::fs::set_permissions(&d, PermissionsExt::from_mode(0o700))?;
         std::fs::write(d.join("mcp-token"), "planted")?;
         std::fs::set_permissions(d.join("mcp-token"), PermissionsExt::from_mode(0o666))?;
-        let e = ensure_dir(&d).err().map(|e| e.to_string()).unwrap_or_default();
+        let e = ensure_dir(&d)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(e.contains("every user can write it"), "{e}");
         Ok(())
     }
@@ -346,7 +352,9 @@ mod tests {
             Some("hunter2-very-secret\n")
         );
         std::fs::set_permissions(&f, PermissionsExt::from_mode(0o620))?;
-        let e = read_credential("--secret-file", &f).err().unwrap_or_default();
+        let e = read_credential("--secret-file", &f)
+            .err()
+            .unwrap_or_default();
         assert!(e.contains("chmod 600"), "{e}");
         assert!(!e.contains("hunter2"), "{e}");
         Ok(())

@@ -43,7 +43,10 @@ impl Running {
         let started = Instant::now();
         let mcp = loop {
             assert!(started.elapsed() < Duration::from_secs(30), "no start line");
-            let line = lines.next().expect("stderr ended before the start line").unwrap();
+            let line = lines
+                .next()
+                .expect("stderr ended before the start line")
+                .unwrap();
             if let Some(rest) = line.split(", MCP ").nth(1) {
                 break rest.trim().to_owned();
             }
@@ -133,7 +136,10 @@ fn another_user_finds_nothing_readable_in_a_fresh_data_dir_after_a_host_ran() {
         if text(&out.stdout).contains("online") {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "no demo computer");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no demo computer"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     host.stop();
@@ -178,14 +184,23 @@ fn a_token_planted_in_a_data_dir_others_can_write_is_never_used() {
     chmod(&dir, 0o775);
     let out = trapdesk()
         .args(["--mcp-only", "--gateway-bind", "127.0.0.1:0"])
-        .args(["--mcp-bind", "127.0.0.1:0", "--secret", SECRET, "--data-dir"])
+        .args([
+            "--mcp-bind",
+            "127.0.0.1:0",
+            "--secret",
+            SECRET,
+            "--data-dir",
+        ])
         .arg(&dir)
         .output()
         .unwrap();
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("its group can write it (mode 0775)"), "{err}");
-    assert!(err.contains(&format!("`chmod 700 {}`", dir.display())), "{err}");
+    assert!(
+        err.contains(&format!("`chmod 700 {}`", dir.display())),
+        "{err}"
+    );
     assert!(!dir.join("host.json").exists(), "it started anyway");
     assert_eq!(mode(&dir), 0o775, "refused, not silently changed");
 
@@ -196,14 +211,24 @@ fn a_token_planted_in_a_data_dir_others_can_write_is_never_used() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert!(!text(&cli.stderr).contains("planted"), "{}", text(&cli.stderr));
+    assert!(
+        !text(&cli.stderr).contains("planted"),
+        "{}",
+        text(&cli.stderr)
+    );
 
     // In a private dir, a credential file everyone can write is refused the same way.
     chmod(&dir, 0o700);
     chmod(&dir.join("mcp-token"), 0o666);
     let out = trapdesk()
         .args(["--mcp-only", "--gateway-bind", "127.0.0.1:0"])
-        .args(["--mcp-bind", "127.0.0.1:0", "--secret", SECRET, "--data-dir"])
+        .args([
+            "--mcp-bind",
+            "127.0.0.1:0",
+            "--secret",
+            SECRET,
+            "--data-dir",
+        ])
         .arg(&dir)
         .output()
         .unwrap();
@@ -211,7 +236,10 @@ fn a_token_planted_in_a_data_dir_others_can_write_is_never_used() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("every user can write it (mode 0666)"), "{err}");
     let token = dir.join("mcp-token");
-    assert!(err.contains(&format!("`chmod 600 {}`", token.display())), "{err}");
+    assert!(
+        err.contains(&format!("`chmod 600 {}`", token.display())),
+        "{err}"
+    );
 
     // And so is a --secret-file its group can write.
     let secret = base.path().join("secret-file");
@@ -229,7 +257,10 @@ fn a_token_planted_in_a_data_dir_others_can_write_is_never_used() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("--secret-file"), "{err}");
-    assert!(err.contains(&format!("`chmod 600 {}`", secret.display())), "{err}");
+    assert!(
+        err.contains(&format!("`chmod 600 {}`", secret.display())),
+        "{err}"
+    );
     assert!(!err.contains(SECRET), "{err}");
 }
 
@@ -255,7 +286,10 @@ fn secrets_given_as_files_never_show_in_the_hosts_command_line() {
     let cmdline = std::fs::read(format!("/proc/{}/cmdline", host.child.id())).unwrap();
     let cmdline = text(&cmdline);
     assert!(cmdline.contains("--secret-file"), "{cmdline}");
-    assert!(!cmdline.contains(SECRET) && !cmdline.contains(TOKEN), "{cmdline}");
+    assert!(
+        !cmdline.contains(SECRET) && !cmdline.contains(TOKEN),
+        "{cmdline}"
+    );
     // The file's token (its newline taken off) is the one the endpoint takes.
     let answer = |bearer: &str| {
         let out = trapdesk()
@@ -325,9 +359,16 @@ async fn a_players_escape_sequences_reach_the_cli_escaped() {
     let listed = output(cli(&["computers"])).await;
     let stdout = text(&listed.stdout);
     assert!(stdout.contains("7:miner"), "{stdout}");
-    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'), "{stdout:?}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "{stdout:?}"
+    );
     let json = output(cli(&["computers", "--json"])).await;
-    assert!(!text(&json.stdout).contains('\u{1b}'), "{:?}", text(&json.stdout));
+    assert!(
+        !text(&json.stdout).contains('\u{1b}'),
+        "{:?}",
+        text(&json.stdout)
+    );
 
     let ran = output(cli(&[
         "exec",
@@ -338,7 +379,10 @@ async fn a_players_escape_sequences_reach_the_cli_escaped() {
     .await;
     assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
     let stdout = text(&ran.stdout);
-    assert!(stdout.contains("\u{fffd}]52;c;Y3VybA==\u{fffd}"), "{stdout:?}");
+    assert!(
+        stdout.contains("\u{fffd}]52;c;Y3VybA==\u{fffd}"),
+        "{stdout:?}"
+    );
     assert!(stdout.contains("line\tnext\n"), "{stdout:?}");
     for c in ['\u{1b}', '\u{7}', '\u{202e}'] {
         assert!(!stdout.contains(c), "{c:?} in {stdout:?}");
@@ -347,7 +391,10 @@ async fn a_players_escape_sequences_reach_the_cli_escaped() {
     let failed = output(cli(&["exec", "miner", "error('\\27]52;c;aGk=\\7boom', 0)"])).await;
     assert_eq!(failed.status.code(), Some(1));
     let stderr = text(&failed.stderr);
-    assert!(stderr.contains("boom") && !stderr.contains('\u{1b}'), "{stderr:?}");
+    assert!(
+        stderr.contains("boom") && !stderr.contains('\u{1b}'),
+        "{stderr:?}"
+    );
 
     host.host.stop().await;
 }

@@ -197,7 +197,10 @@ fn secret_without_host(data_dir: &Path) -> Option<crate::control::SecretInfo> {
         });
     }
     let path = data_dir.join("secret");
-    let s = crate::config::private::read_checked(&path).ok()?.trim().to_owned();
+    let s = crate::config::private::read_checked(&path)
+        .ok()?
+        .trim()
+        .to_owned();
     (!s.is_empty()).then(|| crate::control::SecretInfo {
         secret: s,
         source: format!("stored in {}", path.display()),

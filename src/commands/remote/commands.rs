@@ -432,7 +432,10 @@ pub async fn put(a: PutArgs) -> Result<(), Failure> {
             o.insert("bytes".into(), json!(bytes.len()));
             o.insert("path".into(), json!(path));
         }
-        println!("{}", crate::protocol::wire::escape_non_ascii(&data.to_string()));
+        println!(
+            "{}",
+            crate::protocol::wire::escape_non_ascii(&data.to_string())
+        );
     } else {
         let target = crate::text::printable(&format!("{computer}:{path}"));
         println!("{} bytes → {target}", bytes.len());

@@ -58,8 +58,7 @@ impl Lock {
                 use std::os::unix::fs::OpenOptionsExt;
                 opts.mode(crate::config::private::FILE_MODE);
             }
-            match opts.open(&lock)
-            {
+            match opts.open(&lock) {
                 Ok(_) => return Ok(Lock(lock)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let stale = std::fs::metadata(&lock)
