@@ -171,6 +171,18 @@ pub fn ensure_dir(dir: &Path) -> std::io::Result<Prepared> {
     Ok(prepared)
 }
 
+/// Checks, without changing anything, that another user neither owns `dir` nor can write it:
+/// what the install's own tools (the CLI, `doctor`) ask before they read a token or `host.json`
+/// from a data dir.
+///
+/// # Errors
+/// A [`Refused`] as `PermissionDenied`, or the OS's error (`NotFound` for no such dir).
+pub fn check_dir(dir: &Path) -> std::io::Result<()> {
+    let meta = std::fs::metadata(dir)?;
+    judge(dir, &meta, true)?;
+    Ok(())
+}
+
 /// Removes group and other bits from every entry under `dir` (symlinks are not followed),
 /// at most [`MAX_WALK`] entries. Returns how many it saw and how many it changed.
 #[cfg(unix)]
@@ -329,6 +341,7 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(e.contains("its group can write it"), "{e}");
+        assert!(check_dir(&d).is_err());
         assert!(e.contains(&format!("chmod 700 {}", d.display())), "{e}");
         std::fs::set_permissions(&d, PermissionsExt::from_mode(0o700))?;
         std::fs::write(d.join("mcp-token"), "planted")?;

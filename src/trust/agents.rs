@@ -195,6 +195,13 @@ pub fn local_token(dir: &Path) -> Result<String, AgentError> {
 /// The file exists but cannot be read.
 pub fn read_local(dir: &Path) -> Result<Option<String>, AgentError> {
     let p = dir.join(LOCAL_FILE);
+    // A token in a directory others can write may be theirs: never sent anywhere.
+    match crate::config::private::check_dir(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(AgentError::Read { path: p, source: e });
+        }
+        _ => {}
+    }
     match crate::config::private::read_checked(&p) {
         Ok(t) => Ok(Some(t.trim().to_owned()).filter(|t| !t.is_empty())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -204,18 +204,28 @@ fn a_token_planted_in_a_data_dir_others_can_write_is_never_used() {
     assert!(!dir.join("host.json").exists(), "it started anyway");
     assert_eq!(mode(&dir), 0o775, "refused, not silently changed");
 
-    // The CLI refuses it too: the planted token is never sent anywhere.
+    // The CLI takes neither the planted token nor a planted host.json that points it at a
+    // listener of the planter's: nothing connects there, so no token is sent anywhere.
+    let trap = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let planted = serde_json::json!({
+        "pid": std::process::id(),
+        "gateway": trap.local_addr().unwrap().to_string(),
+        "mcp": trap.local_addr().unwrap().to_string(),
+    });
+    std::fs::write(dir.join("host.json"), planted.to_string()).unwrap();
     let cli = trapdesk()
-        .args(["computers", "--connect", "http://127.0.0.1:9/mcp"])
-        .arg("--data-dir")
+        .args(["computers", "--timeout", "2s", "--data-dir"])
         .arg(&dir)
         .output()
         .unwrap();
+    assert_ne!(cli.status.code(), Some(0), "{}", text(&cli.stderr));
+    trap.set_nonblocking(true).unwrap();
     assert!(
-        !text(&cli.stderr).contains("planted"),
-        "{}",
+        trap.accept().is_err(),
+        "the CLI followed a planted host.json: {}",
         text(&cli.stderr)
     );
+    std::fs::remove_file(dir.join("host.json")).unwrap();
 
     // In a private dir, a credential file everyone can write is refused the same way.
     chmod(&dir, 0o700);
