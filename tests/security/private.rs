@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use super::support::{FakeComputer, SECRET, emulated, start_host};
+use super::support::{FakeComputer, SECRET, emulated, hello, start_host};
 
 const TOKEN: &str = "mcp-token-never-in-ps-4k7q9w";
 
@@ -405,6 +405,24 @@ async fn a_players_escape_sequences_reach_the_cli_escaped() {
         stderr.contains("boom") && !stderr.contains('\u{1b}'),
         "{stderr:?}"
     );
+
+    // A refused hello's label is what `doctor` lists under the refused links.
+    let mut bad = hello(11, Some(&format!("{osc52}intruder")));
+    bad["secret"] = serde_json::json!("wrong");
+    let mut raw = FakeComputer::connect_raw(&host).await;
+    raw.send(&bad).await;
+    let _ = raw.recv_close().await;
+    for json in [false, true] {
+        let mut c = cli(&["doctor", "--gateway-bind", &host.gateway_addr.to_string()]);
+        c.current_dir(host.dir.path()).env("HOME", host.dir.path());
+        if json {
+            c.arg("--json");
+        }
+        let out = output(c).await;
+        let stdout = text(&out.stdout);
+        assert!(stdout.contains("intruder"), "{stdout}");
+        assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+    }
 
     host.host.stop().await;
 }

@@ -590,7 +590,9 @@ impl Report {
     }
     fn line(&self, text: &str) {
         if !self.json {
-            println!("{text}");
+            // Refused links and linked computers carry labels players chose: no control
+            // character reaches the terminal raw.
+            println!("{}", crate::text::printable_lines(text));
         }
     }
     fn data(&mut self, key: &str, v: Value) {
@@ -598,7 +600,10 @@ impl Report {
     }
     fn finish(self) {
         if self.json {
-            println!("{}", Value::Object(self.data));
+            println!(
+                "{}",
+                crate::protocol::wire::escape_non_ascii(&Value::Object(self.data).to_string())
+            );
         }
     }
 }
