@@ -13,6 +13,8 @@
 //! **Vocabulary**: what every other part speaks, depending on nothing of ours above it.
 //! - [`protocol`]: the wire messages of `docs/protocol.md` and the byte-string rule, shared
 //!   by the hub, the gateway and the emulator.
+//! - [`text`]: what others control made safe for a terminal (no control characters, no bidi
+//!   overrides), for the console and the CLI alike.
 //! - [`glob`]: the one `*`/`?` glob (ASCII case ignored) of the console's filter, the fleet
 //!   tools, the policy's rules and the CLI.
 //! - [`policy`]: who may do what on which computer (`[policy]` of `config.toml`); it only
@@ -70,6 +72,7 @@ pub mod lua_files;
 pub mod lua_map;
 pub mod policy;
 pub mod protocol;
+pub mod text;
 
 pub mod trust;
 

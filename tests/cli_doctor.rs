@@ -67,10 +67,13 @@ async fn doctor_reports_addresses_rules_secret_links_and_refusals() {
         "{out}"
     );
     assert!(out.contains("$private"), "{out}");
+    // Piped, the secret is not printed: doctor's output is what lands in a bug report.
     assert!(
-        out.contains(&format!("wget run http://{gw}/install.lua {SECRET}")),
+        out.contains(&format!("wget run http://{gw}/install.lua and the secret"))
+            && out.contains("`trapdesk secret show` on a terminal"),
         "{out}"
     );
+    assert!(!out.contains(SECRET), "{out}");
     assert!(out.contains("no computer linked yet"), "{out}");
 
     let _c = emulated(&host, 8, Some("miner")).await;

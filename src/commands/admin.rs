@@ -256,9 +256,10 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
                 let label = c
                     .label
                     .as_deref()
-                    .map(|l| format!(" (enrolled as {l})"))
+                    .map(|l| format!(" (enrolled as {})", crate::text::printable(l)))
                     .unwrap_or_default();
-                writeln!(out, "{}  {state}, {how}{when}{label}", c.computer)?;
+                let computer = crate::text::printable(&c.computer);
+                writeln!(out, "{computer}  {state}, {how}{when}{label}")?;
             }
         }
         SecretCmd::Forget { computer } => {
@@ -267,7 +268,7 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
                 writeln!(
                     out,
                     "computer {} no longer has a secret of its own; it links again by enrolling with the shared secret (its client does so at its next link while enrolment is open)",
-                    c.computer
+                    crate::text::printable(&c.computer)
                 )?;
             }
         }
@@ -347,6 +348,7 @@ fn show(
             None => "from the config file".into(),
         },
         crate::config::SecretSource::Flag => "from --secret".into(),
+        crate::config::SecretSource::File(p) => format!("from --secret-file {}", p.display()),
     };
     writeln!(out, "the shared secret ({from}):")?;
     writeln!(out)?;
@@ -505,10 +507,16 @@ fn print_line(text: &str, f: &TranscriptArgs, out: &mut dyn Write) -> std::io::R
     if !keep(&v, f) {
         return Ok(());
     }
+    // Labels, code and output in it are others': no control character or bidi override
+    // reaches the terminal (JSON keeps its meaning with every non-ASCII char `\u`-escaped).
     if f.json {
-        writeln!(out, "{}", text.trim_end())
+        writeln!(
+            out,
+            "{}",
+            crate::protocol::wire::escape_non_ascii(text.trim_end())
+        )
     } else {
-        writeln!(out, "{}", readable(&v))
+        writeln!(out, "{}", crate::text::printable_lines(&readable(&v)))
     }
 }
 

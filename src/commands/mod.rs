@@ -140,7 +140,7 @@ pub enum Command {
     },
     /// Run one emulated computer (or turtle, or pocket computer) against any gateway.
     #[command(
-        after_help = "Example: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 7 --label miner --secret S\nExample: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 8 --kind turtle --fuel 500 --secret S"
+        after_help = "Example: trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 7 --label miner --secret-file ~/.trapdesk-secret\nExample: SANDBOX_PASSWORD=S trapdesk emulate --url ws://127.0.0.1:4444/gateway --id 8 --kind turtle --fuel 500"
     )]
     Emulate {
         /// Gateway WebSocket URL, for example ws://127.0.0.1:4444/gateway.
@@ -152,9 +152,13 @@ pub enum Command {
         /// Computer label.
         #[arg(long)]
         label: Option<String>,
-        /// Secret [default: env SANDBOX_PASSWORD].
+        /// Secret [default: env SANDBOX_PASSWORD]. Shows in `ps`: prefer --secret-file or the
+        /// environment.
         #[arg(long, value_name = "S")]
         secret: Option<String>,
+        /// A file holding the secret (one trailing newline ignored; 0600, yours).
+        #[arg(long, value_name = "FILE", conflicts_with = "secret")]
+        secret_file: Option<PathBuf>,
         /// Directory for the log, and for the disk unless --disk is given.
         #[arg(long, value_name = "DIR")]
         data_dir: Option<PathBuf>,
@@ -229,6 +233,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             id,
             label,
             secret,
+            secret_file,
             data_dir,
             disk,
             max_websocket_message,
@@ -242,6 +247,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 disk_space,
             };
             let device = modes::EmulateDevice { kind, fuel, normal };
+            let secret = match secret_file {
+                Some(f) => Some(
+                    crate::config::private::read_credential("--secret-file", &f)
+                        .map_err(anyhow::Error::msg)?,
+                ),
+                None => secret,
+            };
             emulate(url, id, label, secret, data_dir, disk, limits, device).await
         }
         Some(Command::Attach(a)) => client(attach::attach(a).await),
@@ -285,8 +297,10 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is::<remote::Failure>() => match e.downcast::<remote::Failure>() {
             Ok(f) => {
+                // It may quote a computer's error, a label or a file name: no control character
+                // reaches the terminal raw.
                 if !f.message.is_empty() {
-                    eprintln!("trapdesk: {}", f.message);
+                    eprintln!("trapdesk: {}", crate::text::printable_lines(&f.message));
                 }
                 ExitCode::from(f.code)
             }
@@ -294,7 +308,7 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
         },
         Err(e) if e.is::<AlreadyReported>() => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("trapdesk: {}", report(&e));
+            eprintln!("trapdesk: {}", crate::text::printable_lines(&report(&e)));
             ExitCode::FAILURE
         }
     }

@@ -43,6 +43,7 @@ pub async fn mcp_stdio(
     match crate::mcp::run_stdio(&target, standalone, args.data_dir.as_deref()).await {
         Ok(()) => Ok(()),
         Err(crate::mcp::stdio::StdioError::NoHost { looked }) => {
+            config::private::private_umask();
             let settings = config::resolve(&args)?;
             // stdout is the MCP channel: logs go to stderr and the file only.
             init_logging(&settings.data_dir, true)?;
@@ -134,13 +135,19 @@ pub async fn emulate(
                 .ok()
                 .filter(|s| !s.is_empty())
         })
-        .ok_or_else(|| anyhow::anyhow!("emulate needs --secret (or env SANDBOX_PASSWORD)"))?;
+        .ok_or_else(|| {
+            anyhow::anyhow!("emulate needs --secret-file FILE, env SANDBOX_PASSWORD or --secret")
+        })?;
     let data_dir = match data_dir.or_else(config::default_data_dir) {
         Some(d) => d,
         None => anyhow::bail!("no home directory to keep data in; pass --data-dir"),
     };
+    // The disk holds the computer's secrets (`.settings`): the user's alone, like the data dir.
+    config::private::private_umask();
+    config::private::ensure_dir(&data_dir)
+        .map_err(|e| anyhow::anyhow!("cannot use data dir {}: {e}", data_dir.display()))?;
     let root = root.unwrap_or_else(|| data_dir.join("computers").join(id.to_string()));
-    std::fs::create_dir_all(&root)
+    config::private::create_dir(&root)
         .map_err(|e| anyhow::anyhow!("cannot use {}: {e}", root.display()))?;
     init_logging(&data_dir, true)?;
     let shutdown = tokio_util::sync::CancellationToken::new();

@@ -27,11 +27,25 @@ pub struct HostArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_bind)]
     pub mcp_bind: Option<SocketAddr>,
     /// Bearer token the MCP endpoint requires; needed to bind it to a non-loopback address.
-    #[arg(long, env = "TRAPDESK_MCP_TOKEN", value_name = "TOKEN")]
+    /// Shows in `ps`: prefer --mcp-token-file or the environment.
+    // A plain string, never parsed by clap: a clap error would echo the value.
+    #[arg(
+        long,
+        env = "TRAPDESK_MCP_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub mcp_token: Option<String>,
+    /// A file holding the MCP token (one trailing newline ignored; 0600, yours), kept out of `ps`.
+    #[arg(long, value_name = "FILE", conflicts_with = "mcp_token")]
+    pub mcp_token_file: Option<PathBuf>,
     /// Secret computers present in hello [default: env SANDBOX_PASSWORD, else generated].
+    /// Shows in `ps`: prefer --secret-file or the environment.
     #[arg(long, value_name = "S")]
     pub secret: Option<String>,
+    /// A file holding the secret (one trailing newline ignored; 0600, yours), kept out of `ps`.
+    #[arg(long, value_name = "FILE", conflicts_with = "secret")]
+    pub secret_file: Option<PathBuf>,
     /// Directory for everything trapdesk writes (secret, tokens, transcript, history, logs).
     #[arg(long, value_name = "DIR", env = "TRAPDESK_DATA_DIR")]
     pub data_dir: Option<PathBuf>,

@@ -62,7 +62,8 @@ pub(super) fn read_file_config(
     path: &Path,
     explicit: bool,
 ) -> Result<(FileConfig, Option<PathBuf>), ConfigError> {
-    match std::fs::read_to_string(path) {
+    // It may hold the secret, the MCP token and the policy: one others can write is refused.
+    match super::private::read_checked(path) {
         Ok(text) => parse_file_config(&text)
             .map(|f| (f, Some(path.to_owned())))
             .map_err(|message| ConfigError::Parse {

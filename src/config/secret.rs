@@ -9,6 +9,8 @@ use super::ConfigError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SecretSource {
     Flag,
+    /// `--secret-file`: read from this file.
+    File(PathBuf),
     Env,
     ConfigFile,
     /// Generated and stored at this path (mode 0600).
@@ -24,7 +26,8 @@ pub(super) fn stored_secret(data_dir: &Path) -> Result<(String, SecretSource), C
         path: path.clone(),
         source,
     };
-    match std::fs::read_to_string(&path) {
+    // Checked before it is read: one that another user owns or can write may be planted.
+    match super::private::read_checked(&path) {
         Ok(s) if !s.trim().is_empty() => {
             return Ok((s.trim().to_owned(), SecretSource::Stored(path)));
         }
@@ -81,23 +84,10 @@ pub fn generate_secret() -> String {
     }
 }
 
-/// Writes a file readable by its owner only.
+/// Writes a file readable by its owner only ([`super::private::create_file`]).
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut f = opts.open(path)?;
-    // `mode` applies only to a new file; an existing one is made private before it is written.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
+    let mut f = super::private::create_file(path, false)?;
     f.write_all(bytes)?;
     f.sync_all()
 }

@@ -263,6 +263,10 @@ fn secret_of(settings: &Settings) -> SecretInfo {
             )
         }
         SecretSource::Flag => (settings.secret.clone(), "given with --secret".into()),
+        SecretSource::File(p) => (
+            settings.secret.clone(),
+            format!("read from {} (--secret-file)", p.display()),
+        ),
         SecretSource::Env => (
             settings.secret.clone(),
             "from the environment variable SANDBOX_PASSWORD".into(),

@@ -279,9 +279,12 @@ const STOP_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2 * DR
 /// # Errors
 /// When the settings are wrong, a listener cannot be bound, or the console fails.
 pub async fn run(args: config::HostArgs) -> anyhow::Result<()> {
+    // Before anything is created: what the host makes without an explicit mode is private too.
+    config::private::private_umask();
     let settings = config::resolve(&args)?;
     let headless = args.mcp_only;
     process::init_logging(&settings.data_dir, headless)?;
+    log_tightened(&settings);
     let mut host = Host::start(settings, true).await?;
     let stop_signal = process::termination();
     process::reload_on_hangup(host.session.clone());
@@ -323,6 +326,19 @@ pub async fn run(args: config::HostArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Says once, in the log, that an earlier version's looser data dir was made private.
+fn log_tightened(settings: &config::Settings) {
+    let p = &settings.data_dir_prepared;
+    if p.entries > 0 && (p.tightened_from.is_some() || p.entries_tightened > 0) {
+        tracing::warn!(
+            "data dir {} was readable by other users (mode {:04o}, {} entries inside): made it yours alone (0700, files 0600)",
+            settings.data_dir.display(),
+            p.tightened_from.unwrap_or(0o700),
+            p.entries_tightened
+        );
+    }
+}
+
 /// What `--mcp-only` says about the secret. On a terminal, the line a person types on a
 /// computer, secret included; anywhere else (systemd's journal, `2>>host.log`) only where the
 /// secret is and how to show it, so that it never lands in a log file.
@@ -333,6 +349,7 @@ fn announce_secret(host: &Host) {
         SecretSource::Generated(p) => format!("new, stored in {} with mode 0600", p.display()),
         SecretSource::Stored(p) => format!("stored in {}", p.display()),
         SecretSource::Flag => "from --secret".to_owned(),
+        SecretSource::File(p) => format!("from --secret-file {}", p.display()),
         SecretSource::Env => "from SANDBOX_PASSWORD".to_owned(),
         SecretSource::ConfigFile => "from the config file".to_owned(),
     };

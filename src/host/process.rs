@@ -19,7 +19,7 @@ pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 /// # Errors
 /// When the log file cannot be opened.
 pub fn init_logging(data_dir: &Path, to_stderr: bool) -> anyhow::Result<()> {
-    std::fs::create_dir_all(data_dir)
+    crate::config::private::create_dir(data_dir)
         .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", data_dir.display()))?;
     let path = data_dir.join(super::log_file::LOG_FILE);
     let file = super::log_file::LogFile::open(&path, super::log_file::LOG_MAX_BYTES)

@@ -28,7 +28,7 @@ impl Running {
             mcp,
         };
         let text = serde_json::to_string(&me).unwrap_or_default();
-        std::fs::create_dir_all(dir)?;
+        crate::config::private::create_dir(dir)?;
         // Beside and renamed over: a reader never sees half of it.
         let tmp = dir.join(format!("{RUNNING_FILE}.{}", std::process::id()));
         crate::config::write_private(&tmp, text.as_bytes())?;
@@ -43,7 +43,10 @@ impl Running {
     }
 
     fn read_any(dir: &std::path::Path) -> Option<Running> {
-        let text = std::fs::read_to_string(dir.join(RUNNING_FILE)).ok()?;
+        // One in a directory others can write, or that others can write, may point the
+        // install's tools (and their token) at someone else's listener: not taken.
+        crate::config::private::check_dir(dir).ok()?;
+        let text = crate::config::private::read_checked(&dir.join(RUNNING_FILE)).ok()?;
         serde_json::from_str(&text).ok()
     }
 

@@ -88,7 +88,7 @@ fn path(dir: &Path) -> PathBuf {
 
 fn load(dir: &Path) -> Result<Store, AgentError> {
     let p = path(dir);
-    match std::fs::read_to_string(&p) {
+    match crate::config::private::read_checked(&p) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| AgentError::Parse {
             path: p,
             message: e.to_string(),
@@ -134,7 +134,7 @@ pub fn add(dir: &Path, name: &str) -> Result<String, AgentError> {
         token_sha256: hash(&token),
         created_ms: crate::session::model::epoch_ms(std::time::SystemTime::now()),
     });
-    std::fs::create_dir_all(dir).map_err(|source| AgentError::Write {
+    crate::config::private::create_dir(dir).map_err(|source| AgentError::Write {
         path: path(dir),
         source,
     })?;
@@ -200,7 +200,7 @@ fn stored_or_made(dir: &Path, file: &str) -> Result<String, AgentError> {
     }
     let p = dir.join(file);
     let token = new_token();
-    std::fs::create_dir_all(dir).map_err(|source| AgentError::Write {
+    crate::config::private::create_dir(dir).map_err(|source| AgentError::Write {
         path: p.clone(),
         source,
     })?;
@@ -231,7 +231,14 @@ pub fn read_person(dir: &Path) -> Result<Option<String>, AgentError> {
 
 fn read_stored(dir: &Path, file: &str) -> Result<Option<String>, AgentError> {
     let p = dir.join(file);
-    match std::fs::read_to_string(&p) {
+    // A token in a directory others can write may be theirs: never sent anywhere.
+    match crate::config::private::check_dir(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(AgentError::Read { path: p, source: e });
+        }
+        _ => {}
+    }
+    match crate::config::private::read_checked(&p) {
         Ok(t) => Ok(Some(t.trim().to_owned()).filter(|t| !t.is_empty())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(AgentError::Read { path: p, source }),

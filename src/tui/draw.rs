@@ -117,6 +117,7 @@ pub fn spinner(n: u64) -> &'static str {
 pub fn link_text(s: &Settings, t: &Theme, inner: Rect, buf: &mut Buffer) {
     let where_secret = match &s.secret_source {
         SecretSource::Flag => "given with --secret".to_owned(),
+        SecretSource::File(p) => format!("read from {} (--secret-file)", p.display()),
         SecretSource::Env => "from the SANDBOX_PASSWORD environment variable".to_owned(),
         SecretSource::ConfigFile => "from config.toml".to_owned(),
         SecretSource::Generated(p) => format!("generated and stored in {}", p.display()),

@@ -11,34 +11,9 @@ use std::time::SystemTime;
 
 use crate::session::{OutputEntry, OutputItem, StartEntry, Status, Stream};
 
-/// Text from a computer made safe and readable for the terminal: tabs expand to the next
-/// 4-column stop (`print(a, b)` joins with tabs), and other control characters, which could
-/// otherwise drive the person's terminal, become U+FFFD.
-pub fn printable(text: &str) -> String {
-    if !text.chars().any(char::is_control) {
-        return text.to_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut col = 0usize;
-    for c in text.chars() {
-        match c {
-            '\t' => {
-                let n = 4 - col % 4;
-                out.extend(std::iter::repeat_n(' ', n));
-                col += n;
-            }
-            c if c.is_control() => {
-                out.push('\u{fffd}');
-                col += 1;
-            }
-            c => {
-                out.push(c);
-                col += 1;
-            }
-        }
-    }
-    out
-}
+/// Text from a computer made safe and readable for the terminal: one function for the console
+/// and the CLI ([`crate::text`]).
+pub use crate::text::printable;
 
 /// How a request ended, kept to finish its header line.
 #[derive(Debug, Clone, PartialEq)]

@@ -194,8 +194,10 @@ pub fn free_port() -> u16 {
 /// The real host binary on fixed ports, so that a restarted one is found again.
 pub fn host_process(dir: &Path, gw: u16, mcp: u16) -> tokio::process::Child {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
-        .args(["--mcp-only", "--secret", SECRET, "--data-dir"])
+        .args(["--mcp-only", "--data-dir"])
         .arg(dir)
+        // In the environment, not the arguments: every user's `ps` shows those.
+        .env("SANDBOX_PASSWORD", SECRET)
         .args(["--gateway-bind", &format!("127.0.0.1:{gw}")])
         .args(["--mcp-bind", &format!("127.0.0.1:{mcp}")])
         .stdin(Stdio::null())

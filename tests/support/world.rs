@@ -172,7 +172,9 @@ impl EmuProcess {
         self.kill9();
         let child = Command::new(env!("CARGO_BIN_EXE_trapdesk"))
             .args(["emulate", "--url", &self.url, "--id", &self.id.to_string()])
-            .args(["--label", &self.label, "--secret", SECRET])
+            .args(["--label", &self.label])
+            // In the environment, not the arguments: every user's `ps` shows those.
+            .env("SANDBOX_PASSWORD", SECRET)
             .args(["--disk-space", &self.disk_space.to_string()])
             .args(["--kind", self.kind.flag()])
             .args(self.fuel.map(|f| format!("--fuel={f}")))

@@ -10,12 +10,13 @@
 //! what it checks is the live host, not the defaults; with no host answering it says so and
 //! shows what the flags would give. It writes nothing, not even a secret on an empty HOME.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal as _, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
+
 use serde_json::{Value, json};
 
 use crate::commands::remote::{ClientArgs, Failure, exit};
@@ -196,7 +197,10 @@ fn secret_without_host(data_dir: &Path) -> Option<crate::control::SecretInfo> {
         });
     }
     let path = data_dir.join("secret");
-    let s = std::fs::read_to_string(&path).ok()?.trim().to_owned();
+    let s = crate::config::private::read_checked(&path)
+        .ok()?
+        .trim()
+        .to_owned();
     (!s.is_empty()).then(|| crate::control::SecretInfo {
         secret: s,
         source: format!("stored in {}", path.display()),
@@ -476,6 +480,19 @@ fn secret_section(
     };
     report.line(&format!("secret: {}", secret.source));
     let install_addr = reach.last().map_or(bind, |r| r.addr);
+    // doctor's output is what gets pasted into a bug report or a chat, and a pipe is often a
+    // file: the secret goes only to a person's terminal. `secret show` prints it anywhere,
+    // since printing it is what it is asked for.
+    if !std::io::stdout().is_terminal() {
+        report.line(&format!(
+            "the line to type on the computer (wget run http://{install_addr}/install.lua and the secret) is not printed here, since this is no terminal: run `trapdesk secret show` on a terminal for it"
+        ));
+        report.data(
+            "secret",
+            json!({"where": secret.source, "installer": null, "installerFrom": "trapdesk secret show"}),
+        );
+        return;
+    }
     let one_liner = format!(
         "wget run http://{install_addr}/install.lua {}",
         secret.secret
@@ -583,7 +600,9 @@ impl Report {
     }
     fn line(&self, text: &str) {
         if !self.json {
-            println!("{text}");
+            // Refused links and linked computers carry labels players chose: no control
+            // character reaches the terminal raw.
+            println!("{}", crate::text::printable_lines(text));
         }
     }
     fn data(&mut self, key: &str, v: Value) {
@@ -591,7 +610,10 @@ impl Report {
     }
     fn finish(self) {
         if self.json {
-            println!("{}", Value::Object(self.data));
+            println!(
+                "{}",
+                crate::protocol::wire::escape_non_ascii(&Value::Object(self.data).to_string())
+            );
         }
     }
 }

@@ -88,14 +88,20 @@ fn live(json: bool) -> impl FnMut(&str) {
     move |text: &str| {
         if !json {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
+            // The program's own output: lines and tabs as they are, no other control character.
+            let _ = out.write_all(crate::text::printable_lines(text).as_bytes());
             let _ = out.flush();
         }
     }
 }
 
+/// JSON with every non-ASCII char `\u`-escaped (serde_json escapes C0 only): a C1 control or
+/// a bidi override in a label or output never reaches the terminal raw.
 fn print_json(reply: &Reply) {
-    println!("{}", reply.data);
+    println!(
+        "{}",
+        crate::protocol::wire::escape_non_ascii(&reply.data.to_string())
+    );
 }
 
 /// The end of a run: returned values on a line of their own (as the console shows them), or
@@ -122,7 +128,7 @@ fn finish_run(
         if !printed_newline {
             println!();
         }
-        println!("{}", parts.join(", "));
+        println!("{}", crate::text::printable_lines(&parts.join(", ")));
     }
     Ok(())
 }
@@ -232,6 +238,7 @@ pub async fn computers(a: ComputersArgs) -> Result<(), Failure> {
             Some(false) => "not answering",
             _ => "online",
         };
+        let id = crate::text::printable(id);
         println!("{id}\t{state}\trtt {rtt}\tpending {pending}");
     }
     Ok(())
@@ -298,9 +305,9 @@ pub async fn ls(a: LsArgs) -> Result<(), Failure> {
     entries.sort_by(|x, y| y.dir.cmp(&x.dir).then_with(|| x.name.cmp(&y.name)));
     for e in entries {
         if e.dir {
-            println!("{:>9}  {}/", "-", e.name);
+            println!("{:>9}  {}/", "-", crate::text::printable(&e.name));
         } else {
-            println!("{:>9}  {}", e.size, e.name);
+            println!("{:>9}  {}", e.size, crate::text::printable(&e.name));
         }
     }
     Ok(())
@@ -330,8 +337,17 @@ pub async fn get(a: GetArgs) -> Result<(), Failure> {
         PathBuf::from(path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("file"))
     });
     if local.as_os_str() == "-" {
+        use std::io::IsTerminal as _;
         let mut out = std::io::stdout().lock();
-        out.write_all(&bytes)
+        // Byte-exact into a pipe or a file; a terminal gets no control character raw.
+        let shown;
+        let bytes: &[u8] = if out.is_terminal() {
+            shown = crate::text::printable_lines(&String::from_utf8_lossy(&bytes));
+            shown.as_bytes()
+        } else {
+            &bytes
+        };
+        out.write_all(bytes)
             .and_then(|()| out.flush())
             .map_err(|e| Failure::new(exit::FAILED, format!("cannot write to stdout: {e}")))?;
         return Ok(());
@@ -353,14 +369,12 @@ pub async fn get(a: GetArgs) -> Result<(), Failure> {
     if a.client.json {
         println!(
             "{}",
-            json!({"ok": true, "traposId": reached, "path": path, "local": local.display().to_string(), "bytes": bytes.len()})
+            crate::protocol::wire::escape_non_ascii(&json!({"ok": true, "traposId": reached, "path": path, "local": local.display().to_string(), "bytes": bytes.len()}).to_string())
         );
     } else {
-        println!(
-            "{} bytes from {reached}:{path} → {}",
-            bytes.len(),
-            local.display()
-        );
+        let from = crate::text::printable(&format!("{reached}:{path}"));
+        let local = crate::text::printable(&local.display().to_string());
+        println!("{} bytes from {from} → {local}", bytes.len());
     }
     Ok(())
 }
@@ -435,10 +449,14 @@ pub async fn put(a: PutArgs) -> Result<(), Failure> {
             o.insert("bytes".into(), json!(bytes.len()));
             o.insert("path".into(), json!(path));
         }
-        println!("{data}");
+        println!(
+            "{}",
+            crate::protocol::wire::escape_non_ascii(&data.to_string())
+        );
     } else {
         // The computer the host reached, which the typed name may not spell (`miner` for 7:miner).
-        println!("{} bytes → {reached}:{path}", bytes.len());
+        let target = crate::text::printable(&format!("{reached}:{path}"));
+        println!("{} bytes → {target}", bytes.len());
     }
     Ok(())
 }

@@ -64,7 +64,7 @@ pub struct SyncArgs {
 }
 
 fn say(line: &str) {
-    eprintln!("sync: {line}");
+    eprintln!("sync: {}", crate::text::printable_lines(line));
 }
 
 /// What the sync knows.

@@ -41,14 +41,11 @@ const END: i64 = 2;
 
 /// Opens (creating) the database and its tables, in WAL mode.
 pub fn open(path: &Path) -> rusqlite::Result<Connection> {
+    // It holds the code everyone ran and what computers printed: private like the transcript.
+    // Made 0600 before SQLite opens it, since SQLite gives the `-wal` and `-shm` files the
+    // database's mode. Best effort: the file is ours, so this only fails on odd filesystems.
+    let _ = crate::config::private::create_file(path, true);
     let conn = Connection::open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // It holds the code everyone ran and what computers printed: private like the
-        // transcript. Best effort: the file is ours, so this only fails on odd filesystems.
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-    }
     conn.busy_timeout(Duration::from_secs(5))?;
     // Before any table exists, so that pruned pages can be given back to the filesystem.
     conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")?;

@@ -14,7 +14,8 @@ pub(super) fn path(dir: &Path) -> PathBuf {
 
 pub(super) fn load(dir: &Path) -> Result<Store, SecretError> {
     let path = path(dir);
-    match std::fs::read_to_string(&path) {
+    // Refused when another user owns it or others can write it: a planted binding is a key.
+    match crate::config::private::read_checked(&path) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| SecretError::Parse {
             path,
             message: e.to_string(),
@@ -50,11 +51,14 @@ impl Lock {
         let lock = dir.join(format!("{FILE}.lock"));
         let start = std::time::Instant::now();
         loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&lock)
+            let mut opts = std::fs::OpenOptions::new();
+            opts.write(true).create_new(true);
+            #[cfg(unix)]
             {
+                use std::os::unix::fs::OpenOptionsExt;
+                opts.mode(crate::config::private::FILE_MODE);
+            }
+            match opts.open(&lock) {
                 Ok(_) => return Ok(Lock(lock)),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     let stale = std::fs::metadata(&lock)
@@ -92,7 +96,7 @@ pub(super) fn change<T>(
     dir: &Path,
     edit: impl FnOnce(&mut Store) -> Result<(T, bool), SecretError>,
 ) -> Result<T, SecretError> {
-    std::fs::create_dir_all(dir).map_err(|source| SecretError::Io {
+    crate::config::private::create_dir(dir).map_err(|source| SecretError::Io {
         path: dir.to_owned(),
         source,
     })?;
