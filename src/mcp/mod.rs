@@ -302,12 +302,12 @@ impl TrapdeskMcp {
             .map_err(|e| convert::request_failure(&e, serde_json::Map::new()))
     }
 
-    /// Records the start of a tool call.
     /// Who a call comes from (what [`TrapdeskMcp::begin`] records it as).
     pub(crate) fn origin(&self, ctx: &RequestContext<RoleServer>) -> Origin {
         caller_origin(ctx)
     }
 
+    /// Records the start of a tool call.
     pub(crate) fn begin(
         &self,
         ctx: &RequestContext<RoleServer>,
