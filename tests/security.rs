@@ -5,6 +5,23 @@
 
 mod support;
 
+/// Running the real `trapdesk` binary from the attacks that need a process.
+mod cli {
+    use std::process::{Command, Output};
+
+    /// A command's output, waited for off the async runtime.
+    pub async fn output(mut cmd: Command) -> Output {
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    /// What a process printed, as text.
+    pub fn text(b: &[u8]) -> String {
+        String::from_utf8_lossy(b).into_owned()
+    }
+}
+
 #[path = "security/credentials.rs"]
 mod credentials;
 #[path = "security/emulator.rs"]

@@ -3,7 +3,7 @@
 //! a token to an address that neither the person nor a live `host.json` named
 //! (docs/security.md, "Credentials: the person's tools and where tokens go").
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -15,6 +15,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+use super::cli::output;
 use super::support::{self, TestHost};
 
 /// An MCP client that calls itself whatever the test says.
@@ -78,12 +79,6 @@ fn trapdesk(dir: &std::path::Path, args: &[&str]) -> Command {
 }
 
 /// Runs the binary off the test's runtime threads (the host lives on them).
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

@@ -5,12 +5,13 @@
 //! real host over real sockets: scripted computers speaking the protocol, the emulator running
 //! the real Lua client, and the `trapdesk` binary as the person's CLI.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::{Value, json};
 use trapdesk::session::{Origin, RequestSpec};
 use trapdesk::trust::secrets::{self, ComputerSecret};
 
+use super::cli::{output, text};
 use super::support::{self, FakeComputer, SECRET, TestHost, hello, start_host, wait_until};
 
 fn exec(code: &str) -> RequestSpec {
@@ -28,16 +29,6 @@ fn trapdesk(host: &TestHost, args: &[&str]) -> Command {
         .env_remove("TRAPDESK_TOKEN")
         .env_remove("TRAPDESK_MCP_TOKEN");
     c
-}
-
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn binding(host: &TestHost, computer: &str) -> Option<ComputerSecret> {

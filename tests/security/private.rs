@@ -6,9 +6,10 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::cli::{output, text};
 use super::support::{FakeComputer, SECRET, emulated, hello, start_host};
 
 const TOKEN: &str = "mcp-token-never-in-ps-4k7q9w";
@@ -20,6 +21,22 @@ fn trapdesk() -> Command {
         .env_remove("TRAPDESK_DATA_DIR")
         .env_remove("SANDBOX_PASSWORD");
     c
+}
+
+/// A headless host started on `dir` and waited for: what a refused start prints.
+fn start_headless(dir: &std::path::Path) -> std::process::Output {
+    trapdesk()
+        .args(["--mcp-only", "--gateway-bind", "127.0.0.1:0"])
+        .args([
+            "--mcp-bind",
+            "127.0.0.1:0",
+            "--secret",
+            SECRET,
+            "--data-dir",
+        ])
+        .arg(dir)
+        .output()
+        .unwrap()
 }
 
 /// A headless host on `dir` with `extra` flags, and its MCP URL once it says it listens.
@@ -107,16 +124,6 @@ fn loose(dir: &Path) -> Vec<(PathBuf, u32)> {
     out
 }
 
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-async fn output(mut cmd: Command) -> Output {
-    tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap()
-}
-
 #[test]
 fn another_user_finds_nothing_readable_in_a_fresh_data_dir_after_a_host_ran() {
     let base = tempfile::tempdir().unwrap();
@@ -182,18 +189,7 @@ fn a_token_planted_in_a_data_dir_others_can_write_is_never_used() {
     std::fs::create_dir(&dir).unwrap();
     std::fs::write(dir.join("mcp-token"), "planted-by-the-group").unwrap();
     chmod(&dir, 0o775);
-    let out = trapdesk()
-        .args(["--mcp-only", "--gateway-bind", "127.0.0.1:0"])
-        .args([
-            "--mcp-bind",
-            "127.0.0.1:0",
-            "--secret",
-            SECRET,
-            "--data-dir",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = start_headless(&dir);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("its group can write it (mode 0775)"), "{err}");
@@ -230,18 +226,7 @@ fn a_token_planted_in_a_data_dir_others_can_write_is_never_used() {
     // In a private dir, a credential file everyone can write is refused the same way.
     chmod(&dir, 0o700);
     chmod(&dir.join("mcp-token"), 0o666);
-    let out = trapdesk()
-        .args(["--mcp-only", "--gateway-bind", "127.0.0.1:0"])
-        .args([
-            "--mcp-bind",
-            "127.0.0.1:0",
-            "--secret",
-            SECRET,
-            "--data-dir",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = start_headless(&dir);
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("every user can write it (mode 0666)"), "{err}");
