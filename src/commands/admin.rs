@@ -9,8 +9,8 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
-use crate::protocol::Kind;
-use crate::session::transcript;
+use trapdesk_core::session::transcript;
+use trapdesk_proto::protocol::Kind;
 
 /// `trapdesk agent …`
 #[derive(Debug, Subcommand)]
@@ -43,7 +43,7 @@ pub enum SecretCmd {
     )]
     Show {
         /// The gateway's address, for the install line [default: as the host resolves it].
-        #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR", value_parser = crate::config::parse_bind)]
+        #[arg(long, env = "TRAPDESK_GATEWAY_BIND", value_name = "ADDR", value_parser = trapdesk_core::config::parse_bind)]
         gateway_bind: Option<std::net::SocketAddr>,
         /// Configuration file [default: config.toml in the data dir, else the platform config dir].
         #[arg(long, value_name = "FILE")]
@@ -110,7 +110,7 @@ pub struct TranscriptArgs {
 /// When there is no home and no `--data-dir`.
 pub fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     given
-        .or_else(crate::config::default_data_dir)
+        .or_else(trapdesk_core::config::default_data_dir)
         .ok_or_else(|| anyhow::anyhow!("no home directory to keep data in; pass --data-dir"))
 }
 
@@ -121,7 +121,7 @@ pub fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<()> {
     match cmd {
         AgentCmd::Add { name, token_only } => {
-            let token = crate::trust::agents::add(dir, &name)?;
+            let token = trapdesk_core::trust::agents::add(dir, &name)?;
             if token_only {
                 writeln!(out, "{token}")?;
                 return Ok(());
@@ -145,7 +145,7 @@ pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<(
             )?;
         }
         AgentCmd::List => {
-            let list = crate::trust::agents::list(dir)?;
+            let list = trapdesk_core::trust::agents::list(dir)?;
             if list.is_empty() {
                 writeln!(
                     out,
@@ -160,7 +160,7 @@ pub fn agent(dir: &Path, cmd: AgentCmd, out: &mut dyn Write) -> anyhow::Result<(
             }
         }
         AgentCmd::Remove { name } => {
-            crate::trust::agents::remove(dir, &name)?;
+            trapdesk_core::trust::agents::remove(dir, &name)?;
             writeln!(
                 out,
                 "agent {name} removed; its token is refused from its next request on"
@@ -181,7 +181,7 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
             config,
         } => show(dir, gateway_bind, config, out)?,
         SecretCmd::Rotate => {
-            let s = crate::trust::secrets::rotate(dir)?;
+            let s = trapdesk_core::trust::secrets::rotate(dir)?;
             writeln!(
                 out,
                 "new shared secret written to {} (mode 0600):",
@@ -209,7 +209,7 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
             )?;
         }
         SecretCmd::Add { computer } => {
-            let s = crate::trust::secrets::add(dir, &computer)?;
+            let s = trapdesk_core::trust::secrets::add(dir, &computer)?;
             writeln!(
                 out,
                 "computer {computer} now has a secret of its own (only a hash is kept):"
@@ -228,8 +228,8 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
             )?;
         }
         SecretCmd::List => {
-            let list = crate::trust::secrets::list(dir)?;
-            let open = crate::trust::secrets::enrolment_open(dir)?;
+            let list = trapdesk_core::trust::secrets::list(dir)?;
+            let open = trapdesk_core::trust::secrets::enrolment_open(dir)?;
             writeln!(
                 out,
                 "enrolment is {}",
@@ -256,25 +256,25 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
                 let label = c
                     .label
                     .as_deref()
-                    .map(|l| format!(" (enrolled as {})", crate::text::printable(l)))
+                    .map(|l| format!(" (enrolled as {})", trapdesk_proto::text::printable(l)))
                     .unwrap_or_default();
-                let computer = crate::text::printable(&c.computer);
+                let computer = trapdesk_proto::text::printable(&c.computer);
                 writeln!(out, "{computer}  {state}, {how}{when}{label}")?;
             }
         }
         SecretCmd::Forget { computer } => {
-            let gone = crate::trust::secrets::forget(dir, &computer)?;
+            let gone = trapdesk_core::trust::secrets::forget(dir, &computer)?;
             for c in gone {
                 writeln!(
                     out,
                     "computer {} no longer has a secret of its own; it links again by enrolling with the shared secret (its client does so at its next link while enrolment is open)",
-                    crate::text::printable(&c.computer)
+                    trapdesk_proto::text::printable(&c.computer)
                 )?;
             }
         }
         SecretCmd::Enrol { state } => {
             let open = state == Switch::On;
-            let changed = crate::trust::secrets::set_enrolment(dir, open)?;
+            let changed = trapdesk_core::trust::secrets::set_enrolment(dir, open)?;
             let now = if open {
                 "open: a computer without a secret of its own that presents the shared secret gets one"
             } else {
@@ -314,7 +314,7 @@ pub async fn show_running(dir: &Path, out: &mut dyn Write) -> anyhow::Result<boo
     writeln!(out)?;
     writeln!(out, "    {}", s.installer)?;
     writeln!(out)?;
-    if !crate::trust::secrets::enrolment_open(dir)? {
+    if !trapdesk_core::trust::secrets::enrolment_open(dir)? {
         writeln!(
             out,
             "Enrolment is closed: the shared secret links no new computer until `trapdesk secret enrol on`."
@@ -331,24 +331,29 @@ fn show(
     config: Option<PathBuf>,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let args = crate::config::HostArgs {
+    let args = trapdesk_core::config::HostArgs {
         data_dir: Some(dir.to_owned()),
         gateway_bind,
         config,
-        ..crate::config::HostArgs::default()
+        ..trapdesk_core::config::HostArgs::default()
     };
-    let settings = crate::config::resolve(&args)?;
+    let settings = trapdesk_core::config::resolve(&args)?;
     let from = match &settings.secret_source {
-        crate::config::SecretSource::Generated(p) | crate::config::SecretSource::Stored(p) => {
+        trapdesk_core::config::SecretSource::Generated(p)
+        | trapdesk_core::config::SecretSource::Stored(p) => {
             format!("stored in {}", p.display())
         }
-        crate::config::SecretSource::Env => "from the environment variable SANDBOX_PASSWORD".into(),
-        crate::config::SecretSource::ConfigFile => match &settings.config_file {
+        trapdesk_core::config::SecretSource::Env => {
+            "from the environment variable SANDBOX_PASSWORD".into()
+        }
+        trapdesk_core::config::SecretSource::ConfigFile => match &settings.config_file {
             Some(p) => format!("from {}", p.display()),
             None => "from the config file".into(),
         },
-        crate::config::SecretSource::Flag => "from --secret".into(),
-        crate::config::SecretSource::File(p) => format!("from --secret-file {}", p.display()),
+        trapdesk_core::config::SecretSource::Flag => "from --secret".into(),
+        trapdesk_core::config::SecretSource::File(p) => {
+            format!("from --secret-file {}", p.display())
+        }
     };
     writeln!(out, "the shared secret ({from}):")?;
     writeln!(out)?;
@@ -362,10 +367,10 @@ fn show(
     writeln!(
         out,
         "    {}",
-        crate::config::install_line(settings.gateway_bind, &settings.secret)
+        trapdesk_core::config::install_line(settings.gateway_bind, &settings.secret)
     )?;
     writeln!(out)?;
-    if !crate::trust::secrets::enrolment_open(dir)? {
+    if !trapdesk_core::trust::secrets::enrolment_open(dir)? {
         writeln!(
             out,
             "Enrolment is closed: the shared secret links no new computer until `trapdesk secret enrol on`."
@@ -386,7 +391,7 @@ pub fn keep(line: &Value, f: &TranscriptArgs) -> bool {
             return false;
         };
         let (id, label) = t.split_once(':').unwrap_or((t, ""));
-        let g = crate::glob::Glob::new(c);
+        let g = trapdesk_proto::glob::Glob::new(c);
         if !(g.matches(t) || g.matches(id) || (!label.is_empty() && g.matches(label))) {
             return false;
         }
@@ -513,10 +518,14 @@ fn print_line(text: &str, f: &TranscriptArgs, out: &mut dyn Write) -> std::io::R
         writeln!(
             out,
             "{}",
-            crate::protocol::wire::escape_non_ascii(text.trim_end())
+            trapdesk_proto::protocol::wire::escape_non_ascii(text.trim_end())
         )
     } else {
-        writeln!(out, "{}", crate::text::printable_lines(&readable(&v)))
+        writeln!(
+            out,
+            "{}",
+            trapdesk_proto::text::printable_lines(&readable(&v))
+        )
     }
 }
 
@@ -585,7 +594,7 @@ fn print_stored(
 ) -> anyhow::Result<Option<u64>> {
     let mut last = 0;
     loop {
-        let page = match crate::session::history::transcript_after(dir, last, STORED_PAGE) {
+        let page = match trapdesk_core::session::history::transcript_after(dir, last, STORED_PAGE) {
             Ok(Some(page)) => page,
             Ok(None) => return Ok(None),
             Err(e) => anyhow::bail!("cannot read the transcript: {e}"),
@@ -621,7 +630,7 @@ async fn follow_stored(
 ) -> anyhow::Result<()> {
     loop {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let page = crate::session::history::transcript_after(dir, last, STORED_PAGE)
+        let page = trapdesk_core::session::history::transcript_after(dir, last, STORED_PAGE)
             .map_err(|e| anyhow::anyhow!("cannot read the transcript: {e}"))?
             .unwrap_or_default();
         for (seq, line) in &page {

@@ -114,9 +114,11 @@ async fn request<T: DeserializeOwned>(
     data_dir: &Path,
     what: &str,
 ) -> Result<T, AskError> {
-    let token = crate::trust::agents::read_local(data_dir)
+    let token = trapdesk_core::trust::agents::read_local(data_dir)
         .map_err(|e| AskError::Token(e.to_string()))?
-        .ok_or_else(|| AskError::NoToken(data_dir.join(crate::trust::agents::LOCAL_FILE)))?;
+        .ok_or_else(|| {
+            AskError::NoToken(data_dir.join(trapdesk_core::trust::agents::LOCAL_FILE))
+        })?;
     let url = format!("{base}{PREFIX}/{what}");
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
@@ -180,7 +182,7 @@ pub async fn pause(
     let data_dir = a
         .data_dir
         .clone()
-        .or_else(crate::config::default_data_dir)
+        .or_else(trapdesk_core::config::default_data_dir)
         .ok_or_else(|| Failure::new(exit::USAGE, "no home directory: pass --data-dir"))?;
     let url = target(a.connect.as_deref(), &data_dir)
         .map_err(|e| Failure::new(exit::UNREACHABLE, e.to_string()))?;

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 
 /// The host's flags live in `config` (beneath the hub), so that settings do not depend on the
 /// command line.
-use crate::config::HostArgs;
+use trapdesk_core::config::HostArgs;
 
 pub mod admin;
 pub mod attach;
@@ -166,10 +166,10 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         disk: Option<PathBuf>,
         /// The server's max_websocket_message for the gateway's host, in bytes (0: no limit).
-        #[arg(long, value_name = "N", default_value_t = crate::emu::DEFAULT_WEBSOCKET_MESSAGE)]
+        #[arg(long, value_name = "N", default_value_t = trapdesk_emu::DEFAULT_WEBSOCKET_MESSAGE)]
         max_websocket_message: usize,
         /// The server's computer_space_limit: the disk's capacity in bytes.
-        #[arg(long, value_name = "N", default_value_t = crate::emu::COMPUTER_SPACE_LIMIT)]
+        #[arg(long, value_name = "N", default_value_t = trapdesk_emu::COMPUTER_SPACE_LIMIT)]
         disk_space: u64,
         /// What it is: a computer (51x19), a turtle (39x13, the turtle API with fuel and 16
         /// slots, in an empty world) or a pocket computer (26x20, the pocket API).
@@ -242,14 +242,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             fuel,
             normal,
         }) => {
-            let limits = crate::emu::Limits {
-                max_websocket_message,
-                disk_space,
-            };
+            let mut limits = trapdesk_emu::Limits::default();
+            limits.max_websocket_message = max_websocket_message;
+            limits.disk_space = disk_space;
             let device = modes::EmulateDevice { kind, fuel, normal };
             let secret = match secret_file {
                 Some(f) => Some(
-                    crate::config::private::read_credential("--secret-file", &f)
+                    trapdesk_core::config::private::read_credential("--secret-file", &f)
                         .map_err(anyhow::Error::msg)?,
                 ),
                 None => secret,
@@ -300,7 +299,10 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
                 // It may quote a computer's error, a label or a file name: no control character
                 // reaches the terminal raw.
                 if !f.message.is_empty() {
-                    eprintln!("trapdesk: {}", crate::text::printable_lines(&f.message));
+                    eprintln!(
+                        "trapdesk: {}",
+                        trapdesk_proto::text::printable_lines(&f.message)
+                    );
                 }
                 ExitCode::from(f.code)
             }
@@ -308,7 +310,10 @@ pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
         },
         Err(e) if e.is::<AlreadyReported>() => ExitCode::FAILURE,
         Err(e) => {
-            eprintln!("trapdesk: {}", crate::text::printable_lines(&report(&e)));
+            eprintln!(
+                "trapdesk: {}",
+                trapdesk_proto::text::printable_lines(&report(&e))
+            );
             ExitCode::FAILURE
         }
     }

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use crate::config::{self, HostArgs};
 use crate::host::process::{init_logging, termination};
+use trapdesk_core::config::{self, HostArgs};
 
 use super::AlreadyReported;
 
@@ -97,11 +97,11 @@ impl EmulateDevice {
     /// `--fuel` for anything but a turtle.
     pub fn shape(
         self,
-    ) -> anyhow::Result<impl FnOnce(crate::emu::ComputerSpec) -> crate::emu::ComputerSpec> {
+    ) -> anyhow::Result<impl FnOnce(trapdesk_emu::ComputerSpec) -> trapdesk_emu::ComputerSpec> {
         if self.fuel.is_some() && self.kind != EmulateKind::Turtle {
             anyhow::bail!("--fuel is for a turtle: add --kind turtle");
         }
-        Ok(move |spec: crate::emu::ComputerSpec| {
+        Ok(move |spec: trapdesk_emu::ComputerSpec| {
             let spec = match self.kind {
                 EmulateKind::Computer => spec,
                 EmulateKind::Turtle => spec.turtle().with_fuel(self.fuel.unwrap_or(0)),
@@ -125,7 +125,7 @@ pub async fn emulate(
     secret: Option<String>,
     data_dir: Option<PathBuf>,
     root: Option<PathBuf>,
-    limits: crate::emu::Limits,
+    limits: trapdesk_emu::Limits,
     device: EmulateDevice,
 ) -> anyhow::Result<()> {
     let shape = device.shape()?;
@@ -165,6 +165,6 @@ pub async fn emulate(
         "emulated {what} {id} linking to {url} (disk: {})",
         root.display()
     );
-    crate::emu::run_emulate(&url, id, label, &secret, &root, limits, shape, shutdown).await?;
+    trapdesk_emu::run_emulate(&url, id, label, &secret, &root, limits, shape, shutdown).await?;
     Ok(())
 }

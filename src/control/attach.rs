@@ -18,12 +18,12 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, mpsc};
 use tokio::time::Instant;
 
-use crate::session::attach::{
+use trapdesk_core::session::attach::{
     Call, Down, Hello, MAX_MESSAGE, NAME_PARAM, OutputSlice, PolicyView, ScreenSlice, Timed, Up,
     Update,
 };
-use crate::session::screen::Display;
-use crate::session::{Event, OutputEntry, Session};
+use trapdesk_core::session::screen::Display;
+use trapdesk_core::session::{Event, OutputEntry, Session};
 
 use super::Control;
 
@@ -349,7 +349,7 @@ impl Conn {
                     u.events.push(Event::Output {
                         trapos_id: trapos_id.clone(),
                         request_id: None,
-                        stream: crate::session::Stream::Out,
+                        stream: trapdesk_core::session::Stream::Out,
                         text: String::new(),
                     });
                     continue;
@@ -475,7 +475,13 @@ impl Conn {
                 let later = later.clone();
                 tokio::spawn(async move {
                     let result = s
-                        .send_touch(&target, &monitor, x, y, crate::session::Origin::Person)
+                        .send_touch(
+                            &target,
+                            &monitor,
+                            x,
+                            y,
+                            trapdesk_core::session::Origin::Person,
+                        )
                         .await
                         .map(|_| Value::Null)
                         .map_err(|e| e.to_string());

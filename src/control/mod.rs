@@ -29,8 +29,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::config::{SecretSource, Settings};
-use crate::session::Session;
+use trapdesk_core::config::{SecretSource, Settings};
+use trapdesk_core::session::Session;
 
 /// Where the control routes live on the MCP listener.
 pub const PREFIX: &str = "/control";
@@ -115,7 +115,7 @@ struct Control {
 /// the host's: attached consoles are told it is stopping when it fires.
 pub fn router(session: Session, stop: tokio_util::sync::CancellationToken) -> Router {
     let settings = session.settings();
-    let token = crate::trust::agents::read_local(&settings.data_dir)
+    let token = trapdesk_core::trust::agents::read_local(&settings.data_dir)
         .map_err(|e| tracing::error!("the control channel cannot read the local token: {e}"))
         .ok()
         .flatten();
@@ -131,7 +131,7 @@ pub fn router(session: Session, stop: tokio_util::sync::CancellationToken) -> Ro
         .route(&format!("{PREFIX}/pause"), post(pause))
         .route(&format!("{PREFIX}/resume"), post(resume))
         .route(
-            &format!("{PREFIX}/{}", crate::session::attach::ROUTE),
+            &format!("{PREFIX}/{}", trapdesk_core::session::attach::ROUTE),
             get(attach::attach),
         )
         .layer(middleware::from_fn_with_state(state.clone(), guard))
@@ -167,7 +167,7 @@ async fn guard(State(c): State<Arc<Control>>, req: Request, next: Next) -> Respo
             "the control channel takes only the install's local token (<data dir>/mcp-token); agents' tokens are not enough",
         );
     }
-    crate::door::proven(req.extensions());
+    trapdesk_core::door::proven(req.extensions());
     next.run(req).await
 }
 
@@ -279,7 +279,7 @@ fn secret_of(settings: &Settings) -> SecretInfo {
             },
         ),
     };
-    let installer = crate::config::install_line(settings.gateway_bind, &secret);
+    let installer = trapdesk_core::config::install_line(settings.gateway_bind, &secret);
     SecretInfo {
         secret,
         source,

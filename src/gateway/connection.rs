@@ -22,7 +22,7 @@ use super::protocol::{
 };
 use super::sender::Sender;
 use super::socket::{SocketRx, SocketTx};
-use crate::session::{Link, Outbound, Stream};
+use trapdesk_core::session::{Link, Outbound, Stream};
 
 /// The smallest frame limit a computer may set with `limit`, as for `hello`'s `max_message`
 /// (handshake.rs): a fragment's envelope and some data fit in every frame.
@@ -396,12 +396,12 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
     /// `auth_failed`, as its next hello would.
     async fn relabel(&mut self, label: Option<String>) -> Option<Quit> {
         match self.link.relabel(label, &self.state.secrets) {
-            crate::session::Relabelled::Renamed(now) => {
+            trapdesk_core::session::Relabelled::Renamed(now) => {
                 tracing::debug!(computer = %now, "relabelled");
                 None
             }
-            crate::session::Relabelled::Unchanged => None,
-            crate::session::Relabelled::Refused(r) => {
+            trapdesk_core::session::Relabelled::Unchanged => None,
+            trapdesk_core::session::Relabelled::Refused(r) => {
                 tracing::warn!(computer = %self.link.trapos_id(), "relabel refused: {}", r.message());
                 self.out.error("auth_failed", r.message(), None).await;
                 self.out
@@ -421,7 +421,7 @@ impl<Tx: SocketTx> Frame<'_, Tx> {
         };
         let (id, hash) = *b;
         let dir = self.state.secrets.dir().to_owned();
-        match blocking(move || crate::trust::secrets::confirm(&dir, id, &hash)).await {
+        match blocking(move || trapdesk_core::trust::secrets::confirm(&dir, id, &hash)).await {
             Ok(true) => {
                 tracing::info!(computer = %self.link.trapos_id(), "enrolment firm: only its own secret links it now");
             }

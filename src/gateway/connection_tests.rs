@@ -9,8 +9,8 @@ use tokio::sync::mpsc;
 
 use super::super::protocol::{CLOSE_AUTH_FAILED, CLOSE_HEARTBEAT};
 use super::super::{GatewayState, door, stats};
-use crate::config::Settings;
-use crate::session::{Origin, RequestSpec, Session};
+use trapdesk_core::config::Settings;
+use trapdesk_core::session::{Origin, RequestSpec, Session};
 
 const SECRET: &str = "test-secret-7kq2m9xw";
 
@@ -34,7 +34,7 @@ impl Computer {
         };
         let session = Session::new(settings.clone(), false);
         let state = GatewayState {
-            secrets: Arc::new(crate::trust::secrets::Secrets::new(&settings)),
+            secrets: Arc::new(trapdesk_core::trust::secrets::Secrets::new(&settings)),
             session: session.clone(),
             settings: Arc::new(settings),
             shutdown: tokio_util::sync::CancellationToken::new(),
@@ -111,7 +111,10 @@ async fn a_request_travels_to_the_computer_and_its_answer_back() {
         session
             .request(
                 "miner",
-                RequestSpec::new(crate::protocol::Kind::ExecLua, json!({"code": "return 1"})),
+                RequestSpec::new(
+                    trapdesk_proto::protocol::Kind::ExecLua,
+                    json!({"code": "return 1"}),
+                ),
                 Origin::Person,
             )
             .await
@@ -145,13 +148,16 @@ fn exec(
     session: &Session,
     who: &'static str,
     code: String,
-) -> tokio::task::JoinHandle<Result<Value, crate::session::RequestError>> {
+) -> tokio::task::JoinHandle<Result<Value, trapdesk_core::session::RequestError>> {
     let session = session.clone();
     tokio::spawn(async move {
         session
             .request(
                 who,
-                RequestSpec::new(crate::protocol::Kind::ExecLua, json!({"code": code})),
+                RequestSpec::new(
+                    trapdesk_proto::protocol::Kind::ExecLua,
+                    json!({"code": code}),
+                ),
                 Origin::Person,
             )
             .await
@@ -388,9 +394,9 @@ async fn a_computer_that_answers_every_ping_stays() {
 /// Starts `kind` with `payload` on `7:miner` in a task of its own.
 fn start(
     session: &Session,
-    kind: crate::protocol::Kind,
+    kind: trapdesk_proto::protocol::Kind,
     payload: Value,
-) -> tokio::task::JoinHandle<Result<Value, crate::session::RequestError>> {
+) -> tokio::task::JoinHandle<Result<Value, trapdesk_core::session::RequestError>> {
     let session = session.clone();
     tokio::spawn(async move {
         session
@@ -424,7 +430,7 @@ async fn a_binary_link_moves_file_contents_as_raw_bytes() {
     // write-file: the content as a blob frame of raw bytes, then the request naming it.
     let call = start(
         &c.session,
-        crate::protocol::Kind::WriteFile,
+        trapdesk_proto::protocol::Kind::WriteFile,
         json!({"path": "a.bin", "content": b64.encode(&content), "encoding": "base64"}),
     );
     let WsMessage::Binary(blob) = next_frame(&mut c).await else {
@@ -460,7 +466,7 @@ async fn a_binary_link_moves_file_contents_as_raw_bytes() {
     // session sees the host's own shape (base64).
     let call = start(
         &c.session,
-        crate::protocol::Kind::ReadFile,
+        trapdesk_proto::protocol::Kind::ReadFile,
         json!({"path": "a.bin", "offset": 0, "length": 1000}),
     );
     let req = c.next_of("gateway_request").await;
@@ -496,7 +502,7 @@ async fn a_link_that_did_not_say_binary_keeps_base64_and_refuses_binary_frames()
     assert!(welcome.get("binary").is_none(), "{welcome}");
     let call = start(
         &c.session,
-        crate::protocol::Kind::WriteFile,
+        trapdesk_proto::protocol::Kind::WriteFile,
         json!({"path": "a.bin", "content": "AAE=", "encoding": "base64"}),
     );
     let WsMessage::Text(t) = next_frame(&mut c).await else {

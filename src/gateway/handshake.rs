@@ -16,8 +16,8 @@ use super::protocol::{
 };
 use super::sender::Sender;
 use super::socket::{SocketRx, SocketTx};
-use crate::session::{Link, Outbound};
-use crate::trust::secrets::Verdict;
+use trapdesk_core::session::{Link, Outbound};
+use trapdesk_core::trust::secrets::Verdict;
 
 /// A binding this connection made pending by enrolling its computer: confirmed when the
 /// computer says `enrolled` (boxed: most links never enrol, and every idle link holds this).
@@ -88,7 +88,7 @@ pub(super) async fn start(
         heartbeat_ms: state.settings.heartbeat.as_millis() as u64,
         max_message: state.settings.max_message,
         secret,
-        client_version: Some(crate::lua_files::version().to_owned()),
+        client_version: Some(trapdesk_client::lua_files::version().to_owned()),
         binary: out.binary.then_some(true),
     };
     // The session has what it needs; the hello (its strings, the secret among them) ends with
@@ -133,19 +133,19 @@ impl Refused {
 /// A hello that passed, and the secret it enrolled, if it did.
 struct Accepted {
     hello: Hello,
-    enrolled: Option<crate::trust::secrets::Enrolled>,
+    enrolled: Option<trapdesk_core::trust::secrets::Enrolled>,
     /// Whether the client fetches a newer client by itself when `welcome` names one; a
     /// trapdesk client from before that (0.1) is upgraded by the host instead (`upgrade.rs`).
     upgrades_itself: bool,
     /// What the computer is, as its hello said.
-    machine: crate::protocol::MachineInfo,
+    machine: trapdesk_proto::protocol::MachineInfo,
     /// Detached runs the computer kept through a dropped link (its hello's `detached`).
-    detached: Vec<crate::protocol::DetachedRun>,
+    detached: Vec<trapdesk_proto::protocol::DetachedRun>,
 }
 
 /// Runs blocking work on the secrets file off the gateway's threads.
 pub(super) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, crate::trust::secrets::SecretError> + Send + 'static,
+    f: impl FnOnce() -> Result<T, trapdesk_core::trust::secrets::SecretError> + Send + 'static,
 ) -> Result<T, String> {
     match tokio::task::spawn_blocking(f).await {
         Ok(r) => r.map_err(|e| e.to_string()),
@@ -232,8 +232,8 @@ async fn parse(
         Hello,
         bool,
         bool,
-        crate::protocol::MachineInfo,
-        Vec<crate::protocol::DetachedRun>,
+        trapdesk_proto::protocol::MachineInfo,
+        Vec<trapdesk_proto::protocol::DetachedRun>,
     ),
     Refused,
 > {
@@ -285,8 +285,9 @@ async fn judge(
             // The computer has its secret (it just presented it): the binding is firm now,
             // even if its `enrolled` was lost.
             let dir = state.secrets.dir().to_owned();
-            let hash = crate::trust::hash(&hello.secret);
-            if let Err(e) = blocking(move || crate::trust::secrets::confirm(&dir, id, &hash)).await
+            let hash = trapdesk_core::trust::hash(&hello.secret);
+            if let Err(e) =
+                blocking(move || trapdesk_core::trust::secrets::confirm(&dir, id, &hash)).await
             {
                 tracing::warn!(computer = %hello.trapos_id(), "enrolment not made firm: {e}");
             }
@@ -295,7 +296,9 @@ async fn judge(
         Verdict::Enrol => {
             let dir = state.secrets.dir().to_owned();
             let l = label.clone();
-            match blocking(move || crate::trust::secrets::enrol(&dir, id, l.as_deref())).await {
+            match blocking(move || trapdesk_core::trust::secrets::enrol(&dir, id, l.as_deref()))
+                .await
+            {
                 Ok(Ok(e)) => {
                     tracing::info!(computer = %hello.trapos_id(), "enrolled: the computer has a secret of its own (pending until it says it stored it)");
                     return Ok(Accepted {

@@ -6,7 +6,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::GatewayState;
-use crate::lua_files;
+use trapdesk_client::lua_files;
 
 /// Placeholder in `lua/install.lua` replaced by `host:port` of this gateway.
 pub const HOST_PLACEHOLDER: &str = "__TRAPDESK_HOST__";

@@ -2,7 +2,7 @@
 //!
 //! `/gateway` upgrades to the WebSocket of `docs/protocol.md` (one task per computer, in
 //! [`connection`]: its handshake, its sending side and its loop); `/`, `/install.lua`, `/lua/<path>` and `/health` are plain HTTP on the same
-//! port (in [`install`]). Every `hello`'s secret is checked against [`crate::trust::secrets`] and a
+//! port (in [`install`]). Every `hello`'s secret is checked against [`trapdesk_core::trust::secrets`] and a
 //! right one links at once; the connections that have not linked yet are bounded by the
 //! listeners' [`door`], and an upgrade from a web page (any `Origin`) is refused with 403.
 //! The gateway knows nothing of who asked for a request: it moves frames between a socket and
@@ -10,8 +10,8 @@
 
 pub mod binary;
 pub mod connection;
-/// The listeners' door, shared with the MCP listener (`crate::door`).
-pub use crate::door;
+/// The listeners' door, shared with the MCP listener (`trapdesk_core::door`).
+pub use trapdesk_core::door;
 pub mod fragment;
 mod handshake;
 pub mod install;
@@ -19,9 +19,9 @@ mod sender;
 mod socket;
 pub mod stats;
 mod upgrade;
-/// The wire types live beneath the session (`crate::protocol`), which both sides use; this
+/// The wire types live beneath the session (`trapdesk_proto::protocol`), which both sides use; this
 /// name stays so the gateway reads as it always has.
-pub use crate::protocol;
+pub use trapdesk_proto::protocol;
 
 use std::sync::Arc;
 
@@ -32,8 +32,8 @@ use axum::routing::get;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Settings;
-use crate::session::Session;
+use trapdesk_core::config::Settings;
+use trapdesk_core::session::Session;
 
 /// What every handler needs.
 #[derive(Clone)]
@@ -44,7 +44,7 @@ pub struct GatewayState {
     /// Link counts for the periodic INFO summary.
     pub stats: Arc<stats::LinkStats>,
     /// The computers' secrets, kept parsed between hellos.
-    pub secrets: Arc<crate::trust::secrets::Secrets>,
+    pub secrets: Arc<trapdesk_core::trust::secrets::Secrets>,
     /// The connections that have not linked yet.
     pub waiting: Arc<door::Waiting>,
 }
@@ -124,7 +124,7 @@ pub async fn serve(
     ));
     let waiting = Arc::new(door::Waiting::default());
     let state = GatewayState {
-        secrets: Arc::new(crate::trust::secrets::Secrets::new(&settings)),
+        secrets: Arc::new(trapdesk_core::trust::secrets::Secrets::new(&settings)),
         session,
         settings,
         shutdown: shutdown.clone(),

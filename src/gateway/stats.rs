@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::session::Session;
+use trapdesk_core::session::Session;
 
 /// How often the summary is written (when anything changed).
 pub const INTERVAL: Duration = Duration::from_secs(30);

@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::protocol::Kind;
-use crate::session::{Origin, RequestSpec, Session};
+use trapdesk_core::session::{Origin, RequestSpec, Session};
+use trapdesk_proto::protocol::Kind;
 
 /// What a trapdesk client's `hello.client` starts with; other clients (a player's own program
 /// speaking the protocol) are never sent code to upgrade.

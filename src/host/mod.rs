@@ -11,9 +11,9 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{self, SecretSource, Settings};
 use crate::gateway;
-use crate::session::Session;
+use trapdesk_core::config::{self, SecretSource, Settings};
+use trapdesk_core::session::Session;
 
 pub mod log_file;
 pub mod process;
@@ -43,7 +43,7 @@ pub enum StartError {
         source: std::io::Error,
     },
     #[error("cannot keep the MCP endpoint's local token: {0}")]
-    LocalToken(#[source] crate::trust::agents::AgentError),
+    LocalToken(#[source] trapdesk_core::trust::agents::AgentError),
 }
 
 /// Connections the kernel may hold finished but not yet accepted. tokio's `bind` asks for
@@ -125,10 +125,11 @@ impl Host {
     pub async fn start(mut settings: Settings, persist: bool) -> Result<Host, StartError> {
         // Before anything listens: the MCP endpoint is never open, and a client that finds the
         // host's port finds the token beside it.
-        let local_token = crate::trust::agents::local_token(&settings.data_dir)
+        let local_token = trapdesk_core::trust::agents::local_token(&settings.data_dir)
             .map_err(StartError::LocalToken)?;
         // The person's CLI and `sync` present this one; made before a client can find the host.
-        crate::trust::agents::person_token(&settings.data_dir).map_err(StartError::LocalToken)?;
+        trapdesk_core::trust::agents::person_token(&settings.data_dir)
+            .map_err(StartError::LocalToken)?;
         let gw = listen(settings.gateway_bind).map_err(|source| StartError::GatewayBind {
             addr: settings.gateway_bind,
             source,
@@ -233,7 +234,7 @@ impl Host {
         let dir = self.settings.data_dir.clone();
         let shutdown = self.parts.clone();
         self.tasks.spawn(async move {
-            if let Err(e) = crate::emu::run_demo(n, &url, &secret, &dir, shutdown).await {
+            if let Err(e) = trapdesk_emu::run_demo(n, &url, &secret, &dir, shutdown).await {
                 tracing::error!("demo computers stopped: {e}");
             }
         });
@@ -382,7 +383,7 @@ pub async fn watch_removals(
     shutdown: tokio_util::sync::CancellationToken,
 ) {
     let names = |dir: &std::path::Path| -> Vec<String> {
-        crate::trust::agents::list(dir)
+        trapdesk_core::trust::agents::list(dir)
             .map(|l| l.into_iter().map(|a| a.name).collect())
             .unwrap_or_default()
     };
@@ -397,7 +398,7 @@ pub async fn watch_removals(
             .await
             .unwrap_or_default();
         for gone in known.iter().filter(|n| !now.contains(n)) {
-            let origin = crate::session::Origin::Agent(gone.clone());
+            let origin = trapdesk_core::session::Origin::Agent(gone.clone());
             let n = session.cancel_all_of_by(&origin, &format!("the removal of agent {gone}"));
             tracing::info!(agent = %gone, cancelled = n, "named agent removed");
         }

@@ -19,7 +19,7 @@ pub const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn";
 /// # Errors
 /// When the log file cannot be opened.
 pub fn init_logging(data_dir: &Path, to_stderr: bool) -> anyhow::Result<()> {
-    crate::config::private::create_dir(data_dir)
+    trapdesk_core::config::private::create_dir(data_dir)
         .map_err(|e| anyhow::anyhow!("cannot create data dir {}: {e}", data_dir.display()))?;
     let path = data_dir.join(super::log_file::LOG_FILE);
     let file = super::log_file::LogFile::open(&path, super::log_file::LOG_MAX_BYTES)
@@ -88,7 +88,7 @@ pub fn termination() -> impl std::future::Future<Output = ()> {
 
 /// Reloads the policy from the config file on every SIGHUP, until the process ends. A file
 /// that fails to parse leaves the running policy in place (the session logs why).
-pub fn reload_on_hangup(session: crate::session::Session) {
+pub fn reload_on_hangup(session: trapdesk_core::session::Session) {
     // Registered before returning, not in the task: SIGHUP's default action ends the process,
     // so a signal between the start line and the task's first poll would kill it.
     #[cfg(unix)]

@@ -28,10 +28,10 @@ impl Running {
             mcp,
         };
         let text = serde_json::to_string(&me).unwrap_or_default();
-        crate::config::private::create_dir(dir)?;
+        trapdesk_core::config::private::create_dir(dir)?;
         // Beside and renamed over: a reader never sees half of it.
         let tmp = dir.join(format!("{RUNNING_FILE}.{}", std::process::id()));
-        crate::config::write_private(&tmp, text.as_bytes())?;
+        trapdesk_core::config::write_private(&tmp, text.as_bytes())?;
         std::fs::rename(&tmp, dir.join(RUNNING_FILE))
     }
 
@@ -45,8 +45,8 @@ impl Running {
     fn read_any(dir: &std::path::Path) -> Option<Running> {
         // One in a directory others can write, or that others can write, may point the
         // install's tools (and their token) at someone else's listener: not taken.
-        crate::config::private::check_dir(dir).ok()?;
-        let text = crate::config::private::read_checked(&dir.join(RUNNING_FILE)).ok()?;
+        trapdesk_core::config::private::check_dir(dir).ok()?;
+        let text = trapdesk_core::config::private::read_checked(&dir.join(RUNNING_FILE)).ok()?;
         serde_json::from_str(&text).ok()
     }
 

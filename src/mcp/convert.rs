@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 use super::Ran;
 use super::params::Encoding;
 use super::results::Outcome;
-use crate::session::summary;
-use crate::session::{Ending, RequestError, Status};
+use trapdesk_core::session::summary;
+use trapdesk_core::session::{Ending, RequestError, Status};
 
 /// `{traposId, requestId}` of a run, for structured content.
 pub(crate) fn ids(ran: &Ran) -> Map<String, Value> {

@@ -352,7 +352,7 @@ mod tests {
         let client = format!(
             "{}{}{}",
             &text[..1000],
-            crate::session::captured::cut_marker(text.len() - 2000),
+            trapdesk_core::session::captured::cut_marker(text.len() - 2000),
             &text[text.len() - 1000..]
         );
         let (once, kept1, cut1) = cut_output(&client, usize::MAX, "7:m", "h-1");

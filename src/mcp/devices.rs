@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::params::OneComputer;
 use super::results::{Outcome, result_size};
 use super::{TrapdeskMcp, schemas};
-use crate::session::{DeviceError, PeripheralInfo, Status, TurtleInfo};
+use trapdesk_core::session::{DeviceError, PeripheralInfo, Status, TurtleInfo};
 
 type ToolResult = Result<CallToolResult, ErrorData>;
 
@@ -19,7 +19,7 @@ fn failure(e: &DeviceError, target: &str) -> (Status, Outcome) {
     let mut extra = Map::new();
     extra.insert("traposId".into(), json!(target));
     if let DeviceError::Request(r) = e {
-        let status = crate::session::summary::outcome(&Err(r.clone())).0;
+        let status = trapdesk_core::session::summary::outcome(&Err(r.clone())).0;
         return (status, super::convert::request_failure(r, extra));
     }
     (
@@ -259,7 +259,7 @@ impl TrapdeskMcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Fuel, TurtleSlot};
+    use trapdesk_core::session::{Fuel, TurtleSlot};
 
     fn peripherals() -> Vec<PeripheralInfo> {
         let state = |v: Value| v.as_object().cloned();

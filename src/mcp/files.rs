@@ -235,12 +235,12 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// what is returned, a `before` cursor just before the oldest entry returned, and `latest`,
 /// the log's newest cursor (for `since` next time).
 pub fn log_page(
-    events: Vec<crate::session::LogEntry>,
+    events: Vec<trapdesk_core::session::LogEntry>,
     before: Option<u64>,
     latest: u64,
     max_result_bytes: usize,
 ) -> Outcome {
-    let page = |shown: &[crate::session::LogEntry], before: Option<u64>| {
+    let page = |shown: &[trapdesk_core::session::LogEntry], before: Option<u64>| {
         let what = plural(shown.len(), "event", "events");
         let mut line = match before {
             Some(b) => format!(

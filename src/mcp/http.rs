@@ -12,12 +12,12 @@
 //! makes its HTTP requests from loopback, with no `Origin` and a loopback `Host`. So every
 //! request needs a bearer token, checked before rmcp sees it: the install's local token (which
 //! its own tools read from the data dir), a named agent's, or the host's `--mcp-token`
-//! (`crate::trust::agents`). A refusal is an RFC 6750 401 with a JSON body a client can show, and the
+//! (`trapdesk_core::trust::agents`). A refusal is an RFC 6750 401 with a JSON body a client can show, and the
 //! OAuth discovery paths that clients probe after a 401 answer 404, so that a client says it
 //! needs a token instead of failing an OAuth flow this server does not offer.
 //!
-//! The listener is served through [`crate::door`], as the gateway is: a request's headers must
-//! arrive within [`crate::door::HEADER_DEADLINE`], and at most [`MAX_UNPROVEN`] connections
+//! The listener is served through [`trapdesk_core::door`], as the gateway is: a request's headers must
+//! arrive within [`trapdesk_core::door::HEADER_DEADLINE`], and at most [`MAX_UNPROVEN`] connections
 //! that have not shown a right token yet are held (the oldest is dropped for a newer one).
 
 use std::net::{IpAddr, SocketAddr};
@@ -33,7 +33,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::TrapdeskMcp;
-use crate::session::Session;
+use trapdesk_core::session::Session;
 
 /// Why the MCP endpoint could not be served.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +48,7 @@ pub enum McpError {
 /// Connections to the MCP listener held at once before a request on them showed a right token
 /// (for `/mcp`, or the local token for the control channel). Local clients show theirs in
 /// their first request, within milliseconds; a flood of half-sent requests is bounded by this
-/// many sockets, each for at most [`crate::door::HEADER_DEADLINE`].
+/// many sockets, each for at most [`trapdesk_core::door::HEADER_DEADLINE`].
 pub const MAX_UNPROVEN: usize = 256;
 
 /// How long a finished call's stream stays resumable (see [`router`]).
@@ -71,17 +71,17 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     let settings = session.settings();
     // Made here when the host did not make it already (a library user's router): no router
     // is ever open. Unreadable, it refuses its holders rather than letting anyone in.
-    let local_token = crate::trust::agents::local_token(&settings.data_dir)
+    let local_token = trapdesk_core::trust::agents::local_token(&settings.data_dir)
         .map_err(|e| tracing::error!("the local MCP token cannot be used: {e}"))
         .ok();
-    let person_token = crate::trust::agents::person_token(&settings.data_dir)
+    let person_token = trapdesk_core::trust::agents::person_token(&settings.data_dir)
         .map_err(|e| tracing::error!("the person token cannot be used: {e}"))
         .ok();
     let guard = Arc::new(Guard {
         token: settings.mcp_token.clone(),
         local: local_token,
         person: person_token,
-        agents: crate::trust::agents::Verifier::new(&settings.data_dir),
+        agents: trapdesk_core::trust::agents::Verifier::new(&settings.data_dir),
         refusals: Refusals::default(),
     });
     let server = TrapdeskMcp::new(session);
@@ -179,11 +179,11 @@ pub async fn serve_http_with(
     let app = router(session, local, shutdown.child_token()).merge(beside);
     tracing::info!(%local, "MCP endpoint at http://{local}/mcp");
     // The door sets TCP_NODELAY too: progress notifications are small writes in a row.
-    let door = crate::door::Door {
+    let door = trapdesk_core::door::Door {
         listener,
-        waiting: Arc::new(crate::door::Waiting::with_cap(MAX_UNPROVEN)),
+        waiting: Arc::new(trapdesk_core::door::Waiting::with_cap(MAX_UNPROVEN)),
     };
-    crate::door::serve(door, app, shutdown)
+    trapdesk_core::door::serve(door, app, shutdown)
         .await
         .map_err(McpError::Serve)
 }
@@ -197,9 +197,9 @@ fn is_loopback(ip: IpAddr) -> bool {
 struct Guard {
     token: Option<String>,
     local: Option<String>,
-    /// The person's one-shot tools' token (`crate::trust::agents::person_token`).
+    /// The person's one-shot tools' token (`trapdesk_core::trust::agents::person_token`).
     person: Option<String>,
-    agents: crate::trust::agents::Verifier,
+    agents: trapdesk_core::trust::agents::Verifier,
     refusals: Refusals,
 }
 
@@ -243,7 +243,7 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
     if same(given.as_deref(), guard.local.as_deref())
         || same(given.as_deref(), guard.token.as_deref())
     {
-        crate::door::proven(req.extensions());
+        trapdesk_core::door::proven(req.extensions());
         return next.run(req).await;
     }
     // On a blocking thread although it is only a `stat` now (and a read when the file
@@ -253,14 +253,14 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
     let (agents, token) = (guard.clone(), given.clone());
     let verdict = tokio::task::spawn_blocking(move || agents.agents.verify(token.as_deref()))
         .await
-        .unwrap_or(crate::trust::agents::Verdict::Refused);
+        .unwrap_or(trapdesk_core::trust::agents::Verdict::Refused);
     match verdict {
-        crate::trust::agents::Verdict::Agent(name) => {
-            crate::door::proven(req.extensions());
+        trapdesk_core::trust::agents::Verdict::Agent(name) => {
+            trapdesk_core::door::proven(req.extensions());
             req.extensions_mut().insert(AgentName(name));
             next.run(req).await
         }
-        crate::trust::agents::Verdict::Refused => {
+        trapdesk_core::trust::agents::Verdict::Refused => {
             guard.refusals.note(given.is_some());
             unauthorized(given.is_some())
         }
@@ -270,12 +270,12 @@ async fn bearer(State(guard): State<Arc<Guard>>, mut req: Request, next: Next) -
 /// Counts refused requests for the log: each at DEBUG, and at most one WARN a minute with the
 /// count since the last, so that a person sees that something on this machine (another
 /// player's computer, a misconfigured client) knocks, and a flood cannot fill the log. The
-/// same mechanism as refused links (`crate::session::throttle`), with one line a minute.
-struct Refusals(crate::session::throttle::Throttle);
+/// same mechanism as refused links (`trapdesk_core::session::throttle`), with one line a minute.
+struct Refusals(trapdesk_core::session::throttle::Throttle);
 
 impl Default for Refusals {
     fn default() -> Self {
-        Refusals(crate::session::throttle::Throttle::new(1))
+        Refusals(trapdesk_core::session::throttle::Throttle::new(1))
     }
 }
 

@@ -55,7 +55,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::session::{Ending, Origin, RequestError, RequestSpec, Session, Status};
+use trapdesk_core::session::{Ending, Origin, RequestError, RequestSpec, Session, Status};
 
 pub use http::{McpError, OAUTH_PATHS, serve_http, serve_http_with};
 pub use results::Outcome;
@@ -192,7 +192,7 @@ impl ServerHandler for TrapdeskMcp {
             let detail = text.text[ARGUMENT_ERROR_PREFIX.len()..].trim().to_owned();
             let schema = self.tool_router.get(&name).map(|t| t.input_schema.clone());
             let outcome = params::invalid_arguments(&name, schema.as_deref(), &args, &detail);
-            let summary = crate::session::summary::one_line(&outcome.line, 120);
+            let summary = trapdesk_core::session::summary::one_line(&outcome.line, 120);
             let call_id = self
                 .session
                 .tool_call_started(&client, &name, None, Value::Object(args));
@@ -293,7 +293,7 @@ impl TrapdeskMcp {
         self.session
             .permit(
                 trapos_id,
-                crate::protocol::Kind::ComputerOutput,
+                trapdesk_proto::protocol::Kind::ComputerOutput,
                 origin,
                 wait,
             )
@@ -346,7 +346,7 @@ impl TrapdeskMcp {
         line: &str,
         result: rmcp::model::CallToolResult,
     ) -> rmcp::model::CallToolResult {
-        let summary = crate::session::summary::one_line(line, 120);
+        let summary = trapdesk_core::session::summary::one_line(line, 120);
         self.session.tool_call_finished(
             rec.call_id,
             status,
@@ -371,7 +371,7 @@ impl TrapdeskMcp {
         result: rmcp::model::CallToolResult,
         json: std::sync::Arc<str>,
     ) -> rmcp::model::CallToolResult {
-        let summary = crate::session::summary::one_line(line, 120);
+        let summary = trapdesk_core::session::summary::one_line(line, 120);
         self.session
             .tool_call_finished_json(rec.call_id, status, &summary, json);
         tracing::debug!(

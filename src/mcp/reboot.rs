@@ -19,8 +19,8 @@ use super::convert::{ids, outcome_of, request_failure};
 use super::params::{RebootComputer, invalid_field};
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
-use crate::protocol::kind;
-use crate::session::{RequestError, RequestSpec, Status};
+use trapdesk_core::session::{RequestError, RequestSpec, Status};
+use trapdesk_proto::protocol::kind;
 
 /// How long a reboot may take to link again when the caller does not say: a computer boots
 /// and links in a few seconds; a busy server's tick rate stretches that.

@@ -94,7 +94,7 @@ pub fn render(data: &Value) -> String {
 
 /// A screen's rows (`read-screen`, `send-input`), one a line. A monitor's cells its computer
 /// cannot know (`known`: per row `null`, or one `1`/`0` per cell) are shown as
-/// [`UNKNOWN_CELL`](crate::session::screen::UNKNOWN_CELL), never as the blank the data holds
+/// [`UNKNOWN_CELL`](trapdesk_core::session::screen::UNKNOWN_CELL), never as the blank the data holds
 /// for them, so an agent does not take a gap for an empty cell.
 fn screen_rows(data: &Value) -> String {
     let Some(rows) = data.get("rows").and_then(Value::as_array) else {
@@ -122,7 +122,7 @@ fn screen_rows(data: &Value) -> String {
             .enumerate()
             .map(|(x, c)| {
                 if mask.get(x).is_some_and(|b| *b != b'1') {
-                    crate::session::screen::UNKNOWN_CELL
+                    trapdesk_core::session::screen::UNKNOWN_CELL
                 } else {
                     *c
                 }
@@ -143,11 +143,11 @@ fn whole_in_line(m: &str) -> bool {
 /// else as its JSON, or the descriptor's own wording (`<function>`, a cut value's head).
 fn value_text(d: &Value) -> String {
     if d.get("repr").is_some() || d.get("cut").is_some() || d.get("encoding").is_some() {
-        return crate::session::summary::descriptor(d);
+        return trapdesk_core::session::summary::descriptor(d);
     }
     match d.get("value") {
         Some(v) => v.to_string(),
-        None => crate::session::summary::descriptor(d),
+        None => trapdesk_core::session::summary::descriptor(d),
     }
 }
 
@@ -182,7 +182,7 @@ fn many_text(r: &Value) -> String {
         (Some(returns), None) if !returns.is_empty() => {
             format!(
                 "returned {}",
-                crate::session::summary::returns_line(returns)
+                trapdesk_core::session::summary::returns_line(returns)
             )
         }
         _ => String::new(),

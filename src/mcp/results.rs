@@ -85,7 +85,7 @@ impl Outcome {
     /// The MCP result as it is, without sizing: for a caller that sized the outcome itself
     /// and measures the result it will send (one serialization, no copy).
     pub fn into_unsized(self) -> CallToolResult {
-        let line = crate::session::summary::one_line(&self.line, 200);
+        let line = trapdesk_core::session::summary::one_line(&self.line, 200);
         let mut data = self.data;
         settle(&mut data, self.is_error);
         let text = self.text.unwrap_or_else(|| render(&data));
@@ -94,7 +94,7 @@ impl Outcome {
 
     /// Sizes the outcome to `budget` bytes and builds the MCP result.
     pub fn into_result(self, budget: usize) -> CallToolResult {
-        let mut line = crate::session::summary::one_line(&self.line, 200);
+        let mut line = trapdesk_core::session::summary::one_line(&self.line, 200);
         let mut data = self.data;
         settle(&mut data, self.is_error);
         if let Some(text) = &self.text {

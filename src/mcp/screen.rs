@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use super::params::{ReadScreen, SendInput};
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
-use crate::session::Status;
-use crate::session::screen::{Display, InputError, ScreenError, ScreenFrame, input};
+use trapdesk_core::session::Status;
+use trapdesk_core::session::screen::{Display, InputError, ScreenError, ScreenFrame, input};
 
 /// Longest wait after input before the screen is read back.
 const MAX_WAIT_MS: u64 = 10_000;
@@ -36,7 +36,7 @@ fn screen_line(trapos_id: &str, f: &ScreenFrame) -> String {
     let unknown = if unknown > 0 {
         format!(
             "; {unknown} cells unknown (never drawn by this computer, or drawn over by another), shown as {}",
-            crate::session::screen::UNKNOWN_CELL
+            trapdesk_core::session::screen::UNKNOWN_CELL
         )
     } else {
         String::new()
@@ -130,7 +130,7 @@ fn failure(e: &ScreenError, target: &str, field: Option<&str>) -> (Status, Outco
         extra.insert("field".into(), json!(f));
     }
     let status = match e {
-        ScreenError::Request(r) => crate::session::summary::outcome(&Err(r.clone())).0,
+        ScreenError::Request(r) => trapdesk_core::session::summary::outcome(&Err(r.clone())).0,
         _ => Status::Failed,
     };
     // Input the host refuses before sending is a bad argument of the tool, reported with the
@@ -147,7 +147,7 @@ fn failure(e: &ScreenError, target: &str, field: Option<&str>) -> (Status, Outco
 }
 
 /// The computer a failed call meant, as resolved when it is linked (`2:farm`), else as typed.
-fn shown(session: &crate::session::Session, target: &str) -> String {
+fn shown(session: &trapdesk_core::session::Session, target: &str) -> String {
     session
         .resolve(target)
         .unwrap_or_else(|_| target.to_owned())
@@ -160,7 +160,7 @@ const ANSWER_LINES: usize = 20;
 /// the screen), so the request's newest output stands in for the screen, and whether it still
 /// runs.
 fn request_answer(
-    session: &crate::session::Session,
+    session: &trapdesk_core::session::Session,
     target: &str,
     request_id: &str,
     events: u64,
@@ -172,7 +172,7 @@ fn request_answer(
     let output: String = items
         .into_iter()
         .filter_map(|i| match i.entry {
-            crate::session::OutputEntry::Line { text, complete, .. } => {
+            trapdesk_core::session::OutputEntry::Line { text, complete, .. } => {
                 Some(if complete { format!("{text}\n") } else { text })
             }
             _ => None,
@@ -356,7 +356,7 @@ impl TrapdeskMcp {
         x: u32,
         y: u32,
         wait_ms: Option<u64>,
-        origin: crate::session::Origin,
+        origin: trapdesk_core::session::Origin,
     ) -> (Status, Outcome) {
         let session = self.session().clone();
         let events = match session

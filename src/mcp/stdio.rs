@@ -38,7 +38,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::OnceCell;
 
-use crate::session::Session;
+use trapdesk_core::session::Session;
 
 /// The environment variable that holds an agent's token for `mcp-stdio`.
 pub const AGENT_TOKEN_VAR: &str = "TRAPDESK_AGENT_TOKEN";
@@ -115,14 +115,16 @@ pub enum StdioError {
 /// `data_dir` (or the default data dir). `TRAPDESK_MCP_TOKEN` set without it is said on stderr
 /// and left aside: it is the host's `--mcp-token`, and read as an agent's it would turn a named
 /// token into an anonymous one `agent remove` cannot revoke.
-pub fn agent_credential(data_dir: Option<&std::path::Path>) -> crate::trust::agents::Credential {
+pub fn agent_credential(
+    data_dir: Option<&std::path::Path>,
+) -> trapdesk_core::trust::agents::Credential {
     let set = |v: &str| std::env::var(v).is_ok_and(|t| !t.trim().is_empty());
     if set(HOST_TOKEN_VAR) && !set(AGENT_TOKEN_VAR) {
         eprintln!(
             "trapdesk mcp-stdio: WARNING: {HOST_TOKEN_VAR} is set but not used as the agent's token (it is a host's own --mcp-token); an agent's token goes in {AGENT_TOKEN_VAR} (`trapdesk agent add NAME` prints one). Using this install's local token."
         );
     }
-    crate::trust::agents::Credential::find(&[AGENT_TOKEN_VAR], data_dir)
+    trapdesk_core::trust::agents::Credential::find(&[AGENT_TOKEN_VAR], data_dir)
 }
 
 /// Serves MCP on stdio, forwarding to the trapdesk at `target` (see the module docs).
@@ -146,7 +148,7 @@ pub async fn run_stdio(
 /// As [`run_stdio`].
 pub async fn run_stdio_with(
     target: &Target,
-    credential: crate::trust::agents::Credential,
+    credential: trapdesk_core::trust::agents::Credential,
     standalone: bool,
 ) -> Result<(), StdioError> {
     let Some(connect) = target.url() else {
@@ -325,7 +327,7 @@ impl ClientHandler for Upstream {
 #[derive(Clone)]
 struct Proxy {
     url: String,
-    credential: crate::trust::agents::Credential,
+    credential: trapdesk_core::trust::agents::Credential,
     upstream: Arc<OnceCell<RunningService<RoleClient, Upstream>>>,
     routes: Routes,
 }

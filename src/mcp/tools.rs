@@ -14,8 +14,8 @@ use super::convert::*;
 use super::params::*;
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
-use crate::protocol::kind;
-use crate::session::{RequestError, RequestSpec, Status};
+use trapdesk_core::session::{RequestError, RequestSpec, Status};
+use trapdesk_proto::protocol::kind;
 
 /// Largest `computer-output` page, whatever the caller asks.
 const MAX_LINES: u64 = 2000;
@@ -454,9 +454,9 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let since = match &p.since {
             None => Ok(None),
-            Some(LogSince::Cursor(c)) => Ok(Some(crate::session::Since::Cursor(*c))),
+            Some(LogSince::Cursor(c)) => Ok(Some(trapdesk_core::session::Since::Cursor(*c))),
             Some(LogSince::Time(t)) => super::log_args::since_time(t, std::time::SystemTime::now())
-                .map(|ms| Some(crate::session::Since::TimeMs(ms))),
+                .map(|ms| Some(trapdesk_core::session::Since::TimeMs(ms))),
         };
         let args = json!({"limit": p.limit, "before": p.before, "since": p.since,
             "computer": p.computer, "who": p.who, "kind": p.kind});
@@ -472,7 +472,7 @@ impl TrapdeskMcp {
                 return Ok(self.end(rec, Status::Failed, bad));
             }
         };
-        let query = crate::session::LogQuery {
+        let query = trapdesk_core::session::LogQuery {
             limit: p.limit.unwrap_or(100).clamp(1, MAX_EVENTS) as usize,
             before: p.before,
             since,

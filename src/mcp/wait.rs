@@ -14,10 +14,10 @@ use super::convert::{outcome_of, run_line};
 use super::params::WaitRequest;
 use super::results::{Outcome, json_budget};
 use super::{Ran, Recorded, TrapdeskMcp, bare, schemas};
-use crate::protocol::Kind;
-use crate::session::{
+use trapdesk_core::session::{
     Event, OutputEntry, RequestError, RequestSpec, RequestState, Session, Status,
 };
+use trapdesk_proto::protocol::Kind;
 
 type ToolResult = Result<CallToolResult, ErrorData>;
 
@@ -194,7 +194,7 @@ impl TrapdeskMcp {
     }
 
     /// The answer for a request that ended, as its own call would have given it.
-    fn ended(&self, f: &crate::session::FinishedRequest, cursor: u64) -> (Status, Outcome) {
+    fn ended(&self, f: &trapdesk_core::session::FinishedRequest, cursor: u64) -> (Status, Outcome) {
         let ran = Ran {
             trapos_id: Some(f.trapos_id.clone()),
             request_id: Some(f.request_id.clone()),

@@ -29,8 +29,8 @@ use super::panes::policy::Policy;
 use super::panes::requests::Requests;
 use super::panes::screen::{Menu, Screen};
 use super::theme::Theme;
-use crate::config::Settings;
-use crate::session::{self, ComputerInfo, PendingInfo, ToolCall};
+use trapdesk_core::config::Settings;
+use trapdesk_core::session::{self, ComputerInfo, PendingInfo, ToolCall};
 
 pub use super::component::PromptKind;
 pub use super::panes::prompt::Prompt;

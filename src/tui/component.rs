@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::keymap::{Action, Scope};
 use super::theme::Theme;
-use crate::config::Settings;
-use crate::session::{self, ToolCall};
+use trapdesk_core::config::Settings;
+use trapdesk_core::session::{self, ToolCall};
 
 /// What a pane reads while it handles a key: the selection (owned by the app, since every pane
 /// shows something of it), where runs go, the screen size (for page keys), and what a popup
@@ -45,7 +45,7 @@ pub struct DrawCx<'a> {
     /// Which pane has the keys (its selected row is lit even under a popup).
     pub focus: Focus,
     /// The selected computer, when it is in the list.
-    pub selected_computer: Option<&'a crate::session::ComputerInfo>,
+    pub selected_computer: Option<&'a trapdesk_core::session::ComputerInfo>,
     /// Where F5 sends: the marked computers, else the selected one.
     pub targets: &'a [String],
     /// The Computers pane's filter line is open for typing.
@@ -172,7 +172,7 @@ pub enum Intent {
     /// Start one request of `kind` with `payload` on each target.
     Start {
         targets: Vec<String>,
-        kind: crate::protocol::Kind,
+        kind: trapdesk_proto::protocol::Kind,
         payload: Value,
         /// `None`: no deadline; the person cancels with `c`.
         deadline: Option<std::time::Duration>,

@@ -10,8 +10,8 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget, Wrap};
 
-use crate::config::{SecretSource, Settings};
 use crate::tui::theme::Theme;
+use trapdesk_core::config::{SecretSource, Settings};
 
 /// A centred rectangle of at most `w`x`h`.
 pub fn centred(area: Rect, w: u16, h: u16) -> Rect {

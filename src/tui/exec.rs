@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 
 use super::app::{AppMsg, Intent};
 use super::hub::Hub;
-use crate::session::Answer;
+use trapdesk_core::session::Answer;
 
 /// Where results for the app go. The app is gone only when the loop is, and then nobody needs
 /// them, so a failed send is ignored.
@@ -79,7 +79,7 @@ pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<A
 fn start<H: Hub>(
     hub: &H,
     targets: &[String],
-    kind: crate::protocol::Kind,
+    kind: trapdesk_proto::protocol::Kind,
     payload: &Value,
     deadline: Option<std::time::Duration>,
     msg_tx: &mpsc::UnboundedSender<AppMsg>,

@@ -64,7 +64,7 @@ impl History {
         };
         let text = serde_json::to_string_pretty(&stored).map_err(std::io::Error::other)?;
         let tmp = path.with_extension("json.tmp");
-        crate::config::write_private(&tmp, text.as_bytes())?;
+        trapdesk_core::config::write_private(&tmp, text.as_bytes())?;
         std::fs::rename(&tmp, path)
     }
 

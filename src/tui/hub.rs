@@ -15,11 +15,11 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::protocol::Kind;
-use crate::session::screen::{Display, ScreenFrame};
-use crate::session::{
+use trapdesk_core::session::screen::{Display, ScreenFrame};
+use trapdesk_core::session::{
     self, Answer, Approval, ComputerInfo, OutputItem, PendingInfo, Session, ToolCall,
 };
+use trapdesk_proto::protocol::Kind;
 
 /// Keeps something alive on the hub's side while held (a watched screen, the approver count);
 /// dropping it lets go. Boxed so that the console's state does not depend on which hub it has.

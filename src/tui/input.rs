@@ -283,7 +283,7 @@ impl App {
             }
             Submitted::RunFile(rf) => Outcome::Run(Intent::Start {
                 targets: self.targets(),
-                kind: crate::protocol::Kind::RunFile,
+                kind: trapdesk_proto::protocol::Kind::RunFile,
                 payload: json!({"path": rf.path, "args": rf.args}),
                 deadline: self.run_deadline,
             }),
@@ -333,7 +333,7 @@ impl App {
         self.editor.history.push(&code);
         Outcome::Run(Intent::Start {
             targets,
-            kind: crate::protocol::Kind::ExecLua,
+            kind: trapdesk_proto::protocol::Kind::ExecLua,
             payload: json!({ "code": code }),
             deadline: self.run_deadline,
         })
@@ -472,8 +472,8 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Settings;
     use crate::tui::theme::Theme;
+    use trapdesk_core::config::Settings;
 
     /// An app in the state where the keys of `scope` are live.
     fn app_in(scope: Scope) -> App {
@@ -486,12 +486,12 @@ mod tests {
             Scope::Computers => app.focus = Focus::Computers,
             Scope::Requests => app.focus = Focus::Requests,
             Scope::Activity => app.focus = Focus::Activity,
-            Scope::Approval => app.set_approvals(vec![crate::session::Approval {
+            Scope::Approval => app.set_approvals(vec![trapdesk_core::session::Approval {
                 request_id: "h-1".into(),
                 trapos_id: "7:miner".into(),
-                origin: crate::session::Origin::Agent("a".into()),
-                kind: crate::protocol::Kind::ExecLua,
-                action: crate::policy::Action::Exec,
+                origin: trapdesk_core::session::Origin::Agent("a".into()),
+                kind: trapdesk_proto::protocol::Kind::ExecLua,
+                action: trapdesk_core::policy::Action::Exec,
                 detail: "return 1".into(),
                 size: 8,
                 because: "ask".into(),

@@ -818,7 +818,7 @@ mod tests {
     #[test]
     fn a_rebinding_in_the_table_shows_in_the_titles() {
         let mut app = crate::tui::App::new(
-            crate::config::Settings::default(),
+            trapdesk_core::config::Settings::default(),
             crate::tui::theme::Theme::plain(),
             false,
         );
@@ -857,7 +857,7 @@ mod tests {
     #[test]
     fn a_rebinding_shows_in_a_popup_and_answers_it() {
         let mut app = crate::tui::App::new(
-            crate::config::Settings::default(),
+            trapdesk_core::config::Settings::default(),
             crate::tui::theme::Theme::plain(),
             false,
         );

@@ -11,7 +11,7 @@
 //! # Layout
 //!
 //! - [`hub`]: the one interface to the session ([`Hub`]), implemented for the in-process
-//!   [`Session`](crate::session::Session); `exec.rs` carries intents out through it.
+//!   [`Session`](trapdesk_core::session::Session); `exec.rs` carries intents out through it.
 //! - [`app`]: [`App`], the panes and popups plus what they share (selection, focus, the open
 //!   [`Popup`], theme, settings, clocks, notice), pulling snapshots through the hub.
 //! - [`keymap`]: every key binding, one row each (keys, scope, action, help line, status bar
@@ -80,8 +80,8 @@ pub use draw::clock;
 pub use exec::execute;
 pub use hub::Hub;
 
-use crate::config::Settings;
-use crate::session;
+use trapdesk_core::config::Settings;
+use trapdesk_core::session;
 
 /// Everything the loop reacts to.
 #[derive(Debug)]

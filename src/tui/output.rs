@@ -9,11 +9,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::session::{OutputEntry, OutputItem, StartEntry, Status, Stream};
+use trapdesk_core::session::{OutputEntry, OutputItem, StartEntry, Status, Stream};
 
 /// Text from a computer made safe and readable for the terminal: one function for the console
-/// and the CLI ([`crate::text`]).
-pub use crate::text::printable;
+/// and the CLI ([`trapdesk_proto::text`]).
+pub use trapdesk_proto::text::printable;
 
 /// How a request ended, kept to finish its header line.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +37,7 @@ pub struct Row {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
     pub request_id: String,
-    pub who: crate::session::Origin,
+    pub who: trapdesk_core::session::Origin,
     pub kind: String,
     pub summary: String,
     pub at: SystemTime,

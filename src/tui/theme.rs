@@ -9,7 +9,7 @@ use std::str::FromStr;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
-use crate::session::Status;
+use trapdesk_core::session::Status;
 
 const DEFAULT_THEME: &str = include_str!("../../assets/theme.toml");
 

@@ -13,13 +13,13 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::protocol::Kind;
-use crate::session::attach::{Call, Hello, Up, Update, computer_order};
-use crate::session::screen::{Display, ScreenFrame};
-use crate::session::{
+use crate::tui::hub::{Hold, Hub};
+use trapdesk_core::session::attach::{Call, Hello, Up, Update, computer_order};
+use trapdesk_core::session::screen::{Display, ScreenFrame};
+use trapdesk_core::session::{
     Answer, Approval, ComputerInfo, Event, OutputItem, PendingInfo, Stream, ToolCall,
 };
-use crate::tui::hub::{Hold, Hub};
+use trapdesk_proto::protocol::Kind;
 
 /// Tool calls the mirror keeps, as the session does (`TOOL_CALLS_KEPT`).
 const TOOL_CALLS_KEPT: usize = 500;
@@ -490,14 +490,14 @@ impl Hub for RemoteHub {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::session::OutputEntry;
-    use crate::session::attach::OutputSlice;
+    use trapdesk_core::session::OutputEntry;
+    use trapdesk_core::session::attach::OutputSlice;
 
     fn computer(id: u64, online: bool, running: usize) -> ComputerInfo {
         ComputerInfo {
             running,
             max_message: 0,
-            ..crate::session::fleet::test_computer(id, Some("c"), online)
+            ..trapdesk_core::session::fleet::test_computer(id, Some("c"), online)
         }
     }
 

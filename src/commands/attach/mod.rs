@@ -26,7 +26,7 @@ pub use hub::RemoteHub;
 
 use super::control_client;
 use super::remote::{Failure, exit};
-use crate::session::attach::{Down, Hello, MAX_MESSAGE, NAME_PARAM, ROUTE, Up};
+use trapdesk_core::session::attach::{Down, Hello, MAX_MESSAGE, NAME_PARAM, ROUTE, Up};
 
 /// The environment variable `attach` reads the credential from when no `--token-file` is
 /// given.
@@ -80,8 +80,8 @@ fn credential(a: &AttachArgs, data_dir: &Path) -> Result<Credential, Failure> {
             from: format!("the token in {TOKEN_VAR}"),
         });
     }
-    let path = data_dir.join(crate::trust::agents::LOCAL_FILE);
-    match crate::trust::agents::read_local(data_dir) {
+    let path = data_dir.join(trapdesk_core::trust::agents::LOCAL_FILE);
+    match trapdesk_core::trust::agents::read_local(data_dir) {
         Ok(Some(token)) => Ok(Credential {
             token,
             from: format!("the local token in {}", path.display()),
@@ -121,7 +121,7 @@ pub async fn attach(a: AttachArgs) -> Result<(), Failure> {
     let data_dir = a
         .data_dir
         .clone()
-        .or_else(crate::config::default_data_dir)
+        .or_else(trapdesk_core::config::default_data_dir)
         .ok_or_else(|| Failure::new(exit::USAGE, "no home directory: pass --data-dir"))?;
     let url = match &a.url {
         Some(u) => u.clone(),
@@ -155,13 +155,13 @@ pub async fn attach(a: AttachArgs) -> Result<(), Failure> {
         shutdown.clone(),
         lost.clone(),
     ));
-    let settings = crate::config::Settings {
+    let settings = trapdesk_core::config::Settings {
         data_dir,
         gateway_bind: hello.gateway,
         mcp_bind: hello.mcp,
         scrollback_lines: hello.scrollback,
         secret: crate::tui::Hub::secret(&hub),
-        ..crate::config::Settings::default()
+        ..trapdesk_core::config::Settings::default()
     };
     let ran = crate::tui::run(hub, settings, shutdown.clone()).await;
     shutdown.cancel();

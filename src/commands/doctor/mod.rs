@@ -20,7 +20,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use crate::commands::remote::{ClientArgs, Failure, exit};
-use crate::config;
+use trapdesk_core::config;
 
 pub mod ccrules;
 pub mod server_config;
@@ -197,7 +197,7 @@ fn secret_without_host(data_dir: &Path) -> Option<crate::control::SecretInfo> {
         });
     }
     let path = data_dir.join("secret");
-    let s = crate::config::private::read_checked(&path)
+    let s = trapdesk_core::config::private::read_checked(&path)
         .ok()?
         .trim()
         .to_owned();
@@ -602,7 +602,7 @@ impl Report {
         if !self.json {
             // Refused links and linked computers carry labels players chose: no control
             // character reaches the terminal raw.
-            println!("{}", crate::text::printable_lines(text));
+            println!("{}", trapdesk_proto::text::printable_lines(text));
         }
     }
     fn data(&mut self, key: &str, v: Value) {
@@ -612,7 +612,9 @@ impl Report {
         if self.json {
             println!(
                 "{}",
-                crate::protocol::wire::escape_non_ascii(&Value::Object(self.data).to_string())
+                trapdesk_proto::protocol::wire::escape_non_ascii(
+                    &Value::Object(self.data).to_string()
+                )
             );
         }
     }

@@ -8,8 +8,8 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::{ClientArgs, Conn, Failure, Reply, exit, split_target, transfer};
-use crate::session::Origin;
-use crate::session::summary::descriptor;
+use trapdesk_core::session::Origin;
+use trapdesk_core::session::summary::descriptor;
 
 /// `trapdesk exec`.
 #[derive(Debug, Args, Clone)]
@@ -89,7 +89,7 @@ fn live(json: bool) -> impl FnMut(&str) {
         if !json {
             let mut out = std::io::stdout().lock();
             // The program's own output: lines and tabs as they are, no other control character.
-            let _ = out.write_all(crate::text::printable_lines(text).as_bytes());
+            let _ = out.write_all(trapdesk_proto::text::printable_lines(text).as_bytes());
             let _ = out.flush();
         }
     }
@@ -100,7 +100,7 @@ fn live(json: bool) -> impl FnMut(&str) {
 fn print_json(reply: &Reply) {
     println!(
         "{}",
-        crate::protocol::wire::escape_non_ascii(&reply.data.to_string())
+        trapdesk_proto::protocol::wire::escape_non_ascii(&reply.data.to_string())
     );
 }
 
@@ -128,7 +128,10 @@ fn finish_run(
         if !printed_newline {
             println!();
         }
-        println!("{}", crate::text::printable_lines(&parts.join(", ")));
+        println!(
+            "{}",
+            trapdesk_proto::text::printable_lines(&parts.join(", "))
+        );
     }
     Ok(())
 }
@@ -238,7 +241,7 @@ pub async fn computers(a: ComputersArgs) -> Result<(), Failure> {
             Some(false) => "not answering",
             _ => "online",
         };
-        let id = crate::text::printable(id);
+        let id = trapdesk_proto::text::printable(id);
         println!("{id}\t{state}\trtt {rtt}\tpending {pending}");
     }
     Ok(())
@@ -305,9 +308,13 @@ pub async fn ls(a: LsArgs) -> Result<(), Failure> {
     entries.sort_by(|x, y| y.dir.cmp(&x.dir).then_with(|| x.name.cmp(&y.name)));
     for e in entries {
         if e.dir {
-            println!("{:>9}  {}/", "-", crate::text::printable(&e.name));
+            println!("{:>9}  {}/", "-", trapdesk_proto::text::printable(&e.name));
         } else {
-            println!("{:>9}  {}", e.size, crate::text::printable(&e.name));
+            println!(
+                "{:>9}  {}",
+                e.size,
+                trapdesk_proto::text::printable(&e.name)
+            );
         }
     }
     Ok(())
@@ -342,7 +349,7 @@ pub async fn get(a: GetArgs) -> Result<(), Failure> {
         // Byte-exact into a pipe or a file; a terminal gets no control character raw.
         let shown;
         let bytes: &[u8] = if out.is_terminal() {
-            shown = crate::text::printable_lines(&String::from_utf8_lossy(&bytes));
+            shown = trapdesk_proto::text::printable_lines(&String::from_utf8_lossy(&bytes));
             shown.as_bytes()
         } else {
             &bytes
@@ -369,11 +376,11 @@ pub async fn get(a: GetArgs) -> Result<(), Failure> {
     if a.client.json {
         println!(
             "{}",
-            crate::protocol::wire::escape_non_ascii(&json!({"ok": true, "traposId": reached, "path": path, "local": local.display().to_string(), "bytes": bytes.len()}).to_string())
+            trapdesk_proto::protocol::wire::escape_non_ascii(&json!({"ok": true, "traposId": reached, "path": path, "local": local.display().to_string(), "bytes": bytes.len()}).to_string())
         );
     } else {
-        let from = crate::text::printable(&format!("{reached}:{path}"));
-        let local = crate::text::printable(&local.display().to_string());
+        let from = trapdesk_proto::text::printable(&format!("{reached}:{path}"));
+        let local = trapdesk_proto::text::printable(&local.display().to_string());
         println!("{} bytes from {from} → {local}", bytes.len());
     }
     Ok(())
@@ -451,11 +458,11 @@ pub async fn put(a: PutArgs) -> Result<(), Failure> {
         }
         println!(
             "{}",
-            crate::protocol::wire::escape_non_ascii(&data.to_string())
+            trapdesk_proto::protocol::wire::escape_non_ascii(&data.to_string())
         );
     } else {
         // The computer the host reached, which the typed name may not spell (`miner` for 7:miner).
-        let target = crate::text::printable(&format!("{reached}:{path}"));
+        let target = trapdesk_proto::text::printable(&format!("{reached}:{path}"));
         println!("{} bytes → {target}", bytes.len());
     }
     Ok(())

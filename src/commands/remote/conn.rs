@@ -174,13 +174,13 @@ pub struct Conn {
 
 impl Conn {
     /// Connects to `url` with the bearer token of `credential`, as `name`
-    /// ([`crate::session::Origin`]).
+    /// ([`trapdesk_core::session::Origin`]).
     ///
     /// # Errors
     /// Exit code 3 with what to do when nothing answers or the token is refused.
     pub async fn open(
         url: &str,
-        credential: &crate::trust::agents::Credential,
+        credential: &trapdesk_core::trust::agents::Credential,
         name: &'static str,
     ) -> Result<Conn, Failure> {
         let token = credential.token();
@@ -433,7 +433,7 @@ pub async fn ctrl_c() {
 fn connect_failure(
     url: &str,
     why: &str,
-    credential: Option<&crate::trust::agents::Credential>,
+    credential: Option<&trapdesk_core::trust::agents::Credential>,
 ) -> Failure {
     let lower = why.to_ascii_lowercase();
     let refused = lower.contains("401") || lower.contains("auth") || lower.contains("403");

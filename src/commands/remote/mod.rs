@@ -3,10 +3,10 @@
 //!
 //! They connect with rmcp's Streamable HTTP client with the person token of the data dir
 //! (`<data dir>/person-token`, which the host makes and `mcp-stdio` never reads), under the
-//! clientInfo name [`Origin::CLI_CLIENT`](crate::session::Origin::CLI_CLIENT) (`sync` uses
-//! [`Origin::SYNC_CLIENT`](crate::session::Origin::SYNC_CLIENT)). The token is what makes the
+//! clientInfo name [`Origin::CLI_CLIENT`](trapdesk_core::session::Origin::CLI_CLIENT) (`sync` uses
+//! [`Origin::SYNC_CLIENT`](trapdesk_core::session::Origin::SYNC_CLIENT)). The token is what makes the
 //! host see the origin `cli` (`sync`) rather than an agent; the name only picks between the
-//! two. That is the only door into the session: nothing here touches [`crate::session`]
+//! two. That is the only door into the session: nothing here touches [`trapdesk_core::session`]
 //! directly.
 //!
 //! They go only where the person pointed them: `--connect` (env `TRAPDESK_CONNECT`) or the
@@ -86,8 +86,11 @@ impl ClientArgs {
     /// The bearer token: `TRAPDESK_TOKEN` (a named agent's, or a host's `--mcp-token`: then
     /// the command is that agent, and a pause stops it), else the data dir's person token.
     /// `TRAPDESK_MCP_TOKEN` is not read: it is the host's own flag's variable.
-    pub fn credential(&self) -> crate::trust::agents::Credential {
-        crate::trust::agents::Credential::person(&["TRAPDESK_TOKEN"], self.data_dir.as_deref())
+    pub fn credential(&self) -> trapdesk_core::trust::agents::Credential {
+        trapdesk_core::trust::agents::Credential::person(
+            &["TRAPDESK_TOKEN"],
+            self.data_dir.as_deref(),
+        )
     }
 
     /// Where the connection goes: `--connect` when the person gave one, else the live host
@@ -101,7 +104,7 @@ impl ClientArgs {
         let dir = self
             .data_dir
             .clone()
-            .or_else(crate::config::default_data_dir);
+            .or_else(trapdesk_core::config::default_data_dir);
         match (&self.connect, dir) {
             (Some(c), _) => Ok(c.clone()),
             (None, Some(dir)) => crate::commands::control_client::target(None, &dir)

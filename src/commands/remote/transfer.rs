@@ -9,7 +9,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::{Conn, Failure, exit};
-use crate::protocol::kind::{FileInfoAnswer, crc32};
+use trapdesk_proto::protocol::kind::{FileInfoAnswer, crc32};
 
 /// Bytes per `write-file` call: large enough that a program goes in one call, small enough
 /// that a computer never holds much more than this in memory for one request.

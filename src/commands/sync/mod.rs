@@ -28,8 +28,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::commands::remote::{ClientArgs, Conn, Failure, exit, split_target, transfer};
-use crate::session::Origin;
 use scan::{Hash, Tree};
+use trapdesk_core::session::Origin;
 
 /// How long file events settle before the changed files are pushed: editors save in several
 /// steps (write a temp file, rename, touch), and one push per save is the point.
@@ -64,7 +64,7 @@ pub struct SyncArgs {
 }
 
 fn say(line: &str) {
-    eprintln!("sync: {}", crate::text::printable_lines(line));
+    eprintln!("sync: {}", trapdesk_proto::text::printable_lines(line));
 }
 
 /// What the sync knows.

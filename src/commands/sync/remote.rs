@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::State;
 use crate::commands::remote::{Failure, exit, transfer};
-use crate::protocol::kind::{FileInfoAnswer, crc32};
+use trapdesk_proto::protocol::kind::{FileInfoAnswer, crc32};
 
 /// Size and CRC-32 of a file. The computer's side has no CRC where the local file's size
 /// differs: different sizes are different content whatever the sums, so it is not asked for.

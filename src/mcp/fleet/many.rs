@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{ENVELOPE, cost};
 use crate::mcp::results::Outcome;
-use crate::session::{RequestError, Status, summary};
+use trapdesk_core::session::{RequestError, Status, summary};
 
 /// One computer's part of an `exec-lua-many` result.
 #[derive(Debug, Serialize)]

@@ -23,10 +23,10 @@ use super::convert::timeout;
 use super::params::{ExecLuaMany, ProbeComputers};
 use super::results::Outcome;
 use super::{TrapdeskMcp, schemas};
-use crate::glob::Glob;
-use crate::protocol::kind;
-use crate::session::fleet::PageQuery;
-use crate::session::{RequestSpec, Status};
+use trapdesk_core::session::fleet::PageQuery;
+use trapdesk_core::session::{RequestSpec, Status};
+use trapdesk_proto::glob::Glob;
+use trapdesk_proto::protocol::kind;
 
 /// How long a probe waits for each computer's `ping`.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
@@ -281,7 +281,7 @@ impl TrapdeskMcp {
 /// it answered (peripherals, monitors, a turtle's fuel), when it did.
 type Pinged = (
     Option<serde_json::Value>,
-    Option<crate::session::DeviceStatus>,
+    Option<trapdesk_core::session::DeviceStatus>,
 );
 
 /// Pings each computer of a page at once (quietly: a probe is the agent looking, not acting;
@@ -289,9 +289,9 @@ type Pinged = (
 /// status (`ping` with `status: true`; a client from before it answers a plain ping). A status
 /// answered is kept on the computer too, for the console.
 async fn ping_all(
-    session: &crate::session::Session,
-    computers: &[crate::session::ComputerInfo],
-    origin: &crate::session::Origin,
+    session: &trapdesk_core::session::Session,
+    computers: &[trapdesk_core::session::ComputerInfo],
+    origin: &trapdesk_core::session::Origin,
 ) -> Vec<Pinged> {
     futures_util::future::join_all(computers.iter().map(|c| {
         let spec = RequestSpec::of(&kind::Ping { status: Some(true) })
@@ -304,7 +304,7 @@ async fn ping_all(
             let ms = started.elapsed().as_millis() as u64;
             match r {
                 Ok(answer) => {
-                    let status = crate::session::DeviceStatus::from_ping(&answer);
+                    let status = trapdesk_core::session::DeviceStatus::from_ping(&answer);
                     if status.is_some() {
                         session.store_status(&target, &answer);
                     }
@@ -330,9 +330,9 @@ impl TrapdeskMcp {
     /// all 500 (a policy decision and a serialization each) was most of a page's time.
     fn first_fit(
         &self,
-        computers: &[crate::session::ComputerInfo],
+        computers: &[trapdesk_core::session::ComputerInfo],
         pings: Vec<Pinged>,
-        origin: &crate::session::Origin,
+        origin: &trapdesk_core::session::Origin,
         room: usize,
     ) -> (Vec<ProbeEntry>, Vec<String>) {
         let pending = self.session.pending();

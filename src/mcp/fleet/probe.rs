@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 
 use super::escaped_len;
 use crate::mcp::cut::json_len;
-use crate::protocol::Kind;
-use crate::session::{ComputerInfo, DeviceStatus, Fuel, PendingInfo};
+use trapdesk_core::session::{ComputerInfo, DeviceStatus, Fuel, PendingInfo};
+use trapdesk_proto::protocol::Kind;
 
 /// One computer in a `probe-computers` page. A struct rather than ad-hoc JSON so that what an
 /// entry holds is in one place, and a new field (a per-computer policy, say) is one line here
@@ -97,7 +97,7 @@ impl ProbeEntry {
             trapos_id: c.trapos_id.clone(),
             id: c.id,
             label: c.label.clone(),
-            connected_at: crate::session::model::epoch_ms(c.connected_at),
+            connected_at: trapdesk_proto::time::epoch_ms(c.connected_at),
             serves: c.serves.clone(),
             pending: pending_requests.len(),
             pending_requests,
@@ -434,7 +434,7 @@ mod tests {
             selected: Some(2),
             types: Default::default(),
         };
-        let c = crate::session::fleet::test_computer(7, Some("miner one"), true);
+        let c = trapdesk_core::session::fleet::test_computer(7, Some("miner one"), true);
         let e = ProbeEntry::new(&c, &[], None, Some(&status), json!({}));
         let row = e.row();
         assert!(row.contains("\t3 (monitors monitor_0,top)\t"), "{row}");

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::uri::decode;
 use super::{FILES_TEMPLATE, LISTING_TIMEOUT, MONITOR_TEMPLATE, SCREEN_TEMPLATE};
 use crate::mcp::{TrapdeskMcp, caller_origin};
-use crate::protocol::kind;
-use crate::session::{Origin, RequestSpec};
+use trapdesk_core::session::{Origin, RequestSpec};
+use trapdesk_proto::protocol::kind;
 
 fn empty() -> CompleteResult {
     CompleteResult::new(CompletionInfo::default())

@@ -24,9 +24,9 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 
 use super::{Recorded, TrapdeskMcp};
-use crate::protocol::kind;
-use crate::session::screen::ScreenError;
-use crate::session::{RequestError, RequestSpec, Status};
+use trapdesk_core::session::screen::ScreenError;
+use trapdesk_core::session::{RequestError, RequestSpec, Status};
+use trapdesk_proto::protocol::kind;
 pub use uri::{Target, decode, encode_id, encode_path, file_uri, monitor_uri, parse, screen_uri};
 
 /// A computer's files: `path` relative to its root, `/` kept between folders.
@@ -173,12 +173,12 @@ impl TrapdeskMcp {
         };
         match target {
             Target::Screen { computer } => {
-                let terminal = crate::session::screen::Display::Terminal;
+                let terminal = trapdesk_core::session::screen::Display::Terminal;
                 self.read_screen_resource(uri, &computer, &terminal, ctx)
                     .await
             }
             Target::Monitor { computer, monitor } => {
-                let display = crate::session::screen::Display::Monitor(monitor);
+                let display = trapdesk_core::session::screen::Display::Monitor(monitor);
                 self.read_screen_resource(uri, &computer, &display, ctx)
                     .await
             }
@@ -204,7 +204,7 @@ impl TrapdeskMcp {
                 json!({"ok": false, "error": {"code": e.code.0, "message": e.message}, "data": e.data}),
             ),
         };
-        let summary = crate::session::summary::one_line(&line, 120);
+        let summary = trapdesk_core::session::summary::one_line(&line, 120);
         self.session
             .tool_call_finished(rec.call_id, status, &summary, Some(&shown));
         answer
@@ -214,7 +214,7 @@ impl TrapdeskMcp {
         &self,
         uri: &str,
         computer: &str,
-        display: &crate::session::screen::Display,
+        display: &trapdesk_core::session::screen::Display,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<ReadResourceResult, ErrorData> {
         let rec = self.begin(ctx, "resources/read", Some(computer), json!({"uri": uri}));
@@ -253,7 +253,9 @@ impl TrapdeskMcp {
                     ),
                 };
                 let status = match &e {
-                    ScreenError::Request(r) => crate::session::summary::outcome(&Err(r.clone())).0,
+                    ScreenError::Request(r) => {
+                        trapdesk_core::session::summary::outcome(&Err(r.clone())).0
+                    }
                     _ => Status::Failed,
                 };
                 self.read_done(rec, status, "", Err(err))
@@ -280,7 +282,7 @@ impl TrapdeskMcp {
         let payload = match ran.ending.result {
             Ok(v) => v,
             Err(e) => {
-                let status = crate::session::summary::outcome(&Err(e.clone())).0;
+                let status = trapdesk_core::session::summary::outcome(&Err(e.clone())).0;
                 return self.read_done(rec, status, "", Err(request_error(&e, uri)));
             }
         };

@@ -7,13 +7,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::session::{Status, ToolCall};
 use crate::tui::component::Focus;
 use crate::tui::component::Open;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::draw::{cut, millis, name_of, spinner, width};
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::output::printable;
+use trapdesk_core::session::{Status, ToolCall};
 
 #[derive(Debug, Default)]
 pub struct Activity {
@@ -97,7 +97,7 @@ impl Component for Activity {
                 );
                 let target = c.target.as_deref().map(name_of).unwrap_or_default();
                 let tail = format!(" {dur}");
-                let args = crate::session::summary::one_line(&compact_args(&c.args), 60);
+                let args = trapdesk_core::session::summary::one_line(&compact_args(&c.args), 60);
                 let rest = w.saturating_sub(width(&head) + width(&tail));
                 let base = if i == self.sel && cx.focus == Focus::Activity {
                     cx.theme.selection

@@ -10,12 +10,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::session::{Answer, Approval};
 use crate::tui::component::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::highlight::Highlight;
 use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::output::printable;
+use trapdesk_core::session::{Answer, Approval};
 
 #[derive(Default)]
 pub struct Approvals {
@@ -60,7 +60,7 @@ impl Approvals {
             Line::from(""),
         ];
         let text: Vec<String> = a.detail.split('\n').map(printable).collect();
-        if a.kind == crate::protocol::Kind::ExecLua {
+        if a.kind == trapdesk_proto::protocol::Kind::ExecLua {
             for spans in self.highlight.lines(&text, text.len()) {
                 lines.push(Line::from(spans));
             }

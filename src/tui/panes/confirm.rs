@@ -114,7 +114,7 @@ impl Component for ConfirmRun {
             .get("code")
             .or_else(|| payload.get("path"))
             .and_then(|v| v.as_str())
-            .map(|s| crate::session::summary::one_line(s, 60))
+            .map(|s| trapdesk_core::session::summary::one_line(s, 60))
             .unwrap_or_default();
         let names: Vec<String> = targets.iter().take(6).map(|t| name_of(t)).collect();
         let more = targets.len().saturating_sub(names.len());

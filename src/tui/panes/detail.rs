@@ -8,12 +8,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::help::{max_scroll, scroll_act, scroll_keys, scroll_mouse, scrolled};
-use crate::session::ToolCall;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::draw::{centred, millis, name_of};
 use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::output::printable;
 use crate::tui::theme::Theme;
+use trapdesk_core::session::ToolCall;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detail {

@@ -13,12 +13,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Widget};
 use tokio::time::Instant;
 
-use crate::session::ComputerInfo;
-use crate::session::devices::{DeviceStatus, Fuel};
 use crate::tui::component::DrawCx;
 use crate::tui::draw::{cut, name_of};
 use crate::tui::hub::Hub;
 use crate::tui::output::printable;
+use trapdesk_core::session::ComputerInfo;
+use trapdesk_core::session::devices::{DeviceStatus, Fuel};
 
 /// How often the status is asked again while the Screen view is open (a monitor attached or
 /// taken away shows within this; a status ping costs the computer one event).
@@ -197,7 +197,7 @@ mod tests {
     use super::*;
 
     fn info() -> ComputerInfo {
-        crate::session::fleet::test_computer(4, Some("digger"), true)
+        trapdesk_core::session::fleet::test_computer(4, Some("digger"), true)
     }
 
     #[test]

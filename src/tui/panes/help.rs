@@ -10,11 +10,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
-use crate::config::Settings;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::draw::{centred, popup_frame, zone};
 use crate::tui::keymap::{self, Action, Scope, key_for};
 use crate::tui::theme::Theme;
+use trapdesk_core::config::Settings;
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Help {
@@ -42,7 +42,7 @@ fn lines(t: &Theme, settings: &Settings, utc_offset: i32) -> Vec<Line<'static>> 
             Line::from(vec![
                 Span::styled("link a computer: ", t.dim),
                 Span::styled(
-                    crate::config::install_line(settings.gateway_bind, &settings.secret),
+                    trapdesk_core::config::install_line(settings.gateway_bind, &settings.secret),
                     t.accent,
                 ),
             ]),

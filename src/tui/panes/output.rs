@@ -8,7 +8,6 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::session::{Origin, OutputItem, Status, Stream};
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::component::{Open, PromptKind};
 use crate::tui::draw::{clock, cut, millis, name_of, width};
@@ -16,6 +15,7 @@ use crate::tui::keymap::{Action, Scope, key_for};
 use crate::tui::layout::areas;
 use crate::tui::output::{Ending, Header, OutputModel, Row, RowKind, Rows, Scroll};
 use crate::tui::theme::Theme;
+use trapdesk_core::session::{Origin, OutputItem, Status, Stream};
 
 /// Columns one ← or → moves the output.
 const HSCROLL_STEP: usize = 16;

@@ -7,12 +7,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::session::{Origin, PendingInfo};
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::component::{Focus, Intent};
 use crate::tui::draw::{cut, millis, name_of, spinner, width};
 use crate::tui::keymap::{Action, Scope};
 use crate::tui::output::printable;
+use trapdesk_core::session::{Origin, PendingInfo};
 
 #[derive(Debug, Default)]
 pub struct Requests {
@@ -33,7 +33,7 @@ impl Requests {
     pub fn worth_asking(&self) -> usize {
         self.pending
             .iter()
-            .filter(|r| r.kind != crate::protocol::Kind::Ping)
+            .filter(|r| r.kind != trapdesk_proto::protocol::Kind::Ping)
             .count()
     }
 
@@ -66,7 +66,7 @@ impl Component for Requests {
                             format!(
                                 "cancelling {} {} on {}",
                                 p.kind,
-                                crate::session::summary::one_line(&p.summary, 40),
+                                trapdesk_core::session::summary::one_line(&p.summary, 40),
                                 crate::tui::draw::name_of(&p.trapos_id)
                             ),
                             false,
@@ -158,8 +158,8 @@ impl Component for Requests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::Kind;
-    use crate::session::Origin;
+    use trapdesk_core::session::Origin;
+    use trapdesk_proto::protocol::Kind;
 
     fn pending(kind: Kind) -> PendingInfo {
         PendingInfo {

@@ -10,10 +10,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::{Computers, Counts, Group, Row};
-use crate::session::ComputerInfo;
 use crate::tui::component::DrawCx;
 use crate::tui::draw::{age, cut, name_of, spinner, width as cols};
 use crate::tui::panes::prompt::filter_text;
+use trapdesk_core::session::ComputerInfo;
 
 impl Computers {
     /// The pane's title: how many computers, or `N of M` under a filter.

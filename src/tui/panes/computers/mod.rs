@@ -13,10 +13,10 @@ mod keys;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use crate::glob::Glob;
-use crate::session::ComputerInfo;
-use crate::session::fleet::matches_computer;
 use crate::tui::component::Outcome;
+use trapdesk_core::session::ComputerInfo;
+use trapdesk_core::session::fleet::matches_computer;
+use trapdesk_proto::glob::Glob;
 
 /// One row of the Computers pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -332,7 +332,7 @@ mod tests {
         let label = Some(label).filter(|l| !l.is_empty());
         ComputerInfo {
             running,
-            ..crate::session::fleet::test_computer(id, label, online)
+            ..trapdesk_core::session::fleet::test_computer(id, label, online)
         }
     }
 

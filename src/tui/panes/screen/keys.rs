@@ -116,7 +116,7 @@ mod tests {
             let step = key_step(k(code, KeyModifiers::CONTROL)).expect("named");
             let name = step["key"].as_str().expect("a key");
             assert!(
-                crate::session::screen::input::key_name(name, "k").is_ok(),
+                trapdesk_core::session::screen::input::key_name(name, "k").is_ok(),
                 "{name}"
             );
         }

@@ -20,13 +20,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 use serde_json::json;
 
-use crate::session::screen::input::MAX_PASTE;
-use crate::session::screen::{Display, ScreenFrame, UNKNOWN_CELL};
 use crate::tui::component::Intent;
 use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::draw::name_of;
 use crate::tui::hub::{Hold, Hub};
 use crate::tui::keymap::{Action, Scope, key_for};
+use trapdesk_core::session::screen::input::MAX_PASTE;
+use trapdesk_core::session::screen::{Display, ScreenFrame, UNKNOWN_CELL};
 
 /// How long the Screen view's title says an agent is typing after its last input.
 const TYPING_SHOWN: std::time::Duration = std::time::Duration::from_secs(3);
@@ -175,9 +175,13 @@ impl Screen {
     }
 
     /// Notes an agent's input to a computer, for the view's title.
-    pub fn note_input(&mut self, info: &crate::session::PendingInfo, now: tokio::time::Instant) {
-        if info.kind == crate::protocol::Kind::Input
-            && matches!(info.origin, crate::session::Origin::Agent(_))
+    pub fn note_input(
+        &mut self,
+        info: &trapdesk_core::session::PendingInfo,
+        now: tokio::time::Instant,
+    ) {
+        if info.kind == trapdesk_proto::protocol::Kind::Input
+            && matches!(info.origin, trapdesk_core::session::Origin::Agent(_))
         {
             self.typing = Some((info.origin.name().to_owned(), info.trapos_id.clone(), now));
         }

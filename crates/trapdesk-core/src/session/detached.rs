@@ -1,0 +1,635 @@
+//! Detached runs and what outlives a request: runs that keep going when their requester, their
+//! link or the host goes away, the results `wait-request` gives after the end, and the
+//! adoption of the runs a computer kept through a dropped link (docs/protocol.md, "Detached
+//! runs"; docs/mcp.md, "Detached runs").
+
+use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::Session;
+use super::link::Link;
+use super::model::{
+    Ending, Event, OutputEntry, PendingInfo, RequestError, StartEntry, Status, Stream,
+};
+use super::state::{ORPHANED, Outbound, Pending, State};
+use trapdesk_proto::protocol::{DetachedRun, Kind};
+
+/// Ended requests kept for `wait-request`: the most recent this many detached runs, and as
+/// many other requests (apart, so that a fleet's pings never push a detached run's result out)…
+pub const FINISHED_KEPT: usize = 64;
+/// …each for at most this long after it ended.
+pub const FINISHED_FOR: Duration = Duration::from_secs(15 * 60);
+
+/// An ended request as `wait-request` gives it.
+#[derive(Debug, Clone)]
+pub struct FinishedRequest {
+    pub request_id: String,
+    pub trapos_id: String,
+    pub kind: Kind,
+    pub status: Status,
+    pub ending: Ending,
+    pub ended: Instant,
+}
+
+/// The last [`FINISHED_KEPT`] ended detached runs and other requests, none older than
+/// [`FINISHED_FOR`]. Pings and the console's own housekeeping (`quiet`) are not kept.
+#[derive(Debug, Default)]
+pub struct Finished {
+    detached: VecDeque<FinishedRequest>,
+    other: VecDeque<FinishedRequest>,
+}
+
+impl Finished {
+    pub(super) fn keep(&mut self, p: &Pending, ending: &Ending, status: Status) {
+        if p.quiet || p.info.kind == Kind::Ping {
+            return;
+        }
+        self.prune();
+        let list = if p.detached {
+            &mut self.detached
+        } else {
+            &mut self.other
+        };
+        list.push_back(FinishedRequest {
+            request_id: p.info.request_id.clone(),
+            trapos_id: p.info.trapos_id.clone(),
+            kind: p.info.kind,
+            status,
+            ending: ending.clone(),
+            ended: Instant::now(),
+        });
+        while list.len() > FINISHED_KEPT {
+            list.pop_front();
+        }
+    }
+
+    fn prune(&mut self) {
+        for list in [&mut self.detached, &mut self.other] {
+            while list
+                .front()
+                .is_some_and(|f| f.ended.elapsed() > FINISHED_FOR)
+            {
+                list.pop_front();
+            }
+        }
+    }
+
+    pub(super) fn get(&self, id: &str) -> Option<&FinishedRequest> {
+        self.detached
+            .iter()
+            .chain(self.other.iter())
+            .find(|f| f.request_id == id && f.ended.elapsed() <= FINISHED_FOR)
+    }
+}
+
+/// Where a request stands, for `wait-request` and `computer-output`.
+#[derive(Debug, Clone)]
+pub enum RequestState {
+    /// Still pending (waiting for approval, queued, running, or a detached run whose link is
+    /// down).
+    Running { trapos_id: String, kind: Kind },
+    /// Ended, with its result.
+    Ended(Box<FinishedRequest>),
+}
+
+impl State {
+    /// The detached runs sent on connection `conn_id` lose it but stay pending: the computer
+    /// keeps running them and names them when it links again ([`Session::adopt`]). Those not
+    /// sent yet are left to end with the link, as ordinary requests do.
+    pub(super) fn orphan_detached(&mut self, conn_id: u64) {
+        let mut orphaned = Vec::new();
+        for p in self.pending.values_mut() {
+            if p.conn_id == conn_id && p.detached && p.info.sent {
+                p.conn_id = ORPHANED;
+                orphaned.push((p.info.trapos_id.clone(), p.info.request_id.clone()));
+            }
+        }
+        for (trapos_id, id) in orphaned {
+            if let Some(c) = self.computers.get_mut(&trapos_id)
+                && let Some(conn) = c.conn.as_mut()
+                && conn.id == conn_id
+            {
+                conn.detached = conn.detached.saturating_sub(1);
+                c.show_counts();
+            }
+            let mut entry = State::entry(
+                "detached",
+                "link down: the detached run goes on on the computer, taken back when it links again",
+            );
+            entry.trapos_id = Some(trapos_id);
+            entry.request_id = Some(id);
+            self.log(entry);
+        }
+        self.bound_orphans();
+    }
+
+    /// Detached runs of a computer that are pending, sent or not.
+    pub(super) fn detached_on(&self, trapos_id: &str) -> usize {
+        self.pending
+            .values()
+            .filter(|p| p.detached && p.info.trapos_id == trapos_id)
+            .count()
+    }
+}
+
+/// Detached runs whose link is down that the host keeps pending, all computers together: past
+/// it, the oldest ends as `lost`. Without it, a computer that takes back runs, drops its link
+/// and links again under a new label (a new traposId) would leave runs pending without end.
+pub const ORPHANS_KEPT: usize = 1024;
+/// What was dropped of hellos' claims (`detached`) is logged at most once per this, with the
+/// count since the last time.
+pub const CLAIMS_LOGGED_EVERY: Duration = Duration::from_secs(60);
+
+/// Why a named run was not taken back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dropped {
+    /// Not an id this host's start tags could have given (`h-<tag>-<n>`, another start's tag).
+    NotOurs,
+    /// The computer already has `max_detached` detached runs.
+    OverLimit,
+    /// Recorded as another computer's run, or pending here as something else.
+    NotItsOwn,
+    /// A type this host does not know.
+    UnknownKind,
+    /// Named twice.
+    Twice,
+}
+
+/// What one hello's claim came to.
+#[derive(Debug, Default)]
+struct Claim {
+    taken: usize,
+    dropped: [usize; 5],
+}
+
+impl Claim {
+    fn refuse(&mut self, why: Dropped) {
+        self.dropped[why as usize] += 1;
+    }
+
+    fn dropped(&self) -> usize {
+        self.dropped.iter().sum()
+    }
+
+    /// What was dropped, by reason, for the log.
+    fn reasons(&self) -> String {
+        const WHY: [&str; 5] = [
+            "not an id this host's starts give",
+            "over max_detached",
+            "another computer's or not a detached run",
+            "an unknown request type",
+            "named twice",
+        ];
+        WHY.iter()
+            .zip(self.dropped)
+            .filter(|(_, n)| *n > 0)
+            .map(|(why, n)| format!("{n} {why}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Whether `id` is one a start of this host, other than the current one, could have given:
+/// `h-<tag>-<n>` (see `run_tag` in `mod.rs`). One of the current start that is not pending
+/// ended here (or was never given): it is not taken back.
+fn issued_before(id: &str, current_tag: &str) -> bool {
+    let Some(rest) = id.strip_prefix("h-") else {
+        return false;
+    };
+    let Some((tag, n)) = rest.split_once('-') else {
+        return false;
+    };
+    tag.len() == 6
+        && tag
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
+        && tag != current_tag
+        && (1..=20).contains(&n.len())
+        && n.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The computer id a traposId starts with (`7` of `7:miner`).
+fn computer_of(trapos_id: &str) -> &str {
+    trapos_id.split(':').next().unwrap_or(trapos_id)
+}
+
+/// Who a run is attributed to when no record says who started it: the computer that named it,
+/// as an agent would be (never the person: what a computer says of a run is a claim).
+pub fn computer_origin(trapos_id: &str) -> super::Origin {
+    super::Origin::Agent(format!("computer {trapos_id}"))
+}
+
+impl Session {
+    /// Takes back the detached runs a computer names in its hello (`runs`) on its new link.
+    /// The list is a claim: one this host still has pending goes on under its requestId; one
+    /// it does not have (the host restarted) is taken back only when its id is one an earlier
+    /// start of this host could have given, and only while the computer has fewer than
+    /// `max_detached`; it is attributed to whoever the host's record (`history::runs`) says
+    /// started it, else to the computer, never to what the hello says (`by`), and gets the
+    /// deadline it was started with (the record's), else the longest any request gets
+    /// (`max_request_timeout`). The rest is dropped, and logged at most once a minute. A
+    /// pending (or recorded) detached run of this computer that it does not name is gone (it
+    /// restarted meanwhile) and ends as `lost`. Output and answers come on the new link like
+    /// any request's.
+    pub fn adopt(&self, link: &Link, runs: Vec<DetachedRun>) {
+        let trapos_id = link.trapos_id().to_owned();
+        let conn_id = link.conn_id();
+        let mut st = self.lock();
+        let named: HashSet<&str> = runs.iter().map(|r| r.id.as_str()).collect();
+        let gone: Vec<String> = st
+            .pending
+            .values()
+            .filter(|p| {
+                p.detached
+                    && p.conn_id == ORPHANED
+                    && p.info.trapos_id == trapos_id
+                    && !named.contains(p.info.request_id.as_str())
+            })
+            .map(|p| p.info.request_id.clone())
+            .collect();
+        for id in gone {
+            st.finish(&id, Err(lost()));
+        }
+        // Recorded as running here by an earlier start, and not named: gone with the computer's
+        // restart, which the record now says.
+        let forgotten: Vec<String> = st
+            .runs
+            .running_on(&trapos_id)
+            .into_iter()
+            .filter(|id| !st.pending.contains_key(id) && !named.contains(id.as_str()))
+            .collect();
+        st.runs
+            .ended_all(forgotten.iter().map(String::as_str), "lost");
+        let mut claim = Claim::default();
+        let mut seen = HashSet::new();
+        let mut adopted = Vec::new();
+        for run in &runs {
+            if !seen.insert(run.id.as_str()) {
+                claim.refuse(Dropped::Twice);
+                continue;
+            }
+            match st.take_back(&trapos_id, conn_id, run) {
+                Ok(Some(deadline)) => {
+                    claim.taken += 1;
+                    adopted.push(deadline);
+                }
+                Ok(None) => claim.taken += 1,
+                Err(why) => claim.refuse(why),
+            }
+        }
+        let records: Vec<_> = adopted.iter().filter_map(|a| a.record.clone()).collect();
+        st.runs.adopted(records);
+        for a in adopted {
+            if let Some((mut at, timeout)) = a.deadline {
+                // A deadline's key is unique by its request number (see `expire_after`), which
+                // runs taken back do not take: a nanosecond apart instead.
+                while st.deadlines.contains_key(&(at, st.next_request)) {
+                    at += Duration::from_nanos(1);
+                }
+                let key = self.expire_after(&mut st, &a.id, at, timeout);
+                if let Some(p) = st.pending.get_mut(&a.id) {
+                    p.timer = Some(key);
+                }
+            }
+        }
+        st.log_claim(&trapos_id, runs.len(), &claim);
+        st.pump(&trapos_id);
+    }
+
+    /// What the host's record says of detached run `id` (see `history::runs`): who started
+    /// it, when, and how it ended; `None` when this host never recorded it.
+    pub fn run_record(&self, id: &str) -> Option<super::history::runs::RunRecord> {
+        self.lock().runs.lookup(id)
+    }
+
+    /// How many entries the session keeps per computer and per request, for the bounds in
+    /// RELIABILITY.md ("Adopted runs and per-id bookkeeping").
+    pub fn bookkeeping(&self) -> Bookkeeping {
+        let st = self.lock();
+        let (runs_running, runs_ended) = st.runs.counts();
+        Bookkeeping {
+            computers: st.computers.len(),
+            pending: st.pending.len(),
+            orphaned: st
+                .pending
+                .values()
+                .filter(|p| p.conn_id == ORPHANED)
+                .count(),
+            seq_floors: st.seq_floor.len(),
+            runs_running,
+            runs_ended,
+        }
+    }
+}
+
+/// Entry counts of the session's bookkeeping (see [`Session::bookkeeping`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bookkeeping {
+    /// Linked computers and the recently unlinked ones kept for display.
+    pub computers: usize,
+    /// Pending requests, detached runs included.
+    pub pending: usize,
+    /// Pending detached runs whose link is down (at most [`ORPHANS_KEPT`]).
+    pub orphaned: usize,
+    /// Computers whose own scrollback numbering is kept (at most `SEQ_FLOORS_KEPT`).
+    pub seq_floors: usize,
+    /// Detached runs recorded running and ended (see `history::runs`).
+    pub runs_running: usize,
+    pub runs_ended: usize,
+}
+
+/// A run taken back that the host did not have pending: its deadline to set, and its record
+/// when no record had it.
+struct Adopted {
+    id: String,
+    deadline: Option<(Instant, Duration)>,
+    record: Option<super::history::runs::RunRecord>,
+}
+
+fn lost() -> RequestError {
+    RequestError::Remote {
+        code: "lost".into(),
+        message: "the computer linked again without this detached run: it restarted \
+                  (or its client did) while the link was down, and the run is gone \
+                  (a client from before detached runs keeps none: re-run the \
+                  installer there)"
+            .into(),
+        output: None,
+    }
+}
+
+impl State {
+    /// Takes back one named run: `Ok(None)` for one this host had pending, `Ok(Some(_))` for
+    /// one adopted, `Err` why it was not.
+    fn take_back(
+        &mut self,
+        trapos_id: &str,
+        conn_id: u64,
+        run: &DetachedRun,
+    ) -> Result<Option<Adopted>, Dropped> {
+        let (cancel, adopted) = match self.pending.get_mut(&run.id) {
+            Some(p) if p.detached && p.info.trapos_id == trapos_id && p.conn_id != conn_id => {
+                p.conn_id = conn_id;
+                (p.info.cancel_requested, None)
+            }
+            // An id this host uses for something else cannot be this run (ids are never reused
+            // across restarts, so this is a confused computer): leave it alone.
+            Some(_) => return Err(Dropped::NotItsOwn),
+            None if self.finished.get(&run.id).is_some() => {
+                // It ended here while the link was down (cancelled, timed out): the computer
+                // still runs it, so it is told to stop; its answer is dropped as not pending.
+                self.send_to(trapos_id, conn_id, Outbound::Cancel { id: run.id.clone() });
+                return Ok(None);
+            }
+            None => (false, Some(self.adopt_unknown(trapos_id, conn_id, run)?)),
+        };
+        if let Some(c) = self.computers.get_mut(trapos_id)
+            && let Some(conn) = c.conn.as_mut()
+        {
+            conn.detached += 1;
+            c.show_counts();
+        }
+        if let Some(p) = self.pending.get_mut(&run.id) {
+            p.dropped_unlinked += run.dropped_bytes;
+        }
+        if run.dropped_bytes > 0 {
+            let note = format!(
+                "[trapdesk: the computer dropped {} bytes of this run's output while unlinked]\n",
+                run.dropped_bytes
+            );
+            self.push_output(trapos_id, Some(&run.id), Stream::Err, &note);
+        }
+        let mut entry = State::entry(
+            "adopted",
+            match run.status.as_deref() {
+                Some("finished") => "taken back after the link came back: it finished meanwhile",
+                _ => "taken back after the link came back: still running",
+            },
+        );
+        entry.trapos_id = Some(trapos_id.to_owned());
+        entry.request_id = Some(run.id.clone());
+        if let Some(p) = self.pending.get(&run.id) {
+            entry.who = Some(p.info.origin.name().to_owned());
+            entry.what = Some(p.info.kind.to_string());
+        }
+        self.log(entry);
+        if cancel {
+            // Cancelled while its link was down: the computer hears it now.
+            self.send_to(trapos_id, conn_id, Outbound::Cancel { id: run.id.clone() });
+        }
+        Ok(adopted)
+    }
+
+    /// A run this host does not have pending (it restarted meanwhile), if it is one to take
+    /// back (see [`Session::adopt`]): pending again under its id, on behalf of whoever the
+    /// record says started it, with the deadline it had, and nobody waiting.
+    fn adopt_unknown(
+        &mut self,
+        trapos_id: &str,
+        conn_id: u64,
+        run: &DetachedRun,
+    ) -> Result<Adopted, Dropped> {
+        if !issued_before(&run.id, &self.run_tag) {
+            return Err(Dropped::NotOurs);
+        }
+        let record = self.runs.running(&run.id).cloned();
+        if record
+            .as_ref()
+            .is_some_and(|r| computer_of(&r.trapos_id) != computer_of(trapos_id))
+        {
+            return Err(Dropped::NotItsOwn);
+        }
+        let kind = match &record {
+            Some(r) => r.kind,
+            None => run
+                .request
+                .parse::<Kind>()
+                .map_err(|_| Dropped::UnknownKind)?,
+        };
+        if self.detached_on(trapos_id) >= self.settings.max_detached {
+            return Err(Dropped::OverLimit);
+        }
+        let now = Instant::now();
+        let wall = SystemTime::now();
+        let (origin, timeout_ms, deadline, new_record) = match &record {
+            Some(r) if r.timeout_ms == 0 => (r.origin.clone(), 0, None, None),
+            Some(r) => {
+                let timeout = Duration::from_millis(r.timeout_ms);
+                let started = std::time::UNIX_EPOCH + Duration::from_millis(r.started_ms);
+                let ran = wall.duration_since(started).unwrap_or_default();
+                let left = timeout.saturating_sub(ran).max(Duration::from_millis(1));
+                (
+                    r.origin.clone(),
+                    r.timeout_ms,
+                    Some((now + left, timeout)),
+                    None,
+                )
+            }
+            None => {
+                let origin = computer_origin(trapos_id);
+                let timeout = self.settings.max_request_timeout;
+                let ms = timeout.as_millis() as u64;
+                let rec = super::history::runs::RunRecord {
+                    id: run.id.clone(),
+                    trapos_id: trapos_id.to_owned(),
+                    kind,
+                    origin: origin.clone(),
+                    started_ms: super::model::epoch_ms(wall),
+                    timeout_ms: ms,
+                    ended: None,
+                };
+                (origin, ms, Some((now + timeout, timeout)), Some(rec))
+            }
+        };
+        let info = PendingInfo {
+            request_id: run.id.clone(),
+            trapos_id: trapos_id.to_owned(),
+            origin: origin.clone(),
+            kind,
+            summary: format!("{kind} (detached, taken back after a host restart)"),
+            started_at: wall,
+            started: now,
+            deadline: deadline.map_or(now + super::NO_DEADLINE, |d| d.0),
+            timeout_ms,
+            no_deadline: deadline.is_none(),
+            sent: true,
+            cancel_requested: false,
+            awaiting_approval: false,
+        };
+        if let Some(c) = self.computers.get_mut(trapos_id) {
+            c.output.push(OutputEntry::Start(Box::new(StartEntry {
+                request_id: info.request_id.clone(),
+                origin,
+                kind,
+                summary: info.summary.clone(),
+                at: wall,
+            })));
+        }
+        self.pending.insert(
+            run.id.clone(),
+            Pending {
+                info: info.clone(),
+                conn_id,
+                payload: Value::Null,
+                waiter: None,
+                output_tx: None,
+                output_dropped: 0,
+                timer: None,
+                sent_at: Some(now),
+                live: Default::default(),
+                cancel_by: None,
+                quiet: false,
+                local: false,
+                detached: true,
+                dropped_unlinked: 0,
+            },
+        );
+        self.emit(Event::RequestStarted { info });
+        Ok(Adopted {
+            id: run.id.clone(),
+            deadline,
+            record: new_record,
+        })
+    }
+
+    /// Logs what a hello's claim came to when some of it was dropped: at most once per
+    /// [`CLAIMS_LOGGED_EVERY`] (with the count since), so a flood of hellos writes a line a
+    /// minute, not one per run.
+    fn log_claim(&mut self, trapos_id: &str, named: usize, claim: &Claim) {
+        let dropped = claim.dropped() as u64;
+        if dropped == 0 {
+            return;
+        }
+        let (before, last) = self.claims_dropped;
+        if last.is_some_and(|t| t.elapsed() < CLAIMS_LOGGED_EVERY) {
+            self.claims_dropped.0 = before + dropped;
+            return;
+        }
+        self.claims_dropped = (0, Some(Instant::now()));
+        let earlier = if before > 0 {
+            format!(
+                " ({before} more dropped from other hellos since the last such line, a minute \
+                 or less before)"
+            )
+        } else {
+            String::new()
+        };
+        let mut entry = State::entry(
+            "detached",
+            format!(
+                "of the detached runs its hello named ({named} read, at most {}): {} taken back, {dropped} dropped ({}){earlier}",
+                trapdesk_proto::protocol::NAMED_READ,
+                claim.taken,
+                claim.reasons()
+            ),
+        );
+        entry.trapos_id = Some(trapos_id.to_owned());
+        self.log(entry);
+    }
+
+    /// Keeps at most [`ORPHANS_KEPT`] detached runs whose link is down: the oldest beyond it
+    /// end as `lost`.
+    pub(super) fn bound_orphans(&mut self) {
+        let mut orphans: Vec<(Instant, String)> = self
+            .pending
+            .values()
+            .filter(|p| p.detached && p.conn_id == ORPHANED)
+            .map(|p| (p.info.started, p.info.request_id.clone()))
+            .collect();
+        if orphans.len() <= ORPHANS_KEPT {
+            return;
+        }
+        orphans.sort();
+        let over = orphans.len() - ORPHANS_KEPT;
+        for (_, id) in orphans.into_iter().take(over) {
+            self.finish(
+                &id,
+                Err(RequestError::Remote {
+                    code: "lost".into(),
+                    message: format!(
+                        "the host keeps at most {ORPHANS_KEPT} detached runs whose computer is \
+                         away, and this was the oldest: it may still run on its computer, but \
+                         this host no longer follows it"
+                    ),
+                    output: None,
+                }),
+            );
+        }
+    }
+}
+
+impl Session {
+    /// A cursor into a computer's output as this host start knows it: one at or past the next
+    /// line's number cannot be of this start (numbers only grow; a restarted host counts from
+    /// 1 again), so it reads from the oldest kept line.
+    pub fn output_cursor(&self, trapos_id: &str, after: u64) -> u64 {
+        let st = self.lock();
+        match st.computers.get(trapos_id) {
+            Some(c) if after >= c.output.next_seq() => 0,
+            _ => after,
+        }
+    }
+
+    /// Where request `id` stands: pending, or ended with its result while that is kept
+    /// ([`FINISHED_KEPT`], [`FINISHED_FOR`]); `None` when the host does not know it.
+    pub fn request_state(&self, id: &str) -> Option<RequestState> {
+        let mut st = self.lock();
+        if let Some(p) = st.pending.get(id) {
+            return Some(RequestState::Running {
+                trapos_id: p.info.trapos_id.clone(),
+                kind: p.info.kind,
+            });
+        }
+        st.finished.prune();
+        st.finished
+            .get(id)
+            .map(|f| RequestState::Ended(Box::new(f.clone())))
+    }
+}
+
+#[cfg(test)]
+#[path = "detached_tests.rs"]
+mod tests;

@@ -1,0 +1,595 @@
+//! The gateway's side of the session: a linked connection reports what its computer says.
+//!
+//! A [`Link`] is held by the one task that owns a computer's socket. The session reaches that
+//! task through the [`Outbound`] channel given at link time; the task reports back through
+//! these methods. Dropping the link unlinks the computer and fails its pending requests.
+
+use std::borrow::Cow;
+use std::time::SystemTime;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::Session;
+use super::model::{ComputerInfo, Event, RequestError, Stream};
+use super::state::{Computer, Conn, Outbound, OutputChunk, State};
+use trapdesk_client::lua_map;
+use trapdesk_proto::protocol::{CLOSE_REPLACED, Hello, Response};
+
+/// One linked connection. Reports go to the computer it linked, as long as it is the current
+/// connection for that traposId.
+pub struct Link {
+    session: Session,
+    conn_id: u64,
+    trapos_id: String,
+    reason: Option<String>,
+    /// SHA-256 of the secrets this computer showed it holds (its hello's; the one it enrolled
+    /// with): a relabel is judged on them as a hello would be ([`Link::relabel`]). Hashes only:
+    /// the secret itself is not kept for the link's life.
+    held: Vec<String>,
+}
+
+/// What a `label` message did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Relabelled {
+    /// The computer is known as this traposId from now on.
+    Renamed(String),
+    /// Nothing changed (the same label, or a name another link holds: logged).
+    Unchanged,
+    /// The new label is bound (`trapdesk secret add LABEL`) to a secret this computer did not
+    /// show: it keeps its old name, and the link is to be closed with `auth_failed`.
+    Refused(crate::trust::secrets::Refusal),
+}
+
+impl Session {
+    /// A computer that tried to link and was turned away (wrong secret, bad or missing `hello`,
+    /// another protocol): logged as `refused` (and a line in `trapdesk.log`), so that the
+    /// console and `session-log` show who tried, from where and why. `who` is the traposId the
+    /// hello claimed, when there was one. A flood is logged at most
+    /// [`super::throttle::LINK_REFUSALS_PER_MINUTE`] a minute one by one; the rest are counted,
+    /// and the next entry written says how many (see [`super::throttle`]).
+    pub fn link_refused(&self, who: Option<&str>, from: Option<std::net::SocketAddr>, why: &str) {
+        let note = self.shared.refusals.note();
+        if !note.write {
+            tracing::debug!(computer = who.unwrap_or("unknown"), "link refused: {why}");
+            return;
+        }
+        if note.left_out > 0 {
+            self.log_left_out(note.left_out);
+        }
+        let from = from.map_or_else(|| "an unknown address".to_owned(), |a| a.to_string());
+        // Never the secret itself: `why` names what was wrong, not what was sent.
+        tracing::warn!(
+            computer = who.unwrap_or("unknown"),
+            "link refused from {from}: {why}"
+        );
+        let mut entry = State::entry("refused", format!("from {from}: {why}"));
+        entry.who = Some(who.unwrap_or("unknown computer").to_owned());
+        entry.trapos_id = who.map(str::to_owned);
+        entry.status = Some(super::model::Status::Failed);
+        self.lock().log(entry);
+    }
+
+    /// Logs how many refused links a minute that is over left out, if any (the gateway calls
+    /// this every half minute: a flood that stopped is still counted in the log).
+    pub fn flush_link_refusals(&self) {
+        if let Some(n) = self.shared.refusals.flush() {
+            self.log_left_out(n);
+        }
+    }
+
+    /// The entry that counts refused links not logged one by one.
+    fn log_left_out(&self, n: u64) {
+        let per = super::throttle::LINK_REFUSALS_PER_MINUTE;
+        let detail = format!(
+            "since the last one logged (not logged one by one: at most {per} a minute are)"
+        );
+        tracing::warn!("{n} more links refused {detail}");
+        let mut entry = State::entry("refused", detail);
+        entry.who = Some(format!("{n} more"));
+        entry.status = Some(super::model::Status::Failed);
+        self.lock().log(entry);
+    }
+
+    /// Registers a computer that passed the handshake. A computer already linked under the same
+    /// traposId is replaced: its socket is told to close with 4002 and its pending requests fail
+    /// at once with `disconnected`.
+    pub fn link(&self, hello: &Hello, tx: mpsc::Sender<Outbound>) -> Link {
+        let trapos_id = hello.trapos_id();
+        let mut st = self.lock();
+        let conn_id = st.next_conn;
+        st.next_conn += 1;
+        let replaced = st.computers.get_mut(&trapos_id).and_then(|c| c.conn.take());
+        if let Some(old) = replaced {
+            // The old task may already be gone; then it is closed anyway.
+            // A full queue cannot take the order; dropping the sender below ends it all the same.
+            let _ = old.tx.try_send(Outbound::Close {
+                code: CLOSE_REPLACED,
+                reason: "replaced".into(),
+            });
+            st.conns.remove(&old.id);
+            st.fail_conn(old.id);
+            let mut entry = State::entry("unlinked", "replaced by a new connection");
+            entry.trapos_id = Some(trapos_id.clone());
+            st.log(entry);
+        }
+        let info = ComputerInfo {
+            trapos_id: trapos_id.clone(),
+            id: hello.computer_id,
+            label: hello.label.clone().filter(|l| !l.is_empty()),
+            online: true,
+            connected_at: SystemTime::now(),
+            disconnected_at: None,
+            serves: hello.serves.clone(),
+            running: 0,
+            queued: 0,
+            detached: 0,
+            last_rtt_ms: None,
+            client: hello.client.clone(),
+            host: hello.host.clone(),
+            max_message: hello.max_message.unwrap_or(131_072),
+            machine: Default::default(),
+            status: None,
+        };
+        let conn = Conn {
+            id: conn_id,
+            tx,
+            in_flight: 0,
+            queue: Default::default(),
+            detached: 0,
+            detached_queue: Default::default(),
+        };
+        let mut back = None;
+        match st.computers.get_mut(&trapos_id) {
+            Some(c) => {
+                c.info = info;
+                c.conn = Some(conn);
+                back = c.off.take();
+            }
+            None => {
+                st.order.insert((hello.computer_id, trapos_id.clone()));
+                let output = st.new_ring(&trapos_id);
+                st.computers.insert(
+                    trapos_id.clone(),
+                    Computer {
+                        info,
+                        conn: Some(conn),
+                        output,
+                        off: None,
+                    },
+                );
+            }
+        }
+        st.conns.insert(conn_id, trapos_id.clone());
+        let detail = format!(
+            "{} ({})",
+            hello.client.as_deref().unwrap_or("unknown client"),
+            hello.host.as_deref().unwrap_or("unknown host")
+        );
+        let mut entry = State::entry("linked", detail);
+        entry.trapos_id = Some(trapos_id.clone());
+        st.log(entry);
+        if back.is_some() {
+            // It was reported switched off by a hard abort: say that it is back.
+            let mut entry = State::entry(
+                "back",
+                "on again and linked after it went off during a long chunk",
+            );
+            entry.trapos_id = Some(trapos_id.clone());
+            st.log(entry);
+        }
+        st.emit(Event::Linked {
+            trapos_id: trapos_id.clone(),
+        });
+        drop(st);
+        let held = (!hello.secret.is_empty())
+            .then(|| crate::trust::hash(&hello.secret))
+            .into_iter()
+            .collect();
+        Link {
+            session: self.clone(),
+            conn_id,
+            trapos_id,
+            reason: None,
+            held,
+        }
+    }
+}
+
+impl Link {
+    pub fn trapos_id(&self) -> &str {
+        &self.trapos_id
+    }
+
+    /// The computer enrolled on this link and holds the secret hashed `sha256` too.
+    pub fn holds(&mut self, sha256: String) {
+        self.held.push(sha256);
+    }
+
+    /// The computer's label changed while linked (`label`), checked against the label bindings
+    /// as a hello with the new label would be ([`Secrets::relabel`]): a computer that linked
+    /// with the shared secret, or another computer's, cannot take a label bound with `trapdesk
+    /// secret add` by a `label` message after linking. A refused relabel is logged and keeps
+    /// the old name; the caller closes the link with `auth_failed`, as the next hello would be.
+    ///
+    /// [`Secrets::relabel`]: crate::trust::secrets::Secrets::relabel
+    pub fn relabel(
+        &mut self,
+        label: Option<String>,
+        secrets: &crate::trust::secrets::Secrets,
+    ) -> Relabelled {
+        let label = trapdesk_proto::protocol::label::normalise(label.as_deref());
+        let (id, old) = {
+            let st = self.session.lock();
+            match st.computers.get(&self.trapos_id) {
+                Some(c) if self.current(&st) => (c.info.id, c.info.label.clone()),
+                _ => return Relabelled::Unchanged,
+            }
+        };
+        if let Err(refusal) = secrets.relabel(id, old.as_deref(), label.as_deref(), &self.held) {
+            let mut st = self.session.lock();
+            let mut entry = State::entry(
+                "refused",
+                format!(
+                    "{} was labelled {:?}: {}",
+                    self.trapos_id,
+                    label.as_deref().unwrap_or(""),
+                    refusal.why()
+                ),
+            );
+            entry.trapos_id = Some(self.trapos_id.clone());
+            entry.status = Some(super::model::Status::Failed);
+            st.log(entry);
+            return Relabelled::Refused(refusal);
+        }
+        match self.rename(label) {
+            Some(now) => Relabelled::Renamed(now),
+            None => Relabelled::Unchanged,
+        }
+    }
+
+    pub(crate) fn conn_id(&self) -> u64 {
+        self.conn_id
+    }
+
+    /// Whether this connection is still the computer's current one.
+    fn current(&self, st: &State) -> bool {
+        st.conns.contains_key(&self.conn_id)
+    }
+
+    /// The computer answered a request. A response to an id that is not pending on this
+    /// connection (late, duplicate, unknown) is dropped and logged.
+    pub fn response(&self, resp: Response) {
+        let mut st = self.session.lock();
+        let ours = st
+            .pending
+            .get(&resp.id)
+            .is_some_and(|p| p.conn_id == self.conn_id && p.info.sent);
+        if !ours {
+            tracing::warn!(
+                computer = %self.trapos_id,
+                id = %resp.id,
+                "dropped a response to a request that is not pending (late, duplicate or unknown)"
+            );
+            let mut entry = State::entry(
+                "dropped",
+                format!("response to {} which is not pending", resp.id),
+            );
+            entry.trapos_id = Some(self.trapos_id.clone());
+            entry.request_id = Some(resp.id);
+            st.log(entry);
+            return;
+        }
+        // Asked only of text that may hold a position: most answers hold none.
+        let mapped = |text: &str| text.contains(".lua") && self.runs_served_client(&st);
+        let result = if resp.ok {
+            let mut payload = resp
+                .payload
+                .unwrap_or_else(|| Value::Object(Default::default()));
+            // A chunk's error, traceback and output name the served client's lines: name
+            // lua/'s, as in the live output.
+            for key in ["error", "traceback", "output"] {
+                if let Some(Value::String(text)) = payload.get_mut(key)
+                    && mapped(text)
+                    && let Cow::Owned(t) = lua_map::translate(text)
+                {
+                    *text = t;
+                }
+            }
+            Ok(payload)
+        } else {
+            let mut err = resp
+                .error
+                .unwrap_or_else(|| trapdesk_proto::protocol::ErrorBody {
+                    code: "internal".into(),
+                    message: "the computer answered ok:false without an error".into(),
+                    output: None,
+                });
+            if mapped(&err.message)
+                && let Cow::Owned(m) = lua_map::translate(&err.message)
+            {
+                err.message = m;
+            }
+            if let Some(out) = &err.output
+                && mapped(out)
+                && let Cow::Owned(o) = lua_map::translate(out)
+            {
+                err.output = Some(o);
+            }
+            if err.code == "cancelled" {
+                Err(RequestError::Cancelled { output: err.output })
+            } else {
+                Err(RequestError::Remote {
+                    code: err.code,
+                    message: err.message,
+                    output: err.output,
+                })
+            }
+        };
+        st.finish(&resp.id, result);
+    }
+
+    /// The computer sent no `received` for request `id` within `after_ms`: its
+    /// `websocket_message` was dropped from a full event queue. It fails as `lost` now, long
+    /// before its own timeout.
+    pub fn lost(&self, id: &str, after_ms: u64) {
+        let mut st = self.session.lock();
+        let ours = st
+            .pending
+            .get(id)
+            .is_some_and(|p| p.conn_id == self.conn_id && p.info.sent);
+        if !ours {
+            return;
+        }
+        let message = format!(
+            "the computer never got the request (no receipt within {} s): CC keeps at most 256 \
+             queued events and drops the rest, and its queue was full; try again",
+            after_ms / 1000
+        );
+        st.finish(
+            id,
+            Err(RequestError::Remote {
+                code: "lost".into(),
+                message,
+                output: None,
+            }),
+        );
+    }
+
+    /// Live output of a running request (or of no request, with an unknown id).
+    pub fn output(&self, request_id: &str, stream: Stream, text: &str) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        // A position in the client's own files, as a program prints it (its error, a
+        // traceback), names lua/'s line (a position split across two pieces stays as it came).
+        let text = &*if text.contains(".lua") && self.runs_served_client(&st) {
+            lua_map::translate(text)
+        } else {
+            Cow::Borrowed(text)
+        };
+        let known = match st.pending.get_mut(request_id) {
+            Some(p) if p.conn_id == self.conn_id => {
+                p.live.push(text);
+                if let Some(tx) = &p.output_tx {
+                    p.output_dropped = offer(tx, p.output_dropped, stream, text);
+                }
+                if p.quiet {
+                    return;
+                }
+                true
+            }
+            _ => false,
+        };
+        let rid = known.then_some(request_id);
+        st.push_output(&self.trapos_id, rid, stream, text);
+    }
+
+    /// Whether this link's computer runs the client this host serves (its hello named its
+    /// version), the one [`lua_map`] describes.
+    fn runs_served_client(&self, st: &State) -> bool {
+        st.computers
+            .get(&self.trapos_id)
+            .is_some_and(|c| lua_map::describes(c.info.machine.client_version.as_deref()))
+    }
+
+    /// `text` from this link's computer with the served client's positions named in `lua/`
+    /// ([`lua_map::translate`]), when it runs the client this host serves; else as it came.
+    pub fn translate<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.runs_served_client(&self.session.lock()) {
+            lua_map::translate(text)
+        } else {
+            Cow::Borrowed(text)
+        }
+    }
+
+    /// The computer changed the request types it serves.
+    pub fn serve(&self, types: Vec<String>) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        let before = match st.computers.get_mut(&self.trapos_id) {
+            Some(c) => std::mem::replace(&mut c.info.serves, types.clone()),
+            None => Vec::new(),
+        };
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
+        drop(st);
+        self.screen_served(&before, &types);
+    }
+
+    pub(crate) fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// What the computer is, as its `hello` said (kept apart from [`Session::link`]'s `Hello`,
+    /// which many callers build by hand).
+    pub fn describe(&self, machine: trapdesk_proto::protocol::MachineInfo) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.machine = machine;
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
+    }
+
+    /// A heartbeat round trip completed.
+    pub fn rtt(&self, ms: u64) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.last_rtt_ms = Some(ms);
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
+    }
+
+    /// The computer found the largest frame its socket takes (`limit`): shown with the
+    /// computer, as the limit its link now works under.
+    pub fn max_message(&self, bytes: u64) {
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return;
+        }
+        if let Some(c) = st.computers.get_mut(&self.trapos_id) {
+            c.info.max_message = bytes;
+        }
+        st.emit(Event::ComputerChanged {
+            trapos_id: self.trapos_id.clone(),
+        });
+    }
+
+    /// The computer's label changed while linked (`label`): it is known as `<id>:<label>` from
+    /// now on, everywhere a traposId is (the computer list, its scrollback and screen, its
+    /// pending requests, name resolution), and the old name stops resolving. An offline entry
+    /// already under the new name is this same computer from an earlier link: it is replaced.
+    /// Returns the new traposId, or `None` when nothing changed. Unchecked: the gateway goes
+    /// through [`Link::relabel`].
+    pub(crate) fn rename(&mut self, label: Option<String>) -> Option<String> {
+        let label = trapdesk_proto::protocol::label::normalise(label.as_deref());
+        let mut st = self.session.lock();
+        if !self.current(&st) {
+            return None;
+        }
+        let old = self.trapos_id.clone();
+        let mut computer = st.computers.remove(&old)?;
+        let id = computer.info.id;
+        let new = match &label {
+            Some(l) => format!("{id}:{l}"),
+            None => format!("{id}:"),
+        };
+        if new == old {
+            st.computers.insert(old, computer);
+            return None;
+        }
+        if st.computers.get(&new).is_some_and(|c| c.conn.is_some()) {
+            // Another computer with this id is linked under that name (two worlds share the
+            // host): keep both as they are, and say why this one was not renamed.
+            st.computers.insert(old.clone(), computer);
+            let mut entry = State::entry(
+                "relabelled",
+                format!("{old} was labelled {new}, which another link holds: still {old}"),
+            );
+            entry.trapos_id = Some(old);
+            entry.status = Some(super::model::Status::Failed);
+            st.log(entry);
+            return None;
+        }
+        st.order.remove(&(id, old.clone()));
+        if let Some(stale) = st.computers.remove(&new) {
+            st.order.remove(&(stale.info.id, new.clone()));
+        }
+        computer.info.trapos_id = new.clone();
+        computer.info.label = label;
+        st.order.insert((id, new.clone()));
+        st.computers.insert(new.clone(), computer);
+        st.conns.insert(self.conn_id, new.clone());
+        for p in st.pending.values_mut() {
+            if p.info.trapos_id == old {
+                p.info.trapos_id = new.clone();
+            }
+        }
+        let mut entry = State::entry("relabelled", format!("{old} is now {new}"));
+        entry.trapos_id = Some(new.clone());
+        st.log(entry);
+        st.emit(Event::Unlinked {
+            trapos_id: old.clone(),
+            reason: format!("relabelled: now {new}"),
+        });
+        st.emit(Event::Linked {
+            trapos_id: new.clone(),
+        });
+        drop(st);
+        self.session.screens_renamed(&old, &new);
+        self.trapos_id = new.clone();
+        Some(new)
+    }
+
+    /// Sets the reason recorded when this link is dropped.
+    pub fn set_reason(&mut self, reason: impl Into<String>) {
+        self.reason = Some(reason.into());
+    }
+}
+
+/// Offers a live-output chunk to a streaming request's reader without waiting: the reader
+/// may be slow (an agent's SSE stream nobody reads) and the computer must not wait on it.
+/// When the buffer is full the chunk is dropped and counted; the next chunk that fits is
+/// preceded by a line saying how many were dropped. The scrollback and the result still
+/// carry the output. Returns the count still unreported.
+pub(crate) fn offer(
+    tx: &mpsc::Sender<OutputChunk>,
+    dropped: u64,
+    stream: Stream,
+    text: &str,
+) -> u64 {
+    use mpsc::error::TrySendError;
+    if dropped > 0 {
+        // Needs two places: the note and the chunk, or the note would take the chunk's.
+        if tx.capacity() < 2 {
+            return dropped + 1;
+        }
+        let note = OutputChunk {
+            stream: Stream::Err,
+            text: format!(
+                "[trapdesk: {dropped} output chunks dropped here: the reader fell behind]\n"
+            ),
+        };
+        if tx.try_send(note).is_err() {
+            return dropped + 1;
+        }
+    }
+    match tx.try_send(OutputChunk {
+        stream,
+        text: text.to_owned(),
+    }) {
+        Ok(()) => 0,
+        // Stopped listening: nothing more to report to it.
+        Err(TrySendError::Closed(_)) => 0,
+        Err(TrySendError::Full(_)) => 1,
+    }
+}
+
+impl Drop for Link {
+    fn drop(&mut self) {
+        let mut st = self.session.lock();
+        if st.conns.remove(&self.conn_id).is_none() {
+            // Replaced: the new connection already took over and failed our requests.
+            return;
+        }
+        let reason = self
+            .reason
+            .take()
+            .unwrap_or_else(|| "connection closed".into());
+        st.unlink(&self.trapos_id, self.conn_id, reason);
+    }
+}
