@@ -1,6 +1,6 @@
 //! An emulated CC: Tweaked computer: an embedded Lua 5.2 state that offers the subset of CC's APIs
 //! the `lua/` client uses, with CC's semantics (what the emulator follows and where it differs:
-//! `docs/lua-client.md`, "The emulator against CraftOS-PC"), so that tests and `--demo` run the
+//! `docs/emulator.md`, "The emulator against CraftOS-PC"), so that tests and `--demo` run the
 //! real client end to end against the real gateway.
 //!
 //! # Layout

@@ -179,7 +179,7 @@ impl Machine {
             }
         };
         // Every socket of this boot closes now, as CC: Tweaked's HTTP API closes its resources
-        // when the computer shuts down: the connection is dropped (docs/lua-client.md, "What
+        // when the computer shuts down: the connection is dropped (docs/emulator.md, "What
         // the emulator enforces").
         ctx.cancel.cancel();
         if power == Power::Abort {

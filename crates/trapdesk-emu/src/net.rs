@@ -222,7 +222,7 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
                 None => break,
             },
             msg = stream.next() => match msg {
-                // CC: Tweaked queues a text frame as its raw UTF-8 bytes (docs/lua-client.md,
+                // CC: Tweaked queues a text frame as its raw UTF-8 bytes (docs/cc-tweaked.md,
                 // "WebSocket text and bytes").
                 Some(Ok(Message::Text(t))) => post(c, "websocket_message", vec![Val::from(url), Val::Str(t.as_bytes().to_vec()), Val::Bool(false)]),
                 Some(Ok(Message::Binary(b))) => post(c, "websocket_message", vec![Val::from(url), Val::Str(b.to_vec()), Val::Bool(true)]),
@@ -236,7 +236,7 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
                 Some(Ok(_)) => {}
                 Some(Err(tungstenite::Error::Capacity(_))) => {
                     // An incoming message above the limit closes the socket with the reason and
-                    // no code, as CC: Tweaked's `WebsocketHandler.fail` does (docs/lua-client.md,
+                    // no code, as CC: Tweaked's `WebsocketHandler.fail` does (docs/cc-tweaked.md,
                     // "WebSocket text and bytes").
                     closed(Val::from("Message is too large"), Val::Nil);
                     break;

@@ -9,7 +9,7 @@
 //! it, and `terminate` raises "Terminated". A move, a turn, a refuel that burnt something and a
 //! transfer play an 8-tick animation (`TurtleBrain.ANIM_DURATION`) during which the next command
 //! waits. The queue and its ticks are in `device.rs`; this file is what one command does.
-//! Sources and what the emulator leaves out: `docs/lua-client.md`, "Turtles and pocket
+//! Sources and what the emulator leaves out: `docs/emulator.md`, "Turtles and pocket
 //! computers".
 
 use mlua::{Lua, Table, Value};

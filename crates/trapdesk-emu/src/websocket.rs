@@ -57,7 +57,7 @@ impl UserData for WsUser {
                     return (false, "Message is too large").into_lua_multi(lua);
                 }
                 // A text send goes out as a text frame of the string decoded as UTF-8, invalid
-                // bytes replaced by U+FFFD (docs/lua-client.md, "WebSocket text and bytes").
+                // bytes replaced by U+FFFD (docs/cc-tweaked.md, "WebSocket text and bytes").
                 let frame = if binary.unwrap_or(false) {
                     Message::Binary(bytes.into())
                 } else {

@@ -778,7 +778,7 @@ do
     -- periphemu, CraftOS-PC's API (src/apis/periphemu.cpp): create(side, type, ...) answers
     -- true, or false and why; a number side is "<type>_<n>"; remove(side) answers whether
     -- something was there. The emulator's own extension: a modem's third argument may be
-    -- { wireless = true } (CraftOS-PC's modem is wired; docs/lua-client.md).
+    -- { wireless = true } (CraftOS-PC's modem is wired; docs/emulator.md).
     local npe = native.periphemu
     periphemu = {}
     function periphemu.create(side, kind, ...)

@@ -1,4 +1,4 @@
--- textutils: Lua-literal and JSON serialisation with CC: Tweaked's quirks (docs/lua-client.md,
+-- textutils: Lua-literal and JSON serialisation with CC: Tweaked's quirks (docs/cc-tweaked.md,
 -- "CC: Tweaked's textutils JSON"): JSON strings get one \u00XX per byte >= 0x7F, numeric keys
 -- are dropped beside string keys, NaN and infinities are written as `nan`/`inf` (invalid JSON),
 -- and \u00XX decodes to UTF-8 bytes.
