@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 mod minify;
 #[path = "build/pack.rs"]
 mod pack;
+#[path = "build/tools.rs"]
+mod tools;
 
 /// Served to run once, never stored: `wget run` runs the installer straight from the host, so
 /// it cannot rely on the unpacker it is about to install, and is only minified.
@@ -50,6 +52,7 @@ fn main() -> std::io::Result<()> {
     println!("cargo:rerun-if-changed=build/pack.rs");
     println!("cargo:rustc-check-cfg=cfg(craftos_pc)");
     println!("cargo:rerun-if-env-changed=CRAFTOS_PC");
+    tools::emit();
     if std::env::var_os("CRAFTOS_PC").is_some_and(|v| !v.is_empty()) {
         println!("cargo:rustc-cfg=craftos_pc");
     }
