@@ -64,7 +64,7 @@ impl Config {
 }
 
 /// A counting program the player types at the shell: every event it is resumed with, by
-/// name, written to `/events.txt` as `count name=n ...` (as in `tests/player_computer.rs`),
+/// name, written to `/events.txt` as `count name=n ...` (as in `tests/integration/craftos/player_computer.rs`),
 /// and once at its start so the harness knows it runs.
 const COUNT: &str = r#"
 local n, names = 0, {}

@@ -1,7 +1,7 @@
 //! A computer's identity cannot be taken, and a right secret always links.
 //!
 //! - Enrolment end to end with the real Lua client, on the emulator and on CraftOS-PC (ignored
-//!   without `CRAFTOS_PC`, see `tests/support/craftos.rs`): the shared secret enrols a
+//!   without `CRAFTOS_PC`, see `tests/integration/support/craftos.rs`): the shared secret enrols a
 //!   computer, which stores its own secret and relinks with it after a reboot; the shared
 //!   secret then no longer links its id, and the computer stays linked through the attempt.
 //! - Pending bindings recover from a lost `welcome` or a lost `enrolled`; `enrol off` refuses

@@ -205,7 +205,7 @@ fn host_names_bind_and_the_root_page_says_how_to_link() {
 }
 
 /// stderr is a pipe here, as under systemd: the secret is not printed, how to show it is
-/// (tests/shared_world.rs checks the terminal case, where the install line is shown).
+/// (tests/integration/craftos/shared_world.rs checks the terminal case, where the install line is shown).
 #[test]
 fn mcp_only_off_a_terminal_says_how_to_show_the_secret() {
     let dir = tempfile::tempdir().unwrap();
@@ -260,7 +260,7 @@ fn an_mcp_session_leaves_no_rmcp_structs_in_the_log() {
     assert!(noisy.is_empty(), "{noisy:#?}");
 }
 
-/// Issue 23, item 6: `trapdesk transcript | head` ends quietly when the reader goes away
+/// `trapdesk transcript | head` ends quietly when the reader goes away
 /// (no "Broken pipe"), and a request's code is printed once, not as a summary and a body.
 #[test]
 fn transcript_into_a_closed_pipe_is_quiet_and_shows_code_once() {

@@ -306,7 +306,7 @@ async fn exec_stdin(host: &trapdesk::host::Host, computer: &str, code: Vec<u8>) 
     .unwrap()
 }
 
-/// Issue 23, item 6: a timeout past the host's limit or of 0 is a usage error (2) that says
+/// A timeout past the host's limit or of 0 is a usage error (2) that says
 /// what is allowed; a chunk over the host's body limit is "too large" with the limit (2), not
 /// a lost host (3).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -268,7 +268,7 @@ async fn an_interrupted_put_leaves_the_old_file_intact() {
     host.host.stop().await;
 }
 
-/// Issue 23, item 6: `put hi.lua miner:/programs` copies into the folder when the computer
+/// `put hi.lua miner:/programs` copies into the folder when the computer
 /// says it is one, like `cp`; a path that is no folder is still the file's new name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn put_onto_a_folder_copies_into_it() {

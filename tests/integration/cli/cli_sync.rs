@@ -365,7 +365,7 @@ async fn once_exits_non_zero_when_the_computer_refuses_a_file() {
     host.host.stop().await;
 }
 
-/// Issue 23, item 6: after a run, sync says one short line (the result's summary), not the
+/// After a run, sync says one short line (the result's summary), not the
 /// whole structured result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_ends_in_one_short_line() {
@@ -395,7 +395,7 @@ async fn a_run_ends_in_one_short_line() {
     host.host.stop().await;
 }
 
-/// Issue 23, item 4: under a policy that asks before every run and write, a sync whose files
+/// Under a policy that asks before every run and write, a sync whose files
 /// are already on the computer asks nothing: its comparison is `file-info`, a read, not code
 /// shipped to the computer. (No approver is attached, so any ask would be refused at once and
 /// the sync would fail.)

@@ -99,7 +99,7 @@ async fn the_control_channel_takes_only_the_local_token() {
     host.host.stop().await;
 }
 
-/// Issue 23, item 2: doctor reports the running host's gateway port, data dir and secret,
+/// Doctor reports the running host's gateway port, data dir and secret,
 /// whatever `--gateway-bind` or the defaults say, and the refused links it saw.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_asks_the_running_host_not_the_defaults() {
@@ -158,7 +158,7 @@ async fn doctor_asks_the_running_host_not_the_defaults() {
     host.host.stop().await;
 }
 
-/// Issue 23, item 2: on an empty HOME, with no host, doctor says what to start and writes
+/// On an empty HOME, with no host, doctor says what to start and writes
 /// nothing (before, it resolved the settings as a host would: a data dir and a new secret).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_on_an_empty_home_writes_nothing() {
@@ -213,7 +213,7 @@ async fn secret_show_prints_the_running_hosts_secret() {
     host.host.stop().await;
 }
 
-/// Issue 23, item 4: with a named agent in the store, the person's CLI still works with the
+/// With a named agent in the store, the person's CLI still works with the
 /// install's local token (no TRAPDESK_TOKEN), and its calls are the CLI's, not an agent's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cli_uses_the_local_token_beside_named_agents() {

@@ -1,7 +1,7 @@
 //! The Lua client on a real CC runtime: headless CraftOS-PC computers that install the client
 //! with the player's one-liner, driven through the MCP endpoint by an rmcp client. Ignored
 //! (with the reason) unless built with `CRAFTOS_PC` naming a CraftOS-PC launcher; see
-//! `tests/support/craftos.rs`.
+//! `tests/integration/support/craftos.rs`.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{craftos, mcp_fake as fake};

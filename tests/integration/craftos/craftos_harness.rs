@@ -1,7 +1,7 @@
 //! The CraftOS-PC harness (`examples/craftos_harness/`) runs in its quick form: the same code
 //! that makes BENCHMARKS.md's top table, with 10 calls and a 150,000-byte file (two
 //! WebSocket frames), on CraftOS-PC (ignored without `CRAFTOS_PC`, see
-//! `tests/support/craftos.rs`). It asserts correctness, never speed: every exec-lua returned
+//! `tests/integration/support/craftos.rs`). It asserts correctness, never speed: every exec-lua returned
 //! 1, every byte written and read back is the same through trapdesk and through the floor,
 //! the paged read's offsets join up, the event counts add up, and the table has every row.
 #![allow(clippy::unwrap_used, clippy::panic)]
@@ -45,7 +45,7 @@ async fn the_harness_quick_form_measures_every_row_correctly() {
             assert_eq!(s.0.len(), cfg.reps, "{t:?}");
         }
         assert!(t.read_calls >= 2, "one page cannot hold {} bytes", t.size);
-        // What issue 21 left: a request wakes the player's program at most once.
+        // A request wakes the player's program at most once.
         assert!(t.events_write.count <= 1, "{t:?}");
         assert!(t.events_read.count <= t.read_calls as u64, "{t:?}");
     }

@@ -1,7 +1,7 @@
 //! What a person sees on a real CC runtime (CraftOS-PC): the installer with a wrong secret says
 //! the host refused it and what to do, and the host logs the refusal. Ignored (with the
 //! reason) unless built with `CRAFTOS_PC` naming a CraftOS-PC launcher; see
-//! `tests/support/craftos.rs`.
+//! `tests/integration/support/craftos.rs`.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{self, craftos};

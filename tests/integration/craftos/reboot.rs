@@ -121,7 +121,7 @@ async fn reboots_read_as_reboots_on_craftos_pc() {
 }
 
 /// A computer that answers `os.reboot()` like any chunk (the fake client of
-/// tests/support/mcp_fake.rs does: it never reboots) is not reported as rebooted; a
+/// tests/integration/support/mcp_fake.rs does: it never reboots) is not reported as rebooted; a
 /// `timeoutMs` out of range is refused by name before anything is sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_without_a_reboot_is_not_a_reboot() {

@@ -13,7 +13,7 @@ use world::{Runtime, World};
 /// A default computer's disk (CC: Tweaked's `computerSpaceLimit`).
 const DEFAULT_DISK: u64 = 1_000_000;
 
-/// What the installed client may cost the computer at most (issue 24).
+/// What the installed client may cost the computer at most.
 const CLIENT_BUDGET: u64 = 64_000;
 
 async fn installed_client_fits(rt: Runtime) {

@@ -1,6 +1,6 @@
 //! Files are never torn (RELIABILITY.md, guarantee 3), one body per case on the emulator and
 //! on CraftOS-PC (a real CC runtime; ignored without `CRAFTOS_PC`, see
-//! `tests/support/craftos.rs`): a megabyte `write-file` over a megabyte file, interrupted by
+//! `tests/integration/support/craftos.rs`): a megabyte `write-file` over a megabyte file, interrupted by
 //! kill -9 of the computer's process (a `trapdesk emulate` process, or CraftOS-PC) at every
 //! step of the client's write and at times spread over the whole request (while its fragments
 //! arrive, while the client decodes them, while it writes), and by SIGKILL / SIGTERM of the

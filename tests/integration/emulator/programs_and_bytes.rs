@@ -1,6 +1,6 @@
 //! A program runs as the shell would run it, returned strings keep every byte, and the CLI
 //! prints a whole error: each body once, on the emulator and on CraftOS-PC
-//! (tests/support/world.rs).
+//! (tests/integration/support/world.rs).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{mcp_fake as fake, world};

@@ -1,6 +1,6 @@
 //! The terminal mirror end to end, one body per case on the emulator and on CraftOS-PC (a real
 //! CC runtime, with multishell, its own key codes and its own `edit`; ignored without
-//! `CRAFTOS_PC`, see `tests/support/craftos.rs`): rmcp's client → MCP `read-screen` /
+//! `CRAFTOS_PC`, see `tests/integration/support/craftos.rs`): rmcp's client → MCP `read-screen` /
 //! `send-input` → session → gateway → the real Lua client's screen server. The shell prompt,
 //! `ls`, colours in blit rows, a program waiting on a key, `edit` saving with ctrl then enter,
 //! terminate, refusals, turtle and pocket sizes and resizes, reboot and shutdown, and watching
@@ -649,7 +649,7 @@ return os.epoch("utc") - start"#
 
 /// BENCHMARKS.md "Terminal mirror": a full-screen redraw loop watched vs not watched, on
 /// CraftOS-PC (CPU time of its process is the figure).
-/// Run: `CRAFTOS_PC=<launcher> cargo test --release --test screen -- --ignored --nocapture bench_`
+/// Run: `CRAFTOS_PC=<launcher> cargo test --release --test integration emulator::screen::bench_ -- --ignored --nocapture`
 /// (CI's launcher: `.ci/run`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "benchmark on CraftOS-PC: set CRAFTOS_PC and run with --ignored --nocapture"]

@@ -369,7 +369,7 @@ async fn measure_floor(w: &World) {
 }
 
 /// The figures of BENCHMARKS.md's "Binary frames" section: `CRAFTOS_PC=… cargo test --release
-/// --test binary_frames measure -- --ignored --nocapture`.
+/// --test integration gateway::binary_frames::measure -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement, not a check: run it with --ignored --nocapture (needs CRAFTOS_PC)"]
 async fn measure_on_craftos_pc() {
@@ -393,7 +393,7 @@ async fn measure_on_craftos_pc() {
     measure_floor(&w).await;
 }
 
-/// Issue 24 (wire2): the same figures with the client's direct hand-over (a request and its
+/// The same figures with the client's direct hand-over (a request and its
 /// answer as calls between the daemon and the server, one event per short request) and then,
 /// in the same run on the same computer, with it switched off (the shared table emptied, so
 /// both sides fall back to the `trapdesk_request` / `trapdesk_respond` events).

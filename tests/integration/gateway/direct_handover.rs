@@ -1,4 +1,4 @@
-//! Issue 24 (wire2): under the startup wrapper a short request costs the computer one event, its
+//! Under the startup wrapper a short request costs the computer one event, its
 //! `websocket_message`. The daemon hands the request to its server, and the server its answer
 //! back, as calls (docs/lua-client.md, "Events between libsandbox and the daemon"), so a chunk
 //! running meanwhile, which is passed every event the server gets, sees no `trapdesk_request`

@@ -1,7 +1,7 @@
 //! Hostile input is refused cheaply (RELIABILITY.md, guarantee 5): no path leaves an emulated
 //! computer's directory, DNS-rebinding forms of `Host`/`Origin` are refused on the MCP port, and
 //! wrong secrets are refused at once without slowing linked computers (the floods and the
-//! bound on connections that never link are in `tests/identity.rs`).
+//! bound on connections that never link are in `tests/process/identity.rs`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support;

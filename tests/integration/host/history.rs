@@ -1,4 +1,4 @@
-//! History that outlives the process (issue 26): each computer's output and the session log are
+//! History that outlives the process: each computer's output and the session log are
 //! in `history.db`, read back after a restart through `computer-output` and `session-log` with
 //! the cursors they had; and a host killed with SIGKILL under an output flood loses nothing it
 //! had stored (committed to the database), nor stores anything twice.
@@ -277,7 +277,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     let _ = host.wait().await;
 }
 
-/// Issue 26, done when: the host is killed with SIGKILL under an output flood and restarted;
+/// The host is killed with SIGKILL under an output flood and restarted;
 /// every line it had stored before the kill is there exactly once, in order, with its cursor.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {

@@ -5,7 +5,7 @@
 //! every failure, who cancelled, `shutting_down` at once, an honest session log, programs run
 //! inside a chunk captured, and the smaller truths (end of file, ranges, unknown ids, plurals).
 //! The client-side cases run on CraftOS-PC too (ignored without `CRAFTOS_PC`, see
-//! `tests/support/craftos.rs`).
+//! `tests/integration/support/craftos.rs`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{self, mcp_fake as fake, truth_cases as cases, world};
@@ -101,7 +101,7 @@ async fn computer_output_pages_every_line_exactly_once() {
     assert!(text(&r).contains("h-999999"), "{}", text(&r));
 }
 
-/// The client-side cases of `tests/support/truth_cases.rs`, then what only a whole computer
+/// The client-side cases of `tests/integration/support/truth_cases.rs`, then what only a whole computer
 /// shows: the chunk's drawing kept off the player's screen and its terminal its own, and the
 /// whole of a large output readable page by page.
 async fn client_side_truths(rt: Runtime) {

@@ -15,9 +15,10 @@
 //! - OpenCode's `opencode mcp list` shows both connected, and its headless server
 //!   (`opencode serve`) reports both connected and lists our screen resources through each.
 //!
-//! The clients are installed once into `target/tmp/agent-clients/` (`npm install --prefix`); a
-//! missing node/npm or an unreachable registry fails the test under `CI=true` and skips it loudly
-//! elsewhere.
+//! The clients are installed once into `target/tmp/agent-clients/` (`npm install --prefix`). A
+//! build without node or npm on PATH reports the tests ignored (cfg `has_npm`, build/tools.rs)
+//! and fails under `CI=true`; an unreachable registry fails the test under `CI=true` and skips
+//! it loudly elsewhere.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::agent_seat as seat;
@@ -63,7 +64,19 @@ fn returned_42(result: &Value) {
     );
 }
 
+/// CI installs node and npm (.ci/run): there a build without them fails here, where elsewhere
+/// the agent client tests are reported ignored.
+#[cfg(not(has_npm))]
+#[test]
+fn node_and_npm_are_on_path_on_ci() {
+    assert!(
+        !std::env::var("CI").is_ok_and(|v| v == "true"),
+        "node or npm is missing on CI; .ci/run installs them"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(not(has_npm), ignore = "needs npm and node on PATH")]
 async fn the_inspector_cli_lists_tools_and_templates_and_calls_tools() {
     let Some(bin) = installed(&INSPECTOR) else {
         return;
@@ -137,6 +150,7 @@ async fn the_inspector_cli_lists_tools_and_templates_and_calls_tools() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(not(has_npm), ignore = "needs npm and node on PATH")]
 async fn claude_code_shows_both_entries_connected() {
     let Some(bin) = installed(&CLAUDE) else {
         return;
@@ -193,6 +207,7 @@ async fn claude_code_shows_both_entries_connected() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(not(has_npm), ignore = "needs npm and node on PATH")]
 async fn codex_lists_every_tool_of_both_entries_and_calls_exec_lua() {
     let Some(bin) = installed(&CODEX) else { return };
     let seat = Seat::new(bin).await;
@@ -267,6 +282,7 @@ async fn codex_lists_every_tool_of_both_entries_and_calls_exec_lua() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(not(has_npm), ignore = "needs npm and node on PATH")]
 async fn opencode_shows_both_entries_connected_and_their_resources() {
     let Some(bin) = installed(&OPENCODE) else {
         return;

@@ -3,7 +3,7 @@
 //! (never the JSON again) and a budget spent once; unknown arguments refused by name with one
 //! code; camelCase fields; the error stream kept apart; paths refused with `bad_path`; names
 //! that ignore case and take a bare id as a number. What touches the client runs on CraftOS-PC
-//! too (ignored without `CRAFTOS_PC`, see `tests/support/craftos.rs`).
+//! too (ignored without `CRAFTOS_PC`, see `tests/integration/support/craftos.rs`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{mcp_fake as fake, world};

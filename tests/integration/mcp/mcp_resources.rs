@@ -3,7 +3,7 @@
 //! text or blob with the traposId in either form, the screen as rows, the errors, and
 //! completions of `traposId` and `path` that give nothing, and ask no one, where the policy
 //! does not let the agent read. The reads and a path completion run on CraftOS-PC too (a real
-//! CC runtime; ignored without `CRAFTOS_PC`, see `tests/support/craftos.rs`).
+//! CC runtime; ignored without `CRAFTOS_PC`, see `tests/integration/support/craftos.rs`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{self, mcp_fake as fake, world};

@@ -1,6 +1,6 @@
 //! The client-side truth cases (what an agent reads is what happened), written once and run
 //! through a real MCP client against any computer running the real Lua client: the emulator
-//! and CraftOS-PC (`tests/e2e_truth.rs`, `client_side_truths`).
+//! and CraftOS-PC (`tests/integration/lua/e2e_truth.rs`, `client_side_truths`).
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
 use serde_json::{Value, json};

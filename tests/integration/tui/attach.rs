@@ -1,11 +1,11 @@
-//! `trapdesk attach` (issue 26): the console as a client of a headless host over the control
+//! `trapdesk attach`: the console as a client of a headless host over the control
 //! channel. A real host (gateway, MCP, control) with an emulated computer running the real Lua
 //! client; the real binary attached under tmux; an agent through rmcp's client. Also two
 //! consoles attached at once (the first answer wins, the other hears who gave it), the
 //! credentials refused, a host that is not there, and the attached console's marker
 //! (TestBackend snapshot).
 //!
-//! tmux is required, as in tests/tui_pty.rs: without it the tmux test fails and says so.
+//! tmux is required, as in tests/integration/tui/tui_pty.rs: without it the tmux test fails and says so.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{self, mcp_fake as fake, tui_common};
@@ -145,7 +145,7 @@ impl Drop for Tmux {
     }
 }
 
-/// Issue 26's "done when": a headless host with an emulated computer, the console attached
+/// The whole round: a headless host with an emulated computer, the console attached
 /// under tmux runs code and sees its output, approves an agent's call, detaches (the host and
 /// the agent go on; `ask` now refuses at once), attaches again and sees the same state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
