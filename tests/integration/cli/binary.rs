@@ -205,7 +205,8 @@ fn host_names_bind_and_the_root_page_says_how_to_link() {
 }
 
 /// stderr is a pipe here, as under systemd: the secret is not printed, how to show it is
-/// (tests/integration/craftos/shared_world.rs checks the terminal case, where the install line is shown).
+/// (tests/integration/craftos/shared_world.rs checks the terminal case, where the install line is
+/// shown).
 #[test]
 fn mcp_only_off_a_terminal_says_how_to_show_the_secret() {
     let dir = tempfile::tempdir().unwrap();

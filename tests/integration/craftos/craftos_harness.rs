@@ -1,8 +1,8 @@
 //! The CraftOS-PC harness (`examples/craftos_harness/`) runs in its quick form: the same code
 //! that makes BENCHMARKS.md's top table, with 10 calls and a 150,000-byte file (two
 //! WebSocket frames), on CraftOS-PC (ignored without `CRAFTOS_PC`, see
-//! `tests/integration/support/craftos.rs`). It asserts correctness, never speed: every exec-lua returned
-//! 1, every byte written and read back is the same through trapdesk and through the floor,
+//! `tests/integration/support/craftos.rs`). It asserts correctness, never speed: every exec-lua
+//! returned 1, every byte written and read back is the same through trapdesk and through the floor,
 //! the paged read's offsets join up, the event counts add up, and the table has every row.
 #![allow(clippy::unwrap_used, clippy::panic)]
 

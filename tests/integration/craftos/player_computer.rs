@@ -1,9 +1,10 @@
 //! The player's computer stays the player's, one body per case on the emulator and on
 //! CraftOS-PC (a real CC runtime with CC's own `rom/startup.lua` and multishell; ignored
-//! without `CRAFTOS_PC`, see `tests/integration/support/craftos.rs`): the client owns `/startup.lua` and
-//! runs the player's own startup program beside it, however the installer line was kept; the
-//! player's shell keeps the whole screen; the client's traffic wakes the player's programs
-//! as little as possible; uninstall gives the startup back; an older client upgrades itself.
+//! without `CRAFTOS_PC`, see `tests/integration/support/craftos.rs`): the client owns
+//! `/startup.lua` and runs the player's own startup program beside it, however the installer line
+//! was kept; the player's shell keeps the whole screen; the client's traffic wakes the player's
+//! programs as little as possible; uninstall gives the startup back; an older client upgrades
+//! itself.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{self, craftos, mcp_fake as fake, world};

@@ -1,9 +1,9 @@
 //! Lua client resilience (RELIABILITY.md), one body per case on the emulator and on CraftOS-PC
-//! (a real CC runtime; ignored without `CRAFTOS_PC`, see `tests/integration/support/craftos.rs`): chunks
-//! that error inside a coroutine, yield forever, flood output, pull and drop every event,
+//! (a real CC runtime; ignored without `CRAFTOS_PC`, see `tests/integration/support/craftos.rs`):
+//! chunks that error inside a coroutine, yield forever, flood output, pull and drop every event,
 //! redefine globals, or fill the disk. After each, the client still serves requests on the same
-//! link, and the player's shell still runs what is typed at it (typed with `send-input`, read
-//! back with `read-screen`).
+//! link, and the player's shell still runs what is typed at it (typed with `send-input`, read back
+//! with `read-screen`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{mcp_fake as fake, world};

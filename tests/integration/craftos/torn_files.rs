@@ -1,12 +1,12 @@
 //! Files are never torn (RELIABILITY.md, guarantee 3), one body per case on the emulator and
 //! on CraftOS-PC (a real CC runtime; ignored without `CRAFTOS_PC`, see
-//! `tests/integration/support/craftos.rs`): a megabyte `write-file` over a megabyte file, interrupted by
-//! kill -9 of the computer's process (a `trapdesk emulate` process, or CraftOS-PC) at every
-//! step of the client's write and at times spread over the whole request (while its fragments
-//! arrive, while the client decodes them, while it writes), and by SIGKILL / SIGTERM of the
-//! host process mid-write, leaves the old file or the new one, never a mix, and nothing of the
-//! write behind once the same computer has booted again. A kill -9 mid-chunk ends the request
-//! once and the computer relinks.
+//! `tests/integration/support/craftos.rs`): a megabyte `write-file` over a megabyte file,
+//! interrupted by kill -9 of the computer's process (a `trapdesk emulate` process, or CraftOS-PC)
+//! at every step of the client's write and at times spread over the whole request (while its
+//! fragments arrive, while the client decodes them, while it writes), and by SIGKILL / SIGTERM of
+//! the host process mid-write, leaves the old file or the new one, never a mix, and nothing of the
+//! write behind once the same computer has booted again. A kill -9 mid-chunk ends the request once
+//! and the computer relinks.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{self, craftos, tear, world};

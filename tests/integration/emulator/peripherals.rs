@@ -2,8 +2,8 @@
 //! running the real Lua client: peripherals created at run time with CraftOS-PC's own API
 //! (`periphemu.create`), so one body runs on the emulator and on CraftOS-PC (its headless build
 //! creates modems, drives and chests; not monitors, so the monitor's entry is the emulator's
-//! alone, in `tests/integration/emulator/monitors.rs` and below). An older client that does not serve the requests
-//! answers the installer's advice, and nothing is sent to it.
+//! alone, in `tests/integration/emulator/monitors.rs` and below). An older client that does not
+//! serve the requests answers the installer's advice, and nothing is sent to it.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{self, mcp_fake as fake, world};

@@ -649,8 +649,8 @@ return os.epoch("utc") - start"#
 
 /// BENCHMARKS.md "Terminal mirror": a full-screen redraw loop watched vs not watched, on
 /// CraftOS-PC (CPU time of its process is the figure).
-/// Run: `CRAFTOS_PC=<launcher> cargo test --release --test integration emulator::screen::bench_ -- --ignored --nocapture`
-/// (CI's launcher: `.ci/run`).
+/// Run: `CRAFTOS_PC=<launcher> cargo test --release --test integration emulator::screen::bench_ --
+/// --ignored --nocapture` (CI's launcher: `.ci/run`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "benchmark on CraftOS-PC: set CRAFTOS_PC and run with --ignored --nocapture"]
 async fn bench_redraw_watched_vs_unwatched() {

@@ -305,7 +305,8 @@ async fn after_a_restart_emulated_computers_relink_by_themselves() {
     restart_with(20).await;
 }
 
-/// The full 100-computer run: `cargo test --test integration host::host_recovery:: -- --ignored --nocapture`.
+/// The full 100-computer run: `cargo test --test integration host::host_recovery:: -- --ignored
+/// --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: 100 emulated computers restart; run with --ignored"]
 async fn after_a_restart_a_hundred_emulated_computers_relink() {

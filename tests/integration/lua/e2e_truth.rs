@@ -101,9 +101,9 @@ async fn computer_output_pages_every_line_exactly_once() {
     assert!(text(&r).contains("h-999999"), "{}", text(&r));
 }
 
-/// The client-side cases of `tests/integration/support/truth_cases.rs`, then what only a whole computer
-/// shows: the chunk's drawing kept off the player's screen and its terminal its own, and the
-/// whole of a large output readable page by page.
+/// The client-side cases of `tests/integration/support/truth_cases.rs`, then what only a whole
+/// computer shows: the chunk's drawing kept off the player's screen and its terminal its own, and
+/// the whole of a large output readable page by page.
 async fn client_side_truths(rt: Runtime) {
     // Scrollback for every line of every case (the default keeps the newest 10,000 entries).
     let w = World::boot_adjusted(

@@ -1,8 +1,9 @@
 //! The file tools through rmcp's client on the emulator and on CraftOS-PC: `make-dir`,
 //! `move-file`, `delete-file` and `file-info` (size, isDir, modified, readOnly and a CRC-32
 //! computed on the computer), and each refusal's code: `not_found`, `exists`, `read_only`,
-//! `bad_path`, `not_empty`, `is_dir`. (`no_space` is write-file's, tested in tests/integration/craftos/disk_quota.rs;
-//! the policy kinds in tests/integration/mcp/file_requests.rs.)
+//! `bad_path`, `not_empty`, `is_dir`. (`no_space` is write-file's, tested in
+//! tests/integration/craftos/disk_quota.rs; the policy kinds in
+//! tests/integration/mcp/file_requests.rs.)
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{mcp_fake as fake, world};

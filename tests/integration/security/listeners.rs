@@ -15,8 +15,8 @@ use trapdesk::mcp::http::MAX_UNPROVEN;
 
 /// The host's ends of the TCP connections to `port` on 127.0.0.1: established sockets whose
 /// local port is `port` (one the host closed is no longer established). The kernel's table,
-/// rather than this process's descriptors as `tests/process/identity.rs` counts them, because the other
-/// attacks in this binary open and close descriptors at the same time.
+/// rather than this process's descriptors as `tests/process/identity.rs` counts them, because the
+/// other attacks in this binary open and close descriptors at the same time.
 fn host_ends(port: u16) -> usize {
     let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
     table

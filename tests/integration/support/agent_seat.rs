@@ -1,7 +1,7 @@
-//! The seat of a real agent client in `tests/integration/mcp/agent_clients.rs`: npm packages pinned and
-//! installed once under `target/`, a host with an emulated computer and a temporary HOME for
-//! the client, the commands run in it, the README's configuration blocks, and a driver for
-//! Codex's app server.
+//! The seat of a real agent client in `tests/integration/mcp/agent_clients.rs`: npm packages pinned
+//! and installed once under `target/`, a host with an emulated computer and a temporary HOME for
+//! the client, the commands run in it, the README's configuration blocks, and a driver for Codex's
+//! app server.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
 use std::collections::BTreeSet;

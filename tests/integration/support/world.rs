@@ -1,7 +1,7 @@
 //! One test body on both runtimes: a host, its computers and an MCP client named `test-agent`,
 //! the computers either emulated (`src/emu`, always available) or headless CraftOS-PC (a real
-//! CC runtime, `tests/integration/support/craftos.rs`). A test file writes each behaviour once, as an
-//! `async fn body(rt: Runtime)`, and gives it two entry points:
+//! CC runtime, `tests/integration/support/craftos.rs`). A test file writes each behaviour once, as
+//! an `async fn body(rt: Runtime)`, and gives it two entry points:
 //!
 //! ```ignore
 //! mod support;

@@ -5,7 +5,8 @@
 //! credentials refused, a host that is not there, and the attached console's marker
 //! (TestBackend snapshot).
 //!
-//! tmux is required, as in tests/integration/tui/tui_pty.rs: without it the tmux test fails and says so.
+//! tmux is required, as in tests/integration/tui/tui_pty.rs: without it the tmux test fails and
+//! says so.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support::{self, mcp_fake as fake, tui_common};
