@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 
 use super::support::{self, TestHost};
 
-#[path = "../support/mcp_fake.rs"]
-mod fake;
+use super::support::mcp_fake as fake;
 
 use fake::{Client, call, connect, data, text};
 

@@ -65,7 +65,7 @@ pub fn unavailable(why: &str) -> Option<PathBuf> {
 /// both finish, one rename wins and the other's copy is dropped, and an interrupted install
 /// leaves nothing that looks done.
 pub fn installed(pin: &Pin) -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agent-clients");
+    let root = Path::new(crate::support::target_tmpdir()).join("agent-clients");
     let name = format!("{}@{}", pin.package.replace(['/', '@'], "+"), pin.version);
     let dir = root.join(&name);
     let bin_dir = dir.join("node_modules").join(".bin");
@@ -152,7 +152,7 @@ impl Seat {
     }
 
     pub fn trapdesk() -> PathBuf {
-        PathBuf::from(env!("CARGO_BIN_EXE_trapdesk"))
+        PathBuf::from(crate::support::trapdesk_exe())
     }
 
     pub fn data_dir(&self) -> String {

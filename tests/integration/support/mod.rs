@@ -2,20 +2,12 @@
 //! scripted fake computer that speaks `docs/protocol.md` over a real WebSocket.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
+pub mod agent_seat;
 pub mod craftos;
 pub mod mcp_fake;
-
-// examples/craftos_harness includes this module too, and needs only the two above; these read
-// CARGO_TARGET_TMPDIR or CARGO_BIN_EXE_trapdesk, which cargo sets for tests only.
-#[cfg(test)]
-pub mod agent_seat;
-#[cfg(test)]
 pub mod tear;
-#[cfg(test)]
 pub mod truth_cases;
-#[cfg(test)]
 pub mod tui_common;
-#[cfg(test)]
 pub mod world;
 
 use std::time::Duration;
@@ -31,6 +23,24 @@ use trapdesk::config::Settings;
 use trapdesk::host::Host;
 
 pub const SECRET: &str = "test-secret-7kq2m9xw";
+
+/// The `trapdesk` binary cargo built for the tests. Read with `option_env!`, because
+/// examples/craftos_harness includes this module too, and cargo names the binary (and the
+/// folder of [`target_tmpdir`]) to tests only: an example that calls these panics.
+pub fn trapdesk_exe() -> &'static str {
+    match option_env!("CARGO_BIN_EXE_trapdesk") {
+        Some(v) => v,
+        None => panic!("CARGO_BIN_EXE_trapdesk is set for tests only"),
+    }
+}
+
+/// `target/tmp`, cargo's scratch folder for integration tests (see [`trapdesk_exe`]).
+pub fn target_tmpdir() -> &'static str {
+    match option_env!("CARGO_TARGET_TMPDIR") {
+        Some(v) => v,
+        None => panic!("CARGO_TARGET_TMPDIR is set for tests only"),
+    }
+}
 
 /// A running host and the temp dir it writes to (kept alive as long as the host).
 pub struct TestHost {

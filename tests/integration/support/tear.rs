@@ -193,7 +193,7 @@ pub fn free_port() -> u16 {
 
 /// The real host binary on fixed ports, so that a restarted one is found again.
 pub fn host_process(dir: &Path, gw: u16, mcp: u16) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+    tokio::process::Command::new(crate::support::trapdesk_exe())
         .args(["--mcp-only", "--data-dir"])
         .arg(dir)
         // In the environment, not the arguments: every user's `ps` shows those.

@@ -170,7 +170,7 @@ impl EmuProcess {
 
     fn restart(&mut self) {
         self.kill9();
-        let child = Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+        let child = Command::new(crate::support::trapdesk_exe())
             .args(["emulate", "--url", &self.url, "--id", &self.id.to_string()])
             .args(["--label", &self.label])
             // In the environment, not the arguments: every user's `ps` shows those.
