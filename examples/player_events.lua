@@ -4,7 +4,7 @@
 --
 -- Run it idle, then again while an agent reads a large file (`read-file` of 500 KB), to see
 -- what the client's traffic costs the player's programs. The same count, automated on the
--- emulator and on CraftOS-PC, is `tests/player_computer.rs`
+-- emulator and on CraftOS-PC, is `tests/integration/craftos/player_computer.rs`
 -- (`a_never_ending_startup_with_the_installer_line_keeps_one_client`), whose figures are in
 -- BENCHMARKS.md ("What a player's program is woken by").
 

@@ -19,4 +19,4 @@ else
   echo "fuzz.sh: no nightly toolchain with cargo-fuzz here; running the seed corpus only" >&2
 fi
 echo "== seed corpus as tests"
-cargo test --test fuzz_corpus
+cargo test --test integration host::fuzz_corpus::

@@ -7,26 +7,23 @@
 //! CRAFTOS_PC=$PWD/../shared/craftos/craftos target/release/examples/craftos_harness
 //! ```
 //!
-//! Options: `--quick` (what `tests/craftos_harness.rs` runs in CI: 10 calls, 150,000 bytes,
-//! one transfer each), `--calls N`, `--size BYTES`, `--idle SECONDS`, `--reps N`.
+//! Options: `--quick` (what `tests/integration/craftos/craftos_harness.rs` runs in CI: 10 calls,
+//! 150,000 bytes, one transfer each), `--calls N`, `--size BYTES`, `--idle SECONDS`, `--reps N`.
 //!
 //! One host in this process, one rmcp client over Streamable HTTP (the endpoint an agent
 //! uses), one headless CraftOS-PC computer running the real client (linked through the
-//! installer one-liner, `tests/support/craftos.rs`) with a counting program at the player's
-//! shell, and a second CraftOS-PC computer running the floor program (`floor.rs`): a bare
-//! WebSocket echo, write and read. What is measured and what each floor includes:
-//! `measure.rs` and `floor.rs`. Without `CRAFTOS_PC` it says how to enable it and exits with
-//! status 2.
+//! installer one-liner, `tests/integration/support/craftos.rs`) with a counting program at the
+//! player's shell, and a second CraftOS-PC computer running the floor program (`floor.rs`): a bare
+//! WebSocket echo, write and read. What is measured and what each floor includes: `measure.rs` and
+//! `floor.rs`. Without `CRAFTOS_PC` it says how to enable it and exits with status 2.
 #![allow(clippy::unwrap_used, clippy::panic, dead_code)]
 
-#[path = "../../tests/support/mod.rs"]
+#[path = "../../tests/integration/support/mod.rs"]
 mod support;
 
-#[path = "../../tests/support/mcp_fake.rs"]
-mod fake;
-
-#[path = "../../tests/support/craftos.rs"]
-mod craftos;
+// measure.rs names them from its parent: this crate's root here, the test's module in
+// tests/integration/craftos/craftos_harness.rs.
+use support::{craftos, mcp_fake as fake};
 
 mod floor;
 mod measure;

@@ -4,9 +4,9 @@
 //! exec-lua calls, during each transfer), and the client's files on the computer's disk.
 //!
 //! Everything goes through the MCP endpoint an agent uses (rmcp's client over Streamable
-//! HTTP, `tests/support/mcp_fake.rs`) to a host started in this process, and every result is
-//! checked (returns, bytes on disk, bytes read back, page offsets), so the quick form in
-//! `tests/craftos_harness.rs` asserts correctness with the same code.
+//! HTTP, `tests/integration/support/mcp_fake.rs`) to a host started in this process, and every
+//! result is checked (returns, bytes on disk, bytes read back, page offsets), so the quick form in
+//! `tests/integration/craftos/craftos_harness.rs` asserts correctness with the same code.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
 use std::collections::BTreeMap;
@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::craftos::{self, CraftComputer, Fleet};
-use crate::fake::{data, text};
-use crate::floor;
-use crate::report::{Disk, Events, Machine, Report, Series, Transfer};
+use super::craftos::{self, CraftComputer, Fleet};
+use super::fake::{data, text};
+use super::floor;
+use super::report::{Disk, Events, Machine, Report, Series, Transfer};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -64,8 +64,9 @@ impl Config {
 }
 
 /// A counting program the player types at the shell: every event it is resumed with, by
-/// name, written to `/events.txt` as `count name=n ...` (as in `tests/player_computer.rs`),
-/// and once at its start so the harness knows it runs.
+/// name, written to `/events.txt` as `count name=n ...` (as in
+/// `tests/integration/craftos/player_computer.rs`), and once at its start so the harness knows it
+/// runs.
 const COUNT: &str = r#"
 local n, names = 0, {}
 local function save()
@@ -232,8 +233,8 @@ async fn read_file(f: &Fleet, id: &str, path: &str) -> (Duration, usize, Vec<u8>
 
 /// Walks the computer's files right after the client installed and settled, before the
 /// harness writes anything: all of them are the client's (the installer's own `startup.lua`
-/// deletes itself first, `tests/support/craftos.rs`). The root folder itself is not counted,
-/// as CC: Tweaked gives it back (`WritableFileMount`: capacity + `MINIMUM_FILE_SIZE`).
+/// deletes itself first, `tests/integration/support/craftos.rs`). The root folder itself is not
+/// counted, as CC: Tweaked gives it back (`WritableFileMount`: capacity + `MINIMUM_FILE_SIZE`).
 fn client_disk(files: &Path) -> Disk {
     fn walk(dir: &Path, d: &mut Disk) {
         for e in std::fs::read_dir(dir).unwrap() {

@@ -1,5 +1,5 @@
 //! The soak simulation, shared by `examples/soak` (long runs, figures for RELIABILITY.md) and
-//! `tests/soak.rs` (a quick run inside `cargo test`).
+//! `tests/integration/host/soak.rs` (a quick run inside `cargo test`).
 //!
 //! One in-process host with its real gateway and MCP listeners; N scripted computers on real
 //! WebSockets that answer, fail, stall, drop and relink, answer twice, late, with a wrong id,

@@ -1,6 +1,7 @@
-//! What each fuzz target checks, shared with `tests/fuzz_corpus.rs` so the seed corpus runs as a
-//! plain test on stable. Each function must not panic for any input, and asserts the properties
-//! that make a decoder safe to face the network: bounded output, round trips, clean refusals.
+//! What each fuzz target checks, shared with `tests/integration/host/fuzz_corpus.rs` so the seed
+//! corpus runs as a plain test on stable. Each function must not panic for any input, and asserts
+//! the properties that make a decoder safe to face the network: bounded output, round trips, clean
+//! refusals.
 
 use trapdesk::gateway::fragment::Reassembler;
 use trapdesk::protocol::{Hello, Message, wire};

@@ -134,7 +134,7 @@ local WRITE_PIECE = 65536
 
 -- Writes `pieces` to the handle in order. Small pieces (base64 decodes 1.5 KB at a time) are
 -- gathered into writes of up to WRITE_PIECE: one runtime call per piece would be ~700 writes
--- for 1 MB (and as many kill points in tests/torn_files.rs, each a CraftOS-PC reboot).
+-- for 1 MB (and as many kill points in tests/integration/craftos/torn_files.rs, each a CraftOS-PC reboot).
 local function writePieces(h, pieces, pause)
     local buf, n, size = {}, 0, 0
     local function flush()
@@ -174,7 +174,7 @@ function lib.isPartFile(path)
 end
 
 -- Runs `write(h)`, closes `h`, and checks that `file` now holds `want` bytes: CraftOS-PC drops
--- what does not fit on a full disk without an error (found by tests/resilience.rs), so
+-- what does not fit on a full disk without an error (found by tests/integration/craftos/resilience.rs), so
 -- only the size on disk tells. `name` is the file the error names. Returns ok, error.
 local function writeChecked(h, file, want, name, write)
     local ok, werr = pcall(write, h)

@@ -2,8 +2,9 @@
 -- a folder of its own: the player's startup moves aside once, an old /startup/trapdesk.lua
 -- goes, running it again wraps nothing twice, and restore gives the startup back.
 if not fs then
-    -- Stock Lua (tests/lua/run.sh) has no CC fs; tests/lua_specs.rs runs this in the emulator.
-    print("SKIPPED setup_spec: needs CC's fs; it runs in the emulator (cargo test --test lua_specs)")
+    -- Stock Lua (tests/lua/run.sh) has no CC fs; tests/integration/lua/lua_specs.rs runs this in
+    -- the emulator.
+    print("SKIPPED setup_spec: needs CC's fs; it runs in the emulator (cargo test --test integration lua::lua_specs::)")
     return
 end
 local setup = dofile(ROOT .. "apis/setup.lua")

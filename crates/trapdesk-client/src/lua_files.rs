@@ -71,7 +71,8 @@ mod tests {
     /// What the installer stores, counted as CC counts a disk (`src/emu/quota.rs`: each file
     /// and folder at least 500 bytes): every served file but the installer under `/trapdesk/`
     /// with its folders, `/trapdesk/version`, and the wrapper `/startup.lua` (a copy of
-    /// `startup.lua`). `tests/served_client.rs` measures the whole disk on a computer.
+    /// `startup.lua`). `tests/integration/craftos/served_client.rs` measures the whole disk on a
+    /// computer.
     #[test]
     fn the_stored_client_costs_at_most_64_kb() {
         const MIN: usize = 500;

@@ -147,7 +147,7 @@ end
 textutils.serialiseJSON = textutils.serializeJSON
 
 -- A JSON reader. A malformed text answers `nil, "Malformed JSON at position N: ..."` with the
--- position and wording CC: Tweaked's reader gives (recorded in tests/runtime_parity.rs):
+-- position and wording CC: Tweaked's reader gives (recorded in tests/integration/craftos/runtime_parity.rs):
 -- "Unexpected character "t".", "Unexpected end of input.", "Unexpected "1", expected ':'.".
 local json_fail = {}
 local function parser(s, opts)

@@ -1,0 +1,9 @@
+mod binary;
+mod cli_doctor;
+mod cli_exec;
+mod cli_files;
+mod cli_sync;
+mod control;
+mod editors;
+mod emulate_cli;
+mod trust_cli;

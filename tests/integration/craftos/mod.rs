@@ -1,0 +1,12 @@
+mod client_upgrade;
+mod craftos_e2e;
+mod craftos_harness;
+mod craftos_people;
+mod disk_quota;
+mod player_computer;
+mod reboot;
+mod resilience;
+mod runtime_parity;
+mod served_client;
+mod shared_world;
+mod torn_files;

@@ -1,0 +1,13 @@
+mod default_world;
+mod emu_core;
+mod emu_devices;
+mod emu_net;
+mod emu_peripherals;
+mod input_to_request;
+mod monitors;
+mod peripheral_hook;
+mod peripherals;
+mod probe_machine;
+mod programs_and_bytes;
+mod screen;
+mod turtles;

@@ -1,0 +1,12 @@
+mod audit;
+mod detached_runs;
+mod faults;
+mod fleet;
+mod fuzz_corpus;
+mod history;
+mod host_recovery;
+mod loadgen;
+mod memory_bounds;
+mod pause;
+mod props;
+mod soak;

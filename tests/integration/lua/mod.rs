@@ -1,0 +1,3 @@
+mod e2e_lua;
+mod e2e_truth;
+mod lua_specs;

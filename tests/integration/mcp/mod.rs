@@ -1,0 +1,11 @@
+mod agent_clients;
+mod agents;
+mod e2e_mcp;
+mod file_requests;
+mod file_tools;
+mod mcp_contract;
+mod mcp_http;
+mod mcp_resources;
+mod mcp_session_log;
+mod mcp_tools;
+mod policy;

@@ -1,0 +1,11 @@
+mod attach;
+mod tui_approval;
+mod tui_devices;
+mod tui_fleet;
+mod tui_hand;
+mod tui_keys;
+mod tui_pty;
+mod tui_screen;
+mod tui_session;
+mod tui_snapshots;
+mod tui_truth;
