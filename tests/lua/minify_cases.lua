@@ -1,4 +1,4 @@
---- Cases for the client's minifier (build/minify.rs): build.rs minifies this file into its
+--- Cases for the client's minifier (crates/trapdesk-client/build/minify.rs): that crate's build.rs minifies this file into its
 -- output (it is never served), and `lua_files::tests` runs both forms and compares what they
 -- return. Each case is something a wrong rename or a missing space would change.
 

@@ -1,5 +1,5 @@
 //! One test body on both runtimes: a host, its computers and an MCP client named `test-agent`,
-//! the computers either emulated (`src/emu`, always available) or headless CraftOS-PC (a real
+//! the computers either emulated (`crates/trapdesk-emu/src`, always available) or headless CraftOS-PC (a real
 //! CC runtime, `tests/integration/support/craftos.rs`). A test file writes each behaviour once, as
 //! an `async fn body(rt: Runtime)`, and gives it two entry points:
 //!
@@ -47,7 +47,7 @@ use crate::support::{SECRET, TestHost, emulated_with, start_host_with};
 /// Which runtime a test body runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runtime {
-    /// The embedded emulator (`src/emu`), in the test process or as a `trapdesk emulate`
+    /// The embedded emulator (`crates/trapdesk-emu/src`), in the test process or as a `trapdesk emulate`
     /// process ([`Spec::process`]).
     Emulator,
     /// Headless CraftOS-PC, named by `CRAFTOS_PC` (a test on it is ignored without it).

@@ -6,14 +6,14 @@ local nterm, nfs, nos, nhttp, rom = native.term, native.fs, native.os, native.ht
 
 local pack, unpack, select, type, error, tostring = table.pack, table.unpack, select, type, error, tostring
 local yield = coroutine.yield
--- The sandbox's `load` (src/emu/sandbox.rs): text only.
+-- The sandbox's `load` (crates/trapdesk-emu/src/sandbox.rs): text only.
 local native_load = load
 
 _HOST = "ComputerCraft 1.113.0 (trapdesk emulator)"
 _CC_DEFAULT_SETTINGS = ""
 
 -- "Too long without yielding": the sandbox's `coroutine.create` hooks every coroutine with the
--- watchdog (src/emu/sandbox.rs), so every coroutine, the bios's and a program's alike, is
+-- watchdog (crates/trapdesk-emu/src/sandbox.rs), so every coroutine, the bios's and a program's alike, is
 -- watched. The error is an ordinary Lua error, so pcall catches it (as on CC); a computer that
 -- still does not yield 1.5 s later is turned off.
 local spawn = coroutine.create
@@ -27,7 +27,7 @@ function coroutine.wrap(f)
 end
 
 -- What CC does not offer. (`collectgarbage`, the host's `dofile`/`loadfile`/`print`, `io`, `os`
--- and `package` never exist here: src/emu/sandbox.rs builds the globals without them.)
+-- and `package` never exist here: crates/trapdesk-emu/src/sandbox.rs builds the globals without them.)
 string.dump = nil
 
 -- CC's `expect` (cc.expect): "bad argument #1 to 'sleep' (number expected, got string)", the
@@ -129,7 +129,7 @@ end
 -- os
 os = {}
 for k, v in pairs(nos) do os[k] = v end
--- `os.date`, `os.difftime` and `os.time(table)` are Rust's (src/emu/clock.rs), not the C `os`.
+-- `os.date`, `os.difftime` and `os.time(table)` are Rust's (crates/trapdesk-emu/src/clock.rs), not the C `os`.
 os.date, os.difftime, os.mktime = raising(nos.date), raising(nos.difftime), nil
 local ntime, mktime = nos.time, raising(nos.mktime)
 function os.time(t)

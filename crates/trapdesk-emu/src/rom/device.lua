@@ -1,6 +1,6 @@
 -- The `turtle` API of a turtle and the `pocket` API of a pocket computer, as CC: Tweaked's
--- TurtleAPI and PocketAPI offer them, over the emulator's natives (src/emu/device.rs,
--- src/emu/turtle.rs). Returns { turtle = ..., pocket = ... }, one of them nil.
+-- TurtleAPI and PocketAPI offer them, over the emulator's natives (crates/trapdesk-emu/src/device.rs,
+-- crates/trapdesk-emu/src/turtle.rs). Returns { turtle = ..., pocket = ... }, one of them nil.
 local ndevice, nturtle = ...
 local pack, unpack, type, error, yield = table.pack, table.unpack, type, error, coroutine.yield
 
