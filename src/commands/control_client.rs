@@ -169,51 +169,6 @@ fn plain(e: &reqwest::Error) -> String {
     }
 }
 
-/// `trapdesk pause` (`pause` true) and `trapdesk resume`, over the control channel of the host
-/// the client flags name.
-///
-/// # Errors
-/// Exit code 3 when no host answers or it refuses the local token; 2 for a bad `--connect`.
-pub async fn pause(
-    a: &super::remote::ClientArgs,
-    pause: bool,
-) -> Result<(), super::remote::Failure> {
-    use super::remote::{Failure, exit};
-    let data_dir = a
-        .data_dir
-        .clone()
-        .or_else(trapdesk_core::config::default_data_dir)
-        .ok_or_else(|| Failure::new(exit::USAGE, "no home directory: pass --data-dir"))?;
-    let url = target(a.connect.as_deref(), &data_dir)
-        .map_err(|e| Failure::new(exit::UNREACHABLE, e.to_string()))?;
-    let base = base_of(&url).ok_or_else(|| {
-        Failure::new(
-            exit::USAGE,
-            format!("--connect {url:?} is not an http:// or https:// URL"),
-        )
-    })?;
-    let what = if pause { "pause" } else { "resume" };
-    let r: crate::control::PauseAnswer = tell(&base, &data_dir, what)
-        .await
-        .map_err(|e| Failure::new(exit::UNREACHABLE, e.to_string()))?;
-    if a.json {
-        println!("{}", serde_json::to_string(&r).unwrap_or_default());
-        return Ok(());
-    }
-    match (pause, r.already) {
-        (true, false) => println!(
-            "agents stopped: their calls that run code, type or write are refused with `paused` ({} ended now); reads go on. `trapdesk resume` lets them run again.",
-            r.stopped
-        ),
-        (true, true) => {
-            println!("agents were already stopped; `trapdesk resume` lets them run again.")
-        }
-        (false, false) => println!("agents may run code, type and write again."),
-        (false, true) => println!("agents were not stopped; nothing changed."),
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

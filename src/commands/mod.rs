@@ -20,6 +20,7 @@ pub mod attach;
 pub mod control_client;
 pub mod doctor;
 pub mod modes;
+pub mod pause;
 pub mod remote;
 pub mod sync;
 
@@ -264,8 +265,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Put(a)) => client(remote::put(a).await),
         Some(Command::Sync(a)) => client(sync::sync(a).await),
         Some(Command::Doctor(a)) => client(doctor::doctor(a).await),
-        Some(Command::Pause(a)) => client(control_client::pause(&a, true).await),
-        Some(Command::Resume(a)) => client(control_client::pause(&a, false).await),
+        Some(Command::Pause(a)) => client(pause::pause(&a, true).await),
+        Some(Command::Resume(a)) => client(pause::pause(&a, false).await),
         Some(Command::Completions { shell }) => {
             completions(shell);
             Ok(())
