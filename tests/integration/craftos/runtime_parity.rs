@@ -9,7 +9,7 @@
 //!
 //! Where CraftOS-PC and CC: Tweaked disagree, [`CC_ONLY`] holds what CC: Tweaked answers (with
 //! the source that says so and what CraftOS-PC answers instead); those run on the emulator
-//! only, and docs/lua-client.md lists them.
+//! only, and docs/emulator.md, "The emulator against CraftOS-PC", lists them.
 //!
 //! Each snippet returns one string made by `show(...)` (the prelude), which writes every value
 //! the same way on both runtimes (bytes outside printable ASCII as `\ddd`, tables with sorted
@@ -649,7 +649,7 @@ const CASES: &[(&str, &str)] = &[
 /// own: CraftOS-PC counts a websocket the program closed against its limit of four ("Too many
 /// websockets already open" at the fourth, the client's link being one) and, seconds after
 /// three were opened and closed, stopped answering altogether, so cases after these would fail
-/// for CraftOS-PC's sake (docs/lua-client.md).
+/// for CraftOS-PC's sake (docs/emulator.md, "The emulator against CraftOS-PC").
 const WS_CASES: &[(&str, &str)] = &[
     (
         r#"local ws = assert(http.websocket(WS .. "/gateway")) local t = {} for k in pairs(ws) do t[#t+1] = k end table.sort(t) local m = ws.receive(0.2) ws.close() return show(table.concat(t, ","), m, pcall(ws.send, "x"))"#,

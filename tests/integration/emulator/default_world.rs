@@ -1,4 +1,4 @@
-//! The emulator enforces what a default CC: Tweaked world enforces (docs/lua-client.md, "What the
+//! The emulator enforces what a default CC: Tweaked world enforces (docs/emulator.md, "What the
 //! emulator enforces"): one test per rule, Lua run directly on an emulated computer through its
 //! Rust API, with real sockets where sockets matter.
 #![allow(clippy::panic)] // test helpers fail the test by panicking
