@@ -65,7 +65,12 @@ fn frame_is_lua(real: &Real, thread: &Option<Thread>, offset: i64, level: i64) -
 
 type Offered = Box<dyn Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static>;
 
-pub(super) fn filtered_debug(lua: &Lua, real: &Real, shim: &Shim, loaded: &Table) -> mlua::Result<Table> {
+pub(super) fn filtered_debug(
+    lua: &Lua,
+    real: &Real,
+    shim: &Shim,
+    loaded: &Table,
+) -> mlua::Result<Table> {
     let t = lua.create_table()?;
 
     let r = real.clone();

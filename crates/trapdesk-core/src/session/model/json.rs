@@ -24,7 +24,10 @@ pub(super) fn ser_json_text<S: serde::Serializer>(
     }
 }
 
-pub(super) fn ser_opt_time<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+pub(super) fn ser_opt_time<S: serde::Serializer>(
+    t: &Option<SystemTime>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     match t {
         Some(t) => s.serialize_some(&epoch_ms(*t)),
         None => s.serialize_none(),
@@ -39,7 +42,9 @@ pub(super) fn de_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SystemTi
     Ok(UNIX_EPOCH + Duration::from_millis(ms))
 }
 
-pub(super) fn de_opt_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<SystemTime>, D::Error> {
+pub(super) fn de_opt_time<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<SystemTime>, D::Error> {
     let ms = Option::<u64>::deserialize(d)?;
     Ok(ms.map(|ms| UNIX_EPOCH + Duration::from_millis(ms)))
 }
