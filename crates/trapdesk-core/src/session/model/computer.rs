@@ -34,8 +34,8 @@ pub struct ComputerInfo {
     /// What the computer is (device, flags, screen size), as its `hello` said.
     pub machine: trapdesk_proto::protocol::MachineInfo,
     /// What it has attached and, on a turtle, its fuel and selected slot, as its last status
-    /// ping answered ([`crate::session::Session::refresh_status`]); `None` until one answered (and from
-    /// a client that does not answer them).
+    /// ping answered ([`crate::session::Session::refresh_status`]); `None` until one answered
+    /// (and from a client that does not answer them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::session::devices::DeviceStatus>,
 }

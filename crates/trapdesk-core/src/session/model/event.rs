@@ -83,7 +83,8 @@ pub enum Event {
     PolicyChanged,
     /// The stop for all agents was set or lifted (see [`crate::session::Session::paused`]).
     PauseChanged,
-    /// The person attached to a computer or left it (see [`crate::session::Session::hold_keyboard`]).
+    /// The person attached to a computer or left it (see
+    /// [`crate::session::Session::hold_keyboard`]).
     KeyboardChanged {
         trapos_id: String,
     },

@@ -28,7 +28,8 @@ pub struct RequestSpec {
     /// (probe-computers', the console's status) is not logged either: a look, not an act.
     pub quiet: bool,
     /// Never sent to a computer: it only carries a policy approval for an action that reads
-    /// what the session already holds (see [`crate::session::Session::permit`]), and ends when approved.
+    /// what the session already holds (see [`crate::session::Session::permit`]), and ends when
+    /// approved.
     pub local: bool,
     /// Refused (`needs_approval`) where the policy says `ask`, instead of asking the person:
     /// for what an agent never waits on, such as completions.
