@@ -2,8 +2,11 @@
 //! link or the host goes away, the results `wait-request` gives after the end, and the
 //! adoption of the runs a computer kept through a dropped link (docs/protocol.md, "Detached
 //! runs"; docs/mcp.md, "Detached runs").
+//!
+//! The results kept for `wait-request` are in `finished`; what a hello's claim of runs comes to,
+//! in `claim`.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
@@ -11,89 +14,15 @@ use tokio::time::Instant;
 
 use super::Session;
 use super::link::Link;
-use super::model::{
-    Ending, Event, OutputEntry, PendingInfo, RequestError, StartEntry, Status, Stream,
-};
+use super::model::{Event, OutputEntry, PendingInfo, RequestError, StartEntry, Stream};
 use super::state::{ORPHANED, Outbound, Pending, State};
 use trapdesk_proto::protocol::{DetachedRun, Kind};
 
-/// Ended requests kept for `wait-request`: the most recent this many detached runs, and as
-/// many other requests (apart, so that a fleet's pings never push a detached run's result out)…
-pub const FINISHED_KEPT: usize = 64;
-/// …each for at most this long after it ended.
-pub const FINISHED_FOR: Duration = Duration::from_secs(15 * 60);
+mod claim;
+mod finished;
 
-/// An ended request as `wait-request` gives it.
-#[derive(Debug, Clone)]
-pub struct FinishedRequest {
-    pub request_id: String,
-    pub trapos_id: String,
-    pub kind: Kind,
-    pub status: Status,
-    pub ending: Ending,
-    pub ended: Instant,
-}
-
-/// The last [`FINISHED_KEPT`] ended detached runs and other requests, none older than
-/// [`FINISHED_FOR`]. Pings and the console's own housekeeping (`quiet`) are not kept.
-#[derive(Debug, Default)]
-pub struct Finished {
-    detached: VecDeque<FinishedRequest>,
-    other: VecDeque<FinishedRequest>,
-}
-
-impl Finished {
-    pub(super) fn keep(&mut self, p: &Pending, ending: &Ending, status: Status) {
-        if p.quiet || p.info.kind == Kind::Ping {
-            return;
-        }
-        self.prune();
-        let list = if p.detached {
-            &mut self.detached
-        } else {
-            &mut self.other
-        };
-        list.push_back(FinishedRequest {
-            request_id: p.info.request_id.clone(),
-            trapos_id: p.info.trapos_id.clone(),
-            kind: p.info.kind,
-            status,
-            ending: ending.clone(),
-            ended: Instant::now(),
-        });
-        while list.len() > FINISHED_KEPT {
-            list.pop_front();
-        }
-    }
-
-    fn prune(&mut self) {
-        for list in [&mut self.detached, &mut self.other] {
-            while list
-                .front()
-                .is_some_and(|f| f.ended.elapsed() > FINISHED_FOR)
-            {
-                list.pop_front();
-            }
-        }
-    }
-
-    pub(super) fn get(&self, id: &str) -> Option<&FinishedRequest> {
-        self.detached
-            .iter()
-            .chain(self.other.iter())
-            .find(|f| f.request_id == id && f.ended.elapsed() <= FINISHED_FOR)
-    }
-}
-
-/// Where a request stands, for `wait-request` and `computer-output`.
-#[derive(Debug, Clone)]
-pub enum RequestState {
-    /// Still pending (waiting for approval, queued, running, or a detached run whose link is
-    /// down).
-    Running { trapos_id: String, kind: Kind },
-    /// Ended, with its result.
-    Ended(Box<FinishedRequest>),
-}
+use claim::{Claim, Dropped, computer_of, issued_before};
+pub use finished::{FINISHED_FOR, FINISHED_KEPT, Finished, FinishedRequest, RequestState};
 
 impl State {
     /// The detached runs sent on connection `conn_id` lose it but stay pending: the computer
@@ -142,79 +71,6 @@ pub const ORPHANS_KEPT: usize = 1024;
 /// What was dropped of hellos' claims (`detached`) is logged at most once per this, with the
 /// count since the last time.
 pub const CLAIMS_LOGGED_EVERY: Duration = Duration::from_secs(60);
-
-/// Why a named run was not taken back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Dropped {
-    /// Not an id this host's start tags could have given (`h-<tag>-<n>`, another start's tag).
-    NotOurs,
-    /// The computer already has `max_detached` detached runs.
-    OverLimit,
-    /// Recorded as another computer's run, or pending here as something else.
-    NotItsOwn,
-    /// A type this host does not know.
-    UnknownKind,
-    /// Named twice.
-    Twice,
-}
-
-/// What one hello's claim came to.
-#[derive(Debug, Default)]
-struct Claim {
-    taken: usize,
-    dropped: [usize; 5],
-}
-
-impl Claim {
-    fn refuse(&mut self, why: Dropped) {
-        self.dropped[why as usize] += 1;
-    }
-
-    fn dropped(&self) -> usize {
-        self.dropped.iter().sum()
-    }
-
-    /// What was dropped, by reason, for the log.
-    fn reasons(&self) -> String {
-        const WHY: [&str; 5] = [
-            "not an id this host's starts give",
-            "over max_detached",
-            "another computer's or not a detached run",
-            "an unknown request type",
-            "named twice",
-        ];
-        WHY.iter()
-            .zip(self.dropped)
-            .filter(|(_, n)| *n > 0)
-            .map(|(why, n)| format!("{n} {why}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// Whether `id` is one a start of this host, other than the current one, could have given:
-/// `h-<tag>-<n>` (see `run_tag` in `mod.rs`). One of the current start that is not pending
-/// ended here (or was never given): it is not taken back.
-fn issued_before(id: &str, current_tag: &str) -> bool {
-    let Some(rest) = id.strip_prefix("h-") else {
-        return false;
-    };
-    let Some((tag, n)) = rest.split_once('-') else {
-        return false;
-    };
-    tag.len() == 6
-        && tag
-            .bytes()
-            .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
-        && tag != current_tag
-        && (1..=20).contains(&n.len())
-        && n.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// The computer id a traposId starts with (`7` of `7:miner`).
-fn computer_of(trapos_id: &str) -> &str {
-    trapos_id.split(':').next().unwrap_or(trapos_id)
-}
 
 /// Who a run is attributed to when no record says who started it: the computer that named it,
 /// as an agent would be (never the person: what a computer says of a run is a claim).
