@@ -205,8 +205,8 @@ async fn serve(
     }
 }
 
-// The link loop's unit tests run it over channels with a real session (their own file: they
-// are as long as the loop).
+// The link loop's unit tests run it over channels with a real session (their own files in
+// connection_tests/: they are as long as the loop).
 #[cfg(test)]
-#[path = "connection_tests.rs"]
+#[path = "connection_tests/mod.rs"]
 mod tests;
