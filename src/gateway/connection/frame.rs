@@ -35,7 +35,10 @@ pub(super) struct Frame<'a, Tx> {
 
 impl<Tx: SocketTx> Frame<'_, Tx> {
     /// Acts on one frame (or the socket's end); `Some` ends the link.
-    pub(super) async fn take(&mut self, frame: Option<Result<WsMessage, axum::Error>>) -> Option<Quit> {
+    pub(super) async fn take(
+        &mut self,
+        frame: Option<Result<WsMessage, axum::Error>>,
+    ) -> Option<Quit> {
         let max = self.max;
         let text = match frame {
             None => return Some(Quit::Closed("connection closed".into())),

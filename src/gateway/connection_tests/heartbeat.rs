@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
-use super::{Computer, SECRET};
 use super::super::super::protocol::CLOSE_HEARTBEAT;
+use super::{Computer, SECRET};
 
 #[tokio::test(start_paused = true)]
 async fn a_computer_that_answers_no_ping_is_closed_after_three() {

@@ -2,8 +2,8 @@
 
 use serde_json::json;
 
-use super::{Computer, SECRET, exec};
 use super::super::super::protocol::CLOSE_AUTH_FAILED;
+use super::{Computer, SECRET, exec};
 
 #[tokio::test]
 async fn a_wrong_secret_is_told_and_closed_with_auth_failed() {
