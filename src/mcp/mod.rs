@@ -95,6 +95,7 @@ impl TrapdeskMcp {
             stream_buffer: settings.stream_buffer.max(1),
             tool_router: std::sync::Arc::new(
                 Self::tool_router()
+                    + Self::files_router()
                     + Self::screen_router()
                     + Self::devices_router()
                     + Self::fleet_router()

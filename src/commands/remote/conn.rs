@@ -1,169 +1,26 @@
 //! One MCP connection to the running trapdesk, under a clientInfo name that tells the host who
 //! calls (`trapdesk-cli` → origin `cli`, `trapdesk-sync` → origin `sync`), and tool calls on it
-//! with live output, cancellation on Ctrl-C and exit codes for what went wrong.
+//! with live output, cancellation on Ctrl-C and exit codes for what went wrong. The live
+//! output's routing is in `conn/progress.rs`, a call's reply and its exit code in
+//! `conn/reply.rs`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, Implementation,
-    ProgressNotificationParam, ProgressToken, Request, ServerResult,
-};
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressToken, Request, ServerResult};
+use rmcp::service::{PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
 use super::{Failure, exit};
+use progress::{Handler, Route, SharedRoutes, rest_of_output, wait};
 
-/// Progress routes: a call's token → where its output goes. Progress that arrives before
-/// the call registered its token (the token is only known once the request is sent) waits in
-/// `early`.
-#[derive(Default)]
-struct Routes {
-    live: HashMap<ProgressToken, mpsc::UnboundedSender<String>>,
-    early: HashMap<ProgressToken, Vec<String>>,
-}
+mod progress;
+mod reply;
 
-type SharedRoutes = Arc<Mutex<Routes>>;
-
-struct Handler {
-    name: &'static str,
-    routes: SharedRoutes,
-}
-
-impl ClientHandler for Handler {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new(self.name, env!("CARGO_PKG_VERSION")),
-        )
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _ctx: NotificationContext<RoleClient>,
-    ) {
-        let Some(text) = params.message else { return };
-        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-        match routes.live.get(&params.progress_token) {
-            Some(tx) => {
-                // The call may have ended already; late output is then dropped.
-                let _ = tx.send(text);
-            }
-            None => routes
-                .early
-                .entry(params.progress_token)
-                .or_default()
-                .push(text),
-        }
-    }
-}
-
-/// What a tool call returned.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    /// The tool's `isError`.
-    pub is_error: bool,
-    /// `structuredContent` (an empty object when there was none).
-    pub data: Value,
-    /// The first text block: a one-line summary first.
-    pub text: String,
-}
-
-impl Reply {
-    /// Exit code and one-line message for a failed reply: 3 when the host could not get the
-    /// work done (not linked, timed out, refused, busy, cancelled), 1 when the work itself
-    /// failed (a Lua error, a failed file operation).
-    /// The computer the host actually reached (the result's `traposId`), else the name the
-    /// person typed: what the CLI prints is the computer it reached, never only the query.
-    pub fn reached<'a>(&'a self, query: &'a str) -> &'a str {
-        self.data
-            .get("traposId")
-            .and_then(Value::as_str)
-            .filter(|t| !t.is_empty())
-            .unwrap_or(query)
-    }
-
-    pub fn failure(&self, what: &str) -> Failure {
-        let (code, message) = match self.data.get("error") {
-            Some(Value::Object(e)) => (
-                e.get("code").and_then(Value::as_str).unwrap_or_default(),
-                e.get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or(self.text.as_str()),
-            ),
-            Some(Value::String(s)) => ("", s.as_str()),
-            _ => ("", self.text.as_str()),
-        };
-        // The whole message: a Lua error can span lines (`require`'s lists every file it
-        // tried), and its first line alone does not say what went wrong.
-        let message = message.trim_end();
-        // The host refused the arguments the command line built: a usage error (2), named by
-        // the flag a person typed rather than the tool's field.
-        if code == "invalid_arguments" {
-            let field = self.data.get("field").and_then(Value::as_str);
-            let message = match (field, max_millis(message)) {
-                (Some("timeoutMs"), Some(max)) => format!(
-                    "--timeout is out of range: this host takes more than 0 and at most {}",
-                    human_millis(max)
-                ),
-                _ => message.to_owned(),
-            };
-            return Failure::new(exit::USAGE, format!("{what}: {message}"));
-        }
-        let unreachable = matches!(
-            code,
-            "timeout"
-                | "disconnected"
-                | "unknown_computer"
-                | "ambiguous_computer"
-                | "busy"
-                | "shutting_down"
-                | "cancelled"
-                | "unknown_type"
-        ) || code.contains("refus")
-            || code.contains("denied")
-            || code.contains("policy");
-        if unreachable {
-            let hint = match code {
-                "unknown_computer" | "ambiguous_computer" => {
-                    "; `trapdesk computers` lists the linked ones"
-                }
-                "timeout" => "; pass a longer --timeout",
-                "disconnected" => "; it unlinked, run it again once it is back",
-                "unknown_type" => {
-                    "; the computer does not serve that request (its client may be older than this trapdesk: re-run the installer there)"
-                }
-                _ => "",
-            };
-            Failure::new(exit::UNREACHABLE, format!("{what}: {message}{hint}"))
-        } else {
-            Failure::new(exit::FAILED, format!("{what}: {message}"))
-        }
-    }
-}
-
-/// `N` of the host's "expected 1 to N milliseconds".
-fn max_millis(message: &str) -> Option<u64> {
-    let rest = message.split("expected 1 to ").nth(1)?;
-    rest.split(' ').next()?.parse().ok()
-}
-
-/// Milliseconds as a person writes a `--timeout`: `10m`, `90s`, `1500ms`.
-pub fn human_millis(ms: u64) -> String {
-    if ms.is_multiple_of(60_000) {
-        format!("{}m", ms / 60_000)
-    } else if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
-    }
-}
+pub use reply::{Reply, human_millis};
 
 /// A connection to the trapdesk MCP endpoint.
 pub struct Conn {
@@ -445,82 +302,4 @@ fn connect_failure(
         )
     };
     Failure::new(exit::UNREACHABLE, message)
-}
-
-/// A call's progress route, forgotten when the call ends however it ends.
-struct Route<'a> {
-    routes: &'a SharedRoutes,
-    token: ProgressToken,
-    rx: mpsc::UnboundedReceiver<String>,
-}
-
-impl Drop for Route<'_> {
-    fn drop(&mut self) {
-        let mut routes = self.routes.lock().unwrap_or_else(|p| p.into_inner());
-        routes.live.remove(&self.token);
-        routes.early.remove(&self.token);
-    }
-}
-
-/// Passes output on until the answer comes: `Err` with the exit code when `stop` (Ctrl-C) or
-/// the deadline came first.
-async fn wait<R>(
-    mut response: std::pin::Pin<&mut impl std::future::Future<Output = R>>,
-    deadline: Option<Duration>,
-    stop: impl std::future::Future<Output = ()>,
-    rx: &mut mpsc::UnboundedReceiver<String>,
-    on_output: &mut impl FnMut(&str),
-) -> Result<R, u8> {
-    let mut stop = std::pin::pin!(stop);
-    let sleep = async {
-        match deadline {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
-    let mut sleep = std::pin::pin!(sleep);
-    loop {
-        tokio::select! {
-            biased;
-            Some(text) = rx.recv() => on_output(&text),
-            r = &mut response => return Ok(r),
-            () = &mut stop => return Err(exit::INTERRUPTED),
-            () = &mut sleep => return Err(exit::UNREACHABLE),
-        }
-    }
-}
-
-/// The output the answer holds that did not stream: the answer's own captured output says
-/// how much is missing when it holds all of it; otherwise waits briefly for the rest.
-async fn rest_of_output(
-    reply: &Reply,
-    streamed: &str,
-    rx: &mut mpsc::UnboundedReceiver<String>,
-    on_output: &mut impl FnMut(&str),
-) {
-    let full = reply.data.get("output").and_then(Value::as_str);
-    let truncated = reply.data.get("outputTruncated").and_then(Value::as_bool) == Some(true);
-    match full.and_then(|f| f.strip_prefix(streamed)) {
-        Some(rest) if !truncated && !streamed.is_empty() => {
-            if !rest.is_empty() {
-                on_output(rest);
-            }
-        }
-        _ if !streamed.is_empty() => {
-            while let Ok(Some(text)) =
-                tokio::time::timeout(Duration::from_millis(200), rx.recv()).await
-            {
-                on_output(&text);
-            }
-        }
-        // Nothing streamed (the host does not stream this call): the captured output is
-        // all there is.
-        _ => {
-            if let Some(f) = full
-                && !f.is_empty()
-            {
-                on_output(f);
-            }
-        }
-    }
 }
