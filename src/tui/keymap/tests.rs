@@ -1,5 +1,6 @@
 //! Unit tests of the key binding table in `src/tui/keymap.rs`.
 
+use super::bindings::{c, ctrl, k};
 use super::*;
 
 #[test]
