@@ -1,4 +1,4 @@
-//! Unit tests of `trapdesk doctor` in `src/commands/doctor/mod.rs`.
+//! Unit tests of `trapdesk doctor`'s checks in `src/commands/doctor/checks.rs`.
 
 use super::*;
 
