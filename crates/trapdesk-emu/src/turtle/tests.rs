@@ -1,5 +1,6 @@
 //! Unit tests of the turtle's body in `turtle.rs`.
 
+use super::api::display_name;
 use super::*;
 
 impl Outcome {
