@@ -7,7 +7,6 @@
 //! a Lua error with a string message (mlua's own errors are userdata, CC's are strings).
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 
@@ -15,8 +14,14 @@ pub(crate) use super::handles::ReadHandle;
 use super::handles::{UpdateHandle, WriteHandle};
 pub(crate) use super::quota::{MINIMUM_FILE_SIZE, OUT_OF_SPACE, Quota};
 
-use super::kernel::{Ctx, lock};
+use super::kernel::Ctx;
 use std::sync::Arc;
+
+mod disk;
+mod private;
+
+use disk::{Disk, FLOPPY_MOUNT};
+pub(crate) use private::{private_dir, private_file, private_folder, tighten, write_private};
 
 /// Normalises a CC path to `a/b/c` (no leading slash; `""` is the root) as CC: Tweaked's
 /// `FileSystem.sanitizePath` does: `\\` is `/`; control characters and `"*:<>?|` are dropped
@@ -65,189 +70,6 @@ fn ok(lua: &Lua, v: impl IntoLuaMulti) -> mlua::Result<MultiValue> {
 /// Answers `false, message`.
 fn fail(lua: &Lua, msg: impl AsRef<str>) -> mlua::Result<MultiValue> {
     (false, msg.as_ref()).into_lua_multi(lua)
-}
-
-/// Where a floppy in the drive is mounted (CC's `disk`, then `disk2`, ...; one drive here).
-const FLOPPY_MOUNT: &str = "disk";
-
-/// The computer's file system: its own disk at the root, and a floppy at `/disk` while one is
-/// in the drive, each with its own quota.
-struct Disk {
-    root: PathBuf,
-    quota: Arc<Quota>,
-    drive: Arc<std::sync::Mutex<Option<super::DiskDrive>>>,
-    /// The floppy's quota, measured when the floppy is first used and kept while it stays in.
-    floppy_quota: std::sync::Mutex<Option<(PathBuf, Arc<Quota>)>>,
-}
-
-impl Disk {
-    /// The floppy in the drive: the drive's name, the floppy's directory and its quota.
-    fn floppy(&self) -> Option<(String, PathBuf, Arc<Quota>)> {
-        let drive = lock(&self.drive);
-        let drive = drive.as_ref()?;
-        let f = drive.floppy.as_ref()?;
-        let mut cache = lock(&self.floppy_quota);
-        let quota = match cache.as_ref() {
-            Some((root, q)) if *root == f.root => q.clone(),
-            _ => {
-                let q = Arc::new(Quota::measure(&f.root, f.space));
-                *cache = Some((f.root.clone(), q.clone()));
-                q
-            }
-        };
-        Some((drive.side.clone(), f.root.clone(), quota))
-    }
-
-    /// The part of a normalised path below the floppy's mount point, if it is there.
-    fn below_mount(p: &str) -> Option<&str> {
-        if p == FLOPPY_MOUNT {
-            Some("")
-        } else {
-            p.strip_prefix(FLOPPY_MOUNT)?.strip_prefix('/')
-        }
-    }
-
-    /// The floppy's mount point itself, while a floppy is in.
-    fn is_mount_root(&self, p: &str) -> bool {
-        p == FLOPPY_MOUNT && self.floppy().is_some()
-    }
-
-    /// The quota that a path counts against: the floppy's below its mount point, else the
-    /// computer's.
-    fn quota(&self, p: &str) -> Arc<Quota> {
-        match (Self::below_mount(p), self.floppy()) {
-            (Some(_), Some((_, _, q))) => q,
-            _ => self.quota.clone(),
-        }
-    }
-
-    /// The host path of a CC path, or the CC error text.
-    fn host(&self, path: &str) -> Result<(String, PathBuf), String> {
-        let p = normalize(path, false)?;
-        let (root, rest) = match (Self::below_mount(&p), self.floppy()) {
-            (Some(rest), Some((_, root, _))) => (root, rest.to_owned()),
-            _ => (self.root.clone(), p.clone()),
-        };
-        let host = if rest.is_empty() {
-            root.clone()
-        } else {
-            root.join(&rest)
-        };
-        Self::no_symlinks(&root, &rest)?;
-        Ok((p, host))
-    }
-
-    /// Refuses a path that passes through a symlink inside the computer's directory. CC has no
-    /// symlinks, so one there was put by someone on the host, and following it (even a dangling
-    /// one, which `File::create` would) could reach outside the directory.
-    fn no_symlinks(root: &Path, p: &str) -> Result<(), String> {
-        let mut at = root.to_path_buf();
-        for part in p.split('/').filter(|s| !s.is_empty()) {
-            at.push(part);
-            match fs::symlink_metadata(&at) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(format!("/{p}: Access denied"));
-                }
-                Ok(_) => {}
-                // Nothing further exists, so nothing further can be a link.
-                Err(_) => return Ok(()),
-            }
-        }
-        Ok(())
-    }
-
-    fn is_rom(p: &str) -> bool {
-        p == "rom" || p.starts_with("rom/")
-    }
-
-    /// Makes a folder and the folders above it that are missing, each costing 500 bytes, as
-    /// `WritableFileMount.makeDirectory` does: all of them or none, "/p: Out of space" when
-    /// they do not fit.
-    fn make_dir(&self, p: &str, h: &Path) -> Result<(), String> {
-        if h.is_dir() {
-            return Ok(());
-        }
-        if h.exists() {
-            return Err(format!("/{p}: File exists"));
-        }
-        let quota = self.quota(p);
-        quota.refresh();
-        let mut missing = 0;
-        let mut at = Some(h);
-        while let Some(dir) = at.filter(|d| !d.exists()) {
-            missing += 1;
-            at = dir.parent();
-        }
-        if !quota.take(missing * MINIMUM_FILE_SIZE) {
-            return Err(format!("/{p}: {OUT_OF_SPACE}"));
-        }
-        private_dir(h).map_err(|_| {
-            quota.give_back(missing * MINIMUM_FILE_SIZE);
-            format!("/{p}: Access denied")
-        })
-    }
-
-    /// Opens a file for writing with CC's accounting (`MountWrapper.openForWrite`,
-    /// `WritableFileMount.openFile`): a missing parent folder is made first; a new file takes
-    /// 500 bytes; emptying one (`truncate`) gives back all but 500.
-    fn open_write(
-        &self,
-        p: &str,
-        h: &Path,
-        options: &fs::OpenOptions,
-        truncate: bool,
-    ) -> Result<fs::File, String> {
-        if let Some(((dir, _), parent)) = p.rsplit_once('/').zip(h.parent())
-            && !h.exists()
-        {
-            self.make_dir(dir, parent)?;
-        }
-        let quota = self.quota(p);
-        quota.refresh();
-        let old = fs::metadata(h).ok().map(|m| m.len());
-        match old {
-            None if !quota.take(MINIMUM_FILE_SIZE) => {
-                return Err(format!("/{p}: {OUT_OF_SPACE}"));
-            }
-            None => {}
-            Some(size) if truncate => {
-                quota.give_back(size.max(MINIMUM_FILE_SIZE) - MINIMUM_FILE_SIZE);
-            }
-            Some(_) => {}
-        }
-        options.open(h).map_err(|e| {
-            if old.is_none() {
-                quota.give_back(MINIMUM_FILE_SIZE);
-            }
-            format!("/{p}: {e}")
-        })
-    }
-
-    /// Copies a file or a folder as `FileSystem.copyRecursive` does, through the same
-    /// accounting: folders are made, files opened and written. A file that does not fit stays
-    /// behind empty and the copy fails with "Out of space".
-    fn copy_tree(&self, p: &str, from: &Path, to: &Path) -> Result<(), String> {
-        if from.is_dir() {
-            self.make_dir(p, to)?;
-            let mut names: Vec<_> = fs::read_dir(from)
-                .map_err(|e| format!("/{p}: {e}"))?
-                .flatten()
-                .map(|e| e.file_name())
-                .collect();
-            names.sort();
-            for name in names {
-                let child = format!("{p}/{}", name.to_string_lossy());
-                self.copy_tree(&child, &from.join(&name), &to.join(&name))?;
-            }
-            return Ok(());
-        }
-        let bytes = fs::read(from).map_err(|e| format!("/{p}: {e}"))?;
-        let mut options = private_file();
-        options.write(true).create(true).truncate(true);
-        let mut file = self.open_write(p, to, &options, true)?;
-        self.quota(p).write(0, bytes.len() as u64, 0)?;
-        std::io::Write::write_all(&mut file, &bytes).map_err(|e| format!("/{p}: {e}"))
-    }
 }
 
 /// The native `fs` table.
@@ -603,110 +425,5 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// A disk's folders and files are the host user's alone (0700 and 0600): the `.settings` on
-/// every emulated disk holds the computer's secrets, and other users of the host have no
-/// business reading a computer's files. The mode is asked for at creation (the process's umask
-/// can only take bits away).
-pub(crate) fn private_dir(path: &Path) -> std::io::Result<()> {
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(path)
-}
-
-/// The folder that holds disks (`<data dir>/computers`): made, or made private if an older
-/// version left it open to others.
-pub(crate) fn private_folder(path: &Path) -> std::io::Result<()> {
-    private_dir(path)?;
-    restrict(path, &fs::symlink_metadata(path)?)
-}
-
-/// Options that create a file only its owner can read and write.
-pub(crate) fn private_file() -> fs::OpenOptions {
-    #[allow(unused_mut)]
-    let mut options = fs::OpenOptions::new();
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options
-}
-
-/// Writes `bytes` to a new or existing file of a disk, leaving it the user's alone.
-pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = private_file()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(path)?;
-    std::io::Write::write_all(&mut file, bytes)?;
-    restrict(path, &file.metadata()?)
-}
-
-/// At most this many entries are looked at when a disk is tightened (a disk's quota keeps it
-/// far smaller: 1 MB of 500-byte minimum files is 2,000 entries).
-const TIGHTEN_MAX: usize = 100_000;
-
-/// Takes the group and other bits off every folder and file of a disk made looser by an older
-/// version (0755 folders, 0644 files). Symbolic links are neither followed nor changed: a
-/// link's target is not the disk's.
-pub(crate) fn tighten(root: &Path) {
-    let mut todo = vec![root.to_path_buf()];
-    let mut seen = 0;
-    while let Some(path) = todo.pop() {
-        seen += 1;
-        if seen > TIGHTEN_MAX {
-            tracing::warn!(root = %root.display(), "disk not fully tightened: over {TIGHTEN_MAX} entries");
-            return;
-        }
-        let Ok(meta) = fs::symlink_metadata(&path) else {
-            continue;
-        };
-        if meta.file_type().is_symlink() {
-            continue;
-        }
-        if let Err(e) = restrict(&path, &meta) {
-            tracing::warn!(path = %path.display(), "could not make private: {e}");
-        }
-        if meta.is_dir()
-            && let Ok(entries) = fs::read_dir(&path)
-        {
-            todo.extend(entries.flatten().map(|e| e.path()));
-        }
-    }
-}
-
-#[cfg(unix)]
-fn restrict(path: &Path, meta: &fs::Metadata) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = meta.permissions().mode();
-    if mode & 0o077 != 0 {
-        fs::set_permissions(path, fs::Permissions::from_mode(mode & !0o077))?;
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn restrict(_: &Path, _: &fs::Metadata) -> std::io::Result<()> {
-    Ok(())
-}
-
 #[cfg(test)]
-mod tests {
-    use super::normalize;
-
-    #[test]
-    fn paths_normalise_like_cc() {
-        assert_eq!(normalize("/a//b/./c/", false).as_deref(), Ok("a/b/c"));
-        assert_eq!(normalize("a\\b/../c", false).as_deref(), Ok("a/c"));
-        assert_eq!(normalize("/", false).as_deref(), Ok(""));
-        assert!(normalize("../etc/passwd", false).is_err());
-        assert!(normalize("a/../../x", false).is_err());
-        assert_eq!(normalize("a/../../x", true).as_deref(), Ok("../x"));
-        // CC: Tweaked's sanitizePath: dropped characters, trimmed parts, runs of dots.
-        assert_eq!(normalize("a:b*c?d", false).as_deref(), Ok("abcd"));
-        assert_eq!(normalize("a:b*c?d", true).as_deref(), Ok("ab*c?d"));
-        assert_eq!(normalize(" a / b ", true).as_deref(), Ok("a/b"));
-        assert_eq!(normalize("a/.../b/.", false).as_deref(), Ok("a/b"));
-        assert_eq!(normalize(&"x".repeat(300), false).map(|p| p.len()), Ok(255));
-    }
-}
+mod tests;

@@ -10,10 +10,9 @@
 //! what it checks is the live host, not the defaults; with no host answering it says so and
 //! shows what the flags would give. It writes nothing, not even a secret on an empty HOME.
 
-use std::io::{IsTerminal as _, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::io::IsTerminal as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -25,6 +24,14 @@ use trapdesk_core::config;
 pub mod ccrules;
 pub mod server_config;
 
+mod checks;
+mod report;
+
+pub use checks::{Reach, http_rule, reachable_addresses};
+use checks::{
+    find_server_config, health, lan_address, resolve, secret_without_host, url_host_port,
+};
+use report::Report;
 use server_config::{Search, Target};
 
 /// `trapdesk doctor`.
@@ -44,133 +51,6 @@ pub struct DoctorArgs {
     pub client: ClientArgs,
 }
 
-/// One address a Minecraft server could use, and from where.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reach {
-    pub addr: SocketAddr,
-    /// `this machine` or `other machines`.
-    pub from: &'static str,
-}
-
-/// Which addresses of a gateway bound to `bind` a Minecraft server could use. `lan` is this
-/// machine's address towards the network, when known.
-pub fn reachable_addresses(bind: SocketAddr, lan: Option<IpAddr>) -> Vec<Reach> {
-    let port = bind.port();
-    let ip = bind.ip();
-    if ip.is_loopback() {
-        return vec![Reach {
-            addr: bind,
-            from: "this machine",
-        }];
-    }
-    if ip.is_unspecified() {
-        let mut v = vec![Reach {
-            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
-            from: "this machine",
-        }];
-        if let Some(lan) = lan.filter(|l| !l.is_loopback()) {
-            v.push(Reach {
-                addr: SocketAddr::new(lan, port),
-                from: "other machines",
-            });
-        }
-        return v;
-    }
-    vec![Reach {
-        addr: bind,
-        from: "this machine and other machines",
-    }]
-}
-
-/// This machine's address towards the network: the source address the system would use for
-/// a route outwards (a UDP "connect" sends nothing).
-fn lan_address() -> Option<IpAddr> {
-    let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
-    s.connect("192.0.2.1:9").ok()?;
-    s.local_addr().ok().map(|a| a.ip())
-}
-
-/// The `[[http.rules]]` lines that let CC: Tweaked's computers reach the gateway at `host:port`
-/// and nothing else there: without `port` a rule matches every port of the host
-/// (`AddressRule.java:63`).
-pub fn http_rule(host: IpAddr, port: u16) -> String {
-    let port_line = format!("port = {port}");
-    format!(
-        "[[http.rules]]\nhost = \"{host}\"\n{port_line:<23}# the gateway's own port\naction = \"allow\""
-    )
-}
-
-/// Host and port of an `http://` or `https://` URL (the MCP endpoint's), default ports
-/// included; `None` for anything else.
-fn url_host_port(url: &str) -> Option<(String, u16)> {
-    let (rest, default) = if let Some(r) = url.strip_prefix("http://") {
-        (r, 80)
-    } else {
-        (url.strip_prefix("https://")?, 443)
-    };
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit('@').next()?;
-    if let Some(v6) = authority.strip_prefix('[') {
-        let (host, after) = v6.split_once(']')?;
-        let port = match after.strip_prefix(':') {
-            Some(p) => p.parse().ok()?,
-            None => default,
-        };
-        return Some((host.to_owned(), port));
-    }
-    match authority.rsplit_once(':') {
-        Some((h, p)) => Some((h.to_owned(), p.parse().ok()?)),
-        None => Some((authority.to_owned(), default)),
-    }
-}
-
-/// Where a computer asking for `host:port` would be sent: CC: Tweaked resolves the name and
-/// checks the rules against both (`Websocket.java:82-83`).
-fn resolve(host: &str, port: u16) -> Option<SocketAddr> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Some(SocketAddr::new(ip, port));
-    }
-    std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
-        .ok()?
-        .next()
-}
-
-/// Which `computercraft-server.toml` files count: from `--minecraft DIR`, else from the current
-/// directory, else from the default launcher's folder (single player).
-fn find_server_config(dir: Option<&Path>) -> Search {
-    let mut s = Search::default();
-    match dir {
-        Some(d) => server_config::locate(d, &mut s),
-        None => {
-            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            server_config::locate(&cwd, &mut s);
-            if s.found.is_empty()
-                && let Some(l) = server_config::launcher_dir().filter(|l| l.is_dir())
-            {
-                server_config::locate(&l, &mut s);
-            }
-        }
-    }
-    s
-}
-
-/// Whether the gateway answers `/health` at `addr` (plain HTTP over a TCP socket).
-fn health(addr: SocketAddr) -> Result<(), String> {
-    let mut s =
-        TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| e.to_string())?;
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    write!(s, "GET /health HTTP/1.0\r\nHost: {addr}\r\n\r\n").map_err(|e| e.to_string())?;
-    let mut buf = String::new();
-    let _ = s.take(4096).read_to_string(&mut buf);
-    match buf.split_whitespace().nth(1) {
-        Some("200") => Ok(()),
-        Some(code) => Err(format!(
-            "it answered HTTP {code}: something else holds the port"
-        )),
-        None => Err("it accepted the connection but said nothing".into()),
-    }
-}
-
 /// A refused link as one line: `HH:MM:SS UTC who detail`.
 fn refusal_line(r: &crate::control::Refusal) -> String {
     let when = i64::try_from(r.time_ms)
@@ -180,32 +60,6 @@ fn refusal_line(r: &crate::control::Refusal) -> String {
         .unwrap_or_default();
     let who = r.who.as_deref().unwrap_or("unknown computer");
     format!("{when}{who} {}", r.detail)
-}
-
-/// The shared secret as a host on `data_dir` would start with it, read without writing: the
-/// environment's, else the stored file's; `None` when there is none yet (a host makes one at
-/// its first start; doctor never does).
-fn secret_without_host(data_dir: &Path) -> Option<crate::control::SecretInfo> {
-    if let Some(s) = std::env::var("SANDBOX_PASSWORD")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
-        return Some(crate::control::SecretInfo {
-            secret: s,
-            source: "from the environment variable SANDBOX_PASSWORD".into(),
-            installer: String::new(),
-        });
-    }
-    let path = data_dir.join("secret");
-    let s = trapdesk_core::config::private::read_checked(&path)
-        .ok()?
-        .trim()
-        .to_owned();
-    (!s.is_empty()).then(|| crate::control::SecretInfo {
-        secret: s,
-        source: format!("stored in {}", path.display()),
-        installer: String::new(),
-    })
 }
 
 /// `trapdesk doctor`. It asks the running host over the control channel (its gateway's
@@ -578,84 +432,4 @@ fn server_config_report(
         }
     }
     (out, insert_above)
-}
-
-/// Text for a person, or one JSON object with `--json`.
-struct Report {
-    json: bool,
-    data: serde_json::Map<String, Value>,
-}
-
-impl Report {
-    fn new(json: bool) -> Report {
-        Report {
-            json,
-            data: serde_json::Map::new(),
-        }
-    }
-    fn head(&self, title: &str) {
-        if !self.json {
-            println!("\n== {title}");
-        }
-    }
-    fn line(&self, text: &str) {
-        if !self.json {
-            // Refused links and linked computers carry labels players chose: no control
-            // character reaches the terminal raw.
-            println!("{}", trapdesk_proto::text::printable_lines(text));
-        }
-    }
-    fn data(&mut self, key: &str, v: Value) {
-        self.data.insert(key.into(), v);
-    }
-    fn finish(self) {
-        if self.json {
-            println!(
-                "{}",
-                trapdesk_proto::protocol::wire::escape_non_ascii(
-                    &Value::Object(self.data).to_string()
-                )
-            );
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_is_this_machine_only_and_any_adds_the_lan() {
-        let lo: SocketAddr = "127.0.0.1:4444".parse().unwrap_or_else(|_| unreachable!());
-        assert_eq!(reachable_addresses(lo, None).len(), 1);
-        let any: SocketAddr = "0.0.0.0:4444".parse().unwrap_or_else(|_| unreachable!());
-        let lan: IpAddr = "192.168.1.20".parse().unwrap_or_else(|_| unreachable!());
-        let r = reachable_addresses(any, Some(lan));
-        assert_eq!(r.len(), 2);
-        assert_eq!(r[1].addr.to_string(), "192.168.1.20:4444");
-        assert_eq!(r[1].from, "other machines");
-    }
-
-    #[test]
-    fn the_rule_is_toml_for_cc() {
-        let ip: IpAddr = "10.0.0.5".parse().unwrap_or_else(|_| unreachable!());
-        assert_eq!(
-            http_rule(ip, 4444),
-            "[[http.rules]]\nhost = \"10.0.0.5\"\nport = 4444            # the gateway's own port\naction = \"allow\""
-        );
-    }
-
-    #[test]
-    fn the_mcp_url_gives_host_and_port() {
-        assert_eq!(
-            url_host_port("http://127.0.0.1:4445/mcp"),
-            Some(("127.0.0.1".into(), 4445))
-        );
-        assert_eq!(url_host_port("http://[::1]:9/mcp"), Some(("::1".into(), 9)));
-        assert_eq!(
-            url_host_port("https://example.org/mcp"),
-            Some(("example.org".into(), 443))
-        );
-        assert_eq!(url_host_port("ws://x:1/"), None);
-    }
 }
