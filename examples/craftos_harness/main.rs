@@ -1,4 +1,4 @@
-//! The harness on the real runtime (issue 24): what trapdesk costs a CraftOS-PC computer, each
+//! The harness on the real runtime: what trapdesk costs a CraftOS-PC computer, each
 //! figure beside its floor measured in the same run on the same runtime, printed as one
 //! Markdown table (BENCHMARKS.md keeps the figures).
 //!

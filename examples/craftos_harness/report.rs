@@ -1,5 +1,5 @@
 //! What one run of the harness found, and the Markdown table it prints: every figure beside
-//! its floor, the ratio and issue 24's target.
+//! its floor, the ratio and its target.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -164,7 +164,7 @@ fn calls(n: usize) -> String {
 }
 
 impl Report {
-    /// The table: the machine and build above it, every target of issue 24 a row (figure,
+    /// The table: the machine and build above it, every target a row (figure,
     /// floor, ratio, target, met), and every sample below it.
     pub fn markdown(&self) -> String {
         let m = &self.machine;

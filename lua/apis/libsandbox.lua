@@ -77,7 +77,7 @@ end
 -- `_G.trapdeskClient`: the daemon puts its entry points there (`daemon.respond`,
 -- `daemon.output`) and each server its own (`servers[owner]`), so a request and its answer go
 -- between them as plain calls, with no `trapdesk_request`/`trapdesk_respond` event that every
--- coroutine on the computer would be resumed for (issue 24). Without the wrapper (or before
+-- coroutine on the computer would be resumed for. Without the wrapper (or before
 -- the daemon is up) the events below carry them as before.
 local function bus()
     local c = rawget(_G, "trapdeskClient")

@@ -111,7 +111,7 @@ pub fn piece(
     }
     let asked = offset.unwrap_or(0);
     // Where the caller wanted this piece to end: shorter than that (and not at the file's
-    // end) means the result budget cut it, and the line says so (issue 22: `length: 100000`
+    // end) means the result budget cut it, and the line says so (a `length: 100000` once
     // served 8,796 bytes and said nothing).
     let wanted_end = length.map_or(total as u64, |l| asked.saturating_add(l).min(total as u64));
     let shortened = (next as u64) < wanted_end;

@@ -42,7 +42,7 @@ const MAX_PAGE: u64 = 500;
 /// out, the thread, not the number in flight, sets a broadcast's pace (256 slices of thread
 /// time, whatever the concurrency): more in flight only lengthens the queue a player's
 /// computer waits in. 4 keeps our share of that queue at 4 slices (~12 ms at the ~3 ms a
-/// request took on CraftOS-PC in issue 24, a quarter of a 50 ms server tick; 16 made it ~48 ms,
+/// request took on CraftOS-PC (BENCHMARKS.md), a quarter of a 50 ms server tick; 16 made it ~48 ms,
 /// nearly a whole tick, for every player for the whole broadcast) and stays under the 10
 /// runnable computers below which CC's scheduler still gives each its turn within 50 ms
 /// (`ComputerThread.java:79-92`). docs/mcp.md ("exec-lua-many") says what it costs in wall time.
