@@ -213,10 +213,10 @@ async fn secret_show_prints_the_running_hosts_secret() {
     host.host.stop().await;
 }
 
-/// With a named agent in the store, the person's CLI still works with the
-/// install's local token (no TRAPDESK_TOKEN), and its calls are the CLI's, not an agent's.
+/// With a named agent in the store, the person's CLI still works with the data dir's person
+/// token (no TRAPDESK_TOKEN), and its calls are the CLI's, not an agent's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_cli_uses_the_local_token_beside_named_agents() {
+async fn the_cli_uses_the_person_token_beside_named_agents() {
     let host = start_host().await;
     trapdesk::trust::agents::add(host.dir.path(), "builder").unwrap();
     let mut cmd = trapdesk();

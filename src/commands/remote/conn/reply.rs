@@ -17,9 +17,6 @@ pub struct Reply {
 }
 
 impl Reply {
-    /// Exit code and one-line message for a failed reply: 3 when the host could not get the
-    /// work done (not linked, timed out, refused, busy, cancelled), 1 when the work itself
-    /// failed (a Lua error, a failed file operation).
     /// The computer the host actually reached (the result's `traposId`), else the name the
     /// person typed: what the CLI prints is the computer it reached, never only the query.
     pub fn reached<'a>(&'a self, query: &'a str) -> &'a str {
@@ -30,6 +27,9 @@ impl Reply {
             .unwrap_or(query)
     }
 
+    /// Exit code and one-line message for a failed reply: 3 when the host could not get the
+    /// work done (not linked, timed out, refused, busy, cancelled), 1 when the work itself
+    /// failed (a Lua error, a failed file operation).
     pub fn failure(&self, what: &str) -> Failure {
         let (code, message) = match self.data.get("error") {
             Some(Value::Object(e)) => (
