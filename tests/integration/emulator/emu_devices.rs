@@ -412,11 +412,13 @@ fn emulate_refuses_a_bad_kind_and_fuel_for_a_computer() {
 async fn the_demo_links_a_turtle_and_a_pocket_computer() {
     let mut host = start_host().await;
     host.start_demo(1);
+    // The gateway links a computer, then records what its hello said it is: a snapshot can fall
+    // between the two (src/gateway/handshake.rs), so wait for the description as well.
     wait_until(|| {
         ["1:miner", "2:turtle", "3:pocket"].iter().all(|id| {
-            host.session
-                .computer(id)
-                .is_some_and(|c| c.online && c.serves.iter().any(|s| s == "run-file"))
+            host.session.computer(id).is_some_and(|c| {
+                c.online && c.serves.iter().any(|s| s == "run-file") && c.machine.device.is_some()
+            })
         })
     })
     .await;
