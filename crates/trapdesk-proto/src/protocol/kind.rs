@@ -1,8 +1,9 @@
-//! Request types: one variant each, with its wire name, and the payloads the host builds.
+//! Request types: one row each, with its wire name and its payload, and the payloads the
+//! host builds.
 //!
 //! Everything that decides by request type (the policy, summaries, approvals, the fronts)
-//! matches on [`Kind`], so a new request type is one variant here and the compiler names
-//! every place that must decide what to do with it.
+//! matches on [`Kind`], so a new request type is one row of [`requests!`] and the compiler
+//! names every place that must decide what to do with it.
 
 use std::fmt;
 use std::str::FromStr;
@@ -10,87 +11,95 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A request type, by its name on the wire (`docs/protocol.md`, "Payloads").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Kind {
-    #[serde(rename = "ping")]
-    Ping,
-    #[serde(rename = "exec-lua")]
-    ExecLua,
-    #[serde(rename = "run-file")]
-    RunFile,
-    #[serde(rename = "write-file")]
-    WriteFile,
-    #[serde(rename = "read-file")]
-    ReadFile,
-    #[serde(rename = "list-files")]
-    ListFiles,
-    #[serde(rename = "move-file")]
-    MoveFile,
-    #[serde(rename = "delete-file")]
-    DeleteFile,
-    #[serde(rename = "file-info")]
-    FileInfo,
-    #[serde(rename = "make-dir")]
-    MakeDir,
-    /// The terminal mirror's frame (read-screen, the Screen view).
-    #[serde(rename = "screen")]
-    Screen,
-    /// The terminal mirror's keys and text, and a monitor's touches (send-input).
-    #[serde(rename = "input")]
-    Input,
-    /// The peripherals attached to a computer, with their methods (list-peripherals).
-    #[serde(rename = "peripherals")]
-    Peripherals,
-    /// A turtle's fuel and slots (turtle-info).
-    #[serde(rename = "turtle")]
-    Turtle,
-    /// Never sent to a computer: reading the output the host already holds, which the policy
-    /// governs like a request, so its approval needs a kind of its own.
-    #[serde(rename = "computer-output")]
-    ComputerOutput,
+/// Declares every request type once: its variant, its wire name and its payload type. From
+/// the one list come [`Kind`] (serde by wire name), [`Kind::ALL`], [`Kind::as_str`], the
+/// typed [`RequestBody`] and each payload's [`Payload`] impl, so a wire name is written once
+/// and no list of kinds can miss a variant.
+macro_rules! requests {
+    ($( $(#[$doc:meta])* $variant:ident = $wire:literal => $payload:ident, )*) => {
+        /// A request type, by its name on the wire (`docs/protocol.md`, "Payloads").
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Kind {
+            $( $(#[$doc])* #[serde(rename = $wire)] $variant, )*
+        }
+
+        impl Kind {
+            /// Every kind, in declaration order.
+            pub const ALL: [Kind; [$(Kind::$variant),*].len()] = [$(Kind::$variant),*];
+
+            /// The wire name.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( Kind::$variant => $wire, )*
+                }
+            }
+        }
+
+        /// A request's payload, typed by its kind.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum RequestBody {
+            $( $(#[$doc])* $variant($payload), )*
+        }
+
+        impl RequestBody {
+            /// The request type this payload is of.
+            pub fn kind(&self) -> Kind {
+                match self {
+                    $( RequestBody::$variant(_) => Kind::$variant, )*
+                }
+            }
+
+            /// The payload as the JSON the wire carries.
+            pub fn to_value(&self) -> Value {
+                match self {
+                    $( RequestBody::$variant(p) => p.to_value(), )*
+                }
+            }
+
+            /// Reads a payload of `kind` from its JSON.
+            pub fn from_value(kind: Kind, value: Value) -> Result<RequestBody, serde_json::Error> {
+                Ok(match kind {
+                    $( Kind::$variant => RequestBody::$variant(serde_json::from_value(value)?), )*
+                })
+            }
+        }
+
+        $(
+            impl Payload for $payload {
+                const KIND: Kind = Kind::$variant;
+            }
+
+            impl From<$payload> for RequestBody {
+                fn from(p: $payload) -> RequestBody {
+                    RequestBody::$variant(p)
+                }
+            }
+        )*
+    };
 }
 
-impl Kind {
-    /// Every kind, in declaration order.
-    pub const ALL: [Kind; 15] = [
-        Kind::Ping,
-        Kind::ExecLua,
-        Kind::RunFile,
-        Kind::WriteFile,
-        Kind::ReadFile,
-        Kind::ListFiles,
-        Kind::MoveFile,
-        Kind::DeleteFile,
-        Kind::FileInfo,
-        Kind::MakeDir,
-        Kind::Screen,
-        Kind::Input,
-        Kind::Peripherals,
-        Kind::Turtle,
-        Kind::ComputerOutput,
-    ];
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Ping => "ping",
-            Kind::ExecLua => "exec-lua",
-            Kind::RunFile => "run-file",
-            Kind::WriteFile => "write-file",
-            Kind::ReadFile => "read-file",
-            Kind::ListFiles => "list-files",
-            Kind::MoveFile => "move-file",
-            Kind::DeleteFile => "delete-file",
-            Kind::FileInfo => "file-info",
-            Kind::MakeDir => "make-dir",
-            Kind::Screen => "screen",
-            Kind::Input => "input",
-            Kind::Peripherals => "peripherals",
-            Kind::Turtle => "turtle",
-            Kind::ComputerOutput => "computer-output",
-        }
-    }
+requests! {
+    Ping = "ping" => Ping,
+    ExecLua = "exec-lua" => ExecLua,
+    RunFile = "run-file" => RunFile,
+    WriteFile = "write-file" => WriteFile,
+    ReadFile = "read-file" => ReadFile,
+    ListFiles = "list-files" => ListFiles,
+    MoveFile = "move-file" => MoveFile,
+    DeleteFile = "delete-file" => DeleteFile,
+    FileInfo = "file-info" => FileInfo,
+    MakeDir = "make-dir" => MakeDir,
+    /// The terminal mirror's frame (read-screen, the Screen view).
+    Screen = "screen" => Screen,
+    /// The terminal mirror's keys and text, and a monitor's touches (send-input).
+    Input = "input" => Input,
+    /// The peripherals attached to a computer, with their methods (list-peripherals).
+    Peripherals = "peripherals" => Peripherals,
+    /// A turtle's fuel and slots (turtle-info).
+    Turtle = "turtle" => Turtle,
+    /// Never sent to a computer: reading the output the host already holds, which the policy
+    /// governs like a request, so its approval needs a kind of its own.
+    ComputerOutput = "computer-output" => ComputerOutput,
 }
 
 impl fmt::Display for Kind {
@@ -242,6 +251,11 @@ pub struct Turtle {
     pub slots: Option<bool>,
 }
 
+/// `computer-output`: never sent; it carries only the approval to read the output the host
+/// already holds, so it asks nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ComputerOutput {}
+
 /// The answer to `file-info`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -266,26 +280,6 @@ pub struct FileInfoAnswer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
-
-macro_rules! payload {
-    ($($t:ident),*) => { $(impl Payload for $t { const KIND: Kind = Kind::$t; })* };
-}
-payload!(
-    Ping,
-    ExecLua,
-    RunFile,
-    WriteFile,
-    ReadFile,
-    ListFiles,
-    MoveFile,
-    DeleteFile,
-    FileInfo,
-    MakeDir,
-    Screen,
-    Input,
-    Peripherals,
-    Turtle
-);
 
 /// The CRC-32 `file-info` answers (IEEE, as zlib's `crc32`), for comparing with local bytes.
 pub fn crc32(bytes: &[u8]) -> u32 {
@@ -390,6 +384,37 @@ mod tests {
         assert_eq!(
             Turtle { slots: Some(false) }.to_value(),
             json!({"slots": false})
+        );
+    }
+
+    #[test]
+    fn a_body_knows_its_kind_and_keeps_its_wire_form() {
+        let mv = json!({"from": "a", "to": "b"});
+        let body = RequestBody::from_value(Kind::MoveFile, mv.clone());
+        assert_eq!(
+            body.as_ref().map(RequestBody::kind).ok(),
+            Some(Kind::MoveFile)
+        );
+        assert_eq!(body.map(|b| b.to_value()).ok(), Some(mv));
+        let exec = RequestBody::from(ExecLua {
+            code: "return 1".into(),
+            name: None,
+        });
+        assert_eq!(exec.kind(), ExecLua::KIND);
+        assert_eq!(exec.to_value(), json!({"code": "return 1"}));
+        assert!(
+            RequestBody::from_value(Kind::MoveFile, json!({"from": "a"})).is_err(),
+            "a payload missing a field is refused"
+        );
+        for k in Kind::ALL {
+            let empty = RequestBody::from_value(k, json!({}));
+            if let Ok(b) = empty {
+                assert_eq!(b.kind(), k);
+            }
+        }
+        assert_eq!(
+            RequestBody::from(ComputerOutput {}).kind(),
+            Kind::ComputerOutput
         );
     }
 

@@ -402,7 +402,7 @@ pub mod label;
 pub mod wire;
 
 pub use detached::{Detach, DetachedRun, NAMED_READ};
-pub use kind::{Kind, Payload, UnknownKind};
+pub use kind::{Kind, Payload, RequestBody, UnknownKind};
 
 impl Message {
     /// Decodes a frame into a message.
