@@ -7,7 +7,6 @@
 
 mod activity;
 pub mod approval;
-pub mod attach;
 pub mod captured;
 pub mod console;
 pub mod detached;
@@ -58,6 +57,15 @@ use crate::config::Settings;
 /// Where a request without a deadline has its `deadline` (it is never waited for): far enough
 /// to mean never, near enough that adding it to an `Instant` cannot overflow.
 const NO_DEADLINE: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// The order of `Session::computers`: online first, then by id and traposId. A console that
+/// takes changed entries one by one sorts its list with it, to keep the host's order.
+pub fn computer_order(a: &ComputerInfo, b: &ComputerInfo) -> std::cmp::Ordering {
+    b.online
+        .cmp(&a.online)
+        .then(a.id.cmp(&b.id))
+        .then(a.trapos_id.cmp(&b.trapos_id))
+}
 
 /// Cheap, clonable handle to the shared session.
 #[derive(Clone)]
@@ -489,7 +497,7 @@ impl Session {
     pub fn computers(&self) -> Vec<ComputerInfo> {
         let st = self.lock();
         let mut list: Vec<ComputerInfo> = st.computers.values().map(|c| c.info.clone()).collect();
-        list.sort_by(attach::computer_order);
+        list.sort_by(computer_order);
         list
     }
 
