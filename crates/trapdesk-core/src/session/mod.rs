@@ -15,7 +15,6 @@ pub mod fleet;
 mod gate;
 pub mod history;
 pub mod link;
-mod log_view;
 pub mod model;
 mod names;
 pub mod output;
@@ -44,7 +43,6 @@ pub use detached::{Bookkeeping, FinishedRequest, RequestState};
 pub use devices::{DeviceError, DeviceStatus, Fuel, PeripheralInfo, TurtleInfo, TurtleSlot};
 pub use gate::ApproverGuard;
 pub use link::{Link, Relabelled};
-pub use log_view::{LogQuery, Since};
 pub use model::*;
 pub use state::{Outbound, OutputChunk};
 pub use ticket::Ticket;
@@ -519,6 +517,15 @@ impl Session {
         let st = self.lock();
         let skip = st.recent.len().saturating_sub(limit);
         st.recent.iter().skip(skip).cloned().collect()
+    }
+
+    /// The whole recent log, oldest first, with the agents' tool calls, read at one moment so
+    /// that every request a running call made is in both (a view folds them into one entry per
+    /// call: MCP's `session-log`).
+    pub fn log_and_calls(&self) -> (Vec<LogEntry>, Vec<ToolCall>) {
+        let st = self.lock();
+        let calls = st.tool_calls.iter().cloned().collect();
+        (st.recent.iter().cloned().collect(), calls)
     }
 
     /// Up to `limit` log entries older than the cursor `before` (the newest when `None`),
