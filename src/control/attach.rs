@@ -3,7 +3,7 @@
 //! The connection is the console: while it is open it holds the approver (the policy's `ask`
 //! goes to it), the screens it watches and the keyboards it holds; when it closes they are
 //! let go and nothing else changes (the host, its links and its requests go on). The words
-//! are `session::attach`; this side keeps the console's mirror current: it drains the
+//! are `control/attach/wire.rs`; this side keeps the console's mirror current: it drains the
 //! session's events in batches, pulls the snapshots they say changed, and sends both in one
 //! update, so a flood of output is one message per batch, never one per line. What one console
 //! has on the host, and how its mirror is kept, is `attach/console.rs`.
@@ -18,12 +18,13 @@ use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, mpsc};
 
-use trapdesk_core::session::attach::{Down, Hello, MAX_MESSAGE, NAME_PARAM, Up, Update};
+use crate::control::attach::wire::{Down, Hello, MAX_MESSAGE, NAME_PARAM, Up, Update};
 
 use super::Control;
 use console::Conn;
 
 mod console;
+pub mod wire;
 
 /// The close frame's reason when the host stops.
 pub const STOPPING: &str = "the host is stopping";

@@ -14,7 +14,7 @@
 //! This is a front on the session like `mcp/`: it imports the session, never another front.
 //! The tools' side (finding the host, asking it) is `crate::commands::control_client`.
 
-mod attach;
+pub mod attach;
 
 pub use attach::host_name;
 
@@ -131,7 +131,7 @@ pub fn router(session: Session, stop: tokio_util::sync::CancellationToken) -> Ro
         .route(&format!("{PREFIX}/pause"), post(pause))
         .route(&format!("{PREFIX}/resume"), post(resume))
         .route(
-            &format!("{PREFIX}/{}", trapdesk_core::session::attach::ROUTE),
+            &format!("{PREFIX}/{}", attach::wire::ROUTE),
             get(attach::attach),
         )
         .layer(middleware::from_fn_with_state(state.clone(), guard))

@@ -14,7 +14,8 @@
 //!   fleet tools (`probe-computers` by page, `exec-lua-many`; `fleet/probe.rs` a page's
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
 //!   outcomes.
-//! - `files`: read-file pieces and computer-output pages.
+//! - `files`: read-file pieces and computer-output pages; `log_view`: the session log folded
+//!   into one entry per call, as `session-log` shows it.
 //! - `devices`: `list-peripherals` and `turtle-info`.
 //! - [`results`]: outcome → `CallToolResult`, sized to `max_result_bytes`; `render`: its
 //!   text block, what an agent reads.
@@ -29,6 +30,7 @@ mod files;
 mod fleet;
 pub mod http;
 mod log_args;
+mod log_view;
 pub mod params;
 mod reboot;
 mod render;

@@ -206,9 +206,9 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let since = match &p.since {
             None => Ok(None),
-            Some(LogSince::Cursor(c)) => Ok(Some(trapdesk_core::session::Since::Cursor(*c))),
+            Some(LogSince::Cursor(c)) => Ok(Some(super::log_view::Since::Cursor(*c))),
             Some(LogSince::Time(t)) => super::log_args::since_time(t, std::time::SystemTime::now())
-                .map(|ms| Some(trapdesk_core::session::Since::TimeMs(ms))),
+                .map(|ms| Some(super::log_view::Since::TimeMs(ms))),
         };
         let args = json!({"limit": p.limit, "before": p.before, "since": p.since,
             "computer": p.computer, "who": p.who, "kind": p.kind});
@@ -224,7 +224,7 @@ impl TrapdeskMcp {
                 return Ok(self.end(rec, Status::Failed, bad));
             }
         };
-        let query = trapdesk_core::session::LogQuery {
+        let query = super::log_view::LogQuery {
             limit: p.limit.unwrap_or(100).clamp(1, MAX_EVENTS) as usize,
             before: p.before,
             since,
@@ -234,7 +234,7 @@ impl TrapdeskMcp {
             reader: Some(self.origin(&ctx)),
         };
         // Read before recording this call, so the answer is not about itself.
-        let (events, before, latest) = self.session.log_compact(&query);
+        let (events, before, latest) = super::log_view::log_compact(&self.session, &query);
         let rec = self.begin(&ctx, "session-log", None, args);
         let outcome = super::files::log_page(events, before, latest, self.max_result_bytes);
         Ok(self.end(rec, Status::Ok, outcome))

@@ -1,5 +1,5 @@
 //! [`RemoteHub`]: the console's [`Hub`] over the attach channel. Reads come from a mirror of
-//! the host's session that the host keeps current (`session::attach::Update`); calls go up
+//! the host's session that the host keeps current (`control::attach::wire::Update`); calls go up
 //! the socket and their answers come back as futures. The mirror is updated before the
 //! events that changed it are passed on, so the console pulls what it was told of.
 
@@ -13,8 +13,9 @@ use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::time::Instant;
 
+use crate::control::attach::wire::{Call, Hello, Up, Update};
 use crate::tui::hub::{Hold, Hub};
-use trapdesk_core::session::attach::{Call, Hello, Up, Update, computer_order};
+use trapdesk_core::session::computer_order;
 use trapdesk_core::session::screen::{Display, ScreenFrame};
 use trapdesk_core::session::{
     Answer, Approval, ComputerInfo, Event, OutputItem, PendingInfo, Stream, ToolCall,

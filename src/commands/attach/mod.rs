@@ -26,7 +26,7 @@ pub use hub::RemoteHub;
 
 use super::control_client;
 use super::remote::{Failure, exit};
-use trapdesk_core::session::attach::{Down, Hello, MAX_MESSAGE, NAME_PARAM, ROUTE, Up};
+use crate::control::attach::wire::{Down, Hello, MAX_MESSAGE, NAME_PARAM, ROUTE, Up};
 
 /// The environment variable `attach` reads the credential from when no `--token-file` is
 /// given.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use trapdesk_core::session::attach::{
+use crate::control::attach::wire::{
     Call, Down, OutputSlice, PolicyView, ScreenSlice, Timed, Up, Update,
 };
 use trapdesk_core::session::screen::Display;

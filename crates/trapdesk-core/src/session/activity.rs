@@ -153,8 +153,13 @@ impl Session {
     /// approval (completions); nothing is logged, whatever the answer.
     pub fn reads_freely(&self, origin: &super::Origin, trapos_id: &str) -> bool {
         let st = self.lock();
-        st.paused_refusal(origin, trapos_id, trapdesk_proto::protocol::Kind::ListFiles)
-            .is_none()
+        super::pause::paused_refusal(
+            st.paused.as_ref(),
+            origin,
+            trapos_id,
+            trapdesk_proto::protocol::Kind::ListFiles,
+        )
+        .is_none()
             && st
                 .decide(origin, trapos_id, crate::policy::Action::Read)
                 .decision

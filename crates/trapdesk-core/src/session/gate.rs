@@ -68,7 +68,8 @@ impl State {
             return Ok(Gate::Go);
         };
         // The person's stop for all agents comes before the policy: it holds whatever that says.
-        let gate = match self.paused_refusal(origin, trapos_id, kind) {
+        let gate = match super::pause::paused_refusal(self.paused.as_ref(), origin, trapos_id, kind)
+        {
             Some(e) => Err(e),
             None => self.decision_gate(origin, trapos_id, kind, reach),
         };

@@ -7,7 +7,6 @@
 
 mod activity;
 pub mod approval;
-pub mod attach;
 pub mod captured;
 pub mod console;
 pub mod detached;
@@ -16,7 +15,6 @@ pub mod fleet;
 mod gate;
 pub mod history;
 pub mod link;
-mod log_view;
 pub mod model;
 mod names;
 pub mod output;
@@ -45,7 +43,6 @@ pub use detached::{Bookkeeping, FinishedRequest, RequestState};
 pub use devices::{DeviceError, DeviceStatus, Fuel, PeripheralInfo, TurtleInfo, TurtleSlot};
 pub use gate::ApproverGuard;
 pub use link::{Link, Relabelled};
-pub use log_view::{LogQuery, Since};
 pub use model::*;
 pub use state::{Outbound, OutputChunk};
 pub use ticket::Ticket;
@@ -58,6 +55,15 @@ use crate::config::Settings;
 /// Where a request without a deadline has its `deadline` (it is never waited for): far enough
 /// to mean never, near enough that adding it to an `Instant` cannot overflow.
 const NO_DEADLINE: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+/// The order of `Session::computers`: online first, then by id and traposId. A console that
+/// takes changed entries one by one sorts its list with it, to keep the host's order.
+pub fn computer_order(a: &ComputerInfo, b: &ComputerInfo) -> std::cmp::Ordering {
+    b.online
+        .cmp(&a.online)
+        .then(a.id.cmp(&b.id))
+        .then(a.trapos_id.cmp(&b.trapos_id))
+}
 
 /// Cheap, clonable handle to the shared session.
 #[derive(Clone)]
@@ -489,7 +495,7 @@ impl Session {
     pub fn computers(&self) -> Vec<ComputerInfo> {
         let st = self.lock();
         let mut list: Vec<ComputerInfo> = st.computers.values().map(|c| c.info.clone()).collect();
-        list.sort_by(attach::computer_order);
+        list.sort_by(computer_order);
         list
     }
 
@@ -511,6 +517,15 @@ impl Session {
         let st = self.lock();
         let skip = st.recent.len().saturating_sub(limit);
         st.recent.iter().skip(skip).cloned().collect()
+    }
+
+    /// The whole recent log, oldest first, with the agents' tool calls, read at one moment so
+    /// that every request a running call made is in both (a view folds them into one entry per
+    /// call: MCP's `session-log`).
+    pub fn log_and_calls(&self) -> (Vec<LogEntry>, Vec<ToolCall>) {
+        let st = self.lock();
+        let calls = st.tool_calls.iter().cloned().collect();
+        (st.recent.iter().cloned().collect(), calls)
     }
 
     /// Up to `limit` log entries older than the cursor `before` (the newest when `None`),

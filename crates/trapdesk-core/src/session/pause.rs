@@ -15,6 +15,7 @@
 //! agent's `send-input` to it waits until they detach or is refused with `person_typing`, as
 //! the policy's `person_typing` setting says (see [`crate::policy::PersonTyping`]).
 
+use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
@@ -59,20 +60,19 @@ fn paused_error(kind: Kind, trapos_id: &str) -> RequestError {
     }
 }
 
-impl State {
-    /// The refusal of a call while paused, or `None` when it may go on.
-    pub(crate) fn paused_refusal(
-        &self,
-        origin: &Origin,
-        trapos_id: &str,
-        kind: Kind,
-    ) -> Option<RequestError> {
-        (self.paused.is_some() && stoppable(origin, kind)).then(|| paused_error(kind, trapos_id))
-    }
+/// The refusal of a call while paused (`State::paused`), or `None` when it may go on.
+pub(crate) fn paused_refusal(
+    paused: Option<&Paused>,
+    origin: &Origin,
+    trapos_id: &str,
+    kind: Kind,
+) -> Option<RequestError> {
+    (paused.is_some() && stoppable(origin, kind)).then(|| paused_error(kind, trapos_id))
+}
 
-    fn keyboard_held(&self, trapos_id: &str) -> bool {
-        self.keyboard.get(trapos_id).is_some_and(|n| *n > 0)
-    }
+/// Whether the person holds the computer's keyboard (`State::keyboard`, holds by computer).
+fn keyboard_held(keyboard: &HashMap<String, usize>, trapos_id: &str) -> bool {
+    keyboard.get(trapos_id).is_some_and(|n| *n > 0)
 }
 
 impl Session {
@@ -171,7 +171,7 @@ impl Session {
 
     /// Whether the person is attached to `trapos_id`.
     pub fn keyboard_held(&self, trapos_id: &str) -> bool {
-        self.lock().keyboard_held(trapos_id)
+        keyboard_held(&self.lock().keyboard, trapos_id)
     }
 
     /// Before an agent types into `trapos_id`: waits until the person lets go of its keyboard
@@ -193,7 +193,7 @@ impl Session {
         let mut events = self.subscribe();
         let mode = {
             let st = self.lock();
-            if !st.keyboard_held(trapos_id) {
+            if !keyboard_held(&st.keyboard, trapos_id) {
                 return Ok(());
             }
             st.settings.policy.person_typing

@@ -1,6 +1,7 @@
 //! The state behind the session's mutex and the operations that keep it consistent: finishing a
 //! request (exactly once), a link's end, logging. Sending (a computer's queue pumped) is in
-//! `send.rs`, finding the computer a name means in `names.rs`: more `impl State`.
+//! `send.rs` (more `impl State`); finding the computer a name means is `names.rs`, functions
+//! of the computers' table alone, which `State::resolve` lends to the rest of the session.
 //!
 //! Every function here runs with the lock held and never awaits; the lock is a
 //! `std::sync::Mutex` because no critical section crosses an `.await`.
@@ -240,6 +241,11 @@ const TOOL_CALLS_KEPT: usize = 500;
 const OFFLINE_KEPT: usize = 32;
 
 impl State {
+    /// The linked computer a caller means (see `names.rs`).
+    pub fn resolve(&self, query: &str) -> Result<String, RequestError> {
+        super::names::resolve(&self.computers, query)
+    }
+
     pub fn emit(&self, event: Event) {
         // No subscriber is fine: events are for live views only.
         let _ = self.events.send(event);

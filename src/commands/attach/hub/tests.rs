@@ -2,8 +2,8 @@
 
 #![allow(clippy::unwrap_used)]
 use super::*;
+use crate::control::attach::wire::OutputSlice;
 use trapdesk_core::session::OutputEntry;
-use trapdesk_core::session::attach::OutputSlice;
 
 fn computer(id: u64, online: bool, running: usize) -> ComputerInfo {
     ComputerInfo {

@@ -7,10 +7,8 @@
 
 use std::collections::HashMap;
 
-use super::Session;
-use super::model::{LogEntry, Origin, Status, ToolCall};
-use super::state::State;
-use crate::policy::{Action, Decision};
+use trapdesk_core::policy::{Action, Decision};
+use trapdesk_core::session::{LogEntry, Origin, Session, Status, ToolCall};
 use trapdesk_proto::glob::Glob;
 
 /// Where a `session-log` read starts.
@@ -55,13 +53,13 @@ fn withheld(e: &LogEntry, trapos_id: &str) -> String {
 
 /// Whether `reader` may read what an entry about `target` holds: `read` allowed, not asked
 /// (the log is no way around an approval).
-fn may_read(st: &State, reader: &Origin, target: &str) -> bool {
-    let trapos_id = if st.computers.contains_key(target) {
-        target.to_owned()
-    } else {
-        st.resolve(target).unwrap_or_else(|_| target.to_owned())
-    };
-    st.decide(reader, &trapos_id, Action::Read).decision == Decision::Allow
+fn may_read(session: &Session, reader: &Origin, target: &str) -> bool {
+    let trapos_id = session
+        .known_computer(target)
+        .unwrap_or_else(|| target.to_owned());
+    let read = Action::ALL.iter().position(|a| *a == Action::Read);
+    let decisions = session.effective_policy(reader, &trapos_id);
+    read.is_some_and(|i| decisions[i] == Decision::Allow)
 }
 
 /// One compact entry while it is folded: the entry and when it last changed.
@@ -176,82 +174,89 @@ fn named(pattern: &Option<String>) -> Option<Glob> {
     pattern.as_deref().map(Glob::new)
 }
 
-impl Session {
-    /// A page of the compact log (see the module docs): the newest `limit` entries that
-    /// `q` selects, oldest first, the cursor for the selected entries before them (`None`
-    /// when none is kept), and the log's newest cursor (for `since` next time).
-    pub fn log_compact(&self, q: &LogQuery) -> (Vec<LogEntry>, Option<u64>, u64) {
-        let st = self.lock();
-        let calls: Vec<ToolCall> = st.tool_calls.iter().cloned().collect();
-        let folded = fold(st.recent.iter(), &calls);
-        let latest = st.recent.back().map_or(0, |e| e.seq);
-        // A computer given by name means the computer it names now; else it is a glob.
-        let computer = q.computer.as_deref().map(|c| {
-            let c = c.trim();
-            let named = if st.computers.contains_key(c) {
-                Some(c.to_owned())
-            } else {
-                st.resolve(c).ok()
+/// A page of the compact log (see the module docs): the newest `limit` entries that
+/// `q` selects, oldest first, the cursor for the selected entries before them (`None`
+/// when none is kept), and the log's newest cursor (for `since` next time).
+pub fn log_compact(session: &Session, q: &LogQuery) -> (Vec<LogEntry>, Option<u64>, u64) {
+    let (recent, calls) = session.log_and_calls();
+    let folded = fold(recent.iter(), &calls);
+    let latest = recent.last().map_or(0, |e| e.seq);
+    // A computer given by name means the computer it names now; else it is a glob.
+    let computer = q.computer.as_deref().map(|c| {
+        let c = c.trim();
+        let named = session.known_computer(c);
+        named.map_or_else(|| Glob::new(c), |id| Glob::new(&id))
+    });
+    let (who, kind) = (named(&q.who), named(&q.kind));
+    let selected: Vec<LogEntry> = folded
+        .into_iter()
+        .filter(|f| match &q.since {
+            None => true,
+            Some(Since::Cursor(c)) => f.last_seq > *c,
+            Some(Since::TimeMs(t)) => f.last_ms >= *t,
+        })
+        .filter(|f| q.before.is_none_or(|b| f.entry.seq < b))
+        .map(|f| f.entry)
+        .filter(|e| {
+            computer.as_ref().is_none_or(|g| {
+                e.trapos_id.as_deref().is_some_and(|t| {
+                    // By traposId, bare id or label, as a glob selects computers elsewhere.
+                    let (id, label) = t.split_once(':').unwrap_or((t, ""));
+                    g.matches(t) || g.matches(id) || (!label.is_empty() && g.matches(label))
+                })
+            })
+        })
+        .filter(|e| {
+            who.as_ref()
+                .is_none_or(|g| e.who.as_deref().is_some_and(|w| g.matches(w)))
+        })
+        .filter(|e| {
+            kind.as_ref().is_none_or(|g| {
+                g.matches(e.event) || e.what.as_deref().is_some_and(|w| g.matches(w))
+            })
+        })
+        .collect();
+    let start = selected.len().saturating_sub(q.limit.max(1));
+    let before = (start > 0).then(|| selected[start].seq);
+    let mut page = selected[start..].to_vec();
+    if let Some(reader) = &q.reader {
+        for e in &mut page {
+            // Links, unlinks and refusals say what happened to a computer, not what is on
+            // it; a call's or request's summary is what came back.
+            if !matches!(e.event, "call" | "request" | "dropped") {
+                continue;
+            }
+            let Some(t) = e.trapos_id.clone() else {
+                continue;
             };
-            named.map_or_else(|| Glob::new(c), |id| Glob::new(&id))
-        });
-        drop(st);
-        let (who, kind) = (named(&q.who), named(&q.kind));
-        let selected: Vec<LogEntry> = folded
-            .into_iter()
-            .filter(|f| match &q.since {
-                None => true,
-                Some(Since::Cursor(c)) => f.last_seq > *c,
-                Some(Since::TimeMs(t)) => f.last_ms >= *t,
-            })
-            .filter(|f| q.before.is_none_or(|b| f.entry.seq < b))
-            .map(|f| f.entry)
-            .filter(|e| {
-                computer.as_ref().is_none_or(|g| {
-                    e.trapos_id.as_deref().is_some_and(|t| {
-                        // By traposId, bare id or label, as a glob selects computers elsewhere.
-                        let (id, label) = t.split_once(':').unwrap_or((t, ""));
-                        g.matches(t) || g.matches(id) || (!label.is_empty() && g.matches(label))
-                    })
-                })
-            })
-            .filter(|e| {
-                who.as_ref()
-                    .is_none_or(|g| e.who.as_deref().is_some_and(|w| g.matches(w)))
-            })
-            .filter(|e| {
-                kind.as_ref().is_none_or(|g| {
-                    g.matches(e.event) || e.what.as_deref().is_some_and(|w| g.matches(w))
-                })
-            })
-            .collect();
-        let start = selected.len().saturating_sub(q.limit.max(1));
-        let before = (start > 0).then(|| selected[start].seq);
-        let mut page = selected[start..].to_vec();
-        if let Some(reader) = &q.reader {
-            let st = self.lock();
-            for e in &mut page {
-                // Links, unlinks and refusals say what happened to a computer, not what is on
-                // it; a call's or request's summary is what came back.
-                if !matches!(e.event, "call" | "request" | "dropped") {
-                    continue;
-                }
-                let Some(t) = e.trapos_id.clone() else {
-                    continue;
-                };
-                if !may_read(&st, reader, &t) {
-                    e.detail = withheld(e, &t);
-                }
+            if !may_read(session, reader, &t) {
+                e.detail = withheld(e, &t);
             }
         }
-        (page, before, latest)
     }
+    (page, before, latest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::state::State;
+
+    /// A log entry with the common fields empty.
+    fn entry(event: &'static str, detail: impl Into<String>) -> LogEntry {
+        LogEntry {
+            seq: 0,
+            time_ms: 0,
+            event,
+            who: None,
+            trapos_id: None,
+            request_id: None,
+            what: None,
+            status: None,
+            detail: detail.into(),
+            duration_ms: None,
+            call_id: None,
+        }
+    }
 
     fn at(seq: u64, mut e: LogEntry) -> LogEntry {
         e.seq = seq;
@@ -260,7 +265,7 @@ mod tests {
     }
 
     fn call_start(seq: u64, call: u64, target: &str) -> LogEntry {
-        let mut e = State::entry("tool_call", "{}");
+        let mut e = entry("tool_call", "{}");
         e.who = Some("agent".into());
         e.what = Some("exec-lua".into());
         e.trapos_id = Some(target.into());
@@ -270,7 +275,7 @@ mod tests {
     }
 
     fn request(seq: u64, event: &'static str, rid: &str, status: Status) -> LogEntry {
-        let mut e = State::entry(event, format!("{event} {rid}"));
+        let mut e = entry(event, format!("{event} {rid}"));
         e.who = Some("agent".into());
         e.what = Some("exec-lua".into());
         e.trapos_id = Some("7:miner".into());
@@ -280,7 +285,7 @@ mod tests {
     }
 
     fn call_end(seq: u64, call: u64, rid: &str) -> LogEntry {
-        let mut e = State::entry("tool_result", "returned 3");
+        let mut e = entry("tool_result", "returned 3");
         e.who = Some("agent".into());
         e.what = Some("exec-lua".into());
         e.trapos_id = Some("7:miner".into());
@@ -294,7 +299,7 @@ mod tests {
     #[test]
     fn a_call_and_its_request_are_one_entry_at_the_calls_start() {
         let log = [
-            at(1, State::entry("linked", "7:miner linked")),
+            at(1, entry("linked", "7:miner linked")),
             call_start(2, 1, "MINER"),
             request(3, "request", "h-1", Status::Running),
             request(4, "finished", "h-1", Status::Ok),

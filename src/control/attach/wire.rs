@@ -1,5 +1,5 @@
 //! The words of the attach channel (`trapdesk attach`): the console in one process, the
-//! session in another. The host's side is `control::attach`, the console's side
+//! session in another. The host's side is `control::attach` (this module's parent), the console's side
 //! `commands::attach`; both speak these types as JSON text messages on one WebSocket
 //! (`GET /control/attach`).
 //!
@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::screen::{Display, ScreenFrame};
-use super::{
+use trapdesk_core::session::screen::{Display, ScreenFrame};
+use trapdesk_core::session::{
     Answer, Approval, ComputerInfo, Event, OutputEntry, OutputItem, PendingInfo, ToolCall,
 };
 use trapdesk_proto::protocol::Kind;
@@ -104,15 +104,6 @@ pub struct Update {
     pub screens: Vec<ScreenSlice>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<Event>,
-}
-
-/// The order of `Session::computers`: online first, then by id and traposId. A console that
-/// takes changed entries one by one sorts its list with it, to keep the host's order.
-pub fn computer_order(a: &ComputerInfo, b: &ComputerInfo) -> std::cmp::Ordering {
-    b.online
-        .cmp(&a.online)
-        .then(a.id.cmp(&b.id))
-        .then(a.trapos_id.cmp(&b.trapos_id))
 }
 
 /// The policy as the F7 popup shows it.
@@ -307,7 +298,7 @@ mod tests {
                     7,
                     OutputEntry::Line {
                         request_id: None,
-                        stream: super::super::Stream::Err,
+                        stream: trapdesk_core::session::Stream::Err,
                         text: "x".into(),
                         complete: false,
                     },
@@ -330,9 +321,9 @@ mod tests {
         let a = Approval {
             request_id: "r".into(),
             trapos_id: "1".into(),
-            origin: super::super::Origin::Agent("a".into()),
+            origin: trapdesk_core::session::Origin::Agent("a".into()),
             kind: Kind::ExecLua,
-            action: crate::policy::Action::Exec,
+            action: trapdesk_core::policy::Action::Exec,
             detail: "x".into(),
             size: 1,
             because: "ask".into(),
