@@ -13,12 +13,15 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use super::TrapdeskMcp;
 use super::convert::{ids, outcome_of, request_failure};
 use super::params::{RebootComputer, invalid_field};
 use super::results::Outcome;
-use super::{TrapdeskMcp, schemas};
+use super::schemas::{self, Common, fields};
 use trapdesk_core::session::{RequestError, RequestSpec, Status};
 use trapdesk_proto::protocol::kind;
 
@@ -34,6 +37,19 @@ const POLL: Duration = Duration::from_millis(50);
 
 type ToolResult = Result<CallToolResult, ErrorData>;
 
+/// `reboot-computer`'s result: the reboot began, and how long the computer took to link again
+/// (a timeout's failure carries both too).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Rebooted {
+    #[serde(flatten)]
+    common: Common,
+    /// the reboot began
+    rebooted: bool,
+    /// from the call until the computer linked again (or until the wait ended)
+    took_ms: u64,
+}
+
 #[tool_router(router = reboot_router, vis = "pub(crate)")]
 impl TrapdeskMcp {
     #[tool(
@@ -41,7 +57,7 @@ impl TrapdeskMcp {
         title = "Reboot a computer",
         description = "Reboot a linked computer (os.reboot(), so exec under the policy: every running program and request on it ends) and answer once it has linked again, with tookMs; an error result with code timeout when it did not link again within timeoutMs (default 60000, at most 600000).",
         annotations(title = "Reboot a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
-        output_schema = schemas::reboot_result()
+        output_schema = schemas::derived::<Rebooted>()
     )]
     async fn reboot_computer(
         &self,
@@ -94,6 +110,7 @@ impl TrapdeskMcp {
             }
             return Ok(self.end(rec, status, outcome));
         }
+        let request_id = ran.request_id.clone();
         let mut extra = ids(&ran);
         extra.insert("traposId".into(), json!(trapos_id));
         let deadline = started + Duration::from_millis(wait_ms);
@@ -105,11 +122,16 @@ impl TrapdeskMcp {
             });
             if back {
                 let took = started.elapsed().as_millis() as u64;
-                extra.insert("ok".into(), json!(true));
-                extra.insert("rebooted".into(), json!(true));
-                extra.insert("tookMs".into(), json!(took));
+                let result = Rebooted {
+                    common: Common {
+                        request_id,
+                        ..Common::ok_on(&trapos_id)
+                    },
+                    rebooted: true,
+                    took_ms: took,
+                };
                 let line = format!("{trapos_id} rebooted and linked again after {took} ms");
-                let outcome = Outcome::ok(line, Value::Object(extra));
+                let outcome = Outcome::ok(line, Value::Object(fields(&result)));
                 return Ok(self.end(rec, Status::Ok, outcome));
             }
             if Instant::now() >= deadline {
