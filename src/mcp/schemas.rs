@@ -406,16 +406,6 @@ pub fn log_result() -> Arc<JsonObject> {
     )
 }
 
-/// `cancel-request`.
-pub fn cancel_result() -> Arc<JsonObject> {
-    object(
-        with_common(json!({
-            "message": {"type": "string"},
-        })),
-        &["ok"],
-    )
-}
-
 /// `read-screen` and `send-input`: the terminal as text rows, cursor and size.
 pub fn screen_result() -> Arc<JsonObject> {
     object(
