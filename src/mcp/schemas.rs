@@ -68,6 +68,14 @@ pub fn derived<T: JsonSchema + 'static>() -> Arc<JsonObject> {
         return Arc::new(JsonObject::new());
     };
     map.remove("$schema");
+    // A nested shape's doc comment is the Rust type's, not the agent's: its field says it.
+    if let Some(Value::Object(defs)) = map.get_mut("$defs") {
+        for def in defs.values_mut() {
+            if let Value::Object(def) = def {
+                def.remove("description");
+            }
+        }
+    }
     map.insert("required".into(), json!(["ok"]));
     map.insert("additionalProperties".into(), Value::Bool(true));
     Arc::new(map)
@@ -431,52 +439,6 @@ pub fn screen_result() -> Arc<JsonObject> {
     )
 }
 
-/// `list-peripherals`.
-pub fn peripherals_result() -> Arc<JsonObject> {
-    object(
-        with_common(json!({
-            "peripherals": {"type": "array", "description": "one per peripheral name the computer sees (peripheral.getNames()), sorted by name", "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "the name to call it by: a side (top) or a wired network name (monitor_0)"},
-                    "types": {"type": "array", "items": {"type": "string"}, "description": "its types, the main one first (peripheral.getType)"},
-                    "methods": {"type": "array", "items": {"type": "string"}, "description": "its methods' names, sorted (peripheral.getMethods)"},
-                    "via": {"type": "string", "description": "reached over a wired modem: that modem's side"},
-                    "state": {"type": "object", "description": "common types only, each field left out when it could not be read: modem {wireless, localName, remote: names}; inventory {size, used}; drive {disk, label, id, mountPath, audio}; monitor {width, height, scale, colour}; printer {paper, ink}"},
-                },
-                "required": ["name", "types"],
-                "additionalProperties": true,
-            }},
-            "count": {"type": "integer", "description": "how many peripherals the computer has"},
-            "methodsCut": {"type": "boolean", "description": "true when methods lists were left out to fit the result (the names, types and states are all there)"},
-        })),
-        &["ok"],
-    )
-}
-
-/// `turtle-info`.
-pub fn turtle_result() -> Arc<JsonObject> {
-    let fuel = json!({"type": ["integer", "string"], "description": "a number, or \"unlimited\" where the server turned fuel off"});
-    object(
-        with_common(json!({
-            "fuel": fuel,
-            "fuelLimit": {"type": ["integer", "string"], "description": "the most fuel it holds: a number, or \"unlimited\""},
-            "selected": {"type": "integer", "description": "the selected slot, 1 to 16"},
-            "slots": {"type": "array", "description": "the 16 slots in order", "items": {
-                "type": "object",
-                "properties": {
-                    "slot": {"type": "integer", "description": "1 to 16"},
-                    "count": {"type": "integer", "description": "items in it, 0 when empty"},
-                    "name": {"type": "string", "description": "the item's id (minecraft:coal); absent when empty"},
-                    "damage": {"type": "integer", "description": "the item's damage value, when it has one"},
-                },
-                "required": ["slot", "count"],
-                "additionalProperties": true,
-            }},
-        })),
-        &["ok"],
-    )
-}
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
