@@ -9,7 +9,8 @@
 //! # Layout
 //!
 //! - [`params`]: tool arguments (their docs become the input schemas).
-//! - [`schemas`]: the output schemas.
+//! - [`schemas`]: the output schemas, derived from the typed results where there are some.
+//! - `record`: a call's row in the session, ended once, as cancelled when the call is dropped.
 //! - `tools`: the `#[tool_router]` with the single-computer and session tools; `fleet`: the
 //!   fleet tools (`probe-computers` by page, `exec-lua-many`; `fleet/probe.rs` a page's
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
