@@ -9,7 +9,8 @@
 //! # Layout
 //!
 //! - [`params`]: tool arguments (their docs become the input schemas).
-//! - [`schemas`]: the output schemas.
+//! - [`schemas`]: the output schemas, derived from the typed results where there are some.
+//! - `record`: a call's row in the session, ended once, as cancelled when the call is dropped.
 //! - `tools`: the `#[tool_router]` with the single-computer and session tools; `fleet`: the
 //!   fleet tools (`probe-computers` by page, `exec-lua-many`; `fleet/probe.rs` a page's
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
@@ -33,6 +34,7 @@ mod log_args;
 mod log_view;
 pub mod params;
 mod reboot;
+mod record;
 mod render;
 pub mod resources;
 pub mod results;
@@ -41,8 +43,6 @@ mod screen;
 pub mod stdio;
 mod tools;
 mod wait;
-
-use std::time::Instant;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -60,6 +60,7 @@ use tokio::sync::mpsc;
 use trapdesk_core::session::{Ending, Origin, RequestError, RequestSpec, Session, Status};
 
 pub use http::{McpError, OAUTH_PATHS, serve_http, serve_http_with};
+pub(crate) use record::Recorded;
 pub use results::Outcome;
 pub use stdio::{StdioError, run_stdio, serve_stdio_session};
 
@@ -184,8 +185,17 @@ impl ServerHandler for TrapdeskMcp {
         let name = request.name.to_string();
         let args = request.arguments.clone().unwrap_or_default();
         let client = client_name(&context);
+        let ct = context.ct.clone();
         let tcc = ToolCallContext::new(self, request, context);
-        let response = self.tool_router.call(tcc).await?;
+        let Some(response) = record::unless_cancelled(self.tool_router.call(tcc), &ct).await else {
+            // Nobody waits for this answer any more: the call's row already says cancelled.
+            let outcome =
+                Outcome::failure("cancelled", "the call was cancelled", Default::default());
+            return Ok(CallToolResponse::Complete(
+                outcome.into_result(self.max_result_bytes),
+            ));
+        };
+        let response = response?;
         if let CallToolResponse::Complete(r) = &response
             && r.is_error == Some(true)
             && r.structured_content.is_none()
@@ -195,17 +205,10 @@ impl ServerHandler for TrapdeskMcp {
             let detail = text.text[ARGUMENT_ERROR_PREFIX.len()..].trim().to_owned();
             let schema = self.tool_router.get(&name).map(|t| t.input_schema.clone());
             let outcome = params::invalid_arguments(&name, schema.as_deref(), &args, &detail);
-            let summary = trapdesk_core::session::summary::one_line(&outcome.line, 120);
-            let call_id = self
-                .session
-                .tool_call_started(&client, &name, None, Value::Object(args));
-            let result = outcome.into_result(self.max_result_bytes);
-            self.session.tool_call_finished(
-                call_id,
-                Status::Failed,
-                &summary,
-                result.structured_content.as_ref(),
-            );
+            // Recorded under the name the client gives, whatever its credential.
+            let origin = Origin::Agent(client);
+            let rec = Recorded::start(&self.session, origin, &name, None, Value::Object(args));
+            let result = self.end(rec, Status::Failed, outcome);
             return Ok(CallToolResponse::Complete(result));
         }
         Ok(response)
@@ -253,13 +256,6 @@ pub fn caller_origin(ctx: &RequestContext<RoleServer>) -> Origin {
     } else {
         Origin::Cli
     }
-}
-
-/// A tool call being recorded in the session, so the console shows it from its start.
-pub(crate) struct Recorded {
-    call_id: u64,
-    pub origin: Origin,
-    started: Instant,
 }
 
 /// How a request-backed call went: where it ran and what came back.
@@ -318,15 +314,7 @@ impl TrapdeskMcp {
         target: Option<&str>,
         args: Value,
     ) -> Recorded {
-        let origin = self.origin(ctx);
-        let call_id = self
-            .session
-            .tool_call_started(origin.name(), tool, target, args);
-        Recorded {
-            call_id,
-            origin,
-            started: Instant::now(),
-        }
+        Recorded::start(&self.session, self.origin(ctx), tool, target, args)
     }
 
     /// Sizes the outcome, records the end of the call and returns the MCP result.
@@ -349,18 +337,7 @@ impl TrapdeskMcp {
         line: &str,
         result: rmcp::model::CallToolResult,
     ) -> rmcp::model::CallToolResult {
-        let summary = trapdesk_core::session::summary::one_line(line, 120);
-        self.session.tool_call_finished(
-            rec.call_id,
-            status,
-            &summary,
-            result.structured_content.as_ref(),
-        );
-        tracing::debug!(
-            call = rec.call_id,
-            elapsed_ms = rec.started.elapsed().as_millis() as u64,
-            "tool call finished"
-        );
+        rec.finish(status, line, result.structured_content.as_ref());
         result
     }
 
@@ -374,14 +351,7 @@ impl TrapdeskMcp {
         result: rmcp::model::CallToolResult,
         json: std::sync::Arc<str>,
     ) -> rmcp::model::CallToolResult {
-        let summary = trapdesk_core::session::summary::one_line(line, 120);
-        self.session
-            .tool_call_finished_json(rec.call_id, status, &summary, json);
-        tracing::debug!(
-            call = rec.call_id,
-            elapsed_ms = rec.started.elapsed().as_millis() as u64,
-            "tool call finished"
-        );
+        rec.finish_json(status, line, json);
         result
     }
 

@@ -7,18 +7,21 @@
 //! chunk with `power: "reboot"` before rebooting (apis/run.lua); an older client drops the link
 //! instead, and that counts as the reboot starting too.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::convert::{ids, outcome_of, request_failure};
+use super::TrapdeskMcp;
+use super::convert::{outcome_of, request_failure};
 use super::params::{RebootComputer, invalid_field};
 use super::results::Outcome;
-use super::{TrapdeskMcp, schemas};
+use super::schemas::{self, Common, fields};
 use trapdesk_core::session::{RequestError, RequestSpec, Status};
 use trapdesk_proto::protocol::kind;
 
@@ -34,6 +37,19 @@ const POLL: Duration = Duration::from_millis(50);
 
 type ToolResult = Result<CallToolResult, ErrorData>;
 
+/// `reboot-computer`'s result: the reboot began, and how long the computer took to link again
+/// (a timeout's failure carries both too).
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Rebooted {
+    #[serde(flatten)]
+    common: Common,
+    /// the reboot began
+    rebooted: bool,
+    /// from the call until the computer linked again (or until the wait ended)
+    took_ms: u64,
+}
+
 #[tool_router(router = reboot_router, vis = "pub(crate)")]
 impl TrapdeskMcp {
     #[tool(
@@ -41,7 +57,7 @@ impl TrapdeskMcp {
         title = "Reboot a computer",
         description = "Reboot a linked computer (os.reboot(), so exec under the policy: every running program and request on it ends) and answer once it has linked again, with tookMs; an error result with code timeout when it did not link again within timeoutMs (default 60000, at most 600000).",
         annotations(title = "Reboot a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
-        output_schema = schemas::reboot_result()
+        output_schema = schemas::derived::<Rebooted>()
     )]
     async fn reboot_computer(
         &self,
@@ -94,38 +110,76 @@ impl TrapdeskMcp {
             }
             return Ok(self.end(rec, status, outcome));
         }
-        let mut extra = ids(&ran);
-        extra.insert("traposId".into(), json!(trapos_id));
-        let deadline = started + Duration::from_millis(wait_ms);
+        let relink = Relink {
+            trapos_id,
+            request_id: ran.request_id.clone(),
+            before,
+            started,
+            wait_ms,
+        };
+        let (status, outcome) = self.relinked(&ctx, relink).await;
+        Ok(self.end(rec, status, outcome))
+    }
+}
+
+/// What the wait for a rebooted computer's new link knows.
+struct Relink {
+    trapos_id: String,
+    /// The `os.reboot()` request's.
+    request_id: Option<String>,
+    /// When the link the reboot must replace was made: a relink is a link made after it.
+    before: Option<SystemTime>,
+    started: Instant,
+    wait_ms: u64,
+}
+
+impl TrapdeskMcp {
+    /// Waits until the rebooted computer links again (the reboot's success), the wait ends
+    /// (a timeout that still says the reboot began) or the call is cancelled.
+    async fn relinked(&self, ctx: &RequestContext<RoleServer>, r: Relink) -> (Status, Outcome) {
+        let trapos_id = &r.trapos_id;
+        let deadline = r.started + Duration::from_millis(r.wait_ms);
+        let result = |took_ms| Rebooted {
+            common: Common {
+                request_id: r.request_id.clone(),
+                ..Common::ok_on(trapos_id)
+            },
+            rebooted: true,
+            took_ms,
+        };
         loop {
-            let back = self.session().computer(&trapos_id).is_some_and(|c| {
+            let back = self.session().computer(trapos_id).is_some_and(|c| {
                 c.online
-                    && Some(c.connected_at) != before
+                    && Some(c.connected_at) != r.before
                     && c.serves.iter().any(|s| s == "exec-lua")
             });
+            let took = r.started.elapsed().as_millis() as u64;
             if back {
-                let took = started.elapsed().as_millis() as u64;
-                extra.insert("ok".into(), json!(true));
-                extra.insert("rebooted".into(), json!(true));
-                extra.insert("tookMs".into(), json!(took));
                 let line = format!("{trapos_id} rebooted and linked again after {took} ms");
-                let outcome = Outcome::ok(line, Value::Object(extra));
-                return Ok(self.end(rec, Status::Ok, outcome));
+                return (
+                    Status::Ok,
+                    Outcome::ok(line, Value::Object(fields(&result(took)))),
+                );
             }
             if Instant::now() >= deadline {
-                extra.insert("rebooted".into(), json!(true));
-                extra.insert("tookMs".into(), json!(started.elapsed().as_millis() as u64));
+                let mut extra = fields(&result(took));
+                extra.remove("ok");
                 let message = format!(
-                    "{trapos_id} began rebooting but did not link again within {wait_ms} ms (its startup may not start the client, or it is off: a player can turn it on); probe-computers shows it when it does"
+                    "{trapos_id} began rebooting but did not link again within {} ms (its startup may not start the client, or it is off: a player can turn it on); probe-computers shows it when it does",
+                    r.wait_ms
                 );
-                let outcome = Outcome::failure("timeout", &message, extra);
-                return Ok(self.end(rec, Status::Timeout, outcome));
+                return (
+                    Status::Timeout,
+                    Outcome::failure("timeout", &message, extra),
+                );
             }
             tokio::select! {
                 () = tokio::time::sleep(POLL) => {}
                 () = ctx.ct.cancelled() => {
+                    let mut extra = fields(&result(took).common);
+                    extra.remove("ok");
                     let outcome = Outcome::failure("cancelled", "the call was cancelled while waiting for the computer to link again (the reboot itself was already under way)", extra);
-                    return Ok(self.end(rec, Status::Cancelled, outcome));
+                    return (Status::Cancelled, outcome);
                 }
             }
         }

@@ -1,4 +1,5 @@
-//! The tools' `outputSchema`s, written by hand.
+//! The tools' `outputSchema`s: derived from the typed results (`schemars`, as rmcp derives
+//! them) by [`derived`], and, for the tools not typed yet, written by hand.
 //!
 //! They are deliberately permissive (one required field, `ok`, which every result carries;
 //! extra properties allowed): the same schema has to describe a success, a failure that
@@ -9,7 +10,161 @@
 use std::sync::Arc;
 
 use rmcp::model::JsonObject;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// Fields every result may carry, whichever tool made it: flattened into each typed result.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Common {
+    /// false when the call failed
+    pub ok: bool,
+    /// why it failed: the computer's message (string), or {code, message} (invalid_arguments, bad_path, timeout, disconnected, cancelled, busy, unknown_computer, ambiguous_computer, ...: docs/mcp.md, Errors)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
+    /// invalid_arguments: the argument at fault
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// the computer the request ran on
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trapos_id: Option<String>,
+    /// the request's id, for cancel-request and computer-output
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+impl Common {
+    /// A success's common fields on `trapos_id`.
+    pub fn ok_on(trapos_id: &str) -> Common {
+        Common {
+            ok: true,
+            trapos_id: Some(trapos_id.to_owned()),
+            ..Common::default()
+        }
+    }
+}
+
+/// A typed result as the structured content's fields (a failure adds its own beside them).
+pub fn fields<T: Serialize>(result: &T) -> Map<String, Value> {
+    match serde_json::to_value(result) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
+/// The output schema of the typed result `T`: what rmcp derives for it, made permissive as
+/// the module docs say (only `ok` required, extra properties allowed) and plain: no `null`
+/// among a field's types, no `default: null`, no number formats.
+///
+/// An optional field left out when it has no value (`skip_serializing_if`) is described by
+/// its type alone. A field that is always there but may be `null` (a cursor at the end) is
+/// described without a type, by its description: a `null` type is what the schemas leave out.
+pub fn derived<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    let derived = rmcp::handler::server::tool::schema_for_output::<T>();
+    let mut root = Value::Object((*derived).clone());
+    plain(&mut root);
+    let Value::Object(mut map) = root else {
+        return Arc::new(JsonObject::new());
+    };
+    map.remove("$schema");
+    // A nested shape's doc comment is the Rust type's, not the agent's: its field says it.
+    if let Some(Value::Object(defs)) = map.get_mut("$defs") {
+        for def in defs.values_mut() {
+            if let Value::Object(def) = def {
+                def.remove("description");
+            }
+        }
+    }
+    map.insert("required".into(), json!(["ok"]));
+    map.insert("additionalProperties".into(), Value::Bool(true));
+    Arc::new(map)
+}
+
+/// Whether `schema` allows `null` (`type: [.., "null"]`, or an `anyOf` with a null branch).
+fn nullable(schema: &Value) -> bool {
+    let null = |t: &Value| t == "null" || t.get("type").is_some_and(|t| t == "null");
+    match (schema.get("type"), schema.get("anyOf")) {
+        (Some(Value::Array(types)), _) => types.iter().any(null),
+        (_, Some(Value::Array(branches))) => branches.iter().any(null),
+        _ => false,
+    }
+}
+
+/// A schema that allows anything, keeping only what describes it in words.
+fn untyped(schema: &mut Value) {
+    if let Value::Object(map) = schema {
+        map.retain(|k, _| k == "description");
+    }
+}
+
+/// The post-pass of [`derived`] over one schema and everything under it.
+fn plain(schema: &mut Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    // Always there, maybe null: described in words only.
+    let required: Vec<String> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for name in &required {
+            if let Some(p) = props.get_mut(name)
+                && nullable(p)
+            {
+                untyped(p);
+            }
+        }
+    }
+    if let Some(items) = map.get_mut("items")
+        && nullable(items)
+    {
+        untyped(items);
+    }
+    // Left out when it has no value: its type alone.
+    if let Some(Value::Array(types)) = map.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let one = types.remove(0);
+            map.insert("type".into(), one);
+        }
+    }
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        branches.retain(|b| b.get("type").is_none_or(|t| t != "null"));
+        if branches.len() == 1
+            && let Some(Value::Object(one)) = branches.pop()
+        {
+            map.remove("anyOf");
+            for (k, v) in one {
+                map.entry(k).or_insert(v);
+            }
+        }
+    }
+    if map.get("default").is_some_and(Value::is_null) {
+        map.remove("default");
+    }
+    map.remove("format");
+    if map.get("minimum").is_some_and(|m| m == 0) {
+        map.remove("minimum");
+    }
+    for (key, v) in map.iter_mut() {
+        match (key.as_str(), v) {
+            ("properties" | "$defs", Value::Object(named)) => named.values_mut().for_each(plain),
+            ("items" | "additionalProperties", v) => plain(v),
+            ("anyOf" | "oneOf" | "allOf", Value::Array(branches)) => {
+                branches.iter_mut().for_each(plain);
+            }
+            _ => {}
+        }
+    }
+}
 
 fn object(properties: Value, required: &[&str]) -> Arc<JsonObject> {
     let schema = json!({
@@ -76,7 +231,7 @@ pub fn wait_result() -> Arc<JsonObject> {
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         let more = json!({
             "status": {"type": "string", "description": "running, or how it ended: ok, error, timeout, cancelled, disconnected, failed"},
-            "cursor": {"type": ["integer", "null"], "description": "pass as after next time: output after it is new"},
+            "cursor": {"description": "pass as after next time: output after it is new"},
             "matched": {"type": "boolean", "description": "running: whether `until` was found (in `line`)"},
             "line": {"type": "string", "description": "the line where `until` was found"},
             "lines": {"type": "array", "items": {"type": "object"}, "description": "running: the lines after the cursor, oldest first: {seq, at (ms since the Unix epoch), stream, text, complete}"},
@@ -113,7 +268,7 @@ pub fn read_result() -> Arc<JsonObject> {
             "offset": {"type": "integer", "description": "first byte of this piece"},
             "bytes": {"type": "integer", "description": "bytes in this piece"},
             "total": {"type": "integer", "description": "size of the whole file"},
-            "nextOffset": {"type": ["integer", "null"], "description": "offset of the next piece, null at the end"},
+            "nextOffset": {"description": "offset of the next piece, null at the end"},
         })),
         &["ok"],
     )
@@ -168,12 +323,12 @@ pub fn probe_result() -> Arc<JsonObject> {
             "computers": {"type": "array", "description": "this page, in (id, traposId) order", "items": {"type": "object", "properties": {
                 "traposId": {"type": "string"},
                 "id": {"type": "integer"},
-                "label": {"type": ["string", "null"]},
+                "label": {"description": "its label, or null"},
                 "connectedAt": {"type": "integer", "description": "epoch milliseconds"},
                 "serves": {"type": "array", "items": {"type": "string"}},
                 "pending": {"type": "integer"},
                 "pendingRequests": {"type": "array", "items": {"type": "object"}, "description": "present only when pending > 0: requestId, kind, summary, origin, sent, ageMs (since it started)"},
-                "lastRttMs": {"type": ["integer", "null"]},
+                "lastRttMs": {"description": "ms, or null"},
                 "ping": {"type": "object", "description": "this probe's ping: {ok, rttMs} or {ok:false, error}"},
                 "runtime": {"type": "string", "description": "the computer's _HOST; absent when its client did not say"},
                 "client": {"type": "string", "description": "the client's name and version"},
@@ -196,7 +351,7 @@ pub fn probe_result() -> Arc<JsonObject> {
             }}},
             "matched": {"type": "integer", "description": "computers matching, over all pages"},
             "linked": {"type": "integer", "description": "computers linked, matching or not"},
-            "nextCursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null on the last page"},
+            "nextCursor": {"description": "pass as cursor for the next page; null on the last page"},
         })),
         &["ok"],
     )
@@ -233,13 +388,13 @@ pub fn output_result() -> Arc<JsonObject> {
             "lines": {"type": "array", "items": {"type": "object", "properties": {
                 "seq": {"type": "integer"},
                 "at": {"type": "integer", "description": "when the host received the line, in ms since the Unix epoch"},
-                "requestId": {"type": ["string", "null"]},
+                "requestId": {"description": "the request that wrote it, or null"},
                 "stream": {"type": "string", "enum": ["out", "err"]},
                 "text": {"type": "string"},
                 "complete": {"type": "boolean"},
             }}},
-            "before": {"type": ["integer", "null"], "description": "cursor for the page before this one; null when nothing older is kept"},
-            "cursor": {"type": ["integer", "null"], "description": "the newest line's seq: pass as after to read only newer lines"},
+            "before": {"description": "cursor for the page before this one; null when nothing older is kept"},
+            "cursor": {"description": "the newest line's seq: pass as after to read only newer lines"},
             "more": {"type": "boolean", "description": "with after: more lines follow the cursor than fitted"},
             "status": {"type": "string", "description": "with requestId: running, how it ended (ok, error, timeout, cancelled, disconnected, failed), or ended once its result is no longer kept"},
         })),
@@ -252,29 +407,8 @@ pub fn log_result() -> Arc<JsonObject> {
     object(
         with_common(json!({
             "events": {"type": "array", "items": {"type": "object"}, "description": "oldest first; one per call (event \"call\") or request (\"request\"), links and refusals as they are; each with seq, timeMs, who, traposId (resolved), requestId, what, status, detail, durationMs; empty on a failure"},
-            "before": {"type": ["integer", "null"], "description": "cursor for the entries before these; null when nothing older is kept"},
+            "before": {"description": "cursor for the entries before these; null when nothing older is kept"},
             "latest": {"type": "integer", "description": "the log's newest cursor: pass it as since to get only what began or changed after this answer"},
-        })),
-        &["ok"],
-    )
-}
-
-/// `cancel-request`.
-pub fn cancel_result() -> Arc<JsonObject> {
-    object(
-        with_common(json!({
-            "message": {"type": "string"},
-        })),
-        &["ok"],
-    )
-}
-
-/// `reboot-computer`.
-pub fn reboot_result() -> Arc<JsonObject> {
-    object(
-        with_common(json!({
-            "rebooted": {"type": "boolean", "description": "the reboot began"},
-            "tookMs": {"type": "integer", "description": "from the call until the computer linked again (or until the wait ended)"},
         })),
         &["ok"],
     )
@@ -296,7 +430,7 @@ pub fn screen_result() -> Arc<JsonObject> {
             "output": {"type": "string", "description": "send-input with requestId: that request's newest output lines"},
             "monitor": {"type": "string", "description": "the monitor shown (with monitor): its peripheral name"},
             "scale": {"type": "number", "description": "the monitor's text scale, 0.5 to 5 (with monitor)"},
-            "known": {"type": "array", "items": {"type": ["string", "null"]}, "description": "a monitor with cells this computer never drew (or another computer drew over): per row, null when every cell is known, else one character per cell, 1 known, 0 unknown (an unknown cell's text in rows is a blank, shown as ░ (U+2591) in the text block)"},
+            "known": {"type": "array", "items": {}, "description": "a monitor with cells this computer never drew (or another computer drew over): per row, null when every cell is known, else one character per cell, 1 known, 0 unknown (an unknown cell's text in rows is a blank, shown as ░ (U+2591) in the text block)"},
             "touched": {"type": "object", "description": "send-input with touch: the cell touched, {x, y}"},
             "colorsCut": {"type": "boolean", "description": "true when the colours were left out to fit one result (a large monitor)"},
             "rowsShown": {"type": "integer", "description": "when the rows did not all fit one result: how many are given, from the top (rows and known alike)"},
@@ -305,49 +439,89 @@ pub fn screen_result() -> Arc<JsonObject> {
     )
 }
 
-/// `list-peripherals`.
-pub fn peripherals_result() -> Arc<JsonObject> {
-    object(
-        with_common(json!({
-            "peripherals": {"type": "array", "description": "one per peripheral name the computer sees (peripheral.getNames()), sorted by name", "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "the name to call it by: a side (top) or a wired network name (monitor_0)"},
-                    "types": {"type": "array", "items": {"type": "string"}, "description": "its types, the main one first (peripheral.getType)"},
-                    "methods": {"type": "array", "items": {"type": "string"}, "description": "its methods' names, sorted (peripheral.getMethods)"},
-                    "via": {"type": "string", "description": "reached over a wired modem: that modem's side"},
-                    "state": {"type": "object", "description": "common types only, each field left out when it could not be read: modem {wireless, localName, remote: names}; inventory {size, used}; drive {disk, label, id, mountPath, audio}; monitor {width, height, scale, colour}; printer {paper, ink}"},
-                },
-                "required": ["name", "types"],
-                "additionalProperties": true,
-            }},
-            "count": {"type": "integer", "description": "how many peripherals the computer has"},
-            "methodsCut": {"type": "boolean", "description": "true when methods lists were left out to fit the result (the names, types and states are all there)"},
-        })),
-        &["ok"],
-    )
-}
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
 
-/// `turtle-info`.
-pub fn turtle_result() -> Arc<JsonObject> {
-    let fuel = json!({"type": ["integer", "string"], "description": "a number, or \"unlimited\" where the server turned fuel off"});
-    object(
-        with_common(json!({
-            "fuel": fuel,
-            "fuelLimit": {"type": ["integer", "string"], "description": "the most fuel it holds: a number, or \"unlimited\""},
-            "selected": {"type": "integer", "description": "the selected slot, 1 to 16"},
-            "slots": {"type": "array", "description": "the 16 slots in order", "items": {
-                "type": "object",
-                "properties": {
-                    "slot": {"type": "integer", "description": "1 to 16"},
-                    "count": {"type": "integer", "description": "items in it, 0 when empty"},
-                    "name": {"type": "string", "description": "the item's id (minecraft:coal); absent when empty"},
-                    "damage": {"type": "integer", "description": "the item's damage value, when it has one"},
-                },
-                "required": ["slot", "count"],
-                "additionalProperties": true,
-            }},
-        })),
-        &["ok"],
-    )
+    use super::super::TrapdeskMcp;
+    use super::*;
+    use trapdesk_core::config::Settings;
+    use trapdesk_core::session::Session;
+
+    fn tools() -> Vec<rmcp::model::Tool> {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = Settings {
+            data_dir: dir.path().to_owned(),
+            ..Settings::default()
+        };
+        TrapdeskMcp::new(Session::new(settings, false))
+            .tool_router
+            .list_all()
+    }
+
+    /// Whether a `type` anywhere in `schema` names `null`.
+    fn null_type(schema: &Value) -> bool {
+        match schema {
+            Value::Object(map) => map.iter().any(|(k, v)| {
+                (k == "type"
+                    && (v == "null" || v.as_array().is_some_and(|t| t.iter().any(|t| t == "null"))))
+                    || null_type(v)
+            }),
+            Value::Array(items) => items.iter().any(null_type),
+            _ => false,
+        }
+    }
+
+    /// A field that may be absent or null is described without a `null` type: some clients
+    /// reject `["T", "null"]`, and the words say it already.
+    #[test]
+    fn no_output_schema_has_a_null_type() {
+        for t in tools() {
+            let schema = Value::Object((*t.output_schema.unwrap()).clone());
+            assert!(!null_type(&schema), "{}: {schema}", t.name);
+            assert_eq!(schema["required"], json!(["ok"]), "{}", t.name);
+            assert_eq!(schema["additionalProperties"], true, "{}", t.name);
+        }
+    }
+
+    /// What `tools/list` costs an agent's context, every session: 63251 characters when the
+    /// schemas were all written by hand; derived ones must not make it grow by more than 10%.
+    #[test]
+    fn tools_list_stays_small() {
+        let n = serde_json::to_string(&tools()).unwrap().len();
+        eprintln!("tools/list: {n} characters");
+        assert!(n <= 63_251 * 11 / 10, "{n}");
+    }
+
+    /// The post-pass keeps the type of a field left out when empty, drops the type of one that
+    /// is always there but may be null, and leaves no formats.
+    #[test]
+    fn derived_schemas_are_plain() {
+        #[derive(serde::Serialize, JsonSchema)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Page {
+            #[serde(flatten)]
+            common: Common,
+            /// the next piece, null at the end
+            next_offset: Option<u64>,
+            /// only when cut
+            #[serde(skip_serializing_if = "Option::is_none")]
+            kept_bytes: Option<u64>,
+            known: Vec<Option<String>>,
+        }
+        let s = Value::Object((*derived::<Page>()).clone());
+        let p = &s["properties"];
+        assert_eq!(
+            p["nextOffset"],
+            json!({"description": "the next piece, null at the end"})
+        );
+        assert_eq!(
+            p["keptBytes"],
+            json!({"type": "integer", "description": "only when cut"})
+        );
+        assert_eq!(p["known"]["items"], json!({}));
+        assert_eq!(p["ok"]["type"], "boolean");
+        assert!(!null_type(&s), "{s}");
+    }
 }

@@ -10,10 +10,13 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use serde_json::{Map, Value, json};
 
+use super::TrapdeskMcp;
 use super::convert::*;
 use super::params::*;
 use super::results::Outcome;
-use super::{TrapdeskMcp, schemas};
+use super::schemas::{self, Common, fields};
+use schemars::JsonSchema;
+use serde::Serialize;
 use trapdesk_core::session::{RequestError, RequestSpec, Status};
 use trapdesk_proto::protocol::kind;
 
@@ -25,6 +28,16 @@ const MAX_LINES: u64 = 2000;
 const MAX_EVENTS: u64 = 1000;
 
 type ToolResult = Result<CallToolResult, ErrorData>;
+
+/// `cancel-request`'s result.
+#[derive(Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CancelSent {
+    #[serde(flatten)]
+    common: Common,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+}
 
 #[tool_router(vis = "pub(crate)")]
 impl TrapdeskMcp {
@@ -245,7 +258,7 @@ impl TrapdeskMcp {
         title = "Cancel a pending request",
         description = "Cancel a pending request by its requestId, whoever started it (you, another agent or the person). A running chunk stops at its next yield and its requester gets a cancelled result with the output so far.",
         annotations(title = "Cancel a pending request", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true),
-        output_schema = schemas::cancel_result()
+        output_schema = schemas::derived::<CancelSent>()
     )]
     async fn cancel_request(
         &self,
@@ -264,27 +277,28 @@ impl TrapdeskMcp {
             target.as_deref(),
             json!({"requestId": p.request_id}),
         );
-        let mut extra = Map::new();
-        extra.insert("requestId".into(), json!(p.request_id));
-        if let Some(t) = target {
-            extra.insert("traposId".into(), json!(t));
-        }
+        let mut sent = CancelSent {
+            common: Common {
+                trapos_id: target,
+                request_id: Some(p.request_id.clone()),
+                ..Common::default()
+            },
+            message: None,
+        };
         let (status, outcome) = match self.session.cancel_by(&p.request_id, &rec.origin) {
             Ok(()) => {
-                extra.insert("ok".into(), Value::Bool(true));
-                extra.insert("message".into(), json!("cancel sent"));
-                (
-                    Status::Ok,
-                    Outcome::ok(
-                        format!("cancel sent for {}", p.request_id),
-                        Value::Object(extra),
-                    ),
-                )
+                sent.common.ok = true;
+                sent.message = Some("cancel sent".into());
+                let line = format!("cancel sent for {}", p.request_id);
+                (Status::Ok, Outcome::ok(line, Value::Object(fields(&sent))))
             }
-            Err(e) => (
-                Status::Failed,
-                Outcome::failure("not_pending", &e.to_string(), extra),
-            ),
+            Err(e) => {
+                // A failure's fields beside its error: which request, on which computer.
+                let mut extra = fields(&sent);
+                extra.remove("ok");
+                let outcome = Outcome::failure("not_pending", &e.to_string(), extra);
+                (Status::Failed, outcome)
+            }
         };
         Ok(self.end(rec, status, outcome))
     }

@@ -204,9 +204,7 @@ impl TrapdeskMcp {
                 json!({"ok": false, "error": {"code": e.code.0, "message": e.message}, "data": e.data}),
             ),
         };
-        let summary = trapdesk_core::session::summary::one_line(&line, 120);
-        self.session
-            .tool_call_finished(rec.call_id, status, &summary, Some(&shown));
+        rec.finish(status, &line, Some(&shown));
         answer
     }
 

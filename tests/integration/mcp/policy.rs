@@ -514,3 +514,35 @@ person = { exec = "ask" }
     let seen = h.seen.lock().unwrap().requests.clone();
     assert_eq!(seen.last().unwrap().1["code"], "print('hi')");
 }
+
+/// A call that waits on something other than the computer (here the person's approval) still
+/// ends when its client cancels it: its row in the activity pane is not left running.
+#[tokio::test]
+async fn a_cancelled_call_waiting_for_approval_leaves_no_row_running() {
+    let h = host_with_policy("[policy.default]\nagent = { read = \"ask\" }\n").await;
+    let _approver = h.session.attach_approver();
+    let (client, _) = connect(&h.url, &h.token).await;
+    let handle = start_call(&client, "computer-output", json!({"traposId": "test-1"})).await;
+    wait_for_approval(&h).await;
+    assert_eq!(h.session.tool_calls_running(), 1);
+    client
+        .notify_cancelled(rmcp::model::CancelledNotificationParam::new(
+            Some(handle.id.clone()),
+            Some("stop".into()),
+        ))
+        .await
+        .unwrap();
+    for _ in 0..500 {
+        if h.session.tool_calls_running() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let calls = h.session.tool_calls();
+    assert_eq!(h.session.tool_calls_running(), 0, "{calls:?}");
+    assert_eq!(
+        calls.last().map(|c| c.status),
+        Some(trapdesk::session::Status::Cancelled)
+    );
+    drop(handle);
+}
