@@ -9,6 +9,7 @@ use crate::support::{mcp_fake as fake, world};
 
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::{Value, json};
 use world::{Runtime, World};
@@ -176,16 +177,4 @@ async fn input_goes_to_the_chunk_not_the_shell(rt: Runtime) {
     assert_eq!(data(&r)["returns"][0]["value"], "done", "{}", text(&r));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn input_goes_to_the_chunk_not_the_shell_on_the_emulator() {
-    input_goes_to_the_chunk_not_the_shell(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn input_goes_to_the_chunk_not_the_shell_on_craftos_pc() {
-    input_goes_to_the_chunk_not_the_shell(Runtime::CraftOs).await;
-}
+on_both_runtimes!(input_goes_to_the_chunk_not_the_shell);

@@ -7,6 +7,7 @@ use crate::support::{self, craftos, world};
 
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use serde_json::{Value, json};
 use support::{SECRET, TestHost, start_host, wait_until};
 use trapdesk::emu::{Computer, ComputerSpec, install_client};
@@ -115,19 +116,7 @@ async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests(rt: Ru
     assert_eq!(links(&w.host, "unlinked"), 0, "the link never dropped");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests_on_the_emulator() {
-    a_low_message_limit_keeps_the_link_with_big_answers_and_requests(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests_on_craftos_pc() {
-    a_low_message_limit_keeps_the_link_with_big_answers_and_requests(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_low_message_limit_keeps_the_link_with_big_answers_and_requests);
 
 /// Lua that keeps CC's event queue full for `ms`: every round queues more than 256 events
 /// (the rest are dropped, as CC drops them) and waits for one of its own.
@@ -250,19 +239,7 @@ async fn a_label_change_shows_within_seconds(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_label_change_shows_within_seconds_on_the_emulator() {
-    a_label_change_shows_within_seconds(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_label_change_shows_within_seconds_on_craftos_pc() {
-    a_label_change_shows_within_seconds(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_label_change_shows_within_seconds);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {

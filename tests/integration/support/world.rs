@@ -1,30 +1,18 @@
 //! One test body on both runtimes: a host, its computers and an MCP client named `test-agent`,
 //! the computers either emulated (`crates/trapdesk-emu/src`, always available) or headless CraftOS-PC (a real
 //! CC runtime, `tests/integration/support/craftos.rs`). A test file writes each behaviour once, as
-//! an `async fn body(rt: Runtime)`, and gives it two entry points:
+//! an `async fn body(rt: Runtime)`, and [`on_both_runtimes!`] makes its two tests:
 //!
 //! ```ignore
-//! mod support;
-//! #[path = "support/mcp_fake.rs"] mod fake;
-//! #[path = "support/craftos.rs"] mod craftos;
-//! #[path = "support/world.rs"] mod world;
-//! use world::{Runtime, World};
+//! use crate::support::world::{Runtime, World, on_both_runtimes};
 //!
 //! async fn my_case(rt: Runtime) {
 //!     let w = World::boot(rt, &["miner"]).await;
 //!     let r = w.call("exec-lua", json!({"traposId": "miner", "code": "return 1"})).await;
 //! }
 //!
-//! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-//! async fn my_case_on_the_emulator() {
-//!     my_case(Runtime::Emulator).await;
-//! }
-//!
-//! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-//! #[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
-//! async fn my_case_on_craftos_pc() {
-//!     my_case(Runtime::CraftOs).await;
-//! }
+//! // `my_case_on_the_emulator` and `my_case_on_craftos_pc` (ignored without CraftOS-PC).
+//! on_both_runtimes!(my_case);
 //! ```
 //!
 //! Where the runtimes differ in a way the behaviour does not (CraftOS-PC is slower, its ROM
@@ -43,6 +31,55 @@ use tokio::sync::mpsc;
 use crate::support::craftos::{self, CraftComputer};
 use crate::support::mcp_fake::{Client, call, connect};
 use crate::support::{SECRET, TestHost, emulated_with, start_host_with};
+
+/// Two tests from one `async fn body(rt: Runtime)`: `<name>_on_the_emulator`, and
+/// `<name>_on_craftos_pc`, which is ignored with the reason when the build has no CraftOS-PC
+/// (`cfg(craftos_pc)`, set by `build.rs`), so it never passes without running.
+///
+/// - `on_both_runtimes!(body)` names the tests after the body;
+/// - `on_both_runtimes!(name: body)` names them `name_on_...`;
+/// - `on_both_runtimes!(#[ignore = "why"] body)` ignores both (a measurement run on demand).
+// examples/craftos_harness includes this module and makes no tests.
+#[allow(unused_macros)]
+macro_rules! on_both_runtimes {
+    ($body:ident) => {
+        $crate::support::world::on_both_runtimes!($body: $body);
+    };
+    ($name:ident : $body:ident) => {
+        pastey::paste! {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn [<$name _on_the_emulator>]() {
+                $body($crate::support::world::Runtime::Emulator).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[cfg_attr(
+                not(craftos_pc),
+                ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+            )]
+            async fn [<$name _on_craftos_pc>]() {
+                $body($crate::support::world::Runtime::CraftOs).await;
+            }
+        }
+    };
+    (#[ignore = $why:literal] $body:ident) => {
+        pastey::paste! {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[ignore = $why]
+            async fn [<$body _on_the_emulator>]() {
+                $body($crate::support::world::Runtime::Emulator).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[ignore = $why]
+            async fn [<$body _on_craftos_pc>]() {
+                $body($crate::support::world::Runtime::CraftOs).await;
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_both_runtimes;
 
 /// Which runtime a test body runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
