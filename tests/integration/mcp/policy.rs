@@ -50,13 +50,12 @@ fn code(r: &CallToolResult) -> String {
 }
 
 async fn wait_for_approval(h: &Host) -> trapdesk::session::Approval {
-    for _ in 0..500 {
-        if let Some(a) = h.session.approvals().into_iter().next() {
-            return a;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("no approval asked");
+    crate::support::wait_some(
+        Duration::from_secs(5),
+        || h.session.approvals().into_iter().next(),
+        || String::from("no approval asked"),
+    )
+    .await
 }
 
 async fn finish(handle: rmcp::service::RequestHandle<rmcp::RoleClient>) -> CallToolResult {

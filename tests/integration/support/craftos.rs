@@ -43,7 +43,7 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ProgressNotificationParam};
@@ -51,7 +51,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::support::mcp_fake::{Client, call, connect};
-use crate::support::{SECRET, TestHost, start_host};
+use crate::support::{SECRET, TestHost, start_host, wait_for};
 
 /// The environment variable naming the CraftOS-PC launcher.
 pub const ENV: &str = "CRAFTOS_PC";
@@ -314,19 +314,18 @@ impl CraftComputer {
 
     /// Waits until the screen satisfies `cond`; panics with the screen after `limit`.
     pub async fn wait_screen(&self, limit: Duration, cond: impl Fn(&str) -> bool) {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if cond(&s) {
-                return;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "screen of {} did not show it in {limit:?}:\n{s}",
-                self.trapos_id
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for(
+            limit,
+            || cond(&self.screen()),
+            || {
+                format!(
+                    "screen of {} did not show it in {limit:?}:\n{}",
+                    self.trapos_id,
+                    self.screen()
+                )
+            },
+        )
+        .await;
     }
 }
 
@@ -484,16 +483,18 @@ impl Fleet {
 
     /// Waits until `c` is linked; panics with its screen after `limit`.
     pub async fn wait_linked(&self, c: &CraftComputer, limit: Duration) {
-        let start = Instant::now();
-        while !self.linked(c) {
-            assert!(
-                start.elapsed() < limit,
-                "{} did not link in {limit:?}; its screen:\n{}",
-                c.trapos_id,
-                c.screen()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for(
+            limit,
+            || self.linked(c),
+            || {
+                format!(
+                    "{} did not link in {limit:?}; its screen:\n{}",
+                    c.trapos_id,
+                    c.screen()
+                )
+            },
+        )
+        .await;
     }
 
     /// Calls an MCP tool with JSON arguments through the client.

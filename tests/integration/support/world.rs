@@ -22,7 +22,7 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{CallToolResult, ProgressNotificationParam};
 use serde_json::{Value, json};
@@ -30,7 +30,7 @@ use tokio::sync::mpsc;
 
 use crate::support::craftos::{self, CraftComputer};
 use crate::support::mcp_fake::{Client, call, connect};
-use crate::support::{SECRET, TestHost, emulated_with, start_host_with};
+use crate::support::{SECRET, TestHost, emulated_with, start_host_with, wait_for};
 
 /// Two tests from one `async fn body(rt: Runtime)`: `<name>_on_the_emulator`, and
 /// `<name>_on_craftos_pc`, which is ignored with the reason when the build has no CraftOS-PC
@@ -521,48 +521,44 @@ impl World {
 
     /// Waits until `label` is linked; panics with its screen and log after `limit`.
     pub async fn wait_linked(&self, label: &str, limit: Duration) {
-        let start = Instant::now();
-        while !self.linked(label) {
-            assert!(
-                start.elapsed() < limit,
-                "{} did not link in {limit:?} on {}; {}",
-                self.trapos(label),
-                self.runtime.name(),
-                self.computer(label).dump()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(
+            limit,
+            || self.linked(label),
+            || {
+                format!(
+                    "{} did not link in {limit:?} on {}; {}",
+                    self.trapos(label),
+                    self.runtime.name(),
+                    self.computer(label).dump()
+                )
+            },
+        )
+        .await;
     }
 
     /// Waits until `label` serves every one of `kinds` (the screen server links a moment after
     /// exec-lua).
     pub async fn wait_serves(&self, label: &str, kinds: &[&str]) {
         let id = self.trapos(label);
-        let start = Instant::now();
-        while !self
-            .session()
-            .computer(&id)
-            .is_some_and(|c| kinds.iter().all(|k| c.serves.iter().any(|s| s == k)))
-        {
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "{id} never served {kinds:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let serves = || {
+            self.session()
+                .computer(&id)
+                .is_some_and(|c| kinds.iter().all(|k| c.serves.iter().any(|s| s == k)))
+        };
+        wait_for(Duration::from_secs(30), serves, || {
+            format!("{id} never served {kinds:?}")
+        })
+        .await;
     }
 
     /// Waits until the session lists `label` offline; panics after `limit`.
     pub async fn wait_offline(&self, label: &str, limit: Duration) {
-        let start = Instant::now();
-        while self.online(label) {
-            assert!(
-                start.elapsed() < limit,
-                "{} never unlinked",
-                self.trapos(label)
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(
+            limit,
+            || !self.online(label),
+            || format!("{} never unlinked", self.trapos(label)),
+        )
+        .await;
     }
 
     /// kill -9 of the computer's process (the computer dies mid-whatever), reaped. Panics for
