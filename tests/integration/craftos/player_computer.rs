@@ -178,15 +178,12 @@ fn events_seen(files: &Path) -> u64 {
 }
 
 /// Waits until `cond` holds; `Err` after `limit`.
-async fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> Result<(), ()> {
-    let start = Instant::now();
-    while !cond() {
-        if start.elapsed() > limit {
-            return Err(());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+async fn wait_for(limit: Duration, cond: impl FnMut() -> bool) -> Result<(), ()> {
+    if crate::support::holds_within(limit, cond).await {
+        Ok(())
+    } else {
+        Err(())
     }
-    Ok(())
 }
 
 async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Runtime) {

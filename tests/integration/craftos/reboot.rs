@@ -32,16 +32,16 @@ async fn reboots_read_as_reboots(rt: Runtime) {
     assert!(text(&r).contains("os.reboot()"), "{}", text(&r));
     // It does reboot, and links again by itself.
     let limit = rt.link_timeout();
-    let start = std::time::Instant::now();
-    while w
-        .session()
-        .computer(&rig)
-        .is_some_and(|c| c.connected_at == first)
-        || !w.linked("rig")
-    {
-        assert!(start.elapsed() < limit, "never relinked after os.reboot()");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let relinked = || {
+        w.session()
+            .computer(&rig)
+            .is_none_or(|c| c.connected_at != first)
+            && w.linked("rig")
+    };
+    crate::support::wait_for(limit, relinked, || {
+        String::from("never relinked after os.reboot()")
+    })
+    .await;
 
     // reboot-computer: answers after the relink, with the time it took.
     let before = w.session().computer(&rig).unwrap().connected_at;

@@ -7,7 +7,7 @@
 
 use crate::support::{mcp_fake as fake, world};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::world::on_both_runtimes;
 use fake::{data, text};
@@ -23,19 +23,18 @@ fn tool_result(r: rmcp::model::ServerResult) -> rmcp::model::CallToolResult {
 
 /// The requestId of the one exec-lua running on `trapos_id`, once it runs.
 async fn running_exec(w: &World, trapos_id: &str) -> String {
-    let start = Instant::now();
-    loop {
-        if let Some(r) = w
-            .session()
-            .pending()
-            .into_iter()
-            .find(|r| r.trapos_id == trapos_id && r.kind == trapdesk::protocol::Kind::ExecLua)
-        {
-            return r.request_id;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "no exec-lua ran");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::support::wait_some(
+        Duration::from_secs(10),
+        || {
+            w.session()
+                .pending()
+                .into_iter()
+                .find(|r| r.trapos_id == trapos_id && r.kind == trapdesk::protocol::Kind::ExecLua)
+                .map(|r| r.request_id)
+        },
+        || String::from("no exec-lua ran"),
+    )
+    .await
 }
 
 fn rows(v: &Value) -> String {

@@ -234,18 +234,22 @@ pub async fn wait_until(cond: impl FnMut() -> bool) {
 /// Polls `cond` every 10 ms until it holds: the one wait on a condition the tests share, in
 /// place of a sleep that guesses how long the condition takes. Panics with `why()` (what did
 /// not happen, with whatever explains it) once `limit` has passed without it.
-pub async fn wait_for(
-    limit: Duration,
-    mut cond: impl FnMut() -> bool,
-    why: impl FnOnce() -> String,
-) {
+pub async fn wait_for(limit: Duration, cond: impl FnMut() -> bool, why: impl FnOnce() -> String) {
+    if !holds_within(limit, cond).await {
+        panic!("{} (waited {limit:?})", why());
+    }
+}
+
+/// Polls `cond` every 10 ms until it holds (true) or `limit` has passed (false).
+pub async fn holds_within(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let start = std::time::Instant::now();
     while !cond() {
         if start.elapsed() >= limit {
-            panic!("{} (waited {limit:?})", why());
+            return false;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    true
 }
 
 /// [`wait_for`] a value: polls `get` until it returns one.
