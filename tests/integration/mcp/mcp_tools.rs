@@ -258,7 +258,10 @@ async fn failures_are_tool_errors_with_output() {
     assert_eq!(r.is_error, Some(true));
     assert_eq!(data(&r)["error"]["code"], "timeout", "{}", text(&r));
     let rid = data(&r)["requestId"].as_str().unwrap().to_owned();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    crate::support::holds_within(Duration::from_secs(2), || {
+        h.seen.lock().unwrap().cancels.contains(&rid)
+    })
+    .await;
     assert!(h.seen.lock().unwrap().cancels.contains(&rid));
 
     let r = call(
