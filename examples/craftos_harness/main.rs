@@ -23,7 +23,7 @@ mod support;
 
 // measure.rs names them from its parent: this crate's root here, the test's module in
 // tests/integration/craftos/craftos_harness.rs.
-use support::{craftos, mcp_fake as fake};
+use support::{craftos, mcp_fake as fake, world};
 
 mod floor;
 mod measure;

@@ -16,10 +16,11 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::craftos::{self, CraftComputer, Fleet};
+use super::craftos::{self, CraftComputer};
 use super::fake::{data, text};
 use super::floor;
 use super::report::{Disk, Events, Machine, Report, Series, Transfer};
+use super::world::{Runtime, World};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -175,7 +176,7 @@ fn ok(r: &rmcp::model::CallToolResult, what: &str) -> Value {
 }
 
 /// One `write-file` of `body` as an agent sends it (base64 for bytes, the text as it is).
-async fn write_file(f: &Fleet, id: &str, path: &str, kind: &str, body: &[u8]) -> Duration {
+async fn write_file(f: &World, id: &str, path: &str, kind: &str, body: &[u8]) -> Duration {
     let (content, encoding) = match kind {
         "binary" => (B64.encode(body), "base64"),
         _ => (String::from_utf8(body.to_vec()).unwrap(), "utf8"),
@@ -196,7 +197,7 @@ async fn write_file(f: &Fleet, id: &str, path: &str, kind: &str, body: &[u8]) ->
 
 /// Reads `path` to its end through `read-file`'s pages, checking each page's offsets; returns
 /// the time, the number of calls and the bytes.
-async fn read_file(f: &Fleet, id: &str, path: &str) -> (Duration, usize, Vec<u8>) {
+async fn read_file(f: &World, id: &str, path: &str) -> (Duration, usize, Vec<u8>) {
     let t = Instant::now();
     let (mut offset, mut calls, mut back) = (0u64, 0usize, Vec::new());
     loop {
@@ -306,7 +307,7 @@ fn machine() -> Machine {
 }
 
 /// One exec-lua `return 1`, checked; its time.
-async fn exec_one(f: &Fleet, id: &str) -> Duration {
+async fn exec_one(f: &World, id: &str) -> Duration {
     let t = Instant::now();
     let r = f
         .call("exec-lua", json!({"traposId": id, "code": "return 1"}))
@@ -319,7 +320,7 @@ async fn exec_one(f: &Fleet, id: &str) -> Duration {
 
 /// One MCP `ping` through the same endpoint: the SDK's own round trip (HTTP, the bearer
 /// check, rmcp's client and server) with no tool and no computer behind it.
-async fn ping_one(f: &Fleet) -> Duration {
+async fn ping_one(f: &World) -> Duration {
     let peer = f.client.peer().clone();
     let t = Instant::now();
     let r = peer
@@ -333,7 +334,7 @@ async fn ping_one(f: &Fleet) -> Duration {
 }
 
 /// Waits until the computer serves everything in `what` (the shell's input among them).
-async fn wait_serves(f: &Fleet, id: &str, what: &[&str]) {
+async fn wait_serves(f: &World, id: &str, what: &[&str]) {
     let start = Instant::now();
     loop {
         let c = f.host.session.computer(id);
@@ -372,7 +373,7 @@ pub async fn run(cfg: &Config, progress: impl Fn(&str)) -> Report {
         &floor::floor_lua(listening.port),
     );
     progress("booting the client's computer and the floor's");
-    let f = Fleet::boot(&["bench"]).await;
+    let f = World::boot(Runtime::CraftOs, &["bench"]).await;
     let mut peer = listening.accept(craftos::LINK_TIMEOUT).await;
     let pc = &f.computers[0];
     let id = pc.trapos_id.clone();

@@ -15,6 +15,7 @@ use crate::support::{self, world};
 
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use support::{FakeComputer, SECRET, TestHost, emulated, hello, start_host, wait_until};
@@ -170,19 +171,7 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id(rt: Runtime) {
     assert_eq!(refusals, 2, "the attempts under its label");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_shared_secret_cannot_take_an_enrolled_computers_id_on_the_emulator() {
-    the_shared_secret_cannot_take_an_enrolled_computers_id(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn the_shared_secret_cannot_take_an_enrolled_computers_id_on_craftos_pc() {
-    the_shared_secret_cannot_take_an_enrolled_computers_id(Runtime::CraftOs).await;
-}
+on_both_runtimes!(the_shared_secret_cannot_take_an_enrolled_computers_id);
 
 #[tokio::test]
 async fn a_lost_welcome_or_a_lost_enrolled_never_locks_a_computer_out() {

@@ -7,7 +7,7 @@ use crate::support::{self, mcp_fake};
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::{emulated, start_host, wait_until};
 
@@ -215,14 +215,12 @@ async fn ctrl_c_cancels_on_the_computer_and_exits_130() {
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "exec did not stop on SIGINT");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let status = crate::support::wait_some(
+        Duration::from_secs(10),
+        || child.try_wait().unwrap(),
+        || String::from("exec did not stop on SIGINT"),
+    )
+    .await;
     assert_eq!(status.code(), Some(130));
     // Cancelled on the computer, not just abandoned: the request ends as cancelled.
     wait_until(|| host.session.pending().is_empty()).await;

@@ -128,12 +128,8 @@ async fn output(mut cmd: Command) -> std::process::Output {
         .unwrap()
 }
 
-async fn wait_for(mut cond: impl FnMut() -> bool, what: &str) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < Duration::from_secs(15), "{what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+async fn wait_for(cond: impl FnMut() -> bool, what: &str) {
+    crate::support::wait_for(Duration::from_secs(15), cond, || what.to_owned()).await;
 }
 
 fn writes_by_sync(host: &TestHost) -> usize {

@@ -63,14 +63,12 @@ async fn emulate_links_to_a_gateway_and_stops_on_sigterm() {
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "emulate did not stop on SIGTERM");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = crate::support::wait_some(
+        Duration::from_secs(15),
+        || child.try_wait().unwrap(),
+        || String::from("emulate did not stop on SIGTERM"),
+    )
+    .await;
     assert!(status.success(), "{status:?}");
     wait_until(|| host.session.computer("9:scout").is_some_and(|c| !c.online)).await;
 }

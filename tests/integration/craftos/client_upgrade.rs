@@ -12,6 +12,7 @@ use crate::support::{self, craftos, world};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use serde_json::json;
 use support::{SECRET, start_host};
 use trapdesk::protocol::Kind;
@@ -199,16 +200,4 @@ async fn an_old_client_is_upgraded_by_the_host(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_old_client_is_upgraded_by_the_host_on_the_emulator() {
-    an_old_client_is_upgraded_by_the_host(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn an_old_client_is_upgraded_by_the_host_on_craftos_pc() {
-    an_old_client_is_upgraded_by_the_host(Runtime::CraftOs).await;
-}
+on_both_runtimes!(an_old_client_is_upgraded_by_the_host);

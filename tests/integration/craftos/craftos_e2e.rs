@@ -4,12 +4,12 @@
 //! `tests/integration/support/craftos.rs`.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::support::{craftos, mcp_fake as fake};
+use crate::support::mcp_fake as fake;
 
 use std::time::{Duration, Instant};
 
+use crate::support::world::{Runtime, World};
 use base64::Engine as _;
-use craftos::Fleet;
 use fake::{data, text};
 use serde_json::json;
 
@@ -21,7 +21,7 @@ const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STA
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn exec_lua_returns_errors_and_the_players_prompt() {
-    let f = Fleet::boot(&["miner"]).await;
+    let f = World::boot(Runtime::CraftOs, &["miner"]).await;
     let code = "print('hi from', os.getComputerID()) write('x') return os.getComputerID(), os.getComputerLabel(), {a = 1}, _HOST ~= nil";
     let r = f
         .call("exec-lua", json!({"traposId": "miner", "code": code}))
@@ -63,7 +63,7 @@ async fn exec_lua_returns_errors_and_the_players_prompt() {
     );
 
     // The player still has a shell: the prompt is on the screen and the shell runs commands.
-    let c = f.computer("miner");
+    let c = f.computer("miner").craft();
     c.wait_screen(Duration::from_secs(10), |s| {
         s.lines().any(|l| l == ">" || l.starts_with("> "))
     })
@@ -84,7 +84,7 @@ async fn exec_lua_returns_errors_and_the_players_prompt() {
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn files_byte_exact_list_and_run_file_with_args() {
-    let f = Fleet::boot(&["miner"]).await;
+    let f = World::boot(Runtime::CraftOs, &["miner"]).await;
     let all: Vec<u8> = (0..=255u8).rev().collect();
     let r = f
         .call(
@@ -189,7 +189,7 @@ async fn files_byte_exact_list_and_run_file_with_args() {
 }
 
 /// Reads `path` back through `read-file`'s pieces; returns the bytes and how many pieces.
-async fn read_back(f: &Fleet, trapos: &str, path: &str) -> (Vec<u8>, usize) {
+async fn read_back(f: &World, trapos: &str, path: &str) -> (Vec<u8>, usize) {
     let mut got = Vec::new();
     let mut offset = 0u64;
     let mut pieces = 0;
@@ -225,7 +225,7 @@ async fn read_back(f: &Fleet, trapos: &str, path: &str) -> (Vec<u8>, usize) {
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn files_up_to_a_megabyte_one_after_another() {
-    let f = Fleet::boot(&["miner"]).await;
+    let f = World::boot(Runtime::CraftOs, &["miner"]).await;
     for (i, size) in [1024usize, 100 * 1024, 500 * 1024, 1024 * 1024]
         .into_iter()
         .enumerate()
@@ -269,7 +269,7 @@ async fn files_up_to_a_megabyte_one_after_another() {
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn a_put_of_several_pieces_over_an_old_file() {
-    let f = Fleet::boot(&["miner"]).await;
+    let f = World::boot(Runtime::CraftOs, &["miner"]).await;
     let disk = f.computer("miner").files();
     let local = tempfile::tempdir().unwrap();
     for (i, size) in [300_000usize, 140_000].into_iter().enumerate() {
@@ -321,7 +321,7 @@ async fn a_put_of_several_pieces_over_an_old_file() {
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn a_megabyte_returned_and_printed() {
-    let f = Fleet::boot(&["miner"]).await;
+    let f = World::boot(Runtime::CraftOs, &["miner"]).await;
     let r = f
         .call(
             "exec-lua",
@@ -363,7 +363,7 @@ fn tool_result(r: rmcp::model::ServerResult) -> rmcp::model::CallToolResult {
 }
 
 /// Waits until the host has sent a request of `kind`; returns its id.
-async fn sent_request(f: &Fleet, kind: &str) -> String {
+async fn sent_request(f: &World, kind: &str) -> String {
     let start = Instant::now();
     loop {
         if let Some(p) = f
@@ -386,7 +386,7 @@ async fn sent_request(f: &Fleet, kind: &str) -> String {
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn timeouts_live_output_cancel_two_chunks_and_one_that_never_yields() {
-    let mut f = Fleet::boot(&["miner"]).await;
+    let mut f = World::boot(Runtime::CraftOs, &["miner"]).await;
     // A deadline stops the chunk; the computer answers the next call at once.
     let r = f
         .call(
@@ -529,7 +529,7 @@ async fn timeouts_live_output_cancel_two_chunks_and_one_that_never_yields() {
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn reboot_relinks_through_what_the_installer_left() {
-    let f = Fleet::boot(&["miner"]).await;
+    let f = World::boot(Runtime::CraftOs, &["miner"]).await;
     let c = f.computer("miner");
     // The one-liner ran once (it deleted itself); the installer left its startup wrapper.
     let wrapper = String::from_utf8_lossy(&std::fs::read(c.files().join("startup.lua")).unwrap())
@@ -549,11 +549,9 @@ async fn reboot_relinks_through_what_the_installer_left() {
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     assert_eq!(data(&r)["power"], "reboot", "{}", text(&r));
     // Down, then back.
-    let start = Instant::now();
-    while f.linked(c) && start.elapsed() < Duration::from_secs(5) {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    f.wait_linked(c, Duration::from_secs(60)).await;
+    // The unlink may pass too fast to be seen: wait a while for it, then for the relink.
+    crate::support::holds_within(Duration::from_secs(5), || !f.linked("miner")).await;
+    f.wait_linked("miner", Duration::from_secs(60)).await;
     let r = f
         .call(
             "exec-lua",
@@ -573,7 +571,7 @@ async fn reboot_relinks_through_what_the_installer_left() {
 async fn ten_computers_linked_at_once_each_doing_work() {
     let labels: Vec<String> = (1..=10).map(|i| format!("c{i}")).collect();
     let names: Vec<&str> = labels.iter().map(String::as_str).collect();
-    let f = Fleet::boot(&names).await;
+    let f = World::boot(Runtime::CraftOs, &names).await;
     let r = f.call("probe-computers", json!({"ping": true})).await;
     let list = data(&r)["computers"].as_array().unwrap().clone();
     assert_eq!(list.len(), 10, "{}", text(&r));

@@ -6,7 +6,7 @@
 //! the paged read's offsets join up, the event counts add up, and the table has every row.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::support::{craftos, mcp_fake as fake};
+use crate::support::{craftos, mcp_fake as fake, world};
 
 #[path = "../../../examples/craftos_harness/floor.rs"]
 mod floor;

@@ -12,6 +12,7 @@ use crate::support::{self, craftos, mcp_fake as fake, world};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::support::world::on_both_runtimes;
 use craftos::CraftComputer;
 use fake::{Client, connect, data, text};
 use serde_json::{Value, json};
@@ -177,15 +178,12 @@ fn events_seen(files: &Path) -> u64 {
 }
 
 /// Waits until `cond` holds; `Err` after `limit`.
-async fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> Result<(), ()> {
-    let start = Instant::now();
-    while !cond() {
-        if start.elapsed() > limit {
-            return Err(());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+async fn wait_for(limit: Duration, cond: impl FnMut() -> bool) -> Result<(), ()> {
+    if crate::support::holds_within(limit, cond).await {
+        Ok(())
+    } else {
+        Err(())
     }
-    Ok(())
 }
 
 async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Runtime) {
@@ -334,19 +332,7 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Run
     assert!(!pc.files.join("startup.player.lua").exists());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_never_ending_startup_with_the_installer_line_keeps_one_client_on_the_emulator() {
-    a_never_ending_startup_with_the_installer_line_keeps_one_client(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_never_ending_startup_with_the_installer_line_keeps_one_client_on_craftos_pc() {
-    a_never_ending_startup_with_the_installer_line_keeps_one_client(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_never_ending_startup_with_the_installer_line_keeps_one_client);
 
 async fn the_players_shell_keeps_the_whole_screen(rt: Runtime) {
     let sized = |size| Spec {
@@ -435,19 +421,7 @@ async fn the_players_shell_keeps_the_whole_screen(rt: Runtime) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_players_shell_keeps_the_whole_screen_on_the_emulator() {
-    the_players_shell_keeps_the_whole_screen(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn the_players_shell_keeps_the_whole_screen_on_craftos_pc() {
-    the_players_shell_keeps_the_whole_screen(Runtime::CraftOs).await;
-}
+on_both_runtimes!(the_players_shell_keeps_the_whole_screen);
 
 async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
     let w = World::boot(rt, &["old"]).await;
@@ -528,19 +502,7 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_old_style_install_is_upgraded_and_relinks_on_the_emulator() {
-    an_old_style_install_is_upgraded_and_relinks(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn an_old_style_install_is_upgraded_and_relinks_on_craftos_pc() {
-    an_old_style_install_is_upgraded_and_relinks(Runtime::CraftOs).await;
-}
+on_both_runtimes!(an_old_style_install_is_upgraded_and_relinks);
 
 /// A disk whose startup replaces the computer's: a floppy with a `startup.lua` goes into a
 /// drive beside the linked computer (CC's default lets a disk's startup run at boot).
@@ -640,19 +602,7 @@ async fn a_disk_startup_that_would_replace_the_computers_is_explained(rt: Runtim
     assert_eq!(r["returns"][2]["value"], true, "{r}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_the_emulator() {
-    a_disk_startup_that_would_replace_the_computers_is_explained(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_disk_startup_that_would_replace_the_computers_is_explained_on_craftos_pc() {
-    a_disk_startup_that_would_replace_the_computers_is_explained(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_disk_startup_that_would_replace_the_computers_is_explained);
 
 /// A counting program the player types at the shell: every event it is resumed with, by name,
 /// written to `/events.txt` as `count name=n ...`.

@@ -8,6 +8,7 @@ use crate::support::{mcp_fake as fake, world};
 
 use std::time::Duration;
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::json;
 use world::{Runtime, World};
@@ -31,16 +32,16 @@ async fn reboots_read_as_reboots(rt: Runtime) {
     assert!(text(&r).contains("os.reboot()"), "{}", text(&r));
     // It does reboot, and links again by itself.
     let limit = rt.link_timeout();
-    let start = std::time::Instant::now();
-    while w
-        .session()
-        .computer(&rig)
-        .is_some_and(|c| c.connected_at == first)
-        || !w.linked("rig")
-    {
-        assert!(start.elapsed() < limit, "never relinked after os.reboot()");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let relinked = || {
+        w.session()
+            .computer(&rig)
+            .is_none_or(|c| c.connected_at != first)
+            && w.linked("rig")
+    };
+    crate::support::wait_for(limit, relinked, || {
+        String::from("never relinked after os.reboot()")
+    })
+    .await;
 
     // reboot-computer: answers after the relink, with the time it took.
     let before = w.session().computer(&rig).unwrap().connected_at;
@@ -106,19 +107,7 @@ async fn reboots_read_as_reboots(rt: Runtime) {
     w.wait_offline("lamp", Duration::from_secs(20)).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reboots_read_as_reboots_on_the_emulator() {
-    reboots_read_as_reboots(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn reboots_read_as_reboots_on_craftos_pc() {
-    reboots_read_as_reboots(Runtime::CraftOs).await;
-}
+on_both_runtimes!(reboots_read_as_reboots);
 
 /// A computer that answers `os.reboot()` like any chunk (the fake client of
 /// tests/integration/support/mcp_fake.rs does: it never reboots) is not reported as rebooted; a

@@ -10,6 +10,7 @@ use crate::support::{mcp_fake as fake, world};
 
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::{Value, json};
 use trapdesk::session::{Origin, RequestError, RequestSpec};
@@ -160,19 +161,7 @@ async fn hostile_chunks_leave_the_client_serving(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hostile_chunks_leave_the_client_serving_on_the_emulator() {
-    hostile_chunks_leave_the_client_serving(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn hostile_chunks_leave_the_client_serving_on_craftos_pc() {
-    hostile_chunks_leave_the_client_serving(Runtime::CraftOs).await;
-}
+on_both_runtimes!(hostile_chunks_leave_the_client_serving);
 
 /// Unmounts the small file system when the test ends, however it ends (lazily: the computer
 /// may still hold files open until its process is reaped).
@@ -317,16 +306,4 @@ async fn a_full_disk_leaves_the_client_serving(rt: Runtime) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_full_disk_leaves_the_client_serving_on_the_emulator() {
-    a_full_disk_leaves_the_client_serving(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_full_disk_leaves_the_client_serving_on_craftos_pc() {
-    a_full_disk_leaves_the_client_serving(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_full_disk_leaves_the_client_serving);

@@ -16,7 +16,7 @@
 //! keys), so a difference in any returned value shows.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::support::{self, craftos, mcp_fake as fake};
+use crate::support::{self, mcp_fake as fake};
 
 use fake::{Client, call, data, text};
 use serde_json::json;
@@ -793,7 +793,7 @@ async fn the_emulator_answers_as_cc_does() {
     ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
 )]
 async fn craftos_pc_still_answers_as_recorded() {
-    let f = craftos::Fleet::boot(&["real", "sock"]).await;
+    let f = support::world::World::boot(support::world::Runtime::CraftOs, &["real", "sock"]).await;
     let who = f.computer("real").trapos_id.clone();
     // The runtime is CraftOS-PC, not an emulator that happens to answer alike.
     let r = f

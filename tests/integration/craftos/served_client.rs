@@ -6,6 +6,7 @@
 
 use crate::support::{mcp_fake as fake, world};
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::json;
 use world::{Runtime, World};
@@ -67,19 +68,7 @@ fn cc_cost(path: &std::path::Path) -> u64 {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_installed_client_fits_in_64_kb_on_the_emulator() {
-    installed_client_fits(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn the_installed_client_fits_in_64_kb_on_craftos_pc() {
-    installed_client_fits(Runtime::CraftOs).await;
-}
+on_both_runtimes!(the_installed_client_fits_in_64_kb: installed_client_fits);
 
 /// The line of `lua/<rel>` holding `needle`, 1-based.
 fn source_line(rel: &str, needle: &str) -> usize {
@@ -144,19 +133,7 @@ async fn client_error_names_lua_line(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_error_names_its_lua_line_on_the_emulator() {
-    client_error_names_lua_line(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_client_error_names_its_lua_line_on_craftos_pc() {
-    client_error_names_lua_line(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_client_error_names_its_lua_line: client_error_names_lua_line);
 
 /// What packing adds to loading the client, printed for BENCHMARKS.md ("The served client"):
 /// the unpacker's `gsub` over every stored file's packed text, and a `dofile` of every module
@@ -238,16 +215,4 @@ async fn loading_costs(rt: Runtime) {
     assert!(v(0).as_u64().unwrap() >= 15, "{}", text(&r));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn loading_the_served_client_on_the_emulator() {
-    loading_costs(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn loading_the_served_client_on_craftos_pc() {
-    loading_costs(Runtime::CraftOs).await;
-}
+on_both_runtimes!(loading_the_served_client: loading_costs);

@@ -14,6 +14,7 @@ use crate::support::{self, craftos, tear, world};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use serde_json::{Value, json};
 use support::SECRET;
 use tear::{Outcome, TARGET};
@@ -123,19 +124,7 @@ async fn kill9_at_every_step_of_a_write_never_tears_the_file(rt: Runtime) {
     assert!(rows.len() >= 16, "only {} steps", rows.len());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_at_every_step_of_a_write_never_tears_the_file_on_the_emulator() {
-    kill9_at_every_step_of_a_write_never_tears_the_file(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn kill9_at_every_step_of_a_write_never_tears_the_file_on_craftos_pc() {
-    kill9_at_every_step_of_a_write_never_tears_the_file(Runtime::CraftOs).await;
-}
+on_both_runtimes!(kill9_at_every_step_of_a_write_never_tears_the_file);
 
 /// The last step of a CLI `put` of several pieces: the client's `moveInto` of the finished
 /// part file over the target, as `src/commands/remote/transfer.rs` runs it.
@@ -166,19 +155,7 @@ async fn kill9_at_every_step_of_a_put_move_never_tears_the_file(rt: Runtime) {
     assert!(rows.len() >= 10, "only {} steps", rows.len());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_at_every_step_of_a_put_move_never_tears_the_file_on_the_emulator() {
-    kill9_at_every_step_of_a_put_move_never_tears_the_file(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn kill9_at_every_step_of_a_put_move_never_tears_the_file_on_craftos_pc() {
-    kill9_at_every_step_of_a_put_move_never_tears_the_file(Runtime::CraftOs).await;
-}
+on_both_runtimes!(kill9_at_every_step_of_a_put_move_never_tears_the_file);
 
 /// A number in [0, 1) that differs between runs (no extra crate for one draw).
 fn rand_unit() -> f64 {
@@ -232,19 +209,7 @@ async fn kill9_at_times_spread_over_a_write_never_tears_the_file(rt: Runtime) {
     tear::report(&format!("{}, kill -9 at spread times", rt.name()), &rows);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_at_times_spread_over_a_write_never_tears_the_file_on_the_emulator() {
-    kill9_at_times_spread_over_a_write_never_tears_the_file(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn kill9_at_times_spread_over_a_write_never_tears_the_file_on_craftos_pc() {
-    kill9_at_times_spread_over_a_write_never_tears_the_file(Runtime::CraftOs).await;
-}
+on_both_runtimes!(kill9_at_times_spread_over_a_write_never_tears_the_file);
 
 /// The host process is stopped (SIGKILL, SIGTERM) mid-write and started again. The computer
 /// links to a host on fixed ports, not to a [`World`]'s: the emulated one in the test process,
@@ -287,19 +252,7 @@ async fn stopping_the_host_mid_write_never_tears_the_file(rt: Runtime) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stopping_the_host_mid_write_never_tears_the_file_on_the_emulator() {
-    stopping_the_host_mid_write_never_tears_the_file(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn stopping_the_host_mid_write_never_tears_the_file_on_craftos_pc() {
-    stopping_the_host_mid_write_never_tears_the_file(Runtime::CraftOs).await;
-}
+on_both_runtimes!(stopping_the_host_mid_write_never_tears_the_file);
 
 /// kill -9 of the computer in the middle of a chunk: the request ends exactly once, as
 /// `disconnected`, the same computer boots and relinks by itself, and it serves the next chunk
@@ -343,16 +296,4 @@ async fn kill9_mid_chunk_ends_the_request_and_the_computer_relinks(rt: Runtime) 
     assert_eq!(v["returns"][0]["value"], 42, "{v}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn kill9_mid_chunk_ends_the_request_and_the_computer_relinks_on_the_emulator() {
-    kill9_mid_chunk_ends_the_request_and_the_computer_relinks(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn kill9_mid_chunk_ends_the_request_and_the_computer_relinks_on_craftos_pc() {
-    kill9_mid_chunk_ends_the_request_and_the_computer_relinks(Runtime::CraftOs).await;
-}
+on_both_runtimes!(kill9_mid_chunk_ends_the_request_and_the_computer_relinks);

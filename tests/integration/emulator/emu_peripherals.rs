@@ -11,6 +11,7 @@ use crate::support::{mcp_fake as fake, world};
 
 use std::time::Duration;
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::json;
 use trapdesk::emu::{InventorySpec, Item, PeripheralSpec};
@@ -140,19 +141,7 @@ async fn a_wired_network_of_chests(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wired_network_of_chests_on_the_emulator() {
-    a_wired_network_of_chests(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_wired_network_of_chests_on_craftos_pc() {
-    a_wired_network_of_chests(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_wired_network_of_chests);
 
 /// Monitors: CraftOS-PC headless cannot create one, so this is the emulator only, which the
 /// test also reads from Rust (what the monitor really shows) and clicks.

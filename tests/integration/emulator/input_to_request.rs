@@ -7,8 +7,9 @@
 
 use crate::support::{mcp_fake as fake, world};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::{Value, json};
 use world::{Runtime, World};
@@ -22,19 +23,18 @@ fn tool_result(r: rmcp::model::ServerResult) -> rmcp::model::CallToolResult {
 
 /// The requestId of the one exec-lua running on `trapos_id`, once it runs.
 async fn running_exec(w: &World, trapos_id: &str) -> String {
-    let start = Instant::now();
-    loop {
-        if let Some(r) = w
-            .session()
-            .pending()
-            .into_iter()
-            .find(|r| r.trapos_id == trapos_id && r.kind == trapdesk::protocol::Kind::ExecLua)
-        {
-            return r.request_id;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "no exec-lua ran");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::support::wait_some(
+        Duration::from_secs(10),
+        || {
+            w.session()
+                .pending()
+                .into_iter()
+                .find(|r| r.trapos_id == trapos_id && r.kind == trapdesk::protocol::Kind::ExecLua)
+                .map(|r| r.request_id)
+        },
+        || String::from("no exec-lua ran"),
+    )
+    .await
 }
 
 fn rows(v: &Value) -> String {
@@ -176,16 +176,4 @@ async fn input_goes_to_the_chunk_not_the_shell(rt: Runtime) {
     assert_eq!(data(&r)["returns"][0]["value"], "done", "{}", text(&r));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn input_goes_to_the_chunk_not_the_shell_on_the_emulator() {
-    input_goes_to_the_chunk_not_the_shell(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn input_goes_to_the_chunk_not_the_shell_on_craftos_pc() {
-    input_goes_to_the_chunk_not_the_shell(Runtime::CraftOs).await;
-}
+on_both_runtimes!(input_goes_to_the_chunk_not_the_shell);

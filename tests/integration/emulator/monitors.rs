@@ -13,6 +13,7 @@ use crate::support::{self, mcp_fake as fake, world};
 
 use std::time::Duration;
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::{Value, json};
@@ -507,14 +508,7 @@ async fn measure_the_shadow(rt: Runtime) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement, not a check: BENCHMARKS.md, 'Monitor shadows'"]
-async fn measure_the_shadow_on_the_emulator() {
-    measure_the_shadow(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement, not a check: BENCHMARKS.md, 'Monitor shadows'"]
-async fn measure_the_shadow_on_craftos_pc() {
-    measure_the_shadow(Runtime::CraftOs).await;
-}
+on_both_runtimes!(
+    #[ignore = "a measurement, not a check: BENCHMARKS.md, 'Monitor shadows'"]
+    measure_the_shadow
+);

@@ -8,6 +8,7 @@
 
 use crate::support::{self, mcp_fake as fake, world};
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::{Value, json};
 use support::FakeComputer;
@@ -168,19 +169,7 @@ async fn peripherals_are_listed_with_their_methods(rt: Runtime) {
     assert_eq!(after["count"], 2, "{after}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn peripherals_are_listed_with_their_methods_on_the_emulator() {
-    peripherals_are_listed_with_their_methods(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn peripherals_are_listed_with_their_methods_on_craftos_pc() {
-    peripherals_are_listed_with_their_methods(Runtime::CraftOs).await;
-}
+on_both_runtimes!(peripherals_are_listed_with_their_methods);
 
 /// A monitor and a wireless modem (the emulator only: CraftOS-PC headless refuses monitors)
 /// with their states, and remote monitors over a wired modem, counted by probe-computers.

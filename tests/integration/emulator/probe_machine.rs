@@ -8,6 +8,7 @@ use crate::support::{mcp_fake as fake, world};
 
 use std::time::Duration;
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::{Value, json};
 use world::{Runtime, Spec, World};
@@ -102,16 +103,4 @@ async fn probe_says_what_each_computer_is(rt: Runtime) {
     drop(long);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn probe_says_what_each_computer_is_on_the_emulator() {
-    probe_says_what_each_computer_is(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn probe_says_what_each_computer_is_on_craftos_pc() {
-    probe_says_what_each_computer_is(Runtime::CraftOs).await;
-}
+on_both_runtimes!(probe_says_what_each_computer_is);

@@ -7,6 +7,7 @@ use crate::support::{mcp_fake as fake, world};
 
 use std::process::{Command, Output};
 
+use crate::support::world::on_both_runtimes;
 use base64::Engine as _;
 use fake::{data, text};
 use serde_json::{Value, json};
@@ -73,19 +74,7 @@ async fn returned_strings_keep_every_byte(rt: Runtime) {
     assert!(text(&r).contains(r#""\0\255\167""#), "{}", text(&r));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn returned_strings_keep_every_byte_on_the_emulator() {
-    returned_strings_keep_every_byte(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn returned_strings_keep_every_byte_on_craftos_pc() {
-    returned_strings_keep_every_byte(Runtime::CraftOs).await;
-}
+on_both_runtimes!(returned_strings_keep_every_byte);
 
 /// `run-file prog/main.lua` gets what the shell gives a program: `require` finds `util`
 /// beside it (and `lib/deep.lua` under it), `package.path` is searched from its folder,
@@ -176,16 +165,4 @@ async fn cli(w: &World, args: &[&str]) -> Output {
         .unwrap()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn programs_run_as_the_shell_runs_them_on_the_emulator() {
-    programs_run_as_the_shell_runs_them(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn programs_run_as_the_shell_runs_them_on_craftos_pc() {
-    programs_run_as_the_shell_runs_them(Runtime::CraftOs).await;
-}
+on_both_runtimes!(programs_run_as_the_shell_runs_them);

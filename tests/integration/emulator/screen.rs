@@ -12,6 +12,7 @@ use crate::support::{self, mcp_fake as fake, world};
 
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::{Value, json};
 use support::wait_until;
@@ -149,19 +150,7 @@ async fn read_screen_shows_the_prompt_and_send_input_runs_ls(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn read_screen_shows_the_prompt_and_send_input_runs_ls_on_the_emulator() {
-    read_screen_shows_the_prompt_and_send_input_runs_ls(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn read_screen_shows_the_prompt_and_send_input_runs_ls_on_craftos_pc() {
-    read_screen_shows_the_prompt_and_send_input_runs_ls(Runtime::CraftOs).await;
-}
+on_both_runtimes!(read_screen_shows_the_prompt_and_send_input_runs_ls);
 
 async fn the_linked_line_sits_above_a_clean_first_prompt(rt: Runtime) {
     let w = boot(rt, &["clean"]).await;
@@ -187,19 +176,7 @@ async fn the_linked_line_sits_above_a_clean_first_prompt(rt: Runtime) {
     screen_until(&w, "clean", |rows| rows.iter().any(|r| r == "> ls")).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_linked_line_sits_above_a_clean_first_prompt_on_the_emulator() {
-    the_linked_line_sits_above_a_clean_first_prompt(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn the_linked_line_sits_above_a_clean_first_prompt_on_craftos_pc() {
-    the_linked_line_sits_above_a_clean_first_prompt(Runtime::CraftOs).await;
-}
+on_both_runtimes!(the_linked_line_sits_above_a_clean_first_prompt);
 
 async fn colours_keys_and_edit_work_as_a_players(rt: Runtime) {
     let w = boot(rt, &["paint"]).await;
@@ -266,19 +243,7 @@ async fn colours_keys_and_edit_work_as_a_players(rt: Runtime) {
     screen_until(&w, "paint", |rows| rows.iter().any(|r| r == ">")).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn colours_keys_and_edit_work_as_a_players_on_the_emulator() {
-    colours_keys_and_edit_work_as_a_players(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn colours_keys_and_edit_work_as_a_players_on_craftos_pc() {
-    colours_keys_and_edit_work_as_a_players(Runtime::CraftOs).await;
-}
+on_both_runtimes!(colours_keys_and_edit_work_as_a_players);
 
 async fn bad_input_is_refused_naming_the_field(rt: Runtime) {
     let w = boot(rt, &["bad"]).await;
@@ -323,19 +288,7 @@ async fn bad_input_is_refused_naming_the_field(rt: Runtime) {
     assert!(err.to_string().contains("unknown modifier hyper"), "{err}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_input_is_refused_naming_the_field_on_the_emulator() {
-    bad_input_is_refused_naming_the_field(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn bad_input_is_refused_naming_the_field_on_craftos_pc() {
-    bad_input_is_refused_naming_the_field(Runtime::CraftOs).await;
-}
+on_both_runtimes!(bad_input_is_refused_naming_the_field);
 
 /// A computer whose client does not serve the mirror: only the host is under test (a scripted
 /// computer), so this runs once, on no runtime.
@@ -407,19 +360,7 @@ async fn updates_flow_only_while_watched(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn updates_flow_only_while_watched_on_the_emulator() {
-    updates_flow_only_while_watched(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn updates_flow_only_while_watched_on_craftos_pc() {
-    updates_flow_only_while_watched(Runtime::CraftOs).await;
-}
+on_both_runtimes!(updates_flow_only_while_watched);
 
 async fn terminate_stops_a_program_as_holding_ctrl_t_does(rt: Runtime) {
     let w = boot(rt, &["term"]).await;
@@ -436,19 +377,7 @@ async fn terminate_stops_a_program_as_holding_ctrl_t_does(rt: Runtime) {
     screen_until(&w, "term", |rows| rows.iter().any(|r| r == "Terminated")).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn terminate_stops_a_program_as_holding_ctrl_t_does_on_the_emulator() {
-    terminate_stops_a_program_as_holding_ctrl_t_does(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn terminate_stops_a_program_as_holding_ctrl_t_does_on_craftos_pc() {
-    terminate_stops_a_program_as_holding_ctrl_t_does(Runtime::CraftOs).await;
-}
+on_both_runtimes!(terminate_stops_a_program_as_holding_ctrl_t_does);
 
 async fn turtle_and_pocket_sizes_and_a_resize_are_followed(rt: Runtime) {
     let sized = |w, h| Spec {
@@ -515,19 +444,7 @@ async fn turtle_and_pocket_sizes_and_a_resize_are_followed(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn turtle_and_pocket_sizes_and_a_resize_are_followed_on_the_emulator() {
-    turtle_and_pocket_sizes_and_a_resize_are_followed(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn turtle_and_pocket_sizes_and_a_resize_are_followed_on_craftos_pc() {
-    turtle_and_pocket_sizes_and_a_resize_are_followed(Runtime::CraftOs).await;
-}
+on_both_runtimes!(turtle_and_pocket_sizes_and_a_resize_are_followed);
 
 async fn reboot_relinks_and_shutdown_stays_off(rt: Runtime) {
     let mut w = boot(rt, &["power"]).await;
@@ -613,19 +530,7 @@ async fn reboot_relinks_and_shutdown_stays_off(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reboot_relinks_and_shutdown_stays_off_on_the_emulator() {
-    reboot_relinks_and_shutdown_stays_off(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn reboot_relinks_and_shutdown_stays_off_on_craftos_pc() {
-    reboot_relinks_and_shutdown_stays_off(Runtime::CraftOs).await;
-}
+on_both_runtimes!(reboot_relinks_and_shutdown_stays_off);
 
 /// The chunk that draws `frames` full screens on the native terminal (through the mirror)
 /// and yields after each, as a program animating its screen does; returns the milliseconds.

@@ -11,6 +11,7 @@ use crate::support::{mcp_fake as fake, world};
 
 use std::process::Command;
 
+use crate::support::world::on_both_runtimes;
 use base64::Engine;
 use fake::{data, text};
 use serde_json::json;
@@ -199,19 +200,7 @@ async fn byte_exact_both_ways_binary_and_base64(rt: Runtime) {
     round_trips(&w, "b64").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn byte_exact_both_ways_binary_and_base64_on_the_emulator() {
-    byte_exact_both_ways_binary_and_base64(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn byte_exact_both_ways_binary_and_base64_on_craftos_pc() {
-    byte_exact_both_ways_binary_and_base64(Runtime::CraftOs).await;
-}
+on_both_runtimes!(byte_exact_both_ways_binary_and_base64);
 
 /// Under a 16 KiB rule the host cuts a write's content into frames that fit and the client cuts
 /// a page and its output: the link stays up at the same limit (a larger incoming frame would
@@ -266,19 +255,7 @@ async fn no_frame_over_the_limit(rt: Runtime) {
     assert_eq!(c.max_message, 16384, "a frame was refused as too large");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn no_frame_over_the_limit_on_the_emulator() {
-    no_frame_over_the_limit(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn no_frame_over_the_limit_on_craftos_pc() {
-    no_frame_over_the_limit(Runtime::CraftOs).await;
-}
+on_both_runtimes!(no_frame_over_the_limit);
 
 /// The median of `v`.
 fn median(mut v: Vec<f64>) -> f64 {

@@ -8,6 +8,7 @@
 
 use crate::support::{mcp_fake as fake, world};
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::json;
 use world::{Runtime, World};
@@ -56,16 +57,4 @@ async fn short_requests_pass_no_client_events(runtime: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn short_requests_pass_no_client_events_on_the_emulator() {
-    short_requests_pass_no_client_events(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn short_requests_pass_no_client_events_on_craftos_pc() {
-    short_requests_pass_no_client_events(Runtime::CraftOs).await;
-}
+on_both_runtimes!(short_requests_pass_no_client_events);

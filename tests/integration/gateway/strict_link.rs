@@ -7,6 +7,7 @@ use crate::support::{self, craftos, world};
 
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use serde_json::{Value, json};
 use support::{SECRET, TestHost, start_host, wait_until};
 use trapdesk::emu::{Computer, ComputerSpec, install_client};
@@ -75,20 +76,22 @@ async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests(rt: Ru
     };
     let w = World::boot_with(rt, &[("small", spec)]).await;
     // The client found the rule's limit and told the host.
-    let t0 = Instant::now();
-    while w
-        .session()
-        .computer("1:small")
-        .is_none_or(|c| c.max_message != 16_384)
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "the host never heard of the limit: {:?}; {}",
-            w.session().computer("1:small"),
-            w.computer("small").dump()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::support::wait_for(
+        Duration::from_secs(10),
+        || {
+            w.session()
+                .computer("1:small")
+                .is_some_and(|c| c.max_message == 16_384)
+        },
+        || {
+            format!(
+                "the host never heard of the limit: {:?}; {}",
+                w.session().computer("1:small"),
+                w.computer("small").dump()
+            )
+        },
+    )
+    .await;
     let linked = links(&w.host, "linked");
     // A request of 100 KB (the literal) and an answer of 150 KB, each far above the limit.
     let code = format!(
@@ -115,19 +118,7 @@ async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests(rt: Ru
     assert_eq!(links(&w.host, "unlinked"), 0, "the link never dropped");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests_on_the_emulator() {
-    a_low_message_limit_keeps_the_link_with_big_answers_and_requests(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_low_message_limit_keeps_the_link_with_big_answers_and_requests_on_craftos_pc() {
-    a_low_message_limit_keeps_the_link_with_big_answers_and_requests(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_low_message_limit_keeps_the_link_with_big_answers_and_requests);
 
 /// Lua that keeps CC's event queue full for `ms`: every round queues more than 256 events
 /// (the rest are dropped, as CC drops them) and waits for one of its own.
@@ -250,19 +241,7 @@ async fn a_label_change_shows_within_seconds(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_label_change_shows_within_seconds_on_the_emulator() {
-    a_label_change_shows_within_seconds(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn a_label_change_shows_within_seconds_on_craftos_pc() {
-    a_label_change_shows_within_seconds(Runtime::CraftOs).await;
-}
+on_both_runtimes!(a_label_change_shows_within_seconds);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {

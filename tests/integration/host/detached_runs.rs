@@ -9,6 +9,7 @@ use crate::support::{self, craftos, mcp_fake as fake, tear, world};
 
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use serde_json::{Value, json};
 use support::SECRET;
 use world::{Runtime, Spec, World};
@@ -176,19 +177,7 @@ async fn detach_and_wait(rt: Runtime) {
     assert_eq!(d["output"], "job 7\n", "{d}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn detach_and_wait_on_the_emulator() {
-    detach_and_wait(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn detach_and_wait_on_craftos_pc() {
-    detach_and_wait(Runtime::CraftOs).await;
-}
+on_both_runtimes!(detach_and_wait);
 
 /// A wait cancelled by its MCP client (or timed out) leaves the run alone: it finishes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,6 +10,7 @@ use crate::support::{mcp_fake as fake, world};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
+use crate::support::world::on_both_runtimes;
 use fake::{call, connect, connect_stateless, data, host_with, start_call, text};
 use rmcp::model::ServerResult;
 use serde_json::{Value, json};
@@ -403,19 +404,7 @@ async fn broadcast_concurrency(rt: Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn exec_lua_many_runs_four_at_once_by_default_on_the_emulator() {
-    broadcast_concurrency(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn exec_lua_many_runs_four_at_once_by_default_on_craftos_pc() {
-    broadcast_concurrency(Runtime::CraftOs).await;
-}
+on_both_runtimes!(exec_lua_many_runs_four_at_once_by_default: broadcast_concurrency);
 
 #[test]
 fn overlapping_windows_are_counted_at_their_peak() {

@@ -243,15 +243,12 @@ async fn restart_with(n: u64) {
     }
     let online =
         |h: &trapdesk::host::Host| h.session.computers().iter().filter(|c| c.online).count();
-    let start = std::time::Instant::now();
-    while online(&host) < n as usize {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "only {} linked",
-            online(&host)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::support::wait_for(
+        Duration::from_secs(60),
+        || online(&host) >= n as usize,
+        || format!("only {} linked", online(&host)),
+    )
+    .await;
     let gateway_bind = host.gateway_addr;
     host.stop().await;
     // The same address again, as a restarted process would bind it.

@@ -13,6 +13,7 @@ use crate::support::{self, mcp_fake as fake, truth_cases as cases, world};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
+use crate::support::world::on_both_runtimes;
 use fake::{Client, call, connect, data, start_call, text};
 use rmcp::model::{CallToolResult, ServerResult};
 use serde_json::{Value, json};
@@ -179,19 +180,7 @@ async fn client_side_truths(rt: Runtime) {
     assert!(all == want, "every line, once, in order");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn client_side_truths_on_the_emulator() {
-    client_side_truths(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn client_side_truths_on_craftos_pc() {
-    client_side_truths(Runtime::CraftOs).await;
-}
+on_both_runtimes!(client_side_truths);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_failure_carries_the_output_so_far() {

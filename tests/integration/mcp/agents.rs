@@ -133,12 +133,12 @@ async fn removing_an_agent_cancels_its_pending_calls() {
     ));
     let c = client(&h.url, "x", Some(&token)).await.unwrap();
     let call = fake::start_call(&c, "exec-lua", json!({"traposId": "miner", "code": "hang"})).await;
-    for _ in 0..500 {
-        if !h.session.pending().is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    crate::support::wait_for(
+        std::time::Duration::from_secs(5),
+        || !h.session.pending().is_empty(),
+        || String::from("the call never reached the session"),
+    )
+    .await;
     assert_eq!(h.session.pending().len(), 1);
     trapdesk::trust::agents::remove(dir.path(), "builder").unwrap();
     let started = std::time::Instant::now();
@@ -151,12 +151,12 @@ async fn removing_an_agent_cancels_its_pending_calls() {
     if let Some(r) = r {
         assert_eq!(r.is_error, Some(true));
     }
-    for _ in 0..500 {
-        if h.session.pending().is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    crate::support::wait_for(
+        std::time::Duration::from_secs(5),
+        || h.session.pending().is_empty(),
+        || format!("still pending: {:?}", h.session.pending().len()),
+    )
+    .await;
     assert!(h.session.pending().is_empty());
     assert!(
         h.seen.lock().unwrap().cancels.len() == 1,

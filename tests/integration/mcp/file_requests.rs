@@ -6,6 +6,7 @@
 
 use crate::support::{self, mcp_fake as fake, world};
 
+use crate::support::world::on_both_runtimes;
 use world::{Runtime, World};
 
 use std::process::{Command, Output};
@@ -567,16 +568,4 @@ async fn file_tools_on(rt: Runtime) {
     assert!(!files.join("a/b/c").exists());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn file_tools_on_the_emulator() {
-    file_tools_on(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn file_tools_on_craftos_pc() {
-    file_tools_on(Runtime::CraftOs).await;
-}
+on_both_runtimes!(file_tools: file_tools_on);

@@ -8,6 +8,7 @@
 
 use crate::support::{mcp_fake as fake, world};
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, text};
 use serde_json::{Value, json};
 use trapdesk::protocol::kind::crc32;
@@ -193,16 +194,4 @@ async fn the_file_tools(rt: Runtime) {
     assert_eq!(x["crc32"], json!(crc32(b"x")), "{x}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_file_tools_on_the_emulator() {
-    the_file_tools(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn the_file_tools_on_craftos_pc() {
-    the_file_tools(Runtime::CraftOs).await;
-}
+on_both_runtimes!(the_file_tools);

@@ -8,6 +8,7 @@
 
 use crate::support::{mcp_fake as fake, world};
 
+use crate::support::world::on_both_runtimes;
 use fake::{data, largest_block, text};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
@@ -153,19 +154,7 @@ async fn client_contract(rt: Runtime) {
     assert!(largest_block(&r) <= 24 * 1024, "{}", largest_block(&r));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn client_contract_on_the_emulator() {
-    client_contract(Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn client_contract_on_craftos_pc() {
-    client_contract(Runtime::CraftOs).await;
-}
+on_both_runtimes!(client_contract);
 
 /// Unknown arguments are refused by name, for every tool, with the one code for bad
 /// arguments; every input schema says `additionalProperties: false`.

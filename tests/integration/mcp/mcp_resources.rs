@@ -450,16 +450,4 @@ async fn reads_and_completion_on(rt: world::Runtime) {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reads_and_completion_on_the_emulator() {
-    reads_and_completion_on(world::Runtime::Emulator).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[cfg_attr(
-    not(craftos_pc),
-    ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
-)]
-async fn reads_and_completion_on_craftos_pc() {
-    reads_and_completion_on(world::Runtime::CraftOs).await;
-}
+world::on_both_runtimes!(reads_and_completion: reads_and_completion_on);

@@ -131,9 +131,7 @@ async fn since_a_cursor_gives_what_began_or_changed_after_it() {
         json!({"traposId": "miner", "code": "hang"}),
     )
     .await;
-    while h.session.pending().is_empty() {
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    crate::support::wait_until(|| !h.session.pending().is_empty()).await;
     let rid = h.session.pending()[0].request_id.clone();
     let (events, d) = log(&client, json!({"kind": "exec-lua"})).await;
     assert_eq!(events.len(), 1, "{events:#?}");

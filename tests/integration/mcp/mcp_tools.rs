@@ -258,7 +258,10 @@ async fn failures_are_tool_errors_with_output() {
     assert_eq!(r.is_error, Some(true));
     assert_eq!(data(&r)["error"]["code"], "timeout", "{}", text(&r));
     let rid = data(&r)["requestId"].as_str().unwrap().to_owned();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    crate::support::holds_within(Duration::from_secs(2), || {
+        h.seen.lock().unwrap().cancels.contains(&rid)
+    })
+    .await;
     assert!(h.seen.lock().unwrap().cancels.contains(&rid));
 
     let r = call(
@@ -554,15 +557,18 @@ async fn client_cancellation_cancels_on_the_computer() {
         json!({"traposId": "miner", "code": "hang"}),
     )
     .await;
-    let mut rid = None;
-    for _ in 0..100 {
-        if let Some(p) = h.session.pending().into_iter().find(|p| p.sent) {
-            rid = Some(p.request_id);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let rid = rid.unwrap();
+    let rid = crate::support::wait_some(
+        Duration::from_secs(2),
+        || {
+            h.session
+                .pending()
+                .into_iter()
+                .find(|p| p.sent)
+                .map(|p| p.request_id)
+        },
+        || String::from("the request was never sent"),
+    )
+    .await;
     client
         .notify_cancelled(CancelledNotificationParam::new(
             Some(handle.id.clone()),
@@ -570,12 +576,12 @@ async fn client_cancellation_cancels_on_the_computer() {
         ))
         .await
         .unwrap();
-    for _ in 0..100 {
-        if h.seen.lock().unwrap().cancels.contains(&rid) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    crate::support::wait_for(
+        Duration::from_secs(2),
+        || h.seen.lock().unwrap().cancels.contains(&rid),
+        || String::from("the computer never got the cancel"),
+    )
+    .await;
     assert!(h.seen.lock().unwrap().cancels.contains(&rid));
     drop(handle);
 }

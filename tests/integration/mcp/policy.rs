@@ -50,13 +50,12 @@ fn code(r: &CallToolResult) -> String {
 }
 
 async fn wait_for_approval(h: &Host) -> trapdesk::session::Approval {
-    for _ in 0..500 {
-        if let Some(a) = h.session.approvals().into_iter().next() {
-            return a;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("no approval asked");
+    crate::support::wait_some(
+        Duration::from_secs(5),
+        || h.session.approvals().into_iter().next(),
+        || String::from("no approval asked"),
+    )
+    .await
 }
 
 async fn finish(handle: rmcp::service::RequestHandle<rmcp::RoleClient>) -> CallToolResult {
@@ -264,6 +263,7 @@ async fn a_reload_never_loosens_a_waiting_approval() {
     let a = wait_for_approval(&h).await;
     // Loosened to allow: the waiting call still waits for the person.
     h.session.set_policy(Policy::default());
+    // A quiet period is the point: nothing may let the waiting call through meanwhile.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(h.session.approvals().len(), 1);
     assert!(h.seen.lock().unwrap().requests.is_empty());
@@ -345,16 +345,14 @@ agent = { exec = "ask" }
         )
         .await;
         // Feed session events to the app until it shows the prompt.
-        for _ in 0..500 {
+        let shown = || {
             while let Ok(e) = events.try_recv() {
                 tui_handle(&mut app, &h.session, &msg_tx, Event::Session(e));
             }
             app.pull(&h.session);
-            if app.approval().is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+            app.approval().is_some()
+        };
+        crate::support::holds_within(Duration::from_secs(5), shown).await;
         let a = app.approval().cloned().unwrap();
         assert_eq!(a.detail, "local x = 42\nreturn x");
         // Drawn with what it is, who asks, the code and the keys.
@@ -496,21 +494,17 @@ person = { exec = "ask" }
     let before = h.seen.lock().unwrap().requests.len();
     app.selected = Some("7:test-1".into());
     tui_handle(&mut app, &h.session, &msg_tx, press(KeyCode::F(5)));
-    for _ in 0..500 {
+    crate::support::holds_within(Duration::from_secs(5), || {
         pump(&mut app);
-        if app.approval().is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        app.approval().is_some()
+    })
+    .await;
     assert_eq!(app.approval().unwrap().origin, Origin::Person);
     tui_handle(&mut app, &h.session, &msg_tx, press(KeyCode::Char('y')));
-    for _ in 0..500 {
-        if h.seen.lock().unwrap().requests.len() > before {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    crate::support::holds_within(Duration::from_secs(5), || {
+        h.seen.lock().unwrap().requests.len() > before
+    })
+    .await;
     let seen = h.seen.lock().unwrap().requests.clone();
     assert_eq!(seen.last().unwrap().1["code"], "print('hi')");
 }

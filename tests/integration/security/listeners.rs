@@ -149,15 +149,17 @@ async fn a_flood_of_unproven_connections_to_the_mcp_port_holds_at_most_the_cap()
     // All n are open on our side; the host holds at most MAX_UNPROVEN of them, and the proven
     // one (a few more may sit in the kernel's queue before the host accepts and drops them).
     let bound = MAX_UNPROVEN + 1 + 8;
-    let start = Instant::now();
-    while host_ends(port) > bound {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "the host holds {} connections for {n} unproven ones (cap {MAX_UNPROVEN})",
-            host_ends(port)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::support::wait_for(
+        Duration::from_secs(5),
+        || host_ends(port) <= bound,
+        || {
+            format!(
+                "the host holds {} connections for {n} unproven ones (cap {MAX_UNPROVEN})",
+                host_ends(port)
+            )
+        },
+    )
+    .await;
     assert!(
         host_ends(port) > MAX_UNPROVEN / 2,
         "the flood never arrived"

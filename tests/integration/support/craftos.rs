@@ -18,40 +18,22 @@
 //! a launcher that is missing or cannot start fails the test ([`launcher`] panics): nothing here
 //! returns early and passes.
 //!
-//! Use from a test file:
-//!
-//! ```ignore
-//! mod support;
-//! #[path = "support/mcp_fake.rs"] mod fake;
-//! #[path = "support/craftos.rs"] mod craftos;
-//!
-//! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-//! #[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
-//! async fn my_case() {
-//!     let f = craftos::Fleet::boot(&["miner"]).await;
-//!     let r = f.call("exec-lua", json!({"traposId": "miner", "code": "return 1"})).await;
-//!     // f.computers[0].screen() is what the computer's screen showed.
-//! }
-//! ```
-//!
-//! Call [`Fleet::boot`] from the test body (not from `spawn_blocking`): each CraftOS-PC process
-//! is told to die with the thread that started it, so a killed test binary leaves none behind.
-//! Dropping the [`Fleet`] (also while a test panics) kills and reaps every process.
+//! A test boots its computers through [`crate::support::world::World`] with
+//! `Runtime::CraftOs` (one harness for both runtimes); this file is what starts and reads one
+//! CraftOS-PC computer. Boot from the test body (not from `spawn_blocking`): each CraftOS-PC
+//! process is told to die with the thread that started it, so a killed test binary leaves none
+//! behind. Dropping a [`CraftComputer`] (also while a test panics) kills and reaps its process.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
-use rmcp::model::{CallToolResult, ProgressNotificationParam};
-use serde_json::Value;
-use tokio::sync::mpsc;
 
-use crate::support::mcp_fake::{Client, call, connect};
-use crate::support::{SECRET, TestHost, start_host};
+use crate::support::{SECRET, wait_for};
 
 /// The environment variable naming the CraftOS-PC launcher.
 pub const ENV: &str = "CRAFTOS_PC";
@@ -314,19 +296,18 @@ impl CraftComputer {
 
     /// Waits until the screen satisfies `cond`; panics with the screen after `limit`.
     pub async fn wait_screen(&self, limit: Duration, cond: impl Fn(&str) -> bool) {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if cond(&s) {
-                return;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "screen of {} did not show it in {limit:?}:\n{s}",
-                self.trapos_id
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_for(
+            limit,
+            || cond(&self.screen()),
+            || {
+                format!(
+                    "screen of {} did not show it in {limit:?}:\n{}",
+                    self.trapos_id,
+                    self.screen()
+                )
+            },
+        )
+        .await;
     }
 }
 
@@ -412,92 +393,4 @@ fn start_process(launcher: &Path, root: &Path, id: u64, raw: bool) -> Started {
         }
     });
     (child, stdin, screen, reader)
-}
-
-/// A host, its CraftOS-PC computers (linked) and an MCP client named `test-agent`.
-pub struct Fleet {
-    pub client: Client,
-    /// Progress notifications (live output) the client received.
-    pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
-    pub computers: Vec<CraftComputer>,
-    // Dropped after the computers, so they never see their host vanish first.
-    pub host: TestHost,
-}
-
-impl Fleet {
-    /// Starts a host and one CraftOS-PC computer per label (ids 1, 2, ...), waits until every
-    /// one has linked and serves exec-lua, and connects the MCP client. Panics when
-    /// `CRAFTOS_PC` is unset or its launcher cannot start ([`launcher`]).
-    pub async fn boot(labels: &[&str]) -> Fleet {
-        let with: Vec<(&str, Options)> = labels.iter().map(|l| (*l, Options::default())).collect();
-        Self::boot_with(&with).await
-    }
-
-    /// [`Fleet::boot`] with [`Options`] per computer.
-    pub async fn boot_with(computers: &[(&str, Options)]) -> Fleet {
-        let launcher = launcher();
-        let host = start_host().await;
-        let port = host.gateway_addr.port();
-        let computers: Vec<CraftComputer> = computers
-            .iter()
-            .enumerate()
-            .map(|(i, (l, o))| {
-                CraftComputer::spawn_with(&launcher, i as u64 + 1, l, port, SECRET, *o)
-            })
-            .collect();
-        let (client, progress) = connect(&host.mcp_url(), &host.local_token).await;
-        let fleet = Fleet {
-            client,
-            progress,
-            computers,
-            host,
-        };
-        for c in &fleet.computers {
-            fleet.wait_linked(c, LINK_TIMEOUT).await;
-        }
-        fleet
-    }
-
-    /// The computer labelled `label`.
-    pub fn computer(&self, label: &str) -> &CraftComputer {
-        self.computers
-            .iter()
-            .find(|c| c.label == label)
-            .unwrap_or_else(|| panic!("no computer labelled {label}"))
-    }
-
-    /// The computer labelled `label`, to resize it.
-    pub fn computer_mut(&mut self, label: &str) -> &mut CraftComputer {
-        self.computers
-            .iter_mut()
-            .find(|c| c.label == label)
-            .unwrap_or_else(|| panic!("no computer labelled {label}"))
-    }
-
-    /// Whether the session lists `c` online and serving exec-lua.
-    pub fn linked(&self, c: &CraftComputer) -> bool {
-        self.host
-            .session
-            .computer(&c.trapos_id)
-            .is_some_and(|s| s.online && s.serves.iter().any(|x| x == "exec-lua"))
-    }
-
-    /// Waits until `c` is linked; panics with its screen after `limit`.
-    pub async fn wait_linked(&self, c: &CraftComputer, limit: Duration) {
-        let start = Instant::now();
-        while !self.linked(c) {
-            assert!(
-                start.elapsed() < limit,
-                "{} did not link in {limit:?}; its screen:\n{}",
-                c.trapos_id,
-                c.screen()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Calls an MCP tool with JSON arguments through the client.
-    pub async fn call(&self, tool: &'static str, args: Value) -> CallToolResult {
-        call(&self.client, tool, args).await
-    }
 }

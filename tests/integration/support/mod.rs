@@ -227,11 +227,50 @@ impl FakeComputer {
 }
 
 /// Polls `cond` every 10 ms until it holds; panics after [`PROMPT`].
-pub async fn wait_until(mut cond: impl FnMut() -> bool) {
+pub async fn wait_until(cond: impl FnMut() -> bool) {
+    wait_for(PROMPT, cond, || String::from("condition not met in time")).await;
+}
+
+/// Polls `cond` every 10 ms until it holds: the one wait on a condition the tests share, in
+/// place of a sleep that guesses how long the condition takes. Panics with `why()` (what did
+/// not happen, with whatever explains it) once `limit` has passed without it.
+pub async fn wait_for(limit: Duration, cond: impl FnMut() -> bool, why: impl FnOnce() -> String) {
+    if !holds_within(limit, cond).await {
+        panic!("{} (waited {limit:?})", why());
+    }
+}
+
+/// Polls `cond` every 10 ms until it holds (true) or `limit` has passed (false).
+pub async fn holds_within(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let start = std::time::Instant::now();
     while !cond() {
-        assert!(start.elapsed() < PROMPT, "condition not met in time");
+        if start.elapsed() >= limit {
+            return false;
+        }
         tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    true
+}
+
+/// [`wait_for`] a value: polls `get` until it returns one.
+pub async fn wait_some<T>(
+    limit: Duration,
+    mut get: impl FnMut() -> Option<T>,
+    why: impl FnOnce() -> String,
+) -> T {
+    let mut got = None;
+    wait_for(
+        limit,
+        || {
+            got = get();
+            got.is_some()
+        },
+        why,
+    )
+    .await;
+    match got {
+        Some(v) => v,
+        None => unreachable!("wait_for returned without the condition"),
     }
 }
 

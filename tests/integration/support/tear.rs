@@ -285,6 +285,7 @@ pub async fn host_stops(
                 .call_tool(rmcp::model::CallToolRequestParams::new("write-file").with_arguments(a))
                 .await
         });
+        // The moment of the signal is what this measures: a fixed point into the write.
         tokio::time::sleep(at).await;
         let pid = host.id().unwrap().to_string();
         assert!(
@@ -306,10 +307,7 @@ pub async fn host_stops(
         // A write the computer was still finishing when the host came back may take longer
         // than `whole` on a loaded machine (CraftOS-PC most): wait for its side files to go,
         // up to a bound, before the verdict (which fails on any left behind).
-        let limit = Instant::now() + whole * 3 + Duration::from_secs(5);
-        while !clean(root) && Instant::now() < limit {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        crate::support::holds_within(whole * 3 + Duration::from_secs(5), || clean(root)).await;
         let o = verdict(
             root,
             &format!("host SIG{signal} {at:?} into the write, later"),

@@ -1,30 +1,18 @@
 //! One test body on both runtimes: a host, its computers and an MCP client named `test-agent`,
 //! the computers either emulated (`crates/trapdesk-emu/src`, always available) or headless CraftOS-PC (a real
 //! CC runtime, `tests/integration/support/craftos.rs`). A test file writes each behaviour once, as
-//! an `async fn body(rt: Runtime)`, and gives it two entry points:
+//! an `async fn body(rt: Runtime)`, and [`on_both_runtimes!`] makes its two tests:
 //!
 //! ```ignore
-//! mod support;
-//! #[path = "support/mcp_fake.rs"] mod fake;
-//! #[path = "support/craftos.rs"] mod craftos;
-//! #[path = "support/world.rs"] mod world;
-//! use world::{Runtime, World};
+//! use crate::support::world::{Runtime, World, on_both_runtimes};
 //!
 //! async fn my_case(rt: Runtime) {
 //!     let w = World::boot(rt, &["miner"]).await;
 //!     let r = w.call("exec-lua", json!({"traposId": "miner", "code": "return 1"})).await;
 //! }
 //!
-//! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-//! async fn my_case_on_the_emulator() {
-//!     my_case(Runtime::Emulator).await;
-//! }
-//!
-//! #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-//! #[cfg_attr(not(craftos_pc), ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary")]
-//! async fn my_case_on_craftos_pc() {
-//!     my_case(Runtime::CraftOs).await;
-//! }
+//! // `my_case_on_the_emulator` and `my_case_on_craftos_pc` (ignored without CraftOS-PC).
+//! on_both_runtimes!(my_case);
 //! ```
 //!
 //! Where the runtimes differ in a way the behaviour does not (CraftOS-PC is slower, its ROM
@@ -34,7 +22,7 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{CallToolResult, ProgressNotificationParam};
 use serde_json::{Value, json};
@@ -42,7 +30,56 @@ use tokio::sync::mpsc;
 
 use crate::support::craftos::{self, CraftComputer};
 use crate::support::mcp_fake::{Client, call, connect};
-use crate::support::{SECRET, TestHost, emulated_with, start_host_with};
+use crate::support::{SECRET, TestHost, emulated_with, start_host_with, wait_for};
+
+/// Two tests from one `async fn body(rt: Runtime)`: `<name>_on_the_emulator`, and
+/// `<name>_on_craftos_pc`, which is ignored with the reason when the build has no CraftOS-PC
+/// (`cfg(craftos_pc)`, set by `build.rs`), so it never passes without running.
+///
+/// - `on_both_runtimes!(body)` names the tests after the body;
+/// - `on_both_runtimes!(name: body)` names them `name_on_...`;
+/// - `on_both_runtimes!(#[ignore = "why"] body)` ignores both (a measurement run on demand).
+// examples/craftos_harness includes this module and makes no tests.
+#[allow(unused_macros)]
+macro_rules! on_both_runtimes {
+    ($body:ident) => {
+        $crate::support::world::on_both_runtimes!($body: $body);
+    };
+    ($name:ident : $body:ident) => {
+        pastey::paste! {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn [<$name _on_the_emulator>]() {
+                $body($crate::support::world::Runtime::Emulator).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[cfg_attr(
+                not(craftos_pc),
+                ignore = "needs CraftOS-PC: set CRAFTOS_PC to its binary"
+            )]
+            async fn [<$name _on_craftos_pc>]() {
+                $body($crate::support::world::Runtime::CraftOs).await;
+            }
+        }
+    };
+    (#[ignore = $why:literal] $body:ident) => {
+        pastey::paste! {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[ignore = $why]
+            async fn [<$body _on_the_emulator>]() {
+                $body($crate::support::world::Runtime::Emulator).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[ignore = $why]
+            async fn [<$body _on_craftos_pc>]() {
+                $body($crate::support::world::Runtime::CraftOs).await;
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use on_both_runtimes;
 
 /// Which runtime a test body runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -484,48 +521,44 @@ impl World {
 
     /// Waits until `label` is linked; panics with its screen and log after `limit`.
     pub async fn wait_linked(&self, label: &str, limit: Duration) {
-        let start = Instant::now();
-        while !self.linked(label) {
-            assert!(
-                start.elapsed() < limit,
-                "{} did not link in {limit:?} on {}; {}",
-                self.trapos(label),
-                self.runtime.name(),
-                self.computer(label).dump()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(
+            limit,
+            || self.linked(label),
+            || {
+                format!(
+                    "{} did not link in {limit:?} on {}; {}",
+                    self.trapos(label),
+                    self.runtime.name(),
+                    self.computer(label).dump()
+                )
+            },
+        )
+        .await;
     }
 
     /// Waits until `label` serves every one of `kinds` (the screen server links a moment after
     /// exec-lua).
     pub async fn wait_serves(&self, label: &str, kinds: &[&str]) {
         let id = self.trapos(label);
-        let start = Instant::now();
-        while !self
-            .session()
-            .computer(&id)
-            .is_some_and(|c| kinds.iter().all(|k| c.serves.iter().any(|s| s == k)))
-        {
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "{id} never served {kinds:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let serves = || {
+            self.session()
+                .computer(&id)
+                .is_some_and(|c| kinds.iter().all(|k| c.serves.iter().any(|s| s == k)))
+        };
+        wait_for(Duration::from_secs(30), serves, || {
+            format!("{id} never served {kinds:?}")
+        })
+        .await;
     }
 
     /// Waits until the session lists `label` offline; panics after `limit`.
     pub async fn wait_offline(&self, label: &str, limit: Duration) {
-        let start = Instant::now();
-        while self.online(label) {
-            assert!(
-                start.elapsed() < limit,
-                "{} never unlinked",
-                self.trapos(label)
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        wait_for(
+            limit,
+            || !self.online(label),
+            || format!("{} never unlinked", self.trapos(label)),
+        )
+        .await;
     }
 
     /// kill -9 of the computer's process (the computer dies mid-whatever), reaped. Panics for
