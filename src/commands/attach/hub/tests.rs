@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 use super::*;
-use trapdesk_core::session::OutputEntry;
+use trapdesk_core::session::{OutputEntry, Stream};
 use trapdesk_core::session::attach::OutputSlice;
 
 fn computer(id: u64, online: bool, running: usize) -> ComputerInfo {
