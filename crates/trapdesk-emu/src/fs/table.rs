@@ -48,8 +48,8 @@ impl Native<'_> {
     }
 }
 
-/// The native `fs` table. Its functions are set in the order they always were, so that the
-/// table's `pairs` order stays what it was.
+/// The native `fs` table. Its functions are set in a fixed order: the table's `pairs` order
+/// follows it, and a program may list the table.
 pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let n = Native {
         lua,

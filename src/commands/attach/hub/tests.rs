@@ -2,8 +2,8 @@
 
 #![allow(clippy::unwrap_used)]
 use super::*;
-use trapdesk_core::session::{OutputEntry, Stream};
 use trapdesk_core::session::attach::OutputSlice;
+use trapdesk_core::session::{OutputEntry, Stream};
 
 fn computer(id: u64, online: bool, running: usize) -> ComputerInfo {
     ComputerInfo {
