@@ -42,6 +42,18 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<(String, PathBuf)>) -> std::io
     Ok(())
 }
 
+/// What the build makes of the files under `lua/`.
+struct Read {
+    /// `lua_sources.rs`: every file as it is.
+    sources: String,
+    /// `lua_lines.rs`: each Lua file's position map (minified line to source line).
+    maps: String,
+    /// (path relative to lua/, minified text, kept header lines)
+    minified: Vec<(String, Vec<u8>, usize)>,
+    /// (path relative to lua/, bytes served as they are)
+    served: Vec<(String, Vec<u8>)>,
+}
+
 fn main() -> std::io::Result<()> {
     let root = Path::new("../../lua");
     println!("cargo:rerun-if-changed=../../lua");
@@ -53,16 +65,36 @@ fn main() -> std::io::Result<()> {
     }
     files.sort();
     let out = PathBuf::from(std::env::var("OUT_DIR").map_err(std::io::Error::other)?);
-    let served_dir = out.join("served");
-    let mut sources = String::from("&[\n");
-    let mut maps = String::from("&[\n");
-    // (path relative to lua/, minified text, kept header lines)
-    let mut minified: Vec<(String, Vec<u8>, usize)> = Vec::new();
-    let mut served: Vec<(String, Vec<u8>)> = Vec::new();
-    for (rel, abs) in &files {
+    let Read {
+        mut sources,
+        mut maps,
+        minified,
+        mut served,
+    } = read(&files)?;
+    pack_stored(minified, &mut served);
+    served.sort();
+    let mut served_list = write_served(&out.join("served"), &served)?;
+    for s in [&mut sources, &mut served_list, &mut maps] {
+        s.push(']');
+    }
+    minify_cases(&out)?;
+    std::fs::write(out.join("lua_sources.rs"), sources)?;
+    std::fs::write(out.join("lua_files.rs"), served_list)?;
+    std::fs::write(out.join("lua_lines.rs"), maps)
+}
+
+/// Reads every file: Lua files are minified, the others served as they are.
+fn read(files: &[(String, PathBuf)]) -> std::io::Result<Read> {
+    let mut r = Read {
+        sources: String::from("&[\n"),
+        maps: String::from("&[\n"),
+        minified: Vec::new(),
+        served: Vec::new(),
+    };
+    for (rel, abs) in files {
         // Debug formatting quotes and escapes both strings for us.
         let _ = writeln!(
-            sources,
+            r.sources,
             "    ({rel:?}, include_bytes!({:?})),",
             abs.to_string_lossy()
         );
@@ -76,13 +108,19 @@ fn main() -> std::io::Result<()> {
             let min = minify::minify(&text, keep_header(rel))
                 .map_err(|e| std::io::Error::other(format!("lua/{rel}: {e}")))?;
             let lines: Vec<String> = min.lines.iter().map(u32::to_string).collect();
-            let _ = writeln!(maps, "    ({rel:?}, &[{}]),", lines.join(","));
-            minified.push((rel.clone(), min.text.into_bytes(), min.header_lines));
+            let _ = writeln!(r.maps, "    ({rel:?}, &[{}]),", lines.join(","));
+            r.minified
+                .push((rel.clone(), min.text.into_bytes(), min.header_lines));
         } else {
-            served.push((rel.clone(), std::fs::read(abs)?));
+            r.served.push((rel.clone(), std::fs::read(abs)?));
         }
     }
-    // Every stored file is packed with one shared dictionary; the installer is only minified.
+    Ok(r)
+}
+
+/// Every stored file is packed with one shared dictionary (each served as a stub that unpacks
+/// it); the installer is only minified.
+fn pack_stored(minified: Vec<(String, Vec<u8>, usize)>, served: &mut Vec<(String, Vec<u8>)>) {
     let (stored, plain): (Vec<_>, Vec<_>) = minified
         .into_iter()
         .partition(|(rel, _, _)| rel != NOT_STORED);
@@ -113,10 +151,13 @@ fn main() -> std::io::Result<()> {
         served.push((rel.clone(), pack::stub(&rel, &head, &packed, &dict.hash())));
     }
     served.push((pack::UNPACK_FILE.to_owned(), dict.unpacker()));
-    served.sort();
+}
+
+/// Writes the served files under `dir`; the `lua_files.rs` list naming them.
+fn write_served(dir: &Path, served: &[(String, Vec<u8>)]) -> std::io::Result<String> {
     let mut served_list = String::from("&[\n");
-    for (rel, bytes) in &served {
-        let dest = served_dir.join(rel);
+    for (rel, bytes) in served {
+        let dest = dir.join(rel);
         if let Some(dir) = dest.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -127,9 +168,11 @@ fn main() -> std::io::Result<()> {
             dest.to_string_lossy()
         );
     }
-    for s in [&mut sources, &mut served_list, &mut maps] {
-        s.push(']');
-    }
+    Ok(served_list)
+}
+
+/// The minifier's own cases, minified beside the generated sources.
+fn minify_cases(out: &Path) -> std::io::Result<()> {
     // The minifier's own cases (tests/lua/minify_cases.lua, never served): minified here so
     // that a test can run both forms and compare them (`lua_files` tests).
     let cases = Path::new("../../tests/lua/minify_cases.lua");
@@ -145,7 +188,5 @@ fn main() -> std::io::Result<()> {
     };
     std::fs::write(out.join("minify_cases.lua"), text)?;
     std::fs::write(out.join("minify_cases.lines"), lines)?;
-    std::fs::write(out.join("lua_sources.rs"), sources)?;
-    std::fs::write(out.join("lua_files.rs"), served_list)?;
-    std::fs::write(out.join("lua_lines.rs"), maps)
+    Ok(())
 }

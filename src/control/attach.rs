@@ -19,6 +19,7 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::control::attach::wire::{Down, Hello, MAX_MESSAGE, NAME_PARAM, Up, Update};
+use trapdesk_core::session::Event;
 
 use super::Control;
 use console::Conn;
@@ -91,6 +92,18 @@ pub(super) async fn attach(
         .on_upgrade(move |socket| serve(c, socket, wanted))
 }
 
+type Tx = futures_util::stream::SplitSink<WebSocket, Message>;
+
+/// What one turn of the console's loop does.
+enum Turn {
+    /// Sends this to the console.
+    Send(Down),
+    /// Nothing to send.
+    Next,
+    /// The connection ends.
+    End,
+}
+
 async fn serve(c: Arc<Control>, socket: WebSocket, wanted: String) {
     let session = c.session.clone();
     // Subscribed before the first snapshot, so nothing between the two is missed.
@@ -107,7 +120,40 @@ async fn serve(c: Arc<Control>, socket: WebSocket, wanted: String) {
         keyboards: HashMap::new(),
         secret: String::new(),
     };
-    let settings = session.settings();
+    if !greet(&mut tx, &mut conn).await {
+        return;
+    }
+    // Replies of calls that wait on a computer (list-files, input) come back from tasks.
+    let (reply_tx, mut reply_rx) = mpsc::unbounded_channel::<Down>();
+    let mut secret_tick = tokio::time::interval(SECRET_EVERY);
+    secret_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        let turn = tokio::select! {
+            msg = rx.next() => on_message(msg, &mut conn, &reply_tx),
+            ev = events.recv() => on_events(ev, &mut events, &mut conn, &mut tx).await,
+            Some(d) = reply_rx.recv() => Turn::Send(d),
+            () = c.stop.cancelled() => {
+                say_stopping(&mut tx).await;
+                Turn::End
+            },
+            _ = secret_tick.tick() => secret_changed(&mut conn),
+        };
+        match turn {
+            Turn::Send(down) => {
+                if send(&mut tx, &down).await.is_err() {
+                    break;
+                }
+            }
+            Turn::Next => {}
+            Turn::End => break,
+        }
+    }
+    tracing::info!("a console detached: {}", name.name);
+}
+
+/// The hello, then everything as the first updates; false when the console is gone.
+async fn greet(tx: &mut Tx, conn: &mut Conn) -> bool {
+    let settings = conn.session.settings();
     let hello = Down::Hello(Hello {
         host: host_name(),
         name: conn.name.clone(),
@@ -116,96 +162,95 @@ async fn serve(c: Arc<Control>, socket: WebSocket, wanted: String) {
         mcp: settings.mcp_bind,
         scrollback: settings.scrollback_lines,
     });
-    if send(&mut tx, &hello).await.is_err() {
-        return;
+    if send(tx, &hello).await.is_err() {
+        return false;
     }
     for update in conn.resync() {
-        if send(&mut tx, &Down::Update(Box::new(update)))
-            .await
-            .is_err()
-        {
-            return;
+        if send(tx, &Down::Update(Box::new(update))).await.is_err() {
+            return false;
         }
     }
-    // Replies of calls that wait on a computer (list-files, input) come back from tasks.
-    let (reply_tx, mut reply_rx) = mpsc::unbounded_channel::<Down>();
-    let mut secret_tick = tokio::time::interval(SECRET_EVERY);
-    secret_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    loop {
-        let down = tokio::select! {
-            msg = rx.next() => match msg {
-                Some(Ok(Message::Text(t))) => match serde_json::from_str::<Up>(t.as_str()) {
-                    Ok(up) => match conn.call(up, &reply_tx) {
-                        Some(d) => d,
-                        None => continue,
-                    },
-                    Err(e) => {
-                        tracing::warn!("attach: a message that is not a call: {e}");
-                        continue;
-                    }
-                },
-                Some(Ok(Message::Close(_)) | Err(_)) | None => break,
-                Some(Ok(_)) => continue,
-            },
-            ev = events.recv() => {
-                let mut batch = Vec::new();
-                let mut lagged = false;
-                match ev {
-                    Ok(e) => batch.push(e),
-                    Err(broadcast::error::RecvError::Lagged(_)) => lagged = true,
-                    Err(broadcast::error::RecvError::Closed) => break,
-                }
-                while batch.len() < BATCH {
-                    match events.try_recv() {
-                        Ok(e) => batch.push(e),
-                        Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
-                        Err(_) => break,
-                    }
-                }
-                if lagged {
-                    // Events were lost: everything is sent again (output from where the
-                    // console is, so nothing twice).
-                    let mut ok = true;
-                    for update in conn.resync() {
-                        ok &= send(&mut tx, &Down::Update(Box::new(update))).await.is_ok();
-                    }
-                    if !ok {
-                        break;
-                    }
-                    continue;
-                }
-                Down::Update(Box::new(conn.update(batch)))
-            },
-            Some(d) = reply_rx.recv() => d,
-            () = c.stop.cancelled() => {
-                // Said, so that the console can tell a stopping host from a broken link.
-                let bye = axum::extract::ws::CloseFrame {
-                    code: axum::extract::ws::close_code::AWAY,
-                    reason: STOPPING.into(),
-                };
-                let _ = tx.send(Message::Close(Some(bye))).await;
-                break;
-            },
-            _ = secret_tick.tick() => {
-                let now = conn.session.secret_now();
-                if now == conn.secret {
-                    continue;
-                }
-                conn.secret.clone_from(&now);
-                Down::Update(Box::new(Update { secret: Some(now), ..Update::default() }))
-            },
-        };
-        if send(&mut tx, &down).await.is_err() {
-            break;
-        }
-    }
-    tracing::info!("a console detached: {}", name.name);
+    true
 }
 
-async fn send(
-    tx: &mut futures_util::stream::SplitSink<WebSocket, Message>,
-    down: &Down,
-) -> Result<(), ()> {
+/// A message from the console: a call, carried out.
+fn on_message(
+    msg: Option<Result<Message, axum::Error>>,
+    conn: &mut Conn,
+    reply_tx: &mpsc::UnboundedSender<Down>,
+) -> Turn {
+    match msg {
+        Some(Ok(Message::Text(t))) => match serde_json::from_str::<Up>(t.as_str()) {
+            Ok(up) => match conn.call(up, reply_tx) {
+                Some(d) => Turn::Send(d),
+                None => Turn::Next,
+            },
+            Err(e) => {
+                tracing::warn!("attach: a message that is not a call: {e}");
+                Turn::Next
+            }
+        },
+        Some(Ok(Message::Close(_)) | Err(_)) | None => Turn::End,
+        Some(Ok(_)) => Turn::Next,
+    }
+}
+
+/// Session events, with as many more as are waiting (up to [`BATCH`]), as one update.
+async fn on_events(
+    ev: Result<Event, broadcast::error::RecvError>,
+    events: &mut broadcast::Receiver<Event>,
+    conn: &mut Conn,
+    tx: &mut Tx,
+) -> Turn {
+    let mut batch = Vec::new();
+    let mut lagged = false;
+    match ev {
+        Ok(e) => batch.push(e),
+        Err(broadcast::error::RecvError::Lagged(_)) => lagged = true,
+        Err(broadcast::error::RecvError::Closed) => return Turn::End,
+    }
+    while batch.len() < BATCH {
+        match events.try_recv() {
+            Ok(e) => batch.push(e),
+            Err(broadcast::error::TryRecvError::Lagged(_)) => lagged = true,
+            Err(_) => break,
+        }
+    }
+    if lagged {
+        // Events were lost: everything is sent again (output from where the
+        // console is, so nothing twice).
+        let mut ok = true;
+        for update in conn.resync() {
+            ok &= send(tx, &Down::Update(Box::new(update))).await.is_ok();
+        }
+        return if ok { Turn::Next } else { Turn::End };
+    }
+    Turn::Send(Down::Update(Box::new(conn.update(batch))))
+}
+
+/// Said, so that the console can tell a stopping host from a broken link.
+async fn say_stopping(tx: &mut Tx) {
+    let bye = axum::extract::ws::CloseFrame {
+        code: axum::extract::ws::close_code::AWAY,
+        reason: STOPPING.into(),
+    };
+    let _ = tx.send(Message::Close(Some(bye))).await;
+}
+
+/// The secret as the console should show it, when it changed.
+fn secret_changed(conn: &mut Conn) -> Turn {
+    let now = conn.session.secret_now();
+    if now == conn.secret {
+        return Turn::Next;
+    }
+    conn.secret.clone_from(&now);
+    Turn::Send(Down::Update(Box::new(Update {
+        secret: Some(now),
+        ..Update::default()
+    })))
+}
+
+async fn send(tx: &mut Tx, down: &Down) -> Result<(), ()> {
     let text = serde_json::to_string(down).map_err(|e| {
         tracing::error!("attach: cannot encode an update: {e}");
     })?;

@@ -120,9 +120,7 @@ async fn serve(
     state: &GatewayState,
     enrolling: &mut Enrolling,
 ) -> Quit {
-    let period = state.settings.heartbeat.max(Duration::from_millis(10));
-    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
-    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut heartbeat = heartbeat_timer(state.settings.heartbeat);
     let mut missed = 0u32;
     let mut awaiting_pong: Option<u64> = None;
     let max = state.settings.max_message as usize;
@@ -139,14 +137,10 @@ async fn serve(
         let quit = tokio::select! {
             _ = state.shutdown.cancelled() => return Quit::Shutdown,
             _ = heartbeat.tick() => {
-                if awaiting_pong.is_some() {
-                    missed += 1;
-                    if missed >= MAX_MISSED {
-                        return Quit::Heartbeat;
-                    }
-                }
-                let t = now_ms();
-                awaiting_pong = Some(t);
+                let t = match next_ping(&mut awaiting_pong, &mut missed) {
+                    Ok(t) => t,
+                    Err(q) => return q,
+                };
                 out.send_ping(t).await.err().map(|e| Quit::SendFailed(e.to_string()))
             }
             _ = async {
@@ -171,14 +165,7 @@ async fn serve(
             cmd = outbound.recv() => {
                 let msg = match cmd {
                     Some(Outbound::Request(r)) => {
-                        if receipts.sent.is_empty() {
-                            let at = tokio::time::Instant::now() + RECEIPT_DEADLINE;
-                            match deadline.as_mut() {
-                                Some(d) => d.as_mut().reset(at),
-                                None => deadline = Some(Box::pin(tokio::time::sleep_until(at))),
-                            }
-                        }
-                        receipts.sent.push_back((r.id.clone(), tokio::time::Instant::now()));
+                        await_receipt(&r.id, &mut receipts, &mut deadline);
                         Message::GatewayRequest(*r)
                     }
                     Some(Outbound::Cancel { id }) => Message::Cancel { id },
@@ -203,6 +190,47 @@ async fn serve(
             return q;
         }
     }
+}
+
+/// Ticks every `period` (10 ms at least), the first one period from now; a late tick delays
+/// the next rather than bunching them.
+fn heartbeat_timer(period: Duration) -> tokio::time::Interval {
+    let period = period.max(Duration::from_millis(10));
+    let mut heartbeat = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    heartbeat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    heartbeat
+}
+
+/// A heartbeat tick: the time to ping with, or `Quit::Heartbeat` when too many pings in a row
+/// went unanswered.
+fn next_ping(awaiting_pong: &mut Option<u64>, missed: &mut u32) -> Result<u64, Quit> {
+    if awaiting_pong.is_some() {
+        *missed += 1;
+        if *missed >= MAX_MISSED {
+            return Err(Quit::Heartbeat);
+        }
+    }
+    let t = now_ms();
+    *awaiting_pong = Some(t);
+    Ok(t)
+}
+
+/// A request going out waits for its receipt; the first one outstanding sets the deadline.
+fn await_receipt(
+    id: &str,
+    receipts: &mut Receipts,
+    deadline: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+) {
+    if receipts.sent.is_empty() {
+        let at = tokio::time::Instant::now() + RECEIPT_DEADLINE;
+        match deadline.as_mut() {
+            Some(d) => d.as_mut().reset(at),
+            None => *deadline = Some(Box::pin(tokio::time::sleep_until(at))),
+        }
+    }
+    receipts
+        .sent
+        .push_back((id.to_owned(), tokio::time::Instant::now()));
 }
 
 // The link loop's unit tests run it over channels with a real session (their own files in

@@ -116,6 +116,44 @@ pub struct Host {
 /// How long a stopping host waits for agents' tool calls to deliver their results.
 const DRAIN: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// Binds the gateway's and the MCP endpoint's listeners; with the addresses they got.
+fn bind(
+    settings: &Settings,
+) -> Result<(TcpListener, TcpListener, SocketAddr, SocketAddr), StartError> {
+    let gw = listen(settings.gateway_bind).map_err(|source| StartError::GatewayBind {
+        addr: settings.gateway_bind,
+        source,
+    })?;
+    let mcp = listen(settings.mcp_bind).map_err(|source| StartError::McpBind {
+        addr: settings.mcp_bind,
+        source,
+    })?;
+    let gateway_addr = gw.local_addr().map_err(|source| StartError::GatewayBind {
+        addr: settings.gateway_bind,
+        source,
+    })?;
+    let mcp_addr = mcp.local_addr().map_err(|source| StartError::McpBind {
+        addr: settings.mcp_bind,
+        source,
+    })?;
+    Ok((gw, mcp, gateway_addr, mcp_addr))
+}
+
+/// However the host is asked to stop (the console quits, a signal, `stop`), pending requests
+/// end at once with `shutting_down` and the output so far, and the MCP endpoint stays up until
+/// agents got those results; only then do the parts stop.
+async fn stop_when_asked(session: Session, shutdown: CancellationToken, parts: CancellationToken) {
+    shutdown.cancelled().await;
+    session.shutdown();
+    let deadline = tokio::time::Instant::now() + DRAIN;
+    while session.tool_calls_running() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // The last results are written after they are recorded.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    parts.cancel();
+}
+
 impl Host {
     /// Binds both listeners and starts serving. The settings' bind addresses are replaced by
     /// the real ones, so a port of 0 is reported as the port the system picked.
@@ -130,22 +168,7 @@ impl Host {
         // The person's CLI and `sync` present this one; made before a client can find the host.
         trapdesk_core::trust::agents::person_token(&settings.data_dir)
             .map_err(StartError::LocalToken)?;
-        let gw = listen(settings.gateway_bind).map_err(|source| StartError::GatewayBind {
-            addr: settings.gateway_bind,
-            source,
-        })?;
-        let mcp = listen(settings.mcp_bind).map_err(|source| StartError::McpBind {
-            addr: settings.mcp_bind,
-            source,
-        })?;
-        let gateway_addr = gw.local_addr().map_err(|source| StartError::GatewayBind {
-            addr: settings.gateway_bind,
-            source,
-        })?;
-        let mcp_addr = mcp.local_addr().map_err(|source| StartError::McpBind {
-            addr: settings.mcp_bind,
-            source,
-        })?;
+        let (gw, mcp, gateway_addr, mcp_addr) = bind(&settings)?;
         settings.gateway_bind = gateway_addr;
         settings.mcp_bind = mcp_addr;
         let settings = Arc::new(settings);
@@ -153,23 +176,11 @@ impl Host {
         let shutdown = CancellationToken::new();
         let parts = CancellationToken::new();
         let mut tasks = JoinSet::new();
-        {
-            // However the host is asked to stop (the console quits, a signal, `stop`), pending
-            // requests end at once with `shutting_down` and the output so far, and the MCP
-            // endpoint stays up until agents got those results; only then do the parts stop.
-            let (session, shutdown, parts) = (session.clone(), shutdown.clone(), parts.clone());
-            tasks.spawn(async move {
-                shutdown.cancelled().await;
-                session.shutdown();
-                let deadline = tokio::time::Instant::now() + DRAIN;
-                while session.tool_calls_running() > 0 && tokio::time::Instant::now() < deadline {
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                }
-                // The last results are written after they are recorded.
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                parts.cancel();
-            });
-        }
+        tasks.spawn(stop_when_asked(
+            session.clone(),
+            shutdown.clone(),
+            parts.clone(),
+        ));
         {
             let (session, settings, stop, shutdown) = (
                 session.clone(),

@@ -215,38 +215,7 @@ impl App {
                 d.approvals = true;
                 d.pending = true;
             }
-            // A computer turned away at the door: the person must see it, or a wrong secret
-            // looks like a computer that never tried.
-            // (A refused call names its request type; a computer turned away names none.)
-            E::Logged { entry } if entry.event == "refused" && entry.what.is_none() => {
-                // The secret was perhaps rotated: what `s` shows is read again.
-                self.secret_at = None;
-                let who = entry.who.as_deref().unwrap_or("a computer");
-                self.notify(
-                    format!(
-                        "link refused: {who} {}; press {} for the secret and the install line",
-                        entry.detail,
-                        super::keymap::key_for(
-                            super::keymap::Scope::Panes,
-                            super::keymap::Action::Link
-                        )
-                    ),
-                    true,
-                );
-            }
-            // A computer shut down by CC's hard abort stays off until a player turns it on:
-            // the person must hear of it, and of its coming back. (Only that unlink is
-            // logged as failed.)
-            E::Logged { entry }
-                if entry.event == "unlinked" && entry.status == Some(session::Status::Failed) =>
-            {
-                self.notify(entry.detail.clone(), true);
-            }
-            E::Logged { entry } if entry.event == "back" => {
-                let who = entry.trapos_id.as_deref().unwrap_or("a computer");
-                self.notify(format!("{who} is {}", entry.detail), false);
-            }
-            E::Logged { .. } => {}
+            E::Logged { entry } => self.note_logged(entry),
             // With several consoles attached, the first answer wins; the others hear who gave
             // it (their prompt closes on `ApprovalAnswered`).
             E::AnsweredBy {
@@ -267,6 +236,37 @@ impl App {
             E::PauseChanged => d.pause = true,
             // The Screen view's title says when the person has the keyboard; nothing to pull.
             E::KeyboardChanged { .. } => {}
+        }
+    }
+
+    /// A log entry the person must hear of at once.
+    fn note_logged(&mut self, entry: &session::LogEntry) {
+        // A computer turned away at the door: the person must see it, or a wrong secret
+        // looks like a computer that never tried.
+        // (A refused call names its request type; a computer turned away names none.)
+        if entry.event == "refused" && entry.what.is_none() {
+            // The secret was perhaps rotated: what `s` shows is read again.
+            self.secret_at = None;
+            let who = entry.who.as_deref().unwrap_or("a computer");
+            self.notify(
+                format!(
+                    "link refused: {who} {}; press {} for the secret and the install line",
+                    entry.detail,
+                    super::keymap::key_for(
+                        super::keymap::Scope::Panes,
+                        super::keymap::Action::Link
+                    )
+                ),
+                true,
+            );
+        // A computer shut down by CC's hard abort stays off until a player turns it on:
+        // the person must hear of it, and of its coming back. (Only that unlink is
+        // logged as failed.)
+        } else if entry.event == "unlinked" && entry.status == Some(session::Status::Failed) {
+            self.notify(entry.detail.clone(), true);
+        } else if entry.event == "back" {
+            let who = entry.trapos_id.as_deref().unwrap_or("a computer");
+            self.notify(format!("{who} is {}", entry.detail), false);
         }
     }
 

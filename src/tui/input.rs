@@ -382,17 +382,11 @@ impl App {
             };
         }
         // A click on a monitor shown in the Screen view touches it there.
-        if self.screen.on && matches!(m.kind, MouseEventKind::Down(MouseButton::Left)) {
-            let monitors = self.selected_status().map_or(&[][..], |s| &s.monitors[..]);
-            let (_, scr) = self
-                .screen
-                .split(a.output, self.selected.as_deref(), monitors);
-            if hit(scr, col, row)
-                && let Some(o) = self.screen.click(scr, col, row, self.selected.as_deref())
-            {
-                self.focus = Focus::Output;
-                return self.apply(o);
-            }
+        if self.screen.on
+            && matches!(m.kind, MouseEventKind::Down(MouseButton::Left))
+            && let Some(intents) = self.click_monitor(a.output, col, row)
+        {
+            return intents;
         }
         // The device pane under the Computers list takes no clicks of its own.
         let (list, device) = super::panes::device::Device::split(
@@ -433,6 +427,26 @@ impl App {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// A left click at (`col`, `row`) on a monitor the Screen view shows in `output`: what it
+    /// did, or `None` when no monitor is there.
+    fn click_monitor(
+        &mut self,
+        output: ratatui::layout::Rect,
+        col: u16,
+        row: u16,
+    ) -> Option<Vec<Intent>> {
+        let monitors = self.selected_status().map_or(&[][..], |s| &s.monitors[..]);
+        let (_, scr) = self
+            .screen
+            .split(output, self.selected.as_deref(), monitors);
+        if !hit(scr, col, row) {
+            return None;
+        }
+        let o = self.screen.click(scr, col, row, self.selected.as_deref())?;
+        self.focus = Focus::Output;
+        Some(self.apply(o))
     }
 
     /// A click on line `line` inside pane `focus` (`height` rows high).

@@ -150,22 +150,7 @@ impl OutputModel {
         for item in items {
             last = last.max(item.seq);
             let kind = match item.entry {
-                OutputEntry::Start(start) => {
-                    let StartEntry {
-                        request_id,
-                        origin,
-                        kind,
-                        summary,
-                        at,
-                    } = *start;
-                    RowKind::Header(Arc::new(Header {
-                        request_id,
-                        who: origin,
-                        kind: kind.to_string(),
-                        summary: printable(&summary),
-                        at,
-                    }))
-                }
+                OutputEntry::Start(start) => header_row(*start),
                 OutputEntry::Line {
                     stream,
                     text,
@@ -311,6 +296,24 @@ impl Scroll {
             false
         }
     }
+}
+
+/// A request's header row, from its start entry.
+fn header_row(start: StartEntry) -> RowKind {
+    let StartEntry {
+        request_id,
+        origin,
+        kind,
+        summary,
+        at,
+    } = start;
+    RowKind::Header(Arc::new(Header {
+        request_id,
+        who: origin,
+        kind: kind.to_string(),
+        summary: printable(&summary),
+        at,
+    }))
 }
 
 #[cfg(test)]

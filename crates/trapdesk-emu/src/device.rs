@@ -123,48 +123,9 @@ pub(crate) fn install(lua: &Lua, ctx: &Ctx, natives: &Table) -> mlua::Result<()>
         // Commands a previous boot queued died with it.
         lock(t).pending = 0;
         natives.set("turtle", turtle::native(lua, t)?)?;
-        let (state, jobs) = (t.clone(), jobs.clone());
-        device.set(
-            "issue",
-            lua.create_function(
-                move |_, (name, a, b): (mlua::LuaString, Option<f64>, Option<f64>)| {
-                    let name = name.to_string_lossy();
-                    let Some(cmd) = turtle::parse(&name, a, b) else {
-                        return Err(mlua::Error::RuntimeError(format!(
-                            "not a turtle command: {name}"
-                        )));
-                    };
-                    match lock(&state).issue() {
-                        Ok(id) => {
-                            // The worker is gone only once the power cycle ends.
-                            let _ = jobs.send(Job::Command(id, cmd));
-                            Ok((Some(id), None))
-                        }
-                        Err(why) => Ok((None, Some(why))),
-                    }
-                },
-            )?,
-        )?;
+        device.set("issue", issue(lua, t, jobs.clone())?)?;
     }
-    let mut next_task = 0u64;
-    device.set(
-        "task",
-        lua.create_function_mut(move |_, values: mlua::Variadic<mlua::Value>| {
-            next_task += 1;
-            let answer = values
-                .iter()
-                .map(|v| match v {
-                    mlua::Value::Boolean(b) => Val::Bool(*b),
-                    mlua::Value::String(s) => Val::Str(s.as_bytes().to_vec()),
-                    mlua::Value::Number(n) => Val::Num(*n),
-                    mlua::Value::Integer(n) => Val::Num(*n as f64),
-                    _ => Val::Nil,
-                })
-                .collect();
-            let _ = jobs.send(Job::Task(next_task, answer));
-            Ok(next_task)
-        })?,
-    )?;
+    device.set("task", task(lua, jobs)?)?;
     natives.set("device", device)?;
     let worker = Worker {
         turtle,
@@ -180,6 +141,53 @@ pub(crate) fn install(lua: &Lua, ctx: &Ctx, natives: &Table) -> mlua::Result<()>
         }
     });
     Ok(())
+}
+
+/// `device.issue(name, a, b)`: queues a turtle command for the worker; its id, or why not.
+fn issue(
+    lua: &Lua,
+    state: &Arc<Mutex<Turtle>>,
+    jobs: mpsc::UnboundedSender<Job>,
+) -> mlua::Result<mlua::Function> {
+    let state = state.clone();
+    lua.create_function(
+        move |_, (name, a, b): (mlua::LuaString, Option<f64>, Option<f64>)| {
+            let name = name.to_string_lossy();
+            let Some(cmd) = turtle::parse(&name, a, b) else {
+                return Err(mlua::Error::RuntimeError(format!(
+                    "not a turtle command: {name}"
+                )));
+            };
+            match lock(&state).issue() {
+                Ok(id) => {
+                    // The worker is gone only once the power cycle ends.
+                    let _ = jobs.send(Job::Command(id, cmd));
+                    Ok((Some(id), None))
+                }
+                Err(why) => Ok((None, Some(why))),
+            }
+        },
+    )
+}
+
+/// `device.task(values...)`: a main-thread task answering `values`; its id.
+fn task(lua: &Lua, jobs: mpsc::UnboundedSender<Job>) -> mlua::Result<mlua::Function> {
+    let mut next_task = 0u64;
+    lua.create_function_mut(move |_, values: mlua::Variadic<mlua::Value>| {
+        next_task += 1;
+        let answer = values
+            .iter()
+            .map(|v| match v {
+                mlua::Value::Boolean(b) => Val::Bool(*b),
+                mlua::Value::String(s) => Val::Str(s.as_bytes().to_vec()),
+                mlua::Value::Number(n) => Val::Num(*n),
+                mlua::Value::Integer(n) => Val::Num(*n as f64),
+                _ => Val::Nil,
+            })
+            .collect();
+        let _ = jobs.send(Job::Task(next_task, answer));
+        Ok(next_task)
+    })
 }
 
 /// The main thread, for one power cycle of one turtle or pocket computer.

@@ -182,7 +182,7 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
         Ok((s, _)) => s,
         Err(e) => return fail(ws_error_text(&e)),
     };
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let is_closed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     post(
         c,
@@ -198,57 +198,110 @@ async fn run_ws(c: &Ctx, url: &str, headers: Vec<(String, String)>) {
             })),
         ],
     );
+    pump(c, url, stream, rx, &is_closed).await;
+}
+
+/// Carries the program's sends and closes to the peer and the peer's messages to the program,
+/// until either side closes or the power cycle ends.
+async fn pump<S>(
+    c: &Ctx,
+    url: &str,
+    stream: S,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<WsCmd>,
+    is_closed: &std::sync::atomic::AtomicBool,
+) where
+    S: futures_util::Sink<Message>
+        + futures_util::Stream<Item = Result<Message, tungstenite::Error>>,
+{
     let (mut sink, mut stream) = stream.split();
     let closed = |reason: Val, code: Val| {
         is_closed.store(true, Ordering::SeqCst);
         post(c, "websocket_closed", vec![Val::from(url), reason, code]);
     };
     loop {
-        tokio::select! {
-            cmd = rx.recv() => match cmd {
-                Some(WsCmd::Send(m)) => {
-                    if sink.send(m).await.is_err() {
-                        closed(Val::Nil, Val::Num(1006.0));
-                        break;
-                    }
-                }
-                Some(WsCmd::Close) => {
-                    // Closed by the program: CC queues no event; the peer may be gone already.
-                    let _ = sink.close().await;
-                    break;
-                }
-                // The handle is gone with the Lua state (the computer shut down or rebooted) or
-                // was collected: the connection is dropped, as on `cancel` below.
-                None => break,
-            },
-            msg = stream.next() => match msg {
-                // CC: Tweaked queues a text frame as its raw UTF-8 bytes (docs/cc-tweaked.md,
-                // "WebSocket text and bytes").
-                Some(Ok(Message::Text(t))) => post(c, "websocket_message", vec![Val::from(url), Val::Str(t.as_bytes().to_vec()), Val::Bool(false)]),
-                Some(Ok(Message::Binary(b))) => post(c, "websocket_message", vec![Val::from(url), Val::Str(b.to_vec()), Val::Bool(true)]),
-                Some(Ok(Message::Close(frame))) => {
-                    match frame {
-                        Some(f) => closed(Val::from(f.reason.as_str()), Val::Num(f64::from(u16::from(f.code)))),
-                        None => closed(Val::Nil, Val::Nil),
-                    }
-                    break;
-                }
-                Some(Ok(_)) => {}
-                Some(Err(tungstenite::Error::Capacity(_))) => {
-                    // An incoming message above the limit closes the socket with the reason and
-                    // no code, as CC: Tweaked's `WebsocketHandler.fail` does (docs/cc-tweaked.md,
-                    // "WebSocket text and bytes").
-                    closed(Val::from("Message is too large"), Val::Nil);
-                    break;
-                }
-                Some(Err(_)) | None => {
-                    closed(Val::Nil, Val::Num(1006.0));
-                    break;
-                }
-            },
-            () = c.cancel.cancelled() => break,
+        let go_on = tokio::select! {
+            cmd = rx.recv() => on_command(cmd, &mut sink, &closed).await,
+            msg = stream.next() => on_message(c, url, msg, &closed),
+            () = c.cancel.cancelled() => false,
+        };
+        if !go_on {
+            break;
         }
     }
+}
+
+/// One command of the program's handle; whether the connection goes on.
+async fn on_command<K>(cmd: Option<WsCmd>, sink: &mut K, closed: &impl Fn(Val, Val)) -> bool
+where
+    K: futures_util::Sink<Message> + Unpin,
+{
+    match cmd {
+        Some(WsCmd::Send(m)) => {
+            if sink.send(m).await.is_err() {
+                closed(Val::Nil, Val::Num(1006.0));
+                return false;
+            }
+            true
+        }
+        Some(WsCmd::Close) => {
+            // Closed by the program: CC queues no event; the peer may be gone already.
+            let _ = sink.close().await;
+            false
+        }
+        // The handle is gone with the Lua state (the computer shut down or rebooted) or
+        // was collected: the connection is dropped, as on `cancel`.
+        None => false,
+    }
+}
+
+/// One message from the peer; whether the connection goes on.
+fn on_message(
+    c: &Ctx,
+    url: &str,
+    msg: Option<Result<Message, tungstenite::Error>>,
+    closed: &impl Fn(Val, Val),
+) -> bool {
+    match msg {
+        // CC: Tweaked queues a text frame as its raw UTF-8 bytes (docs/cc-tweaked.md,
+        // "WebSocket text and bytes").
+        Some(Ok(Message::Text(t))) => post(
+            c,
+            "websocket_message",
+            vec![
+                Val::from(url),
+                Val::Str(t.as_bytes().to_vec()),
+                Val::Bool(false),
+            ],
+        ),
+        Some(Ok(Message::Binary(b))) => post(
+            c,
+            "websocket_message",
+            vec![Val::from(url), Val::Str(b.to_vec()), Val::Bool(true)],
+        ),
+        Some(Ok(Message::Close(frame))) => {
+            match frame {
+                Some(f) => closed(
+                    Val::from(f.reason.as_str()),
+                    Val::Num(f64::from(u16::from(f.code))),
+                ),
+                None => closed(Val::Nil, Val::Nil),
+            }
+            return false;
+        }
+        Some(Ok(_)) => {}
+        Some(Err(tungstenite::Error::Capacity(_))) => {
+            // An incoming message above the limit closes the socket with the reason and
+            // no code, as CC: Tweaked's `WebsocketHandler.fail` does (docs/cc-tweaked.md,
+            // "WebSocket text and bytes").
+            closed(Val::from("Message is too large"), Val::Nil);
+            return false;
+        }
+        Some(Err(_)) | None => {
+            closed(Val::Nil, Val::Num(1006.0));
+            return false;
+        }
+    }
+    true
 }
 
 /// A minimal HTTP/1.1 request over a plain TCP stream (`Connection: close`, body by

@@ -39,8 +39,19 @@ fn to_val(lua: &Lua, v: Value) -> mlua::Result<Val> {
     })
 }
 
+/// The native `os` table.
 pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
+    identity(lua, ctx, &t)?;
+    timers(lua, ctx, &t)?;
+    events(lua, ctx, &t)?;
+    clocks(lua, ctx, &t)?;
+    power(lua, ctx, &t)?;
+    Ok(t)
+}
+
+/// `getComputerID`, `getComputerLabel` and `setComputerLabel`.
+fn identity(lua: &Lua, ctx: &Ctx, t: &Table) -> mlua::Result<()> {
     let k = ctx.kernel.clone();
     t.set(
         "getComputerID",
@@ -66,6 +77,11 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             Ok(())
         })?,
     )?;
+    Ok(())
+}
+
+/// `startTimer` and `cancelTimer`.
+fn timers(lua: &Lua, ctx: &Ctx, t: &Table) -> mlua::Result<()> {
     let k = ctx.kernel.clone();
     t.set(
         "startTimer",
@@ -89,6 +105,11 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             Ok(())
         })?,
     )?;
+    Ok(())
+}
+
+/// `queueEvent`.
+fn events(lua: &Lua, ctx: &Ctx, t: &Table) -> mlua::Result<()> {
     let k = ctx.kernel.clone();
     t.set(
         "queueEvent",
@@ -104,6 +125,11 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             Ok(())
         })?,
     )?;
+    Ok(())
+}
+
+/// `clock`, and `epoch`, `time` and `day` with the clock each reads.
+fn clocks(lua: &Lua, ctx: &Ctx, t: &Table) -> mlua::Result<()> {
     let k = ctx.kernel.clone();
     t.set(
         "clock",
@@ -144,6 +170,11 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             })?,
         )?;
     }
+    Ok(())
+}
+
+/// `reboot` and `shutdown`, which the kernel carries out once the chunk yields.
+fn power(lua: &Lua, ctx: &Ctx, t: &Table) -> mlua::Result<()> {
     for (name, power) in [("reboot", Power::Reboot), ("shutdown", Power::Shutdown)] {
         let k = ctx.kernel.clone();
         t.set(
@@ -154,5 +185,5 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
             })?,
         )?;
     }
-    Ok(t)
+    Ok(())
 }

@@ -35,23 +35,35 @@ fn digit_colour(d: u8) -> f64 {
     f64::from(1u32 << i)
 }
 
+/// Sets `$name` on `$t` to a native function that runs `$body` with the screen locked as `$s`.
+macro_rules! f {
+    ($lua:ident, $t:ident, $ctx:ident, $name:expr, |$s:ident, $args:tt : $ty:ty| $body:expr) => {{
+        let screen = $ctx.screen.clone();
+        $t.set(
+            $name,
+            $lua.create_function(move |_, $args: $ty| {
+                #[allow(unused_mut)]
+                let mut $s = lock(&screen);
+                $body
+            })?,
+        )?;
+    }};
+}
+
 /// The native `term` table (what `term.native()` returns).
 pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    macro_rules! f {
-        ($name:expr, |$s:ident, $args:tt : $ty:ty| $body:expr) => {{
-            let screen = ctx.screen.clone();
-            t.set(
-                $name,
-                lua.create_function(move |_, $args: $ty| {
-                    #[allow(unused_mut)]
-                    let mut $s = lock(&screen);
-                    $body
-                })?,
-            )?;
-        }};
-    }
-    f!("write", |s, text: mlua::Value| {
+    text(lua, &t, ctx)?;
+    palette(lua, &t, ctx)?;
+    layout(lua, &t, ctx)?;
+    colours(lua, &t, ctx)?;
+    blink(lua, &t, ctx)?;
+    Ok(t)
+}
+
+/// `write`, `blit` and the bios's `__newline`: text onto the screen.
+fn text(lua: &Lua, t: &Table, ctx: &Ctx) -> mlua::Result<()> {
+    f!(lua, t, ctx, "write", |s, text: mlua::Value| {
         let bytes = match text {
             mlua::Value::String(st) => st.as_bytes().to_vec(),
             mlua::Value::Number(n) => number_text(n).into_bytes(),
@@ -66,8 +78,8 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         s.put(&bytes, None, None);
         Ok(())
     });
-    f!("blit", |s,
-                (text, fg, bg): (
+    f!(lua, t, ctx, "blit", |s,
+                             (text, fg, bg): (
         mlua::LuaString,
         mlua::LuaString,
         mlua::LuaString
@@ -87,15 +99,20 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     });
     // The bios moves the cursor and scrolls through the ordinary (wrappable) functions; this
     // only tells the capture of `run_lua` that a line ended.
-    f!("__newline", |s, (): ()| {
+    f!(lua, t, ctx, "__newline", |s, (): ()| {
         if let Some(c) = s.capture.as_mut() {
             c.push(b'\n');
         }
         Ok(())
     });
+    Ok(())
+}
+
+/// Setting, reading and the defaults of the 16 palette colours.
+fn palette(lua: &Lua, t: &Table, ctx: &Ctx) -> mlua::Result<()> {
     for name in ["setPaletteColour", "setPaletteColor"] {
-        f!(name, |s,
-                  (c, r, g, b): (
+        f!(lua, t, ctx, name, |s,
+                               (c, r, g, b): (
             f64,
             f64,
             Option<f64>,
@@ -114,63 +131,89 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
         });
     }
     for name in ["getPaletteColour", "getPaletteColor"] {
-        f!(name, |s, c: f64| Ok(rgb(s.palette[palette_index(c)?])));
+        f!(lua, t, ctx, name, |s, c: f64| Ok(rgb(
+            s.palette[palette_index(c)?]
+        )));
     }
     for name in ["nativePaletteColour", "nativePaletteColor"] {
-        f!(name, |_s, c: f64| Ok(rgb(
+        f!(lua, t, ctx, name, |_s, c: f64| Ok(rgb(
             DEFAULT_PALETTE[palette_index(c)?]
         )));
     }
-    f!("clear", |s, (): ()| {
+    Ok(())
+}
+
+/// Clearing, the cursor's position, the size and scrolling.
+fn layout(lua: &Lua, t: &Table, ctx: &Ctx) -> mlua::Result<()> {
+    f!(lua, t, ctx, "clear", |s, (): ()| {
         for r in 0..s.height {
             s.clear_row(r);
         }
         Ok(())
     });
-    f!("clearLine", |s, (): ()| {
+    f!(lua, t, ctx, "clearLine", |s, (): ()| {
         if s.y >= 1 {
             let row = (s.y - 1) as usize;
             s.clear_row(row);
         }
         Ok(())
     });
-    f!("setCursorPos", |s, (x, y): (f64, f64)| {
+    f!(lua, t, ctx, "setCursorPos", |s, (x, y): (f64, f64)| {
         s.x = x.floor() as i64;
         s.y = y.floor() as i64;
         Ok(())
     });
-    f!("getCursorPos", |s, (): ()| Ok((s.x as f64, s.y as f64)));
-    f!("getSize", |s, (): ()| Ok((s.width as f64, s.height as f64)));
-    f!("scroll", |s, n: f64| {
+    f!(lua, t, ctx, "getCursorPos", |s, (): ()| Ok((
+        s.x as f64, s.y as f64
+    )));
+    f!(lua, t, ctx, "getSize", |s, (): ()| Ok((
+        s.width as f64,
+        s.height as f64
+    )));
+    f!(lua, t, ctx, "scroll", |s, n: f64| {
         s.scroll(n as i64);
         Ok(())
     });
+    Ok(())
+}
+
+/// The text and background colours, and whether the screen has colours.
+fn colours(lua: &Lua, t: &Table, ctx: &Ctx) -> mlua::Result<()> {
     for name in ["setTextColour", "setTextColor"] {
-        f!(name, |s, c: f64| {
+        f!(lua, t, ctx, name, |s, c: f64| {
             s.text_colour = colour_digit(c)?;
             Ok(())
         });
     }
     for name in ["setBackgroundColour", "setBackgroundColor"] {
-        f!(name, |s, c: f64| {
+        f!(lua, t, ctx, name, |s, c: f64| {
             s.back_colour = colour_digit(c)?;
             Ok(())
         });
     }
     for name in ["getTextColour", "getTextColor"] {
-        f!(name, |s, (): ()| Ok(digit_colour(s.text_colour)));
+        f!(lua, t, ctx, name, |s, (): ()| Ok(digit_colour(
+            s.text_colour
+        )));
     }
     for name in ["getBackgroundColour", "getBackgroundColor"] {
-        f!(name, |s, (): ()| Ok(digit_colour(s.back_colour)));
+        f!(lua, t, ctx, name, |s, (): ()| Ok(digit_colour(
+            s.back_colour
+        )));
     }
     for name in ["isColour", "isColor"] {
         let advanced = ctx.advanced;
-        f!(name, |_s, (): ()| Ok(advanced));
+        f!(lua, t, ctx, name, |_s, (): ()| Ok(advanced));
     }
-    f!("setCursorBlink", |s, b: bool| {
+    Ok(())
+}
+
+/// The cursor's blink.
+fn blink(lua: &Lua, t: &Table, ctx: &Ctx) -> mlua::Result<()> {
+    f!(lua, t, ctx, "setCursorBlink", |s, b: bool| {
         s.blink = b;
         Ok(())
     });
-    f!("getCursorBlink", |s, (): ()| Ok(s.blink));
-    Ok(t)
+    f!(lua, t, ctx, "getCursorBlink", |s, (): ()| Ok(s.blink));
+    Ok(())
 }

@@ -63,113 +63,133 @@ pub fn secret(dir: &Path, cmd: SecretCmd, out: &mut dyn Write) -> anyhow::Result
             gateway_bind,
             config,
         } => show(dir, gateway_bind, config, out)?,
-        SecretCmd::Rotate => {
-            let s = trapdesk_core::trust::secrets::rotate(dir)?;
-            writeln!(
-                out,
-                "new shared secret written to {} (mode 0600):",
-                dir.join("secret").display()
-            )?;
-            writeln!(out)?;
-            writeln!(out, "    {s}")?;
-            writeln!(out)?;
-            writeln!(
-                out,
-                "The old one no longer links or enrols a computer (a running trapdesk reads the file at each link; computers linked now stay linked until they reconnect)."
-            )?;
-            writeln!(
-                out,
-                "Enrolled computers keep linking with their own secrets. On each computer that still uses the shared secret (a client from before enrolment), its player runs:"
-            )?;
-            writeln!(out, "    set sandbox.password {s}")?;
-            writeln!(
-                out,
-                "then reboots it (or re-runs the installer with the new secret)."
-            )?;
-            writeln!(
-                out,
-                "A secret given by --secret, SANDBOX_PASSWORD or config.toml overrides this file: change it there instead."
-            )?;
-        }
-        SecretCmd::Add { computer } => {
-            let s = trapdesk_core::trust::secrets::add(dir, &computer)?;
-            writeln!(
-                out,
-                "computer {computer} now has a secret of its own (only a hash is kept):"
-            )?;
-            writeln!(out)?;
-            writeln!(out, "    {s}")?;
-            writeln!(out)?;
-            writeln!(
-                out,
-                "The shared secret no longer links it. Its player runs:"
-            )?;
-            writeln!(out, "    set trapdesk.secret {s}")?;
-            writeln!(
-                out,
-                "(a client from before enrolment: set sandbox.password {s}) then reboots it. Running this again replaces the secret."
-            )?;
-        }
-        SecretCmd::List => {
-            let list = trapdesk_core::trust::secrets::list(dir)?;
-            let open = trapdesk_core::trust::secrets::enrolment_open(dir)?;
-            writeln!(
-                out,
-                "enrolment is {}",
-                if open {
-                    "open: the shared secret enrols a computer that has no secret of its own (trapdesk secret enrol off closes it)"
-                } else {
-                    "closed: the shared secret links no computer without its own secret (trapdesk secret enrol on opens it)"
-                }
-            )?;
-            if list.is_empty() {
-                writeln!(out, "no computer has a secret of its own yet")?;
-            }
-            for c in list {
-                let when = chrono::DateTime::from_timestamp_millis(c.since_ms as i64)
-                    .filter(|_| c.since_ms > 0)
-                    .map(|t| format!(" since {}", t.format("%Y-%m-%d %H:%M UTC")))
-                    .unwrap_or_default();
-                let state = if c.pending {
-                    "pending (it has not said it stored its secret)"
-                } else {
-                    "firm"
-                };
-                let how = c.how.as_deref().unwrap_or("added");
-                let label = c
-                    .label
-                    .as_deref()
-                    .map(|l| format!(" (enrolled as {})", trapdesk_proto::text::printable(l)))
-                    .unwrap_or_default();
-                let computer = trapdesk_proto::text::printable(&c.computer);
-                writeln!(out, "{computer}  {state}, {how}{when}{label}")?;
-            }
-        }
-        SecretCmd::Forget { computer } => {
-            let gone = trapdesk_core::trust::secrets::forget(dir, &computer)?;
-            for c in gone {
-                writeln!(
-                    out,
-                    "computer {} no longer has a secret of its own; it links again by enrolling with the shared secret (its client does so at its next link while enrolment is open)",
-                    trapdesk_proto::text::printable(&c.computer)
-                )?;
-            }
-        }
-        SecretCmd::Enrol { state } => {
-            let open = state == Switch::On;
-            let changed = trapdesk_core::trust::secrets::set_enrolment(dir, open)?;
-            let now = if open {
-                "open: a computer without a secret of its own that presents the shared secret gets one"
-            } else {
-                "closed: the shared secret links no computer without its own secret; enrolled computers link as before"
-            };
-            let was = if changed { "" } else { " (it was already)" };
-            writeln!(
-                out,
-                "enrolment is {now}{was}. A running trapdesk applies it at the next link."
-            )?;
-        }
+        SecretCmd::Rotate => rotate(dir, out)?,
+        SecretCmd::Add { computer } => add(dir, &computer, out)?,
+        SecretCmd::List => list(dir, out)?,
+        SecretCmd::Forget { computer } => forget(dir, &computer, out)?,
+        SecretCmd::Enrol { state } => enrol(dir, state, out)?,
     }
+    Ok(())
+}
+
+/// `secret rotate`: a new shared secret, and what each kind of computer must do about it.
+fn rotate(dir: &Path, out: &mut dyn Write) -> anyhow::Result<()> {
+    let s = trapdesk_core::trust::secrets::rotate(dir)?;
+    writeln!(
+        out,
+        "new shared secret written to {} (mode 0600):",
+        dir.join("secret").display()
+    )?;
+    writeln!(out)?;
+    writeln!(out, "    {s}")?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "The old one no longer links or enrols a computer (a running trapdesk reads the file at each link; computers linked now stay linked until they reconnect)."
+    )?;
+    writeln!(
+        out,
+        "Enrolled computers keep linking with their own secrets. On each computer that still uses the shared secret (a client from before enrolment), its player runs:"
+    )?;
+    writeln!(out, "    set sandbox.password {s}")?;
+    writeln!(
+        out,
+        "then reboots it (or re-runs the installer with the new secret)."
+    )?;
+    writeln!(
+        out,
+        "A secret given by --secret, SANDBOX_PASSWORD or config.toml overrides this file: change it there instead."
+    )?;
+    Ok(())
+}
+
+/// `secret add`: a secret of the computer's own, and the line its player types.
+fn add(dir: &Path, computer: &str, out: &mut dyn Write) -> anyhow::Result<()> {
+    let s = trapdesk_core::trust::secrets::add(dir, computer)?;
+    writeln!(
+        out,
+        "computer {computer} now has a secret of its own (only a hash is kept):"
+    )?;
+    writeln!(out)?;
+    writeln!(out, "    {s}")?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "The shared secret no longer links it. Its player runs:"
+    )?;
+    writeln!(out, "    set trapdesk.secret {s}")?;
+    writeln!(
+        out,
+        "(a client from before enrolment: set sandbox.password {s}) then reboots it. Running this again replaces the secret."
+    )?;
+    Ok(())
+}
+
+/// `secret list`: whether enrolment is open, and each computer with a secret of its own.
+fn list(dir: &Path, out: &mut dyn Write) -> anyhow::Result<()> {
+    let list = trapdesk_core::trust::secrets::list(dir)?;
+    let open = trapdesk_core::trust::secrets::enrolment_open(dir)?;
+    writeln!(
+        out,
+        "enrolment is {}",
+        if open {
+            "open: the shared secret enrols a computer that has no secret of its own (trapdesk secret enrol off closes it)"
+        } else {
+            "closed: the shared secret links no computer without its own secret (trapdesk secret enrol on opens it)"
+        }
+    )?;
+    if list.is_empty() {
+        writeln!(out, "no computer has a secret of its own yet")?;
+    }
+    for c in list {
+        let when = chrono::DateTime::from_timestamp_millis(c.since_ms as i64)
+            .filter(|_| c.since_ms > 0)
+            .map(|t| format!(" since {}", t.format("%Y-%m-%d %H:%M UTC")))
+            .unwrap_or_default();
+        let state = if c.pending {
+            "pending (it has not said it stored its secret)"
+        } else {
+            "firm"
+        };
+        let how = c.how.as_deref().unwrap_or("added");
+        let label = c
+            .label
+            .as_deref()
+            .map(|l| format!(" (enrolled as {})", trapdesk_proto::text::printable(l)))
+            .unwrap_or_default();
+        let computer = trapdesk_proto::text::printable(&c.computer);
+        writeln!(out, "{computer}  {state}, {how}{when}{label}")?;
+    }
+    Ok(())
+}
+
+/// `secret forget`: the computer enrols again with the shared secret.
+fn forget(dir: &Path, computer: &str, out: &mut dyn Write) -> anyhow::Result<()> {
+    let gone = trapdesk_core::trust::secrets::forget(dir, computer)?;
+    for c in gone {
+        writeln!(
+            out,
+            "computer {} no longer has a secret of its own; it links again by enrolling with the shared secret (its client does so at its next link while enrolment is open)",
+            trapdesk_proto::text::printable(&c.computer)
+        )?;
+    }
+    Ok(())
+}
+
+/// `secret enrol on|off`: opens or closes enrolment.
+fn enrol(dir: &Path, state: Switch, out: &mut dyn Write) -> anyhow::Result<()> {
+    let open = state == Switch::On;
+    let changed = trapdesk_core::trust::secrets::set_enrolment(dir, open)?;
+    let now = if open {
+        "open: a computer without a secret of its own that presents the shared secret gets one"
+    } else {
+        "closed: the shared secret links no computer without its own secret; enrolled computers link as before"
+    };
+    let was = if changed { "" } else { " (it was already)" };
+    writeln!(
+        out,
+        "enrolment is {now}{was}. A running trapdesk applies it at the next link."
+    )?;
     Ok(())
 }
 

@@ -219,25 +219,7 @@ pub async fn connect(base: &str, cred_token: &str, name: &str) -> Result<Connect
 
 async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Connection, Failure> {
     let unreachable = |why: String| Failure::new(exit::UNREACHABLE, why);
-    let ws_url = format!(
-        "{}{}/{ROUTE}?{NAME_PARAM}={}",
-        base.replacen("http", "ws", 1),
-        crate::control::PREFIX,
-        query_value(name)
-    );
-    let mut req = ws_url
-        .as_str()
-        .into_client_request()
-        .map_err(|e| Failure::new(exit::USAGE, format!("{base}: {e}")))?;
-    let bearer = format!("Bearer {}", cred.token);
-    let value = tungstenite::http::HeaderValue::from_str(&bearer).map_err(|_| {
-        unreachable(format!(
-            "{} is not a token (it holds control characters)",
-            cred.from
-        ))
-    })?;
-    req.headers_mut()
-        .insert(tungstenite::http::header::AUTHORIZATION, value);
+    let req = attach_request(base, cred, name)?;
     let config = tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
@@ -252,19 +234,11 @@ async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Conne
         }
         Ok(Ok(s)) => s,
         Ok(Err(tungstenite::Error::Http(resp))) => {
-            let code = resp.status().as_u16();
-            return Err(unreachable(match code {
-                401 | 403 => format!(
-                    "the trapdesk at {base} refused {}: attaching takes the host's local token (<its data dir>/mcp-token, or the copy its admin gave you, with --token-file); an agent's token does not open the control channel",
-                    cred.from
-                ),
-                404 => format!(
-                    "the program at {base} has no /control/attach: not a trapdesk, or one too old to attach to"
-                ),
-                _ => format!(
-                    "the program at {base} answered HTTP {code}: not a trapdesk that can be attached to"
-                ),
-            }));
+            return Err(unreachable(http_refusal(
+                base,
+                cred,
+                resp.status().as_u16(),
+            )));
         }
         Ok(Err(e)) => {
             return Err(unreachable(format!(
@@ -273,6 +247,66 @@ async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Conne
             )));
         }
     };
+    let (hello, first) = greeting(&mut socket, base).await?;
+    let label = format!("{} at {}", hello.host, base.trim_start_matches("http://"));
+    let (up_tx, up_rx) = mpsc::unbounded_channel();
+    let hub = RemoteHub::new(hello, label, up_tx);
+    if let Some(u) = first {
+        hub.take(*u);
+    }
+    Ok(Connection { hub, socket, up_rx })
+}
+
+/// The websocket request for `<base>/control/attach` as `name`, with the credential.
+fn attach_request(
+    base: &str,
+    cred: &Credential,
+    name: &str,
+) -> Result<tungstenite::handshake::client::Request, Failure> {
+    let ws_url = format!(
+        "{}{}/{ROUTE}?{NAME_PARAM}={}",
+        base.replacen("http", "ws", 1),
+        crate::control::PREFIX,
+        query_value(name)
+    );
+    let mut req = ws_url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| Failure::new(exit::USAGE, format!("{base}: {e}")))?;
+    let bearer = format!("Bearer {}", cred.token);
+    let value = tungstenite::http::HeaderValue::from_str(&bearer).map_err(|_| {
+        Failure::new(
+            exit::UNREACHABLE,
+            format!("{} is not a token (it holds control characters)", cred.from),
+        )
+    })?;
+    req.headers_mut()
+        .insert(tungstenite::http::header::AUTHORIZATION, value);
+    Ok(req)
+}
+
+/// What an HTTP answer `code` to the upgrade means for the person attaching.
+fn http_refusal(base: &str, cred: &Credential, code: u16) -> String {
+    match code {
+        401 | 403 => format!(
+            "the trapdesk at {base} refused {}: attaching takes the host's local token (<its data dir>/mcp-token, or the copy its admin gave you, with --token-file); an agent's token does not open the control channel",
+            cred.from
+        ),
+        404 => format!(
+            "the program at {base} has no /control/attach: not a trapdesk, or one too old to attach to"
+        ),
+        _ => format!(
+            "the program at {base} answered HTTP {code}: not a trapdesk that can be attached to"
+        ),
+    }
+}
+
+/// Reads the host's hello and its first update, and checks that the host runs this version.
+async fn greeting(
+    socket: &mut Socket,
+    base: &str,
+) -> Result<(Hello, Option<Box<crate::control::attach::wire::Update>>), Failure> {
+    let unreachable = |why: String| Failure::new(exit::UNREACHABLE, why);
     let mut hello: Option<Hello> = None;
     let mut first = None;
     while first.is_none() {
@@ -310,13 +344,7 @@ async fn connect_with(base: &str, cred: &Credential, name: &str) -> Result<Conne
             hello.version
         )));
     }
-    let label = format!("{} at {}", hello.host, base.trim_start_matches("http://"));
-    let (up_tx, up_rx) = mpsc::unbounded_channel();
-    let hub = RemoteHub::new(hello, label, up_tx);
-    if let Some(u) = first {
-        hub.take(*u);
-    }
-    Ok(Connection { hub, socket, up_rx })
+    Ok((hello, first))
 }
 
 /// A tungstenite error in a person's words (the innermost cause).

@@ -77,17 +77,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
             format!("--minecraft {}: no such file or folder", d.display()),
         ));
     }
-    let data_dir = a
-        .client
-        .data_dir
-        .clone()
-        .or_else(config::default_data_dir)
-        .ok_or_else(|| {
-            Failure::new(
-                exit::USAGE,
-                "no home directory to find the data dir in: pass --data-dir",
-            )
-        })?;
+    let data_dir = data_dir_of(&a)?;
     // With no host named and none recorded, nothing is asked (no token leaves this process);
     // what follows describes a host on the default address.
     let found = crate::commands::control_client::target(a.client.connect.as_deref(), &data_dir);
@@ -110,42 +100,10 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     let mut report = Report::new(a.client.json);
     let mut problems = 0;
 
-    report.head("Host");
-    let running = match asked {
-        Ok(st) => {
-            report.line(&format!(
-                "trapdesk {} (process {}) answers at {base}; its data dir is {}",
-                st.version,
-                st.pid,
-                st.data_dir.display()
-            ));
-            if let Some(g) = a.gateway_bind.filter(|g| *g != st.gateway) {
-                report.line(&format!(
-                    "(--gateway-bind {g} left aside: the running host's gateway is {})",
-                    st.gateway
-                ));
-            }
-            report.data(
-                "host",
-                json!({"reachable": true, "url": base, "pid": st.pid, "version": st.version,
-                       "dataDir": st.data_dir, "gateway": st.gateway.to_string(), "mcp": st.mcp.to_string()}),
-            );
-            Some(st)
-        }
-        Err(e) => {
-            problems += 1;
-            report.line(&e);
-            report.line(&format!(
-                "what follows is what a host on {} with these flags would use",
-                data_dir.display()
-            ));
-            report.data(
-                "host",
-                json!({"reachable": false, "url": base, "error": e.to_string()}),
-            );
-            None
-        }
-    };
+    let running = host_section(&mut report, asked, &base, a.gateway_bind, &data_dir);
+    if running.is_none() {
+        problems += 1;
+    }
     let bind = running.as_ref().map_or_else(
         || {
             a.gateway_bind
@@ -182,6 +140,65 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
         Err(Failure::new(exit::UNREACHABLE, ""))
     } else {
         Ok(())
+    }
+}
+
+/// The data dir: `--data-dir`, else the platform's.
+fn data_dir_of(a: &DoctorArgs) -> Result<PathBuf, Failure> {
+    a.client
+        .data_dir
+        .clone()
+        .or_else(config::default_data_dir)
+        .ok_or_else(|| {
+            Failure::new(
+                exit::USAGE,
+                "no home directory to find the data dir in: pass --data-dir",
+            )
+        })
+}
+
+/// The Host section: whether a host answered and where, and what it said of itself.
+fn host_section(
+    report: &mut Report,
+    asked: Result<crate::control::Status, String>,
+    base: &str,
+    gateway_bind: Option<std::net::SocketAddr>,
+    data_dir: &std::path::Path,
+) -> Option<crate::control::Status> {
+    report.head("Host");
+    match asked {
+        Ok(st) => {
+            report.line(&format!(
+                "trapdesk {} (process {}) answers at {base}; its data dir is {}",
+                st.version,
+                st.pid,
+                st.data_dir.display()
+            ));
+            if let Some(g) = gateway_bind.filter(|g| *g != st.gateway) {
+                report.line(&format!(
+                    "(--gateway-bind {g} left aside: the running host's gateway is {})",
+                    st.gateway
+                ));
+            }
+            report.data(
+                "host",
+                json!({"reachable": true, "url": base, "pid": st.pid, "version": st.version,
+                       "dataDir": st.data_dir, "gateway": st.gateway.to_string(), "mcp": st.mcp.to_string()}),
+            );
+            Some(st)
+        }
+        Err(e) => {
+            report.line(&e);
+            report.line(&format!(
+                "what follows is what a host on {} with these flags would use",
+                data_dir.display()
+            ));
+            report.data(
+                "host",
+                json!({"reachable": false, "url": base, "error": e.to_string()}),
+            );
+            None
+        }
     }
 }
 

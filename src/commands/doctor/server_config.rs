@@ -250,6 +250,22 @@ pub struct Verdict {
 /// endpoint at `mcp`.
 pub fn check(cfg: &HttpConfig, gateway: &[Target], mcp: Option<&Target>) -> Verdict {
     let mut v = Verdict::default();
+    settings(cfg, &mut v);
+    let gw_data: Vec<Value> = gateway
+        .iter()
+        .map(|t| gateway_target(cfg, t, &mut v))
+        .collect();
+    let mcp_data = mcp.map(|t| mcp_target(cfg, t, &mut v));
+    v.data = json!({
+        "httpEnabled": cfg.enabled, "websocketEnabled": cfg.websocket_enabled,
+        "defaultRules": cfg.default_rules, "gateway": gw_data, "mcp": mcp_data,
+        "warnings": v.warnings,
+    });
+    v
+}
+
+/// What the file's settings and its rules say, whatever the addresses.
+fn settings(cfg: &HttpConfig, v: &mut Verdict) {
     if cfg.default_rules {
         v.lines.push("no [[http.rules]] in it: CC: Tweaked's own apply ($private denied, everything else allowed)".into());
     }
@@ -275,82 +291,79 @@ pub fn check(cfg: &HttpConfig, gateway: &[Target], mcp: Option<&Target>) -> Verd
             ));
         }
     }
-    let mut gw_data = Vec::new();
-    for t in gateway {
-        let o = ccrules::evaluate(&cfg.rules, &t.domain, t.addr);
-        let allowed = o.action == Action::Allow && cfg.enabled && cfg.websocket_enabled;
-        v.gateway_ok |= allowed;
-        let by = o.decided_by.map_or(
-            "no rule matches, and CC: Tweaked denies what no rule allows".into(),
-            Rule::describe,
-        );
-        if o.action == Action::Allow {
-            v.lines.push(format!(
-                "a computer may open ws://{}/gateway ({}): allowed by {by}",
-                t.addr, t.from
-            ));
-        } else {
-            v.lines.push(format!(
-                "a computer may NOT open ws://{}/gateway ({}): denied by {by}",
-                t.addr, t.from
-            ));
-            if v.insert_above.is_none() {
-                v.insert_above = o.decided_by.map(|r| r.index);
-            }
+}
+
+/// Whether a computer may open the gateway at `t`, and what of its rule may hurt; its data.
+fn gateway_target(cfg: &HttpConfig, t: &Target, v: &mut Verdict) -> Value {
+    let o = ccrules::evaluate(&cfg.rules, &t.domain, t.addr);
+    let allowed = o.action == Action::Allow && cfg.enabled && cfg.websocket_enabled;
+    v.gateway_ok |= allowed;
+    let by = o.decided_by.map_or(
+        "no rule matches, and CC: Tweaked denies what no rule allows".into(),
+        Rule::describe,
+    );
+    if o.action == Action::Allow {
+        v.lines.push(format!(
+            "a computer may open ws://{}/gateway ({}): allowed by {by}",
+            t.addr, t.from
+        ));
+    } else {
+        v.lines.push(format!(
+            "a computer may NOT open ws://{}/gateway ({}): denied by {by}",
+            t.addr, t.from
+        ));
+        if v.insert_above.is_none() {
+            v.insert_above = o.decided_by.map(|r| r.index);
         }
-        if o.action == Action::Allow
-            && let Some(r) = o.decided_by
-            && r.port.is_none()
-            && Rule::is_private(t.addr.ip())
-        {
-            v.warnings.push(format!(
-                "{} allows {} on every port: every local service on that machine (trapdesk's MCP endpoint, databases, admin panels) is open to every computer of every player in the world; add port = {} to it",
-                r.describe(),
-                t.addr.ip(),
-                t.addr.port()
-            ));
-        }
-        let limit = o.max_websocket_message;
-        if o.action == Action::Allow && limit < 0 {
-            let from = o.websocket_from.map(Rule::describe).unwrap_or_default();
-            // CC refuses to send any message when the limit is negative (`WebsocketHandle.java:82`).
-            v.warnings.push(format!(
-                "max_websocket_message = {limit}, set by {from}, is negative: CC: Tweaked then refuses every message a computer sends (\"Message is too large\"); set it to {DEFAULT_WEBSOCKET_MESSAGE} (0: no limit)"
-            ));
-        } else if o.action == Action::Allow && limit > 0 && limit < DEFAULT_WEBSOCKET_MESSAGE {
-            let from = o.websocket_from.map(Rule::describe).unwrap_or_default();
-            v.warnings.push(format!(
-                "max_websocket_message = {limit}, set by {from}, is below the {DEFAULT_WEBSOCKET_MESSAGE} bytes the client sends and receives in one message: larger ones fail (\"Message is too large\"); set it to {DEFAULT_WEBSOCKET_MESSAGE} or more (0: no limit)"
-            ));
-        }
-        gw_data.push(json!({
-            "address": t.addr.to_string(), "from": t.from, "allowed": o.action == Action::Allow,
-            "rule": o.decided_by.map(|r| r.index), "maxWebsocketMessage": limit,
-        }));
     }
-    let mcp_data = mcp.map(|t| {
-        let o = ccrules::evaluate(&cfg.rules, &t.domain, t.addr);
-        let allowed = o.action == Action::Allow && cfg.enabled;
-        if allowed {
-            v.warnings.push(format!(
+    if o.action == Action::Allow
+        && let Some(r) = o.decided_by
+        && r.port.is_none()
+        && Rule::is_private(t.addr.ip())
+    {
+        v.warnings.push(format!(
+            "{} allows {} on every port: every local service on that machine (trapdesk's MCP endpoint, databases, admin panels) is open to every computer of every player in the world; add port = {} to it",
+            r.describe(),
+            t.addr.ip(),
+            t.addr.port()
+        ));
+    }
+    let limit = o.max_websocket_message;
+    if o.action == Action::Allow && limit < 0 {
+        let from = o.websocket_from.map(Rule::describe).unwrap_or_default();
+        // CC refuses to send any message when the limit is negative (`WebsocketHandle.java:82`).
+        v.warnings.push(format!(
+            "max_websocket_message = {limit}, set by {from}, is negative: CC: Tweaked then refuses every message a computer sends (\"Message is too large\"); set it to {DEFAULT_WEBSOCKET_MESSAGE} (0: no limit)"
+        ));
+    } else if o.action == Action::Allow && limit > 0 && limit < DEFAULT_WEBSOCKET_MESSAGE {
+        let from = o.websocket_from.map(Rule::describe).unwrap_or_default();
+        v.warnings.push(format!(
+            "max_websocket_message = {limit}, set by {from}, is below the {DEFAULT_WEBSOCKET_MESSAGE} bytes the client sends and receives in one message: larger ones fail (\"Message is too large\"); set it to {DEFAULT_WEBSOCKET_MESSAGE} or more (0: no limit)"
+        ));
+    }
+    json!({
+        "address": t.addr.to_string(), "from": t.from, "allowed": o.action == Action::Allow,
+        "rule": o.decided_by.map(|r| r.index), "maxWebsocketMessage": limit,
+    })
+}
+
+/// Whether the MCP endpoint at `t` is out of the computers' reach, as it should be; its data.
+fn mcp_target(cfg: &HttpConfig, t: &Target, v: &mut Verdict) -> Value {
+    let o = ccrules::evaluate(&cfg.rules, &t.domain, t.addr);
+    let allowed = o.action == Action::Allow && cfg.enabled;
+    if allowed {
+        v.warnings.push(format!(
                 "the MCP endpoint {} is allowed by {}: any computer in the world can send it requests; the rules should allow the gateway's port only",
                 t.addr,
                 o.decided_by.map(Rule::describe).unwrap_or_default()
             ));
-        } else {
-            v.lines.push(format!(
-                "the MCP endpoint {} is out of the computers' reach, as it should be",
-                t.addr
-            ));
-        }
-        json!({"address": t.addr.to_string(), "allowed": allowed, "rule": o.decided_by.map(|r| r.index)})
-    });
-    v.data = json!({
-        "httpEnabled": cfg.enabled, "websocketEnabled": cfg.websocket_enabled,
-        "defaultRules": cfg.default_rules, "gateway": gw_data, "mcp": mcp_data,
-        "warnings": v.warnings,
-    });
-    v
+    } else {
+        v.lines.push(format!(
+            "the MCP endpoint {} is out of the computers' reach, as it should be",
+            t.addr
+        ));
+    }
+    json!({"address": t.addr.to_string(), "allowed": allowed, "rule": o.decided_by.map(|r| r.index)})
 }
 
 #[cfg(test)]

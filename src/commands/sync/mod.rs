@@ -14,8 +14,10 @@
 //!
 //! - [`scan`]: which local files belong to the sync, their names and hashes.
 //! - `remote`: what the computer has (sizes and checksums), `--pull`.
+//! - `run`: `--run`'s program, started after a push and stopped by the next save.
 
 mod remote;
+mod run;
 pub mod scan;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -28,6 +30,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::commands::remote::{ClientArgs, Conn, Failure, exit, split_target, transfer};
+use run::{Running, start_run, stop_run};
 use scan::{Hash, Tree};
 use trapdesk_core::session::Origin;
 
@@ -180,74 +183,6 @@ impl State {
     }
 }
 
-/// A `--run` going on the computer.
-struct Running {
-    stop: CancellationToken,
-    /// How the run ended: `Err` with the exit code when it failed (already said on stderr).
-    task: tokio::task::JoinHandle<Result<(), Failure>>,
-}
-
-fn start_run(
-    conn: Arc<Conn>,
-    computer: String,
-    program: Vec<String>,
-    timeout: Option<Duration>,
-) -> Running {
-    let stop = CancellationToken::new();
-    let token = stop.clone();
-    let task = tokio::spawn(async move {
-        let (path, args) = match program.split_first() {
-            Some((p, a)) => (p.clone(), a.to_vec()),
-            None => return Ok(()),
-        };
-        let mut call = serde_json::json!({"traposId": computer, "path": path, "args": args});
-        if let (Some(t), Some(o)) = (timeout, call.as_object_mut()) {
-            o.insert("timeoutMs".into(), serde_json::json!(t.as_millis() as u64));
-        }
-        let mut out = |t: &str| {
-            use std::io::Write;
-            let mut o = std::io::stdout().lock();
-            let _ = o.write_all(t.as_bytes());
-            let _ = o.flush();
-        };
-        let deadline = timeout.map(|t| t + Duration::from_secs(5));
-        let r = conn
-            .call_until(
-                "run-file",
-                call,
-                deadline,
-                &mut out,
-                token.cancelled_owned(),
-            )
-            .await;
-        let failure = match r {
-            Ok(reply) if !reply.is_error => {
-                // The text's first line is the result's one-line summary; the rest is the
-                // whole structured result, which a person watching saves does not read.
-                let summary = reply.text.lines().next().unwrap_or("done");
-                say(&format!("ran {path}: {summary}"));
-                return Ok(());
-            }
-            Ok(reply) => reply.failure(&format!("{path} failed")),
-            Err(f) if f.code == exit::INTERRUPTED => {
-                say(&format!("{path} cancelled (a new save arrived)"));
-                return Err(Failure::new(exit::INTERRUPTED, ""));
-            }
-            Err(f) => f,
-        };
-        say(&failure.message);
-        Err(Failure::new(failure.code, ""))
-    });
-    Running { stop, task }
-}
-
-async fn stop_run(run: &mut Option<Running>) {
-    if let Some(r) = run.take() {
-        r.stop.cancel();
-        let _ = r.task.await;
-    }
-}
-
 /// `trapdesk sync`.
 ///
 /// # Errors
@@ -256,27 +191,8 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
     let (computer, dir) = split_target(&a.target);
     let remote_dir = dir.unwrap_or("").trim_end_matches('/').to_owned();
     let tree = Tree::new(&a.local, &a.ignore).map_err(|e| Failure::new(exit::USAGE, e))?;
-    let program = match &a.run {
-        Some(r) => {
-            let words = shell_words::split(r)
-                .map_err(|e| Failure::new(exit::USAGE, format!("--run {r:?}: {e}")))?;
-            if words.is_empty() {
-                return Err(Failure::new(exit::USAGE, "--run needs a program path"));
-            }
-            Some(words)
-        }
-        None => None,
-    };
-    // One watcher for the whole sync: a Ctrl-C that arrives while a push is going (no
-    // `ctrl_c()` future waiting) would otherwise be lost.
-    let interrupted = CancellationToken::new();
-    {
-        let t = interrupted.clone();
-        tokio::spawn(async move {
-            crate::commands::remote::conn::ctrl_c().await;
-            t.cancel();
-        });
-    }
+    let program = program_words(a.run.as_deref())?;
+    let interrupted = ctrl_c_token();
     let conn = Arc::new(a.client.open(Origin::SYNC_CLIENT).await?);
     let mut st = State {
         conn: conn.clone(),
@@ -292,8 +208,52 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
     if a.pull {
         remote::pull(&mut st).await?;
     }
+    first_push(&mut st).await?;
+    let mut run = None;
+    if let Some(p) = &program {
+        run = Some(start_run(
+            conn.clone(),
+            st.computer.clone(),
+            p.clone(),
+            a.client.timeout,
+        ));
+    }
+    if a.once {
+        return once(st, conn, run, &interrupted).await;
+    }
+    watch(st, program, run, a.client.timeout, interrupted).await
+}
+
+/// `--run`'s program and arguments, split as a shell would.
+fn program_words(run: Option<&str>) -> Result<Option<Vec<String>>, Failure> {
+    let Some(r) = run else {
+        return Ok(None);
+    };
+    let words = shell_words::split(r)
+        .map_err(|e| Failure::new(exit::USAGE, format!("--run {r:?}: {e}")))?;
+    if words.is_empty() {
+        return Err(Failure::new(exit::USAGE, "--run needs a program path"));
+    }
+    Ok(Some(words))
+}
+
+/// One watcher for the whole sync: a Ctrl-C that arrives while a push is going (no `ctrl_c()`
+/// future waiting) would otherwise be lost.
+fn ctrl_c_token() -> CancellationToken {
+    let interrupted = CancellationToken::new();
+    let t = interrupted.clone();
+    tokio::spawn(async move {
+        crate::commands::remote::conn::ctrl_c().await;
+        t.cancel();
+    });
+    interrupted
+}
+
+/// Pushes what differs from the computer's copy (and, with `--delete`, deletes what the folder
+/// no longer has), then says how it stands.
+async fn first_push(st: &mut State) -> Result<(), Failure> {
     let local = st.tree.files();
-    let remote = remote::sums(&st).await?;
+    let remote = remote::sums(st).await?;
     let mut differ = Vec::new();
     for (rel, h) in &local {
         let same = match (remote.get(rel), st.tree.local(rel)) {
@@ -306,7 +266,7 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
             differ.push(rel.clone());
         }
     }
-    if a.delete {
+    if st.delete {
         for rel in remote.keys().filter(|r| !local.contains_key(*r)) {
             // Deletes go through `push` of a missing file, which needs the name known.
             st.sent.insert(rel.clone(), [0; 32]);
@@ -326,54 +286,52 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
         },
         st.pending.len()
     ));
-    let mut run = None;
-    if let Some(p) = &program {
-        run = Some(start_run(
-            conn.clone(),
-            st.computer.clone(),
-            p.clone(),
-            a.client.timeout,
-        ));
-    }
-    if a.once {
-        // `--once --run` exits as the run did (1 when the program failed), so that a
-        // Makefile or an editor's build task stops on the failure.
-        let mut ran = Ok(());
-        if let Some(r) = run.take() {
-            tokio::select! {
-                r = r.task => ran = r.unwrap_or(Ok(())),
-                () = interrupted.cancelled() => {
-                    r.stop.cancel();
-                    return Err(Failure::new(exit::INTERRUPTED, ""));
-                }
+    Ok(())
+}
+
+/// `--once`: waits for the run, if any, and exits as it did (1 when the program failed), so
+/// that a Makefile or an editor's build task stops on the failure; files still pending or
+/// refused fail it first.
+async fn once(
+    mut st: State,
+    conn: Arc<Conn>,
+    mut run: Option<Running>,
+    interrupted: &CancellationToken,
+) -> Result<(), Failure> {
+    let mut ran = Ok(());
+    if let Some(r) = run.take() {
+        tokio::select! {
+            r = r.task => ran = r.unwrap_or(Ok(())),
+            () = interrupted.cancelled() => {
+                r.stop.cancel();
+                return Err(Failure::new(exit::INTERRUPTED, ""));
             }
         }
-        let failed = !st.pending.is_empty();
-        let refused: Vec<String> = std::mem::take(&mut st.refused).into_iter().collect();
-        drop(st);
-        if let Ok(c) = Arc::try_unwrap(conn) {
-            c.close().await;
-        }
-        return if failed {
-            Err(Failure::new(
-                exit::UNREACHABLE,
-                "some files are still pending: the computer is not linked",
-            ))
-        } else if !refused.is_empty() {
-            // Each refusal was already said with its reason; this line counts them.
-            Err(Failure::new(
-                exit::FAILED,
-                format!(
-                    "{} not pushed (refused by the computer or the policy): {}",
-                    plural(refused.len(), "file"),
-                    refused.join(", ")
-                ),
-            ))
-        } else {
-            ran
-        };
     }
-    watch(st, program, run, a.client.timeout, interrupted).await
+    let failed = !st.pending.is_empty();
+    let refused: Vec<String> = std::mem::take(&mut st.refused).into_iter().collect();
+    drop(st);
+    if let Ok(c) = Arc::try_unwrap(conn) {
+        c.close().await;
+    }
+    if failed {
+        Err(Failure::new(
+            exit::UNREACHABLE,
+            "some files are still pending: the computer is not linked",
+        ))
+    } else if !refused.is_empty() {
+        // Each refusal was already said with its reason; this line counts them.
+        Err(Failure::new(
+            exit::FAILED,
+            format!(
+                "{} not pushed (refused by the computer or the policy): {}",
+                plural(refused.len(), "file"),
+                refused.join(", ")
+            ),
+        ))
+    } else {
+        ran
+    }
 }
 
 /// Watches the folder until Ctrl-C.

@@ -105,32 +105,72 @@ impl Conn {
     /// output event once per computer, without its text: the slice has the text).
     pub(super) fn update(&mut self, batch: Vec<Event>) -> Update {
         let mut u = Update::default();
-        let (mut computers, mut pending, mut approvals, mut paused) = (false, false, false, false);
-        // Computers whose entry changed; `computers` is set when the list's members did.
-        let mut changed: Vec<String> = Vec::new();
-        let mut output: Vec<String> = Vec::new();
-        let mut screens: Vec<(String, Display)> = Vec::new();
+        let mut t = self.touched(batch, &mut u.events);
+        let s = self.session.clone();
+        let now = Instant::now();
+        t.changed.sort();
+        t.changed.dedup();
+        if !t.computers {
+            for id in &t.changed {
+                match s.computer(id) {
+                    Some(c) => u.computers_changed.push(c),
+                    // Gone from the list meanwhile: the whole list says so.
+                    None => t.computers = true,
+                }
+            }
+        }
+        if t.computers {
+            u.computers_changed.clear();
+            u.computers = Some(s.computers());
+        }
+        if t.pending {
+            u.pending = Some(
+                s.pending()
+                    .into_iter()
+                    .map(|p| Timed::pending(p, now))
+                    .collect(),
+            );
+        }
+        if t.approvals {
+            u.approvals = Some(
+                s.approvals()
+                    .into_iter()
+                    .map(|a| Timed::approval(a, now))
+                    .collect(),
+            );
+            u.policy = Some(self.policy());
+        }
+        if t.paused {
+            u.paused = Some(s.paused().is_some());
+        }
+        self.slices(&mut u, t.output, t.screens);
+        u
+    }
+
+    /// What a batch of events touched; the events to pass on go to `events`.
+    fn touched(&self, batch: Vec<Event>, events: &mut Vec<Event>) -> Touched {
+        let mut t = Touched::default();
         let mut said_output: HashSet<String> = HashSet::new();
         for ev in batch {
             match &ev {
-                Event::Linked { .. } | Event::Unlinked { .. } => computers = true,
-                Event::ComputerChanged { trapos_id } => changed.push(trapos_id.clone()),
+                Event::Linked { .. } | Event::Unlinked { .. } => t.computers = true,
+                Event::ComputerChanged { trapos_id } => t.changed.push(trapos_id.clone()),
                 Event::RequestStarted { info } => {
-                    pending = true;
-                    changed.push(info.trapos_id.clone());
-                    output.push(info.trapos_id.clone());
+                    t.pending = true;
+                    t.changed.push(info.trapos_id.clone());
+                    t.output.push(info.trapos_id.clone());
                 }
                 Event::RequestFinished { trapos_id, .. } => {
-                    pending = true;
-                    changed.push(trapos_id.clone());
-                    output.push(trapos_id.clone());
+                    t.pending = true;
+                    t.changed.push(trapos_id.clone());
+                    t.output.push(trapos_id.clone());
                 }
                 Event::Output { trapos_id, .. } => {
-                    output.push(trapos_id.clone());
+                    t.output.push(trapos_id.clone());
                     if !said_output.insert(trapos_id.clone()) {
                         continue;
                     }
-                    u.events.push(Event::Output {
+                    events.push(Event::Output {
                         trapos_id: trapos_id.clone(),
                         request_id: None,
                         stream: trapdesk_core::session::Stream::Out,
@@ -143,53 +183,26 @@ impl Conn {
                         .screens
                         .contains_key(&(trapos_id.clone(), display.clone())) =>
                 {
-                    screens.push((trapos_id.clone(), display.clone()));
+                    t.screens.push((trapos_id.clone(), display.clone()));
                 }
                 Event::ApprovalAsked { .. }
                 | Event::ApprovalAnswered { .. }
-                | Event::PolicyChanged => (approvals, pending) = (true, true),
-                Event::PauseChanged => paused = true,
+                | Event::PolicyChanged => (t.approvals, t.pending) = (true, true),
+                Event::PauseChanged => t.paused = true,
                 _ => {}
             }
-            u.events.push(ev);
+            events.push(ev);
         }
-        let s = self.session.clone();
-        let now = Instant::now();
-        changed.sort();
-        changed.dedup();
-        if !computers {
-            for id in &changed {
-                match s.computer(id) {
-                    Some(c) => u.computers_changed.push(c),
-                    // Gone from the list meanwhile: the whole list says so.
-                    None => computers = true,
-                }
-            }
-        }
-        if computers {
-            u.computers_changed.clear();
-            u.computers = Some(s.computers());
-        }
-        if pending {
-            u.pending = Some(
-                s.pending()
-                    .into_iter()
-                    .map(|p| Timed::pending(p, now))
-                    .collect(),
-            );
-        }
-        if approvals {
-            u.approvals = Some(
-                s.approvals()
-                    .into_iter()
-                    .map(|a| Timed::approval(a, now))
-                    .collect(),
-            );
-            u.policy = Some(self.policy());
-        }
-        if paused {
-            u.paused = Some(s.paused().is_some());
-        }
+        t
+    }
+
+    /// The new output of each computer in `output` and the frames of the watched `screens`.
+    fn slices(
+        &mut self,
+        u: &mut Update,
+        mut output: Vec<String>,
+        mut screens: Vec<(String, Display)>,
+    ) {
         output.sort();
         output.dedup();
         for id in output {
@@ -201,12 +214,11 @@ impl Conn {
         screens.dedup();
         for (id, display) in screens {
             u.screens.push(ScreenSlice {
-                frame: s.screen(&id, &display),
+                frame: self.session.screen(&id, &display),
                 trapos_id: id,
                 display,
             });
         }
-        u
     }
 
     /// Carries out one call. The answer is returned when it is known at once; a call that
@@ -229,23 +241,13 @@ impl Conn {
                 payload,
                 deadline_ms.map(Duration::from_millis),
             )),
-            Call::ListFiles { target, dir } => {
-                let later = later.clone();
-                tokio::spawn(async move {
-                    let result = s.person_list_files(&target, &dir).await;
-                    let _ = later.send(Down::Reply { id, result });
-                });
-                None
-            }
+            Call::ListFiles { target, dir } => answer_later(later, id, async move {
+                s.person_list_files(&target, &dir).await
+            }),
             Call::Input { target, steps } => match s.person_input(&target, steps) {
                 Err(e) => reply(Err(e)),
                 Ok(taken) => {
-                    let later = later.clone();
-                    tokio::spawn(async move {
-                        let result = taken.await.map(|()| Value::Null);
-                        let _ = later.send(Down::Reply { id, result });
-                    });
-                    None
+                    answer_later(later, id, async move { taken.await.map(|()| Value::Null) })
                 }
             },
             Call::Touch {
@@ -256,22 +258,18 @@ impl Conn {
             } => {
                 // As the host's own console touches (tui/hub.rs): the person's, not waiting on
                 // the keyboard; the answer comes once the computer queued the event.
-                let later = later.clone();
-                tokio::spawn(async move {
-                    let result = s
-                        .send_touch(
-                            &target,
-                            &monitor,
-                            x,
-                            y,
-                            trapdesk_core::session::Origin::Person,
-                        )
-                        .await
-                        .map(|_| Value::Null)
-                        .map_err(|e| e.to_string());
-                    let _ = later.send(Down::Reply { id, result });
-                });
-                None
+                answer_later(later, id, async move {
+                    s.send_touch(
+                        &target,
+                        &monitor,
+                        x,
+                        y,
+                        trapdesk_core::session::Origin::Person,
+                    )
+                    .await
+                    .map(|_| Value::Null)
+                    .map_err(|e| e.to_string())
+                })
             }
             Call::Cancel { request_id } => done(s.person_cancel(&request_id)),
             Call::Answer { request_id, answer } => {
@@ -284,42 +282,84 @@ impl Conn {
                 trapos_id,
                 display,
                 on,
-            } => {
-                if !on {
-                    self.screens.remove(&(trapos_id, display));
-                    return reply(Ok(Value::Bool(false)));
-                }
-                match s.watch_screen(&trapos_id, display.clone()) {
-                    Ok(w) => {
-                        self.screens
-                            .insert((trapos_id.clone(), display.clone()), Box::new(w));
-                        // The frame the host has now, at once; later ones follow its events.
-                        let _ = later.send(Down::Update(Box::new(Update {
-                            screens: vec![ScreenSlice {
-                                frame: s.screen(&trapos_id, &display),
-                                trapos_id,
-                                display,
-                            }],
-                            ..Update::default()
-                        })));
-                        reply(Ok(Value::Bool(true)))
-                    }
-                    Err(e) => reply(Err(e.to_string())),
-                }
-            }
+            } => reply(self.watch_screen(trapos_id, display, on, later)),
             Call::RefreshStatus { trapos_id } => {
                 s.refresh_status(&trapos_id);
                 done(Ok(()))
             }
             Call::HoldKeyboard { trapos_id, on } => {
-                let held = self.keyboards.entry(trapos_id.clone()).or_default();
-                if on {
-                    held.push(Box::new(s.hold_keyboard(&trapos_id)));
-                } else {
-                    held.pop();
-                }
+                self.hold_keyboard(trapos_id, on);
                 done(Ok(()))
             }
         }
     }
+
+    /// Starts or stops watching a display; the frame the host has now goes out at once, later
+    /// ones follow its events.
+    fn watch_screen(
+        &mut self,
+        trapos_id: String,
+        display: Display,
+        on: bool,
+        later: &mpsc::UnboundedSender<Down>,
+    ) -> Result<serde_json::Value, String> {
+        if !on {
+            self.screens.remove(&(trapos_id, display));
+            return Ok(serde_json::Value::Bool(false));
+        }
+        let s = &self.session;
+        let w = s
+            .watch_screen(&trapos_id, display.clone())
+            .map_err(|e| e.to_string())?;
+        self.screens
+            .insert((trapos_id.clone(), display.clone()), Box::new(w));
+        let _ = later.send(Down::Update(Box::new(Update {
+            screens: vec![ScreenSlice {
+                frame: self.session.screen(&trapos_id, &display),
+                trapos_id,
+                display,
+            }],
+            ..Update::default()
+        })));
+        Ok(serde_json::Value::Bool(true))
+    }
+
+    /// Holds the computer's keyboard once more, or lets go of one hold.
+    fn hold_keyboard(&mut self, trapos_id: String, on: bool) {
+        let s = self.session.clone();
+        let held = self.keyboards.entry(trapos_id.clone()).or_default();
+        if on {
+            held.push(Box::new(s.hold_keyboard(&trapos_id)));
+        } else {
+            held.pop();
+        }
+    }
+}
+
+/// What a batch of events touched: which lists to send again, and whose entry, output and
+/// screens.
+#[derive(Default)]
+struct Touched {
+    computers: bool,
+    pending: bool,
+    approvals: bool,
+    paused: bool,
+    /// Computers whose entry changed; `computers` is set when the list's members did.
+    changed: Vec<String>,
+    output: Vec<String>,
+    screens: Vec<(String, Display)>,
+}
+
+/// Answers `id` through `later` once `answer` is known.
+fn answer_later(
+    later: &mpsc::UnboundedSender<Down>,
+    id: u64,
+    answer: impl std::future::Future<Output = Result<serde_json::Value, String>> + Send + 'static,
+) -> Option<Down> {
+    let later = later.clone();
+    tokio::spawn(async move {
+        let result = answer.await;
+        let _ = later.send(Down::Reply { id, result });
+    });
+    None
 }

@@ -246,27 +246,7 @@ async fn handle(
             }
         }
         Message::ComputerRequest(req) => {
-            // The host serves only ping. A name no Kind has gets the same answer as a kind the
-            // host does not serve: an unknown_type with the request's id, never a failed frame.
-            let resp = if req.kind() == Ok(super::super::protocol::Kind::Ping) {
-                Response {
-                    id: req.id,
-                    ok: true,
-                    payload: Some(json!({"pong": true, "epoch_ms": now_ms()})),
-                    error: None,
-                }
-            } else {
-                Response {
-                    id: req.id,
-                    ok: false,
-                    payload: None,
-                    error: Some(super::super::protocol::ErrorBody {
-                        code: "unknown_type".into(),
-                        message: format!("the host serves no request type {:?}", req.request),
-                        output: None,
-                    }),
-                }
-            };
+            let resp = answer(req);
             if let Err(e) = out.send(&Message::GatewayResponse(resp)).await {
                 return Some(Quit::SendFailed(e.to_string()));
             }
@@ -289,4 +269,29 @@ async fn handle(
         }
     }
     None
+}
+
+/// The host's answer to a computer's request: it serves only ping.
+fn answer(req: super::super::protocol::ComputerRequest) -> Response {
+    // The host serves only ping. A name no Kind has gets the same answer as a kind the
+    // host does not serve: an unknown_type with the request's id, never a failed frame.
+    if req.kind() == Ok(super::super::protocol::Kind::Ping) {
+        Response {
+            id: req.id,
+            ok: true,
+            payload: Some(json!({"pong": true, "epoch_ms": now_ms()})),
+            error: None,
+        }
+    } else {
+        Response {
+            id: req.id,
+            ok: false,
+            payload: None,
+            error: Some(super::super::protocol::ErrorBody {
+                code: "unknown_type".into(),
+                message: format!("the host serves no request type {:?}", req.request),
+                output: None,
+            }),
+        }
+    }
 }

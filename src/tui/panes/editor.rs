@@ -106,21 +106,7 @@ impl Component for Editor {
 
     /// Draws the editor; returns the cursor position when the editor has focus.
     fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
-        let targets = cx.targets;
-        let to = match targets {
-            [] => "no computer selected".to_owned(),
-            [one] => name_of(one),
-            many => format!("{} marked computers", many.len()),
-        };
-        let title = Line::from(vec![
-            Span::raw(" Lua → "),
-            Span::styled(cut(&to, 30), cx.theme.accent),
-            Span::raw(" "),
-            Span::styled(key_for(Scope::Global, Action::Run), cx.theme.key),
-            Span::raw(" run "),
-            Span::styled(key_for(Scope::Global, Action::RunFile), cx.theme.key),
-            Span::raw(" run file "),
-        ]);
+        let title = title(cx);
         let block = cx.frame(title);
         let inner = block.inner(area);
         block.render(area, buf);
@@ -189,6 +175,25 @@ impl Component for Editor {
             )
         })
     }
+}
+
+/// The title: where a run goes, then the keys that run the editor and a file.
+fn title(cx: &DrawCx) -> Line<'static> {
+    let targets = cx.targets;
+    let to = match targets {
+        [] => "no computer selected".to_owned(),
+        [one] => name_of(one),
+        many => format!("{} marked computers", many.len()),
+    };
+    Line::from(vec![
+        Span::raw(" Lua → "),
+        Span::styled(cut(&to, 30), cx.theme.accent),
+        Span::raw(" "),
+        Span::styled(key_for(Scope::Global, Action::Run), cx.theme.key),
+        Span::raw(" run "),
+        Span::styled(key_for(Scope::Global, Action::RunFile), cx.theme.key),
+        Span::raw(" run file "),
+    ])
 }
 
 /// Drops the first `n` chars of a run of spans (horizontal scrolling).

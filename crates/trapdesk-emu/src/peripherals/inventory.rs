@@ -203,58 +203,62 @@ pub(crate) fn call(
             slot_in(a, 1, size, "Slot out of range (%s)")?;
             64.0.into_lua_multi(lua).map_err(e)?
         }
-        // CraftOS-PC's chest.cpp `setItem(slot, {name, count})`: adds to the slot (0: the first
-        // that is empty or holds the same item), at most 64; answers how many went in.
-        "setItem" => {
-            let slot = a.int(1)?;
-            let t = a.table(2)?;
-            let name: Value = t.get("name").map_err(e)?;
-            let Value::String(name) = name else {
-                return Err("bad field 'name' (expected string, got ".to_owned()
-                    + name.type_name()
-                    + ")");
-            };
-            let name = name.to_string_lossy();
-            let count: Value = t.get("count").map_err(e)?;
-            let count = match count {
-                Value::Integer(n) => n,
-                Value::Number(n) => n as i64,
-                other => {
-                    return Err(format!(
-                        "bad field 'count' (expected number, got {})",
-                        other.type_name()
-                    ));
-                }
-            };
-            let slot = if slot == 0 {
-                inv.slots
-                    .iter()
-                    .position(|s| s.as_ref().is_none_or(|i| i.name == name))
-                    .map_or(size + 1, |i| i + 1) as i64
-            } else {
-                slot
-            };
-            let added = if slot < 1 || slot as usize > size || count <= 0 {
-                0
-            } else {
-                match &mut inv.slots[slot as usize - 1] {
-                    Some(i) if i.name != name => 0,
-                    Some(i) => {
-                        let d = (i.count + count as u32).min(64) - i.count;
-                        i.count += d;
-                        d
-                    }
-                    s => {
-                        let d = (count as u32).min(64);
-                        *s = Some(Item::new(&name, d));
-                        d
-                    }
-                }
-            };
-            f64::from(added).into_lua_multi(lua).map_err(e)?
-        }
+        "setItem" => f64::from(set_item(inv, a)?)
+            .into_lua_multi(lua)
+            .map_err(e)?,
         _ => return Ok(None),
     }))
+}
+
+/// CraftOS-PC's chest.cpp `setItem(slot, {name, count})`: adds to the slot (0: the first that is
+/// empty or holds the same item), at most 64; answers how many went in.
+fn set_item(inv: &mut Inventory, a: &Args) -> Result<u32, String> {
+    let e = |e: mlua::Error| e.to_string();
+    let size = inv.slots.len();
+    let slot = a.int(1)?;
+    let t = a.table(2)?;
+    let name: Value = t.get("name").map_err(e)?;
+    let Value::String(name) = name else {
+        return Err("bad field 'name' (expected string, got ".to_owned() + name.type_name() + ")");
+    };
+    let name = name.to_string_lossy();
+    let count: Value = t.get("count").map_err(e)?;
+    let count = match count {
+        Value::Integer(n) => n,
+        Value::Number(n) => n as i64,
+        other => {
+            return Err(format!(
+                "bad field 'count' (expected number, got {})",
+                other.type_name()
+            ));
+        }
+    };
+    let slot = if slot == 0 {
+        inv.slots
+            .iter()
+            .position(|s| s.as_ref().is_none_or(|i| i.name == name))
+            .map_or(size + 1, |i| i + 1) as i64
+    } else {
+        slot
+    };
+    let added = if slot < 1 || slot as usize > size || count <= 0 {
+        0
+    } else {
+        match &mut inv.slots[slot as usize - 1] {
+            Some(i) if i.name != name => 0,
+            Some(i) => {
+                let d = (i.count + count as u32).min(64) - i.count;
+                i.count += d;
+                d
+            }
+            s => {
+                let d = (count as u32).min(64);
+                *s = Some(Item::new(&name, d));
+                d
+            }
+        }
+    };
+    Ok(added)
 }
 
 /// Checks `pushItems`/`pullItems`' slot and limit arguments against both inventories:

@@ -205,10 +205,55 @@ pub(crate) fn call(
     method: &str,
     a: &Args,
 ) -> Result<Option<(MultiValue, Effect)>, String> {
-    let lua_err = |e: mlua::Error| e.to_string();
-    let none = || Ok::<_, String>(MultiValue::new());
-    let s = &mut m.screen;
-    let out = match method {
+    match method {
+        "getTextScale" => {
+            let out = m.scale().into_lua_multi(lua).map_err(lua_err)?;
+            Ok(Some((out, Effect::None)))
+        }
+        "setTextScale" => set_text_scale(m, a).map(Some),
+        _ => {
+            let out = match drawing(lua, &mut m.screen, method, a)? {
+                Some(out) => Some(out),
+                None => colours(lua, &mut m.screen, method, a)?,
+            };
+            Ok(out.map(|out| (out, Effect::None)))
+        }
+    }
+}
+
+fn lua_err(e: mlua::Error) -> String {
+    e.to_string()
+}
+
+fn none() -> Result<MultiValue, String> {
+    Ok(MultiValue::new())
+}
+
+/// `setTextScale`: half steps from 1 (0.5) to 10 (5); a new size is reported.
+fn set_text_scale(m: &mut Monitor, a: &Args) -> Result<(MultiValue, Effect), String> {
+    let scale = (a.number(1)? * 2.0) as i64;
+    if !(1..=10).contains(&scale) {
+        return Err("Expected number in range 0.5-5".into());
+    }
+    let resized = m.set_scale(scale as u8);
+    Ok((
+        MultiValue::new(),
+        if resized {
+            Effect::Resized
+        } else {
+            Effect::None
+        },
+    ))
+}
+
+/// The text, cursor, size and clearing methods. `Ok(None)` for any other.
+fn drawing(
+    lua: &Lua,
+    s: &mut Screen,
+    method: &str,
+    a: &Args,
+) -> Result<Option<MultiValue>, String> {
+    Ok(Some(match method {
         "write" => {
             let text = a.coerced(1)?;
             s.put(&text, None, None);
@@ -256,6 +301,18 @@ pub(crate) fn call(
             }
             none()?
         }
+        _ => return Ok(None),
+    }))
+}
+
+/// The colour and palette methods. `Ok(None)` for any other.
+fn colours(
+    lua: &Lua,
+    s: &mut Screen,
+    method: &str,
+    a: &Args,
+) -> Result<Option<MultiValue>, String> {
+    Ok(Some(match method {
         "getTextColour" | "getTextColor" => digit_colour(s.text_colour)
             .into_lua_multi(lua)
             .map_err(lua_err)?,
@@ -290,25 +347,8 @@ pub(crate) fn call(
                 .into_lua_multi(lua)
                 .map_err(lua_err)?
         }
-        "getTextScale" => m.scale().into_lua_multi(lua).map_err(lua_err)?,
-        "setTextScale" => {
-            let scale = (a.number(1)? * 2.0) as i64;
-            if !(1..=10).contains(&scale) {
-                return Err("Expected number in range 0.5-5".into());
-            }
-            let resized = m.set_scale(scale as u8);
-            return Ok(Some((
-                MultiValue::new(),
-                if resized {
-                    Effect::Resized
-                } else {
-                    Effect::None
-                },
-            )));
-        }
         _ => return Ok(None),
-    };
-    Ok(Some((out, Effect::None)))
+    }))
 }
 
 #[cfg(test)]

@@ -73,6 +73,16 @@ pub(super) fn filtered_debug(
 ) -> mlua::Result<Table> {
     let t = lua.create_table()?;
 
+    levels(lua, real, &t)?;
+    locals(lua, real, &t)?;
+    upvalues(lua, real, shim, &t)?;
+    metatables(lua, real, shim, loaded, &t)?;
+    hooks(lua, shim, &t)?;
+    Ok(t)
+}
+
+/// `getinfo` and `traceback`: their levels shifted past the host's frames.
+fn levels(lua: &Lua, real: &Real, t: &Table) -> mlua::Result<()> {
     let r = real.clone();
     t.raw_set(
         "getinfo",
@@ -108,7 +118,11 @@ pub(super) fn filtered_debug(
             call(&r.traceback, with_thread(thread, rest))
         })?,
     )?;
+    Ok(())
+}
 
+/// `getlocal` and `setlocal`: Lua frames only, a C frame's slots being the host's.
+fn locals(lua: &Lua, real: &Real, t: &Table) -> mlua::Result<()> {
     for (name, set) in [("getlocal", false), ("setlocal", true)] {
         let r = real.clone();
         let f = if set {
@@ -153,7 +167,11 @@ pub(super) fn filtered_debug(
         });
         t.raw_set(name, direct(lua, offered)?)?;
     }
+    Ok(())
+}
 
+/// `getupvalue`, `setupvalue`, `upvalueid` and `upvaluejoin`.
+fn upvalues(lua: &Lua, real: &Real, shim: &Shim, t: &Table) -> mlua::Result<()> {
     // Upvalues of Lua functions only: a C function's upvalues are the host's (mlua keeps its
     // callbacks there), and CC's native functions have none.
     for (name, f) in [
@@ -185,7 +203,11 @@ pub(super) fn filtered_debug(
             call(&f, args)
         })?,
     )?;
+    Ok(())
+}
 
+/// `getmetatable`, `setmetatable` and `getregistry`: none of the host's own tables.
+fn metatables(lua: &Lua, real: &Real, shim: &Shim, loaded: &Table, t: &Table) -> mlua::Result<()> {
     let f = real.getmetatable.clone();
     t.raw_set(
         "getmetatable",
@@ -205,7 +227,11 @@ pub(super) fn filtered_debug(
             Ok(MultiValue::from_vec(vec![Value::Table(registry.clone())]))
         })?,
     )?;
+    Ok(())
+}
 
+/// `sethook` refuses and `gethook` answers nothing: the watchdog owns the hooks.
+fn hooks(lua: &Lua, shim: &Shim, t: &Table) -> mlua::Result<()> {
     t.raw_set(
         "sethook",
         shim.wrap(lua, |_, _| {
@@ -213,5 +239,5 @@ pub(super) fn filtered_debug(
         })?,
     )?;
     t.raw_set("gethook", shim.wrap(lua, |_, _| Ok(MultiValue::new()))?)?;
-    Ok(t)
+    Ok(())
 }

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
 use crate::control::attach::wire::OutputSlice;
-use trapdesk_core::session::OutputEntry;
+use trapdesk_core::session::{OutputEntry, Stream};
 
 fn computer(id: u64, online: bool, running: usize) -> ComputerInfo {
     ComputerInfo {

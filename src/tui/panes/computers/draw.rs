@@ -45,19 +45,7 @@ impl Computers {
         let computer_rows = f.rows.len().saturating_sub(1 + f.rows_of_groups());
         // Served types go on a second line only when every row fits twice.
         let two_lines = h >= f.rows.len() + computer_rows;
-        let top = if two_lines {
-            0
-        } else {
-            let mut top = self.top.get();
-            if let Some(sel) = f.cursor_row(cx.selected) {
-                if sel < top {
-                    top = sel;
-                } else if sel >= top + h {
-                    top = sel + 1 - h;
-                }
-            }
-            top.min(f.rows.len().saturating_sub(h))
-        };
+        let top = if two_lines { 0 } else { self.top_for(cx, h) };
         self.top.set(top);
         let sel = f.cursor_row(cx.selected);
         let mut lines = Vec::with_capacity(h);
@@ -107,6 +95,20 @@ impl Computers {
             }
         }
         Paragraph::new(lines).render(inner, buf);
+    }
+
+    /// The first row shown in `h` rows: the one shown last, moved just enough to show the
+    /// cursor's row.
+    fn top_for(&self, cx: &DrawCx, h: usize) -> usize {
+        let mut top = self.top.get();
+        if let Some(sel) = self.cursor_row(cx.selected) {
+            if sel < top {
+                top = sel;
+            } else if sel >= top + h {
+                top = sel + 1 - h;
+            }
+        }
+        top.min(self.rows.len().saturating_sub(h))
     }
 
     /// `•▾ miner 12        ●9 ◓2 ○1`: fold mark, name, how many, and how they are.

@@ -2,11 +2,13 @@
 //! or one of its monitors, F3), attach mode (keys go to the computer), a click on a monitor
 //! as a touch, and the drawing of the display cell for cell, in its colours, with the cells
 //! a monitor's shadow cannot know marked. How keys become input is in `keys.rs`, the held
-//! combinations and the computer menu in `menu.rs`, characters and colours in `colour.rs`.
+//! combinations and the computer menu in `menu.rs`, characters and colours in `colour.rs`, the
+//! title and the painting of the cells in `paint.rs`.
 
 mod colour;
 mod keys;
 mod menu;
+mod paint;
 
 pub use colour::{cc_char, colour, terminal_truecolor};
 pub use keys::key_step;
@@ -26,7 +28,7 @@ use crate::tui::draw::name_of;
 use crate::tui::hub::{Hold, Hub};
 use crate::tui::keymap::{Action, Scope, key_for};
 use trapdesk_core::session::screen::input::MAX_PASTE;
-use trapdesk_core::session::screen::{Display, ScreenFrame, UNKNOWN_CELL};
+use trapdesk_core::session::screen::{Display, ScreenFrame};
 
 /// How long the Screen view's title says an agent is typing after its last input.
 const TYPING_SHOWN: std::time::Duration = std::time::Duration::from_secs(3);
@@ -394,33 +396,7 @@ impl Component for Screen {
         let heading = self.heading(cx.selected, monitors);
         // The keys go on the bottom border: a monitor's title is long and the view is as
         // narrow as the display.
-        let (mut title, keys) = if self.attached {
-            (
-                Line::from(vec![
-                    Span::styled(" ATTACHED ", cx.theme.warn.add_modifier(Modifier::REVERSED)),
-                    Span::raw(format!(" {heading} ")),
-                ]),
-                format!(
-                    " {} detaches · {} menu ",
-                    key_for(Scope::Attached, Action::Attach),
-                    key_for(Scope::Attached, Action::Menu)
-                ),
-            )
-        } else {
-            let next = if monitors.is_empty() {
-                String::new()
-            } else {
-                format!("{} next · ", key_for(Scope::Global, Action::NextDisplay))
-            };
-            (
-                Line::from(format!(" Screen {heading} ")),
-                format!(
-                    " {next}{} attach · {} hide ",
-                    key_for(Scope::Global, Action::Attach),
-                    key_for(Scope::Global, Action::ToggleScreen)
-                ),
-            )
-        };
+        let (mut title, keys) = paint::title(self.attached, &heading, !monitors.is_empty(), cx);
         title.spans.extend(typing);
         let block = cx
             .frame(title)
@@ -428,68 +404,14 @@ impl Component for Screen {
         let inner = block.inner(area);
         block.render(area, buf);
         let Some(f) = &self.frame else {
-            let serves = |what: &str| {
-                cx.selected_computer
-                    .is_some_and(|c| c.serves.iter().any(|s| s == what))
-            };
-            let msg = match (&self.display, cx.selected_computer) {
-                (_, None) => "no computer selected".to_owned(),
-                (_, Some(_)) if !serves("screen") => {
-                    "this computer's client has no terminal mirror (it does not serve screen): re-run the installer to update it".to_owned()
-                }
-                (Display::Monitor(_), Some(_)) if !serves("peripherals") => {
-                    "this computer's client keeps no monitor shadows (it does not serve peripherals): re-run the installer to update it".to_owned()
-                }
-                (Display::Monitor(m), Some(_)) if self.gone => format!(
-                    "monitor {} is not attached to this computer now",
-                    crate::tui::output::printable(m)
-                ),
-                (Display::Monitor(m), Some(_)) => format!(
-                    "waiting for monitor {}…",
-                    crate::tui::output::printable(m)
-                ),
-                (Display::Terminal, Some(_)) => "waiting for the screen…".to_owned(),
-            };
+            let msg = paint::waiting(&self.display, self.gone, cx);
             Paragraph::new(msg)
                 .style(cx.theme.dim)
                 .wrap(Wrap { trim: true })
                 .render(inner, buf);
             return None;
         };
-        for (y, row) in f.rows.iter().enumerate() {
-            if y as u16 >= inner.height {
-                break;
-            }
-            for (x, ch) in row.text.iter().enumerate() {
-                if x as u16 >= inner.width {
-                    break;
-                }
-                let Some(cell) = buf.cell_mut((inner.x + x as u16, inner.y + y as u16)) else {
-                    continue;
-                };
-                // A cell of a monitor this computer cannot know: marked, never guessed.
-                if !row.is_known(x) {
-                    cell.set_char(UNKNOWN_CELL).set_style(UNKNOWN_STYLE);
-                    continue;
-                }
-                let digit = |d: Option<&u8>| {
-                    d.and_then(|d| (char::from(*d)).to_digit(16)).unwrap_or(0) as usize
-                };
-                let fg = f.palette[digit(row.fg.get(x))];
-                let bg = f.palette[row
-                    .bg
-                    .get(x)
-                    .map_or(15, |d| (char::from(*d)).to_digit(16).unwrap_or(15) as usize)];
-                let mut style = Style::default()
-                    .fg(colour(fg, cx.truecolor))
-                    .bg(colour(bg, cx.truecolor));
-                let cursor = f.blink && f.cursor_x == x as i64 + 1 && f.cursor_y == y as i64 + 1;
-                if cursor {
-                    style = style.add_modifier(Modifier::REVERSED);
-                }
-                cell.set_char(cc_char(*ch)).set_style(style);
-            }
-        }
+        paint::cells(f, inner, buf, cx.truecolor);
         None
     }
 }

@@ -34,7 +34,7 @@ pub(super) fn ser_opt_time<S: serde::Serializer>(
     }
 }
 
-// The readers of the writers above, for the attach channel (`session::attach`), whose far
+// The readers of the writers above, for the attach channel (`control::attach::wire`), whose far
 // side rebuilds these values from their JSON.
 
 pub(super) fn de_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SystemTime, D::Error> {

@@ -114,7 +114,7 @@ pub struct PendingInfo {
     #[serde(serialize_with = "ser_time", deserialize_with = "de_time")]
     pub started_at: SystemTime,
     /// Not serialized (an `Instant` means nothing in another process): the attach channel
-    /// sends how long ago and how far ahead instead (`session::attach::Timed`).
+    /// sends how long ago and how far ahead instead (`control::attach::wire::Timed`).
     #[serde(skip, default = "tokio::time::Instant::now")]
     pub started: tokio::time::Instant,
     #[serde(skip, default = "tokio::time::Instant::now")]
