@@ -197,7 +197,7 @@ impl Session {
         let gate = st.gate(&origin, &trapos_id, spec.kind, &spec.payload)?;
         if spec.never_ask && matches!(gate, approval::Gate::Ask(_)) {
             return Err(RequestError::Policy {
-                code: "needs_approval",
+                code: trapdesk_proto::protocol::ErrorCode::NeedsApproval,
                 message: format!(
                     "{} on {trapos_id} needs a person's approval, and this is never asked for",
                     spec.kind
@@ -574,7 +574,7 @@ impl Session {
                 && p.info.sent
             {
                 let mut entry = State::entry(
-                    "detached",
+                    LogEvent::Detached,
                     "host stopping: the detached run goes on on the computer; the next host takes it back",
                 );
                 entry.trapos_id = Some(p.info.trapos_id.clone());

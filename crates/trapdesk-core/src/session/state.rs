@@ -15,8 +15,8 @@ use tokio::time::Instant;
 
 use super::captured::Captured;
 use super::model::{
-    ComputerInfo, Ending, Event, LogEntry, OutputEntry, PendingInfo, RequestError, RequestSpec,
-    StartEntry, Status, Stream, ToolCall, epoch_ms,
+    ComputerInfo, Ending, Event, LogEntry, LogEvent, OutputEntry, PendingInfo, RequestError,
+    RequestSpec, StartEntry, Status, Stream, ToolCall, epoch_ms,
 };
 use super::output::OutputRing;
 use super::summary;
@@ -295,7 +295,7 @@ impl State {
             // Said once, where the person and agents look (console log, session-log), not only
             // in the tracing log: the transcript is off from here on, requests carry on.
             let mut alarm = State::entry(
-                "transcript_failed",
+                LogEvent::TranscriptFailed,
                 format!(
                     "the transcript in {} stopped: {why}; requests are still served, but nothing more is recorded there",
                     self.settings.data_dir.display()
@@ -320,7 +320,7 @@ impl State {
     }
 
     /// A log entry with the common fields empty.
-    pub fn entry(event: &'static str, detail: impl Into<String>) -> LogEntry {
+    pub fn entry(event: LogEvent, detail: impl Into<String>) -> LogEntry {
         LogEntry {
             seq: 0,
             time_ms: 0,
@@ -376,7 +376,7 @@ impl State {
                 reason
             }
         };
-        let mut entry = State::entry("unlinked", reason.clone());
+        let mut entry = State::entry(LogEvent::Unlinked, reason.clone());
         entry.trapos_id = Some(trapos_id.to_owned());
         if off.is_some() {
             entry.status = Some(super::model::Status::Failed);
@@ -510,7 +510,7 @@ impl State {
             // log and history.db in thousands of lines an hour.
             return;
         }
-        let mut entry = State::entry("request", info.summary.clone());
+        let mut entry = State::entry(LogEvent::Request, info.summary.clone());
         entry.who = Some(info.origin.name().to_owned());
         entry.trapos_id = Some(info.trapos_id.clone());
         entry.request_id = Some(info.request_id.clone());
@@ -654,7 +654,7 @@ impl State {
         summary: &str,
         output_len: usize,
     ) {
-        let mut entry = State::entry("finished", summary.to_owned());
+        let mut entry = State::entry(LogEvent::Finished, summary.to_owned());
         entry.who = Some(p.info.origin.name().to_owned());
         entry.trapos_id = Some(p.info.trapos_id.clone());
         entry.request_id = Some(p.info.request_id.clone());
