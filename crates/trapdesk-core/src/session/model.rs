@@ -19,7 +19,7 @@ pub use event::Event;
 pub use log_entry::{LogEntry, LogEvent};
 pub use origin::Origin;
 pub use output::{OutputEntry, OutputItem, StartEntry, Stream};
-pub use request::{PendingInfo, RequestSpec};
+pub use request::{Deadline, Mode, PendingInfo, RequestSpec};
 pub use tool_call::ToolCall;
 
 pub(crate) use trapdesk_proto::time::epoch_ms;

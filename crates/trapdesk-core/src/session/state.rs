@@ -15,8 +15,8 @@ use tokio::time::Instant;
 
 use super::captured::Captured;
 use super::model::{
-    ComputerInfo, Ending, Event, LogEntry, LogEvent, OutputEntry, PendingInfo, RequestError,
-    RequestSpec, StartEntry, Status, Stream, ToolCall, epoch_ms,
+    ComputerInfo, Deadline, Ending, Event, LogEntry, LogEvent, OutputEntry, PendingInfo,
+    RequestError, RequestSpec, StartEntry, Status, Stream, ToolCall, epoch_ms,
 };
 use super::output::OutputRing;
 use super::summary;
@@ -464,11 +464,12 @@ impl State {
     /// Whether a request runs without a deadline, and its timeout: the asked one, else the
     /// configured default, never over the maximum or under a millisecond.
     pub(super) fn deadline_of(&self, spec: &RequestSpec) -> (bool, Duration) {
-        let no_deadline = spec.no_deadline && spec.timeout.is_none();
+        let no_deadline = spec.deadline == Deadline::None;
         let timeout = if no_deadline {
             super::NO_DEADLINE
         } else {
-            spec.timeout
+            spec.deadline
+                .after()
                 .unwrap_or(self.settings.request_timeout)
                 .min(self.settings.max_request_timeout)
                 .max(Duration::from_millis(1))
@@ -481,7 +482,7 @@ impl State {
     /// keeps only the one-line summary while the transcript keeps what ran in full.
     pub(super) fn record_start(&mut self, info: &PendingInfo, spec: &RequestSpec, queue: bool) {
         if let Some(c) = self.computers.get_mut(&info.trapos_id) {
-            if !spec.quiet {
+            if !spec.mode.is_quiet() {
                 let mut changes = Vec::new();
                 c.output.push_to(
                     OutputEntry::Start(Box::new(StartEntry {
@@ -499,12 +500,12 @@ impl State {
             }
             if let Some(conn) = c.conn.as_mut()
                 && queue
-                && !spec.local
+                && !spec.mode.is_local()
             {
-                conn.enqueue(info.request_id.clone(), spec.detach);
+                conn.enqueue(info.request_id.clone(), spec.mode.is_detached());
             }
         }
-        if spec.quiet && info.kind == Kind::Ping {
+        if spec.mode.is_quiet() && info.kind == Kind::Ping {
             // A quiet ping is a look (probe-computers' pings, the console's status every few
             // seconds while its Screen view is open), not an act: logging each would bury the
             // log and history.db in thousands of lines an hour.
