@@ -213,9 +213,8 @@ pub fn status_of(session: &Session) -> Status {
     let mut refused: Vec<Refusal> = session
         .recent(usize::MAX)
         .into_iter()
-        // A `refused` entry without a request kind is a link turned away; with one it is the
-        // policy refusing a request, which is not what doctor looks for.
-        .filter(|e| e.event == "refused" && e.what.is_none())
+        // A link turned away, not the policy refusing a request, is what doctor looks for.
+        .filter(|e| e.is_turned_away())
         .map(|e| Refusal {
             time_ms: e.time_ms,
             who: e.who,

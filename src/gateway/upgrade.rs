@@ -69,11 +69,11 @@ pub(super) fn push(session: Session, trapos_id: String, client: String) {
             return;
         }
         tracing::info!(computer = %trapos_id, %client, "upgrading a client that predates self-upgrades");
-        let mut spec = RequestSpec::new(
+        let spec = RequestSpec::new(
             Kind::ExecLua,
             json!({ "code": UPGRADE_CHUNK, "name": "trapdesk-upgrade" }),
-        );
-        spec.timeout = Some(UPGRADE_TIMEOUT);
+        )
+        .timeout(Some(UPGRADE_TIMEOUT));
         match session.request(&trapos_id, spec, Origin::Host).await {
             Ok(r) if r.get("ok").and_then(serde_json::Value::as_bool) == Some(true) => {
                 tracing::info!(computer = %trapos_id, "client upgraded on disk; it runs from the next boot");

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use trapdesk_core::policy::{Action, Decision};
-use trapdesk_core::session::{LogEntry, Origin, Session, Status, ToolCall};
+use trapdesk_core::session::{LogEntry, LogEvent, Origin, Session, Status, ToolCall};
 use trapdesk_proto::glob::Glob;
 
 /// Where a `session-log` read starts.
@@ -43,7 +43,7 @@ pub struct LogQuery {
 
 /// The summary a reader not allowed `read` on the entry's computer gets instead of its own.
 fn withheld(e: &LogEntry, trapos_id: &str) -> String {
-    let what = e.what.as_deref().unwrap_or(e.event);
+    let what = e.what.as_deref().unwrap_or(e.event.as_str());
     let status = e
         .status
         .map(|s| format!(" ({})", s.as_str()))
@@ -109,7 +109,7 @@ fn fold<'a>(log: impl Iterator<Item = &'a LogEntry> + Clone, calls: &[ToolCall])
         .filter_map(|c| Some((c.request_id.clone()?, c.call_id)))
         .collect();
     for e in log.clone() {
-        if let ("tool_result", Some(r), Some(c)) = (e.event, &e.request_id, e.call_id) {
+        if let (LogEvent::ToolResult, Some(r), Some(c)) = (e.event, &e.request_id, e.call_id) {
             call_of.insert(r.clone(), c);
         }
     }
@@ -118,24 +118,24 @@ fn fold<'a>(log: impl Iterator<Item = &'a LogEntry> + Clone, calls: &[ToolCall])
     let mut by_request: HashMap<String, usize> = HashMap::new();
     for e in log {
         match e.event {
-            "tool_call" => {
+            LogEvent::ToolCall => {
                 let mut entry = e.clone();
-                entry.event = "call";
+                entry.event = LogEvent::Call;
                 if let Some(c) = e.call_id {
                     by_call.insert(c, out.len());
                 }
                 out.push(Folded::new(entry));
             }
-            "tool_result" => match e.call_id.and_then(|c| by_call.get(&c)) {
+            LogEvent::ToolResult => match e.call_id.and_then(|c| by_call.get(&c)) {
                 Some(&i) => out[i].end(e),
                 // Its start is older than what the log keeps: the end stands for the call.
                 None => {
                     let mut entry = e.clone();
-                    entry.event = "call";
+                    entry.event = LogEvent::Call;
                     out.push(Folded::new(entry));
                 }
             },
-            "request" | "finished" => {
+            LogEvent::Request | LogEvent::Finished => {
                 let Some(rid) = e.request_id.as_deref() else {
                     out.push(Folded::new(e.clone()));
                     continue;
@@ -154,10 +154,10 @@ fn fold<'a>(log: impl Iterator<Item = &'a LogEntry> + Clone, calls: &[ToolCall])
                     continue;
                 }
                 match (e.event, by_request.get(rid)) {
-                    ("finished", Some(&i)) => out[i].end(e),
+                    (LogEvent::Finished, Some(&i)) => out[i].end(e),
                     _ => {
                         let mut entry = e.clone();
-                        entry.event = "request";
+                        entry.event = LogEvent::Request;
                         by_request.insert(rid.to_owned(), out.len());
                         out.push(Folded::new(entry));
                     }
@@ -212,7 +212,7 @@ pub fn log_compact(session: &Session, q: &LogQuery) -> (Vec<LogEntry>, Option<u6
         })
         .filter(|e| {
             kind.as_ref().is_none_or(|g| {
-                g.matches(e.event) || e.what.as_deref().is_some_and(|w| g.matches(w))
+                g.matches(e.event.as_str()) || e.what.as_deref().is_some_and(|w| g.matches(w))
             })
         })
         .collect();
@@ -223,7 +223,10 @@ pub fn log_compact(session: &Session, q: &LogQuery) -> (Vec<LogEntry>, Option<u6
         for e in &mut page {
             // Links, unlinks and refusals say what happened to a computer, not what is on
             // it; a call's or request's summary is what came back.
-            if !matches!(e.event, "call" | "request" | "dropped") {
+            if !matches!(
+                e.event,
+                LogEvent::Call | LogEvent::Request | LogEvent::Dropped
+            ) {
                 continue;
             }
             let Some(t) = e.trapos_id.clone() else {
@@ -246,7 +249,7 @@ mod tests {
         LogEntry {
             seq: 0,
             time_ms: 0,
-            event,
+            event: LogEvent::parse(event).unwrap_or(LogEvent::Other),
             who: None,
             trapos_id: None,
             request_id: None,
@@ -308,7 +311,7 @@ mod tests {
             request(7, "finished", "h-2", Status::Failed),
         ];
         let f = fold(log.iter(), &[]);
-        let events: Vec<&str> = f.iter().map(|f| f.entry.event).collect();
+        let events: Vec<&str> = f.iter().map(|f| f.entry.event.as_str()).collect();
         assert_eq!(events, ["linked", "call", "request"]);
         let call = &f[1];
         assert_eq!(call.entry.seq, 2);
@@ -355,6 +358,6 @@ mod tests {
         ];
         let f = fold(log.iter(), &[]);
         assert_eq!(f.len(), 1);
-        assert_eq!((f[0].entry.event, f[0].entry.seq), ("call", 5));
+        assert_eq!((f[0].entry.event.as_str(), f[0].entry.seq), ("call", 5));
     }
 }

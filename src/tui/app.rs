@@ -243,8 +243,7 @@ impl App {
     fn note_logged(&mut self, entry: &session::LogEntry) {
         // A computer turned away at the door: the person must see it, or a wrong secret
         // looks like a computer that never tried.
-        // (A refused call names its request type; a computer turned away names none.)
-        if entry.event == "refused" && entry.what.is_none() {
+        if entry.is_turned_away() {
             // The secret was perhaps rotated: what `s` shows is read again.
             self.secret_at = None;
             let who = entry.who.as_deref().unwrap_or("a computer");
@@ -262,9 +261,11 @@ impl App {
         // A computer shut down by CC's hard abort stays off until a player turns it on:
         // the person must hear of it, and of its coming back. (Only that unlink is
         // logged as failed.)
-        } else if entry.event == "unlinked" && entry.status == Some(session::Status::Failed) {
+        } else if entry.event == session::LogEvent::Unlinked
+            && entry.status == Some(session::Status::Failed)
+        {
             self.notify(entry.detail.clone(), true);
-        } else if entry.event == "back" {
+        } else if entry.event == session::LogEvent::Back {
             let who = entry.trapos_id.as_deref().unwrap_or("a computer");
             self.notify(format!("{who} is {}", entry.detail), false);
         }

@@ -108,7 +108,7 @@ async fn twenty_hellos_claiming_fifteen_thousand_runs_each_keep_the_host_within_
     );
     let refusals = log
         .iter()
-        .filter(|e| e.event == "detached" && e.detail.contains("dropped"))
+        .filter(|e| e.event.as_str() == "detached" && e.detail.contains("dropped"))
         .count();
     assert_eq!(
         refusals, 1,
@@ -172,7 +172,7 @@ async fn a_hello_saying_the_person_started_a_run_is_not_believed_after_a_host_re
         .session
         .recent(1000)
         .into_iter()
-        .find(|e| e.event == "adopted" && e.request_id.as_deref() == Some(id.as_str()))
+        .find(|e| e.event.as_str() == "adopted" && e.request_id.as_deref() == Some(id.as_str()))
         .unwrap();
     assert_eq!(adopted.who.as_deref(), Some("real-starter"));
     let max = host.session.settings().max_detached;

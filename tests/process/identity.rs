@@ -166,7 +166,7 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id(rt: Runtime) {
         .session
         .recent(1000)
         .into_iter()
-        .filter(|e| e.event == "refused" && e.trapos_id.as_deref() == Some(&*who))
+        .filter(|e| e.event.as_str() == "refused" && e.trapos_id.as_deref() == Some(&*who))
         .count();
     assert_eq!(refusals, 2, "the attempts under its label");
 }
@@ -332,7 +332,7 @@ async fn a_second_demo_run_relinks_its_enrolled_computers() {
         .session
         .recent(1000)
         .into_iter()
-        .filter(|e| e.event == "refused")
+        .filter(|e| e.event.as_str() == "refused")
         .count();
     assert_eq!(refusals, 0, "the second run linked with the stored secrets");
 }

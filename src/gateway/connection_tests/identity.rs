@@ -49,7 +49,7 @@ async fn a_label_set_on_the_computer_renames_it_everywhere() {
         c.session
             .recent(10)
             .iter()
-            .any(|e| e.event == "relabelled" && e.detail == "7:miner is now 7:digger"),
+            .any(|e| e.event.as_str() == "relabelled" && e.detail == "7:miner is now 7:digger"),
         "logged: {:?}",
         c.session.recent(10)
     );

@@ -29,7 +29,7 @@ async fn a_link_lost_during_a_long_chunk_is_reported_as_a_hard_abort() {
         c.session
             .recent(10)
             .iter()
-            .any(|e| e.event == "unlinked" && e.detail.contains("went off while request")),
+            .any(|e| e.event.as_str() == "unlinked" && e.detail.contains("went off while request")),
         "logged: {:?}",
         c.session.recent(10)
     );

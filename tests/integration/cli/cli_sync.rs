@@ -137,7 +137,7 @@ fn writes_by_sync(host: &TestHost) -> usize {
         .recent(1000)
         .iter()
         .filter(|e| {
-            e.event == "tool_call"
+            e.event.as_str() == "tool_call"
                 && e.who.as_deref() == Some("sync")
                 && e.what.as_deref() == Some("write-file")
         })
@@ -426,7 +426,7 @@ async fn an_unchanged_sync_under_ask_asks_nothing() {
         .session
         .recent(1000)
         .into_iter()
-        .filter(|e| e.event == "refused")
+        .filter(|e| e.event.as_str() == "refused")
         .collect();
     assert!(refused.is_empty(), "{refused:?}");
     assert_eq!(writes_by_sync(&host), 0);
@@ -448,7 +448,7 @@ async fn an_unchanged_sync_under_ask_asks_nothing() {
         host.session
             .recent(1000)
             .iter()
-            .any(|e| e.event == "refused"),
+            .any(|e| e.event.as_str() == "refused"),
         "the write was not asked for"
     );
     host.host.stop().await;

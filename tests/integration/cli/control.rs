@@ -235,7 +235,7 @@ async fn the_cli_uses_the_person_token_beside_named_agents() {
         .session
         .recent(100)
         .into_iter()
-        .filter(|e| e.event == "tool_call")
+        .filter(|e| e.event.as_str() == "tool_call")
         .collect();
     assert!(!calls.is_empty());
     for c in &calls {

@@ -143,7 +143,7 @@ async fn emulate_prints_linked_refused_and_retrying() {
         .session
         .recent(100)
         .into_iter()
-        .filter(|e| e.event == "refused")
+        .filter(|e| e.event.as_str() == "refused")
         .collect();
     assert_eq!(refused.len(), 1, "{refused:?}");
     assert_eq!(refused[0].who.as_deref(), Some("21:"));

@@ -190,7 +190,7 @@ async fn an_old_client_is_upgraded_by_the_host(rt: Runtime) {
     let upgrades = session
         .recent(500)
         .iter()
-        .filter(|e| e.who.as_deref() == Some("host") && e.event == "request")
+        .filter(|e| e.who.as_deref() == Some("host") && e.event.as_str() == "request")
         .count();
     assert_eq!(
         upgrades,

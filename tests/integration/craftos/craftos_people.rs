@@ -39,7 +39,7 @@ async fn the_installer_says_a_wrong_secret_was_refused() {
         host.session
             .recent(100)
             .iter()
-            .any(|e| e.event == "refused" && e.who.as_deref() == Some("3:wrong"))
+            .any(|e| e.event.as_str() == "refused" && e.who.as_deref() == Some("3:wrong"))
     })
     .await;
     assert!(host.session.computers().is_empty());

@@ -64,12 +64,18 @@ async fn the_installer_says_when_the_host_refuses_the_secret() {
     let text = screen();
     assert!(text.contains("set sandbox.password"), "{text}");
     assert!(!text.contains("Linked to trapdesk"), "{text}");
-    wait_until(|| host.session.recent(50).iter().any(|e| e.event == "refused")).await;
+    wait_until(|| {
+        host.session
+            .recent(50)
+            .iter()
+            .any(|e| e.event.as_str() == "refused")
+    })
+    .await;
     let e = host
         .session
         .recent(50)
         .into_iter()
-        .find(|e| e.event == "refused")
+        .find(|e| e.event.as_str() == "refused")
         .unwrap();
     assert_eq!(e.who.as_deref(), Some("6:wrong"));
     assert!(e.detail.contains("wrong secret"), "{e:?}");

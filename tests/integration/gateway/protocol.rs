@@ -144,7 +144,7 @@ async fn requests_route_and_answers_return() {
     let log = host.session.recent(10);
     assert!(
         log.iter()
-            .any(|e| e.event == "finished" && e.who.as_deref() == Some("claude"))
+            .any(|e| e.event.as_str() == "finished" && e.who.as_deref() == Some("claude"))
     );
 }
 
@@ -190,7 +190,13 @@ async fn timeout_fails_the_caller_and_cancels_on_the_computer() {
     // A late answer after the timeout is dropped, not delivered.
     c.respond(req["id"].as_str().unwrap(), json!({"ok": true}))
         .await;
-    wait_until(|| host.session.recent(50).iter().any(|e| e.event == "dropped")).await;
+    wait_until(|| {
+        host.session
+            .recent(50)
+            .iter()
+            .any(|e| e.event.as_str() == "dropped")
+    })
+    .await;
 }
 
 #[tokio::test]

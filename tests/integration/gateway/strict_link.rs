@@ -62,7 +62,7 @@ fn links(host: &TestHost, event: &str) -> usize {
     host.session
         .recent(500)
         .iter()
-        .filter(|e| e.event == event)
+        .filter(|e| e.event.as_str() == event)
         .count()
 }
 
@@ -234,7 +234,7 @@ async fn a_label_change_shows_within_seconds(rt: Runtime) {
         w.session()
             .recent(200)
             .iter()
-            .filter(|e| e.event == "unlinked")
+            .filter(|e| e.event.as_str() == "unlinked")
             .count(),
         0,
         "renamed without a relink"
@@ -292,7 +292,7 @@ async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {
         host.session
             .recent(100)
             .iter()
-            .any(|e| e.event == "unlinked" && e.detail.contains("went off while request")),
+            .any(|e| e.event.as_str() == "unlinked" && e.detail.contains("went off while request")),
         "in the session log"
     );
     while let Ok(ev) = events.try_recv() {
@@ -306,7 +306,13 @@ async fn a_hard_abort_is_reported_and_so_is_the_computer_coming_back() {
     // A player turns it on: the client links again and the host says it is back.
     c.turn_on();
     wait_until(|| host.session.computer("1:stuck").is_some_and(|i| i.online)).await;
-    wait_until(|| host.session.recent(100).iter().any(|e| e.event == "back")).await;
+    wait_until(|| {
+        host.session
+            .recent(100)
+            .iter()
+            .any(|e| e.event.as_str() == "back")
+    })
+    .await;
     while let Ok(ev) = events.try_recv() {
         console.note(&ev);
     }

@@ -299,7 +299,7 @@ async fn a_link_drop_does_not_end_a_detached_run() {
         .session()
         .recent(1000)
         .iter()
-        .filter(|e| e.event == "linked")
+        .filter(|e| e.event.as_str() == "linked")
         .count();
     // The daemon's socket URL ends in ?c=<n>; a closed event for it is a dropped link.
     let r = w
@@ -317,7 +317,7 @@ async fn a_link_drop_does_not_end_a_detached_run() {
         .session()
         .recent(1000)
         .iter()
-        .filter(|e| e.event == "linked")
+        .filter(|e| e.event.as_str() == "linked")
         .count()
         == links
     {
@@ -335,7 +335,7 @@ async fn a_link_drop_does_not_end_a_detached_run() {
         w.session()
             .recent(1000)
             .iter()
-            .any(|e| e.event == "adopted" && e.request_id.as_deref() == Some(id.as_str())),
+            .any(|e| e.event.as_str() == "adopted" && e.request_id.as_deref() == Some(id.as_str())),
         "no adoption logged"
     );
 }

@@ -166,7 +166,7 @@ async fn half_open_link_is_caught_by_the_heartbeat_within_its_bound() {
     assert!(
         unlinked
             .iter()
-            .any(|e| e.event == "unlinked" && e.detail.contains("heartbeats missed"))
+            .any(|e| e.event.as_str() == "unlinked" && e.detail.contains("heartbeats missed"))
     );
     drop(c);
     assert_back_to_bounds(&host.session, &mut events).await;
@@ -198,7 +198,7 @@ async fn answers_twice_late_wrong_id_and_foreign_id_are_dropped() {
         host.session
             .recent(50)
             .iter()
-            .any(|e| e.event == "dropped" && e.request_id.as_deref() == Some(id.as_str()))
+            .any(|e| e.event.as_str() == "dropped" && e.request_id.as_deref() == Some(id.as_str()))
     })
     .await;
 
@@ -216,7 +216,7 @@ async fn answers_twice_late_wrong_id_and_foreign_id_are_dropped() {
         host.session
             .recent(50)
             .iter()
-            .filter(|e| e.event == "dropped")
+            .filter(|e| e.event.as_str() == "dropped")
             .count()
             >= 3
     })
@@ -255,7 +255,7 @@ async fn answers_twice_late_wrong_id_and_foreign_id_are_dropped() {
         host.session
             .recent(50)
             .iter()
-            .any(|e| e.event == "dropped" && e.request_id.as_deref() == Some(id.as_str()))
+            .any(|e| e.event.as_str() == "dropped" && e.request_id.as_deref() == Some(id.as_str()))
     })
     .await;
     // Both computers are still linked and serving.

@@ -299,7 +299,7 @@ async fn exec_lua_many_reports_every_computer_however_it_ended() {
         .session
         .recent(1000)
         .iter()
-        .filter(|e| e.event == "finished" && e.who.as_deref() == Some("test-agent"))
+        .filter(|e| e.event.as_str() == "finished" && e.who.as_deref() == Some("test-agent"))
         .count();
     assert_eq!(finished, 50);
 }

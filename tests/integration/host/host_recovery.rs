@@ -164,7 +164,7 @@ async fn a_full_disk_is_reported_once_and_requests_keep_being_served() {
         host.session
             .recent(5000)
             .into_iter()
-            .filter(|e| e.event == "transcript_failed")
+            .filter(|e| e.event.as_str() == "transcript_failed")
             .collect()
     };
     // The transcript is written on its own thread, so the failure shows at a later entry:

@@ -223,7 +223,7 @@ async fn a_computer_that_stops_reading_is_unlinked_when_its_queue_fills() {
         host.session
             .recent(20)
             .iter()
-            .any(|e| e.event == "unlinked" && e.detail.contains("outbound queue full")),
+            .any(|e| e.event.as_str() == "unlinked" && e.detail.contains("outbound queue full")),
         "{:?}",
         host.session.recent(20)
     );

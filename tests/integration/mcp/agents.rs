@@ -78,7 +78,7 @@ async fn tokens_missing_wrong_and_removed_get_401_and_the_name_is_the_tokens() {
     .await;
     assert_ne!(r.is_error, Some(true), "{r:?}");
     let log = h.session.recent(100);
-    let ran = log.iter().find(|e| e.event == "request").unwrap();
+    let ran = log.iter().find(|e| e.event.as_str() == "request").unwrap();
     assert_eq!(ran.who.as_deref(), Some("builder"));
     let calls = h.session.tool_calls();
     assert!(calls.iter().all(|c| c.client == "builder"), "{calls:?}");

@@ -114,7 +114,7 @@ agent = { exec = "deny", write = "deny", read = "deny" }
         .session
         .recent(1000)
         .into_iter()
-        .filter(|e| e.event == "refused")
+        .filter(|e| e.event.as_str() == "refused")
         .collect();
     assert_eq!(refused.len(), 6, "{refused:?}");
     assert!(
@@ -291,7 +291,7 @@ async fn the_person_has_a_policy_of_their_own() {
     );
     match h.session.request("test-1", spec, Origin::Person).await {
         Err(RequestError::Policy { code, message }) => {
-            assert_eq!(code, "denied");
+            assert_eq!(code.as_str(), "denied");
             assert!(message.contains("person write"), "{message}");
         }
         other => panic!("{other:?}"),

@@ -289,7 +289,7 @@ async fn refused_links_past_the_allowance_are_counted_not_logged() {
     let refused = |s: &trapdesk::session::Session| {
         s.recent(usize::MAX)
             .into_iter()
-            .filter(|e| e.event == "refused")
+            .filter(|e| e.event.as_str() == "refused")
             .collect::<Vec<_>>()
     };
     assert_eq!(refused(&session).len(), LINK_REFUSALS_PER_MINUTE as usize);

@@ -152,7 +152,7 @@ async fn a_relabel_to_a_bound_label_is_refused() {
         host.session
             .recent(50)
             .iter()
-            .any(|e| e.event == "refused" && e.detail.contains("9:")),
+            .any(|e| e.event.as_str() == "refused" && e.detail.contains("9:")),
         "the refusal is in the session log"
     );
 

@@ -523,7 +523,7 @@ async fn two_attached_the_first_answer_wins_and_the_other_hears_who() {
         .session
         .recent(usize::MAX)
         .into_iter()
-        .find(|e| e.event == "approved")
+        .find(|e| e.event.as_str() == "approved")
         .unwrap();
     assert_eq!(approved.detail, "exec-lua on 4:farm by alice@box");
     // What bob's console says of it.

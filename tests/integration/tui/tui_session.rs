@@ -114,7 +114,8 @@ async fn a_refused_link_shows_in_the_status_line() {
             panic!("no refused entry")
         };
         app.note(&ev);
-        if matches!(&ev, trapdesk::session::Event::Logged { entry } if entry.event == "refused") {
+        if matches!(&ev, trapdesk::session::Event::Logged { entry } if entry.event.as_str() == "refused")
+        {
             break;
         }
     }

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use super::Session;
-use super::model::{Event, Status, ToolCall};
+use super::model::{Event, LogEvent, Status, ToolCall};
 use super::state::State;
 use super::summary;
 
@@ -50,7 +50,7 @@ impl Session {
         };
         let event = (st.events.receiver_count() > 0).then(|| call.clone());
         st.record_call(call);
-        let mut entry = State::entry("tool_call", detail);
+        let mut entry = State::entry(LogEvent::ToolCall, detail);
         entry.who = Some(client.to_owned());
         entry.trapos_id = target;
         entry.what = Some(tool.to_owned());
@@ -128,7 +128,7 @@ impl Session {
         call.summary = summary.to_owned();
         call.result = Some(result);
         call.duration_ms = Some(duration_ms);
-        let mut entry = State::entry("tool_result", summary.to_owned());
+        let mut entry = State::entry(LogEvent::ToolResult, summary.to_owned());
         entry.who = Some(call.client.clone());
         entry.trapos_id = call.target.clone();
         entry.request_id = call.request_id.clone();
@@ -191,7 +191,7 @@ mod tests {
     use super::super::{Origin, RequestError, RequestSpec, Session};
     use crate::config::Settings;
     use crate::policy::Policy;
-    use trapdesk_proto::protocol::{Hello, Kind};
+    use trapdesk_proto::protocol::{ErrorCode, Hello, Kind};
 
     fn linked(s: &Session) -> (super::super::Link, mpsc::Receiver<super::super::Outbound>) {
         let (tx, rx) = mpsc::channel(64);
@@ -219,7 +219,7 @@ mod tests {
         let spec = RequestSpec::new(Kind::ListFiles, json!({"path": "/"})).never_ask();
         let refused = s.start("7:miner", spec, agent.clone());
         assert!(
-            matches!(&refused, Err(RequestError::Policy { code, .. }) if *code == "needs_approval"),
+            matches!(&refused, Err(RequestError::Policy { code, .. }) if *code == ErrorCode::NeedsApproval),
             "{:?}",
             refused.err()
         );

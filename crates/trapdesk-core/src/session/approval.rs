@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::model::{Origin, PendingInfo, RequestError, RequestSpec};
 use crate::policy::{Action, Decided, Party};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::{ErrorCode, Kind};
 
 /// A request waiting for the person's answer, as the console shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -151,7 +151,7 @@ impl Approvals {
     pub(crate) fn not_answered(&self, id: &str, timeout: Duration) -> Option<RequestError> {
         let a = self.waiting.get(id)?;
         Some(RequestError::Policy {
-            code: "not_answered",
+            code: ErrorCode::NotAnswered,
             message: format!(
                 "nobody at the console answered within {} ms, so {} on {} did not run. Policy: {}",
                 timeout.as_millis(),

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::Session;
 use super::link::Link;
-use super::model::{Event, OutputEntry, PendingInfo, RequestError, StartEntry, Stream};
+use super::model::{Event, LogEvent, OutputEntry, PendingInfo, RequestError, StartEntry, Stream};
 use super::state::{ORPHANED, Outbound, Pending, State};
 use trapdesk_proto::protocol::{DetachedRun, Kind};
 
@@ -45,7 +45,7 @@ impl State {
                 c.show_counts();
             }
             let mut entry = State::entry(
-                "detached",
+                LogEvent::Detached,
                 "link down: the detached run goes on on the computer, taken back when it links again",
             );
             entry.trapos_id = Some(trapos_id);
@@ -259,7 +259,7 @@ impl State {
             self.push_output(trapos_id, Some(&run.id), Stream::Err, &note);
         }
         let mut entry = State::entry(
-            "adopted",
+            LogEvent::Adopted,
             match run.status.as_deref() {
                 Some("finished") => "taken back after the link came back: it finished meanwhile",
                 _ => "taken back after the link came back: still running",
@@ -414,7 +414,7 @@ impl State {
             String::new()
         };
         let mut entry = State::entry(
-            "detached",
+            LogEvent::Detached,
             format!(
                 "of the detached runs its hello named ({named} read, at most {}): {} taken back, {dropped} dropped ({}){earlier}",
                 trapdesk_proto::protocol::NAMED_READ,

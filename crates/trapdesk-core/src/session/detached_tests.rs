@@ -195,7 +195,7 @@ async fn a_stopping_host_ends_ordinary_requests_but_not_detached_runs() {
     let pending = s.pending();
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].request_id, id);
-    assert!(s.recent(10).iter().any(|e| e.event == "detached"));
+    assert!(s.recent(10).iter().any(|e| e.event.as_str() == "detached"));
 }
 
 #[tokio::test(start_paused = true)]
@@ -281,7 +281,7 @@ async fn a_hello_claiming_thousands_of_runs_gets_at_most_max_detached_and_never_
     let logged: Vec<_> = s
         .recent(10_000)
         .into_iter()
-        .filter(|e| e.event == "detached")
+        .filter(|e| e.event.as_str() == "detached")
         .collect();
     assert_eq!(logged.len(), 1, "{logged:?}");
     assert!(
@@ -306,7 +306,7 @@ async fn a_hello_claiming_thousands_of_runs_gets_at_most_max_detached_and_never_
     let lines = s
         .recent(10_000)
         .iter()
-        .filter(|e| e.event == "detached")
+        .filter(|e| e.event.as_str() == "detached")
         .count();
     assert_eq!(lines, 1);
     // Adopted runs end at the longest deadline any request gets.

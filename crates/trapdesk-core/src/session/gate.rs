@@ -13,10 +13,10 @@ use serde_json::Value;
 
 use super::Session;
 use super::approval::{Answer, AnswerError, Approval, Gate};
-use super::model::{Event, Origin, RequestError};
+use super::model::{Event, LogEvent, Origin, RequestError};
 use super::state::State;
 use crate::policy::{Action, Decided, Decision, Party, Policy, Reach, Target};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::{ErrorCode, Kind};
 
 impl State {
     /// The id and label a rule may name `trapos_id` by: the linked computer's, else (one only
@@ -76,7 +76,7 @@ impl State {
         let Err(refused) = gate else {
             return gate;
         };
-        let mut entry = State::entry("refused", refused.to_string());
+        let mut entry = State::entry(LogEvent::Refused, refused.to_string());
         entry.who = Some(origin.name().to_owned());
         entry.trapos_id = Some(trapos_id.to_owned());
         entry.what = Some(kind.to_string());
@@ -100,14 +100,14 @@ impl State {
             Decision::Allow => return Ok(Gate::Go),
             Decision::Ask if self.approvals.answerable() => return Ok(Gate::Ask(d)),
             Decision::Ask => RequestError::Policy {
-                code: "no_approver",
+                code: ErrorCode::NoApprover,
                 message: format!(
                     "{kind} on {trapos_id} needs a person's approval, but nobody can answer: trapdesk runs without its console (--mcp-only). Policy: {}. Run trapdesk with its console to approve calls, or change [policy] in config.toml",
                     d.because
                 ),
             },
             Decision::Deny => RequestError::Policy {
-                code: "denied",
+                code: ErrorCode::Denied,
                 message: format!(
                     "the policy denies {kind} on {trapos_id} to {}: {}. A person can change [policy] in config.toml",
                     origin.name(),
@@ -122,7 +122,7 @@ impl State {
     pub(crate) fn ask(&mut self, approval: Approval) {
         let request_id = approval.request_id.clone();
         let mut entry = State::entry(
-            "approval_asked",
+            LogEvent::ApprovalAsked,
             format!(
                 "{} ({} bytes): {}",
                 approval.kind, approval.size, approval.because
@@ -145,7 +145,10 @@ impl State {
         };
         let local = self.pending.get(id).is_some_and(|p| p.local);
         let by = by.map(|b| format!(" by {b}")).unwrap_or_default();
-        let mut entry = State::entry("approved", format!("{} on {}{by}", a.kind, a.trapos_id));
+        let mut entry = State::entry(
+            LogEvent::Approved,
+            format!("{} on {}{by}", a.kind, a.trapos_id),
+        );
         entry.who = Some(a.origin.name().to_owned());
         entry.trapos_id = Some(a.trapos_id.clone());
         entry.request_id = Some(id.to_owned());
@@ -234,7 +237,7 @@ impl Session {
                 st.finish(
                     request_id,
                     Err(RequestError::Policy {
-                        code: "refused",
+                        code: ErrorCode::Refused,
                         message,
                     }),
                 );
@@ -269,14 +272,17 @@ impl Session {
                 st.finish(
                     &a.request_id,
                     Err(RequestError::Policy {
-                        code: "denied",
+                        code: ErrorCode::Denied,
                         message,
                     }),
                 );
             }
         }
         let lines = st.settings.policy.describe().join("; ");
-        st.log(State::entry("policy", format!("policy loaded: {lines}")));
+        st.log(State::entry(
+            LogEvent::Policy,
+            format!("policy loaded: {lines}"),
+        ));
         st.emit(Event::PolicyChanged);
     }
 
@@ -298,7 +304,10 @@ impl Session {
             }
             Err(e) => {
                 let mut st = self.lock();
-                st.log(State::entry("policy", format!("reload refused: {e}")));
+                st.log(State::entry(
+                    LogEvent::Policy,
+                    format!("reload refused: {e}"),
+                ));
                 Err(e)
             }
         }

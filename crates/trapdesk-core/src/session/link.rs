@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::Session;
-use super::model::{ComputerInfo, Event, RequestError, Stream};
+use super::model::{ComputerInfo, Event, LogEvent, RequestError, Stream};
 use super::state::{Computer, Conn, Outbound, OutputChunk, State};
 use trapdesk_client::lua_map;
 use trapdesk_proto::protocol::{CLOSE_REPLACED, Hello, Response};
@@ -63,7 +63,7 @@ impl Session {
             computer = who.unwrap_or("unknown"),
             "link refused from {from}: {why}"
         );
-        let mut entry = State::entry("refused", format!("from {from}: {why}"));
+        let mut entry = State::entry(LogEvent::Refused, format!("from {from}: {why}"));
         entry.who = Some(who.unwrap_or("unknown computer").to_owned());
         entry.trapos_id = who.map(str::to_owned);
         entry.status = Some(super::model::Status::Failed);
@@ -85,7 +85,7 @@ impl Session {
             "since the last one logged (not logged one by one: at most {per} a minute are)"
         );
         tracing::warn!("{n} more links refused {detail}");
-        let mut entry = State::entry("refused", detail);
+        let mut entry = State::entry(LogEvent::Refused, detail);
         entry.who = Some(format!("{n} more"));
         entry.status = Some(super::model::Status::Failed);
         self.lock().log(entry);
@@ -109,7 +109,7 @@ impl Session {
             });
             st.conns.remove(&old.id);
             st.fail_conn(old.id);
-            let mut entry = State::entry("unlinked", "replaced by a new connection");
+            let mut entry = State::entry(LogEvent::Unlinked, "replaced by a new connection");
             entry.trapos_id = Some(trapos_id.clone());
             st.log(entry);
         }
@@ -166,13 +166,13 @@ impl Session {
             hello.client.as_deref().unwrap_or("unknown client"),
             hello.host.as_deref().unwrap_or("unknown host")
         );
-        let mut entry = State::entry("linked", detail);
+        let mut entry = State::entry(LogEvent::Linked, detail);
         entry.trapos_id = Some(trapos_id.clone());
         st.log(entry);
         if back.is_some() {
             // It was reported switched off by a hard abort: say that it is back.
             let mut entry = State::entry(
-                "back",
+                LogEvent::Back,
                 "on again and linked after it went off during a long chunk",
             );
             entry.trapos_id = Some(trapos_id.clone());
@@ -229,7 +229,7 @@ impl Link {
         if let Err(refusal) = secrets.relabel(id, old.as_deref(), label.as_deref(), &self.held) {
             let mut st = self.session.lock();
             let mut entry = State::entry(
-                "refused",
+                LogEvent::Refused,
                 format!(
                     "{} was labelled {:?}: {}",
                     self.trapos_id,
@@ -272,7 +272,7 @@ impl Link {
                 "dropped a response to a request that is not pending (late, duplicate or unknown)"
             );
             let mut entry = State::entry(
-                "dropped",
+                LogEvent::Dropped,
                 format!("response to {} which is not pending", resp.id),
             );
             entry.trapos_id = Some(self.trapos_id.clone());
@@ -497,7 +497,7 @@ impl Link {
             // host): keep both as they are, and say why this one was not renamed.
             st.computers.insert(old.clone(), computer);
             let mut entry = State::entry(
-                "relabelled",
+                LogEvent::Relabelled,
                 format!("{old} was labelled {new}, which another link holds: still {old}"),
             );
             entry.trapos_id = Some(old);
@@ -519,7 +519,7 @@ impl Link {
                 p.info.trapos_id = new.clone();
             }
         }
-        let mut entry = State::entry("relabelled", format!("{old} is now {new}"));
+        let mut entry = State::entry(LogEvent::Relabelled, format!("{old} is now {new}"));
         entry.trapos_id = Some(new.clone());
         st.log(entry);
         st.emit(Event::Unlinked {

@@ -195,16 +195,16 @@ impl Session {
         }
         let trapos_id = st.resolve(target)?;
         let gate = st.gate(&origin, &trapos_id, spec.kind, &spec.payload)?;
-        if spec.never_ask && matches!(gate, approval::Gate::Ask(_)) {
+        if spec.mode.never_asks() && matches!(gate, approval::Gate::Ask(_)) {
             return Err(RequestError::Policy {
-                code: "needs_approval",
+                code: trapdesk_proto::protocol::ErrorCode::NeedsApproval,
                 message: format!(
                     "{} on {trapos_id} needs a person's approval, and this is never asked for",
                     spec.kind
                 ),
             });
         }
-        let conn_id = if spec.detach {
+        let conn_id = if spec.mode.is_detached() {
             // Their own budget, apart from the in-flight limit and queue of ordinary requests.
             let limit = st.settings.max_detached;
             let conn = st.room_on(&trapos_id).or_else(|e| match e {
@@ -231,7 +231,7 @@ impl Session {
         let now = Instant::now();
         let summary = summary::request(spec.kind, &spec.payload);
         // Said where the person looks (Requests, the scrollback, the log): it outlives its caller.
-        let summary = if spec.detach {
+        let summary = if spec.mode.is_detached() {
             format!("detached: {summary}")
         } else {
             summary
@@ -260,7 +260,7 @@ impl Session {
             approval::Gate::Go => None,
         };
         let (tx, rx) = oneshot::channel();
-        let (out_tx, out_rx) = if spec.stream_output {
+        let (out_tx, out_rx) = if spec.mode.streams() {
             let (a, b) = mpsc::channel(st.settings.stream_buffer.max(2));
             (Some(a), Some(b))
         } else {
@@ -287,13 +287,13 @@ impl Session {
                 sent_at: None,
                 live: Default::default(),
                 cancel_by: None,
-                quiet: spec.quiet,
-                local: spec.local,
-                detached: spec.detach,
+                quiet: spec.mode.is_quiet(),
+                local: spec.mode.is_local(),
+                detached: spec.mode.is_detached(),
                 dropped_unlinked: 0,
             },
         );
-        if spec.detach {
+        if spec.mode.is_detached() {
             // Who started it, kept where the next host finds it (`history::runs`): the only
             // source of that when a computer names this run again.
             st.runs.started(history::runs::RunRecord {
@@ -315,7 +315,7 @@ impl Session {
         }
         match approval {
             Some(a) => st.ask(a),
-            None if spec.local => {
+            None if spec.mode.is_local() => {
                 st.finish(&id, Ok(Value::Null));
             }
             None => st.pump(&trapos_id),
@@ -574,7 +574,7 @@ impl Session {
                 && p.info.sent
             {
                 let mut entry = State::entry(
-                    "detached",
+                    LogEvent::Detached,
                     "host stopping: the detached run goes on on the computer; the next host takes it back",
                 );
                 entry.trapos_id = Some(p.info.trapos_id.clone());

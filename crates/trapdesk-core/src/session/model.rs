@@ -16,11 +16,10 @@ mod tool_call;
 pub use computer::ComputerInfo;
 pub use ending::{Ending, RequestError, Status, seconds};
 pub use event::Event;
-pub(crate) use log_entry::event_name;
-pub use log_entry::{EventName, LogEntry};
+pub use log_entry::{LogEntry, LogEvent};
 pub use origin::Origin;
 pub use output::{OutputEntry, OutputItem, StartEntry, Stream};
-pub use request::{PendingInfo, RequestSpec};
+pub use request::{Deadline, Mode, PendingInfo, RequestSpec};
 pub use tool_call::ToolCall;
 
 pub(crate) use trapdesk_proto::time::epoch_ms;

@@ -21,10 +21,10 @@ use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 use super::Session;
-use super::model::{Event, Origin, RequestError};
+use super::model::{Event, LogEvent, Origin, RequestError};
 use super::state::State;
 use crate::policy::{Action, PersonTyping};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::{ErrorCode, Kind};
 
 /// Who cancelled an agent's running call when the person stopped all agents.
 const PAUSE_CANCELLER: &str = "person (stop for all agents)";
@@ -53,7 +53,7 @@ fn stoppable(origin: &Origin, kind: Kind) -> bool {
 
 fn paused_error(kind: Kind, trapos_id: &str) -> RequestError {
     RequestError::Policy {
-        code: "paused",
+        code: ErrorCode::Paused,
         message: format!(
             "the person stopped all agents at the console: {kind} on {trapos_id} is refused until they resume (reads still work; do not retry until then)"
         ),
@@ -118,7 +118,7 @@ impl Session {
             }
             let total = running.len();
             let mut entry = State::entry(
-                "paused",
+                LogEvent::Paused,
                 format!("all agents stopped (by {by}); {total} running call(s) asked to stop"),
             );
             entry.who = Some("person".to_owned());
@@ -144,7 +144,7 @@ impl Session {
         if st.paused.take().is_none() {
             return false;
         }
-        let mut entry = State::entry("resumed", format!("agents may run again (by {by})"));
+        let mut entry = State::entry(LogEvent::Resumed, format!("agents may run again (by {by})"));
         entry.who = Some("person".to_owned());
         st.log(entry);
         st.emit(Event::PauseChanged);
@@ -210,13 +210,13 @@ impl Session {
                     "the person is typing on {trapos_id} (attached at the console); input from agents is refused while they are (policy person_typing = \"refuse\"); try again later"
                 )
             };
-            let mut entry = State::entry("refused", message.clone());
+            let mut entry = State::entry(LogEvent::Refused, message.clone());
             entry.who = Some(origin.name().to_owned());
             entry.trapos_id = Some(trapos_id.to_owned());
             entry.what = Some(Kind::Input.to_string());
             st.log(entry);
             Err(RequestError::Policy {
-                code: "person_typing",
+                code: ErrorCode::PersonTyping,
                 message,
             })
         };
@@ -352,7 +352,7 @@ mod tests {
         assert!(
             s.recent(50)
                 .iter()
-                .any(|e| e.event == "refused" && e.who.as_deref() == Some("claude"))
+                .any(|e| e.event.as_str() == "refused" && e.who.as_deref() == Some("claude"))
         );
         assert!(s.pause("cli").already);
 

@@ -15,8 +15,8 @@ use tokio::time::Instant;
 
 use super::captured::Captured;
 use super::model::{
-    ComputerInfo, Ending, Event, LogEntry, OutputEntry, PendingInfo, RequestError, RequestSpec,
-    StartEntry, Status, Stream, ToolCall, epoch_ms,
+    ComputerInfo, Deadline, Ending, Event, LogEntry, LogEvent, OutputEntry, PendingInfo,
+    RequestError, RequestSpec, StartEntry, Status, Stream, ToolCall, epoch_ms,
 };
 use super::output::OutputRing;
 use super::summary;
@@ -295,7 +295,7 @@ impl State {
             // Said once, where the person and agents look (console log, session-log), not only
             // in the tracing log: the transcript is off from here on, requests carry on.
             let mut alarm = State::entry(
-                "transcript_failed",
+                LogEvent::TranscriptFailed,
                 format!(
                     "the transcript in {} stopped: {why}; requests are still served, but nothing more is recorded there",
                     self.settings.data_dir.display()
@@ -320,7 +320,7 @@ impl State {
     }
 
     /// A log entry with the common fields empty.
-    pub fn entry(event: &'static str, detail: impl Into<String>) -> LogEntry {
+    pub fn entry(event: LogEvent, detail: impl Into<String>) -> LogEntry {
         LogEntry {
             seq: 0,
             time_ms: 0,
@@ -376,7 +376,7 @@ impl State {
                 reason
             }
         };
-        let mut entry = State::entry("unlinked", reason.clone());
+        let mut entry = State::entry(LogEvent::Unlinked, reason.clone());
         entry.trapos_id = Some(trapos_id.to_owned());
         if off.is_some() {
             entry.status = Some(super::model::Status::Failed);
@@ -464,11 +464,12 @@ impl State {
     /// Whether a request runs without a deadline, and its timeout: the asked one, else the
     /// configured default, never over the maximum or under a millisecond.
     pub(super) fn deadline_of(&self, spec: &RequestSpec) -> (bool, Duration) {
-        let no_deadline = spec.no_deadline && spec.timeout.is_none();
+        let no_deadline = spec.deadline == Deadline::None;
         let timeout = if no_deadline {
             super::NO_DEADLINE
         } else {
-            spec.timeout
+            spec.deadline
+                .after()
                 .unwrap_or(self.settings.request_timeout)
                 .min(self.settings.max_request_timeout)
                 .max(Duration::from_millis(1))
@@ -481,7 +482,7 @@ impl State {
     /// keeps only the one-line summary while the transcript keeps what ran in full.
     pub(super) fn record_start(&mut self, info: &PendingInfo, spec: &RequestSpec, queue: bool) {
         if let Some(c) = self.computers.get_mut(&info.trapos_id) {
-            if !spec.quiet {
+            if !spec.mode.is_quiet() {
                 let mut changes = Vec::new();
                 c.output.push_to(
                     OutputEntry::Start(Box::new(StartEntry {
@@ -499,18 +500,18 @@ impl State {
             }
             if let Some(conn) = c.conn.as_mut()
                 && queue
-                && !spec.local
+                && !spec.mode.is_local()
             {
-                conn.enqueue(info.request_id.clone(), spec.detach);
+                conn.enqueue(info.request_id.clone(), spec.mode.is_detached());
             }
         }
-        if spec.quiet && info.kind == Kind::Ping {
+        if spec.mode.is_quiet() && info.kind == Kind::Ping {
             // A quiet ping is a look (probe-computers' pings, the console's status every few
             // seconds while its Screen view is open), not an act: logging each would bury the
             // log and history.db in thousands of lines an hour.
             return;
         }
-        let mut entry = State::entry("request", info.summary.clone());
+        let mut entry = State::entry(LogEvent::Request, info.summary.clone());
         entry.who = Some(info.origin.name().to_owned());
         entry.trapos_id = Some(info.trapos_id.clone());
         entry.request_id = Some(info.request_id.clone());
@@ -654,7 +655,7 @@ impl State {
         summary: &str,
         output_len: usize,
     ) {
-        let mut entry = State::entry("finished", summary.to_owned());
+        let mut entry = State::entry(LogEvent::Finished, summary.to_owned());
         entry.who = Some(p.info.origin.name().to_owned());
         entry.trapos_id = Some(p.info.trapos_id.clone());
         entry.request_id = Some(p.info.request_id.clone());

@@ -213,7 +213,7 @@ async fn a_connection_whose_queue_fills_is_unlinked_and_its_requests_end() {
     assert!(
         s.recent(10)
             .iter()
-            .any(|e| e.event == "unlinked" && e.detail.contains("outbound queue full"))
+            .any(|e| e.event.as_str() == "unlinked" && e.detail.contains("outbound queue full"))
     );
 }
 

@@ -371,6 +371,7 @@ fn open_append(path: &Path) -> std::io::Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::model::LogEvent;
     use crate::session::state::State;
 
     #[test]
@@ -384,7 +385,10 @@ mod tests {
                 args: Some(serde_json::json!({"path": "a.txt", "content": content})),
                 ..Extra::default()
             };
-            t.append(State::entry("request", "write-file".to_owned()), extra);
+            t.append(
+                State::entry(LogEvent::Request, "write-file".to_owned()),
+                extra,
+            );
             drop(t);
             let path = dir.path().join(FILE);
             let mut text = String::new();
@@ -406,7 +410,10 @@ mod tests {
         let dir = tempfile::tempdir()?;
         let mut t = Transcript::open(Some(dir.path()), 4096, 2, 1024, None, false);
         for i in 0..200 {
-            let e = State::entry("request", format!("entry {i:04} {}", "x".repeat(60)));
+            let e = State::entry(
+                LogEvent::Request,
+                format!("entry {i:04} {}", "x".repeat(60)),
+            );
             t.append(e, Extra::default());
         }
         drop(t);
@@ -449,7 +456,7 @@ mod tests {
             failure: Arc::default(),
         };
         for i in 0..20 {
-            let e = State::entry("request", format!("entry {i:02}"));
+            let e = State::entry(LogEvent::Request, format!("entry {i:02}"));
             assert_eq!(t.append(e, Extra::default()), None);
         }
         assert_eq!(t.dropped, 12);
@@ -457,7 +464,10 @@ mod tests {
         let mut writer = Writer::open(dir.path(), 1 << 20, 1)?;
         let first = rx.recv()?;
         writer.write(&first.line.line())?;
-        t.append(State::entry("request", "entry 20"), Extra::default());
+        t.append(
+            State::entry(LogEvent::Request, "entry 20"),
+            Extra::default(),
+        );
         assert_eq!(t.dropped, 0);
         drop(t);
         write_lines(&mut writer, &rx, &Mutex::new(None), None, false);

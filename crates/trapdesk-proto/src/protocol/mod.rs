@@ -397,12 +397,16 @@ pub struct ErrorBody {
 }
 
 mod detached;
+mod error_code;
 pub mod kind;
 pub mod label;
+mod names;
 pub mod wire;
 
 pub use detached::{Detach, DetachedRun, NAMED_READ};
+pub use error_code::ErrorCode;
 pub use kind::{Kind, Payload, RequestBody, UnknownKind};
+pub use names::{UnknownName, docs_table_names};
 
 impl Message {
     /// Decodes a frame into a message.

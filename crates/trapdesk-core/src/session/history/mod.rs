@@ -30,7 +30,7 @@ use serde_json::Value;
 
 pub use store::{Bounds, FILE, Stats};
 
-use super::model::{LogEntry, OutputItem, Status};
+use super::model::{LogEntry, LogEvent, OutputItem, Status};
 use crate::config::Settings;
 
 /// What the session hands the writer.
@@ -355,10 +355,9 @@ fn entry_of(line: &str) -> Option<LogEntry> {
     })
 }
 
-/// The log's events are `&'static str`; one read back is matched to its name here (an
-/// unknown one, written by a newer host, reads as `event`).
-fn event_name(name: &str) -> &'static str {
-    super::model::event_name(name).unwrap_or("event")
+/// An event read back by its name (an unknown one, written by a newer host, reads as `event`).
+fn event_name(name: &str) -> LogEvent {
+    LogEvent::parse(name).unwrap_or(LogEvent::Event)
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ fn what_is_committed_reads_back_as_the_ring_held_it_and_a_restart_numbers_above_
     assert!(h.has_request("7:miner", "h-1"));
     assert!(!h.has_request("7:miner", "h-2"));
     assert!(h.knows_computer("7:miner"));
-    assert_eq!(h.recent_log(10)[0].event, "linked");
+    assert_eq!(h.recent_log(10)[0].event.as_str(), "linked");
     drop(h);
     // The next start numbers above anything the first could have given out.
     let again = History::open(dir.path(), &settings())?;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use trapdesk_proto::protocol::ErrorCode;
 
 /// Why a request produced no answer payload. The computer's own failures (a Lua error, a failed
 /// write) are not here: they are a successful answer whose payload says `ok: false`.
@@ -41,7 +42,7 @@ pub enum RequestError {
     /// The policy stopped it: `denied`, `refused` (by the person), `not_answered`, or
     /// `no_approver` (`ask` with no console to answer).
     #[error("{message}")]
-    Policy { code: &'static str, message: String },
+    Policy { code: ErrorCode, message: String },
 }
 
 fn list(ids: &[String]) -> String {
@@ -56,16 +57,16 @@ impl RequestError {
     /// The protocol's error code for this failure.
     pub fn code(&self) -> &str {
         match self {
-            RequestError::UnknownComputer { .. } => "unknown_computer",
-            RequestError::Ambiguous { .. } => "ambiguous_computer",
-            RequestError::Timeout { .. } => "timeout",
-            RequestError::Disconnected => "disconnected",
-            RequestError::Cancelled { .. } => "cancelled",
-            RequestError::Busy { .. } => "busy",
+            RequestError::UnknownComputer { .. } => ErrorCode::UnknownComputer.as_str(),
+            RequestError::Ambiguous { .. } => ErrorCode::AmbiguousComputer.as_str(),
+            RequestError::Timeout { .. } => ErrorCode::Timeout.as_str(),
+            RequestError::Disconnected => ErrorCode::Disconnected.as_str(),
+            RequestError::Cancelled { .. } => ErrorCode::Cancelled.as_str(),
+            RequestError::Busy { .. } => ErrorCode::Busy.as_str(),
             RequestError::Remote { code, .. } => code,
-            RequestError::DetachedLimit { .. } => "detached_limit",
-            RequestError::ShuttingDown => "shutting_down",
-            RequestError::Policy { code, .. } => code,
+            RequestError::DetachedLimit { .. } => ErrorCode::DetachedLimit.as_str(),
+            RequestError::ShuttingDown => ErrorCode::ShuttingDown.as_str(),
+            RequestError::Policy { code, .. } => code.as_str(),
         }
     }
 

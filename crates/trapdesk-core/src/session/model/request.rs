@@ -16,28 +16,82 @@ use super::json::{de_time, ser_time};
 pub struct RequestSpec {
     pub kind: Kind,
     pub payload: Value,
-    /// `None` takes the configured default; longer than the maximum is clamped.
-    pub timeout: Option<Duration>,
-    /// Deliver live output of this request on [`crate::session::Ticket::output`].
-    pub stream_output: bool,
-    /// No deadline at all (a person's long-running program, cancelled by hand): the session
-    /// sets no timer and the computer is sent no `timeout_ms`. Ignored when `timeout` is set.
-    pub no_deadline: bool,
-    /// Housekeeping the console does for itself (path completion): logged like any request,
-    /// but it leaves no header, output or ending in the computer's scrollback. A quiet `ping`
-    /// (probe-computers', the console's status) is not logged either: a look, not an act.
-    pub quiet: bool,
-    /// Never sent to a computer: it only carries a policy approval for an action that reads
-    /// what the session already holds (see [`crate::session::Session::permit`]), and ends when
-    /// approved.
-    pub local: bool,
-    /// Refused (`needs_approval`) where the policy says `ask`, instead of asking the person:
-    /// for what an agent never waits on, such as completions.
-    pub never_ask: bool,
-    /// A detached run (docs/mcp.md, "Detached runs"): no deadline unless `timeout` is set, its
-    /// own budget per computer outside the in-flight limit, and it outlives its requester and
-    /// a dropped link; only its end or a cancel ends it.
-    pub detach: bool,
+    /// When the host gives up on it.
+    pub deadline: Deadline,
+    /// How it is sent, shown and approved.
+    pub mode: Mode,
+}
+
+/// When the host gives up on a request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Deadline {
+    /// The configured default (`request_timeout`).
+    #[default]
+    Default,
+    /// After this long; longer than the configured maximum is clamped.
+    After(Duration),
+    /// Never (a person's long-running program, a detached run; cancelled by hand): the
+    /// session sets no timer and the computer is sent no `timeout_ms`.
+    None,
+}
+
+impl Deadline {
+    /// The asked timeout, when one was asked.
+    pub fn after(self) -> Option<Duration> {
+        match self {
+            Deadline::After(t) => Some(t),
+            Deadline::Default | Deadline::None => None,
+        }
+    }
+}
+
+/// How a request is sent, shown and approved: the combinations that exist, so that none
+/// that cannot (a local request detached, a detached one quiet) can be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The ordinary request: logged, shown in the computer's scrollback, its caller waiting on
+    /// its ticket; with `stream`, its live output is delivered on
+    /// [`crate::session::Ticket::output`].
+    Attached { stream: bool },
+    /// Housekeeping (path completion, a device's state, a screen frame): logged like any
+    /// request, but it leaves no header, output or ending in the computer's scrollback. A
+    /// quiet `ping` (probe-computers', the console's status) is not logged either: a look, not
+    /// an act. With `never_ask`, refused (`needs_approval`) where the policy says `ask`,
+    /// instead of asking the person: for what an agent never waits on, such as completions.
+    Quiet { never_ask: bool },
+    /// A detached run (docs/mcp.md, "Detached runs"): its own budget per computer outside
+    /// the in-flight limit, and it outlives its requester and a dropped link; only its end
+    /// or a cancel ends it.
+    Detached,
+    /// Never sent to a computer, and quiet: it only carries a policy approval for an action
+    /// that reads what the session already holds (see [`crate::session::Session::permit`]),
+    /// and ends when approved.
+    Local,
+}
+
+impl Mode {
+    /// Its live output goes to the ticket.
+    pub fn streams(self) -> bool {
+        self == Mode::Attached { stream: true }
+    }
+
+    /// Leaves nothing in the computer's scrollback.
+    pub fn is_quiet(self) -> bool {
+        matches!(self, Mode::Quiet { .. } | Mode::Local)
+    }
+
+    /// Refused where the policy would ask.
+    pub fn never_asks(self) -> bool {
+        self == Mode::Quiet { never_ask: true }
+    }
+
+    pub fn is_detached(self) -> bool {
+        self == Mode::Detached
+    }
+
+    pub fn is_local(self) -> bool {
+        self == Mode::Local
+    }
 }
 
 impl RequestSpec {
@@ -45,58 +99,68 @@ impl RequestSpec {
         RequestSpec {
             kind,
             payload,
-            timeout: None,
-            stream_output: false,
-            no_deadline: false,
-            quiet: false,
-            local: false,
-            never_ask: false,
-            detach: false,
+            deadline: Deadline::Default,
+            mode: Mode::Attached { stream: false },
         }
     }
 
-    /// A detached run: see [`RequestSpec::detach`].
-    pub fn detached(mut self) -> Self {
-        self.detach = true;
-        self.no_deadline = true;
-        self
-    }
-
-    /// Runs until it ends or is cancelled, unless a `timeout` is also given.
     /// A request of a typed payload, of the payload's own kind.
     pub fn of<P: Payload>(payload: &P) -> Self {
         RequestSpec::new(P::KIND, payload.to_value())
     }
 
+    /// A detached run (see [`Mode::Detached`]): no deadline unless a `timeout` is given.
+    pub fn detached(mut self) -> Self {
+        self.mode = Mode::Detached;
+        self.without_deadline()
+    }
+
     /// Runs until it ends or is cancelled, unless a `timeout` is also given.
     pub fn without_deadline(mut self) -> Self {
-        self.no_deadline = true;
+        if self.deadline == Deadline::Default {
+            self.deadline = Deadline::None;
+        }
         self
     }
 
+    /// Gives up after `t`; `None` leaves the default (or no deadline, where one was asked
+    /// for).
     pub fn timeout(mut self, t: Option<Duration>) -> Self {
-        self.timeout = t;
+        self.deadline = match (t, self.deadline) {
+            (Some(t), _) => Deadline::After(t),
+            (None, Deadline::After(_)) => Deadline::Default,
+            (None, d) => d,
+        };
         self
     }
 
+    /// Delivers its live output on the ticket (an attached request's).
     pub fn streaming(mut self) -> Self {
-        self.stream_output = true;
+        if let Mode::Attached { stream } = &mut self.mode {
+            *stream = true;
+        }
         self
     }
 
+    /// Housekeeping: see [`Mode::Quiet`].
     pub fn quiet(mut self) -> Self {
-        self.quiet = true;
+        if let Mode::Attached { .. } = self.mode {
+            self.mode = Mode::Quiet { never_ask: false };
+        }
         self
     }
 
+    /// Quiet, and refused where the policy would ask: see [`Mode::Quiet`].
     pub fn never_ask(mut self) -> Self {
-        self.never_ask = true;
+        if let Mode::Attached { .. } | Mode::Quiet { .. } = self.mode {
+            self.mode = Mode::Quiet { never_ask: true };
+        }
         self
     }
 
+    /// Only an approval: see [`Mode::Local`].
     pub fn local(mut self) -> Self {
-        self.local = true;
-        self.quiet = true;
+        self.mode = Mode::Local;
         self
     }
 }
@@ -129,4 +193,37 @@ pub struct PendingInfo {
     pub cancel_requested: bool,
     /// Held until the person answers (policy `ask`); not in the computer's queue meanwhile.
     pub awaiting_approval: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> RequestSpec {
+        RequestSpec::new(Kind::Ping, Value::Null)
+    }
+
+    #[test]
+    fn an_asked_timeout_wins_over_no_deadline_in_either_order() {
+        let t = Some(Duration::from_secs(3));
+        let after = Deadline::After(Duration::from_secs(3));
+        assert_eq!(spec().detached().timeout(t).deadline, after);
+        assert_eq!(spec().timeout(t).detached().deadline, after);
+        assert_eq!(spec().timeout(t).without_deadline().deadline, after);
+        assert_eq!(spec().timeout(None).detached().deadline, Deadline::None);
+        assert_eq!(spec().detached().timeout(None).deadline, Deadline::None);
+        assert_eq!(spec().timeout(None).deadline, Deadline::Default);
+    }
+
+    #[test]
+    fn the_modes_combine_as_the_builders_read() {
+        assert!(spec().streaming().mode.streams());
+        assert!(!spec().detached().streaming().mode.streams());
+        let completion = spec().quiet().never_ask().mode;
+        assert!(completion.is_quiet() && completion.never_asks());
+        let local = spec().timeout(Some(Duration::from_secs(1))).local().mode;
+        assert!(local.is_local() && local.is_quiet() && !local.never_asks());
+        let detached = spec().detached().mode;
+        assert!(detached.is_detached() && !detached.is_quiet());
+    }
 }

@@ -126,7 +126,7 @@ async fn a_relabel_onto_a_name_another_link_holds_is_refused() {
     assert!(s.computer("7:miner").is_some_and(|c| c.online));
     assert!(s.computer("7:farm").is_some_and(|c| c.online));
     assert_eq!(b.trapos_id(), "7:farm");
-    assert!(s.recent(10).iter().any(|e| e.event == "relabelled"
+    assert!(s.recent(10).iter().any(|e| e.event.as_str() == "relabelled"
         && e.detail == "7:farm was labelled 7:miner, which another link holds: still 7:farm"));
 }
 
@@ -149,7 +149,7 @@ async fn a_computer_back_after_a_hard_abort_is_logged_as_back() {
     let (tx, _rx) = mpsc::channel(1024);
     let _again = s.link(&hello(7, Some("miner")), tx);
     assert_eq!(s.resolve("miner").as_deref(), Ok("7:miner"));
-    let events: Vec<&str> = s.recent(10).iter().map(|e| e.event).collect();
+    let events: Vec<&str> = s.recent(10).iter().map(|e| e.event.as_str()).collect();
     assert_eq!(events.last(), Some(&"back"), "{events:?}");
     // A link the host ended itself (here: the heartbeat) is never taken for the abort.
     let (tx, mut rx) = mpsc::channel(1024);

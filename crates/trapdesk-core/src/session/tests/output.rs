@@ -58,7 +58,7 @@ async fn quiet_requests_are_logged_but_leave_the_scrollback_alone() {
     });
     t.wait().await.unwrap();
     assert!(s.output_since("7:", 0).is_empty());
-    assert!(s.recent(10).iter().any(|e| e.event == "finished"
+    assert!(s.recent(10).iter().any(|e| e.event.as_str() == "finished"
                 && e.what.as_deref() == Some("list-files")
                 // Agents read the log too: the person is "person", not "you".
                 && e.who.as_deref() == Some("person")));
