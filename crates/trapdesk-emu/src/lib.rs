@@ -11,17 +11,23 @@
 //! - `boot`: a fresh Lua state per power cycle: natives, watchdog, bios; `sandbox`: that state
 //!   holds CC's libraries and nothing of the host (a filtered `debug`, text-only `load`);
 //!   `clock`: `os.date`/`os.time(table)` in Rust, so the C `os` library is never opened.
-//! - `machine`: the computer's own OS thread: event queue, timers, the coroutine loop, power cycles.
-//! - `value`: event arguments as they cross from Rust into Lua.
+//! - `machine`: the computer's own OS thread: event queue, timers, the coroutine loop, power cycles;
+//!   `kernel`: what the loop and the natives share (`Ctx`); `watchdog`: "Too long
+//!   without yielding"; `sync`: locking shared state.
+//! - `value`: events and their arguments as they cross from Rust into Lua.
 //! - `term`: the text screen (a computer's, turtle's or pocket computer's size) and the native
 //!   `term` table.
-//! - `fs`: the computer's disk, a host directory with CC's path rules; `handles`: its file handles.
+//! - `fs`: the computer's disk, a host directory with CC's path rules; `handles`: its file handles;
+//!   `quota`: its capacity.
 //! - `os_api`: the Rust half of `os` (timers, clock, labels, power).
 //! - `net`: `http.websocket*` and `http.get`, bridged onto the tokio runtime.
 //! - `peripherals/`: the peripherals around the computer (`periphemu` and CC's native
 //!   `peripheral`): drive (its floppy `fs` mounts at `/disk`), monitor, modem, speaker, chest.
-//! - `device`: a turtle or pocket computer ([`Device`]) and the main-thread worker their APIs
-//!   wait on; `turtle`: a turtle's fuel, slots and commands in an empty world.
+//!
+//! No module imports one that imports it back (the kernel holds the bench, the kind and the
+//! drive, all plain data beneath it); only this file gathers them all.
+//! - `kind`: what kind of computer ([`Device`]) and the state a turtle keeps across power cycles;
+//!   `device`: the main-thread worker a turtle's and pocket computer's APIs wait on; `turtle`: a turtle's fuel, slots and commands in an empty world.
 //! - `install`: writing the client onto a disk, and the `--demo` / `emulate` run modes.
 //! - `rom/*.lua`: what CC itself writes in Lua (bios, `parallel`, `textutils`, `settings`, `shell`),
 //!   in our own words.
@@ -34,6 +40,7 @@ mod fs;
 mod handles;
 mod install;
 mod kernel;
+mod kind;
 mod machine;
 mod net;
 mod number;
@@ -43,20 +50,25 @@ mod quota;
 mod sandbox;
 mod screen;
 mod spec;
+mod sync;
 mod term;
 mod turtle;
 mod value;
+mod watchdog;
 mod websocket;
 
 use std::sync::{Arc, Mutex};
 
-pub use device::Device;
 pub use error::EmuError;
 pub use install::{install_client, run_demo, run_emulate};
-pub use peripherals::{InventorySpec, Item, MonitorSpec, MonitorView, PeripheralSpec};
+pub use kind::Device;
+pub use peripherals::{
+    DiskDrive, FLOPPY_SPACE_LIMIT, Floppy, InventorySpec, Item, MonitorSpec, MonitorView,
+    PeripheralSpec,
+};
 pub use spec::{
-    COMPUTER_SIZE, COMPUTER_SPACE_LIMIT, ComputerSpec, DEFAULT_WEBSOCKET_MESSAGE, DiskDrive,
-    FLOPPY_SPACE_LIMIT, Floppy, Limits, POCKET_SIZE, TURTLE_SIZE,
+    COMPUTER_SIZE, COMPUTER_SPACE_LIMIT, ComputerSpec, DEFAULT_WEBSOCKET_MESSAGE, Limits,
+    POCKET_SIZE, TURTLE_SIZE,
 };
 pub use turtle::{
     ADVANCED_TURTLE_FUEL_LIMIT, Item as TurtleItem, TURTLE_FUEL_LIMIT, TURTLE_SLOTS, TurtleSpec,
@@ -100,7 +112,7 @@ pub struct Computer {
     /// The disk drive, shared with the machine's `fs` and `peripheral`.
     drive: Arc<Mutex<Option<DiskDrive>>>,
     /// The peripherals, shared with the machine.
-    bench: peripherals::SharedBench,
+    bench: peripherals::bench::SharedBench,
     state: tokio::sync::watch::Receiver<PowerState>,
     /// Counts the handles, for the machine thread (see `machine::Machine::handles`).
     _alive: Arc<()>,
@@ -122,7 +134,7 @@ impl Computer {
         let (tx, rx) = std::sync::mpsc::channel();
         let screen = Arc::new(Mutex::new(screen::Screen::new(spec.size.0, spec.size.1)));
         let drive = Arc::new(Mutex::new(spec.drive.clone()));
-        let device = device::DeviceState::new(&spec.device, spec.advanced);
+        let device = kind::DeviceState::new(&spec.device, spec.advanced);
         if let Some(f) = spec.drive.as_ref().and_then(|d| d.floppy.as_ref()) {
             fs::private_dir(&f.root).map_err(|source| EmuError::Io {
                 path: f.root.clone(),
@@ -131,7 +143,7 @@ impl Computer {
             fs::tighten(&f.root);
         }
         let floppies = spec.root.parent().map(|p| p.join("disk"));
-        let mut bench = peripherals::Bench::new(spec.id, drive.clone(), floppies);
+        let mut bench = peripherals::bench::Bench::new(spec.id, drive.clone(), floppies);
         for (name, p) in &spec.peripherals {
             // Events of peripherals there from boot are nobody's: the computer finds them.
             bench.attach(name, p.clone()).map_err(EmuError::Setup)?;
@@ -183,7 +195,7 @@ impl Computer {
         // A computer that is off has no queue: dropping the event is what CC would do.
         let _ = self
             .tx
-            .send(kernel::Msg::Event(kernel::Event::new(name, args), None));
+            .send(kernel::Msg::Event(value::Event::new(name, args), None));
     }
 
     /// Types text as a person would: one `char` event per character, and `key` enter for each
@@ -257,7 +269,7 @@ impl Computer {
             source,
         })?;
         let side = {
-            let mut d = kernel::lock(&self.drive);
+            let mut d = sync::lock(&self.drive);
             match d.as_mut() {
                 Some(drive) if drive.floppy.is_none() => {
                     drive.floppy = Some(floppy);
@@ -274,7 +286,7 @@ impl Computer {
     /// `disk_eject` event names the drive. Returns the floppy, if there was one.
     pub fn eject_disk(&self) -> Option<Floppy> {
         let (side, floppy) = {
-            let mut d = kernel::lock(&self.drive);
+            let mut d = sync::lock(&self.drive);
             let drive = d.as_mut()?;
             (drive.side.clone(), drive.floppy.take()?)
         };
