@@ -24,6 +24,20 @@ pub(crate) const QUEUE_LIMIT: usize = 256;
 /// `keys.enter` in CC: Tweaked (GLFW key codes).
 pub(crate) const KEY_ENTER: u16 = 257;
 
+/// Whether a computer is on, and if off, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PowerState {
+    /// Running (or booting).
+    On,
+    /// Shut down: by `os.shutdown`, by [`Computer::shutdown`](crate::Computer::shutdown), or because its bios program
+    /// ended.
+    Off,
+    /// Shut down by CC's hard abort: a program went on running past "Too long without
+    /// yielding". It stays off until turned on ([`Computer::turn_on`](crate::Computer::turn_on)), as a player would.
+    Aborted,
+}
+
 /// A request to change power state, from Lua (`os.reboot`) or from the handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Power {

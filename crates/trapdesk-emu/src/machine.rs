@@ -19,8 +19,7 @@ use mlua::thread::ThreadStatus;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::PowerState;
-use super::kernel::{Ctx, Kernel, Msg, Power, error_text};
+use super::kernel::{Ctx, Kernel, Msg, Power, PowerState, error_text};
 use super::kind::DeviceState;
 use super::peripherals::bench::SharedBench;
 use super::peripherals::spec::DiskDrive;

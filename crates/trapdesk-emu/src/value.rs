@@ -6,9 +6,21 @@ use std::sync::Arc;
 
 use mlua::{IntoLua, Lua, Value};
 
-use super::EventArg;
 use super::handles::ReadHandle;
 use super::websocket::WsHandle;
+
+/// One argument of an event queued from Rust, as CC would pass it to Lua.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventArg {
+    /// A Lua string: bytes, not necessarily UTF-8.
+    Str(Vec<u8>),
+    /// A Lua number (CC has doubles only).
+    Num(f64),
+    /// A boolean.
+    Bool(bool),
+    /// nil.
+    Nil,
+}
 
 /// One event argument.
 #[derive(Debug, Clone)]

@@ -7,9 +7,11 @@ use super::bench::Device;
 use super::inventory::Item;
 use super::monitor::{Monitor, MonitorView};
 use super::spec::PeripheralSpec;
+use crate::computer::Computer;
+use crate::error::EmuError;
+use crate::kernel;
 use crate::sync::lock;
 use crate::value::{Event, Val};
-use crate::{Computer, EmuError, kernel};
 
 impl Computer {
     fn queue(&self, events: Vec<Event>) {

@@ -41,24 +41,24 @@ pub use inventory::{InventorySpec, Item};
 pub use monitor::{MonitorSpec, MonitorView};
 pub use spec::{DiskDrive, FLOPPY_SPACE_LIMIT, Floppy, PeripheralSpec};
 
-use crate::spec::ComputerSpec;
-
-/// What a demo computer has around it: the first, a monitor on top, and behind a wired modem on
+/// What demo computer `id` has around it: the first, a monitor on top, and behind a wired modem on
 /// its back a second monitor and a chest with a few items, so that monitors and peripherals have
 /// something to show on a first try.
-pub(crate) fn demo(spec: ComputerSpec) -> ComputerSpec {
-    if spec.id != 1 {
-        return spec;
+pub(crate) fn demo(id: u64) -> Vec<(&'static str, PeripheralSpec)> {
+    if id != 1 {
+        return Vec::new();
     }
-    spec.with_peripheral("top", PeripheralSpec::Monitor(MonitorSpec::blocks(3, 2)))
-        .with_peripheral("back", PeripheralSpec::Modem { wireless: false })
-        .with_peripheral("monitor_0", PeripheralSpec::Monitor(MonitorSpec::default()))
-        .with_peripheral(
+    vec![
+        ("top", PeripheralSpec::Monitor(MonitorSpec::blocks(3, 2))),
+        ("back", PeripheralSpec::Modem { wireless: false }),
+        ("monitor_0", PeripheralSpec::Monitor(MonitorSpec::default())),
+        (
             "minecraft:chest_0",
             PeripheralSpec::Chest(
                 InventorySpec::chest()
                     .with_item(1, Item::new("minecraft:cobblestone", 64))
                     .with_item(2, Item::new("minecraft:coal", 23)),
             ),
-        )
+        ),
+    ]
 }
