@@ -4,7 +4,6 @@
 //! out in `view/`; what needs the session goes out as [`Intent`]s. The popups' own types
 //! ([`Popup`], [`Popups`]) are in `app/popups.rs`.
 
-use std::collections::HashSet;
 use std::time::SystemTime;
 
 use ratatui::layout::Rect;
@@ -30,8 +29,10 @@ use trapdesk_core::session::{self, ComputerInfo, PendingInfo, ToolCall};
 pub use super::component::PromptKind;
 pub use super::panes::prompt::Prompt;
 
+mod dirty;
 mod popups;
 
+use dirty::Dirty;
 pub use popups::{Popup, Popups};
 
 /// Results of work the loop did for the app, delivered back as events.
@@ -48,19 +49,6 @@ pub enum AppMsg {
 
 /// How often a secret on screen is read again.
 const SECRET_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// What must be pulled from the session before the next frame.
-struct Dirty {
-    computers: bool,
-    pending: bool,
-    calls: bool,
-    approvals: bool,
-    /// The stop for all agents was set or lifted.
-    pause: bool,
-    output: HashSet<String>,
-    /// Computers whose earlier output has been pulled once.
-    seen: HashSet<String>,
-}
 
 /// The whole console state.
 pub struct App {
@@ -149,18 +137,15 @@ impl App {
             paused: false,
             me: session::console::LOCAL_CONSOLE.to_owned(),
             attached: None,
-            dirty: Dirty {
-                computers: true,
-                pending: true,
-                calls: true,
-                approvals: true,
-                pause: true,
-                output: HashSet::new(),
-                seen: HashSet::new(),
-            },
+            dirty: Dirty::new(),
             utc_offset: 0,
             settings,
         }
+    }
+
+    /// Draws a frame and places the terminal cursor in the editor or prompt (`view/`).
+    pub fn draw(&self, frame: &mut ratatui::Frame) {
+        super::view::draw(self, frame);
     }
 
     /// The editor's text.
@@ -273,14 +258,8 @@ impl App {
 
     /// After a lagged broadcast: pull everything again.
     pub fn mark_all_dirty(&mut self) {
-        let d = &mut self.dirty;
-        d.pause = true;
-        d.computers = true;
-        d.pending = true;
-        d.calls = true;
-        d.approvals = true;
         let ids = self.computers.list.iter().map(|c| c.trapos_id.clone());
-        d.output.extend(ids);
+        self.dirty.all(ids);
     }
 
     /// Pulls the snapshots that changed since the last frame.
@@ -484,5 +463,11 @@ impl App {
                 }
             }
         }
+    }
+}
+
+impl ratatui::widgets::Widget for &App {
+    fn render(self, area: Rect, buf: &mut ratatui::buffer::Buffer) {
+        super::view::render(self, area, buf);
     }
 }

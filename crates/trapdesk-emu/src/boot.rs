@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use mlua::{Lua, Table};
 
-use super::kernel::{Ctx, lock};
+use super::kernel::Ctx;
+use super::sync::lock;
 
 /// Builds a fresh Lua state with CC's globals and runs the bios, which returns its hooks.
 pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
@@ -36,8 +37,11 @@ pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
     super::clock::install(&lua, &os)?;
     natives.set("os", os)?;
     natives.set("http", super::net::native(&lua, ctx)?)?;
-    natives.set("peripheral", super::peripherals::native(&lua, ctx)?)?;
-    natives.set("periphemu", super::peripherals::periphemu(&lua, ctx)?)?;
+    natives.set("peripheral", super::peripherals::native::native(&lua, ctx)?)?;
+    natives.set(
+        "periphemu",
+        super::peripherals::periphemu::periphemu(&lua, ctx)?,
+    )?;
     super::device::install(&lua, ctx, &natives)?;
     let rom = lua.create_table()?;
     for (name, src) in ROM {

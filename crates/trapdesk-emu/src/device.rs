@@ -1,4 +1,4 @@
-//! What a computer is: a computer, a turtle or a pocket computer ([`Device`]), and the part of
+//! What a turtle or a pocket computer (`kind.rs`) does beyond a computer: the part of
 //! CC: Tweaked's server main thread those two need: one worker per power cycle that, tick by
 //! tick, runs the turtle's queued commands (one a tick, none while an animation plays:
 //! `TurtleBrain.updateCommands`) and the main-thread tasks of `mainThread = true` methods
@@ -12,54 +12,11 @@ use std::time::{Duration, Instant};
 use mlua::{Lua, Table};
 use tokio::sync::mpsc;
 
-use super::kernel::{Ctx, Event, Msg, lock};
-use super::turtle::{self, ANIMATION_TICKS, Command, Turtle, TurtleSpec};
-use super::value::Val;
-
-/// What kind of computer this is (CC: Tweaked's computer, turtle and pocket computer).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Device {
-    /// A computer: no `turtle`, no `pocket`.
-    #[default]
-    Computer,
-    /// A turtle: the `turtle` API, fuel and sixteen slots, in an empty world.
-    Turtle(TurtleSpec),
-    /// A pocket computer held by a player: the `pocket` API, with no upgrade to equip.
-    Pocket,
-}
-
-impl Device {
-    /// `"computer"`, `"turtle"` or `"pocket"`: the hello's `device`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Device::Computer => "computer",
-            Device::Turtle(_) => "turtle",
-            Device::Pocket => "pocket",
-        }
-    }
-}
-
-/// A device's state that outlives a power cycle (a turtle's fuel and slots), shared by the
-/// machine's power cycles.
-#[derive(Debug, Clone)]
-pub(crate) enum DeviceState {
-    Computer,
-    Turtle(Arc<Mutex<Turtle>>),
-    Pocket,
-}
-
-impl DeviceState {
-    pub(crate) fn new(device: &Device, advanced: bool) -> Self {
-        match device {
-            Device::Computer => DeviceState::Computer,
-            Device::Turtle(spec) => {
-                DeviceState::Turtle(Arc::new(Mutex::new(Turtle::new(spec, advanced))))
-            }
-            Device::Pocket => DeviceState::Pocket,
-        }
-    }
-}
+use super::kernel::{Ctx, Msg};
+use super::kind::DeviceState;
+use super::sync::lock;
+use super::turtle::{self, ANIMATION_TICKS, Command, Turtle};
+use super::value::{Event, Val};
 
 /// Work for the main thread.
 enum Job {
@@ -122,7 +79,7 @@ pub(crate) fn install(lua: &Lua, ctx: &Ctx, natives: &Table) -> mlua::Result<()>
     if let Some(t) = &turtle {
         // Commands a previous boot queued died with it.
         lock(t).pending = 0;
-        natives.set("turtle", turtle::native(lua, t)?)?;
+        natives.set("turtle", turtle::api::native(lua, t)?)?;
         device.set("issue", issue(lua, t, jobs.clone())?)?;
     }
     device.set("task", task(lua, jobs)?)?;
@@ -153,7 +110,7 @@ fn issue(
     lua.create_function(
         move |_, (name, a, b): (mlua::LuaString, Option<f64>, Option<f64>)| {
             let name = name.to_string_lossy();
-            let Some(cmd) = turtle::parse(&name, a, b) else {
+            let Some(cmd) = turtle::api::parse(&name, a, b) else {
                 return Err(mlua::Error::RuntimeError(format!(
                     "not a turtle command: {name}"
                 )));

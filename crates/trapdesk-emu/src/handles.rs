@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mlua::{UserData, UserDataMethods, Value};
 
-use super::fs::Quota;
+use super::quota::Quota;
 
 /// A file opened for reading (or an HTTP body): the whole content, read up front.
 pub(crate) struct ReadHandle {

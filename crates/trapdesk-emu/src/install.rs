@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Computer, ComputerSpec, Device, EmuError, Limits};
+use super::computer::Computer;
+use super::error::EmuError;
+use super::kind::Device;
+use super::spec::{ComputerSpec, Limits};
 
 /// Labels of the demo computers, in id order (wrapping with a number after the last).
 const DEMO_LABELS: &[&str] = &[
@@ -374,7 +377,11 @@ pub async fn run_demo(
         let root = data_dir.join("computers").join(id.to_string());
         install_client(&root, url, secret)?;
         write_programs(&root, DEMO_PROGRAMS)?;
-        let spec = super::peripherals::demo(ComputerSpec::new(id, Some(label), root));
+        let around = super::peripherals::demo(id);
+        let spec = around.into_iter().fold(
+            ComputerSpec::new(id, Some(label), root),
+            |spec, (name, p)| spec.with_peripheral(name, p),
+        );
         computers.push(Computer::spawn(spec, tokio::runtime::Handle::current())?);
     }
     if n >= 1 {

@@ -1,5 +1,5 @@
 //! What the machine's loop and its native functions share: the event queue and timers
-//! ([`Kernel`]), the watchdog, the messages that reach the machine thread, and [`Ctx`], which
+//! ([`Kernel`]), the messages that reach the machine thread, and [`Ctx`], which
 //! every native closure holds. Beneath the loop (`machine.rs`) and the natives (`fs`, `net`,
 //! `os_api`, `term`), so that neither imports the other.
 
@@ -7,18 +7,36 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::kind::DeviceState;
+use super::peripherals::bench::SharedBench;
+use super::peripherals::spec::DiskDrive;
 use super::screen::Screen;
-use super::value::Val;
+use super::value::Event;
+use super::watchdog::Watchdog;
 
 /// CC's event queue length; further events are dropped silently.
 pub(crate) const QUEUE_LIMIT: usize = 256;
 /// `keys.enter` in CC: Tweaked (GLFW key codes).
 pub(crate) const KEY_ENTER: u16 = 257;
+
+/// Whether a computer is on, and if off, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PowerState {
+    /// Running (or booting).
+    On,
+    /// Shut down: by `os.shutdown`, by [`Computer::shutdown`](crate::Computer::shutdown), or because its bios program
+    /// ended.
+    Off,
+    /// Shut down by CC's hard abort: a program went on running past "Too long without
+    /// yielding". It stays off until turned on ([`Computer::turn_on`](crate::Computer::turn_on)), as a player would.
+    Aborted,
+}
 
 /// A request to change power state, from Lua (`os.reboot`) or from the handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,22 +48,6 @@ pub(crate) enum Power {
     /// The watchdog's hard abort: the machine shuts the computer down (never sent, only
     /// returned by the loop).
     Abort,
-}
-
-/// One event: a name and its arguments.
-#[derive(Debug, Clone)]
-pub(crate) struct Event {
-    pub name: Vec<u8>,
-    pub args: Vec<Val>,
-}
-
-impl Event {
-    pub(crate) fn new(name: &str, args: Vec<Val>) -> Self {
-        Self {
-            name: name.as_bytes().to_vec(),
-            args,
-        }
-    }
 }
 
 /// What reaches the machine thread from elsewhere.
@@ -103,20 +105,6 @@ impl Kernel {
     }
 }
 
-/// When the running coroutine was last resumed, for "Too long without yielding".
-#[derive(Debug)]
-pub(crate) struct Watchdog {
-    pub resumed_at: Instant,
-    pub warned_at: Option<Instant>,
-    pub timeout: Duration,
-    /// How long after the error the program may go on before the hard abort.
-    pub abort_timeout: Duration,
-    /// Set once the program ignored the error for `abort_timeout`: from then on the hook
-    /// raises at every instruction, so the error escapes any `pcall` loop, and the machine turns
-    /// the computer off as soon as the resume returns.
-    pub killed: bool,
-}
-
 /// Everything a native function may need, cloned into each closure.
 #[derive(Clone)]
 pub(crate) struct Ctx {
@@ -134,19 +122,14 @@ pub(crate) struct Ctx {
     /// The disk's capacity in bytes (`computer_space_limit`).
     pub disk_space: u64,
     /// The disk drive beside the computer, shared with the handle that inserts and ejects.
-    pub drive: Arc<Mutex<Option<super::DiskDrive>>>,
+    pub drive: Arc<Mutex<Option<DiskDrive>>>,
     /// The peripherals around the computer (`peripherals/`), shared with the handle.
-    pub bench: super::peripherals::SharedBench,
+    pub bench: SharedBench,
     /// A turtle's or pocket computer's own state (`device.rs`).
-    pub device: super::device::DeviceState,
+    pub device: DeviceState,
     /// Whether the terminal is a colour one (`term.isColour`): advanced computers, turtles and
     /// pocket computers.
     pub advanced: bool,
-}
-
-/// Locks a mutex, accepting a poisoned one: the data is plain state that stays consistent.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The text of a Lua error, without mlua's decorations where it can.

@@ -19,11 +19,15 @@ use mlua::thread::ThreadStatus;
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::device::DeviceState;
-use super::kernel::{Ctx, Event, Kernel, Msg, Power, Watchdog, error_text, lock};
+use super::kernel::{Ctx, Kernel, Msg, Power, PowerState, error_text};
+use super::kind::DeviceState;
+use super::peripherals::bench::SharedBench;
+use super::peripherals::spec::DiskDrive;
 use super::screen::Screen;
-use super::value::{Val, Wrappers};
-use super::{ComputerSpec, DiskDrive, PowerState};
+use super::spec::ComputerSpec;
+use super::sync::lock;
+use super::value::{Event, Val, Wrappers};
+use super::watchdog::Watchdog;
 
 /// One top-level coroutine.
 struct Proc {
@@ -47,7 +51,7 @@ enum Step {
 pub(crate) struct Shared {
     pub screen: Arc<Mutex<Screen>>,
     pub drive: Arc<Mutex<Option<DiskDrive>>>,
-    pub bench: super::peripherals::SharedBench,
+    pub bench: SharedBench,
     pub device: DeviceState,
     pub state: tokio::sync::watch::Sender<PowerState>,
     pub handles: Weak<()>,
@@ -60,7 +64,7 @@ pub(crate) struct Machine {
     rx: Receiver<Msg>,
     screen: Arc<Mutex<Screen>>,
     drive: Arc<Mutex<Option<DiskDrive>>>,
-    bench: super::peripherals::SharedBench,
+    bench: SharedBench,
     /// A turtle's fuel and slots, kept across power cycles as the block keeps them.
     device: DeviceState,
     generation: u64,

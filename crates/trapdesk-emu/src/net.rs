@@ -12,8 +12,8 @@ use mlua::{IntoLuaMulti, Lua, MultiValue, Table};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
 
-use super::kernel::{Ctx, Event, Msg};
-use super::value::{Response, Val};
+use super::kernel::{Ctx, Msg};
+use super::value::{Event, Response, Val};
 use super::websocket::{UNLIMITED_MESSAGE, WsCmd, WsHandle};
 
 /// CC's limit on open websockets per computer.

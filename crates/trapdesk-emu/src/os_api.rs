@@ -6,8 +6,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::kernel::{Ctx, Event, Power, lock};
-use super::value::Val;
+use super::kernel::{Ctx, Power};
+use super::sync::lock;
+use super::value::{Event, Val};
 
 /// One in-game day lasts 24,000 ticks (an hour 1,000); the game starts at 6:00 on day 1.
 const TICKS_PER_HOUR: f64 = 1000.0;

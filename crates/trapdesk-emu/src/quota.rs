@@ -61,7 +61,7 @@ impl Quota {
     }
 
     fn used(&self) -> std::sync::MutexGuard<'_, u64> {
-        super::kernel::lock(&self.used)
+        crate::sync::lock(&self.used)
     }
 
     /// `fs.getCapacity`.

@@ -25,8 +25,10 @@ use std::sync::{Arc, Mutex};
 use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
 mod debug;
+mod guard;
 
 use debug::filtered_debug;
+use guard::{Real, Shim, call, is_userdata, message, setmetatable};
 
 /// The most memory one emulated computer's Lua may hold. CC has no such limit, but its
 /// computers live in the server's JVM with its own heap limit; here the computers share the
@@ -47,25 +49,6 @@ const BASE: &[&str] = &[
 
 /// The libraries CC offers that PUC Lua provides as they are.
 const LIBS: &[&str] = &["coroutine", "string", "table", "math", "bit32"];
-
-/// The real C functions, kept here and only here.
-#[derive(Clone)]
-struct Real {
-    getinfo: Function,
-    getlocal: Function,
-    setlocal: Function,
-    getupvalue: Function,
-    setupvalue: Function,
-    upvalueid: Function,
-    upvaluejoin: Function,
-    getmetatable: Function,
-    setmetatable: Function,
-    traceback: Function,
-    sethook: Function,
-    create: Function,
-    load: Function,
-    base_setmetatable: Function,
-}
 
 /// A fresh Lua state for one power cycle of one computer, with the sandbox's globals in place.
 /// `watchdog` is asked at every check whether the running coroutine has run too long
@@ -146,90 +129,6 @@ pub(crate) fn state(watchdog: impl Fn() -> u8 + Send + 'static) -> mlua::Result<
     Ok(lua)
 }
 
-/// Turns a Rust function answering `true, ...` or `false, message` into a Lua function that
-/// returns the values or raises the message at its caller, as CC's Java functions do (an error
-/// returned from an mlua callback would reach Lua as a userdata, not as CC's string).
-struct Shim(Function);
-
-impl Shim {
-    fn new(lua: &Lua) -> mlua::Result<Shim> {
-        let f = lua
-            .load(
-                "local pack, unpack, error = table.pack, table.unpack, error
-                 return function(native)
-                     return function(...)
-                         local r = pack(native(...))
-                         if not r[1] then error(r[2], 2) end
-                         return unpack(r, 2, r.n)
-                     end
-                 end",
-            )
-            .set_name("=[C]")
-            .set_mode(mlua::chunk::ChunkMode::Text)
-            .call::<Function>(())?;
-        Ok(Shim(f))
-    }
-
-    fn wrap<F>(&self, lua: &Lua, f: F) -> mlua::Result<Function>
-    where
-        F: Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static,
-    {
-        let native = lua.create_function(move |lua, args: MultiValue| {
-            let mut out = MultiValue::new();
-            match f(lua, args) {
-                Ok(values) => {
-                    out.push_back(Value::Boolean(true));
-                    out.extend(values);
-                }
-                Err(msg) => {
-                    out.push_back(Value::Boolean(false));
-                    out.push_back(Value::String(lua.create_string(msg)?));
-                }
-            }
-            Ok(out)
-        })?;
-        self.0.call(native)
-    }
-}
-
-/// The message of a failed call into a real function: its first line (mlua appends a
-/// traceback), without the position of our own frames.
-fn message(e: &mlua::Error) -> String {
-    let text = match e {
-        mlua::Error::CallbackError { cause, .. } => cause.to_string(),
-        other => other.to_string(),
-    };
-    let first = text.lines().next().unwrap_or_default();
-    first
-        .strip_prefix("runtime error: ")
-        .unwrap_or(first)
-        .to_owned()
-}
-
-fn call(f: &Function, args: MultiValue) -> Result<MultiValue, String> {
-    f.call::<MultiValue>(args).map_err(|e| message(&e))
-}
-
-fn is_lua(f: &Function) -> bool {
-    f.info().what != "C"
-}
-
-/// Whether `v` is anything but Lua's own kinds of value: full and light userdata, mlua's error
-/// values and whatever else mlua makes. All of it is the emulator's (handles, mlua's internals).
-fn is_userdata(v: &Value) -> bool {
-    !matches!(
-        v,
-        Value::Nil
-            | Value::Boolean(_)
-            | Value::Integer(_)
-            | Value::Number(_)
-            | Value::String(_)
-            | Value::Table(_)
-            | Value::Function(_)
-            | Value::Thread(_)
-    )
-}
-
 /// `load` that only reads text: a binary chunk (`string.dump`'s output, or bytecode made
 /// elsewhere) can corrupt PUC Lua's memory, and Cobalt cannot load one either. The mode a chunk
 /// passes is replaced by "t"; an environment is passed on only when one was given, as Lua 5.2
@@ -246,45 +145,6 @@ fn load(real: &Real) -> impl Fn(&Lua, MultiValue) -> Result<MultiValue, String> 
             args.truncate(3);
         }
         call(&real, args.into_iter().collect())
-    }
-}
-
-/// `setmetatable` (base, or `debug`'s) that never marks a value for finalisation: a `__gc`
-/// runs with hooks off (no watchdog could stop it) and whenever a collection happens; Cobalt
-/// does not run `__gc` either. The `__gc` field stays in the metatable, unused.
-fn setmetatable(
-    real: &Real,
-    debug: bool,
-) -> impl Fn(&Lua, MultiValue) -> Result<MultiValue, String> + Send + 'static {
-    let f = if debug {
-        real.setmetatable.clone()
-    } else {
-        real.base_setmetatable.clone()
-    };
-    move |_, args| {
-        let target = args.front().cloned().unwrap_or(Value::Nil);
-        if is_userdata(&target) {
-            return Err(
-                "bad argument #1 to 'setmetatable' (userdata belongs to the emulator)".into(),
-            );
-        }
-        let gc = match args.get(1) {
-            Some(Value::Table(mt)) => {
-                let gc: Value = mt.raw_get("__gc").map_err(|e| message(&e))?;
-                if gc.is_nil() {
-                    None
-                } else {
-                    mt.raw_set("__gc", Value::Nil).map_err(|e| message(&e))?;
-                    Some((mt.clone(), gc))
-                }
-            }
-            _ => None,
-        };
-        let result = call(&f, args);
-        if let Some((mt, gc)) = gc {
-            mt.raw_set("__gc", gc).map_err(|e| message(&e))?;
-        }
-        result
     }
 }
 

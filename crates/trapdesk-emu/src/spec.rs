@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::kind::Device;
+use crate::peripherals::spec::{DiskDrive, Floppy, PeripheralSpec};
 use crate::turtle::{self, TURTLE_SLOTS, TurtleSpec};
-use crate::{Device, PeripheralSpec};
 
 /// What one computer is: its identity and its disk.
 #[derive(Debug, Clone)]
@@ -41,41 +42,6 @@ pub struct ComputerSpec {
     pub advanced: bool,
 }
 
-/// A disk drive attached to the computer, empty or with a floppy in it.
-#[derive(Debug, Clone)]
-pub struct DiskDrive {
-    /// Where it is attached: its peripheral name (`"left"`, `"drive_0"`, ...).
-    pub side: String,
-    /// The floppy in it, if any.
-    pub floppy: Option<Floppy>,
-}
-
-/// A floppy disk: a host directory mounted at `/disk` while it is in the drive, with its own
-/// quota.
-#[derive(Debug, Clone)]
-pub struct Floppy {
-    /// `disk.getID()`.
-    pub id: u64,
-    /// The host directory that holds its files.
-    pub root: PathBuf,
-    /// Its capacity in bytes: [`FLOPPY_SPACE_LIMIT`] unless set.
-    pub space: u64,
-    /// `disk.getLabel()`; `None` when unlabelled.
-    pub label: Option<String>,
-}
-
-impl Floppy {
-    /// A floppy of CC's default size on `root`.
-    pub fn new(id: u64, root: PathBuf) -> Self {
-        Self {
-            id,
-            root,
-            space: FLOPPY_SPACE_LIMIT,
-            label: None,
-        }
-    }
-}
-
 /// CC: Tweaked's default `max_websocket_message` (its default `*` http rule).
 pub const DEFAULT_WEBSOCKET_MESSAGE: usize = 131_072;
 
@@ -94,8 +60,6 @@ pub struct Limits {
 
 /// CC: Tweaked's default `computer_space_limit`: a computer's disk, in bytes.
 pub const COMPUTER_SPACE_LIMIT: u64 = 1_000_000;
-/// CC: Tweaked's default `floppy_space_limit`: a floppy disk, in bytes.
-pub const FLOPPY_SPACE_LIMIT: u64 = 125_000;
 
 impl Default for Limits {
     fn default() -> Self {

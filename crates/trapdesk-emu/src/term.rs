@@ -5,9 +5,10 @@
 
 use mlua::{Lua, Table};
 
-use super::kernel::{Ctx, lock};
+use super::kernel::Ctx;
 use super::number::number_text;
 use super::screen::DEFAULT_PALETTE;
+use super::sync::lock;
 
 fn palette_index(c: f64) -> mlua::Result<usize> {
     let d = colour_digit(c)?;

@@ -14,9 +14,7 @@
 
 use super::value::Val;
 
-mod api;
-
-pub(crate) use api::{native, parse};
+pub(crate) mod api;
 
 /// Slots in a turtle's inventory (`TurtleBlockEntity.INVENTORY_SIZE`).
 pub const TURTLE_SLOTS: usize = 16;

@@ -1,14 +1,26 @@
 //! Event arguments on their way into Lua. Events are built on other threads (tokio tasks for
 //! sockets, the public handle) where no Lua state exists, so they carry plain Rust values and
-//! become Lua values only on the machine's thread.
+//! become Lua values only on the machine's thread. [`Event`] is a name and such values.
 
 use std::sync::Arc;
 
 use mlua::{IntoLua, Lua, Value};
 
-use super::EventArg;
 use super::handles::ReadHandle;
 use super::websocket::WsHandle;
+
+/// One argument of an event queued from Rust, as CC would pass it to Lua.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventArg {
+    /// A Lua string: bytes, not necessarily UTF-8.
+    Str(Vec<u8>),
+    /// A Lua number (CC has doubles only).
+    Num(f64),
+    /// A boolean.
+    Bool(bool),
+    /// nil.
+    Nil,
+}
 
 /// One event argument.
 #[derive(Debug, Clone)]
@@ -23,6 +35,22 @@ pub(crate) enum Val {
     Response(Arc<Response>),
     /// Any other Lua value queued by `os.queueEvent` (tables, functions): kept in the registry.
     Lua(Arc<mlua::RegistryKey>),
+}
+
+/// One event: a name and its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Event {
+    pub name: Vec<u8>,
+    pub args: Vec<Val>,
+}
+
+impl Event {
+    pub(crate) fn new(name: &str, args: Vec<Val>) -> Self {
+        Self {
+            name: name.as_bytes().to_vec(),
+            args,
+        }
+    }
 }
 
 /// A complete HTTP response, read before the event is queued (CC reads the body up front too).

@@ -32,7 +32,7 @@ pub(crate) struct WsHandle {
     /// abort), so no code runs to send; here the hook raises between instructions instead, and
     /// a `pcall` may run a few more lines before the error escapes, which must not reach the
     /// socket.
-    pub(super) watchdog: Arc<std::sync::Mutex<super::kernel::Watchdog>>,
+    pub(super) watchdog: Arc<std::sync::Mutex<crate::watchdog::Watchdog>>,
 }
 
 /// The userdata the bios wraps into CC's websocket handle table.
@@ -46,7 +46,7 @@ impl UserData for WsUser {
                 if h.0.closed.load(Ordering::SeqCst) {
                     return (false, "attempt to use a closed file").into_lua_multi(lua);
                 }
-                if super::kernel::lock(&h.0.watchdog).killed {
+                if crate::sync::lock(&h.0.watchdog).killed {
                     return Err(mlua::Error::RuntimeError(
                         "Too long without yielding".to_owned(),
                     ));

@@ -1,4 +1,5 @@
-//! Drawing the frame: an immutable pass over [`App`]. Each pane draws itself (in
+//! Drawing the frame: an immutable pass over [`App`], in functions over it (the state is
+//! `app.rs`, the input `input.rs`). Each pane draws itself (in
 //! `panes/`, popups included); this lays them out, draws what belongs to no pane (the status
 //! line, the empty state, the too-small case), and holds the small formatting helpers they
 //! share.
@@ -17,99 +18,91 @@ use super::app::{App, Focus};
 use super::component::{Component, DrawCx};
 use super::layout::{MIN_HEIGHT, MIN_WIDTH, areas};
 
-impl App {
-    /// Draws a frame and places the terminal cursor in the editor or prompt.
-    pub fn draw(&self, frame: &mut Frame) {
-        let area = frame.area();
-        let cursor = self.render_all(area, frame.buffer_mut());
-        if let Some(pos) = cursor {
-            frame.set_cursor_position(pos);
-        }
-    }
-
-    /// What pane `pane` reads while it draws; `targets` are where F5 sends.
-    pub(crate) fn draw_cx<'a>(&'a self, pane: Focus, targets: &'a [String]) -> DrawCx<'a> {
-        let filter_open = self.editing_filter();
-        let selected = self.selected.as_deref();
-        DrawCx {
-            theme: &self.theme,
-            settings: &self.settings,
-            now: self.now,
-            now_i: self.now_i,
-            ticks: self.ticks,
-            utc_offset: self.utc_offset,
-            truecolor: self.truecolor,
-            selected,
-            focus: self.focus,
-            selected_computer: selected
-                .and_then(|id| self.computers.list.iter().find(|c| c.trapos_id == id)),
-            targets,
-            filter_open,
-            // The filter line lives on the Computers pane, which stays lit while it is typed in.
-            focused: self.focus == pane
-                && (self.popup.is_none() || (pane == Focus::Computers && filter_open)),
-        }
-    }
-
-    /// Renders everything; returns where the cursor goes.
-    fn render_all(&self, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
-        let Some(a) = areas(area) else {
-            too_small(self, area, buf);
-            return None;
-        };
-        let targets = self.targets();
-        let cx = |pane| self.draw_cx(pane, &targets);
-        let computers = cx(Focus::Computers);
-        let (list, device) =
-            crate::tui::panes::device::Device::split(a.computers, computers.selected_computer);
-        self.computers.draw(list, buf, &computers);
-        if let Some(d) = device {
-            self.device.draw(d, buf, &computers);
-        }
-        self.requests.draw(a.requests, buf, &cx(Focus::Requests));
-        self.activity.draw(a.activity, buf, &cx(Focus::Activity));
-        let output_area = if self.screen.on {
-            let monitors = self.selected_status().map_or(&[][..], |s| &s.monitors[..]);
-            let (out, scr) = self
-                .screen
-                .split(a.output, self.selected.as_deref(), monitors);
-            self.screen.draw(scr, buf, &cx(Focus::Output));
-            out
-        } else {
-            a.output
-        };
-        if output_area.width == 0 {
-            // The Screen view took the whole pane.
-        } else if self.computers.list.is_empty() {
-            empty::render(self, &cx(Focus::Output), output_area, buf);
-        } else {
-            self.output.draw(output_area, buf, &cx(Focus::Output));
-        }
-        let mut cursor = self.editor.draw(a.editor, buf, &cx(Focus::Editor));
-        if let Some(host) = &self.attached {
-            attached_marker(self, host, a.editor, buf);
-        }
-        statusbar::render(self, a.status, buf);
-        if let Some(p) = &self.popup {
-            cursor = self.popups.view(p).draw(area, buf, &cx(self.focus));
-        }
-        if self.approval().is_some() {
-            self.approvals.draw(area, buf, &cx(Focus::Editor));
-            cursor = None;
-            // The Quit question asked under an approval (Ctrl-C) takes the keys, so it is
-            // drawn over it.
-            if let Some(p @ crate::tui::app::Popup::ConfirmQuit(_)) = &self.popup {
-                self.popups.view(p).draw(area, buf, &cx(self.focus));
-            }
-        }
-        cursor
+/// Draws a frame and places the terminal cursor in the editor or prompt.
+pub fn draw(app: &App, frame: &mut Frame) {
+    let area = frame.area();
+    let cursor = render(app, area, frame.buffer_mut());
+    if let Some(pos) = cursor {
+        frame.set_cursor_position(pos);
     }
 }
 
-impl Widget for &App {
-    fn render(self, area: Rect, buf: &mut Buffer) {
-        self.render_all(area, buf);
+/// What pane `pane` reads while it draws; `targets` are where F5 sends.
+fn draw_cx<'a>(app: &'a App, pane: Focus, targets: &'a [String]) -> DrawCx<'a> {
+    let filter_open = app.editing_filter();
+    let selected = app.selected.as_deref();
+    DrawCx {
+        theme: &app.theme,
+        settings: &app.settings,
+        now: app.now,
+        now_i: app.now_i,
+        ticks: app.ticks,
+        utc_offset: app.utc_offset,
+        truecolor: app.truecolor,
+        selected,
+        focus: app.focus,
+        selected_computer: selected
+            .and_then(|id| app.computers.list.iter().find(|c| c.trapos_id == id)),
+        targets,
+        filter_open,
+        // The filter line lives on the Computers pane, which stays lit while it is typed in.
+        focused: app.focus == pane
+            && (app.popup.is_none() || (pane == Focus::Computers && filter_open)),
     }
+}
+
+/// Renders everything; returns where the cursor goes.
+pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) -> Option<(u16, u16)> {
+    let Some(a) = areas(area) else {
+        too_small(app, area, buf);
+        return None;
+    };
+    let targets = app.targets();
+    let cx = |pane| draw_cx(app, pane, &targets);
+    let computers = cx(Focus::Computers);
+    let (list, device) =
+        crate::tui::panes::device::Device::split(a.computers, computers.selected_computer);
+    app.computers.draw(list, buf, &computers);
+    if let Some(d) = device {
+        app.device.draw(d, buf, &computers);
+    }
+    app.requests.draw(a.requests, buf, &cx(Focus::Requests));
+    app.activity.draw(a.activity, buf, &cx(Focus::Activity));
+    let output_area = if app.screen.on {
+        let monitors = app.selected_status().map_or(&[][..], |s| &s.monitors[..]);
+        let (out, scr) = app
+            .screen
+            .split(a.output, app.selected.as_deref(), monitors);
+        app.screen.draw(scr, buf, &cx(Focus::Output));
+        out
+    } else {
+        a.output
+    };
+    if output_area.width == 0 {
+        // The Screen view took the whole pane.
+    } else if app.computers.list.is_empty() {
+        empty::render(app, &cx(Focus::Output), output_area, buf);
+    } else {
+        app.output.draw(output_area, buf, &cx(Focus::Output));
+    }
+    let mut cursor = app.editor.draw(a.editor, buf, &cx(Focus::Editor));
+    if let Some(host) = &app.attached {
+        attached_marker(app, host, a.editor, buf);
+    }
+    statusbar::render(app, a.status, buf);
+    if let Some(p) = &app.popup {
+        cursor = app.popups.view(p).draw(area, buf, &cx(app.focus));
+    }
+    if app.approval().is_some() {
+        app.approvals.draw(area, buf, &cx(Focus::Editor));
+        cursor = None;
+        // The Quit question asked under an approval (Ctrl-C) takes the keys, so it is
+        // drawn over it.
+        if let Some(p @ crate::tui::app::Popup::ConfirmQuit(_)) = &app.popup {
+            app.popups.view(p).draw(area, buf, &cx(app.focus));
+        }
+    }
+    cursor
 }
 
 /// `trapdesk attach`: the editor's top border says, on the right (its title, on the left,

@@ -7,8 +7,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{MINIMUM_FILE_SIZE, OUT_OF_SPACE, Quota, normalize, private_dir, private_file};
-use crate::kernel::lock;
+use super::path::normalize;
+use super::private::{private_dir, private_file};
+use crate::quota::{MINIMUM_FILE_SIZE, OUT_OF_SPACE, Quota};
+use crate::sync::lock;
 
 /// Where a floppy in the drive is mounted (CC's `disk`, then `disk2`, ...; one drive here).
 pub(super) const FLOPPY_MOUNT: &str = "disk";
@@ -18,7 +20,7 @@ pub(super) const FLOPPY_MOUNT: &str = "disk";
 pub(super) struct Disk {
     pub(super) root: PathBuf,
     pub(super) quota: Arc<Quota>,
-    pub(super) drive: Arc<std::sync::Mutex<Option<crate::DiskDrive>>>,
+    pub(super) drive: Arc<std::sync::Mutex<Option<crate::peripherals::spec::DiskDrive>>>,
     /// The floppy's quota, measured when the floppy is first used and kept while it stays in.
     pub(super) floppy_quota: std::sync::Mutex<Option<(PathBuf, Arc<Quota>)>>,
 }

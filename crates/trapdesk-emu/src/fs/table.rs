@@ -8,7 +8,8 @@ use std::sync::Arc;
 use mlua::{FromLuaMulti, IntoLuaMulti, Lua, MaybeSend, MultiValue, Table, Value};
 
 use super::disk::{Disk, FLOPPY_MOUNT};
-use super::{normalize, private_file};
+use super::path::normalize;
+use super::private::private_file;
 use crate::handles::{ReadHandle, UpdateHandle, WriteHandle};
 use crate::kernel::Ctx;
 use crate::quota::Quota;

@@ -1,6 +1,6 @@
-//! Unit tests of the computer's disk in `fs.rs`.
+//! Unit tests of the computer's disk in `fs/path.rs`.
 
-use super::normalize;
+use super::path::normalize;
 
 #[test]
 fn paths_normalise_like_cc() {

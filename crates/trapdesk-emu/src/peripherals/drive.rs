@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use mlua::{IntoLuaMulti, Lua, MultiValue, Value};
 
 use super::args::Args;
-use crate::kernel::{Event, lock};
-use crate::value::Val;
-use crate::{DiskDrive, Floppy};
+use super::spec::{DiskDrive, Floppy};
+use crate::sync::lock;
+use crate::value::{Event, Val};
 
 /// The methods, sorted.
 pub(crate) const METHODS: &[&str] = &[

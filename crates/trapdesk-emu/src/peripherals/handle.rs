@@ -1,10 +1,17 @@
 //! What Rust (tests, the demo) does to a running computer's peripherals: attach and detach them
 //! as a player places and breaks blocks, read a monitor, click it, fill a chest.
 
-use super::super::kernel::{self, Event, lock};
-use super::super::value::Val;
-use super::super::{Computer, EmuError};
-use super::{Device, Item, MonitorView, PeripheralSpec, monitor_view};
+use std::sync::{Arc, Mutex};
+
+use super::bench::Device;
+use super::inventory::Item;
+use super::monitor::{Monitor, MonitorView};
+use super::spec::PeripheralSpec;
+use crate::computer::Computer;
+use crate::error::EmuError;
+use crate::kernel;
+use crate::sync::lock;
+use crate::value::{Event, Val};
 
 impl Computer {
     fn queue(&self, events: Vec<Event>) {
@@ -96,4 +103,9 @@ impl Computer {
             None => false,
         }
     }
+}
+
+/// Reads a monitor for the handle.
+fn monitor_view(m: &Arc<Mutex<Monitor>>) -> MonitorView {
+    lock(m).view()
 }

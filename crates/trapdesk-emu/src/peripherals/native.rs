@@ -2,14 +2,40 @@
 //! (CC: Tweaked's `core/apis/PeripheralAPI.java`), each method call answered by the
 //! peripheral's type, and a wired modem's remote methods (`callRemote`, ...) onto the network.
 
+use std::sync::{Arc, Mutex};
+
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 
-use super::*;
+use super::args::{self, Args};
+use super::bench::{Device, SharedBench, event, is_side};
+use super::inventory::Inventory;
+use super::{drive, inventory, modem, monitor, speaker};
+use crate::kernel::Ctx;
+use crate::sync::lock;
+use crate::value::Event;
 
 type Answer = Result<MultiValue, String>;
 
 pub(super) fn strings(lua: &Lua, v: &[&str]) -> mlua::Result<Value> {
     Ok(Value::Table(lua.create_sequence_from(v.iter().copied())?))
+}
+
+/// A device's methods, sorted (a wired modem's with its remote ones).
+fn methods(device: &Device) -> Vec<&'static str> {
+    match device {
+        Device::Drive => drive::METHODS.to_vec(),
+        Device::Monitor(_) => monitor::METHODS.to_vec(),
+        Device::Modem(m) => {
+            let mut v = modem::METHODS.to_vec();
+            if !lock(m).wireless {
+                v.extend_from_slice(modem::WIRED_METHODS);
+                v.sort_unstable();
+            }
+            v
+        }
+        Device::Speaker => speaker::METHODS.to_vec(),
+        Device::Inventory(_) => inventory::METHODS.to_vec(),
+    }
 }
 
 /// A device's types as several values (`getType` answers `"modem", "peripheral_hub"`).
@@ -176,7 +202,7 @@ fn hub(
             }
         }
         "getMethodsRemote" => match remote(&a.string(1)?) {
-            Some(d) => strings(lua, &d.methods())
+            Some(d) => strings(lua, &methods(&d))
                 .map_err(e)?
                 .into_lua_multi(lua)
                 .map_err(e)?,
@@ -248,7 +274,7 @@ pub(crate) fn native(lua: &Lua, ctx: &Ctx) -> mlua::Result<Table> {
     t.set(
         "getMethods",
         lua.create_function(move |lua, n: Value| match side_device(&b, Some(&n)) {
-            Some((_, d)) => strings(lua, &d.methods()),
+            Some((_, d)) => strings(lua, &methods(&d)),
             None => Ok(Value::Nil),
         })?,
     )?;

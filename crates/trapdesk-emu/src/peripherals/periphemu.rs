@@ -1,10 +1,13 @@
 //! CraftOS-PC's `periphemu` table (src/apis/periphemu.cpp): `create`, `remove` and `names`,
-//! answering as CraftOS-PC does, onto the computer's [`Bench`].
+//! answering as CraftOS-PC does, onto the computer's [`Bench`](super::bench::Bench).
 
 use mlua::{IntoLuaMulti, Lua, MultiValue, Table, Value};
 
 use super::native::strings;
-use super::*;
+use super::spec::PeripheralSpec;
+use super::{InventorySpec, MonitorSpec};
+use crate::kernel::Ctx;
+use crate::sync::lock;
 
 /// The types `periphemu.create` makes, as CraftOS-PC names them.
 const CREATABLE: &[&str] = &[

@@ -1,10 +1,10 @@
 //! The `debug` library a chunk sees: each function checks its arguments before it calls the
-//! real one taken into [`super::Real`] (Lua functions and frames only, no userdata's metatable,
+//! real one taken into [`super::guard::Real`] (Lua functions and frames only, no userdata's metatable,
 //! a registry of the computer's own), and levels are shifted past the host's own frames.
 
 use mlua::{Function, Lua, MultiValue, Table, Thread, Value};
 
-use super::{Real, Shim, call, is_lua, is_userdata, setmetatable};
+use super::guard::{Real, Shim, call, is_lua, is_userdata, setmetatable};
 
 /// Frames between a real debug function and the chunk that called the offered one: the Rust
 /// closure. A chunk's level `n` is the real function's `n + FRAMES`. The functions that take a

@@ -5,7 +5,7 @@
 use mlua::{Lua, Table, Value};
 
 use super::{Command, Dir, Item, Turtle, max_stack};
-use crate::kernel::lock;
+use crate::sync::lock;
 
 /// Lua-visible detail of a slot: `getItemDetail`'s basic table (`ItemDetails.fillBasic`: name
 /// and count), and with `detailed` what `ItemDetails.fill` adds that the emulator can know.

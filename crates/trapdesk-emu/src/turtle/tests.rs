@@ -1,6 +1,6 @@
 //! Unit tests of the turtle's body in `turtle.rs`.
 
-use super::api::display_name;
+use super::api::{display_name, parse};
 use super::*;
 
 impl Outcome {

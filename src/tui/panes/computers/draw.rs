@@ -1,7 +1,8 @@
 //! Drawing the Computers pane: "All computers", then each computer with its status mark,
 //! round-trip time and served types (on a second line when there is room); grouped by label
 //! prefix under foldable headers when grouping is on; the filter on the bottom border. Only
-//! the rows on screen are drawn, so a thousand computers cost what fifty do.
+//! the rows on screen are drawn, so a thousand computers cost what fifty do. Free functions over
+//! the pane's state: the state and its keys are `mod.rs` and `keys.rs`.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -15,158 +16,155 @@ use crate::tui::draw::{age, cut, name_of, spinner, width as cols};
 use crate::tui::panes::prompt::filter_text;
 use trapdesk_core::session::ComputerInfo;
 
-impl Computers {
-    /// The pane's title: how many computers, or `N of M` under a filter.
-    pub fn title(&self) -> String {
-        if self.filtering() {
-            format!(" Computers {} of {} ", self.shown.total, self.counts.total)
-        } else {
-            format!(" Computers {} ", self.counts.total)
-        }
+/// The pane's title: how many computers, or `N of M` under a filter.
+fn title(f: &Computers) -> String {
+    if f.filtering() {
+        format!(" Computers {} of {} ", f.shown.total, f.counts.total)
+    } else {
+        format!(" Computers {} ", f.counts.total)
     }
+}
 
-    pub(super) fn render(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) {
-        let f = self;
-        let mut block = cx.frame(self.title());
-        let editing = cx.filter_open;
-        if editing || f.filtering() {
-            let text = filter_text(&self.filter, area.width.saturating_sub(2) as usize);
-            let style = if editing {
-                cx.theme.key
-            } else {
-                cx.theme.accent
-            };
-            block = block.title_bottom(Line::from(Span::styled(text, style)));
+pub(super) fn render(f: &Computers, area: Rect, buf: &mut Buffer, cx: &DrawCx) {
+    let mut block = cx.frame(title(f));
+    let editing = cx.filter_open;
+    if editing || f.filtering() {
+        let text = filter_text(&f.filter, area.width.saturating_sub(2) as usize);
+        let style = if editing {
+            cx.theme.key
+        } else {
+            cx.theme.accent
+        };
+        block = block.title_bottom(Line::from(Span::styled(text, style)));
+    }
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let width = inner.width as usize;
+    let h = inner.height as usize;
+    let computer_rows = f.rows.len().saturating_sub(1 + f.rows_of_groups());
+    // Served types go on a second line only when every row fits twice.
+    let two_lines = h >= f.rows.len() + computer_rows;
+    let top = if two_lines { 0 } else { top_for(f, cx, h) };
+    f.top.set(top);
+    let sel = f.cursor_row(cx.selected);
+    let mut lines = Vec::with_capacity(h);
+    for (r, row) in f.rows.iter().enumerate().skip(top) {
+        if lines.len() >= h {
+            break;
         }
-        let inner = block.inner(area);
-        block.render(area, buf);
-        let width = inner.width as usize;
-        let h = inner.height as usize;
-        let computer_rows = f.rows.len().saturating_sub(1 + f.rows_of_groups());
-        // Served types go on a second line only when every row fits twice.
-        let two_lines = h >= f.rows.len() + computer_rows;
-        let top = if two_lines { 0 } else { self.top_for(cx, h) };
-        self.top.set(top);
-        let sel = f.cursor_row(cx.selected);
-        let mut lines = Vec::with_capacity(h);
-        for (r, row) in f.rows.iter().enumerate().skip(top) {
-            if lines.len() >= h {
-                break;
+        let base = if sel == Some(r) {
+            cx.theme.selection
+        } else {
+            Style::default()
+        };
+        match row {
+            Row::All => {
+                let all_style = if sel == Some(r) {
+                    cx.theme.selection
+                } else {
+                    cx.theme.text
+                };
+                lines.push(Line::from(Span::styled(
+                    format!("{:<width$}", "  All computers"),
+                    all_style,
+                )));
             }
-            let base = if sel == Some(r) {
-                cx.theme.selection
-            } else {
-                Style::default()
-            };
-            match row {
-                Row::All => {
-                    let all_style = if sel == Some(r) {
-                        cx.theme.selection
+            Row::Group(g) => {
+                if let Some(g) = f.groups.get(*g) {
+                    lines.push(group_line(f, cx, g, base, width));
+                }
+            }
+            Row::Computer(i) => {
+                let Some(c) = f.list.get(*i) else {
+                    continue;
+                };
+                lines.push(computer_line(f, cx, c, base, width));
+                if two_lines {
+                    let serves = if c.serves.is_empty() {
+                        "serves nothing".to_owned()
                     } else {
-                        cx.theme.text
+                        c.serves.join(" ")
                     };
                     lines.push(Line::from(Span::styled(
-                        format!("{:<width$}", "  All computers"),
-                        all_style,
+                        format!("   {}", cut(&serves, width.saturating_sub(3))),
+                        cx.theme.dim,
                     )));
                 }
-                Row::Group(g) => {
-                    if let Some(g) = f.groups.get(*g) {
-                        lines.push(self.group_line(cx, g, base, width));
-                    }
-                }
-                Row::Computer(i) => {
-                    let Some(c) = self.list.get(*i) else {
-                        continue;
-                    };
-                    lines.push(self.computer_line(cx, c, base, width));
-                    if two_lines {
-                        let serves = if c.serves.is_empty() {
-                            "serves nothing".to_owned()
-                        } else {
-                            c.serves.join(" ")
-                        };
-                        lines.push(Line::from(Span::styled(
-                            format!("   {}", cut(&serves, width.saturating_sub(3))),
-                            cx.theme.dim,
-                        )));
-                    }
-                }
             }
         }
-        Paragraph::new(lines).render(inner, buf);
     }
+    Paragraph::new(lines).render(inner, buf);
+}
 
-    /// The first row shown in `h` rows: the one shown last, moved just enough to show the
-    /// cursor's row.
-    fn top_for(&self, cx: &DrawCx, h: usize) -> usize {
-        let mut top = self.top.get();
-        if let Some(sel) = self.cursor_row(cx.selected) {
-            if sel < top {
-                top = sel;
-            } else if sel >= top + h {
-                top = sel + 1 - h;
-            }
+/// The first row shown in `h` rows: the one shown last, moved just enough to show the
+/// cursor's row.
+fn top_for(f: &Computers, cx: &DrawCx, h: usize) -> usize {
+    let mut top = f.top.get();
+    if let Some(sel) = f.cursor_row(cx.selected) {
+        if sel < top {
+            top = sel;
+        } else if sel >= top + h {
+            top = sel + 1 - h;
         }
-        top.min(self.rows.len().saturating_sub(h))
     }
+    top.min(f.rows.len().saturating_sub(h))
+}
 
-    /// `•▾ miner 12        ●9 ◓2 ○1`: fold mark, name, how many, and how they are.
-    fn group_line(&self, cx: &DrawCx, g: &Group, base: Style, width: usize) -> Line<'static> {
-        let online: Vec<&String> = g
-            .members
-            .iter()
-            .filter_map(|i| self.list.get(*i))
-            .filter(|c| c.online)
-            .map(|c| &c.trapos_id)
-            .collect();
-        let all_marked = !online.is_empty() && online.iter().all(|id| self.marked.contains(*id));
-        let mark_col = if all_marked { "•" } else { " " };
-        let fold = if g.collapsed { "▸" } else { "▾" };
-        let right = counts_marks(&g.counts);
-        let count = format!(" {}", g.counts.total);
-        let name_w = width.saturating_sub(3 + cols(&count) + cols(&right) + 1);
-        let name = cut(&crate::tui::output::printable(&g.name), name_w);
-        let pad = width.saturating_sub(3 + cols(&name) + cols(&count) + cols(&right));
-        Line::from(vec![
-            Span::styled(mark_col, base.patch(cx.theme.marked)),
-            Span::styled(format!("{fold} "), base.patch(cx.theme.accent)),
-            Span::styled(name, base.patch(cx.theme.title)),
-            Span::styled(count, base.patch(cx.theme.dim)),
-            Span::styled(" ".repeat(pad), base),
-            Span::styled(right, base.patch(cx.theme.dim)),
-        ])
-    }
+/// `•▾ miner 12        ●9 ◓2 ○1`: fold mark, name, how many, and how they are.
+fn group_line(f: &Computers, cx: &DrawCx, g: &Group, base: Style, width: usize) -> Line<'static> {
+    let online: Vec<&String> = g
+        .members
+        .iter()
+        .filter_map(|i| f.list.get(*i))
+        .filter(|c| c.online)
+        .map(|c| &c.trapos_id)
+        .collect();
+    let all_marked = !online.is_empty() && online.iter().all(|id| f.marked.contains(*id));
+    let mark_col = if all_marked { "•" } else { " " };
+    let fold = if g.collapsed { "▸" } else { "▾" };
+    let right = counts_marks(&g.counts);
+    let count = format!(" {}", g.counts.total);
+    let name_w = width.saturating_sub(3 + cols(&count) + cols(&right) + 1);
+    let name = cut(&crate::tui::output::printable(&g.name), name_w);
+    let pad = width.saturating_sub(3 + cols(&name) + cols(&count) + cols(&right));
+    Line::from(vec![
+        Span::styled(mark_col, base.patch(cx.theme.marked)),
+        Span::styled(format!("{fold} "), base.patch(cx.theme.accent)),
+        Span::styled(name, base.patch(cx.theme.title)),
+        Span::styled(count, base.patch(cx.theme.dim)),
+        Span::styled(" ".repeat(pad), base),
+        Span::styled(right, base.patch(cx.theme.dim)),
+    ])
+}
 
-    fn computer_line(
-        &self,
-        cx: &DrawCx,
-        c: &ComputerInfo,
-        base: Style,
-        width: usize,
-    ) -> Line<'static> {
-        let marked = self.marked.contains(&c.trapos_id);
-        let (mark, state, style) = status(cx, c);
-        let mark_col = if marked { "•" } else { " " };
-        let rtt = c.last_rtt_ms.map(|r| format!(" {r}ms")).unwrap_or_default();
-        // A turtle or pocket computer says so (as its hello did); a computer, the usual case,
-        // says nothing, to keep the row short.
-        let device = match c.machine.device.as_deref() {
-            Some(d @ ("turtle" | "pocket")) => format!("{d} "),
-            _ => String::new(),
-        };
-        let right = format!("{device}{state}{rtt}");
-        let name_w = width.saturating_sub(3 + cols(&right) + 1);
-        let name = cut(&name_of(&c.trapos_id), name_w);
-        let pad = width.saturating_sub(3 + cols(&name) + cols(&right));
-        Line::from(vec![
-            Span::styled(mark_col, base.patch(cx.theme.marked)),
-            Span::styled(format!("{mark} "), base.patch(style)),
-            Span::styled(name, base.patch(cx.theme.text)),
-            Span::styled(" ".repeat(pad), base),
-            Span::styled(right, base.patch(style)),
-        ])
-    }
+fn computer_line(
+    f: &Computers,
+    cx: &DrawCx,
+    c: &ComputerInfo,
+    base: Style,
+    width: usize,
+) -> Line<'static> {
+    let marked = f.marked.contains(&c.trapos_id);
+    let (mark, state, style) = status(cx, c);
+    let mark_col = if marked { "•" } else { " " };
+    let rtt = c.last_rtt_ms.map(|r| format!(" {r}ms")).unwrap_or_default();
+    // A turtle or pocket computer says so (as its hello did); a computer, the usual case,
+    // says nothing, to keep the row short.
+    let device = match c.machine.device.as_deref() {
+        Some(d @ ("turtle" | "pocket")) => format!("{d} "),
+        _ => String::new(),
+    };
+    let right = format!("{device}{state}{rtt}");
+    let name_w = width.saturating_sub(3 + cols(&right) + 1);
+    let name = cut(&name_of(&c.trapos_id), name_w);
+    let pad = width.saturating_sub(3 + cols(&name) + cols(&right));
+    Line::from(vec![
+        Span::styled(mark_col, base.patch(cx.theme.marked)),
+        Span::styled(format!("{mark} "), base.patch(style)),
+        Span::styled(name, base.patch(cx.theme.text)),
+        Span::styled(" ".repeat(pad), base),
+        Span::styled(right, base.patch(style)),
+    ])
 }
 
 /// `●9 ◓2 ○1`: idle, busy and offline, the zeros left out.

@@ -51,7 +51,7 @@ impl Component for Computers {
         buf: &mut ratatui::buffer::Buffer,
         cx: &DrawCx,
     ) -> Option<(u16, u16)> {
-        self.render(area, buf, cx);
+        super::draw::render(self, area, buf, cx);
         None
     }
 }

@@ -1,7 +1,8 @@
 //! The Computers pane: the list of computers, the filter (a glob on traposId and label, the
 //! same [`Glob`] that `probe-computers` and `exec-lua-many` use), grouping by label prefix, the
 //! online / busy / offline counts, the marks, and the rows the pane shows. Its keys are in
-//! `keys.rs`, its drawing in `draw.rs`.
+//! `keys.rs`, its drawing in `draw.rs` (functions over the pane, which reads it and changes
+//! nothing but the remembered top row).
 //!
 //! The rows are computed when the computers, the filter, the grouping or a group's collapse
 //! change, never per frame: with a thousand computers the pane draws only the rows on screen,
