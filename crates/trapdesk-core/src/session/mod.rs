@@ -8,7 +8,6 @@
 mod activity;
 pub mod approval;
 pub mod captured;
-pub mod console;
 pub mod detached;
 pub mod devices;
 pub mod fleet;
