@@ -139,16 +139,10 @@ impl Session {
         let records: Vec<_> = adopted.iter().filter_map(|a| a.record.clone()).collect();
         st.runs.adopted(records);
         for a in adopted {
-            if let Some((mut at, timeout)) = a.deadline {
-                // A deadline's key is unique by its request number (see `expire_after`), which
-                // runs taken back do not take: a nanosecond apart instead.
-                while st.deadlines.contains_key(&(at, st.next_request)) {
-                    at += Duration::from_nanos(1);
-                }
-                let key = self.expire_after(&mut st, &a.id, at, timeout);
-                if let Some(p) = st.pending.get_mut(&a.id) {
-                    p.timer = Some(key);
-                }
+            if let Some((at, timeout)) = a.deadline {
+                // A deadline's key is unique by its request number, which runs taken back do
+                // not take: `set_deadline` sets them a nanosecond apart instead.
+                self.expire_after(&mut st, &a.id, at, timeout);
             }
         }
         st.log_claim(&trapos_id, runs.len(), &claim);

@@ -1,0 +1,463 @@
+//! A request's way through the state: its start recorded, its computer's queue pumped while
+//! the link has free slots (a full outbound channel means the link is too slow for what it is
+//! sent, so it is dropped), and its end, exactly once.
+
+use std::time::{Duration, SystemTime};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use super::{Conn, EVENT_TEXT_MAX, Outbound, Pending, State};
+use crate::session::model::{
+    Ending, Event, OutputEntry, PendingInfo, RequestError, RequestSpec, StartEntry, Status, Stream,
+};
+use crate::session::summary;
+use crate::session::transcript::Extra;
+use trapdesk_proto::protocol::{Kind, Request};
+
+impl State {
+    /// Frees the slot a sent request held (or its place in the queue).
+    fn release(&mut self, p: &Pending) {
+        let Some(computer) = self.computers.get_mut(&p.info.trapos_id) else {
+            return;
+        };
+        if let Some(conn) = computer.conn.as_mut()
+            && conn.id == p.conn_id
+        {
+            match (p.info.sent, p.detached) {
+                (true, true) => conn.detached = conn.detached.saturating_sub(1),
+                (true, false) => conn.in_flight = conn.in_flight.saturating_sub(1),
+                (false, true) => conn.detached_queue.retain(|q| q != &p.info.request_id),
+                (false, false) => conn.queue.retain(|q| q != &p.info.request_id),
+            }
+        }
+        computer.show_counts();
+    }
+
+    /// The connection a new request on `trapos_id` goes to, if it has room for one more.
+    pub(crate) fn room_on(&self, trapos_id: &str) -> Result<u64, RequestError> {
+        let Some(conn) = self.computers.get(trapos_id).and_then(|c| c.conn.as_ref()) else {
+            return Err(RequestError::Disconnected);
+        };
+        if conn.in_flight >= self.settings.max_in_flight
+            && conn.queue.len() >= self.settings.max_queued
+        {
+            return Err(RequestError::Busy {
+                trapos_id: trapos_id.to_owned(),
+                limit: self.settings.max_queued,
+            });
+        }
+        Ok(conn.id)
+    }
+
+    /// Whether a request runs without a deadline, and its timeout: the asked one, else the
+    /// configured default, never over the maximum or under a millisecond.
+    pub(crate) fn deadline_of(&self, spec: &RequestSpec) -> (bool, Duration) {
+        let no_deadline = spec.no_deadline && spec.timeout.is_none();
+        let timeout = if no_deadline {
+            crate::session::NO_DEADLINE
+        } else {
+            spec.timeout
+                .unwrap_or(self.settings.request_timeout)
+                .min(self.settings.max_request_timeout)
+                .max(Duration::from_millis(1))
+        };
+        (no_deadline, timeout)
+    }
+
+    /// A new request where people look: its header in the computer's scrollback, its place in
+    /// the computer's queue (unless it waits for approval or is local), and the log, which
+    /// keeps only the one-line summary while the transcript keeps what ran in full.
+    pub(crate) fn record_start(&mut self, info: &PendingInfo, spec: &RequestSpec, queue: bool) {
+        if let Some(c) = self.computers.get_mut(&info.trapos_id) {
+            if !spec.quiet {
+                let mut changes = Vec::new();
+                c.output.push_to(
+                    OutputEntry::Start(Box::new(StartEntry {
+                        request_id: info.request_id.clone(),
+                        origin: info.origin.clone(),
+                        kind: info.kind,
+                        summary: info.summary.clone(),
+                        at: SystemTime::now(),
+                    })),
+                    self.history.is_some().then_some(&mut changes),
+                );
+                if let Some(h) = &self.history {
+                    h.output(&info.trapos_id, changes);
+                }
+            }
+            if let Some(conn) = c.conn.as_mut()
+                && queue
+                && !spec.local
+            {
+                conn.enqueue(info.request_id.clone(), spec.detach);
+            }
+        }
+        if spec.quiet && info.kind == Kind::Ping {
+            // A quiet ping is a look (probe-computers' pings, the console's status every few
+            // seconds while its Screen view is open), not an act: logging each would bury the
+            // log and history.db in thousands of lines an hour.
+            return;
+        }
+        let mut entry = State::entry("request", info.summary.clone());
+        entry.who = Some(info.origin.name().to_owned());
+        entry.trapos_id = Some(info.trapos_id.clone());
+        entry.request_id = Some(info.request_id.clone());
+        entry.what = Some(info.kind.to_string());
+        entry.status = Some(Status::Running);
+        let extra = Extra {
+            origin: Some(info.origin.clone()),
+            args: Some(spec.payload.clone()),
+            ..Default::default()
+        };
+        self.log_with(entry, extra);
+    }
+
+    /// Ends a pending request exactly once: removes it, frees its slot, records the outcome
+    /// in the computer's output and the log, and hands the result to the waiter.
+    pub fn finish(&mut self, id: &str, result: Result<Value, RequestError>) -> bool {
+        let Some(mut p) = self.pending.remove(id) else {
+            return false;
+        };
+        if let Some(key) = p.timer.take() {
+            self.deadlines.remove(&key);
+        }
+        if self.approvals.take(id).is_some() {
+            self.emit(Event::ApprovalAnswered {
+                request_id: id.to_owned(),
+            });
+        }
+        self.release(&p);
+        let trapos_id = p.info.trapos_id.clone();
+        if p.detached {
+            let code = result.as_ref().map_or_else(RequestError::code, |_| "ok");
+            self.runs.ended(id, code);
+        }
+
+        let output_len = self.show_unstreamed_output(&p, id, &result);
+
+        let (status, mut summary) = summary::outcome(&result);
+        let duration_ms = p.info.started.elapsed().as_millis() as u64;
+        let ending = Ending {
+            output: (result.is_err() && !p.live.is_empty()).then(|| p.live.text()),
+            output_bytes: p.live.bytes(),
+            output_lines: p.live.lines(),
+            cancelled_by: p.cancel_by.clone(),
+            elapsed_ms: duration_ms,
+            result,
+        };
+        if status == Status::Cancelled {
+            summary = ending.cancel_line();
+        }
+        if p.info.kind == Kind::Ping
+            && status == Status::Ok
+            && let (Some(sent), Some(c)) = (p.sent_at, self.computers.get_mut(&trapos_id))
+        {
+            c.info.last_rtt_ms = Some(sent.elapsed().as_millis() as u64);
+        }
+        self.record_end(&p, &ending, status, summary, output_len);
+        if !p.local {
+            self.finished.keep(&p, &ending, status);
+        }
+        if let Some(w) = p.waiter.take() {
+            // The waiter may have gone (an abandoned call); the outcome is logged regardless.
+            let _ = w.send(ending);
+        }
+        self.pump(&trapos_id);
+        true
+    }
+
+    /// Shows the output the answer carries beyond what streamed live (a computer that sends
+    /// no live `output` still gets its output shown); returns the answer's output length.
+    fn show_unstreamed_output(
+        &mut self,
+        p: &Pending,
+        id: &str,
+        result: &Result<Value, RequestError>,
+    ) -> usize {
+        let final_output = match result {
+            Ok(v) => v.get("output").and_then(Value::as_str),
+            Err(e) => e.output(),
+        };
+        let live_bytes = p.live.bytes() + p.dropped_unlinked as usize;
+        let output_len = final_output.map_or(0, str::len);
+        if let Some(out) = final_output
+            && !p.quiet
+            && out.len() > live_bytes
+            && let Some(rest) = out.get(live_bytes..)
+        {
+            self.push_output(&p.info.trapos_id, Some(id), Stream::Out, rest);
+        }
+        output_len
+    }
+
+    /// A request's end where people look: its computer's scrollback, the log and transcript,
+    /// and the events the console and agents' subscriptions follow.
+    fn record_end(
+        &mut self,
+        p: &Pending,
+        ending: &Ending,
+        status: Status,
+        summary: String,
+        output_len: usize,
+    ) {
+        if let Some(c) = self.computers.get_mut(&p.info.trapos_id)
+            && !p.quiet
+        {
+            let mut changes = Vec::new();
+            c.output.push_to(
+                OutputEntry::End {
+                    request_id: p.info.request_id.clone(),
+                    status,
+                    summary: summary.clone(),
+                    duration_ms: ending.elapsed_ms,
+                },
+                self.history.is_some().then_some(&mut changes),
+            );
+            if let Some(h) = &self.history {
+                h.output(&p.info.trapos_id, changes);
+            }
+        }
+        if !(p.quiet && p.info.kind == Kind::Ping) {
+            self.log_finished(p, ending, status, &summary, output_len);
+        }
+        self.emit(Event::RequestFinished {
+            request_id: p.info.request_id.clone(),
+            trapos_id: p.info.trapos_id.clone(),
+            origin: p.info.origin.clone(),
+            status,
+            summary,
+            duration_ms: ending.elapsed_ms,
+        });
+        self.emit(Event::ComputerChanged {
+            trapos_id: p.info.trapos_id.clone(),
+        });
+    }
+
+    /// The log's `finished` line of a request (see [`State::record_end`]).
+    fn log_finished(
+        &mut self,
+        p: &Pending,
+        ending: &Ending,
+        status: Status,
+        summary: &str,
+        output_len: usize,
+    ) {
+        let mut entry = State::entry("finished", summary.to_owned());
+        entry.who = Some(p.info.origin.name().to_owned());
+        entry.trapos_id = Some(p.info.trapos_id.clone());
+        entry.request_id = Some(p.info.request_id.clone());
+        entry.what = Some(p.info.kind.to_string());
+        entry.status = Some(status);
+        entry.duration_ms = Some(ending.elapsed_ms);
+        let extra = Extra {
+            origin: Some(p.info.origin.clone()),
+            output_bytes: Some(output_len.max(p.live.bytes()) as u64),
+            error: ending.result.as_ref().err().map(ToString::to_string),
+            ..Extra::default()
+        };
+        self.log_with(entry, extra);
+    }
+
+    pub fn push_output(
+        &mut self,
+        trapos_id: &str,
+        request_id: Option<&str>,
+        stream: Stream,
+        text: &str,
+    ) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some(c) = self.computers.get_mut(trapos_id) {
+            let mut changes = Vec::new();
+            c.output.push_text_to(
+                request_id,
+                stream,
+                text,
+                self.history.is_some().then_some(&mut changes),
+            );
+            if let Some(h) = &self.history {
+                h.output(trapos_id, changes);
+            }
+        }
+        // The broadcast keeps its last 4 096 events whoever reads them: a whole 1 MiB message
+        // in each would be 4 GiB. Live views read the scrollback; the event carries a head.
+        let mut cut = text.len().min(EVENT_TEXT_MAX);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.emit(Event::Output {
+            trapos_id: trapos_id.to_owned(),
+            request_id: request_id.map(str::to_owned),
+            stream,
+            text: text[..cut].to_owned(),
+        });
+    }
+
+    /// Sends queued requests of a computer while it has free slots.
+    pub fn pump(&mut self, trapos_id: &str) {
+        self.send_queued(trapos_id);
+        if let Some(c) = self.computers.get_mut(trapos_id) {
+            c.show_counts();
+        }
+    }
+
+    pub(crate) fn send_queued(&mut self, trapos_id: &str) {
+        let max = self.settings.max_in_flight;
+        loop {
+            let Some(computer) = self.computers.get_mut(trapos_id) else {
+                return;
+            };
+            let Some(conn) = computer.conn.as_mut() else {
+                return;
+            };
+            // Detached runs were counted against their own budget when they started; they go
+            // out at once, whatever the ordinary requests hold.
+            let (id, detached) = if let Some(id) = conn.detached_queue.pop_front() {
+                (id, true)
+            } else if conn.in_flight >= max {
+                return;
+            } else if let Some(id) = conn.queue.pop_front() {
+                (id, false)
+            } else {
+                return;
+            };
+            let Some(p) = self.pending.get_mut(&id) else {
+                continue;
+            };
+            let now = Instant::now();
+            let remaining = p.info.deadline.saturating_duration_since(now);
+            let req = Request {
+                id: id.clone(),
+                request: p.info.kind,
+                payload: p.payload.clone(),
+                timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
+                detach: detached.then(|| trapdesk_proto::protocol::Detach {
+                    by: p.info.origin.name().to_owned(),
+                }),
+            };
+            let back = |conn: &mut Conn, id: String| {
+                if detached {
+                    conn.detached_queue.push_front(id);
+                } else {
+                    conn.queue.push_front(id);
+                }
+            };
+            match conn.tx.try_send(Outbound::Request(Box::new(req))) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Closed(_)) => {
+                    // The connection task is gone; its unlink will fail this request.
+                    back(conn, id);
+                    return;
+                }
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    back(conn, id);
+                    let conn_id = conn.id;
+                    self.overflowed(trapos_id, conn_id);
+                    return;
+                }
+            }
+            if detached {
+                conn.detached += 1;
+            } else {
+                conn.in_flight += 1;
+            }
+            p.info.sent = true;
+            p.sent_at = Some(now);
+        }
+    }
+
+    /// Sends `msg` to the computer's connection `conn_id` if it is still the current one. A
+    /// full queue unlinks it (see [`State::overflowed`]); a closed one is already unlinking.
+    pub fn send_to(&mut self, trapos_id: &str, conn_id: u64, msg: Outbound) {
+        let Some(conn) = self
+            .computers
+            .get(trapos_id)
+            .and_then(|c| c.conn.as_ref())
+            .filter(|c| c.id == conn_id)
+        else {
+            return;
+        };
+        if let Err(mpsc::error::TrySendError::Full(_)) = conn.tx.try_send(msg) {
+            self.overflowed(trapos_id, conn_id);
+        }
+    }
+
+    /// The connection's outbound queue is full: its socket has not taken a message for as long
+    /// as `outbound_queue` messages took to pile up, so the computer is not reading. It is
+    /// unlinked like a dropped link (its requests end `disconnected`); dropping the sender ends
+    /// the connection task once it has written what it holds.
+    pub(crate) fn overflowed(&mut self, trapos_id: &str, conn_id: u64) {
+        let limit = self.settings.outbound_queue;
+        tracing::warn!(computer = %trapos_id, limit, "unlinked: outbound queue full (the computer is not reading)");
+        self.conns.remove(&conn_id);
+        self.unlink(
+            trapos_id,
+            conn_id,
+            format!("outbound queue full ({limit} messages): the computer is not reading"),
+        );
+    }
+
+    /// Gives pending request `id` a deadline at `at` (a nanosecond later for each other
+    /// deadline at that same instant and request number, so that keys stay unique), and says
+    /// what the session's deadline task must be told of it.
+    pub(crate) fn set_deadline(&mut self, id: &str, mut at: Instant, timeout: Duration) -> Wake {
+        while self.deadlines.contains_key(&(at, self.next_request)) {
+            at += Duration::from_nanos(1);
+        }
+        let key = (at, self.next_request);
+        let Some(p) = self.pending.get_mut(id) else {
+            return Wake::Later;
+        };
+        p.timer = Some(key);
+        let earliest = self
+            .deadlines
+            .keys()
+            .next()
+            .is_none_or(|first| key < *first);
+        self.deadlines.insert(key, (id.to_owned(), timeout));
+        if !self.reaping {
+            self.reaping = true;
+            Wake::Start
+        } else if earliest {
+            Wake::Earlier
+        } else {
+            Wake::Later
+        }
+    }
+
+    /// The earliest deadline if `now` has passed it, taken out (the request and its timeout);
+    /// else when the earliest one is, if any.
+    pub(crate) fn take_due(&mut self, now: Instant) -> Result<(String, Duration), Option<Instant>> {
+        match self.deadlines.first_key_value() {
+            Some((k, _)) if k.0 <= now => {}
+            Some((k, _)) => return Err(Some(k.0)),
+            None => return Err(None),
+        }
+        let Some((_, (id, timeout))) = self.deadlines.pop_first() else {
+            return Err(None);
+        };
+        if let Some(p) = self.pending.get_mut(&id) {
+            p.timer = None;
+        }
+        Ok((id, timeout))
+    }
+
+    /// How many deadlines are set.
+    #[cfg(test)]
+    pub(crate) fn deadlines_set(&self) -> usize {
+        self.deadlines.len()
+    }
+}
+
+/// What the session's deadline task must be told of a new deadline.
+pub(crate) enum Wake {
+    /// It was never started: start it.
+    Start,
+    /// The new deadline is earlier than all others: wake it.
+    Earlier,
+    /// It wakes in time anyway.
+    Later,
+}
