@@ -29,7 +29,7 @@ mod ticket;
 pub mod transcript;
 
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -134,71 +134,14 @@ impl Session {
         origin: Origin,
     ) -> Result<Ticket, RequestError> {
         let mut st = self.lock();
-        if st.shutting_down {
-            return Err(RequestError::ShuttingDown);
-        }
-        let trapos_id = st.resolve(target)?;
-        let gate = st.gate(&origin, &trapos_id, spec.kind, &spec.payload)?;
-        if spec.never_ask && matches!(gate, approval::Gate::Ask(_)) {
-            return Err(RequestError::Policy {
-                code: "needs_approval",
-                message: format!(
-                    "{} on {trapos_id} needs a person's approval, and this is never asked for",
-                    spec.kind
-                ),
-            });
-        }
-        let conn_id = if spec.detach {
-            // Their own budget, apart from the in-flight limit and queue of ordinary requests.
-            let limit = st.settings.max_detached;
-            let conn = st.room_on(&trapos_id).or_else(|e| match e {
-                RequestError::Busy { .. } => st
-                    .computers
-                    .get(&trapos_id)
-                    .and_then(|c| c.conn.as_ref())
-                    .map(|c| c.id)
-                    .ok_or(RequestError::Disconnected),
-                e => Err(e),
-            })?;
-            if st.detached_on(&trapos_id) >= limit {
-                return Err(RequestError::DetachedLimit { trapos_id, limit });
-            }
-            conn
-        } else {
-            st.room_on(&trapos_id)?
-        };
-        let (no_deadline, timeout) = st.deadline_of(&spec);
-        // The start tag keeps ids unique across host restarts: a computer may still run a
-        // detached run of an earlier host under its id.
-        let id = format!("h-{}-{}", st.run_tag, st.next_request);
-        st.next_request += 1;
-        let now = Instant::now();
-        let summary = summary::request(spec.kind, &spec.payload);
-        // Said where the person looks (Requests, the scrollback, the log): it outlives its caller.
-        let summary = if spec.detach {
-            format!("detached: {summary}")
-        } else {
-            summary
-        };
-        let info = PendingInfo {
-            request_id: id.clone(),
-            trapos_id: trapos_id.clone(),
-            origin: origin.clone(),
-            kind: spec.kind,
-            summary: summary.clone(),
-            started_at: SystemTime::now(),
-            started: now,
-            deadline: now + timeout,
-            timeout_ms: if no_deadline {
-                0
-            } else {
-                timeout.as_millis() as u64
-            },
-            no_deadline,
-            sent: false,
-            cancel_requested: false,
-            awaiting_approval: matches!(gate, approval::Gate::Ask(_)),
-        };
+        let state::Admitted {
+            trapos_id,
+            conn_id,
+            gate,
+        } = st.admit(target, &spec, &origin)?;
+        let (info, timeout) = st.new_info(&trapos_id, origin, &spec, &gate);
+        let id = info.request_id.clone();
+        let deadline = (!info.no_deadline).then_some(info.deadline);
         let approval = match &gate {
             approval::Gate::Ask(d) => Some(Approval::of(&info, &spec, d)),
             approval::Gate::Go => None,
@@ -213,6 +156,9 @@ impl Session {
         // Recorded before the request is kept, so that the request (its payload, a whole file
         // for write-file) moves into it rather than being copied; it is sent by `pump` below.
         st.record_start(&info, &spec, approval.is_none());
+        if spec.detach {
+            st.record_run(&info);
+        }
         let event = (st.events.receiver_count() > 0).then(|| info.clone());
         st.pending.insert(
             id.clone(),
@@ -236,25 +182,8 @@ impl Session {
         // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
         // a request pending forever. A run without a deadline has no timer: it ends when it
         // ends, is cancelled, or its computer goes away.
-        if !no_deadline {
-            self.expire_after(&mut st, &id, now + timeout, timeout);
-        }
-        if spec.detach {
-            // Who started it, kept where the next host finds it (`history::runs`): the only
-            // source of that when a computer names this run again.
-            st.runs.started(history::runs::RunRecord {
-                id: id.clone(),
-                trapos_id: trapos_id.clone(),
-                kind: spec.kind,
-                origin,
-                started_ms: epoch_ms(SystemTime::now()),
-                timeout_ms: if no_deadline {
-                    0
-                } else {
-                    timeout.as_millis() as u64
-                },
-                ended: None,
-            });
+        if let Some(at) = deadline {
+            self.expire_after(&mut st, &id, at, timeout);
         }
         if let Some(info) = event {
             st.emit(Event::RequestStarted { info });

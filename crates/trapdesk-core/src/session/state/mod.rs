@@ -1,14 +1,16 @@
 //! The state behind the session's mutex and the operations that keep it consistent: a link's
-//! end, logging, the log's entries. A request's way (started, sent, finished exactly once) is
-//! `request.rs`; the parts the state holds (a computer, its link, a pending request) are
-//! `parts.rs`; finding the computer a name means is `names.rs`, functions of the computers'
-//! table alone, which `State::resolve` lends to the rest of the session.
+//! end, logging, the log's entries. A request's way (admitted, started, its deadline kept,
+//! finished exactly once) is `request.rs`, its sending `send.rs`; the parts the state holds (a
+//! computer, its link, a pending request) are `parts.rs`; finding the computer a name means is
+//! `names.rs`, functions of the computers' table alone, which `State::resolve` lends to the
+//! rest of the session.
 //!
 //! Every function here runs with the lock held and never awaits; the lock is a
 //! `std::sync::Mutex` because no critical section crosses an `.await`.
 
 mod parts;
 mod request;
+mod send;
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::time::SystemTime;
@@ -27,7 +29,7 @@ pub(crate) use parts::{
     Computer, Conn, DeadlineKey, HARD_ABORT_AFTER, ORPHANED, Pending, SeqFloors,
 };
 pub use parts::{EVENT_TEXT_MAX, Outbound, OutputChunk};
-pub(crate) use request::Wake;
+pub(crate) use request::{Admitted, Wake};
 
 pub(crate) struct State {
     pub settings: Settings,

@@ -1,20 +1,21 @@
-//! A request's way through the state: its start recorded, its computer's queue pumped while
-//! the link has free slots (a full outbound channel means the link is too slow for what it is
-//! sent, so it is dropped), and its end, exactly once.
+//! A request's way through the state: where it goes, its start recorded, its deadline kept,
+//! and its end, exactly once. Sending it (its computer's queue pumped) is `send.rs`.
 
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::{Conn, EVENT_TEXT_MAX, Outbound, Pending, State};
+use super::{EVENT_TEXT_MAX, Pending, State};
+use crate::session::approval::Gate;
+use crate::session::history::runs::RunRecord;
 use crate::session::model::{
-    Ending, Event, OutputEntry, PendingInfo, RequestError, RequestSpec, StartEntry, Status, Stream,
+    Ending, Event, Origin, OutputEntry, PendingInfo, RequestError, RequestSpec, StartEntry, Status,
+    Stream, epoch_ms,
 };
 use crate::session::summary;
 use crate::session::transcript::Extra;
-use trapdesk_proto::protocol::{Kind, Request};
+use trapdesk_proto::protocol::Kind;
 
 impl State {
     /// Frees the slot a sent request held (or its place in the queue).
@@ -33,6 +34,119 @@ impl State {
             }
         }
         computer.show_counts();
+    }
+
+    /// Where a new request goes, if it may start: the computer `target` means, what the policy
+    /// says of it, and the connection that has room for it.
+    pub(crate) fn admit(
+        &mut self,
+        target: &str,
+        spec: &RequestSpec,
+        origin: &Origin,
+    ) -> Result<Admitted, RequestError> {
+        if self.shutting_down {
+            return Err(RequestError::ShuttingDown);
+        }
+        let trapos_id = self.resolve(target)?;
+        let gate = self.gate(origin, &trapos_id, spec.kind, &spec.payload)?;
+        if spec.never_ask && matches!(gate, Gate::Ask(_)) {
+            return Err(RequestError::Policy {
+                code: "needs_approval",
+                message: format!(
+                    "{} on {trapos_id} needs a person's approval, and this is never asked for",
+                    spec.kind
+                ),
+            });
+        }
+        let conn_id = if spec.detach {
+            self.room_for_detached(&trapos_id)?
+        } else {
+            self.room_on(&trapos_id)?
+        };
+        Ok(Admitted {
+            trapos_id,
+            conn_id,
+            gate,
+        })
+    }
+
+    /// The connection a new detached run on `trapos_id` goes to: detached runs have their own
+    /// budget, apart from the in-flight limit and queue of ordinary requests.
+    fn room_for_detached(&self, trapos_id: &str) -> Result<u64, RequestError> {
+        let limit = self.settings.max_detached;
+        let conn = self.room_on(trapos_id).or_else(|e| match e {
+            RequestError::Busy { .. } => self
+                .computers
+                .get(trapos_id)
+                .and_then(|c| c.conn.as_ref())
+                .map(|c| c.id)
+                .ok_or(RequestError::Disconnected),
+            e => Err(e),
+        })?;
+        if self.detached_on(trapos_id) >= limit {
+            return Err(RequestError::DetachedLimit {
+                trapos_id: trapos_id.to_owned(),
+                limit,
+            });
+        }
+        Ok(conn)
+    }
+
+    /// A new request's id and what is shown of it, with its timeout.
+    pub(crate) fn new_info(
+        &mut self,
+        trapos_id: &str,
+        origin: Origin,
+        spec: &RequestSpec,
+        gate: &Gate,
+    ) -> (PendingInfo, Duration) {
+        let (no_deadline, timeout) = self.deadline_of(spec);
+        // The start tag keeps ids unique across host restarts: a computer may still run a
+        // detached run of an earlier host under its id.
+        let id = format!("h-{}-{}", self.run_tag, self.next_request);
+        self.next_request += 1;
+        let now = Instant::now();
+        let summary = summary::request(spec.kind, &spec.payload);
+        // Said where the person looks (Requests, the scrollback, the log): it outlives its caller.
+        let summary = if spec.detach {
+            format!("detached: {summary}")
+        } else {
+            summary
+        };
+        let info = PendingInfo {
+            request_id: id,
+            trapos_id: trapos_id.to_owned(),
+            origin,
+            kind: spec.kind,
+            summary,
+            started_at: SystemTime::now(),
+            started: now,
+            deadline: now + timeout,
+            timeout_ms: if no_deadline {
+                0
+            } else {
+                timeout.as_millis() as u64
+            },
+            no_deadline,
+            sent: false,
+            cancel_requested: false,
+            awaiting_approval: matches!(gate, Gate::Ask(_)),
+        };
+        (info, timeout)
+    }
+
+    /// Who started a detached run, kept where the next host finds it (`history::runs`): the
+    /// only source of that when a computer names this run again.
+    pub(crate) fn record_run(&mut self, info: &PendingInfo) {
+        self.runs.started(RunRecord {
+            id: info.request_id.clone(),
+            trapos_id: info.trapos_id.clone(),
+            kind: info.kind,
+            origin: info.origin.clone(),
+            started_ms: epoch_ms(SystemTime::now()),
+            timeout_ms: info.timeout_ms,
+            ended: None,
+        });
     }
 
     /// The connection a new request on `trapos_id` goes to, if it has room for one more.
@@ -296,110 +410,6 @@ impl State {
         });
     }
 
-    /// Sends queued requests of a computer while it has free slots.
-    pub fn pump(&mut self, trapos_id: &str) {
-        self.send_queued(trapos_id);
-        if let Some(c) = self.computers.get_mut(trapos_id) {
-            c.show_counts();
-        }
-    }
-
-    pub(crate) fn send_queued(&mut self, trapos_id: &str) {
-        let max = self.settings.max_in_flight;
-        loop {
-            let Some(computer) = self.computers.get_mut(trapos_id) else {
-                return;
-            };
-            let Some(conn) = computer.conn.as_mut() else {
-                return;
-            };
-            // Detached runs were counted against their own budget when they started; they go
-            // out at once, whatever the ordinary requests hold.
-            let (id, detached) = if let Some(id) = conn.detached_queue.pop_front() {
-                (id, true)
-            } else if conn.in_flight >= max {
-                return;
-            } else if let Some(id) = conn.queue.pop_front() {
-                (id, false)
-            } else {
-                return;
-            };
-            let Some(p) = self.pending.get_mut(&id) else {
-                continue;
-            };
-            let now = Instant::now();
-            let remaining = p.info.deadline.saturating_duration_since(now);
-            let req = Request {
-                id: id.clone(),
-                request: p.info.kind,
-                payload: p.payload.clone(),
-                timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
-                detach: detached.then(|| trapdesk_proto::protocol::Detach {
-                    by: p.info.origin.name().to_owned(),
-                }),
-            };
-            let back = |conn: &mut Conn, id: String| {
-                if detached {
-                    conn.detached_queue.push_front(id);
-                } else {
-                    conn.queue.push_front(id);
-                }
-            };
-            match conn.tx.try_send(Outbound::Request(Box::new(req))) {
-                Ok(()) => {}
-                Err(mpsc::error::TrySendError::Closed(_)) => {
-                    // The connection task is gone; its unlink will fail this request.
-                    back(conn, id);
-                    return;
-                }
-                Err(mpsc::error::TrySendError::Full(_)) => {
-                    back(conn, id);
-                    let conn_id = conn.id;
-                    self.overflowed(trapos_id, conn_id);
-                    return;
-                }
-            }
-            if detached {
-                conn.detached += 1;
-            } else {
-                conn.in_flight += 1;
-            }
-            p.info.sent = true;
-            p.sent_at = Some(now);
-        }
-    }
-
-    /// Sends `msg` to the computer's connection `conn_id` if it is still the current one. A
-    /// full queue unlinks it (see [`State::overflowed`]); a closed one is already unlinking.
-    pub fn send_to(&mut self, trapos_id: &str, conn_id: u64, msg: Outbound) {
-        let Some(conn) = self
-            .computers
-            .get(trapos_id)
-            .and_then(|c| c.conn.as_ref())
-            .filter(|c| c.id == conn_id)
-        else {
-            return;
-        };
-        if let Err(mpsc::error::TrySendError::Full(_)) = conn.tx.try_send(msg) {
-            self.overflowed(trapos_id, conn_id);
-        }
-    }
-
-    /// The connection's outbound queue is full: its socket has not taken a message for as long
-    /// as `outbound_queue` messages took to pile up, so the computer is not reading. It is
-    /// unlinked like a dropped link (its requests end `disconnected`); dropping the sender ends
-    /// the connection task once it has written what it holds.
-    pub(crate) fn overflowed(&mut self, trapos_id: &str, conn_id: u64) {
-        let limit = self.settings.outbound_queue;
-        tracing::warn!(computer = %trapos_id, limit, "unlinked: outbound queue full (the computer is not reading)");
-        self.conns.remove(&conn_id);
-        self.unlink(
-            trapos_id,
-            conn_id,
-            format!("outbound queue full ({limit} messages): the computer is not reading"),
-        );
-    }
-
     /// Gives pending request `id` a deadline at `at` (a nanosecond later for each other
     /// deadline at that same instant and request number, so that keys stay unique), and says
     /// what the session's deadline task must be told of it.
@@ -450,6 +460,13 @@ impl State {
     pub(crate) fn deadlines_set(&self) -> usize {
         self.deadlines.len()
     }
+}
+
+/// Where a new request goes (see [`State::admit`]).
+pub(crate) struct Admitted {
+    pub trapos_id: String,
+    pub conn_id: u64,
+    pub gate: Gate,
 }
 
 /// What the session's deadline task must be told of a new deadline.
