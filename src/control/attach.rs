@@ -239,7 +239,7 @@ async fn say_stopping(tx: &mut Tx) {
 
 /// The secret as the console should show it, when it changed.
 fn secret_changed(conn: &mut Conn) -> Turn {
-    let now = conn.session.secret_now();
+    let now = crate::tui::words::secret_now(&conn.session);
     if now == conn.secret {
         return Turn::Next;
     }

@@ -135,7 +135,7 @@ impl App {
             approvals: Approvals::default(),
             secret_at: None,
             paused: false,
-            me: session::console::LOCAL_CONSOLE.to_owned(),
+            me: super::words::LOCAL_CONSOLE.to_owned(),
             attached: None,
             dirty: Dirty::new(),
             utc_offset: 0,
@@ -214,7 +214,7 @@ impl App {
                     std::time::UNIX_EPOCH + std::time::Duration::from_millis(*at_ms),
                     self.utc_offset,
                 );
-                let words = session::console::answer_words(*answer);
+                let words = super::words::answer_words(*answer);
                 self.notify(format!("{words} by {by} at {at}: {what}"), false);
             }
             E::AnsweredBy { .. } => {}

@@ -21,6 +21,8 @@ use trapdesk_core::session::{
 };
 use trapdesk_proto::protocol::Kind;
 
+use super::words;
+
 /// Keeps something alive on the hub's side while held (a watched screen, the approver count);
 /// dropping it lets go. Boxed so that the console's state does not depend on which hub it has.
 pub type Hold = Box<dyn Send>;
@@ -126,7 +128,7 @@ pub trait Hub: Clone + Send + Sync + 'static {
 
 impl Hub for Session {
     fn name(&self) -> String {
-        session::console::LOCAL_CONSOLE.to_owned()
+        words::LOCAL_CONSOLE.to_owned()
     }
 
     fn attached_to(&self) -> Option<String> {
@@ -158,15 +160,15 @@ impl Hub for Session {
     }
 
     fn policy_lines(&self) -> Vec<String> {
-        Session::policy_lines(self)
+        words::policy_lines(self)
     }
 
     fn policy_source(&self) -> String {
-        Session::policy_source(self)
+        words::policy_source(self)
     }
 
     fn secret(&self) -> String {
-        Session::secret_now(self)
+        words::secret_now(self)
     }
 
     fn output_since(&self, trapos_id: &str, after: u64) -> Vec<OutputItem> {
@@ -196,7 +198,7 @@ impl Hub for Session {
         payload: Value,
         deadline: Option<Duration>,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-        std::future::ready(self.person_run(target, kind, payload, deadline))
+        std::future::ready(words::person_run(self, target, kind, payload, deadline))
     }
 
     fn list_files(
@@ -206,7 +208,7 @@ impl Hub for Session {
     ) -> impl Future<Output = Result<Value, String>> + Send + 'static {
         let session = self.clone();
         let (target, dir) = (target.to_owned(), dir.to_owned());
-        async move { session.person_list_files(&target, &dir).await }
+        async move { words::person_list_files(&session, &target, &dir).await }
     }
 
     fn input(
@@ -214,7 +216,7 @@ impl Hub for Session {
         target: &str,
         steps: Vec<Value>,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-        let sent = self.person_input(target, steps);
+        let sent = words::person_input(self, target, steps);
         async move { sent?.await }
     }
 
@@ -240,7 +242,7 @@ impl Hub for Session {
         &self,
         request_id: &str,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-        std::future::ready(self.person_cancel(request_id))
+        std::future::ready(words::person_cancel(self, request_id))
     }
 
     fn answer(
@@ -248,19 +250,24 @@ impl Hub for Session {
         request_id: &str,
         answer: Answer,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-        std::future::ready(self.answer_by(request_id, answer, session::console::LOCAL_CONSOLE))
+        std::future::ready(words::answer_by(
+            self,
+            request_id,
+            answer,
+            words::LOCAL_CONSOLE,
+        ))
     }
 
     fn reload_policy(&self) -> impl Future<Output = Result<String, String>> + Send + 'static {
-        std::future::ready(self.reload_policy_words())
+        std::future::ready(words::reload_policy_words(self))
     }
 
     fn pause(&self) -> impl Future<Output = String> + Send + 'static {
-        std::future::ready(self.pause_words())
+        std::future::ready(words::pause_words(self))
     }
 
     fn resume(&self) -> impl Future<Output = String> + Send + 'static {
-        std::future::ready(self.resume_words())
+        std::future::ready(words::resume_words(self))
     }
 
     fn paused(&self) -> bool {

@@ -68,6 +68,7 @@ pub mod panes;
 mod terminal;
 pub mod theme;
 pub mod view;
+pub mod words;
 
 use std::time::Duration;
 

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use crate::control::attach::wire::{
     Call, Down, OutputSlice, PolicyView, ScreenSlice, Timed, Up, Update,
 };
+use crate::tui::words;
 use trapdesk_core::session::screen::Display;
 use trapdesk_core::session::{Event, OutputEntry, Session};
 
@@ -31,7 +32,7 @@ impl Conn {
     pub(super) fn resync(&mut self) -> Vec<Update> {
         let s = &self.session;
         let now = Instant::now();
-        self.secret = s.secret_now();
+        self.secret = words::secret_now(s);
         let computers = s.computers();
         let mut first = Update {
             resync: true,
@@ -78,8 +79,8 @@ impl Conn {
 
     fn policy(&self) -> PolicyView {
         PolicyView {
-            lines: self.session.policy_lines(),
-            source: self.session.policy_source(),
+            lines: words::policy_lines(&self.session),
+            source: words::policy_source(&self.session),
         }
     }
 
@@ -235,16 +236,17 @@ impl Conn {
                 kind,
                 payload,
                 deadline_ms,
-            } => done(s.person_run(
+            } => done(words::person_run(
+                &s,
                 &target,
                 kind,
                 payload,
                 deadline_ms.map(Duration::from_millis),
             )),
             Call::ListFiles { target, dir } => answer_later(later, id, async move {
-                s.person_list_files(&target, &dir).await
+                words::person_list_files(&s, &target, &dir).await
             }),
-            Call::Input { target, steps } => match s.person_input(&target, steps) {
+            Call::Input { target, steps } => match words::person_input(&s, &target, steps) {
                 Err(e) => reply(Err(e)),
                 Ok(taken) => {
                     answer_later(later, id, async move { taken.await.map(|()| Value::Null) })
@@ -271,13 +273,13 @@ impl Conn {
                     .map_err(|e| e.to_string())
                 })
             }
-            Call::Cancel { request_id } => done(s.person_cancel(&request_id)),
+            Call::Cancel { request_id } => done(words::person_cancel(&s, &request_id)),
             Call::Answer { request_id, answer } => {
-                done(s.answer_by(&request_id, answer, &self.name))
+                done(words::answer_by(&s, &request_id, answer, &self.name))
             }
-            Call::ReloadPolicy => reply(s.reload_policy_words().map(Value::String)),
-            Call::Pause => reply(Ok(Value::String(s.pause_words()))),
-            Call::Resume => reply(Ok(Value::String(s.resume_words()))),
+            Call::ReloadPolicy => reply(words::reload_policy_words(&s).map(Value::String)),
+            Call::Pause => reply(Ok(Value::String(words::pause_words(&s)))),
+            Call::Resume => reply(Ok(Value::String(words::resume_words(&s)))),
             Call::WatchScreen {
                 trapos_id,
                 display,

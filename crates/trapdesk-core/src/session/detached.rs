@@ -6,6 +6,7 @@
 //! The results kept for `wait-request` are in `finished`; what a hello's claim of runs comes to,
 //! in `claim`.
 
+use crate::session::LogEvent;
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
@@ -14,15 +15,17 @@ use tokio::time::Instant;
 
 use super::Session;
 use super::link::Link;
-use super::model::{Event, LogEvent, OutputEntry, PendingInfo, RequestError, StartEntry, Stream};
+use super::model::{Event, RequestError, Stream};
 use super::state::{ORPHANED, Outbound, Pending, State};
 use trapdesk_proto::protocol::{DetachedRun, Kind};
 
 mod claim;
 mod finished;
+mod taken;
 
 use claim::{Claim, Dropped, computer_of, issued_before};
 pub use finished::{FINISHED_FOR, FINISHED_KEPT, Finished, FinishedRequest, RequestState};
+use taken::{taken_back_header, taken_back_info, terms_of};
 
 impl State {
     /// The detached runs sent on connection `conn_id` lose it but stay pending: the computer
@@ -139,16 +142,10 @@ impl Session {
         let records: Vec<_> = adopted.iter().filter_map(|a| a.record.clone()).collect();
         st.runs.adopted(records);
         for a in adopted {
-            if let Some((mut at, timeout)) = a.deadline {
-                // A deadline's key is unique by its request number (see `expire_after`), which
-                // runs taken back do not take: a nanosecond apart instead.
-                while st.deadlines.contains_key(&(at, st.next_request)) {
-                    at += Duration::from_nanos(1);
-                }
-                let key = self.expire_after(&mut st, &a.id, at, timeout);
-                if let Some(p) = st.pending.get_mut(&a.id) {
-                    p.timer = Some(key);
-                }
+            if let Some((at, timeout)) = a.deadline {
+                // A deadline's key is unique by its request number, which runs taken back do
+                // not take: `set_deadline` sets them a nanosecond apart instead.
+                self.expire_after(&mut st, &a.id, at, timeout);
             }
         }
         st.log_claim(&trapos_id, runs.len(), &claim);
@@ -310,59 +307,18 @@ impl State {
         }
         let now = Instant::now();
         let wall = SystemTime::now();
-        let (origin, timeout_ms, deadline, new_record) = match &record {
-            Some(r) if r.timeout_ms == 0 => (r.origin.clone(), 0, None, None),
-            Some(r) => {
-                let timeout = Duration::from_millis(r.timeout_ms);
-                let started = std::time::UNIX_EPOCH + Duration::from_millis(r.started_ms);
-                let ran = wall.duration_since(started).unwrap_or_default();
-                let left = timeout.saturating_sub(ran).max(Duration::from_millis(1));
-                (
-                    r.origin.clone(),
-                    r.timeout_ms,
-                    Some((now + left, timeout)),
-                    None,
-                )
-            }
-            None => {
-                let origin = computer_origin(trapos_id);
-                let timeout = self.settings.max_request_timeout;
-                let ms = timeout.as_millis() as u64;
-                let rec = super::history::runs::RunRecord {
-                    id: run.id.clone(),
-                    trapos_id: trapos_id.to_owned(),
-                    kind,
-                    origin: origin.clone(),
-                    started_ms: super::model::epoch_ms(wall),
-                    timeout_ms: ms,
-                    ended: None,
-                };
-                (origin, ms, Some((now + timeout, timeout)), Some(rec))
-            }
-        };
-        let info = PendingInfo {
-            request_id: run.id.clone(),
-            trapos_id: trapos_id.to_owned(),
-            origin: origin.clone(),
+        let terms = terms_of(
+            record.as_ref(),
+            trapos_id,
+            &run.id,
             kind,
-            summary: format!("{kind} (detached, taken back after a host restart)"),
-            started_at: wall,
-            started: now,
-            deadline: deadline.map_or(now + super::NO_DEADLINE, |d| d.0),
-            timeout_ms,
-            no_deadline: deadline.is_none(),
-            sent: true,
-            cancel_requested: false,
-            awaiting_approval: false,
-        };
+            (now, wall),
+            self.settings.max_request_timeout,
+        );
+        let info = taken_back_info(&run.id, trapos_id, kind, &terms, (now, wall));
         if let Some(c) = self.computers.get_mut(trapos_id) {
-            c.output.push(OutputEntry::Start(Box::new(StartEntry {
-                request_id: info.request_id.clone(),
-                origin,
-                kind,
-                summary: info.summary.clone(),
-                at: wall,
-            })));
+            c.output
+                .push(taken_back_header(&info, terms.origin.clone()));
         }
         self.pending.insert(
             run.id.clone(),
@@ -386,8 +342,8 @@ impl State {
         self.emit(Event::RequestStarted { info });
         Ok(Adopted {
             id: run.id.clone(),
-            deadline,
-            record: new_record,
+            deadline: terms.deadline,
+            record: terms.record,
         })
     }
 

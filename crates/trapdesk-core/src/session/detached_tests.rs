@@ -153,7 +153,10 @@ async fn a_new_host_adopts_what_it_never_saw_and_ids_carry_the_start_tag() {
     assert_eq!(sent(&mut rx).await.id, t.id);
     // Tenths of a second apart, two starts never share a tag.
     let now = std::time::SystemTime::now();
-    assert_ne!(run_tag(now + Duration::from_millis(100)), run_tag(now));
+    assert_ne!(
+        crate::session::state::run_tag(now + Duration::from_millis(100)),
+        crate::session::state::run_tag(now)
+    );
 }
 
 #[tokio::test(start_paused = true)]

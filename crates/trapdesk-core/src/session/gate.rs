@@ -7,16 +7,18 @@
 //! pending list, can be cancelled, and times out), except that it is not in its computer's
 //! queue: answering yes puts it there.
 
+use crate::session::LogEvent;
 use std::time::Duration;
+use trapdesk_proto::protocol::ErrorCode;
 
 use serde_json::Value;
 
 use super::Session;
 use super::approval::{Answer, AnswerError, Approval, Gate};
-use super::model::{Event, LogEvent, Origin, RequestError};
+use super::model::{Event, Origin, RequestError, epoch_ms};
 use super::state::State;
 use crate::policy::{Action, Decided, Decision, Party, Policy, Reach, Target};
-use trapdesk_proto::protocol::{ErrorCode, Kind};
+use trapdesk_proto::protocol::Kind;
 
 impl State {
     /// The id and label a rule may name `trapos_id` by: the linked computer's, else (one only
@@ -207,6 +209,29 @@ impl Session {
     /// When `request_id` is not waiting for approval.
     pub fn answer(&self, request_id: &str, answer: Answer) -> Result<(), AnswerError> {
         self.answer_as(request_id, answer, None)
+    }
+
+    /// Answers a waiting approval as the console named `by` (the log's `approved` entry
+    /// names it), and tells every console who answered ([`Event::AnsweredBy`]). The first
+    /// answer wins: a later one finds nothing waiting and fails.
+    ///
+    /// # Errors
+    /// When no approval of that request is waiting.
+    pub fn answer_by(&self, request_id: &str, answer: Answer, by: &str) -> Result<(), AnswerError> {
+        let what = self
+            .approvals()
+            .into_iter()
+            .find(|a| a.request_id == request_id)
+            .map(|a| format!("{} on {} for {}", a.kind, a.trapos_id, a.origin.name()));
+        self.answer_as(request_id, answer, Some(by))?;
+        let _ = self.shared.events.send(Event::AnsweredBy {
+            request_id: request_id.to_owned(),
+            by: by.to_owned(),
+            answer,
+            what: what.unwrap_or_default(),
+            at_ms: epoch_ms(std::time::SystemTime::now()),
+        });
+        Ok(())
     }
 
     /// [`Session::answer`], with the answering console's name for the log.

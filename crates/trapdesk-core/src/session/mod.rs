@@ -8,7 +8,6 @@
 mod activity;
 pub mod approval;
 pub mod captured;
-pub mod console;
 pub mod detached;
 pub mod devices;
 pub mod fleet;
@@ -21,7 +20,6 @@ pub mod output;
 mod output_view;
 pub mod pause;
 pub mod screen;
-mod send;
 mod state;
 pub mod summary;
 #[cfg(test)]
@@ -30,9 +28,8 @@ pub mod throttle;
 mod ticket;
 pub mod transcript;
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -48,7 +45,6 @@ pub use state::{Outbound, OutputChunk};
 pub use ticket::Ticket;
 
 use state::{Pending, State};
-use transcript::Transcript;
 
 use crate::config::Settings;
 
@@ -88,59 +84,7 @@ impl Session {
     /// there too (see [`history`]): the log starts with what the database kept.
     pub fn new(settings: Settings, persist: bool) -> Session {
         let (events, _) = broadcast::channel(4096);
-        let history = (persist && settings.history)
-            .then(
-                || match history::History::open(&settings.data_dir, &settings) {
-                    Ok(h) => Some(Arc::new(h)),
-                    Err(e) => {
-                        tracing::warn!("history off: {e}");
-                        None
-                    }
-                },
-            )
-            .flatten();
-        let transcript = Transcript::open(
-            persist.then_some(settings.data_dir.as_path()),
-            settings.transcript_max_bytes,
-            settings.transcript_keep,
-            settings.transcript_queue,
-            history.clone(),
-            settings.transcript_full_text,
-        );
-        let first_seq = history.as_ref().map_or(1, |h| h.first_seq());
-        let recent: VecDeque<LogEntry> = history
-            .as_ref()
-            .map(|h| h.recent_log(settings.recent_events).into())
-            .unwrap_or_default();
-        let settings_dir = settings.data_dir.clone();
-        let state = State {
-            settings,
-            computers: HashMap::new(),
-            order: Default::default(),
-            conns: HashMap::new(),
-            pending: HashMap::new(),
-            recent,
-            tool_calls: VecDeque::new(),
-            next_conn: 1,
-            next_request: 1,
-            next_log: first_seq,
-            next_call: 1,
-            transcript,
-            events: events.clone(),
-            shutting_down: false,
-            approvals: Default::default(),
-            paused: None,
-            keyboard: HashMap::new(),
-            finished: Default::default(),
-            run_tag: run_tag(SystemTime::now()),
-            history,
-            seq_floor: Default::default(),
-            runs: history::runs::Runs::open(persist.then_some(settings_dir.as_path())),
-            claims_dropped: (0, None),
-            first_seq,
-            deadlines: Default::default(),
-            reaping: false,
-        };
+        let state = State::new(settings, persist, events.clone());
         Session {
             shared: Arc::new(Shared {
                 state: Mutex::new(state),
@@ -190,71 +134,14 @@ impl Session {
         origin: Origin,
     ) -> Result<Ticket, RequestError> {
         let mut st = self.lock();
-        if st.shutting_down {
-            return Err(RequestError::ShuttingDown);
-        }
-        let trapos_id = st.resolve(target)?;
-        let gate = st.gate(&origin, &trapos_id, spec.kind, &spec.payload)?;
-        if spec.mode.never_asks() && matches!(gate, approval::Gate::Ask(_)) {
-            return Err(RequestError::Policy {
-                code: trapdesk_proto::protocol::ErrorCode::NeedsApproval,
-                message: format!(
-                    "{} on {trapos_id} needs a person's approval, and this is never asked for",
-                    spec.kind
-                ),
-            });
-        }
-        let conn_id = if spec.mode.is_detached() {
-            // Their own budget, apart from the in-flight limit and queue of ordinary requests.
-            let limit = st.settings.max_detached;
-            let conn = st.room_on(&trapos_id).or_else(|e| match e {
-                RequestError::Busy { .. } => st
-                    .computers
-                    .get(&trapos_id)
-                    .and_then(|c| c.conn.as_ref())
-                    .map(|c| c.id)
-                    .ok_or(RequestError::Disconnected),
-                e => Err(e),
-            })?;
-            if st.detached_on(&trapos_id) >= limit {
-                return Err(RequestError::DetachedLimit { trapos_id, limit });
-            }
-            conn
-        } else {
-            st.room_on(&trapos_id)?
-        };
-        let (no_deadline, timeout) = st.deadline_of(&spec);
-        // The start tag keeps ids unique across host restarts: a computer may still run a
-        // detached run of an earlier host under its id.
-        let id = format!("h-{}-{}", st.run_tag, st.next_request);
-        st.next_request += 1;
-        let now = Instant::now();
-        let summary = summary::request(spec.kind, &spec.payload);
-        // Said where the person looks (Requests, the scrollback, the log): it outlives its caller.
-        let summary = if spec.mode.is_detached() {
-            format!("detached: {summary}")
-        } else {
-            summary
-        };
-        let info = PendingInfo {
-            request_id: id.clone(),
-            trapos_id: trapos_id.clone(),
-            origin: origin.clone(),
-            kind: spec.kind,
-            summary: summary.clone(),
-            started_at: SystemTime::now(),
-            started: now,
-            deadline: now + timeout,
-            timeout_ms: if no_deadline {
-                0
-            } else {
-                timeout.as_millis() as u64
-            },
-            no_deadline,
-            sent: false,
-            cancel_requested: false,
-            awaiting_approval: matches!(gate, approval::Gate::Ask(_)),
-        };
+        let state::Admitted {
+            trapos_id,
+            conn_id,
+            gate,
+        } = st.admit(target, &spec, &origin)?;
+        let (info, timeout) = st.new_info(&trapos_id, origin, &spec, &gate);
+        let id = info.request_id.clone();
+        let deadline = (!info.no_deadline).then_some(info.deadline);
         let approval = match &gate {
             approval::Gate::Ask(d) => Some(Approval::of(&info, &spec, d)),
             approval::Gate::Go => None,
@@ -266,13 +153,12 @@ impl Session {
         } else {
             (None, None)
         };
-        // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
-        // a request pending forever. A run without a deadline has no timer: it ends when it
-        // ends, is cancelled, or its computer goes away.
-        let timer = (!no_deadline).then(|| self.expire_after(&mut st, &id, now + timeout, timeout));
         // Recorded before the request is kept, so that the request (its payload, a whole file
         // for write-file) moves into it rather than being copied; it is sent by `pump` below.
         st.record_start(&info, &spec, approval.is_none());
+        if spec.mode.is_detached() {
+            st.record_run(&info);
+        }
         let event = (st.events.receiver_count() > 0).then(|| info.clone());
         st.pending.insert(
             id.clone(),
@@ -283,7 +169,7 @@ impl Session {
                 waiter: Some(tx),
                 output_tx: out_tx,
                 output_dropped: 0,
-                timer,
+                timer: None,
                 sent_at: None,
                 live: Default::default(),
                 cancel_by: None,
@@ -293,22 +179,11 @@ impl Session {
                 dropped_unlinked: 0,
             },
         );
-        if spec.mode.is_detached() {
-            // Who started it, kept where the next host finds it (`history::runs`): the only
-            // source of that when a computer names this run again.
-            st.runs.started(history::runs::RunRecord {
-                id: id.clone(),
-                trapos_id: trapos_id.clone(),
-                kind: spec.kind,
-                origin,
-                started_ms: epoch_ms(SystemTime::now()),
-                timeout_ms: if no_deadline {
-                    0
-                } else {
-                    timeout.as_millis() as u64
-                },
-                ended: None,
-            });
+        // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
+        // a request pending forever. A run without a deadline has no timer: it ends when it
+        // ends, is cancelled, or its computer goes away.
+        if let Some(at) = deadline {
+            self.expire_after(&mut st, &id, at, timeout);
         }
         if let Some(info) = event {
             st.emit(Event::RequestStarted { info });
@@ -334,26 +209,17 @@ impl Session {
     /// deadlines, which one task for the whole session (`reap`) keeps. A task per request
     /// (spawned, then aborted when the request ended) woke the runtime's other worker twice
     /// for every request.
-    fn expire_after(
-        &self,
-        st: &mut State,
-        id: &str,
-        at: Instant,
-        timeout: Duration,
-    ) -> state::DeadlineKey {
-        let key = (at, st.next_request);
-        let earliest = st.deadlines.keys().next().is_none_or(|first| key < *first);
-        st.deadlines.insert(key, (id.to_owned(), timeout));
-        if !st.reaping {
-            st.reaping = true;
-            tokio::spawn(reap(
-                Arc::downgrade(&self.shared),
-                self.shared.deadlines.clone(),
-            ));
-        } else if earliest {
-            self.shared.deadlines.notify_one();
+    fn expire_after(&self, st: &mut State, id: &str, at: Instant, timeout: Duration) {
+        match st.set_deadline(id, at, timeout) {
+            state::Wake::Start => {
+                tokio::spawn(reap(
+                    Arc::downgrade(&self.shared),
+                    self.shared.deadlines.clone(),
+                ));
+            }
+            state::Wake::Earlier => self.shared.deadlines.notify_one(),
+            state::Wake::Later => {}
         }
-        key
     }
 
     /// Starts a request and waits for its outcome.
@@ -385,16 +251,10 @@ impl Session {
     fn expire_due(&self) -> Option<Instant> {
         let now = Instant::now();
         loop {
-            let due = {
-                let mut st = self.lock();
-                match st.deadlines.first_key_value() {
-                    Some((k, _)) if k.0 <= now => st.deadlines.pop_first(),
-                    Some((k, _)) => return Some(k.0),
-                    None => return None,
-                }
-            };
-            if let Some((_, (id, timeout))) = due {
-                self.expire(&id, timeout);
+            let due = self.lock().take_due(now);
+            match due {
+                Ok((id, timeout)) => self.expire(&id, timeout),
+                Err(next) => return next,
             }
         }
     }
@@ -606,22 +466,6 @@ async fn reap(shared: std::sync::Weak<Shared>, wake: Arc<tokio::sync::Notify>) {
             None => wake.notified().await,
         }
     }
-}
-
-/// What makes this host start's request ids its own (`h-<tag>-<n>`): its start time in tenths
-/// of a second, base 36, six characters (it comes round after about seven years).
-fn run_tag(now: SystemTime) -> String {
-    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let tenths = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() / 100);
-    let mut n = (tenths % 36u128.pow(6)) as usize;
-    let mut out = [b'0'; 6];
-    for slot in out.iter_mut().rev() {
-        *slot = DIGITS[n % 36];
-        n /= 36;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Why a cancel did nothing.

@@ -51,7 +51,7 @@ impl Claim {
 }
 
 /// Whether `id` is one a start of this host, other than the current one, could have given:
-/// `h-<tag>-<n>` (see `run_tag` in `mod.rs`). One of the current start that is not pending
+/// `h-<tag>-<n>` (see `run_tag` in `state/mod.rs`). One of the current start that is not pending
 /// ended here (or was never given): it is not taken back.
 pub(super) fn issued_before(id: &str, current_tag: &str) -> bool {
     let Some(rest) = id.strip_prefix("h-") else {

@@ -220,6 +220,12 @@ impl ScreenFrame {
                 }
             }
         }
+        frame.set_rows(v, width, height)?;
+        Ok(frame)
+    }
+
+    /// Takes the rows an update carries (each replaces the row at its `y`).
+    fn set_rows(&mut self, v: &Value, width: usize, height: usize) -> Result<(), FrameError> {
         let rows = v
             .get("rows")
             .and_then(Value::as_array)
@@ -235,7 +241,7 @@ impl ScreenFrame {
             let text = row.get("text").and_then(Value::as_str).unwrap_or("");
             let mut chars: Vec<char> = text.chars().take(width).collect();
             chars.resize(width, ' ');
-            frame.rows[y as usize - 1] = ScreenRow {
+            self.rows[y as usize - 1] = ScreenRow {
                 text: chars,
                 fg: digits(
                     row.get("fg").and_then(Value::as_str).unwrap_or(""),
@@ -250,7 +256,7 @@ impl ScreenFrame {
                 known: mask(row.get("known").and_then(Value::as_str), width),
             };
         }
-        Ok(frame)
+        Ok(())
     }
 
     /// The rows as text, trailing blanks cut.

@@ -115,6 +115,14 @@ fn commit(
     batch: Vec<Record>,
     acks: &mut Vec<mpsc::Sender<()>>,
 ) -> rusqlite::Result<u64> {
+    let (ops, n) = fold(batch, acks);
+    write_ops(conn, &ops)?;
+    Ok(n)
+}
+
+/// A batch as the rows to write, the pieces of one line folded into one row, with how many
+/// records it held; the flushes waiting on it go to `acks`.
+fn fold(batch: Vec<Record>, acks: &mut Vec<mpsc::Sender<()>>) -> (Vec<Op>, u64) {
     let mut ops: Vec<Op> = Vec::with_capacity(batch.len());
     // (computer, seq) → index in `ops` of the row that piece belongs to.
     let mut at: HashMap<(Arc<str>, u64), usize> = HashMap::new();
@@ -177,6 +185,11 @@ fn commit(
             Record::Flush(ack) => acks.push(ack),
         }
     }
+    (ops, n)
+}
+
+/// Writes the rows in one transaction.
+fn write_ops(conn: &mut Connection, ops: &[Op]) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     {
         let mut insert = tx.prepare_cached(
@@ -192,7 +205,7 @@ fn commit(
         )?;
         let mut known = tx.prepare_cached("INSERT OR IGNORE INTO computers VALUES (?1)")?;
         let mut seen: Option<Arc<str>> = None;
-        for op in &ops {
+        for op in ops {
             match op {
                 Op::Insert(trapos_id, item) => {
                     if seen.as_deref() != Some(&**trapos_id) {
@@ -228,8 +241,7 @@ fn commit(
             }
         }
     }
-    tx.commit()?;
-    Ok(n)
+    tx.commit()
 }
 
 /// An output entry as the columns of its row.

@@ -4,7 +4,7 @@
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::state::{Conn, Outbound, State};
+use super::{Conn, Outbound, State};
 use trapdesk_proto::protocol::Request;
 
 impl State {
@@ -16,7 +16,7 @@ impl State {
         }
     }
 
-    pub(super) fn send_queued(&mut self, trapos_id: &str) {
+    pub(crate) fn send_queued(&mut self, trapos_id: &str) {
         let max = self.settings.max_in_flight;
         loop {
             let Some(computer) = self.computers.get_mut(trapos_id) else {
@@ -101,7 +101,7 @@ impl State {
     /// as `outbound_queue` messages took to pile up, so the computer is not reading. It is
     /// unlinked like a dropped link (its requests end `disconnected`); dropping the sender ends
     /// the connection task once it has written what it holds.
-    pub(super) fn overflowed(&mut self, trapos_id: &str, conn_id: u64) {
+    pub(crate) fn overflowed(&mut self, trapos_id: &str, conn_id: u64) {
         let limit = self.settings.outbound_queue;
         tracing::warn!(computer = %trapos_id, limit, "unlinked: outbound queue full (the computer is not reading)");
         self.conns.remove(&conn_id);
