@@ -12,7 +12,7 @@
 use crate::support::{self, mcp_fake as fake, world};
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::{SECRET, start_host, wait_until};
@@ -318,14 +318,12 @@ async fn a_normal_turtle_has_the_lower_fuel_limit_and_keeps_its_fuel_through_a_r
         .unwrap();
     assert_eq!(out, "19999\t20000\n");
     c.reboot();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let out = loop {
-        if let Ok(out) = c.run_lua("print(turtle.getFuelLevel())").await {
-            break out;
-        }
-        assert!(Instant::now() < deadline, "the turtle did not come back");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let out = crate::support::wait_ok(Duration::from_secs(10), async || {
+        c.run_lua("print(turtle.getFuelLevel())")
+            .await
+            .map_err(|e| format!("the turtle did not come back: {e:?}"))
+    })
+    .await;
     assert_eq!(out, "19999\n");
     c.shutdown();
     c.wait_stopped().await;
