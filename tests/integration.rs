@@ -18,6 +18,8 @@ mod emulator;
 mod gateway;
 #[path = "integration/host/mod.rs"]
 mod host;
+#[path = "integration/house/mod.rs"]
+mod house;
 #[path = "integration/lua/mod.rs"]
 mod lua;
 #[path = "integration/mcp/mod.rs"]

@@ -77,15 +77,12 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id(rt: Runtime) {
     let host = &w.host;
     let id = w.computer("miner").id;
     let who = w.trapos("miner");
-    let start = Instant::now();
-    while binding(host, &id.to_string()).is_none_or(|b| b.pending) {
-        assert!(
-            start.elapsed() < rt.patience(Duration::from_secs(10)),
-            "never enrolled; {}",
-            w.computer("miner").dump()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    support::wait_for(
+        rt.patience(Duration::from_secs(10)),
+        || binding(host, &id.to_string()).is_some_and(|b| !b.pending),
+        || format!("never enrolled; {}", w.computer("miner").dump()),
+    )
+    .await;
     let b = binding(host, &id.to_string()).unwrap();
     assert_eq!(b.label.as_deref(), Some("miner"));
     let own = own_secret(host, &who).await.expect("stored its secret");
@@ -140,19 +137,16 @@ async fn the_shared_secret_cannot_take_an_enrolled_computers_id(rt: Runtime) {
         world::Machine::EmuProcess(_) => unreachable!("booted in the test process"),
     }
     let host = &w.host;
-    let start = Instant::now();
-    while !host
-        .session
-        .computer(&who)
-        .is_some_and(|c| c.online && c.connected_at != linked_at)
-    {
-        assert!(
-            start.elapsed() < rt.link_timeout(),
-            "did not relink; {}",
-            w.computer("miner").dump()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    support::wait_for(
+        rt.link_timeout(),
+        || {
+            host.session
+                .computer(&who)
+                .is_some_and(|c| c.online && c.connected_at != linked_at)
+        },
+        || format!("did not relink; {}", w.computer("miner").dump()),
+    )
+    .await;
     w.wait_linked("miner", rt.link_timeout()).await;
     let host = &w.host;
     assert_eq!(own_secret(host, &who).await.as_deref(), Some(&*own));
@@ -398,6 +392,7 @@ async fn a_right_secret_links_at_once_through_a_flood_of_wrong_ones() {
     while !(serial.is_finished() && parallel.is_finished()) {
         took.push(right_one(&h, id).await);
         id += 1;
+        // The pace of the measurement: a right secret every 50 ms while the flood lasts.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let slowest_wrong = serial.await.unwrap();
@@ -418,16 +413,12 @@ async fn a_right_secret_links_at_once_through_a_flood_of_wrong_ones() {
         h.session.computers().iter().all(|c| c.id < 1000),
         "a wrong secret linked"
     );
-    let start = Instant::now();
-    while fds() > before + 8 {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "sockets left after the flood: {} then {}",
-            before,
-            fds()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::wait_for(
+        Duration::from_secs(5),
+        || fds() <= before + 8,
+        || format!("sockets left after the flood: {} then {}", before, fds()),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -453,16 +444,20 @@ async fn connections_that_never_link_are_bounded_and_never_block_a_right_secret(
     // The host accepts them all, and holds at most MAX_WAITING of them: ours are n + 1, so
     // the process holds at most n + 1 + MAX_WAITING (plus a few of its own).
     let bound = before + n + 1 + MAX_WAITING + 16;
+    // The host accepts the flood meanwhile, and nothing says when it has: checked sooner,
+    // the bound would hold only because the sockets were not yet accepted.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let start = Instant::now();
-    while fds() > bound {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the host holds {} sockets for {n} idle connections (bound {bound})",
-            fds() - before - n - 1
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::wait_for(
+        Duration::from_secs(10),
+        || fds() <= bound,
+        || {
+            format!(
+                "the host holds {} sockets for {n} idle connections (bound {bound})",
+                fds() - before - n - 1
+            )
+        },
+    )
+    .await;
     // The oldest was pushed out with 1013 try_again_later, before its hello deadline.
     let (code, seen) = first.recv_close().await;
     assert_eq!(code, Some(1013));
@@ -478,6 +473,8 @@ async fn connections_that_never_link_are_bounded_and_never_block_a_right_secret(
                 .unwrap(),
         );
     }
+    // As above: the host accepts them (and would push out whom it pushes out) meanwhile, and
+    // nothing says when it has.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let session = host.session.clone();
     let t = tokio::spawn(async move {
@@ -499,11 +496,12 @@ async fn connections_that_never_link_are_bounded_and_never_block_a_right_secret(
     assert!(t.await.unwrap().is_ok());
     drop(idle);
     // Nothing left once they go.
-    let start = Instant::now();
-    while fds() > before + 8 {
-        assert!(start.elapsed() < Duration::from_secs(10), "{}", fds());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::wait_for(
+        Duration::from_secs(10),
+        || fds() <= before + 8,
+        || format!("{}", fds()),
+    )
+    .await;
     let _ = first.ws.next().await;
 }
 

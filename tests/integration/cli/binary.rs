@@ -50,14 +50,11 @@ fn mcp_only_serves_health_and_exits_zero_on_sigterm() {
         .status()
         .unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let exit = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "did not stop on SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let exit = crate::support::exit_within(
+        &mut child,
+        Duration::from_secs(15),
+        "did not stop on SIGTERM",
+    );
     assert_eq!(exit.code(), Some(0));
     assert!(dir.path().join("trapdesk.log").exists());
 }
@@ -165,14 +162,11 @@ fn stop(mut child: std::process::Child) -> std::process::ExitStatus {
         .args(["-TERM", &child.id().to_string()])
         .status()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "did not stop on SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::exit_within(
+        &mut child,
+        Duration::from_secs(15),
+        "did not stop on SIGTERM",
+    )
 }
 
 #[test]
@@ -214,8 +208,13 @@ fn mcp_only_off_a_terminal_says_how_to_show_the_secret() {
         &["--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0"],
         dir.path(),
     );
-    std::thread::sleep(Duration::from_millis(200));
-    let text = seen.lock().unwrap().join("\n");
+    let shown = || seen.lock().unwrap().join("\n");
+    crate::support::wait_blocking(
+        Duration::from_secs(15),
+        || shown().contains("trapdesk secret show --data-dir"),
+        || format!("never said how to show the secret: {}", shown()),
+    );
+    let text = shown();
     assert!(!text.contains("s3cret"), "{text}");
     assert!(text.contains("trapdesk secret show --data-dir"), "{text}");
     assert_eq!(stop(child).code(), Some(0));
@@ -251,6 +250,8 @@ fn an_mcp_session_leaves_no_rmcp_structs_in_the_log() {
     let mut answer = String::new();
     let _ = s.read_to_string(&mut answer);
     assert!(answer.contains("serverInfo"), "{answer}");
+    // The quiet period is the test: the lines looked for must not appear, and rmcp logs a
+    // session's end after the answer, so the host runs on a while before it is stopped.
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(stop(child).code(), Some(0));
     let log = std::fs::read_to_string(dir.path().join("trapdesk.log")).unwrap();

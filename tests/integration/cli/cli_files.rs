@@ -158,6 +158,8 @@ async fn put_started(
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let start = std::time::Instant::now();
+    // Its own poll, every 2 ms rather than support::wait_for's 10: the part file lives only
+    // as long as the put does, and the put must be caught while it runs.
     loop {
         if let Some(own) = parts(dir).into_iter().find(|p| !before.contains(p)) {
             return (child, own);

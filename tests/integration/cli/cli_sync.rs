@@ -8,9 +8,9 @@ use crate::support;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use support::{TestHost, emulated, start_host};
+use support::{TestHost, emulated, holds_within, start_host};
 
 /// The binary against `host`, finding the host's local token in its data dir as it does on a
 /// person's machine (no token in the environment).
@@ -66,40 +66,48 @@ impl Sync {
 
     /// Waits for a stderr line containing `needle`.
     async fn err_line(&mut self, needle: &str) -> String {
-        let start = Instant::now();
-        loop {
-            while let Ok(l) = self.err.try_recv() {
-                self.seen_err.push(l.clone());
+        let limit = Duration::from_secs(15);
+        let mut found = None;
+        let (err, seen) = (&self.err, &mut self.seen_err);
+        let got = holds_within(limit, || {
+            while let Ok(l) = err.try_recv() {
+                seen.push(l.clone());
                 if l.contains(needle) {
-                    return l;
+                    found = Some(l);
+                    return true;
                 }
             }
-            assert!(
-                start.elapsed() < Duration::from_secs(15),
-                "no {needle:?} on stderr; saw {:?}",
+            false
+        })
+        .await;
+        match found {
+            Some(l) if got => l,
+            _ => panic!(
+                "no {needle:?} on stderr; saw {:?} (waited {limit:?})",
                 self.seen_err
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
+            ),
         }
     }
 
     /// Waits for a stdout line equal to `want`.
     async fn out_line(&mut self, want: &str) {
-        let start = Instant::now();
+        let limit = Duration::from_secs(15);
         let mut seen = Vec::new();
-        loop {
-            while let Ok(l) = self.out.try_recv() {
+        let out = &self.out;
+        let got = holds_within(limit, || {
+            while let Ok(l) = out.try_recv() {
                 if l == want {
-                    return;
+                    return true;
                 }
                 seen.push(l);
             }
-            assert!(
-                start.elapsed() < Duration::from_secs(15),
-                "no {want:?} on stdout; saw {seen:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+            false
+        })
+        .await;
+        assert!(
+            got,
+            "no {want:?} on stdout; saw {seen:?} (waited {limit:?})"
+        );
     }
 
     /// Ctrl-C: the sync stops with 130.
@@ -107,16 +115,16 @@ impl Sync {
         let _ = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
             .status();
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if start.elapsed() > Duration::from_secs(10) {
-                let _ = self.child.kill();
-                panic!("sync did not stop on Ctrl-C; stderr {:?}", self.seen_err);
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut status = None;
+        let child = &mut self.child;
+        let stopped = holds_within(Duration::from_secs(10), || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        })
+        .await;
+        let Some(status) = status.filter(|_| stopped) else {
+            let _ = self.child.kill();
+            panic!("sync did not stop on Ctrl-C; stderr {:?}", self.seen_err);
         };
         assert_eq!(status.code(), Some(130));
     }

@@ -112,22 +112,21 @@ impl PlayerComputer {
 
     /// Waits until the computer is linked on a connection newer than `after`.
     async fn wait_linked_after(&self, after: Option<SystemTime>) -> SystemTime {
-        let limit = self.rt.link_timeout();
-        let start = Instant::now();
-        loop {
-            if let Some(t) = self.connected_at().filter(|t| Some(*t) > after) {
-                return t;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "{} did not link in {limit:?} on {}; screen:\n{}\ndaemon.log:\n{}",
-                self.trapos_id,
-                self.rt.name(),
-                self.screen(),
-                std::fs::read_to_string(self.files.join("trapdesk/daemon.log")).unwrap_or_default()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        support::wait_some(
+            self.rt.link_timeout(),
+            || self.connected_at().filter(|t| Some(*t) > after),
+            || {
+                format!(
+                    "{} did not link on {}; screen:\n{}\ndaemon.log:\n{}",
+                    self.trapos_id,
+                    self.rt.name(),
+                    self.screen(),
+                    std::fs::read_to_string(self.files.join("trapdesk/daemon.log"))
+                        .unwrap_or_default()
+                )
+            },
+        )
+        .await
     }
 
     async fn exec(&self, code: &str) -> Value {
@@ -217,6 +216,7 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Run
     })
     .await
     .unwrap_or_else(|()| panic!("the farm never ran again; screen:\n{}", pc.screen()));
+    // The quiet period is the test: a second client would replace the link meanwhile.
     tokio::time::sleep(Duration::from_secs(5)).await;
     assert_eq!(
         pc.connected_at(),
@@ -234,6 +234,7 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Run
     // What the farm is woken by: idle, and during a 500 KB read-file.
     let idle_secs = 10;
     let before = events_seen(&pc.files);
+    // The idle period is what is measured: the events in a fixed time with nothing asked.
     tokio::time::sleep(Duration::from_secs(idle_secs)).await;
     let idle = events_seen(&pc.files) - before;
     let last_idle = pc.read("events.txt");
@@ -261,7 +262,8 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Run
     }
     let took = started.elapsed();
     assert_eq!(got, big.len(), "the whole file came back");
-    // The farm writes its count as it handles each event; give it a moment to catch up.
+    // The farm writes its count as it handles each event; give it a moment to catch up. A
+    // fixed time, not a condition: the count is an upper bound, and a late event must count.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let during = events_seen(&pc.files) - before;
     println!(
@@ -289,6 +291,7 @@ async fn a_never_ending_startup_with_the_installer_line_keeps_one_client(rt: Run
     )
     .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // As after the read: a late event must count, so a fixed time rather than a condition.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let during_write = events_seen(&pc.files) - before;
     println!(
@@ -395,8 +398,7 @@ async fn the_players_shell_keeps_the_whole_screen(rt: Runtime) {
         )
         .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
-    let start = Instant::now();
-    loop {
+    support::wait_ok(rt.patience(Duration::from_secs(20)), async || {
         let d = data(&w.call("read-screen", json!({"traposId": id})).await);
         let rows: Vec<String> = d["rows"]
             .as_array()
@@ -411,14 +413,12 @@ async fn the_players_shell_keeps_the_whole_screen(rt: Runtime) {
             "a tab bar: {rows:?}"
         );
         if rows.iter().any(|r| r.trim_end() == "hi from 51x19") {
-            break;
+            Ok(())
+        } else {
+            Err(format!("the shell never ran it: {rows:?}"))
         }
-        assert!(
-            start.elapsed() < rt.patience(Duration::from_secs(20)),
-            "the shell never ran it: {rows:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 }
 
 on_both_runtimes!(the_players_shell_keeps_the_whole_screen);
@@ -454,7 +454,6 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
     // the startup arrangement and starts again, without rebooting the computer.
     let version = trapdesk::lua_files::version();
     let limit = rt.patience(Duration::from_secs(60));
-    let start = Instant::now();
     // The upgrade writes the files, the version, then the startup arrangement, and logs last:
     // what it did is checked once the log says it is done.
     let log_says = || {
@@ -462,14 +461,10 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
             .unwrap_or_default()
             .contains(&format!("upgraded to {version}"))
     };
-    while !log_says() {
-        assert!(
-            start.elapsed() < limit,
-            "never upgraded; {}",
-            w.computer("old").dump()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    support::wait_for(limit, log_says, || {
+        format!("never upgraded; {}", w.computer("old").dump())
+    })
+    .await;
     assert_eq!(
         std::fs::read_to_string(files.join("trapdesk/version"))
             .unwrap()
@@ -484,8 +479,7 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
     );
     assert!(!files.join("startup/trapdesk.lua").exists());
     // Linked again, by the new client, and serving.
-    let start = Instant::now();
-    loop {
+    support::wait_ok(limit, async || {
         let c = w.session().computer(&id);
         if c.as_ref().is_some_and(|c| {
             c.online && c.connected_at > before && c.serves.iter().any(|s| s == "exec-lua")
@@ -494,12 +488,12 @@ async fn an_old_style_install_is_upgraded_and_relinks(rt: Runtime) {
                 .call("exec-lua", json!({"traposId": id, "code": "return 6 * 7"}))
                 .await;
             if r.is_error != Some(true) && data(&r)["returns"][0]["value"] == 42 {
-                break;
+                return Ok(());
             }
         }
-        assert!(start.elapsed() < limit, "never relinked after the upgrade");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        Err("never relinked after the upgrade".to_owned())
+    })
+    .await;
 }
 
 on_both_runtimes!(an_old_style_install_is_upgraded_and_relinks);
@@ -565,8 +559,7 @@ async fn a_disk_startup_that_would_replace_the_computers_is_explained(rt: Runtim
         "{r}"
     );
     // The wrapper saw the disk go in and told the player, with both ways out.
-    let start = Instant::now();
-    loop {
+    support::wait_ok(Duration::from_secs(20), async || {
         let d = data(&w.call("read-screen", json!({"traposId": id})).await);
         let screen: Vec<String> = d["rows"]
             .as_array()
@@ -579,14 +572,12 @@ async fn a_disk_startup_that_would_replace_the_computers_is_explained(rt: Runtim
             && all.contains("set shell.allow_disk_startup false")
             && all.contains("apis/setup.lua disk disk")
         {
-            break;
+            Ok(())
+        } else {
+            Err(format!("never explained: {all}"))
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "never explained: {all}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     // The second way out: the arrangement on the disk (its startup moves aside, the wrapper
     // becomes the disk's startup), after which the disk no longer replaces the client.
     let r = exec(
@@ -622,7 +613,8 @@ end
 async fn what_wakes_a_program_run_at_the_shell(rt: Runtime) {
     let w = World::boot(rt, &["count"]).await;
     w.wait_serves("count", &["screen", "input"]).await;
-    // Past the client's start-up (its first-word timer is 5 s).
+    // Past the client's start-up (its first-word timer is 5 s): a measurement, whose window
+    // must hold none of the start-up's events, and nothing says when that timer has fired.
     tokio::time::sleep(Duration::from_secs(6)).await;
     let files = w.files("count");
     std::fs::write(files.join("count.lua"), COUNT).unwrap();
@@ -631,6 +623,8 @@ async fn what_wakes_a_program_run_at_the_shell(rt: Runtime) {
         .call("send-input", json!({"traposId": id, "text": "count\n"}))
         .await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // The program's own start-up settles before the idle window opens (a measurement, as
+    // above: the window must not hold the start's events).
     tokio::time::sleep(Duration::from_secs(3)).await;
     let seen = || {
         let s = std::fs::read_to_string(files.join("events.txt")).unwrap_or_default();
@@ -642,6 +636,7 @@ async fn what_wakes_a_program_run_at_the_shell(rt: Runtime) {
         (n, s)
     };
     let (b, _) = seen();
+    // The idle window is what is measured.
     tokio::time::sleep(Duration::from_secs(10)).await;
     let (a, idle_names) = seen();
     let big: Vec<u8> = (0..500 * 1024).map(|i| b'a' + (i % 26) as u8).collect();
@@ -666,6 +661,7 @@ async fn what_wakes_a_program_run_at_the_shell(rt: Runtime) {
         }
     }
     let took = started.elapsed();
+    // A late event must count: a fixed time rather than a condition.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (a2, read_names) = seen();
     assert_eq!(got, big.len());

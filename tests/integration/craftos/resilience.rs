@@ -6,9 +6,9 @@
 //! with `read-screen`).
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::support::{mcp_fake as fake, world};
+use crate::support::{self, mcp_fake as fake, world};
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use crate::support::world::on_both_runtimes;
 use fake::{data, text};
@@ -66,8 +66,7 @@ async fn still_serving(w: &World, linked_at: SystemTime, n: u32, after: &str) {
         .await;
     assert_ne!(r.is_error, Some(true), "after {after}: {}", text(&r));
     let want = format!("mark{n} ran");
-    let start = Instant::now();
-    loop {
+    support::wait_ok(secs(20), async || {
         let r = w.call("read-screen", json!({"traposId": who})).await;
         assert_ne!(r.is_error, Some(true), "after {after}: {}", text(&r));
         let rows: Vec<String> = data(&r)["rows"]
@@ -79,15 +78,15 @@ async fn still_serving(w: &World, linked_at: SystemTime, n: u32, after: &str) {
             })
             .unwrap_or_default();
         if rows.iter().any(|r| r.contains(&want)) {
-            return;
+            Ok(())
+        } else {
+            Err(format!(
+                "after {after}: the shell did not run `mark {n}`; screen:\n{}",
+                rows.join("\n")
+            ))
         }
-        assert!(
-            start.elapsed() < secs(20),
-            "after {after}: the shell did not run `mark {n}`; screen:\n{}",
-            rows.join("\n")
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 }
 
 async fn hostile_chunks_leave_the_client_serving(rt: Runtime) {

@@ -11,12 +11,12 @@
 //!   line what to set.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::support::{craftos, mcp_fake as fake};
+use crate::support::{self, craftos, mcp_fake as fake};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -67,21 +67,26 @@ impl UserHost {
             mcp: String::new(),
             lines,
         };
-        let started = Instant::now();
-        host.mcp = loop {
-            assert!(started.elapsed() < Duration::from_secs(30), "no start line");
-            let text = match stderr_file {
-                Some(p) => std::fs::read_to_string(p).unwrap_or_default(),
-                None => host.lines.lock().unwrap().join("\n"),
-            };
-            if let Some(url) = text
+        let text = || match stderr_file {
+            Some(p) => std::fs::read_to_string(p).unwrap_or_default(),
+            None => host.lines.lock().unwrap().join("\n"),
+        };
+        let url = || {
+            text()
                 .split_whitespace()
                 .find(|w| w.starts_with("http://") && w.ends_with("/mcp"))
-            {
-                break url.to_owned();
-            }
-            std::thread::sleep(Duration::from_millis(50));
+                .map(str::to_owned)
         };
+        let mut found = None;
+        support::wait_blocking(
+            Duration::from_secs(30),
+            || {
+                found = url();
+                found.is_some()
+            },
+            || "no start line".to_owned(),
+        );
+        host.mcp = found.unwrap_or_default();
         host
     }
 
@@ -173,20 +178,21 @@ async fn run_attack(runtime: &Runtime, mcp: &str) -> String {
             );
             let c = craftos::CraftComputer::spawn_program(launcher, 40, "griefer", &startup);
             let result = c.files().join("result.txt");
-            let started = Instant::now();
-            loop {
-                if let Ok(text) = std::fs::read_to_string(&result)
-                    && !text.is_empty()
-                {
-                    break text;
-                }
-                assert!(
-                    started.elapsed() < craftos::LINK_TIMEOUT,
-                    "the CraftOS-PC computer wrote no result; its screen:\n{}",
-                    c.screen()
-                );
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            support::wait_some(
+                craftos::LINK_TIMEOUT,
+                || {
+                    std::fs::read_to_string(&result)
+                        .ok()
+                        .filter(|text| !text.is_empty())
+                },
+                || {
+                    format!(
+                        "the CraftOS-PC computer wrote no result; its screen:\n{}",
+                        c.screen()
+                    )
+                },
+            )
+            .await
         }
     }
 }
@@ -195,18 +201,15 @@ async fn an_unlinked_computer_cannot_use_the_agents_endpoint(runtime: Runtime) {
     let host = UserHost::start(None);
     // The demo computer is linked: the attack's exec-lua would have a target.
     let (client, _) = fake::connect(&host.mcp, &host.token()).await;
-    let started = Instant::now();
-    loop {
+    support::wait_ok(Duration::from_secs(30), async || {
         let r = fake::call(&client, "probe-computers", json!({"ping": false})).await;
         if fake::data(&r)["computers"][0]["traposId"] == "1:miner" {
-            break;
+            Ok(())
+        } else {
+            Err("the demo never linked".to_owned())
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the demo never linked"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 
     let answers = run_attack(&runtime, &host.mcp).await;
     assert_eq!(
@@ -251,7 +254,8 @@ fn mcp_only_writes_no_secret_into_a_log_file() {
     let secret = std::fs::read_to_string(host.data.path().join("secret")).unwrap();
     let secret = secret.trim();
     assert!(secret.len() >= 16, "a generated secret is long: {secret:?}");
-    // Give the host time to write everything it writes at start.
+    // Give the host time to write everything it writes at start: a fixed time, because what
+    // is checked is that something never appears, and no line marks the end of the writing.
     std::thread::sleep(Duration::from_millis(500));
     let text = std::fs::read_to_string(log.path()).unwrap();
     assert!(!text.contains(secret), "the secret is in the log:\n{text}");
@@ -300,15 +304,13 @@ fn mcp_only_on_a_terminal_shows_the_install_line() {
         &cmd,
     ]);
     assert!(out.status.success(), "{out:?}");
-    let started = Instant::now();
-    let screen = loop {
+    let capture = || {
         let shown = tmux(&["capture-pane", "-p", "-t", "w"]);
-        let text = String::from_utf8_lossy(&shown.stdout).into_owned();
-        if text.contains("wget run") || started.elapsed() > Duration::from_secs(30) {
-            break text;
-        }
-        std::thread::sleep(Duration::from_millis(100));
+        String::from_utf8_lossy(&shown.stdout).into_owned()
     };
+    // Not a failure when it never comes: the assertions below say what the screen lacks.
+    support::holds_within_blocking(Duration::from_secs(30), || capture().contains("wget run"));
+    let screen = capture();
     tmux(&["kill-server"]);
     // The host is gone once `timeout` ends it; kill it now rather than leave it for 30 s.
     let _ = Command::new("pkill")

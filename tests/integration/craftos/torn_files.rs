@@ -91,15 +91,13 @@ async fn every_step(
         assert_eq!(v["returns"][0]["value"], "hooked", "{v}");
         let req = start(&session, &who, &root);
         // Either the hook stops the write at step k, or there are fewer steps and it ends.
-        let step = loop {
-            if let Some(m) = tear::mark(&root) {
-                break Some(m);
-            }
-            if req.is_finished() {
-                break None;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        };
+        support::wait_for(
+            Duration::from_secs(120),
+            || tear::mark(&root).is_some() || req.is_finished(),
+            || format!("the write neither stopped at step {k} nor ended"),
+        )
+        .await;
+        let step = tear::mark(&root);
         let Some(step) = step else {
             let r = req.await.unwrap().unwrap();
             assert_eq!(r["ok"], true, "{r}");
@@ -194,6 +192,7 @@ async fn kill9_at_times_spread_over_a_write_never_tears_the_file(rt: Runtime) {
         reset(&root);
         let at = at(i);
         let req = spawn_write(&session, &who);
+        // The moment of the kill is what this measures: a fixed point into the write.
         tokio::time::sleep(at).await;
         let answered = req.is_finished();
         w.kill_and_reboot(LABEL).await;
@@ -237,14 +236,12 @@ async fn stopping_the_host_mid_write_never_tears_the_file(rt: Runtime) {
         Runtime::CraftOs => {
             let launcher = craftos::launcher();
             let host = tear::host_process(&host_dir, gw, mcp);
-            let start = Instant::now();
-            while std::net::TcpStream::connect(("127.0.0.1", gw)).is_err() {
-                assert!(
-                    start.elapsed() < Duration::from_secs(30),
-                    "host never listened"
-                );
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
+            support::wait_for(
+                Duration::from_secs(30),
+                || std::net::TcpStream::connect(("127.0.0.1", gw)).is_ok(),
+                || "host never listened".to_owned(),
+            )
+            .await;
             let computer = craftos::CraftComputer::spawn(&launcher, 1, LABEL, gw);
             let rows = tear::host_stops(host, &computer.files(), &host_dir, gw, mcp, 6).await;
             tear::report("CraftOS-PC, host stopped mid-write", &rows);
@@ -276,13 +273,16 @@ async fn kill9_mid_chunk_ends_the_request_and_the_computer_relinks(rt: Runtime) 
     });
     // The chunk is running once its printed lines reach the host (not just its start entry,
     // which quotes the code).
-    let start = Instant::now();
-    while !session.output_since(&who, 0).iter().any(|i| {
-        matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text.starts_with("tick"))
-    }) {
-        assert!(start.elapsed() < Duration::from_secs(30), "chunk never ran");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    support::wait_for(
+        Duration::from_secs(30),
+        || {
+            session.output_since(&who, 0).iter().any(|i| {
+                matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text.starts_with("tick"))
+            })
+        },
+        || "chunk never ran".to_owned(),
+    )
+    .await;
     assert!(!req.is_finished());
     let t0 = Instant::now();
     w.kill_and_reboot(LABEL).await;

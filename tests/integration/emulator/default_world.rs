@@ -316,7 +316,8 @@ async fn a_hard_abort_shuts_the_computer_down_until_turned_on() {
         .expect("watcher");
     assert!(!frame, "the socket got a close frame");
 
-    // Off it stays: no code runs, events are dropped.
+    // Off it stays: no code runs, events are dropped. The quiet period is the test: the state
+    // must hold through it.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(c.power_state(), PowerState::Aborted);
     assert!(matches!(
@@ -544,22 +545,25 @@ async fn a_floppy_in_a_drive_is_mounted_with_its_own_quota() {
     let out = tokio::spawn(async move {
         run(
             &waiting,
-            r##"
+            &(crate::support::lua_mark("out")
+                + r##"
         local ev = { os.pullEvent("disk_eject") }
         print(ev[1], ev[2], fs.exists("disk"), disk.isPresent("left"), disk.getMountPath("left"))
+        fs.open("/in", "w").close()
         ev = { os.pullEvent("disk") }
         print(ev[1], ev[2], fs.exists("disk/big"))
         disk.eject("left")
         print(os.pullEvent("disk_eject"))
         print(fs.exists("disk"))
-        "##,
+        "##),
         )
         .await
     });
-    // The chunk waits for the events before the floppy moves.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The chunk waits for each event before the floppy moves (its marks say so; the second
+    // is support::lua_mark's, written out where the chunk's text is).
+    crate::support::wait_mark(&hdd, "out").await;
     c.eject_disk().expect("a floppy was in");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    crate::support::wait_mark(&hdd, "in").await;
     c.insert_disk(floppy.clone()).expect("insert");
     let out = out.await.expect("chunk");
     assert_eq!(

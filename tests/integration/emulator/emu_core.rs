@@ -214,16 +214,17 @@ async fn settings_persist_and_startup_reruns_on_reboot() {
     let out = run(&c, "print(settings.get('boots'))").await;
     assert_eq!(out, "1\n");
     c.reboot();
-    let mut n = 0.0;
-    for _ in 0..50 {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        if let Ok(out) = c.run_lua("print(settings.get('boots'))").await {
-            n = out.trim().parse().unwrap_or(0.0);
-            if n >= 2.0 {
-                break;
-            }
+    // Until the second boot's startup has run (a chunk run while the computer reboots fails).
+    let n: f64 = crate::support::wait_ok(Duration::from_secs(5), async || {
+        let out = c.run_lua("print(settings.get('boots'))").await;
+        let n = out.map_or(0.0, |o| o.trim().parse().unwrap_or(0.0));
+        if n >= 2.0 {
+            Ok(n)
+        } else {
+            Err(format!("boots is {n}"))
         }
-    }
+    })
+    .await;
     assert_eq!(n, 2.0);
     assert!(
         c.screen_text().iter().any(|l| l.starts_with("boot 2")),
@@ -244,9 +245,10 @@ async fn typing_reaches_read() {
     let c = boot(&dir);
     let pending = {
         let c = c.clone();
-        tokio::spawn(async move { c.run_lua("local l = read() print('got ' .. l)").await })
+        let code = crate::support::lua_mark("in-read") + "local l = read() print('got ' .. l)";
+        tokio::spawn(async move { c.run_lua(&code).await })
     };
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    crate::support::wait_mark(dir.path(), "in-read").await;
     c.queue_event("char", vec![EventArg::Str(b"h".to_vec())]);
     c.type_text("i\n");
     let out = pending.await.expect("join").expect("lua");

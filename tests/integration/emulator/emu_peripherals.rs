@@ -7,7 +7,7 @@
 //! from Rust and clicks it as a player would.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::support::{mcp_fake as fake, world};
+use crate::support::{lua_mark, mcp_fake as fake, wait_mark, world};
 
 use std::time::Duration;
 
@@ -212,13 +212,11 @@ async fn a_monitor_draws_scales_and_is_touched() {
         "column 27 is off a 26-wide monitor"
     );
     assert!(!emu.monitor_touch("left", 1, 1), "no monitor on the left");
-    let (touched, _) = tokio::join!(
-        lua(&w, "board", r#"return show(os.pullEvent("monitor_touch"))"#),
-        async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            assert!(emu.monitor_touch("top", 3, 4));
-        }
-    );
+    let code = lua_mark("in-pull") + r#"return show(os.pullEvent("monitor_touch"))"#;
+    let (touched, _) = tokio::join!(lua(&w, "board", &code), async {
+        wait_mark(&w.files("board"), "in-pull").await;
+        assert!(emu.monitor_touch("top", 3, 4));
+    });
     assert_eq!(touched, r#""monitor_touch" | "top" | 3 | 4"#);
 }
 
@@ -260,20 +258,15 @@ async fn a_remote_monitor_through_a_wired_modem() {
     );
     let emu = w.computer("hall").emu().clone();
     assert_eq!(&emu.monitor("monitor_0").unwrap().text[0][..6], "remote");
-    let (after, _) = tokio::join!(
-        lua(
-            &w,
-            "hall",
-            r#"local e = { os.pullEvent("monitor_touch") }
+    let code = lua_mark("in-pull")
+        + r#"local e = { os.pullEvent("monitor_touch") }
                periphemu.remove("left")
                return show(e[2], e[3], e[4], drain(), peripheral.isPresent("monitor_0"),
-                           peripheral.call("left", "getNamesRemote"))"#
-        ),
-        async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            assert!(emu.monitor_touch("monitor_0", 20, 5));
-        }
-    );
+                           peripheral.call("left", "getNamesRemote"))"#;
+    let (after, _) = tokio::join!(lua(&w, "hall", &code), async {
+        wait_mark(&w.files("hall"), "in-pull").await;
+        assert!(emu.monitor_touch("monitor_0", 20, 5));
+    });
     assert_eq!(
         after,
         r#""monitor_0" | 20 | 5 | {1="peripheral_detach monitor_0",2="peripheral_detach left"} | false | nil"#
@@ -380,19 +373,19 @@ async fn peripherals_from_the_spec_outlive_a_reboot() {
     assert_eq!(out.trim(), "top,back,minecraft:chest_2\t7\t5\t9");
     c.reboot();
     // Wait for the new boot to answer.
-    let mut out = String::new();
-    for _ in 0..50 {
-        if let Ok(Ok(o)) = tokio::time::timeout(
+    let out = crate::support::wait_ok(
+        Duration::from_secs(30),
+        async || match tokio::time::timeout(
             Duration::from_millis(500),
             c.run_lua(r#"print(#peripheral.getNames(), peripheral.getType("back"))"#),
         )
         .await
         {
-            out = o;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+            Ok(Ok(o)) => Ok(o),
+            other => Err(format!("the new boot never answered: {other:?}")),
+        },
+    )
+    .await;
     assert_eq!(out.trim(), "3\tmodem\tperipheral_hub");
     assert_eq!(&c.monitor("top").unwrap().text[0][..4], "kept");
     c.shutdown();

@@ -5,7 +5,7 @@
 //! on the emulator and on CraftOS-PC, through rmcp's client.
 #![allow(clippy::unwrap_used, clippy::panic)]
 
-use crate::support::{mcp_fake as fake, world};
+use crate::support::{lua_mark, mcp_fake as fake, wait_mark, world};
 
 use std::time::Duration;
 
@@ -58,12 +58,12 @@ async fn input_goes_to_the_chunk_not_the_shell(rt: Runtime) {
     let handle = fake::start_call(
         &w.client,
         "exec-lua",
-        json!({"traposId": "miner", "code": "write('name? ') local s = read() print('hello ' .. s) return s", "timeoutMs": 20000}),
+        json!({"traposId": "miner", "code": format!("{}write('name? ') local s = read() print('hello ' .. s) return s", lua_mark("in-read")), "timeoutMs": 20000}),
     )
     .await;
     let rid = running_exec(&w, &id).await;
-    // Give the chunk time to reach read() before the text arrives.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The chunk is in read() before the text arrives.
+    wait_mark(&w.files("miner"), "in-read").await;
     let s = w
         .call(
             "send-input",
@@ -86,11 +86,11 @@ async fn input_goes_to_the_chunk_not_the_shell(rt: Runtime) {
     let handle = fake::start_call(
         &w.client,
         "exec-lua",
-        json!({"traposId": "miner", "code": "local _, c = os.pullEvent('char') return c", "timeoutMs": 20000}),
+        json!({"traposId": "miner", "code": format!("{}local _, c = os.pullEvent('char') return c", lua_mark("in-pull")), "timeoutMs": 20000}),
     )
     .await;
     let rid = running_exec(&w, &id).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_mark(&w.files("miner"), "in-pull").await;
     let s = w
         .call(
             "send-input",
@@ -105,11 +105,11 @@ async fn input_goes_to_the_chunk_not_the_shell(rt: Runtime) {
     let handle = fake::start_call(
         &w.client,
         "exec-lua",
-        json!({"traposId": "miner", "code": "local seen = {} while #seen < 2 do local e = {os.pullEvent()} if e[1] == 'char' or e[1] == 'trapdesk_input' then seen[#seen + 1] = e[1] .. ':' .. tostring(e[2]) end end return seen[1], seen[2]", "timeoutMs": 20000}),
+        json!({"traposId": "miner", "code": lua_mark("in-pull") + "local seen = {} while #seen < 2 do local e = {os.pullEvent()} if e[1] == 'char' or e[1] == 'trapdesk_input' then seen[#seen + 1] = e[1] .. ':' .. tostring(e[2]) end end return seen[1], seen[2]", "timeoutMs": 20000}),
     )
     .await;
     let rid = running_exec(&w, &id).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait_mark(&w.files("miner"), "in-pull").await;
     let s = w
         .call(
             "send-input",

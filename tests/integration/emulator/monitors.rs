@@ -247,10 +247,10 @@ async fn a_touch_arrives_as_monitor_touch_at_the_cell() {
     let (waited, touched) = tokio::join!(
         w.call(
             "exec-lua",
-            json!({"traposId": "board", "code": "local e = table.pack(os.pullEvent('monitor_touch')) return table.concat({e[1], e[2], e[3], e[4]}, ' ')", "timeoutMs": 15000}),
+            json!({"traposId": "board", "code": support::lua_mark("in-pull") + "local e = table.pack(os.pullEvent('monitor_touch')) return table.concat({e[1], e[2], e[3], e[4]}, ' ')", "timeoutMs": 15000}),
         ),
         async {
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            support::wait_mark(&w.files("board"), "in-pull").await;
             w.call(
                 "send-input",
                 json!({"traposId": "board", "monitor": "top", "touch": {"x": 3, "y": 4}}),
@@ -423,6 +423,7 @@ async fn nothing_of_a_monitor_is_sent_while_nobody_watches() {
            return true"#,
     )
     .await;
+    // The quiet period is the test: nothing may arrive in it.
     tokio::time::sleep(Duration::from_millis(300)).await;
     // An update the host gets without a frame makes it ask for one: had the client sent
     // anything, the session would hold a frame of the monitor by now.

@@ -47,6 +47,7 @@ async fn probe_says_what_each_computer_is(rt: Runtime) {
         json!({"traposId": "desk", "code": "sleep(3) return 1"}),
     )
     .await;
+    // The time is the test: the request's age, which the probe must report, passes a second.
     tokio::time::sleep(Duration::from_millis(1200)).await;
 
     let p = w.call("probe-computers", json!({"ping": false})).await;

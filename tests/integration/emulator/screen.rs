@@ -10,7 +10,7 @@
 
 use crate::support::{self, mcp_fake as fake, world};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::world::on_both_runtimes;
 use fake::{data, text};
@@ -42,24 +42,22 @@ fn rows(v: &Value) -> Vec<String> {
 
 /// Reads the screen until `cond` holds on its rows (the shell answers asynchronously).
 async fn screen_until(w: &World, target: &str, cond: impl Fn(&[String]) -> bool) -> Value {
-    let limit = w.runtime.patience(Duration::from_secs(20));
-    let start = Instant::now();
-    loop {
+    support::wait_ok(w.runtime.patience(Duration::from_secs(20)), async || {
         let r = w
             .call("read-screen", json!({"traposId": target, "colors": true}))
             .await;
         assert_ne!(r.is_error, Some(true), "{}", text(&r));
         let d = data(&r);
         if cond(&rows(&d)) {
-            return d;
+            Ok(d)
+        } else {
+            Err(format!(
+                "screen never matched; last:\n{}",
+                rows(&d).join("\n")
+            ))
         }
-        assert!(
-            start.elapsed() < limit,
-            "screen never matched; last:\n{}",
-            rows(&d).join("\n")
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
 }
 
 /// Sends input through MCP; the call must succeed.
@@ -324,6 +322,7 @@ async fn updates_flow_only_while_watched(rt: Runtime) {
     fresh_prompt(&w, "watch").await;
     // Not watched: typing changes the computer's screen but the host's copy stays as read.
     w.type_at("watch", "abc").await;
+    // The quiet period is the test: no update may arrive in it.
     tokio::time::sleep(Duration::from_millis(600)).await;
     let held = session.screen(&id, &Display::Terminal).unwrap();
     assert!(
@@ -346,8 +345,11 @@ async fn updates_flow_only_while_watched(rt: Runtime) {
     })
     .await;
     drop(watch);
+    // The stop travels to the computer, and nothing on the host says when it has arrived:
+    // typing sooner could race it.
     tokio::time::sleep(Duration::from_millis(400)).await;
     w.type_at("watch", "ghi").await;
+    // The quiet period is the test: no update may arrive in it.
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert!(
         !session
@@ -422,6 +424,8 @@ async fn turtle_and_pocket_sizes_and_a_resize_are_followed(rt: Runtime) {
     })
     .await;
     drop(watch);
+    // The stop travels to the computer, and nothing on the host says when it has arrived:
+    // the resize below must find it unwatched.
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     // Not watched: read-screen shows the new size, and typing draws at it.
@@ -461,15 +465,16 @@ async fn reboot_relinks_and_shutdown_stays_off(rt: Runtime) {
     .await;
     // A new link (its connected_at moves on): the old one may be seen closing, or be replaced.
     let limit = w.runtime.patience(Duration::from_secs(40));
-    let start = Instant::now();
-    while !w
-        .session()
-        .computer(&id)
-        .is_some_and(|c| c.online && c.connected_at > before)
-    {
-        assert!(start.elapsed() < limit, "never linked again");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    support::wait_for(
+        limit,
+        || {
+            w.session()
+                .computer(&id)
+                .is_some_and(|c| c.online && c.connected_at > before)
+        },
+        || "never linked again".to_owned(),
+    )
+    .await;
     assert!(
         w.computer_mut("power").running(),
         "a reboot keeps the computer running"
@@ -508,15 +513,13 @@ async fn reboot_relinks_and_shutdown_stays_off(rt: Runtime) {
         json!({"traposId": "power", "keys": ["shutdown"], "waitMs": 0}),
     )
     .await;
-    let start = Instant::now();
-    while w.computer_mut("power").running() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the computer kept running"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let off = support::holds_within(Duration::from_secs(30), || {
+        !w.computer_mut("power").running()
+    })
+    .await;
+    assert!(off, "the computer kept running");
     w.wait_offline("power", limit).await;
+    // The quiet period is the test: a computer that is off must not link again in it.
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(
         !w.online("power"),
@@ -588,6 +591,8 @@ async fn bench_redraw_watched_vs_unwatched() {
         plain.push(wall);
         plain_cpu.push(cpu);
         let watch = w.session().watch_screen(&id, Display::Terminal).unwrap();
+        // A measurement: the watch (and below, its end) settles for a fixed time, the same
+        // on every round, before the timed loop.
         tokio::time::sleep(Duration::from_millis(300)).await;
         let (wall, cpu) = run(redraw_loop(frames)).await;
         watched.push(wall);

@@ -218,14 +218,12 @@ async fn no_frame_over_the_limit(rt: Runtime) {
     // limit right after `welcome` and says it with `limit` (docs/protocol.md, "Frame limit").
     // A large request sent before that arrives is refused by CC as any frame over the rule is,
     // text or binary, so the test waits for it as a second link would not need to.
-    let deadline = std::time::Instant::now() + rt.link_timeout();
-    while w.session().computer(&t).unwrap().max_message != 16384 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no limit from the computer"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    crate::support::wait_for(
+        rt.link_timeout(),
+        || w.session().computer(&t).unwrap().max_message == 16384,
+        || "no limit from the computer".to_owned(),
+    )
+    .await;
     let since = w.session().computer(&t).unwrap().connected_at;
     let content = bytes(300 * 1024);
     write(&w, "big.bin", &content).await;

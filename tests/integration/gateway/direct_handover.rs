@@ -21,9 +21,11 @@ const WATCHER: &str = "local seen, t = 0, os.startTimer(3) \
 
 /// What a chunk running beside five `return 1` requests saw of the client's hand-over events.
 async fn seen_beside_five(w: &World) -> serde_json::Value {
-    let watcher = w.call("exec-lua", json!({"traposId": "store", "code": WATCHER}));
+    let code = crate::support::lua_mark("watching") + WATCHER;
+    let watcher = w.call("exec-lua", json!({"traposId": "store", "code": code}));
     let shorts = async {
-        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        // The watcher is pulling events before the requests it watches for are sent.
+        crate::support::wait_mark(&w.files("store"), "watching").await;
         for _ in 0..5 {
             let r = w
                 .call("exec-lua", json!({"traposId": "store", "code": "return 1"}))

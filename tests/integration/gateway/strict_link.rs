@@ -137,10 +137,13 @@ async fn a_request_dropped_from_a_full_queue_fails_fast_and_the_link_stays() {
     let host = start_host().await;
     let c = emulated_with(&host, 1, "busy", |s| s).await;
     let linked = links(&host, "linked");
-    let flood_code = flood(3_000);
+    let flood_code = support::lua_mark("flooding") + &flood(3_000);
     let flooding = c.run_lua(&flood_code);
     let asked = async {
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        // The requests go once the flood runs: its mark is made with no yield before the
+        // first round fills the queue.
+        let root = host.dir.path().join("computers").join("1");
+        support::wait_mark(&root, "flooding").await;
         let started = Instant::now();
         // A large request too: the daemon decodes it in slices, whose tokens the flood drops.
         let big = format!("local s = [[{}]] return #s", "b".repeat(300_000));
@@ -193,11 +196,15 @@ async fn a_label_change_shows_within_seconds(rt: Runtime) {
         .await
         .expect("the label set");
     assert_eq!(ret(&r, 0), json!(1));
-    let limit = rt.patience(Duration::from_secs(5));
-    while w.session().computer("1:digger").is_none() {
-        assert!(t0.elapsed() < limit, "not renamed within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let limit = rt
+        .patience(Duration::from_secs(5))
+        .saturating_sub(t0.elapsed());
+    crate::support::wait_for(
+        limit,
+        || w.session().computer("1:digger").is_some(),
+        || "not renamed".to_owned(),
+    )
+    .await;
     let info = w.session().computer("1:digger").unwrap();
     assert!(info.online, "{info:?}");
     assert_eq!(info.label.as_deref(), Some("digger"));
@@ -392,11 +399,8 @@ os.shutdown()
         ..Default::default()
     };
     let mut c = craftos::CraftComputer::spawn_program_with(&launcher, 1, "limits", &startup, opts);
-    let t0 = Instant::now();
-    while c.running() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "{}", c.screen());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let stopped = crate::support::holds_within(Duration::from_secs(60), || !c.running()).await;
+    assert!(stopped, "{}", c.screen());
     let got = std::fs::read_to_string(c.files().join("result.txt"))
         .unwrap_or_else(|e| panic!("{e}; screen:\n{}", c.screen()));
     assert_eq!(

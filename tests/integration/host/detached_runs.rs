@@ -190,7 +190,13 @@ async fn waiting_never_cancels_the_run() {
         json!({"requestId": id, "timeoutMs": 20000}),
     )
     .await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The wait is under way at the host before its client goes away.
+    support::wait_for(
+        Duration::from_secs(10),
+        || w.session().tool_calls_running() >= 1,
+        || format!("the wait never started: {:?}", w.session().tool_calls()),
+    )
+    .await;
     handle
         .cancel(Some("the waiter goes away".into()))
         .await
@@ -212,12 +218,18 @@ async fn waiting_never_cancels_the_run() {
         json!({"traposId": "miner", "code": "sleep(0.5) return 5"}),
     )
     .await;
-    let id = loop {
-        if let Some(p) = w.session().pending().into_iter().next() {
-            break p.request_id;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    };
+    let id = support::wait_some(
+        Duration::from_secs(10),
+        || {
+            w.session()
+                .pending()
+                .into_iter()
+                .next()
+                .map(|p| p.request_id)
+        },
+        || "the call was never pending".to_owned(),
+    )
+    .await;
     let r = w
         .call("wait-request", json!({"requestId": id, "timeoutMs": 20000}))
         .await;
@@ -312,18 +324,19 @@ async fn a_link_drop_does_not_end_a_detached_run() {
         .await;
     // The chunk's own answer may be lost with the link: either outcome is fine.
     let _ = r;
-    let start = Instant::now();
-    while w
-        .session()
-        .recent(1000)
-        .iter()
-        .filter(|e| e.event.as_str() == "linked")
-        .count()
-        == links
-    {
-        assert!(start.elapsed() < Duration::from_secs(20), "never relinked");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    support::wait_for(
+        Duration::from_secs(20),
+        || {
+            w.session()
+                .recent(1000)
+                .iter()
+                .filter(|e| e.event.as_str() == "linked")
+                .count()
+                != links
+        },
+        || "never relinked".to_owned(),
+    )
+    .await;
     let r = w
         .call("wait-request", json!({"requestId": id, "timeoutMs": 20000}))
         .await;
@@ -348,14 +361,12 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime, signal: &str) {
     let (gw, mcp) = (tear::free_port(), tear::free_port());
     let host_dir = dir.path().join("host");
     let mut host = tear::host_process(&host_dir, gw, mcp);
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", gw)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "host never listened"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::wait_for(
+        Duration::from_secs(30),
+        || std::net::TcpStream::connect(("127.0.0.1", gw)).is_ok(),
+        || "host never listened".to_owned(),
+    )
+    .await;
     let url = format!("ws://127.0.0.1:{gw}/gateway");
     let computer_dir = dir.path().join("computer");
     let _computer: Box<dyn std::any::Any> = match rt {
@@ -416,6 +427,8 @@ async fn host_restart_keeps_a_detached_run(rt: Runtime, signal: &str) {
             .success()
     );
     let _ = host.wait().await;
+    // The host stays away a while, as one that is restarted does: the computer notices, and
+    // the run prints on meanwhile, which the new host must give back.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let _host = tear::host_process(&host_dir, gw, mcp);
     let agent = tear::agent_when_linked(mcp, &host_dir).await;
@@ -552,12 +565,12 @@ async fn a_detached_run_waits_for_the_persons_approval() {
             json!({"traposId": "miner", "code": "sleep(0.5) return 'approved'", "detach": true}),
         )
         .await;
-        let approval = loop {
-            if let Some(a) = w.session().approvals().into_iter().next() {
-                break a;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        };
+        let approval = support::wait_some(
+            Duration::from_secs(10),
+            || w.session().approvals().into_iter().next(),
+            || "never asked for approval".to_owned(),
+        )
+        .await;
         w.session().answer(&approval.request_id, answer).unwrap();
         let r = match handle.await_response().await.unwrap() {
             rmcp::model::ServerResult::CallToolResult(r) => r,

@@ -338,7 +338,6 @@ async fn exec_lua_many_by_list_reports_unknown_names_and_checks_its_arguments() 
         "{}",
         text(&r)
     );
-    tokio::time::sleep(Duration::from_millis(10)).await;
 }
 
 /// The most of `windows` (half-open `[start, end)` in milliseconds) that overlap at any moment.

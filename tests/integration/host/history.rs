@@ -7,7 +7,7 @@
 use crate::support;
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -116,11 +116,14 @@ fn stored(dir: &std::path::Path) -> Vec<(String, u64, String)> {
 }
 
 async fn wait_for(what: &str, limit: Duration, mut cond: impl AsyncFnMut() -> bool) {
-    let start = Instant::now();
-    while !cond().await {
-        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    crate::support::wait_ok(limit, async || {
+        if cond().await {
+            Ok(())
+        } else {
+            Err(format!("{what}: not within"))
+        }
+    })
+    .await;
 }
 
 /// Emulated computers (the real Lua client) linked to `url`, in this process: they outlive

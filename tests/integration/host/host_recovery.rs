@@ -51,15 +51,12 @@ async fn sigterm_in_flight_ends_every_request_and_completes_the_transcript() {
         .unwrap();
     // A computer that takes every request and never answers.
     let url = format!("ws://127.0.0.1:{gw}/gateway");
-    let mut ws = None;
-    for _ in 0..100 {
-        if let Ok((s, _)) = tokio_tungstenite::connect_async(url.as_str()).await {
-            ws = Some(s);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let mut ws = ws.expect("host did not come up");
+    let (mut ws, _) = crate::support::wait_ok(Duration::from_secs(10), async || {
+        tokio_tungstenite::connect_async(url.as_str())
+            .await
+            .map_err(|e| format!("host did not come up: {e}"))
+    })
+    .await;
     ws.send(Ws::Text(hello(9, Some("slow")).to_string().into()))
         .await
         .unwrap();

@@ -1,6 +1,7 @@
 //! The real Lua client, running in emulated computers, answers every request type of
 //! `docs/protocol.md` through the real gateway: capture, descriptors, errors, files, live
-//! output, cancellation, concurrency.
+//! output, cancellation, concurrency. What CraftOS-PC must show the same way (a reboot
+//! through the installer's startup) runs on both runtimes, through [`on_both_runtimes!`].
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use crate::support;
@@ -9,6 +10,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
+use support::mcp_fake as fake;
+use support::world::{Runtime, World, on_both_runtimes};
 use support::{emulated, start_host};
 use trapdesk::session::{Origin, RequestError, RequestSpec};
 
@@ -364,19 +367,61 @@ async fn ping_is_answered_by_the_daemon_and_unknown_types_at_once() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reboot_relinks() {
-    let host = start_host().await;
-    let _c = emulated(&host, 1, None).await;
-    let r = host
-        .session
-        .request("1", lua("os.reboot()"), Origin::Person)
+/// A reboot is answered before the computer goes, and the computer links again through the
+/// startup the installer left (on CraftOS-PC the player's one-liner ran it, and deleted
+/// itself; on the emulator `install_client` did the same), with the client's files in place.
+async fn reboot_relinks_through_what_the_installer_left(rt: Runtime) {
+    let f = World::boot(rt, &["miner"]).await;
+    let c = f.computer("miner");
+    let wrapper = String::from_utf8_lossy(&std::fs::read(c.files().join("startup.lua")).unwrap())
+        .into_owned();
+    assert!(
+        wrapper.starts_with("-- trapdesk-startup-wrapper"),
+        "{wrapper}"
+    );
+    assert!(!c.files().join("startup/trapdesk.lua").exists());
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "os.reboot()", "timeoutMs": 5000}),
+        )
         .await;
-    // Answered before the computer goes (apis/run.lua), not "disconnected before answering".
-    assert_eq!(r.unwrap()["power"], "reboot");
-    support::wait_until(|| host.session.computer("1:").is_some_and(|c| c.online)).await;
-    assert_eq!(exec(&host, "1", "return 1").await["returns"][0]["value"], 1);
+    // Answered as a reboot before the computer goes (apis/run.lua), not "disconnected before
+    // answering".
+    assert_eq!(r.is_error, Some(false), "{}", fake::text(&r));
+    assert_eq!(fake::data(&r)["power"], "reboot", "{}", fake::text(&r));
+    // Down, then back.
+    // The unlink may pass too fast to be seen: wait a while for it, then for the relink.
+    support::holds_within(Duration::from_secs(5), || !f.linked("miner")).await;
+    f.wait_linked("miner", Duration::from_secs(60)).await;
+    let r = f
+        .call(
+            "exec-lua",
+            json!({"traposId": "miner", "code": "return os.clock() < 30, fs.exists('/trapdesk/servers/sandbox.lua')"}),
+        )
+        .await;
+    assert_eq!(r.is_error, Some(false), "{}", fake::text(&r));
+    assert_eq!(
+        fake::data(&r)["returns"][0]["value"],
+        true,
+        "{}",
+        fake::text(&r)
+    );
+    assert_eq!(
+        fake::data(&r)["returns"][1]["value"],
+        true,
+        "{}",
+        fake::text(&r)
+    );
+    let r = f
+        .session()
+        .request(&f.trapos("miner"), lua("return 1"), Origin::Person)
+        .await
+        .unwrap();
+    assert_eq!(r["returns"][0]["value"], 1);
 }
+
+on_both_runtimes!(reboot_relinks_through_what_the_installer_left);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bytes_survive_both_ways() {

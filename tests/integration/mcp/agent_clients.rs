@@ -346,20 +346,16 @@ async fn opencode_shows_both_entries_connected_and_their_resources() {
             r.json::<Value>().await.ok()
         }
     };
-    let start = std::time::Instant::now();
-    let status = loop {
-        if let Some(v) = get("/mcp").await
-            && v["trapdesk"]["status"] == "connected"
-            && v["trapdesk-http"]["status"] == "connected"
+    let status = crate::support::wait_ok(STEP, async || match get("/mcp").await {
+        Some(v)
+            if v["trapdesk"]["status"] == "connected"
+                && v["trapdesk-http"]["status"] == "connected" =>
         {
-            break v;
+            Ok(v)
         }
-        assert!(
-            start.elapsed() < STEP,
-            "opencode serve never had both connected"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
+        v => Err(format!("opencode serve never had both connected: {v:?}")),
+    })
+    .await;
     assert_eq!(status.as_object().unwrap().len(), 2, "{status}");
     let resources = get("/experimental/resource").await.unwrap();
     for client in ["trapdesk", "trapdesk-http"] {

@@ -402,15 +402,16 @@ async fn timeouts_progress_and_both_kinds_of_cancel() {
             e["event"] == "call" && e["requestId"] == rid.as_str() && e["status"] == "cancelled"
         })
     };
-    let mut events = Vec::new();
-    for _ in 0..50 {
+    let events = crate::support::wait_ok(Duration::from_secs(5), async || {
         let r = call(&second, "session-log", json!({"limit": 500})).await;
-        events = data(&r)["events"].as_array().unwrap().clone();
+        let events = data(&r)["events"].as_array().unwrap().clone();
         if ended(&events) {
-            break;
+            Ok(events)
+        } else {
+            Err(format!("{events:#?}"))
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     assert!(ended(&events), "{events:#?}");
 
     // cancel-request from a second client stops a call the first one started.

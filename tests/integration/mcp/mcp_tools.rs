@@ -602,8 +602,7 @@ async fn probe_log_and_cancel_request_share_the_session() {
             .await
         }
     });
-    let mut pending = None;
-    for _ in 0..100 {
+    let rid = crate::support::wait_ok(Duration::from_secs(5), async || {
         let r = call(&client, "probe-computers", json!({})).await;
         let d = data(&r);
         assert_eq!(d["computers"].as_array().unwrap().len(), 3);
@@ -617,14 +616,14 @@ async fn probe_log_and_cancel_request_share_the_session() {
         assert_eq!(miner["ping"]["ok"], true);
         assert!(miner["lastRttMs"].is_u64());
         if miner["pending"] == 1 {
-            pending = miner["pendingRequests"][0]["requestId"]
+            return Ok(miner["pendingRequests"][0]["requestId"]
                 .as_str()
-                .map(str::to_owned);
-            break;
+                .map(str::to_owned)
+                .unwrap());
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let rid = pending.unwrap();
+        Err(format!("never pending: {miner}"))
+    })
+    .await;
     let r = call(&client, "cancel-request", json!({"requestId": rid})).await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let other = busy.await.unwrap();

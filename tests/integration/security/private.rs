@@ -76,11 +76,11 @@ impl Running {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while self.child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < deadline, "did not stop on SIGTERM");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        crate::support::exit_within(
+            &mut self.child,
+            Duration::from_secs(15),
+            "did not stop on SIGTERM",
+        );
     }
 }
 
@@ -132,23 +132,19 @@ fn another_user_finds_nothing_readable_in_a_fresh_data_dir_after_a_host_ran() {
     let dir = base.path().join("data");
     let host = Running::start(&dir, &["--demo", "1"]);
     // A CLI call through the host (the history, the transcript), and the demo's disk.
-    let started = Instant::now();
-    loop {
-        let out = trapdesk()
-            .args(["computers", "--connect", &host.mcp])
-            .arg("--data-dir")
-            .arg(&dir)
-            .output()
-            .unwrap();
-        if text(&out.stdout).contains("online") {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no demo computer"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    crate::support::wait_blocking(
+        Duration::from_secs(30),
+        || {
+            let out = trapdesk()
+                .args(["computers", "--connect", &host.mcp])
+                .arg("--data-dir")
+                .arg(&dir)
+                .output()
+                .unwrap();
+            text(&out.stdout).contains("online")
+        },
+        || "no demo computer".to_owned(),
+    );
     host.stop();
     for name in ["secret", "mcp-token", "trapdesk.log", "history.db"] {
         assert!(dir.join(name).exists(), "{name} was not made");

@@ -95,6 +95,8 @@ pub fn link_fake(session: &Session, id: u64, label: Option<&str>, seen: Shared) 
                                 tokio::spawn(async move {
                                     for i in 0..3 {
                                         link.output(&id, Stream::Out, &format!("chunk {i}\n"));
+                                        // What "slow" stands for: a chunk whose output comes
+                                        // over time, which the test watches arrive.
                                         tokio::time::sleep(Duration::from_millis(100)).await;
                                     }
                                     link.response(Response {

@@ -8,7 +8,15 @@ pub mod mcp_fake;
 pub mod tear;
 pub mod truth_cases;
 pub mod tui_common;
+pub mod wait;
 pub mod world;
+
+// Not every includer uses each (tests/process.rs, examples/craftos_harness).
+#[allow(unused_imports)]
+pub use wait::{
+    exit_within, holds_within, holds_within_blocking, lua_mark, wait_blocking, wait_for, wait_mark,
+    wait_ok, wait_some, wait_until,
+};
 
 use std::time::Duration;
 
@@ -223,54 +231,6 @@ impl FakeComputer {
                 reason: "bye".into(),
             }))
             .await;
-    }
-}
-
-/// Polls `cond` every 10 ms until it holds; panics after [`PROMPT`].
-pub async fn wait_until(cond: impl FnMut() -> bool) {
-    wait_for(PROMPT, cond, || String::from("condition not met in time")).await;
-}
-
-/// Polls `cond` every 10 ms until it holds: the one wait on a condition the tests share, in
-/// place of a sleep that guesses how long the condition takes. Panics with `why()` (what did
-/// not happen, with whatever explains it) once `limit` has passed without it.
-pub async fn wait_for(limit: Duration, cond: impl FnMut() -> bool, why: impl FnOnce() -> String) {
-    if !holds_within(limit, cond).await {
-        panic!("{} (waited {limit:?})", why());
-    }
-}
-
-/// Polls `cond` every 10 ms until it holds (true) or `limit` has passed (false).
-pub async fn holds_within(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let start = std::time::Instant::now();
-    while !cond() {
-        if start.elapsed() >= limit {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    true
-}
-
-/// [`wait_for`] a value: polls `get` until it returns one.
-pub async fn wait_some<T>(
-    limit: Duration,
-    mut get: impl FnMut() -> Option<T>,
-    why: impl FnOnce() -> String,
-) -> T {
-    let mut got = None;
-    wait_for(
-        limit,
-        || {
-            got = get();
-            got.is_some()
-        },
-        why,
-    )
-    .await;
-    match got {
-        Some(v) => v,
-        None => unreachable!("wait_for returned without the condition"),
     }
 }
 

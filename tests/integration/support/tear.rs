@@ -210,12 +210,7 @@ pub fn host_process(dir: &Path, gw: u16, mcp: u16) -> tokio::process::Child {
 
 /// An MCP client of the host on `mcp`, once the computer labelled `torn` answers through it.
 pub async fn agent_when_linked(mcp: u16, host_dir: &Path) -> fake::Client {
-    let start = Instant::now();
-    loop {
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "the computer never answered through the host"
-        );
+    crate::support::wait_ok(Duration::from_secs(90), async || {
         let url = format!("http://127.0.0.1:{mcp}/mcp");
         let connected = tokio::time::timeout(Duration::from_secs(5), async {
             use rmcp::ServiceExt as _;
@@ -234,10 +229,11 @@ pub async fn agent_when_linked(mcp: u16, host_dir: &Path) -> fake::Client {
         if let Ok(Some(client)) = connected
             && exec_mcp(&client, "return 1").await
         {
-            return client;
+            return Ok(client);
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        Err("the computer never answered through the host".to_owned())
+    })
+    .await
 }
 
 async fn exec_mcp(agent: &fake::Client, code: &str) -> bool {
@@ -302,6 +298,8 @@ pub async fn host_stops(
         host = host_process(host_dir, gw, mcp);
         agent = agent_when_linked(mcp, host_dir).await;
         let first = content_verdict(root, &format!("host SIG{signal} {at:?} into the write"));
+        // The computer may still be writing what it had received, and nothing says when it
+        // has finished or given up: the write's own length passes first.
         tokio::time::sleep(whole + Duration::from_millis(500)).await;
         assert!(exec_mcp(&agent, "return 1").await);
         // A write the computer was still finishing when the host came back may take longer

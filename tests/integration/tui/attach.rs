@@ -121,17 +121,17 @@ impl Tmux {
 
     /// Polls the screen (without blocking the runtime) until it shows `needle`.
     async fn wait_text(&self, needle: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if screen.contains(needle) {
-                return screen;
-            }
-            if start.elapsed() > PATIENCE {
-                panic!("waited {PATIENCE:?} for {needle:?}; the screen is:\n{screen}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let mut screen = String::new();
+        let shown = crate::support::holds_within(PATIENCE, || {
+            screen = self.screen();
+            screen.contains(needle)
+        })
+        .await;
+        assert!(
+            shown,
+            "waited {PATIENCE:?} for {needle:?}; the screen is:\n{screen}"
+        );
+        screen
     }
 }
 
@@ -373,19 +373,14 @@ async fn every_hub_call_works_over_the_connection() {
     .await
     .unwrap();
     let mut refused = Vec::new();
-    let mut touched = false;
-    for _ in 0..100 {
-        // Until the program made the monitor, the computer refuses the touch (no such monitor).
-        match hub.touch("5:mine", "top", 2, 3).await {
-            Ok(()) => {
-                touched = true;
-                break;
-            }
-            Err(e) => refused.push(e),
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(touched, "never touched: {refused:?}");
+    // Until the program made the monitor, the computer refuses the touch (no such monitor).
+    crate::support::wait_ok(Duration::from_secs(10), async || {
+        hub.touch("5:mine", "top", 2, 3).await.map_err(|e| {
+            refused.push(e);
+            format!("never touched: {refused:?}")
+        })
+    })
+    .await;
     wait_until(|| {
         hub.output_since("5:mine", 0).iter().any(|i| {
             matches!(&i.entry, trapdesk::session::OutputEntry::Line { text, .. } if text == "touched top 2,3")

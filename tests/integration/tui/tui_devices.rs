@@ -351,21 +351,18 @@ async fn f3_shows_a_monitor_with_its_colours_and_unknown_cells() {
                 .filter(|(k, p)| *k == Kind::Screen && *p == payload)
                 .count()
         };
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         // The terminal's watch was asked once already, when the view opened.
         let want = if payload.get("monitor").is_some() {
             1
         } else {
             2
         };
-        while said() < want {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "never asked {payload}: {:?}",
-                asked.lock().unwrap()
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        crate::support::wait_for(
+            Duration::from_secs(5),
+            || said() >= want,
+            || format!("never asked {payload}: {:?}", asked.lock().unwrap()),
+        )
+        .await;
     }
 }
 
@@ -607,20 +604,9 @@ async fn a_monitor_of_an_emulated_computer_in_the_view() {
     let w = world::World::boot(world::Runtime::Emulator, &["board"]).await;
     w.wait_serves("board", &["screen", "input"]).await;
     let id = w.trapos("board");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-    while !w
-        .session()
-        .computer(&id)
-        .is_some_and(|c| c.serves.iter().any(|s| s == "peripherals"))
-    {
-        if tokio::time::Instant::now() > deadline {
-            eprintln!(
-                "SKIPPED a_monitor_of_an_emulated_computer_in_the_view: this client keeps no monitor shadows (it does not serve peripherals; the lua and emu branches bring them)"
-            );
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The client keeps monitor shadows and serves them: a client that did not fails here
+    // rather than pass the test unrun.
+    w.wait_serves("board", &["peripherals"]).await;
     let drawn = w
         .call(
             "exec-lua",
@@ -685,13 +671,13 @@ async fn a_monitor_of_an_emulated_computer_in_the_view() {
     let (x, y) = find(&shown, "fuel 82%");
     let waiting = w.call(
         "exec-lua",
-        json!({"traposId": id, "code": r#"
+        json!({"traposId": id, "code": crate::support::lua_mark("in-pull") + r#"
             local e = { os.pullEvent("monitor_touch") }
             return e[2] .. " " .. e[3] .. "," .. e[4]"#}),
     );
     let click = async {
         // The chunk is waiting for the event before the touch is queued.
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        crate::support::wait_mark(&w.files("board"), "in-pull").await;
         let (msg_tx, mut msg_rx) = mpsc::unbounded_channel::<AppMsg>();
         let click = MouseEvent {
             kind: MouseEventKind::Down(MouseButton::Left),

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long the screen may take to show what a test waits for.
 const PATIENCE: Duration = Duration::from_secs(15);
@@ -117,17 +117,16 @@ impl Tmux {
 
     /// Polls the screen until `pred` holds; fails with the last screen after [`PATIENCE`].
     fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.screen();
-            if pred(&screen) {
-                return screen;
-            }
-            if start.elapsed() > PATIENCE {
-                panic!("waited {PATIENCE:?} for {what}; the screen is:\n{screen}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let mut screen = String::new();
+        let held = crate::support::holds_within_blocking(PATIENCE, || {
+            screen = self.screen();
+            pred(&screen)
+        });
+        assert!(
+            held,
+            "waited {PATIENCE:?} for {what}; the screen is:\n{screen}"
+        );
+        screen
     }
 
     fn wait_text(&self, needle: &str) -> String {
@@ -327,7 +326,8 @@ fn what_the_console_shows_follows_its_sources() {
 fn attached_ctrl_t_terminates_a_runaway_program_and_esc_opens_the_menu() {
     let t = Tmux::start("terminate");
     t.wait_linked();
-    t.text(r#"local f = fs.open("spin.lua","w") f.write("while true do os.pullEvent() end") f.close() print("written")"#);
+    // The program says it runs (a word the typed line does not hold) before it spins.
+    t.text(r#"local f = fs.open("spin.lua","w") f.write("print('spin'..'ning') while true do os.pullEvent() end") f.close() print("written")"#);
     t.keys(&["F5"]);
     t.wait_for("the file to be written", |s| {
         s.lines().any(|l| l.contains("│written")) && s.contains("└ ok")
@@ -339,7 +339,7 @@ fn attached_ctrl_t_terminates_a_runaway_program_and_esc_opens_the_menu() {
     t.text("spin.lua");
     t.keys(&["Enter"]);
     // One Ctrl-T: CC's terminate reaches the program, which the shell reports.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    t.wait_text("spinning");
     t.keys(&["C-t"]);
     t.wait_text("Terminated");
     // Esc opens the computer menu; Esc again closes it with nothing sent.

@@ -283,7 +283,12 @@ async fn a_removed_agents_call_says_why_it_was_cancelled() {
         json!({"code": "while true do sleep(1) end"}),
     );
     let ticket = session.start("7:miner", spec, agent.clone()).unwrap();
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    crate::support::wait_for(
+        Duration::from_secs(5),
+        || session.pending().iter().any(|p| p.sent),
+        || "the request was never sent".to_owned(),
+    )
+    .await;
     assert_eq!(
         session.cancel_all_of_by(&agent, "the removal of agent helper"),
         1
