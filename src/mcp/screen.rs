@@ -248,6 +248,20 @@ impl TrapdeskMcp {
         let touch = p.touch.as_ref().map(|t| json!({"x": t.x, "y": t.y}));
         let args = json!({"traposId": p.trapos_id, "text": p.text, "keys": keys, "paste": p.paste.as_ref().map(|s| format!("<{} chars>", s.chars().count())), "waitMs": p.wait_ms, "requestId": p.request_id, "monitor": p.monitor, "touch": touch});
         let rec = self.begin(&ctx, "send-input", Some(&p.trapos_id), args);
+        let (status, outcome) = self.input(&p, &keys, rec.origin.clone()).await;
+        Ok(self.end(rec, status, outcome))
+    }
+}
+
+impl TrapdeskMcp {
+    /// `send-input`'s input checked and sent: a touch to a monitor, or what is typed to the
+    /// computer (or to one request).
+    async fn input(
+        &self,
+        p: &SendInput,
+        keys: &[String],
+        origin: trapdesk_core::session::Origin,
+    ) -> (Status, Outcome) {
         let refuse = |e: InputError| {
             let field = e.field.clone();
             failure(
@@ -260,74 +274,76 @@ impl TrapdeskMcp {
             p.monitor.as_deref(),
             p.touch.is_some(),
             p.text.as_deref(),
-            &keys,
+            keys,
             p.paste.as_deref(),
         ) {
-            let (status, outcome) = refuse(e);
-            return Ok(self.end(rec, status, outcome));
+            return refuse(e);
         }
         if let (Some(monitor), Some(t)) = (&p.monitor, &p.touch) {
             if p.request_id.is_some() {
-                let (status, outcome) = refuse(InputError {
+                return refuse(InputError {
                     field: "requestId".into(),
                     message: "a touch goes to the computer (every program sees monitor_touch): leave requestId out".into(),
                 });
-                return Ok(self.end(rec, status, outcome));
             }
             let cell =
                 input::cell(t.x, "touch.x").and_then(|x| Ok((x, input::cell(t.y, "touch.y")?)));
             let (x, y) = match cell {
                 Ok(c) => c,
-                Err(e) => {
-                    let (status, outcome) = refuse(e);
-                    return Ok(self.end(rec, status, outcome));
-                }
+                Err(e) => return refuse(e),
             };
-            let (status, outcome) = self
-                .touch(&p.trapos_id, monitor, x, y, p.wait_ms, rec.origin.clone())
+            return self
+                .touch(&p.trapos_id, monitor, x, y, p.wait_ms, origin)
                 .await;
-            return Ok(self.end(rec, status, outcome));
         }
-        let steps = match input::steps(p.text.as_deref(), &keys, p.paste.as_deref()) {
+        self.typed(p, keys, origin).await
+    }
+
+    /// Text, keys and paste sent, and the screen (or the request's output) after `waitMs`.
+    async fn typed(
+        &self,
+        p: &SendInput,
+        keys: &[String],
+        origin: trapdesk_core::session::Origin,
+    ) -> (Status, Outcome) {
+        let steps = match input::steps(p.text.as_deref(), keys, p.paste.as_deref()) {
             Ok(s) => s,
             Err(e) => {
                 let field = e.field.clone();
-                let (status, outcome) = failure(
+                return failure(
                     &ScreenError::Input(e),
                     &shown(&self.session, &p.trapos_id),
                     Some(&field),
                 );
-                return Ok(self.end(rec, status, outcome));
             }
         };
         let session = self.session().clone();
         let sent = match &p.request_id {
             Some(rid) => {
                 session
-                    .send_input_to(&p.trapos_id, rid, steps, rec.origin.clone())
+                    .send_input_to(&p.trapos_id, rid, steps, origin.clone())
                     .await
             }
             None => {
                 session
-                    .send_input(&p.trapos_id, steps, rec.origin.clone())
+                    .send_input(&p.trapos_id, steps, origin.clone())
                     .await
             }
         };
         let events = match sent {
             Ok(v) => v.get("events").and_then(Value::as_u64).unwrap_or(0),
-            Err(e) => {
-                let (status, outcome) = failure(&e, &shown(&self.session, &p.trapos_id), None);
-                return Ok(self.end(rec, status, outcome));
-            }
+            Err(e) => return failure(&e, &shown(&self.session, &p.trapos_id), None),
         };
         let wait = p.wait_ms.unwrap_or(DEFAULT_WAIT_MS).min(MAX_WAIT_MS);
         tokio::time::sleep(Duration::from_millis(wait)).await;
         if let Some(rid) = &p.request_id {
-            let outcome = request_answer(&session, &p.trapos_id, rid, events);
-            return Ok(self.end(rec, Status::Ok, outcome));
+            return (
+                Status::Ok,
+                request_answer(&session, &p.trapos_id, rid, events),
+            );
         }
-        let (status, outcome) = match session
-            .read_screen(&p.trapos_id, &Display::Terminal, rec.origin.clone())
+        match session
+            .read_screen(&p.trapos_id, &Display::Terminal, origin)
             .await
         {
             Ok(f) => {
@@ -342,12 +358,9 @@ impl TrapdeskMcp {
                 (Status::Ok, fit_screen(line, data, self.max_result_bytes))
             }
             Err(e) => failure(&e, &shown(&self.session, &p.trapos_id), None),
-        };
-        Ok(self.end(rec, status, outcome))
+        }
     }
-}
 
-impl TrapdeskMcp {
     /// `send-input` with `monitor` and `touch`: the touch, the wait, then the monitor's frame.
     async fn touch(
         &self,

@@ -17,7 +17,7 @@ use super::results::Outcome;
 use super::schemas::{self, Common, fields};
 use schemars::JsonSchema;
 use serde::Serialize;
-use trapdesk_core::session::{RequestError, RequestSpec, Status};
+use trapdesk_core::session::{RequestError, RequestSpec, Session, Status};
 use trapdesk_proto::protocol::kind;
 
 mod files;
@@ -171,35 +171,12 @@ impl TrapdeskMcp {
             );
             return Ok(self.end(rec, Status::Ok, outcome));
         }
-        let (items, before) =
-            self.session
-                .output_page(&trapos_id, lines, p.before, p.request_id.as_deref());
-        let rows: Vec<(u64, Value)> = items
-            .into_iter()
-            .filter_map(|item| {
-                Some((
-                    item.seq,
-                    super::wait::line_json(item.seq, item.at_ms, &item.entry)?,
-                ))
-            })
-            .collect();
-        let newest = rows.last().map(|(seq, _)| *seq);
-        let status = p
-            .request_id
-            .as_deref()
-            .map(|r| super::wait::status_of(&self.session, r));
-        let mut extra = Map::new();
-        // Where a later call with `after` goes on from: only newer lines.
-        extra.insert("cursor".into(), json!(newest));
-        if let Some(s) = status {
-            extra.insert("status".into(), json!(s));
-        }
-        let outcome = super::files::output_page(
+        let outcome = output_before(
+            &self.session,
             trapos_id,
             p.request_id,
-            rows,
-            before,
-            extra,
+            p.before,
+            lines,
             self.max_result_bytes,
         );
         Ok(self.end(rec, Status::Ok, outcome))
@@ -302,4 +279,37 @@ impl TrapdeskMcp {
         };
         Ok(self.end(rec, status, outcome))
     }
+}
+
+/// `computer-output`'s newest page (or the page before `before`): up to `lines` lines of
+/// `trapos_id`'s output (`request_id`'s only, with its status), with the cursors around it.
+fn output_before(
+    session: &Session,
+    trapos_id: String,
+    request_id: Option<String>,
+    before: Option<u64>,
+    lines: usize,
+    budget: usize,
+) -> Outcome {
+    let (items, before) = session.output_page(&trapos_id, lines, before, request_id.as_deref());
+    let rows: Vec<(u64, Value)> = items
+        .into_iter()
+        .filter_map(|item| {
+            Some((
+                item.seq,
+                super::wait::line_json(item.seq, item.at_ms, &item.entry)?,
+            ))
+        })
+        .collect();
+    let newest = rows.last().map(|(seq, _)| *seq);
+    let status = request_id
+        .as_deref()
+        .map(|r| super::wait::status_of(session, r));
+    let mut extra = Map::new();
+    // Where a later call with `after` goes on from: only newer lines.
+    extra.insert("cursor".into(), json!(newest));
+    if let Some(s) = status {
+        extra.insert("status".into(), json!(s));
+    }
+    super::files::output_page(trapos_id, request_id, rows, before, extra, budget)
 }

@@ -177,29 +177,9 @@ impl TrapdeskMcp {
             "timeoutMs": p.timeout_ms, "concurrency": p.concurrency});
         let target = p.pattern.clone();
         let rec = self.begin(&ctx, "exec-lua-many", target.as_deref(), args);
-        // Who to run on: unknown names in a list are results of their own, not a refusal of
-        // the whole call, so one typo does not stop a broadcast.
-        let mut early: Vec<ManyEntry> = Vec::new();
-        let targets: Vec<String> = match (&p.pattern, &p.computers) {
-            (Some(_), Some(_)) | (None, None) => {
-                let outcome = super::params::invalid_field(
-                    "match",
-                    "exec-lua-many: invalid argument match: give either match (a glob) or computers (a list), not both and not neither",
-                );
-                return Ok(self.end(rec, Status::Failed, outcome));
-            }
-            (Some(g), None) => self.session.matching(&Glob::new(g)),
-            (None, Some(list)) => {
-                let mut out: Vec<String> = Vec::new();
-                for q in list {
-                    match self.session.resolve(q) {
-                        Ok(t) if !out.contains(&t) => out.push(t),
-                        Ok(_) => {}
-                        Err(e) => early.push(ManyEntry::new(q.clone(), None, Err(e), 0)),
-                    }
-                }
-                out
-            }
+        let (targets, early) = match self.many_targets(&p) {
+            Ok(both) => both,
+            Err(outcome) => return Ok(self.end(rec, Status::Failed, outcome)),
         };
         let total = targets.len() + early.len();
         let concurrency = p
@@ -259,6 +239,35 @@ impl TrapdeskMcp {
 }
 
 impl TrapdeskMcp {
+    /// Who `exec-lua-many` runs on, and a result of its own for each name in a list that is
+    /// not a linked computer: unknown names are not a refusal of the whole call, so one typo
+    /// does not stop a broadcast. A refusal when `match` and `computers` are both or neither
+    /// given.
+    fn many_targets(&self, p: &ExecLuaMany) -> Result<(Vec<String>, Vec<ManyEntry>), Outcome> {
+        let mut early: Vec<ManyEntry> = Vec::new();
+        let targets: Vec<String> = match (&p.pattern, &p.computers) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(super::params::invalid_field(
+                    "match",
+                    "exec-lua-many: invalid argument match: give either match (a glob) or computers (a list), not both and not neither",
+                ));
+            }
+            (Some(g), None) => self.session.matching(&Glob::new(g)),
+            (None, Some(list)) => {
+                let mut out: Vec<String> = Vec::new();
+                for q in list {
+                    match self.session.resolve(q) {
+                        Ok(t) if !out.contains(&t) => out.push(t),
+                        Ok(_) => {}
+                        Err(e) => early.push(ManyEntry::new(q.clone(), None, Err(e), 0)),
+                    }
+                }
+                out
+            }
+        };
+        Ok((targets, early))
+    }
+
     async fn progress(
         &self,
         ctx: &RequestContext<RoleServer>,
