@@ -68,33 +68,7 @@ pub fn piece(
         (l as usize).min(avail.saturating_sub(start))
     });
     let room = budget.saturating_sub(ENVELOPE).max(64);
-    let mut end = start + want;
-    let (content, encoding) = loop {
-        let (content, encoding) = match text {
-            Some(t) => {
-                let (mut s, mut e) = (start, end);
-                while !t.is_char_boundary(s) {
-                    s -= 1;
-                }
-                while !t.is_char_boundary(e) {
-                    e -= 1;
-                }
-                (t.get(s..e).unwrap_or_default().to_owned(), "utf8")
-            }
-            None => (
-                base64::engine::general_purpose::STANDARD.encode(&bytes[start..end]),
-                "base64",
-            ),
-        };
-        let size = serde_json::to_string(&content).map_or(usize::MAX, |s| s.len());
-        if size <= room || end == start {
-            break (content, encoding);
-        }
-        // Shrink in proportion to the overshoot, at least a little each round.
-        let len = end - start;
-        let shrunk = (len as u128 * room as u128 / size as u128) as usize;
-        end = start + shrunk.min(len - 1);
-    };
+    let (content, encoding, end) = fit_piece(text, &bytes, start, start + want, room);
     let piece_len = match encoding {
         "utf8" => content.len(),
         _ => end - start,
@@ -114,8 +88,59 @@ pub fn piece(
     // end) means the result budget cut it, and the line says so (a `length: 100000` once
     // served 8,796 bytes and said nothing).
     let wanted_end = length.map_or(total as u64, |l| asked.saturating_add(l).min(total as u64));
+    let line = piece_line(path, asked, (start, next, total), encoding, wanted_end);
+    Outcome::ok(line, data)
+}
+
+/// The piece of the file from `start` to at most `end` (bytes of the answer) whose JSON text
+/// fits `room` bytes: as text when the answer is `text`, else base64; with where it ends.
+fn fit_piece(
+    text: Option<&str>,
+    bytes: &[u8],
+    start: usize,
+    mut end: usize,
+    room: usize,
+) -> (String, &'static str, usize) {
+    use base64::Engine;
+    loop {
+        let (content, encoding) = match text {
+            Some(t) => {
+                let (mut s, mut e) = (start, end);
+                while !t.is_char_boundary(s) {
+                    s -= 1;
+                }
+                while !t.is_char_boundary(e) {
+                    e -= 1;
+                }
+                (t.get(s..e).unwrap_or_default().to_owned(), "utf8")
+            }
+            None => (
+                base64::engine::general_purpose::STANDARD.encode(&bytes[start..end]),
+                "base64",
+            ),
+        };
+        let size = serde_json::to_string(&content).map_or(usize::MAX, |s| s.len());
+        if size <= room || end == start {
+            break (content, encoding, end);
+        }
+        // Shrink in proportion to the overshoot, at least a little each round.
+        let len = end - start;
+        let shrunk = (len as u128 * room as u128 / size as u128) as usize;
+        end = start + shrunk.min(len - 1);
+    }
+}
+
+/// A read piece's first line: where it is in the file, and, when it ends before what was
+/// asked (a `length: 100000` once served 8,796 bytes and said nothing), why.
+fn piece_line(
+    path: &str,
+    asked: u64,
+    (start, next, total): (usize, usize, usize),
+    encoding: &str,
+    wanted_end: u64,
+) -> String {
     let shortened = (next as u64) < wanted_end;
-    let line = if asked > total as u64 {
+    if asked > total as u64 {
         format!(
             "{path}: offset {asked} is past the end of the file ({total} bytes); nothing to read"
         )
@@ -135,8 +160,7 @@ pub fn piece(
         )
     } else {
         format!("{path}: bytes {start}..{next} of {total} ({encoding}); read on with offset {next}")
-    };
-    Outcome::ok(line, data)
+    }
 }
 
 /// A `computer-output` page that fits the budget: the newest lines that fit are returned, and

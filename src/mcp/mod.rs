@@ -9,7 +9,8 @@
 //! # Layout
 //!
 //! - [`params`]: tool arguments (their docs become the input schemas).
-//! - [`schemas`]: the output schemas, derived from the typed results where there are some.
+//! - [`schemas`]: the output schemas, derived from the typed results; `shapes`: the typed
+//!   shapes of the results the tools build as JSON, which their schemas are derived from.
 //! - `record`: a call's row in the session, ended once, as cancelled when the call is dropped.
 //! - `tools`: the `#[tool_router]` with the single-computer and session tools; `fleet`: the
 //!   fleet tools (`probe-computers` by page, `exec-lua-many`; `fleet/probe.rs` a page's
@@ -40,6 +41,7 @@ pub mod resources;
 pub mod results;
 pub mod schemas;
 mod screen;
+mod shapes;
 pub mod stdio;
 mod tools;
 mod wait;

@@ -60,36 +60,36 @@ pub fn render(data: &Value) -> String {
             .map(|items| items.iter().map(f).collect::<Vec<_>>().join("\n"))
             .unwrap_or_default()
     };
-    section(
-        "",
-        &rows("entries", &|e| {
-            let name = e.get("name").and_then(Value::as_str).unwrap_or_default();
-            if e.get("dir").and_then(Value::as_bool) == Some(true) {
-                format!("{name}/")
-            } else {
-                let size = e.get("size").and_then(Value::as_u64).unwrap_or(0);
-                format!("{name}\t{size}")
-            }
-        }),
-    );
+    section("", &rows("entries", &entry_text));
     // `wait-request` answers with both the output as text and its lines: the text says it
     // once (the lines' seq and times are in the structured content).
     let lines = if s("output").is_empty() { "lines" } else { "" };
-    section(
-        "",
-        &rows(lines, &|l| {
-            let text = l.get("text").and_then(Value::as_str).unwrap_or_default();
-            let text = text.strip_suffix('\n').unwrap_or(text);
-            match l.get("stream").and_then(Value::as_str) {
-                Some("err") => format!("[err] {text}"),
-                _ => text.to_owned(),
-            }
-        }),
-    );
+    section("", &rows(lines, &line_text));
     section("", &rows("events", &event_text));
     section("", &screen_rows(data));
     section("", &rows("results", &many_text));
     out
+}
+
+/// A directory entry (`list-files`): a folder's name with `/`, a file's with its size.
+fn entry_text(e: &Value) -> String {
+    let name = e.get("name").and_then(Value::as_str).unwrap_or_default();
+    if e.get("dir").and_then(Value::as_bool) == Some(true) {
+        format!("{name}/")
+    } else {
+        let size = e.get("size").and_then(Value::as_u64).unwrap_or(0);
+        format!("{name}\t{size}")
+    }
+}
+
+/// An output line (`wait-request`): its text, an error stream's marked `[err]`.
+fn line_text(l: &Value) -> String {
+    let text = l.get("text").and_then(Value::as_str).unwrap_or_default();
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    match l.get("stream").and_then(Value::as_str) {
+        Some("err") => format!("[err] {text}"),
+        _ => text.to_owned(),
+    }
 }
 
 /// A screen's rows (`read-screen`, `send-input`), one a line. A monitor's cells its computer

@@ -111,34 +111,29 @@ impl ManyEntry {
     }
 }
 
-/// The sized result of a broadcast: failures first, then successes, each in id order; output
-/// heads share the budget; entries that still do not fit are counted, never dropped silently.
-pub(super) fn many_outcome(
-    mut done: Vec<ManyEntry>,
-    budget: usize,
-    glob: Option<&str>,
-) -> (Status, Outcome) {
-    let key = |e: &ManyEntry| {
-        let id: u64 = e
-            .trapos_id
-            .split(':')
-            .next()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(u64::MAX);
-        (e.ok, id, e.trapos_id.clone())
-    };
-    done.sort_by_key(key);
-    let total = done.len();
-    let failed = done.iter().filter(|e| !e.ok).count();
+/// Where an entry goes in a broadcast's results: failures first, then by id, then by name.
+fn order_key(e: &ManyEntry) -> (bool, u64, String) {
+    let id: u64 = e
+        .trapos_id
+        .split(':')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(u64::MAX);
+    (e.ok, id, e.trapos_id.clone())
+}
+
+/// A broadcast's first line (how many computers, how many per status, the first failure)
+/// and its count per status, in the order the statuses first appear in `done`.
+fn headline(done: &[ManyEntry], glob: Option<&str>) -> (String, Vec<(&'static str, usize)>) {
     let mut counts: Vec<(&'static str, usize)> = Vec::new();
-    for e in &done {
+    for e in done {
         match counts.iter_mut().find(|(s, _)| *s == e.status) {
             Some((_, n)) => *n += 1,
             None => counts.push((e.status, 1)),
         }
     }
     let counts_text: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
-    let mut line = match (total, glob) {
+    let mut line = match (done.len(), glob) {
         (0, Some(g)) => format!("no linked computer matches {g:?}"),
         (0, None) => "no computers given".to_owned(),
         (n, _) => format!(
@@ -150,6 +145,20 @@ pub(super) fn many_outcome(
     if let Some(first) = done.first().filter(|e| !e.ok) {
         line.push_str(&format!("; first failure: {}", first.line()));
     }
+    (line, counts)
+}
+
+/// The sized result of a broadcast: failures first, then successes, each in id order; output
+/// heads share the budget; entries that still do not fit are counted, never dropped silently.
+pub(super) fn many_outcome(
+    mut done: Vec<ManyEntry>,
+    budget: usize,
+    glob: Option<&str>,
+) -> (Status, Outcome) {
+    done.sort_by_key(order_key);
+    let total = done.len();
+    let failed = done.iter().filter(|e| !e.ok).count();
+    let (line, counts) = headline(&done, glob);
     // Every entry counts twice (structured and in the text), so does the line.
     let room = budget.saturating_sub(ENVELOPE * 2 + line.len() * 2 + 256);
     // Each computer's output head gets an equal share of what is left after the entries

@@ -424,8 +424,15 @@ mod tests {
             ),
             "{row}"
         );
-        // With its status ping's answer: fuel and slot in the device cell, what is attached
-        // in its own.
+        // The row costs far less than the JSON it stands for in the text block.
+        let json_cost = super::super::cost(&idle);
+        assert!(probe_cost(&idle, &idle.row()) * 10 < json_cost * 7);
+    }
+
+    /// With its status ping's answer: fuel and slot in the device cell, what is attached in
+    /// its own; without one, the fields absent.
+    #[test]
+    fn a_probe_row_holds_its_status() {
         let status = DeviceStatus {
             peripherals: 3,
             monitors: vec!["monitor_0".into(), "top".into()],
@@ -464,8 +471,5 @@ mod tests {
                 && v.get("monitors").is_none()
                 && v.get("fuel").is_none()
         );
-        // The row costs far less than the JSON it stands for in the text block.
-        let json_cost = super::super::cost(&idle);
-        assert!(probe_cost(&idle, &idle.row()) * 10 < json_cost * 7);
     }
 }

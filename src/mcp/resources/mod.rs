@@ -286,20 +286,7 @@ impl TrapdeskMcp {
         };
         let data = |code: &str| Some(json!({"uri": uri, "code": code}));
         if payload.get("ok").and_then(Value::as_bool) == Some(false) {
-            let message = payload
-                .get("error")
-                .and_then(|e| {
-                    e.as_str()
-                        .or_else(|| e.get("message").and_then(Value::as_str))
-                })
-                .unwrap_or("the computer refused the read")
-                .to_owned();
-            let err =
-                if message.starts_with("No such file") || message.starts_with("Is a directory") {
-                    ErrorData::resource_not_found(message, data("not_found"))
-                } else {
-                    ErrorData::invalid_params(message, data("bad_path"))
-                };
+            let err = refusal(&payload, uri);
             return self.read_done(rec, Status::Failed, "", Err(err));
         }
         let encoded = payload
@@ -341,5 +328,23 @@ impl TrapdeskMcp {
             &line,
             Ok(ReadResourceResult::new(vec![contents])),
         )
+    }
+}
+
+/// A computer's refusal of a resource's read as the JSON-RPC error it becomes: a missing file
+/// (or a folder) is not found, anything else a bad path.
+fn refusal(payload: &Value, uri: &str) -> ErrorData {
+    let message = payload
+        .get("error")
+        .and_then(|e| {
+            e.as_str()
+                .or_else(|| e.get("message").and_then(Value::as_str))
+        })
+        .unwrap_or("the computer refused the read")
+        .to_owned();
+    if message.starts_with("No such file") || message.starts_with("Is a directory") {
+        ErrorData::resource_not_found(message, Some(json!({"uri": uri, "code": "not_found"})))
+    } else {
+        ErrorData::invalid_params(message, Some(json!({"uri": uri, "code": "bad_path"})))
     }
 }
