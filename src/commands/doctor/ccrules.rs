@@ -54,6 +54,8 @@ pub struct Rule {
     pub malformed: Option<String>,
     /// Keys CC: Tweaked does not read (a misspelt `port` leaves the rule open on every port).
     pub ignored_keys: Vec<String>,
+    /// Keys an older CC: Tweaked read and wrote, which today's passes over: harmless.
+    pub former_keys: Vec<String>,
     predicate: Predicate,
 }
 
@@ -85,15 +87,21 @@ const READ_KEYS: [&str; 8] = [
     "use_proxy",
 ];
 
+/// Keys CC: Tweaked read once and no longer does. Its default `*` rule wrote `timeout = 30000`
+/// until 1.105.0 (`AddressRuleConfig.java:35-36` at 2ae14b4c0^, removed by 2ae14b4c0 "Add
+/// support for HTTP timeouts", since a program now gives its own), and a file written then
+/// keeps it: CC: Tweaked only logs it as unknown, so it decides nothing and needs no change.
+pub const FORMER_KEYS: [&str; 1] = ["timeout"];
+
 impl Rule {
     /// Reads rule number `index` (from 1) from its TOML table. Never fails: a rule CC: Tweaked
     /// would refuse is kept as the deny-everything rule it becomes, with the reason.
     pub fn parse(index: usize, t: &toml::Table) -> Rule {
-        let ignored_keys = t
+        let (former_keys, ignored_keys): (Vec<String>, Vec<String>) = t
             .keys()
             .filter(|k| !READ_KEYS.contains(&k.as_str()))
             .cloned()
-            .collect();
+            .partition(|k| FORMER_KEYS.contains(&k.as_str()));
         let host = t
             .get("host")
             .and_then(toml::Value::as_str)
@@ -108,6 +116,7 @@ impl Rule {
                 max_websocket_message,
                 malformed: None,
                 ignored_keys,
+                former_keys,
                 predicate,
             },
             Err(why) => Rule {
@@ -118,6 +127,7 @@ impl Rule {
                 max_websocket_message: None,
                 malformed: Some(why),
                 ignored_keys,
+                former_keys,
                 predicate: Predicate::Pattern("*".into()),
             },
         }
@@ -217,6 +227,21 @@ pub fn evaluate<'a>(rules: &'a [Rule], domain: &str, addr: SocketAddr) -> Outcom
             .unwrap_or(DEFAULT_WEBSOCKET_MESSAGE),
         websocket_from,
     }
+}
+
+/// The earliest rule that allows `domain` at `addr` and is written for it: when [`evaluate`]
+/// denies, this is an allow rule that comes too late (after the rule that decided). Left out:
+/// `$private` and any rule that also allows a public host (CC: Tweaked's own `host = "*"`),
+/// which belong below the deny: moved above it they would open far more than `addr`.
+pub fn first_allow<'a>(rules: &'a [Rule], domain: &str, addr: SocketAddr) -> Option<&'a Rule> {
+    // A documentation address (RFC 5737) on the same port: public, and nobody's name.
+    let public = SocketAddr::from(([192, 0, 2, 1], addr.port()));
+    rules.iter().find(|r| {
+        r.action == Some(Action::Allow)
+            && r.matches(domain, addr)
+            && r.predicate != Predicate::Private
+            && !r.matches("example.org", public)
+    })
 }
 
 fn wrong_type(field: &str, want: &str, v: &toml::Value) -> String {

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::commands::remote::{ClientArgs, Failure, exit};
 use trapdesk_core::config;
@@ -25,14 +25,12 @@ pub mod ccrules;
 pub mod server_config;
 
 mod checks;
+mod minecraft;
 mod report;
 
 pub use checks::{Reach, http_rule, reachable_addresses};
-use checks::{
-    find_server_config, health, lan_address, resolve, secret_without_host, url_host_port,
-};
+use checks::{health, lan_address, secret_without_host};
 use report::Report;
-use server_config::{Search, Target};
 
 /// `trapdesk doctor`.
 #[derive(Debug, Args, Clone)]
@@ -68,8 +66,8 @@ fn refusal_line(r: &crate::control::Refusal) -> String {
 ///
 /// # Errors
 /// A [`Failure`] with exit code 3 when no trapdesk answers, its gateway does not answer, or a
-/// `computercraft-server.toml` it read needs changing (after printing everything it could
-/// check); 2 for a `--minecraft` that does not exist or no data dir to look in.
+/// `computercraft-server.toml` it read lets no computer open the gateway (after printing
+/// everything it could check; a warning alone does not change the code); 2 for a `--minecraft` that does not exist or no data dir to look in.
 pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     if let Some(d) = a.minecraft.as_deref().filter(|d| !d.exists()) {
         return Err(Failure::new(
@@ -117,7 +115,7 @@ pub async fn doctor(a: DoctorArgs) -> Result<(), Failure> {
     if !answered {
         problems += 1;
     }
-    problems += server_config_section(
+    problems += minecraft::server_config_section(
         &mut report,
         &a,
         &url,
@@ -253,89 +251,6 @@ async fn gateway_section(
     answers.is_ok()
 }
 
-/// The Minecraft server's HTTP rules for the gateway and the MCP endpoint, and the rule to
-/// add: the number of files that need changing.
-async fn server_config_section(
-    report: &mut Report,
-    a: &DoctorArgs,
-    url: &str,
-    bind: SocketAddr,
-    running: bool,
-    answered: bool,
-    reach: &[Reach],
-) -> usize {
-    let mut problems = 0;
-    report.head("computercraft-server.toml");
-    let gateway: Vec<Target> = reach
-        .iter()
-        .map(|r| Target {
-            domain: r.addr.ip().to_string(),
-            addr: r.addr,
-            from: r.from,
-        })
-        .collect();
-    // Where a computer asking for the MCP endpoint would land (a name needs a DNS lookup, so
-    // off the runtime's threads, like the /health probe).
-    let mcp = match url_host_port(url) {
-        Some((host, port)) => {
-            let name = host.clone();
-            tokio::task::spawn_blocking(move || resolve(&name, port))
-                .await
-                .ok()
-                .flatten()
-                .map(|addr| Target {
-                    domain: host,
-                    addr,
-                    from: "this machine",
-                })
-        }
-        None => None,
-    };
-    let search = find_server_config(a.minecraft.as_deref());
-    let (verdicts, insert_above) = server_config_report(report, &search, &gateway, mcp.as_ref());
-    problems += verdicts.iter().filter(|v| v["ok"] == false).count();
-    report.data(
-        "minecraft",
-        json!({"looked": search.looked, "read": verdicts}),
-    );
-    match (insert_above, search.found.is_empty()) {
-        (Some(n), _) => report.line(&format!("to let computers reach the gateway, put these lines ABOVE rule {n} of that file (the first matching rule wins), then restart the server:")),
-        (None, true) => report.line("in <world>/serverconfig/computercraft-server.toml, put these lines ABOVE the rule with host = \"$private\" (the first matching rule wins), then restart the server:"),
-        (None, false) => report.line("the rule for the gateway, to go ABOVE the rule with host = \"$private\" (the first matching rule wins):"),
-    }
-    report.line("(keep the port: a rule without one opens every local service on that machine, the MCP endpoint, databases, admin panels, to every computer of every player in the world)");
-    if running {
-        report.line(&format!(
-            "(port {} is the running gateway's, as the host says itself)",
-            bind.port()
-        ));
-    } else if answered {
-        report.line(&format!(
-            "(port {} is the running gateway's: it answered /health)",
-            bind.port()
-        ));
-    } else {
-        report.line(&format!(
-            "(port {} is from the flags and defaults: no gateway answered there; give doctor the --gateway-bind trapdesk was started with)",
-            bind.port()
-        ));
-    }
-    let mut rules = Vec::new();
-    for r in reach {
-        rules.push(http_rule(r.addr.ip(), r.addr.port()));
-    }
-    rules.dedup();
-    for r in &rules {
-        report.line("");
-        for l in r.lines() {
-            report.line(&format!("  {l}"));
-        }
-    }
-    report.data("httpRules", json!(rules));
-
-    problems
-}
-
 /// Where the secret comes from, and the line to type on a computer.
 fn secret_section(
     report: &mut Report,
@@ -403,50 +318,4 @@ fn session_section(report: &mut Report, st: &crate::control::Status) {
         "session",
         json!({"reachable": true, "linked": st.linked, "refused": last, "paused": st.paused.is_some()}),
     );
-}
-
-/// The files found, each read and judged for the gateway and the MCP endpoint; or where it
-/// looked. Returns each file's data (`ok` false when something in it needs changing) and the
-/// rule to insert the allow rule above, when one denies the gateway.
-fn server_config_report(
-    report: &mut Report,
-    search: &Search,
-    gateway: &[Target],
-    mcp: Option<&Target>,
-) -> (Vec<Value>, Option<usize>) {
-    if search.found.is_empty() {
-        report.line("found no computercraft-server.toml; looked in:");
-        for l in &search.looked {
-            report.line(&format!("  {l}"));
-        }
-        report.line("give the Minecraft server's folder or the world's with --minecraft DIR");
-    }
-    let mut out = Vec::new();
-    let mut insert_above = None;
-    for (path, role) in &search.found {
-        report.line(&format!("read {} ({})", path.display(), role.note()));
-        let (path_s, role_s) = (path.display().to_string(), role.as_str());
-        match server_config::read(path) {
-            Err(e) => {
-                report.line(&format!("  cannot read it: {e}"));
-                out.push(json!({"path": path_s, "role": role_s, "ok": false, "error": e}));
-            }
-            Ok(cfg) => {
-                let v = server_config::check(&cfg, gateway, mcp);
-                for l in &v.lines {
-                    report.line(&format!("  {l}"));
-                }
-                for w in &v.warnings {
-                    report.line(&format!("  warning: {w}"));
-                }
-                insert_above = insert_above.or(v.insert_above);
-                let mut d = v.data;
-                d["path"] = json!(path_s);
-                d["role"] = json!(role_s);
-                d["ok"] = json!(v.gateway_ok && v.warnings.is_empty());
-                out.push(d);
-            }
-        }
-    }
-    (out, insert_above)
 }

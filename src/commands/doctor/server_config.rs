@@ -241,9 +241,29 @@ pub struct Verdict {
     pub warnings: Vec<String>,
     /// Whether some computer may reach the gateway.
     pub gateway_ok: bool,
-    /// The rule to insert the allow rule above, when one blocks the gateway.
-    pub insert_above: Option<usize>,
+    /// What to change in the rules for the gateway (the first address's, or one allowed).
+    pub advice: Option<Advice>,
     pub data: Value,
+}
+
+/// What the file's rules need so that a computer may open the gateway, each rule named as
+/// [`Rule::describe`] writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Advice {
+    /// This rule allows it: nothing to change in the rules.
+    InPlace(String),
+    /// `allow` would allow it, but `deny` matches first (the first matching rule with an action
+    /// wins): `allow` is to move above `deny`.
+    TooLate {
+        allow: String,
+        allow_index: usize,
+        deny: String,
+        deny_index: usize,
+    },
+    /// This rule denies it and none allows it: the allow rule goes above it.
+    InsertAbove(String),
+    /// No rule matches, which CC: Tweaked denies: the allow rule goes anywhere in the list.
+    Add,
 }
 
 /// Checks `cfg` for the gateway at `gateway` (each address a computer could use) and the MCP
@@ -283,6 +303,13 @@ fn settings(cfg: &HttpConfig, v: &mut Verdict) {
                 r.index
             ));
         }
+        if !r.former_keys.is_empty() {
+            v.lines.push(format!(
+                "{} has {}, which CC: Tweaked wrote before 1.105.0 and now passes over: harmless, no change needed",
+                r.describe(),
+                r.former_keys.join(", ")
+            ));
+        }
         if !r.ignored_keys.is_empty() {
             v.warnings.push(format!(
                 "{} has keys CC: Tweaked ignores: {} (the keys it reads: host, port, action, max_download, max_upload, max_websocket_message, use_proxy)",
@@ -297,7 +324,6 @@ fn settings(cfg: &HttpConfig, v: &mut Verdict) {
 fn gateway_target(cfg: &HttpConfig, t: &Target, v: &mut Verdict) -> Value {
     let o = ccrules::evaluate(&cfg.rules, &t.domain, t.addr);
     let allowed = o.action == Action::Allow && cfg.enabled && cfg.websocket_enabled;
-    v.gateway_ok |= allowed;
     let by = o.decided_by.map_or(
         "no rule matches, and CC: Tweaked denies what no rule allows".into(),
         Rule::describe,
@@ -312,10 +338,15 @@ fn gateway_target(cfg: &HttpConfig, t: &Target, v: &mut Verdict) -> Value {
             "a computer may NOT open ws://{}/gateway ({}): denied by {by}",
             t.addr, t.from
         ));
-        if v.insert_above.is_none() {
-            v.insert_above = o.decided_by.map(|r| r.index);
-        }
     }
+    let advice = advice(cfg, t, &o);
+    // One address a computer can open is enough: its rule is the one to name.
+    if !matches!(v.advice, Some(Advice::InPlace(_)))
+        && (v.advice.is_none() || o.action == Action::Allow)
+    {
+        v.advice = Some(advice);
+    }
+    v.gateway_ok |= allowed;
     if o.action == Action::Allow
         && let Some(r) = o.decided_by
         && r.port.is_none()
@@ -347,6 +378,24 @@ fn gateway_target(cfg: &HttpConfig, t: &Target, v: &mut Verdict) -> Value {
     })
 }
 
+/// What the rules need for the gateway at `t`, given what they decide there (`o`).
+fn advice(cfg: &HttpConfig, t: &Target, o: &ccrules::Outcome<'_>) -> Advice {
+    match (o.action, o.decided_by) {
+        (Action::Allow, Some(r)) => Advice::InPlace(r.describe()),
+        // Only a rule with an action allows; an outcome of allow always names it.
+        (Action::Allow, None) | (Action::Deny, None) => Advice::Add,
+        (Action::Deny, Some(deny)) => match ccrules::first_allow(&cfg.rules, &t.domain, t.addr) {
+            Some(allow) => Advice::TooLate {
+                allow: allow.describe(),
+                allow_index: allow.index,
+                deny: deny.describe(),
+                deny_index: deny.index,
+            },
+            None => Advice::InsertAbove(deny.describe()),
+        },
+    }
+}
+
 /// Whether the MCP endpoint at `t` is out of the computers' reach, as it should be; its data.
 fn mcp_target(cfg: &HttpConfig, t: &Target, v: &mut Verdict) -> Value {
     let o = ccrules::evaluate(&cfg.rules, &t.domain, t.addr);
@@ -367,109 +416,4 @@ fn mcp_target(cfg: &HttpConfig, t: &Target, v: &mut Verdict) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn level_name_comes_from_server_properties() -> std::io::Result<()> {
-        let dir = tempfile::tempdir()?;
-        std::fs::write(
-            dir.path().join("server.properties"),
-            "#Minecraft server properties\nlevel-name=survival\nmotd=hi\n",
-        )?;
-        let w = dir.path().join("survival").join("serverconfig");
-        std::fs::create_dir_all(&w)?;
-        std::fs::write(w.join(FILE), "")?;
-        // Another world folder beside it is not the one the server runs.
-        let other = dir.path().join("world").join("serverconfig");
-        std::fs::create_dir_all(&other)?;
-        std::fs::write(other.join(FILE), "")?;
-        let mut s = Search::default();
-        locate(dir.path(), &mut s);
-        assert_eq!(s.found, vec![(w.join(FILE), Role::World)]);
-        Ok(())
-    }
-
-    #[test]
-    fn without_a_world_file_the_instance_then_the_template_counts() -> std::io::Result<()> {
-        let dir = tempfile::tempdir()?;
-        let d = dir.path().join("defaultconfigs");
-        std::fs::create_dir_all(&d)?;
-        std::fs::write(d.join(FILE), "")?;
-        let mut s = Search::default();
-        locate(dir.path(), &mut s);
-        assert_eq!(s.found, vec![(d.join(FILE), Role::Template)]);
-        let c = dir.path().join("config");
-        std::fs::create_dir_all(&c)?;
-        std::fs::write(c.join(FILE), "")?;
-        let mut s = Search::default();
-        locate(dir.path(), &mut s);
-        assert_eq!(s.found, vec![(c.join(FILE), Role::Instance)]);
-        Ok(())
-    }
-
-    #[test]
-    fn a_world_without_its_own_file_uses_the_instances() -> std::io::Result<()> {
-        // Single player on NeoForge 1.21: .minecraft/config/ holds the live file.
-        let dir = tempfile::tempdir()?;
-        let world = dir.path().join("saves").join("New World");
-        std::fs::create_dir_all(&world)?;
-        std::fs::write(world.join("level.dat"), "")?;
-        let c = dir.path().join("config");
-        std::fs::create_dir_all(&c)?;
-        std::fs::write(c.join(FILE), "")?;
-        let mut s = Search::default();
-        locate(&world, &mut s);
-        assert_eq!(s.found, vec![(c.join(FILE), Role::Instance)]);
-        Ok(())
-    }
-
-    #[test]
-    fn a_missing_rule_list_means_ccs_defaults() -> std::io::Result<()> {
-        let dir = tempfile::tempdir()?;
-        let f = dir.path().join(FILE);
-        std::fs::write(&f, "[http]\nenabled = true\n")?;
-        let cfg = read(&f).map_err(std::io::Error::other)?;
-        assert!(cfg.default_rules);
-        let gw = Target {
-            domain: "127.0.0.1".into(),
-            addr: SocketAddr::from(([127, 0, 0, 1], 4444)),
-            from: "this machine",
-        };
-        let v = check(&cfg, &[gw], None);
-        assert!(!v.gateway_ok);
-        assert_eq!(v.insert_above, Some(1));
-        Ok(())
-    }
-
-    #[test]
-    fn a_websocket_limit_below_the_clients_is_a_warning() -> std::io::Result<()> {
-        let dir = tempfile::tempdir()?;
-        let f = dir.path().join(FILE);
-        let gw = Target {
-            domain: "127.0.0.1".into(),
-            addr: SocketAddr::from(([127, 0, 0, 1], 4444)),
-            from: "this machine",
-        };
-        for (limit, warned) in [(65536, true), (-1, true), (0, false), (131072, false)] {
-            // The limit is on the catch-all rule, after the allow: it still applies, since
-            // each option comes from the first matching rule that sets it.
-            std::fs::write(
-                &f,
-                format!(
-                    "[[http.rules]]\nhost = \"127.0.0.1\"\nport = 4444\naction = \"allow\"\n\
-                     [[http.rules]]\nhost = \"*\"\naction = \"allow\"\nmax_websocket_message = {limit}\n"
-                ),
-            )?;
-            let cfg = read(&f).map_err(std::io::Error::other)?;
-            let v = check(&cfg, std::slice::from_ref(&gw), None);
-            assert!(v.gateway_ok);
-            let w = v
-                .warnings
-                .iter()
-                .any(|w| w.contains("max_websocket_message"));
-            assert_eq!(w, warned, "{limit}: {:?}", v.warnings);
-        }
-        Ok(())
-    }
-}
+mod tests;

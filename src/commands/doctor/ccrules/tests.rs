@@ -156,3 +156,29 @@ fn glob_is_anchored_and_backtracks() {
     assert!(glob(b"127.0.0.1", b"127.0.0.1"));
     assert!(!glob(b"127.0.0.1", b"127.0.0.10"));
 }
+
+#[test]
+fn an_allow_rule_too_late_is_found_but_not_the_catch_all() {
+    let late = rules(
+        r#"
+            [[http.rules]]
+            host = "$private"
+            action = "deny"
+            [[http.rules]]
+            host = "127.0.0.1"
+            port = 4444
+            action = "allow"
+            [[http.rules]]
+            host = "*"
+            action = "allow"
+            "#,
+    );
+    let gw = at("127.0.0.1:4444");
+    assert_eq!(evaluate(&late, "127.0.0.1", gw).action, Action::Deny);
+    assert_eq!(
+        first_allow(&late, "127.0.0.1", gw).map(|r| r.index),
+        Some(2)
+    );
+    // Only CC's `*` rule allows it after the deny: moving that up would open everything.
+    assert_eq!(first_allow(&late[2..], "127.0.0.1", gw), None);
+}
