@@ -51,12 +51,12 @@ pub enum Command {
     Attach(attach::AttachArgs),
     /// Run Lua on a linked computer: output streams as it comes, returned values follow.
     #[command(
-        after_help = "Example: trapdesk exec miner 'print(turtle.getFuelLevel()) return os.time()'\nExit codes: 0 ok, 1 Lua error, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C (cancelled on the computer)."
+        after_help = "Example: trapdesk exec miner 'print(turtle.getFuelLevel()) return os.time()'\nExit codes: 0 ok, 1 Lua error, 2 usage, 3 unreachable/not linked/timed out/refused; cancelled on the computer: 130 Ctrl-C, 141 stdout's reader gone (| head), 143 SIGTERM."
     )]
     Exec(remote::ExecArgs),
     /// Run a program on a linked computer with arguments.
     #[command(
-        after_help = "Example: trapdesk run miner dig.lua 3 north\nExit codes: 0 ok, 1 the program failed, 2 usage, 3 unreachable/not linked/timed out/refused, 130 Ctrl-C."
+        after_help = "Example: trapdesk run miner dig.lua 3 north\nExit codes: 0 ok, 1 the program failed, 2 usage, 3 unreachable/not linked/timed out/refused; cancelled on the computer: 130 Ctrl-C, 141 stdout's reader gone (| head), 143 SIGTERM."
     )]
     Run(remote::RunArgs),
     /// List the linked computers.
@@ -66,10 +66,14 @@ pub enum Command {
     #[command(after_help = "Example: trapdesk ls miner:/programs")]
     Ls(remote::LsArgs),
     /// Copy a file from a computer (byte-exact).
-    #[command(after_help = "Example: trapdesk get miner:/startup.lua ./startup.lua")]
+    #[command(
+        after_help = "Example: trapdesk get miner:/startup.lua ./startup.lua   (-f to overwrite a local file that exists)"
+    )]
     Get(remote::GetArgs),
     /// Copy a file to a computer (byte-exact, any size the host supports).
-    #[command(after_help = "Example: trapdesk put ./dig.lua miner:/dig.lua")]
+    #[command(
+        after_help = "Example: trapdesk put ./dig.lua miner:/programs/   (a PATH ending in / is a folder, made when missing)"
+    )]
     Put(remote::PutArgs),
     /// Mirror a local folder onto a computer: push what differs, then each save (run-on-save).
     #[command(

@@ -1,13 +1,14 @@
-//! `exec`, `run`, `computers`, `ls`, `get`, `put`: arguments, the tool each calls, and how the
-//! answer prints. stdout carries the work's output and results; stderr one line per error.
+//! `exec`, `run`, `computers`: arguments, the tool each calls, and how the answer prints
+//! (`ls`, `get`, `put` are in `files.rs`). stdout carries the work's output and results; stderr one line per error.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
 
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{ClientArgs, Conn, Failure, Reply, exit, split_target, transfer};
+use super::conn::{Interrupt, signal, stdout_closed};
+use super::{ClientArgs, Conn, Failure, Reply, exit};
+use tokio_util::sync::CancellationToken;
 use trapdesk_core::session::Origin;
 use trapdesk_core::session::summary::descriptor;
 
@@ -47,57 +48,26 @@ pub struct ComputersArgs {
     pub client: ClientArgs,
 }
 
-/// `trapdesk ls`.
-#[derive(Debug, Args, Clone)]
-pub struct LsArgs {
-    /// COMPUTER or COMPUTER:PATH (a full traposId needs the path: 7:miner:/).
-    pub target: String,
-    #[command(flatten)]
-    pub client: ClientArgs,
-}
-
-/// `trapdesk get`.
-#[derive(Debug, Args, Clone)]
-pub struct GetArgs {
-    /// COMPUTER:PATH of the file to copy.
-    pub source: String,
-    /// Where to write it [default: its name in the current directory; `-` for stdout].
-    pub local: Option<PathBuf>,
-    #[command(flatten)]
-    pub client: ClientArgs,
-}
-
-/// `trapdesk put`.
-#[derive(Debug, Args, Clone)]
-pub struct PutArgs {
-    /// Local file to copy (`-` for stdin).
-    pub local: PathBuf,
-    /// COMPUTER:PATH to write (a PATH ending in / keeps the local name).
-    pub dest: String,
-    /// When the old file and the new one cannot both fit on the computer's disk, write over
-    /// the old one instead of refusing. Not atomic: an interrupted put leaves the file holding
-    /// only what was written so far.
-    #[arg(long)]
-    pub in_place: bool,
-    #[command(flatten)]
-    pub client: ClientArgs,
-}
-
-/// Live output straight to stdout, flushed so a pipe sees it as it comes.
-fn live(json: bool) -> impl FnMut(&str) {
+/// Live output straight to stdout, flushed so a pipe sees it as it comes; a write that fails
+/// because the pipe's reader is gone cancels `closed`.
+fn live(json: bool, closed: CancellationToken) -> impl FnMut(&str) {
     move |text: &str| {
-        if !json {
+        if !json && !closed.is_cancelled() {
             let mut out = std::io::stdout().lock();
             // The program's own output: lines and tabs as they are, no other control character.
-            let _ = out.write_all(trapdesk_proto::text::printable_lines(text).as_bytes());
-            let _ = out.flush();
+            let wrote = out
+                .write_all(trapdesk_proto::text::printable_lines(text).as_bytes())
+                .and_then(|()| out.flush());
+            if wrote.is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) {
+                closed.cancel();
+            }
         }
     }
 }
 
 /// JSON with every non-ASCII char `\u`-escaped (serde_json escapes C0 only): a C1 control or
 /// a bidi override in a label or output never reaches the terminal raw.
-fn print_json(reply: &Reply) {
+pub(super) fn print_json(reply: &Reply) {
     println!(
         "{}",
         trapdesk_proto::protocol::wire::escape_non_ascii(&reply.data.to_string())
@@ -136,28 +106,43 @@ fn finish_run(
     Ok(())
 }
 
-async fn open(client: &ClientArgs) -> Result<Conn, Failure> {
+pub(super) async fn open(client: &ClientArgs) -> Result<Conn, Failure> {
     client.open(Origin::CLI_CLIENT).await
 }
 
-/// Runs a streaming tool and prints as [`finish_run`] does.
+/// Runs a streaming tool and prints as [`finish_run`] does. Ctrl-C, SIGTERM, or stdout's
+/// reader going away (`| head -1`) cancels the run on the computer; `label` names it then.
 async fn run_tool(
     client: &ClientArgs,
     tool: &str,
     args: Value,
     what: &dyn Fn(&str) -> String,
-    query: &str,
+    (query, label): (&str, &str),
 ) -> Result<(), Failure> {
     let conn = open(client).await?;
-    let mut out = live(client.json);
+    let closed = stdout_closed();
+    let mut out = live(client.json, closed.clone());
     let mut ends_in_newline = true;
+    let what_ran = format!("{label} on {query}");
+    let stop = async move {
+        tokio::select! {
+            i = signal() => i.failure(&what_ran),
+            () = closed.cancelled() => Interrupt::PipeClosed.failure(&what_ran),
+        }
+    };
     let result = conn
-        .call_streaming(tool, args, client.deadline(), |t| {
-            if let Some(c) = t.chars().last() {
-                ends_in_newline = c == '\n';
-            }
-            out(t);
-        })
+        .call_until(
+            tool,
+            args,
+            client.deadline(),
+            &mut |t| {
+                if let Some(c) = t.chars().last() {
+                    ends_in_newline = c == '\n';
+                }
+                out(t);
+            },
+            stop,
+        )
         .await;
     conn.close().await;
     finish_run(result?, client.json, what, query, ends_in_newline)
@@ -185,7 +170,8 @@ pub async fn exec(a: ExecArgs) -> Result<(), Failure> {
         o.insert("timeoutMs".into(), json!(ms));
     }
     let what = |c: &str| format!("on {c}");
-    run_tool(&a.client, "exec-lua", args, &what, &a.computer).await
+    let names = (a.computer.as_str(), "the chunk");
+    run_tool(&a.client, "exec-lua", args, &what, names).await
 }
 
 /// `trapdesk run COMPUTER PATH [ARGS…]`.
@@ -198,7 +184,8 @@ pub async fn run(a: RunArgs) -> Result<(), Failure> {
         o.insert("timeoutMs".into(), json!(ms));
     }
     let what = |c: &str| format!("{} on {c}", a.path);
-    run_tool(&a.client, "run-file", args, &what, &a.computer).await
+    let names = (a.computer.as_str(), a.path.as_str());
+    run_tool(&a.client, "run-file", args, &what, names).await
 }
 
 /// `trapdesk computers [--match GLOB]`.
@@ -288,182 +275,4 @@ async fn all_pages(conn: &Conn, a: &ComputersArgs) -> Result<Reply, Failure> {
         }
         cursor = next;
     }
-}
-
-/// `trapdesk ls COMPUTER[:PATH]`.
-///
-/// # Errors
-/// A [`Failure`] with the exit code (module docs).
-pub async fn ls(a: LsArgs) -> Result<(), Failure> {
-    let (computer, path) = split_target(&a.target);
-    let path = path.filter(|p| !p.is_empty()).unwrap_or("/");
-    let conn = open(&a.client).await?;
-    let listed = transfer::list(&conn, computer, path, a.client.timeout).await;
-    conn.close().await;
-    let (reply, mut entries) = listed?;
-    if a.client.json {
-        print_json(&reply);
-        return Ok(());
-    }
-    entries.sort_by(|x, y| y.dir.cmp(&x.dir).then_with(|| x.name.cmp(&y.name)));
-    for e in entries {
-        if e.dir {
-            println!("{:>9}  {}/", "-", trapdesk_proto::text::printable(&e.name));
-        } else {
-            println!(
-                "{:>9}  {}",
-                e.size,
-                trapdesk_proto::text::printable(&e.name)
-            );
-        }
-    }
-    Ok(())
-}
-
-fn need_path<'a>(target: &'a str, arg: &str) -> Result<(&'a str, &'a str), Failure> {
-    match split_target(target) {
-        (c, Some(p)) if !c.is_empty() && !p.is_empty() => Ok((c, p)),
-        _ => Err(Failure::new(
-            exit::USAGE,
-            format!("{arg} must be COMPUTER:PATH, for example miner:/startup.lua (got {target:?})"),
-        )),
-    }
-}
-
-/// `trapdesk get COMPUTER:PATH [LOCAL]`.
-///
-/// # Errors
-/// A [`Failure`] with the exit code (module docs).
-pub async fn get(a: GetArgs) -> Result<(), Failure> {
-    let (computer, path) = need_path(&a.source, "the source")?;
-    let conn = open(&a.client).await?;
-    let got = transfer::get_from(&conn, computer, path, a.client.timeout).await;
-    conn.close().await;
-    let (bytes, reached) = got?;
-    let local = a.local.unwrap_or_else(|| {
-        PathBuf::from(path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("file"))
-    });
-    if local.as_os_str() == "-" {
-        use std::io::IsTerminal as _;
-        let mut out = std::io::stdout().lock();
-        // Byte-exact into a pipe or a file; a terminal gets no control character raw.
-        let shown;
-        let bytes: &[u8] = if out.is_terminal() {
-            shown = trapdesk_proto::text::printable_lines(&String::from_utf8_lossy(&bytes));
-            shown.as_bytes()
-        } else {
-            &bytes
-        };
-        out.write_all(bytes)
-            .and_then(|()| out.flush())
-            .map_err(|e| Failure::new(exit::FAILED, format!("cannot write to stdout: {e}")))?;
-        return Ok(());
-    }
-    let local = if local.is_dir() {
-        local.join(path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("file"))
-    } else {
-        local
-    };
-    write_atomically(&local, &bytes).map_err(|e| {
-        Failure::new(
-            exit::FAILED,
-            format!(
-                "cannot write {}: {e}; pick another LOCAL path",
-                local.display()
-            ),
-        )
-    })?;
-    if a.client.json {
-        println!(
-            "{}",
-            trapdesk_proto::protocol::wire::escape_non_ascii(&json!({"ok": true, "traposId": reached, "path": path, "local": local.display().to_string(), "bytes": bytes.len()}).to_string())
-        );
-    } else {
-        let from = trapdesk_proto::text::printable(&format!("{reached}:{path}"));
-        let local = trapdesk_proto::text::printable(&local.display().to_string());
-        println!("{} bytes from {from} → {local}", bytes.len());
-    }
-    Ok(())
-}
-
-/// Writes beside the target, then renames, so a failed copy never leaves half a file.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.trapdesk-part"));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
-}
-
-/// `trapdesk put LOCAL COMPUTER:PATH`.
-///
-/// # Errors
-/// A [`Failure`] with the exit code (module docs).
-pub async fn put(a: PutArgs) -> Result<(), Failure> {
-    let (computer, path) = need_path(&a.dest, "the destination")?;
-    let bytes = if a.local.as_os_str() == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut b)
-            .map_err(|e| Failure::new(exit::USAGE, format!("cannot read stdin: {e}")))?;
-        b
-    } else {
-        std::fs::read(&a.local).map_err(|e| {
-            Failure::new(
-                exit::USAGE,
-                format!(
-                    "cannot read {}: {e}; check the LOCAL path",
-                    a.local.display()
-                ),
-            )
-        })?
-    };
-    let name = a
-        .local
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .filter(|n| n != "-");
-    let conn = open(&a.client).await?;
-    // Like `cp`: into a folder, under the local file's name, whether the PATH says it is one
-    // (a trailing `/`) or the computer does (`miner:/programs`).
-    let into = path.ends_with('/')
-        || (name.is_some() && transfer::is_dir(&conn, computer, path, a.client.timeout).await?);
-    let path = if into {
-        let Some(name) = name else {
-            conn.close().await;
-            return Err(Failure::new(
-                exit::USAGE,
-                "stdin has no name: give the PATH a file name",
-            ));
-        };
-        format!("{}/{name}", path.trim_end_matches('/'))
-    } else {
-        path.to_owned()
-    };
-    let done = transfer::put(&conn, computer, &path, &bytes, a.client.timeout, a.in_place).await;
-    conn.close().await;
-    let reply = done?;
-    // Printed below: borrowed from `reply`, which the JSON branch takes.
-    let reached = reply.reached(computer).to_owned();
-    if a.client.json {
-        let mut data = reply.data;
-        if let Some(o) = data.as_object_mut() {
-            o.insert("bytes".into(), json!(bytes.len()));
-            o.insert("path".into(), json!(path));
-        }
-        println!(
-            "{}",
-            trapdesk_proto::protocol::wire::escape_non_ascii(&data.to_string())
-        );
-    } else {
-        // The computer the host reached, which the typed name may not spell (`miner` for 7:miner).
-        let target = trapdesk_proto::text::printable(&format!("{reached}:{path}"));
-        println!("{} bytes → {target}", bytes.len());
-    }
-    Ok(())
 }

@@ -2,7 +2,8 @@
 //! calls (`trapdesk-cli` → origin `cli`, `trapdesk-sync` → origin `sync`), and tool calls on it
 //! with live output, cancellation on Ctrl-C and exit codes for what went wrong. The live
 //! output's routing is in `conn/progress.rs`, a call's reply and its exit code in
-//! `conn/reply.rs`.
+//! `conn/reply.rs`, what stops a call from outside (Ctrl-C, SIGTERM, a closed output pipe) in
+//! `conn/interrupt.rs`.
 
 use std::time::Duration;
 
@@ -17,9 +18,11 @@ use tokio::sync::mpsc;
 use super::{Failure, exit};
 use progress::{Handler, Route, SharedRoutes, rest_of_output, wait};
 
+mod interrupt;
 mod progress;
 mod reply;
 
+pub use interrupt::{Interrupt, signal, stdout_closed};
 pub use reply::{Reply, human_millis};
 
 /// A connection to the trapdesk MCP endpoint.
@@ -100,11 +103,12 @@ impl Conn {
     }
 
     /// Calls `tool` with `args`; each live output chunk goes to `on_output` as it arrives.
-    /// Gives up after `deadline` (exit 3). Ctrl-C cancels the call on the host, which cancels
-    /// the request on the computer, and fails with exit code 130.
+    /// Gives up after `deadline` (exit 3). Ctrl-C or SIGTERM cancels the call on the host,
+    /// which cancels the request on the computer, and fails with exit code 130 or 143.
     ///
     /// # Errors
-    /// Exit code 3 when the host stops answering or the deadline passes; 130 on Ctrl-C.
+    /// Exit code 3 when the host stops answering or the deadline passes; 130 on Ctrl-C, 143 on
+    /// SIGTERM.
     pub async fn call_streaming(
         &self,
         tool: &str,
@@ -112,22 +116,24 @@ impl Conn {
         deadline: Option<Duration>,
         mut on_output: impl FnMut(&str),
     ) -> Result<Reply, Failure> {
-        self.call_until(tool, args, deadline, &mut on_output, ctrl_c())
+        let stop = async { signal().await.failure(tool) };
+        self.call_until(tool, args, deadline, &mut on_output, stop)
             .await
     }
 
     /// [`Conn::call_streaming`] that is cancelled when `stop` resolves (instead of on
-    /// Ctrl-C): `sync` cancels a run when a new save arrives.
+    /// Ctrl-C): `sync` cancels a run when a new save arrives, `exec` when its output pipe
+    /// closes.
     ///
     /// # Errors
-    /// As [`Conn::call_streaming`]; a stop is exit code 130 with the message "cancelled".
+    /// As [`Conn::call_streaming`]; a stop is the failure `stop` gave.
     pub async fn call_until(
         &self,
         tool: &str,
         args: Value,
         deadline: Option<Duration>,
         on_output: &mut impl FnMut(&str),
-        stop: impl std::future::Future<Output = ()>,
+        stop: impl std::future::Future<Output = Failure>,
     ) -> Result<Reply, Failure> {
         let arguments = match args {
             Value::Object(m) => m,
@@ -156,21 +162,19 @@ impl Conn {
         };
         let result = match ended {
             Ok(r) => r,
-            Err(code) => {
+            Err(why) => {
                 let note = rmcp::model::CancelledNotificationParam::new(
                     Some(id),
                     Some("cancelled from the command line".into()),
                 );
                 // If the host is gone, nothing runs there any more.
                 let _ = peer.notify_cancelled(note).await;
-                return Err(if code == exit::INTERRUPTED {
-                    Failure::new(code, "cancelled")
-                } else {
+                return Err(why.unwrap_or_else(|| {
                     Failure::new(
-                        code,
+                        exit::UNREACHABLE,
                         format!("{tool}: no answer in time; pass a longer --timeout"),
                     )
-                });
+                }));
             }
         };
         // Output still queued behind the answer.
@@ -277,13 +281,6 @@ fn authority(url: &str) -> Option<String> {
         format!("{auth}:{port}")
     };
     Some(a.replace(['[', ']'], ""))
-}
-
-/// Resolves on Ctrl-C (never, when the signal cannot be watched).
-pub async fn ctrl_c() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
-    }
 }
 
 /// `credential` is what was presented, once the TCP connect succeeded (`None` before).

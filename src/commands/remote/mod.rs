@@ -15,22 +15,22 @@
 //! # Layout
 //!
 //! - `conn`: the connection, tool calls with live output, Ctrl-C, exit codes of failures.
-//! - `commands`: the commands themselves and how they print.
+//! - `commands`: `exec`, `run`, `computers` and how they print.
+//! - `files`: `ls`, `get`, `put`.
 //! - [`transfer`]: files in pieces both ways (shared with `sync`).
 
 mod commands;
 pub mod conn;
+mod files;
 pub mod transfer;
 
 use std::time::Duration;
 
 use clap::Args;
 
-pub use commands::{
-    ComputersArgs, ExecArgs, GetArgs, LsArgs, PutArgs, RunArgs, computers, exec, get, ls, put, run,
-    write_atomically,
-};
-pub use conn::{Conn, Reply};
+pub use commands::{ComputersArgs, ExecArgs, RunArgs, computers, exec, run};
+pub use conn::{Conn, Interrupt, Reply};
+pub use files::{GetArgs, LsArgs, PutArgs, get, ls, put, write_atomically};
 
 /// Exit codes scripts can rely on.
 pub mod exit {
@@ -40,8 +40,12 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// No trapdesk reachable, computer not linked, timed out, or refused.
     pub const UNREACHABLE: u8 = 3;
-    /// Ctrl-C: the request was cancelled on the computer.
+    /// Ctrl-C (SIGINT): the request was cancelled on the computer.
     pub const INTERRUPTED: u8 = 130;
+    /// stdout's reader went away (SIGPIPE's code): the request was cancelled on the computer.
+    pub const PIPE_CLOSED: u8 = 141;
+    /// SIGTERM: the request was cancelled on the computer.
+    pub const TERMINATED: u8 = 143;
 }
 
 /// A command that did not succeed: its exit code and the one line for stderr (empty when
@@ -59,6 +63,14 @@ impl Failure {
             code,
             message: message.into(),
         }
+    }
+
+    /// Whether it ended by Ctrl-C, SIGTERM or a closed output pipe rather than by a failure.
+    pub fn interrupted(&self) -> bool {
+        matches!(
+            self.code,
+            exit::INTERRUPTED | exit::PIPE_CLOSED | exit::TERMINATED
+        )
     }
 }
 

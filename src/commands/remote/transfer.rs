@@ -38,7 +38,7 @@ pub struct Entry {
 ///
 /// # Errors
 /// Exit code 1 when the computer could not write it, 3 when it is not reachable, 130 on
-/// Ctrl-C.
+/// Ctrl-C, 143 on SIGTERM.
 pub async fn put(
     conn: &Conn,
     computer: &str,
@@ -49,16 +49,32 @@ pub async fn put(
 ) -> Result<Reply, Failure> {
     // One watcher for the whole put: a Ctrl-C between two pieces must not be lost.
     let stop = tokio_util::sync::CancellationToken::new();
+    let which = std::sync::Arc::new(std::sync::OnceLock::new());
     let watch = {
-        let stop = stop.clone();
+        let (stop, which) = (stop.clone(), which.clone());
         tokio::spawn(async move {
-            super::conn::ctrl_c().await;
+            let _ = which.set(super::conn::signal().await);
             stop.cancel();
         })
     };
     let done = put_until(conn, computer, path, bytes, deadline, in_place, &stop).await;
     watch.abort();
-    done
+    // Said as what it was: Ctrl-C (130) or SIGTERM (143).
+    done.map_err(|f| match which.get() {
+        Some(i) if f.code == exit::INTERRUPTED => i.failure(&format!("the put of {path}")),
+        _ => f,
+    })
+}
+
+/// What a put or a read gives up with when its `stop` token is cancelled.
+fn stopped(
+    stop: &tokio_util::sync::CancellationToken,
+) -> impl std::future::Future<Output = Failure> + use<> {
+    let stop = stop.clone();
+    async move {
+        stop.cancelled().await;
+        Failure::new(exit::INTERRUPTED, "cancelled")
+    }
 }
 
 /// [`put`] that gives up (exit code 130) when `stop` is cancelled instead of on Ctrl-C.
@@ -249,14 +265,8 @@ async fn call(
     deadline: Option<Duration>,
     stop: &tokio_util::sync::CancellationToken,
 ) -> Result<Reply, Failure> {
-    conn.call_until(
-        tool,
-        args,
-        deadline,
-        &mut |_: &str| {},
-        stop.clone().cancelled_owned(),
-    )
-    .await
+    conn.call_until(tool, args, deadline, &mut |_: &str| {}, stopped(stop))
+        .await
 }
 
 use super::Reply;
@@ -294,7 +304,7 @@ async fn write(
             args,
             deadline,
             &mut |_: &str| {},
-            stop.clone().cancelled_owned(),
+            stopped(stop),
         )
         .await?;
     if reply.is_error {

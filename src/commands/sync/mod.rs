@@ -22,14 +22,14 @@ pub mod scan;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use clap::Args;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::commands::remote::{ClientArgs, Conn, Failure, exit, split_target, transfer};
+use crate::commands::remote::{ClientArgs, Conn, Failure, Interrupt, exit, split_target, transfer};
 use run::{Running, start_run, stop_run};
 use scan::{Hash, Tree};
 use trapdesk_core::session::Origin;
@@ -37,6 +37,8 @@ use trapdesk_core::session::Origin;
 /// How long file events settle before the changed files are pushed: editors save in several
 /// steps (write a temp file, rename, touch), and one push per save is the point.
 pub const DEBOUNCE: Duration = Duration::from_millis(60);
+/// Why a `--run` is cancelled when a save comes while it is going.
+const NEW_SAVE: &str = "a new save arrived";
 /// How often pushes waiting for an absent computer are retried.
 const RETRY: Duration = Duration::from_millis(500);
 
@@ -186,13 +188,14 @@ impl State {
 /// `trapdesk sync`.
 ///
 /// # Errors
-/// A [`Failure`]: 2 for a bad folder or flag, 3 when no trapdesk answers, 130 on Ctrl-C.
+/// A [`Failure`]: 2 for a bad folder or flag, 3 when no trapdesk answers, 130 on Ctrl-C, 143
+/// on SIGTERM.
 pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
     let (computer, dir) = split_target(&a.target);
     let remote_dir = dir.unwrap_or("").trim_end_matches('/').to_owned();
     let tree = Tree::new(&a.local, &a.ignore).map_err(|e| Failure::new(exit::USAGE, e))?;
     let program = program_words(a.run.as_deref())?;
-    let interrupted = ctrl_c_token();
+    let interrupted = Interrupted::watch();
     let conn = Arc::new(a.client.open(Origin::SYNC_CLIENT).await?);
     let mut st = State {
         conn: conn.clone(),
@@ -237,16 +240,36 @@ fn program_words(run: Option<&str>) -> Result<Option<Vec<String>>, Failure> {
     Ok(Some(words))
 }
 
-/// One watcher for the whole sync: a Ctrl-C that arrives while a push is going (no `ctrl_c()`
-/// future waiting) would otherwise be lost.
-fn ctrl_c_token() -> CancellationToken {
-    let interrupted = CancellationToken::new();
-    let t = interrupted.clone();
-    tokio::spawn(async move {
-        crate::commands::remote::conn::ctrl_c().await;
-        t.cancel();
-    });
-    interrupted
+/// One watcher for the whole sync: a Ctrl-C or SIGTERM that arrives while a push is going (no
+/// signal future waiting) would otherwise be lost.
+struct Interrupted {
+    token: CancellationToken,
+    which: Arc<OnceLock<Interrupt>>,
+}
+
+impl Interrupted {
+    fn watch() -> Interrupted {
+        let token = CancellationToken::new();
+        let which = Arc::new(OnceLock::new());
+        let (t, w) = (token.clone(), which.clone());
+        tokio::spawn(async move {
+            let _ = w.set(crate::commands::remote::conn::signal().await);
+            t.cancel();
+        });
+        Interrupted { token, which }
+    }
+
+    /// Resolves once interrupted, with what did it.
+    async fn cancelled(&self) -> Interrupt {
+        self.token.cancelled().await;
+        self.which.get().copied().unwrap_or(Interrupt::CtrlC)
+    }
+}
+
+/// How the sync ends when `i` stops it: the code a shell expects (130 Ctrl-C, 143 SIGTERM) and
+/// the line saying so.
+fn stopped_by(i: Interrupt) -> Failure {
+    Failure::new(i.code(), format!("{}: sync stopped", i.name()))
 }
 
 /// Pushes what differs from the computer's copy (and, with `--delete`, deletes what the folder
@@ -296,15 +319,20 @@ async fn once(
     mut st: State,
     conn: Arc<Conn>,
     mut run: Option<Running>,
-    interrupted: &CancellationToken,
+    interrupted: &Interrupted,
 ) -> Result<(), Failure> {
     let mut ran = Ok(());
-    if let Some(r) = run.take() {
-        tokio::select! {
-            r = r.task => ran = r.unwrap_or(Ok(())),
-            () = interrupted.cancelled() => {
-                r.stop.cancel();
-                return Err(Failure::new(exit::INTERRUPTED, ""));
+    if let Some(mut r) = run.take() {
+        let ended = tokio::select! {
+            done = &mut r.task => Ok(done),
+            i = interrupted.cancelled() => Err(i),
+        };
+        match ended {
+            Ok(done) => ran = done.unwrap_or(Ok(())),
+            Err(i) => {
+                // Waits for the run to say it was cancelled, and why, before the sync ends.
+                stop_run(&mut Some(r), i.name()).await;
+                return Err(stopped_by(i));
             }
         }
     }
@@ -340,7 +368,7 @@ async fn watch(
     program: Option<Vec<String>>,
     mut run: Option<Running>,
     timeout: Option<Duration>,
-    interrupted: CancellationToken,
+    interrupted: Interrupted,
 ) -> Result<(), Failure> {
     use notify::Watcher;
     let (tx, mut rx) = mpsc::unbounded_channel::<PathBuf>();
@@ -368,9 +396,9 @@ async fn watch(
         tokio::select! {
             Some(p) = rx.recv() => { changed.extend(names(&st, &p)); }
             _ = retry.tick(), if !st.pending.is_empty() => {}
-            () = interrupted.cancelled() => {
-                stop_run(&mut run).await;
-                return Err(Failure::new(exit::INTERRUPTED, ""));
+            i = interrupted.cancelled() => {
+                stop_run(&mut run, i.name()).await;
+                return Err(stopped_by(i));
             }
         }
         // Let the editor finish its save, then take everything that arrived meanwhile.
@@ -385,11 +413,11 @@ async fn watch(
         // A run still going is stopped before its files change under it.
         let will_send = changed.iter().any(|rel| would_send(&st, rel));
         if will_send && program.is_some() {
-            stop_run(&mut run).await;
+            stop_run(&mut run, NEW_SAVE).await;
         }
         let sent = st.push_all(changed).await;
         if sent && let Some(p) = &program {
-            stop_run(&mut run).await;
+            stop_run(&mut run, NEW_SAVE).await;
             run = Some(start_run(
                 st.conn.clone(),
                 st.computer.clone(),

@@ -27,7 +27,7 @@ enum Gave {
 
 impl From<Failure> for Gave {
     fn from(f: Failure) -> Gave {
-        if f.code == exit::INTERRUPTED {
+        if f.interrupted() {
             Gave::Interrupted(f)
         } else {
             Gave::Up(f.message)

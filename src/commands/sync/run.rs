@@ -1,7 +1,7 @@
 //! `--run`: the program run on the computer after a push, its output streamed to stdout, and
 //! cancelled when a new save arrives.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -11,7 +11,10 @@ use crate::commands::remote::{Conn, Failure, exit};
 
 /// A `--run` going on the computer.
 pub(super) struct Running {
-    pub(super) stop: CancellationToken,
+    stop: CancellationToken,
+    /// Why it is stopped ("a new save arrived", "Ctrl-C"), set before `stop` is cancelled, so
+    /// the line that says it was cancelled says why.
+    why: Arc<OnceLock<&'static str>>,
     /// How the run ended: `Err` with the exit code when it failed (already said on stderr).
     pub(super) task: tokio::task::JoinHandle<Result<(), Failure>>,
 }
@@ -24,7 +27,8 @@ pub(super) fn start_run(
     timeout: Option<Duration>,
 ) -> Running {
     let stop = CancellationToken::new();
-    let token = stop.clone();
+    let why = Arc::new(OnceLock::new());
+    let (token, reason) = (stop.clone(), why.clone());
     let task = tokio::spawn(async move {
         let (path, args) = match program.split_first() {
             Some((p, a)) => (p.clone(), a.to_vec()),
@@ -42,13 +46,10 @@ pub(super) fn start_run(
         };
         let deadline = timeout.map(|t| t + Duration::from_secs(5));
         let r = conn
-            .call_until(
-                "run-file",
-                call,
-                deadline,
-                &mut out,
-                token.cancelled_owned(),
-            )
+            .call_until("run-file", call, deadline, &mut out, async move {
+                token.cancelled().await;
+                Failure::new(exit::INTERRUPTED, "")
+            })
             .await;
         let failure = match r {
             Ok(reply) if !reply.is_error => {
@@ -59,21 +60,23 @@ pub(super) fn start_run(
                 return Ok(());
             }
             Ok(reply) => reply.failure(&format!("{path} failed")),
-            Err(f) if f.code == exit::INTERRUPTED => {
-                say(&format!("{path} cancelled (a new save arrived)"));
-                return Err(Failure::new(exit::INTERRUPTED, ""));
+            Err(f) if f.interrupted() => {
+                let why = reason.get().copied().unwrap_or("stopped");
+                say(&format!("{path} cancelled ({why})"));
+                return Err(Failure::new(f.code, ""));
             }
             Err(f) => f,
         };
         say(&failure.message);
         Err(Failure::new(failure.code, ""))
     });
-    Running { stop, task }
+    Running { stop, why, task }
 }
 
-/// Stops the run going, if any, and waits for it to end.
-pub(super) async fn stop_run(run: &mut Option<Running>) {
+/// Stops the run going, if any, for the reason `why` (said on stderr), and waits for it to end.
+pub(super) async fn stop_run(run: &mut Option<Running>, why: &'static str) {
     if let Some(r) = run.take() {
+        let _ = r.why.set(why);
         r.stop.cancel();
         let _ = r.task.await;
     }

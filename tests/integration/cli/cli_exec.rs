@@ -202,10 +202,11 @@ async fn ctrl_c_cancels_on_the_computer_and_exits_130() {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
-    // The first live line proves the run is going on the computer.
-    let first = tokio::task::spawn_blocking(move || {
+    // The first live line proves the run is going on the computer. The reader stays open: a
+    // closed pipe would end exec by itself.
+    let (first, _reader) = tokio::task::spawn_blocking(move || {
         let mut lines = BufReader::new(stdout).lines();
-        lines.next().unwrap().unwrap()
+        (lines.next().unwrap().unwrap(), lines)
     })
     .await
     .unwrap();
@@ -222,6 +223,9 @@ async fn ctrl_c_cancels_on_the_computer_and_exits_130() {
     )
     .await;
     assert_eq!(status.code(), Some(130));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(err, "trapdesk: Ctrl-C: cancelled the chunk on slow\n");
     // Cancelled on the computer, not just abandoned: the request ends as cancelled.
     wait_until(|| host.session.pending().is_empty()).await;
     wait_until(|| {
@@ -347,5 +351,95 @@ async fn out_of_range_timeouts_and_oversized_chunks_are_usage_errors() {
         "{err}"
     );
     assert!(!err.contains("lost the trapdesk"), "{err}");
+    host.host.stop().await;
+}
+
+/// Waits until the session holds no pending request and has logged a `cli` request as
+/// cancelled: the run was stopped on the computer, not just abandoned.
+async fn cancelled_on_the_computer(host: &support::TestHost) {
+    wait_until(|| host.session.pending().is_empty()).await;
+    wait_until(|| {
+        host.session.recent(50).iter().any(|e| {
+            e.who.as_deref() == Some("cli")
+                && matches!(e.status, Some(trapdesk::session::Status::Cancelled))
+        })
+    })
+    .await;
+}
+
+/// `trapdesk exec … | head -1` as a shell runs it: the pipe closes after the first line, and
+/// exec ends at once (not at its timeout, and a program that never returns does not hold the
+/// pipeline open), cancels the run on the computer and exits 141, as a process SIGPIPE ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_pipe_ends_exec_and_cancels_the_run() {
+    let host = start_host().await;
+    let _c = emulated(&host, 5, Some("loop")).await;
+    let bin = env!("CARGO_BIN_EXE_trapdesk");
+    let script = format!(
+        "set -o pipefail; '{bin}' exec --connect '{}' loop \"print('first') while true do sleep(1) end\" | head -1",
+        host.mcp_url()
+    );
+    let started = std::time::Instant::now();
+    let out = output({
+        let mut c = Command::new("bash");
+        c.args(["-c", &script])
+            .env("TRAPDESK_DATA_DIR", &host.settings.data_dir)
+            .env_remove("TRAPDESK_TOKEN");
+        c
+    })
+    .await;
+    assert_eq!(text(&out.stdout), "first\n");
+    assert_eq!(out.status.code(), Some(141), "{}", text(&out.stderr));
+    // Nothing to say: the person stopped reading on purpose.
+    assert_eq!(text(&out.stderr), "");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        started.elapsed()
+    );
+    cancelled_on_the_computer(&host).await;
+    host.host.stop().await;
+}
+
+/// SIGTERM (a `kill`, an editor stopping its task) cancels as Ctrl-C does, and exits 143.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_cancels_on_the_computer_and_exits_143() {
+    let host = start_host().await;
+    let _c = emulated(&host, 5, Some("slow")).await;
+    let mut cmd = trapdesk(
+        &host,
+        &[
+            "exec",
+            "slow",
+            "print('tick') while true do sleep(0.05) end",
+        ],
+    );
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let first = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        (line, stdout)
+    })
+    .await
+    .unwrap();
+    assert_eq!(first.0, "tick\n");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = crate::support::wait_some(
+        Duration::from_secs(10),
+        || child.try_wait().unwrap(),
+        || String::from("exec did not stop on SIGTERM"),
+    )
+    .await;
+    assert_eq!(status.code(), Some(143));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(err, "trapdesk: SIGTERM: cancelled the chunk on slow\n");
+    cancelled_on_the_computer(&host).await;
+    drop(first);
     host.host.stop().await;
 }

@@ -307,3 +307,125 @@ async fn put_onto_a_folder_copies_into_it() {
     assert!(root.join("programs/hello.lua").is_file());
     host.host.stop().await;
 }
+
+/// The README's line of `get` and `put`, run word for word on a computer that has no
+/// `/programs` yet: the put lands in the folder, as its comment says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readmes_get_and_put_line_does_what_it_says() {
+    let readme = include_str!("../../../README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("trapdesk get miner:") && l.contains("trapdesk put"))
+        .expect("the README's get/put line");
+    let (commands, comment) = line.split_once('#').unwrap();
+    assert!(comment.contains("into the folder"), "{line}");
+    let host = start_host().await;
+    let _c = emulated(&host, 5, Some("miner")).await;
+    let root = host.dir.path().join("computers/5");
+    std::fs::write(root.join("startup.player.lua"), "print('mine')").unwrap();
+    assert!(!root.join("programs").exists());
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("dig.lua"), "print('dig')").unwrap();
+    for command in commands.split(';') {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        assert_eq!(words[0], "trapdesk", "{command}");
+        let mut c = trapdesk(&host, &words[1..]);
+        c.current_dir(work.path());
+        let out = output(c).await;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{command}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("startup.player.lua")).unwrap(),
+        "print('mine')"
+    );
+    assert!(root.join("programs").is_dir(), "/programs is not a folder");
+    assert_eq!(
+        std::fs::read_to_string(root.join("programs/dig.lua")).unwrap(),
+        "print('dig')"
+    );
+    // Without the `/`, a missing PATH is the file's new name, as `cp` makes it.
+    let put = output(trapdesk(
+        &host,
+        &[
+            "put",
+            work.path().join("dig.lua").to_str().unwrap(),
+            "miner:/tools",
+        ],
+    ))
+    .await;
+    assert_eq!(put.status.code(), Some(0), "{}", text(&put.stderr));
+    assert!(root.join("tools").is_file());
+    host.host.stop().await;
+}
+
+/// `get` onto a local file that exists refuses, changes nothing and fetches nothing; the
+/// command it gives to overwrite works when pasted into a shell as it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_refuses_to_overwrite_a_local_file_and_its_hint_works() {
+    let host = start_host().await;
+    let _c = emulated(&host, 5, Some("miner")).await;
+    let root = host.dir.path().join("computers/5");
+    std::fs::write(
+        root.join("startup.player.lua"),
+        "print('from the computer')",
+    )
+    .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let mine = work.path().join("startup.player.lua");
+    std::fs::write(&mine, "-- my unsaved edits").unwrap();
+
+    let mut c = trapdesk(&host, &["get", "miner:/startup.player.lua"]);
+    c.current_dir(work.path());
+    let refused = output(c).await;
+    assert_eq!(refused.status.code(), Some(1));
+    let err = text(&refused.stderr);
+    assert!(
+        err.contains("startup.player.lua already exists; nothing was fetched and it is unchanged. Give another LOCAL path, or overwrite it with: "),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "-- my unsaved edits"
+    );
+
+    // The hint, pasted as it is.
+    let hint = err.trim_end().rsplit("overwrite it with: ").next().unwrap();
+    assert!(hint.contains(" get -f "), "{hint}");
+    let again = output({
+        let mut sh = Command::new("sh");
+        sh.args(["-c", hint])
+            .current_dir(work.path())
+            .env("TRAPDESK_DATA_DIR", &host.settings.data_dir)
+            .env_remove("TRAPDESK_TOKEN");
+        sh
+    })
+    .await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "print('from the computer')"
+    );
+    // --force says the same, into a folder too.
+    std::fs::write(&mine, "-- edits again").unwrap();
+    let forced = output(trapdesk(
+        &host,
+        &[
+            "get",
+            "--force",
+            "miner:/startup.player.lua",
+            work.path().to_str().unwrap(),
+        ],
+    ))
+    .await;
+    assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "print('from the computer')"
+    );
+    host.host.stop().await;
+}

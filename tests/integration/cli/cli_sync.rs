@@ -111,9 +111,14 @@ impl Sync {
     }
 
     /// Ctrl-C: the sync stops with 130.
-    async fn stop(mut self) {
+    async fn stop(self) {
+        self.stop_with("INT", 130).await;
+    }
+
+    /// Sends `signal` (`INT`, `TERM`); the sync stops with `code`. Returns every stderr line.
+    async fn stop_with(mut self, signal: &str, code: i32) -> Vec<String> {
         let _ = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
             .status();
         let mut status = None;
         let child = &mut self.child;
@@ -124,9 +129,17 @@ impl Sync {
         .await;
         let Some(status) = status.filter(|_| stopped) else {
             let _ = self.child.kill();
-            panic!("sync did not stop on Ctrl-C; stderr {:?}", self.seen_err);
+            panic!(
+                "sync did not stop on SIG{signal}; stderr {:?}",
+                self.seen_err
+            );
         };
-        assert_eq!(status.code(), Some(130));
+        assert_eq!(status.code(), Some(code), "{:?}", self.seen_err);
+        // The process is gone: its stderr ends, and the reader thread with it.
+        while let Ok(l) = self.err.recv_timeout(Duration::from_secs(5)) {
+            self.seen_err.push(l);
+        }
+        self.seen_err
     }
 }
 
@@ -460,4 +473,49 @@ async fn an_unchanged_sync_under_ask_asks_nothing() {
         "the write was not asked for"
     );
     host.host.stop().await;
+}
+
+/// Ctrl-C or SIGTERM while a `--run` is going: the run is cancelled and the sync says it was
+/// that, not a save (130 for Ctrl-C, 143 for SIGTERM).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_and_sigterm_say_what_stopped_the_run() {
+    let host = start_host().await;
+    let _c = emulated(&host, 6, Some("bot")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("long.lua"), "print('long') sleep(60)").unwrap();
+    for (signal, code, name) in [("INT", 130, "Ctrl-C"), ("TERM", 143, "SIGTERM")] {
+        let mut sync = Sync::start(
+            &host,
+            &[
+                "sync",
+                d.to_str().unwrap(),
+                "bot:/app",
+                "--run",
+                "app/long.lua",
+            ],
+        );
+        sync.err_line("watching").await;
+        sync.out_line("long").await;
+        let err = sync.stop_with(signal, code).await;
+        assert!(
+            err.contains(&format!("sync: app/long.lua cancelled ({name})")),
+            "{err:?}"
+        );
+        assert!(
+            err.contains(&format!("trapdesk: {name}: sync stopped")),
+            "{err:?}"
+        );
+        assert!(!err.iter().any(|l| l.contains("save")), "{err:?}");
+        wait_until_nothing_pending(&host).await;
+    }
+    host.host.stop().await;
+}
+
+async fn wait_until_nothing_pending(host: &TestHost) {
+    wait_for(
+        || host.session.pending().is_empty(),
+        "the run still pending",
+    )
+    .await;
 }

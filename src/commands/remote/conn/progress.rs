@@ -13,7 +13,7 @@ use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::super::exit;
+use super::super::Failure;
 use super::Reply;
 
 /// Progress routes: a call's token → where its output goes. Progress that arrives before
@@ -75,15 +75,15 @@ impl Drop for Route<'_> {
     }
 }
 
-/// Passes output on until the answer comes: `Err` with the exit code when `stop` (Ctrl-C) or
-/// the deadline came first.
+/// Passes output on until the answer comes: `Err` with what `stop` gave when it came first,
+/// `Err(None)` when the deadline did.
 pub(super) async fn wait<R>(
     mut response: std::pin::Pin<&mut impl std::future::Future<Output = R>>,
     deadline: Option<Duration>,
-    stop: impl std::future::Future<Output = ()>,
+    stop: impl std::future::Future<Output = Failure>,
     rx: &mut mpsc::UnboundedReceiver<String>,
     on_output: &mut impl FnMut(&str),
-) -> Result<R, u8> {
+) -> Result<R, Option<Failure>> {
     let mut stop = std::pin::pin!(stop);
     let sleep = async {
         match deadline {
@@ -97,8 +97,8 @@ pub(super) async fn wait<R>(
             biased;
             Some(text) = rx.recv() => on_output(&text),
             r = &mut response => return Ok(r),
-            () = &mut stop => return Err(exit::INTERRUPTED),
-            () = &mut sleep => return Err(exit::UNREACHABLE),
+            f = &mut stop => return Err(Some(f)),
+            () = &mut sleep => return Err(None),
         }
     }
 }
