@@ -226,6 +226,22 @@ pub struct AlreadyReported;
 /// [`AlreadyReported`] was explained on stderr already.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let client = |r: Result<(), remote::Failure>| r.map_err(anyhow::Error::new);
+    if matches!(
+        cli.command,
+        Some(
+            Command::Computers(_)
+                | Command::Ls(_)
+                | Command::Get(_)
+                | Command::Put(_)
+                | Command::Doctor(_)
+                | Command::Completions { .. }
+                | Command::Agent { .. }
+                | Command::Secret { .. }
+                | Command::Transcript { .. }
+        )
+    ) {
+        end_quietly_on_a_closed_pipe();
+    }
     match cli.command {
         None => crate::host::run(cli.host).await,
         Some(Command::McpStdio {
@@ -296,6 +312,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// The process's exit code for [`run`]'s outcome, with the one line it prints for an error.
+/// A command that only prints ends as `cat` does when its reader goes away (`trapdesk doctor |
+/// head -3`): SIGPIPE's default action, exit status 141 and nothing said, where Rust's runtime
+/// ignores the signal and the next `println!` panics with a backtrace. Not for `exec`, `run`
+/// and `sync`, which see the closed pipe themselves to cancel their run on the computer first,
+/// nor for the host. Sockets are unaffected: the standard library sends with MSG_NOSIGNAL (or
+/// SO_NOSIGPIPE), so only stdout and stderr can raise it.
+fn end_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: sets one signal's disposition to its default; no handler runs our code.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 pub fn exit_code(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -480,3 +480,30 @@ async fn doctor_checks_the_running_hosts_gateway_not_the_default() {
     );
     assert!(!printed.contains("4444"), "{printed}");
 }
+
+/// `trapdesk doctor | head -3`: a command that only prints ends as `cat` does when its reader
+/// is gone (SIGPIPE, nothing on stderr), not with a panic and a backtrace. The pipe's reader is
+/// closed before the command starts, so its first line already meets it.
+#[test]
+fn printing_into_a_closed_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["completions", "bash"],
+        vec!["doctor", "--data-dir", dir.path().to_str().unwrap()],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+            .args(&args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env_remove("TRAPDESK_CONNECT")
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}");
+        assert_eq!(text(&out.stderr), "", "{args:?}");
+    }
+}
