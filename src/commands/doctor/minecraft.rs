@@ -88,12 +88,12 @@ fn advise(report: &Report, advice: Option<&Advice>, none_found: bool, problems: 
         None => false,
         Some(Advice::InPlace(rule)) if problems == 0 => {
             report.line(&format!(
-                "the rule for the gateway is in place ({rule}): nothing to change"
+                "the rule for the gateway is in place, {rule}: nothing to change"
             ));
             false
         }
         Some(Advice::InPlace(rule)) => {
-            report.line(&format!("the rule for the gateway is in place ({rule}), but the settings named above stop the link: change them ({APPLIES})"));
+            report.line(&format!("the rule for the gateway is in place, {rule}, but the settings named above stop the link: change them ({APPLIES})"));
             false
         }
         Some(Advice::TooLate {

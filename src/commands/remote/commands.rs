@@ -84,24 +84,33 @@ fn finish_run(
     query: &str,
     printed_newline: bool,
 ) -> Result<(), Failure> {
+    let mut text = String::new();
     if json {
-        print_json(&reply);
-    }
-    if reply.is_error {
-        return Err(reply.failure(&what(reply.reached(query))));
-    }
-    if !json
+        text = trapdesk_proto::protocol::wire::escape_non_ascii(&reply.data.to_string());
+        text.push('\n');
+    } else if !reply.is_error
         && let Some(returns) = reply.data.get("returns").and_then(Value::as_array)
         && !returns.is_empty()
     {
         let parts: Vec<String> = returns.iter().map(descriptor).collect();
         if !printed_newline {
-            println!();
+            text.push('\n');
         }
-        println!(
-            "{}",
-            trapdesk_proto::text::printable_lines(&parts.join(", "))
-        );
+        text.push_str(&trapdesk_proto::text::printable_lines(&parts.join(", ")));
+        text.push('\n');
+    }
+    // The reader may be gone by now (`| head -1` took its line as the run ended): that is the
+    // closed pipe's exit, not println!'s panic.
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        return Err(if e.kind() == std::io::ErrorKind::BrokenPipe {
+            Interrupt::PipeClosed.failure("")
+        } else {
+            Failure::new(exit::FAILED, format!("cannot write to stdout: {e}"))
+        });
+    }
+    if reply.is_error {
+        return Err(reply.failure(&what(reply.reached(query))));
     }
     Ok(())
 }

@@ -297,7 +297,7 @@ async fn doctor_with_the_rule_in_place_says_nothing_to_change_and_exits_0() {
     );
     assert!(
         out.contains(&format!(
-            "\nthe rule for the gateway is in place (rule 1 (host = \"127.0.0.1\", port = {})): nothing to change\n",
+            "\nthe rule for the gateway is in place, rule 1 (host = \"127.0.0.1\", port = {}): nothing to change\n",
             gw.port()
         )),
         "{out}"

@@ -398,6 +398,15 @@ async fn a_closed_pipe_ends_exec_and_cancels_the_run() {
         started.elapsed()
     );
     cancelled_on_the_computer(&host).await;
+    // A pipe closed before anything is written, whichever comes first, the watch or the
+    // returned value: the same quiet 141, never a panic.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut quick = trapdesk(&host, &["exec", "loop", "return 1"]);
+    quick.stdout(writer);
+    let out = output(quick).await;
+    assert_eq!(out.status.code(), Some(141), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
     host.host.stop().await;
 }
 
