@@ -226,20 +226,7 @@ pub struct AlreadyReported;
 /// [`AlreadyReported`] was explained on stderr already.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let client = |r: Result<(), remote::Failure>| r.map_err(anyhow::Error::new);
-    if matches!(
-        cli.command,
-        Some(
-            Command::Computers(_)
-                | Command::Ls(_)
-                | Command::Get(_)
-                | Command::Put(_)
-                | Command::Doctor(_)
-                | Command::Completions { .. }
-                | Command::Agent { .. }
-                | Command::Secret { .. }
-                | Command::Transcript { .. }
-        )
-    ) {
+    if only_prints(cli.command.as_ref()) {
         end_quietly_on_a_closed_pipe();
     }
     match cli.command {
@@ -312,6 +299,25 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// The process's exit code for [`run`]'s outcome, with the one line it prints for an error.
+/// The commands whose output a closed pipe may cut short with nothing else to undo. Not
+/// `transcript`, which sees the closed pipe itself and exits 0, as `--follow` into `head`
+/// wants.
+fn only_prints(c: Option<&Command>) -> bool {
+    matches!(
+        c,
+        Some(
+            Command::Computers(_)
+                | Command::Ls(_)
+                | Command::Get(_)
+                | Command::Put(_)
+                | Command::Doctor(_)
+                | Command::Completions { .. }
+                | Command::Agent { .. }
+                | Command::Secret { .. }
+        )
+    )
+}
+
 /// A command that only prints ends as `cat` does when its reader goes away (`trapdesk doctor |
 /// head -3`): SIGPIPE's default action, exit status 141 and nothing said, where Rust's runtime
 /// ignores the signal and the next `println!` panics with a backtrace. Not for `exec`, `run`
