@@ -8,7 +8,7 @@
 //! - the environment is the host's data dir (`TRAPDESK_DATA_DIR`; found through its
 //!   `host.json`, no `--connect`), a temporary HOME, and a working folder per document holding
 //!   `src/main.lua`, the project folder that `sync ./src` lines presume;
-//! - each logical line runs in `bash -e -o pipefail`, so every command on it must succeed, and
+//! - each logical line runs in `bash -e -o pipefail` (a `zsh` block's in zsh), so every command on it must succeed, and
 //!   must end within [`LINE_LIMIT`], except those that keep running until Ctrl-C (a watching
 //!   `sync`, a following `transcript -f`, a `--mcp-only` host): they must get to what they say
 //!   they do, keep running, and stop on SIGINT; a line that starts a host gets a data dir and
@@ -63,12 +63,12 @@ impl Shell {
         std::env::join_paths(ours.into_iter().chain(std::env::split_paths(&theirs))).unwrap()
     }
 
-    /// `bash -e -o pipefail -c LINE` in `cwd`, in a process group of its own (so SIGINT
-    /// reaches the command as Ctrl-C would), its output into `out`.
-    fn command(&self, line: &str, cwd: &Path, out: &Path) -> Command {
+    /// `bash -e -o pipefail -c LINE` (zsh for a `zsh` block) in `cwd`, in a process group of
+    /// its own (so SIGINT reaches the command as Ctrl-C would), its output into `out`.
+    fn command(&self, sh: &str, line: &str, cwd: &Path, out: &Path) -> Command {
         use std::os::unix::process::CommandExt;
         let home = self.home.path();
-        let mut c = Command::new("bash");
+        let mut c = Command::new(sh);
         c.args(["-e", "-o", "pipefail", "-c", line])
             .current_dir(cwd)
             .env("PATH", self.path())
@@ -180,9 +180,12 @@ fn interrupt(child: &mut Child) -> Result<ExitStatus, String> {
 }
 
 /// Runs one line; `Err` says how it failed, with its output.
-fn run_line(shell: &Shell, cwd: &Path, line: &str) -> Result<(), String> {
+fn run_line(shell: &Shell, sh: &str, cwd: &Path, line: &str) -> Result<(), String> {
     let out = tempfile::tempdir().unwrap();
-    let mut child = shell.command(line, cwd, out.path()).spawn().unwrap();
+    let mut child = match shell.command(sh, line, cwd, out.path()).spawn() {
+        Ok(c) => c,
+        Err(e) => return Err(format!("{sh} does not start: {e}")),
+    };
     let start = Instant::now();
     let verdict = match how_it_ends(line) {
         Ends::Exits => {
@@ -343,8 +346,9 @@ fn run_document(shell: &Shell, blocks: &[&Block]) -> Vec<String> {
     let work = work_dir();
     let mut failed = Vec::new();
     for block in blocks {
+        let sh = if block.tag == "zsh" { "zsh" } else { "bash" };
         for line in block.commands() {
-            if let Err(why) = run_line(shell, work.path(), &line) {
+            if let Err(why) = run_line(shell, sh, work.path(), &line) {
                 failed.push(format!("{} `{line}`: {why}", block.place()));
             }
         }
