@@ -12,6 +12,8 @@
 mod cli;
 #[path = "integration/craftos/mod.rs"]
 mod craftos;
+#[path = "integration/docs/mod.rs"]
+mod docs;
 #[path = "integration/emulator/mod.rs"]
 mod emulator;
 #[path = "integration/gateway/mod.rs"]
