@@ -56,7 +56,7 @@ pub enum Command {
     Exec(remote::ExecArgs),
     /// Run a program on a linked computer with arguments.
     #[command(
-        after_help = "Example: trapdesk run miner dig.lua 3 north\nExit codes: 0 ok, 1 the program failed, 2 usage, 3 unreachable/not linked/timed out/refused; cancelled on the computer: 130 Ctrl-C, 141 stdout's reader gone (| head), 143 SIGTERM."
+        after_help = "Example: trapdesk run miner programs/dig.lua 3 north\nExit codes: 0 ok, 1 the program failed, 2 usage, 3 unreachable/not linked/timed out/refused; cancelled on the computer: 130 Ctrl-C, 141 stdout's reader gone (| head), 143 SIGTERM."
     )]
     Run(remote::RunArgs),
     /// List the linked computers.
