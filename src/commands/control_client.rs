@@ -46,8 +46,8 @@ pub fn base_of(mcp_url: &str) -> Option<String> {
 }
 
 /// The MCP URL of the host running on `data_dir`, from its `host.json` (a wildcard bind is
-/// reached on loopback).
-pub fn running_url(data_dir: &Path) -> Option<String> {
+/// reached on loopback). Only [`find`] reads it, so that every front finds the same host.
+fn running_url(data_dir: &Path) -> Option<String> {
     let r = crate::host::Running::read(data_dir)?;
     let mut addr = r.mcp;
     if addr.ip().is_unspecified() {
@@ -68,20 +68,63 @@ pub struct NoHost {
     pub dir: std::path::PathBuf,
 }
 
-/// The MCP URL of the host the person's tool means: `connect` when the person named one
-/// (`--connect`, env `TRAPDESK_CONNECT`), else the live host recorded in `data_dir`'s
-/// `host.json`. Never a default address: a credential goes only where one of those two points,
-/// so a process that took a well-known port first collects nothing.
+impl NoHost {
+    /// The `host.json` that was looked at.
+    pub fn file(&self) -> std::path::PathBuf {
+        self.dir.join(crate::host::RUNNING_FILE)
+    }
+}
+
+/// The host a front talks to, and how it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// The person named it: `--connect` (or env `TRAPDESK_CONNECT`), a URL given to `attach`.
+    Named(String),
+    /// The live host recorded in this `host.json`.
+    Recorded {
+        url: String,
+        file: std::path::PathBuf,
+    },
+}
+
+impl Found {
+    /// Its MCP URL.
+    pub fn url(&self) -> &str {
+        match self {
+            Found::Named(u) | Found::Recorded { url: u, .. } => u,
+        }
+    }
+}
+
+/// The host every front of this install talks to (the CLI, `sync`, `doctor`, `pause`,
+/// `secret show`, `attach` and `mcp-stdio` all call this, so none finds a host another
+/// misses): `connect` when the person named one, else the live host recorded in `data_dir`'s
+/// `host.json`. Never a default address: a credential goes only where one of those two
+/// points, so a process that took a well-known port first collects nothing.
 ///
 /// # Errors
 /// [`NoHost`] when neither names a host.
-pub fn target(connect: Option<&str>, data_dir: &Path) -> Result<String, NoHost> {
+pub fn find(connect: Option<&str>, data_dir: &Path) -> Result<Found, NoHost> {
     if let Some(c) = connect {
-        return Ok(c.to_owned());
+        return Ok(Found::Named(c.to_owned()));
     }
-    running_url(data_dir).ok_or_else(|| NoHost {
-        dir: data_dir.to_owned(),
-    })
+    match running_url(data_dir) {
+        Some(url) => Ok(Found::Recorded {
+            url,
+            file: data_dir.join(crate::host::RUNNING_FILE),
+        }),
+        None => Err(NoHost {
+            dir: data_dir.to_owned(),
+        }),
+    }
+}
+
+/// The MCP URL [`find`] finds.
+///
+/// # Errors
+/// As [`find`].
+pub fn target(connect: Option<&str>, data_dir: &Path) -> Result<String, NoHost> {
+    find(connect, data_dir).map(|f| f.url().to_owned())
 }
 
 /// Asks `GET <base>/control/<what>` with the local token of `data_dir`.

@@ -99,7 +99,8 @@ pub enum Command {
         /// MCP endpoint of the running trapdesk [default: the live host in the data dir's
         /// host.json; with none, nothing is dialled] (agent token: env TRAPDESK_AGENT_TOKEN,
         /// else the data dir's local token).
-        #[arg(long, value_name = "URL")]
+        // The CLI's variable too: one export points every front at a host on other ports.
+        #[arg(long, value_name = "URL", env = "TRAPDESK_CONNECT")]
         connect: Option<String>,
         /// With no trapdesk running, run a headless gateway of our own instead of failing
         /// (the host flags below then apply to it).

@@ -20,26 +20,7 @@ pub async fn mcp_stdio(
     connect: Option<String>,
     standalone: bool,
 ) -> anyhow::Result<()> {
-    use crate::mcp::stdio::Target;
-    // Found as the CLI finds it: a URL the person gave, else the live host in the data dir's
-    // host.json; never a default address (a process on the well-known port would get the token).
-    let dir = args.data_dir.clone().or_else(config::default_data_dir);
-    let target = match (connect, args.mcp_bind) {
-        (Some(url), _) => Target::Named(url),
-        (None, Some(addr)) => Target::Named(format!("http://{addr}/mcp")),
-        (None, None) => match dir
-            .as_deref()
-            .and_then(|d| super::control_client::running_url(d).map(|u| (u, d)))
-        {
-            Some((url, d)) => Target::Recorded {
-                url,
-                file: d.join(crate::host::RUNNING_FILE),
-            },
-            None => Target::Nowhere {
-                file: dir.map(|d| d.join(crate::host::RUNNING_FILE)),
-            },
-        },
-    };
+    let target = stdio_target(&args, connect);
     match crate::mcp::run_stdio(&target, standalone, args.data_dir.as_deref()).await {
         Ok(()) => Ok(()),
         Err(crate::mcp::stdio::StdioError::NoHost { looked }) => {
@@ -65,6 +46,36 @@ pub async fn mcp_stdio(
             | crate::mcp::stdio::StdioError::Refused(_),
         ) => Err(AlreadyReported.into()),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Where `mcp-stdio` forwards to.
+fn stdio_target(args: &HostArgs, connect: Option<String>) -> crate::mcp::stdio::Target {
+    use super::control_client::{self, Found};
+    use crate::mcp::stdio::Target;
+    // Found as every other front finds it (`control_client::find`): a URL the person gave
+    // (`--connect`, env TRAPDESK_CONNECT, or the `--mcp-bind` typed here), else the live host in
+    // the data dir's host.json; never a default address (a process on the well-known port
+    // would get the token).
+    let named = connect.or_else(|| args.mcp_bind.map(|a| format!("http://{a}/mcp")));
+    // Neither --data-dir nor TRAPDESK_DATA_DIR reached this process: an agent that starts it
+    // with a trimmed environment may have dropped the variable the person exported.
+    let dir_unset = args.data_dir.is_none();
+    let dir = args.data_dir.clone().or_else(config::default_data_dir);
+    match (dir.as_deref(), named) {
+        (Some(d), named) => match control_client::find(named.as_deref(), d) {
+            Ok(Found::Named(url)) => Target::Named(url),
+            Ok(Found::Recorded { url, file }) => Target::Recorded { url, file },
+            Err(e) => Target::Nowhere {
+                file: Some(e.file()),
+                dir_unset,
+            },
+        },
+        (None, Some(url)) => Target::Named(url),
+        (None, None) => Target::Nowhere {
+            file: None,
+            dir_unset,
+        },
     }
 }
 

@@ -133,7 +133,10 @@ pub fn index_text(host: &str) -> String {
     format!(
         "trapdesk {} gateway\n\n\
          Link a ComputerCraft computer: on it, type\n\n    wget run http://{host}/install.lua <secret>\n\n\
-         (the secret is shown in the trapdesk console with the s key, or printed by trapdesk --mcp-only).\n\n\
+         The secret: press s in the trapdesk console, or run `trapdesk secret show` on the machine\n\
+         trapdesk runs on (with its --data-dir DIR if it was started with one). `trapdesk --mcp-only`\n\
+         prints the whole line only when started in a terminal: into a log or a pipe it writes no\n\
+         secret, only that command.\n\n\
          \"Domain not permitted\"? In the server's computercraft-server.toml, above the rule with\n\
          host = \"$private\", add (keep the port: without it every local service on that machine is\n\
          open to every computer of every player in the world):\n\n    \

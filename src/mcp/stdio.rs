@@ -8,8 +8,9 @@
 //!
 //! stdout carries MCP only: logs go to stderr.
 //!
-//! **Where it goes** ([`Target`]): the URL the person gives (`--connect`), else the live host
-//! recorded in the data dir's `host.json`, as the CLI finds it. Never a default address: a
+//! **Where it goes** ([`Target`]): the URL the person gives (`--connect`, env
+//! `TRAPDESK_CONNECT`), else the live host recorded in the data dir's `host.json`, found by the
+//! function every front uses (`commands::control_client::find`). Never a default address: a
 //! process that bound the well-known port first would collect the token. With no host named
 //! or recorded, or none answering, [`run_stdio`] says so on stderr (the address it tried and
 //! the file it looked in) and returns [`StdioError::Unreachable`] or
@@ -40,6 +41,9 @@ use tokio::sync::OnceCell;
 
 use trapdesk_core::session::Session;
 
+mod probe;
+use probe::{Reach, reachable, refuses};
+
 /// The environment variable that holds an agent's token for `mcp-stdio`.
 pub const AGENT_TOKEN_VAR: &str = "TRAPDESK_AGENT_TOKEN";
 
@@ -57,7 +61,12 @@ pub enum Target {
         file: std::path::PathBuf,
     },
     /// Nothing named and no live host in this `host.json` (`None`: no data dir to look in).
-    Nowhere { file: Option<std::path::PathBuf> },
+    Nowhere {
+        file: Option<std::path::PathBuf>,
+        /// Neither `--data-dir` nor `TRAPDESK_DATA_DIR` reached this process, so the default
+        /// data dir was looked in.
+        dir_unset: bool,
+    },
 }
 
 impl Target {
@@ -73,8 +82,18 @@ impl Target {
         match self {
             Target::Named(_) => "given with --connect".to_owned(),
             Target::Recorded { file, .. } => format!("recorded in {}", file.display()),
-            Target::Nowhere { file: Some(f) } => format!("no live host in {}", f.display()),
-            Target::Nowhere { file: None } => "no data dir to look in".to_owned(),
+            // Agents start their servers with an environment of their choosing (the MCP
+            // Inspector and Codex pass on little more than HOME and PATH): a person who exported
+            // TRAPDESK_DATA_DIR must learn it never arrived, and what reaches the server anyway.
+            Target::Nowhere {
+                file: Some(f),
+                dir_unset: true,
+            } => format!(
+                "no live host in {}; TRAPDESK_DATA_DIR is not set in this process: for a host with another data dir, put --data-dir DIR in the command the agent starts",
+                f.display()
+            ),
+            Target::Nowhere { file: Some(f), .. } => format!("no live host in {}", f.display()),
+            Target::Nowhere { file: None, .. } => "no data dir to look in".to_owned(),
         }
     }
 }
@@ -216,74 +235,6 @@ async fn serve_on_stdio(server: impl ServerHandler) -> Result<(), StdioError> {
         .await
         .map(|_| ())
         .map_err(|e| StdioError::Serve(e.to_string()))
-}
-
-enum Reach {
-    BadUrl,
-    Down(String),
-}
-
-/// Whether something listens at the URL's host and port (a TCP connect, nothing more: the
-/// first forwarded request says the rest).
-async fn reachable(url: &str) -> Result<(), Reach> {
-    let (rest, default_port) = if let Some(r) = url.strip_prefix("http://") {
-        (r, 80)
-    } else if let Some(r) = url.strip_prefix("https://") {
-        (r, 443)
-    } else {
-        return Err(Reach::BadUrl);
-    };
-    let authority = rest.split('/').next().unwrap_or_default();
-    let has_port = authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| !p.contains(']'));
-    let addr = if has_port {
-        authority.to_owned()
-    } else {
-        format!("{authority}:{default_port}")
-    };
-    let addr = addr.replace(['[', ']'], "");
-    let connect = tokio::net::TcpStream::connect(addr.as_str());
-    match tokio::time::timeout(std::time::Duration::from_secs(3), connect).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(e)) => Err(Reach::Down(e.to_string())),
-        Err(_) => Err(Reach::Down("no answer within 3 s".into())),
-    }
-}
-
-/// Whether the host at the plain `http://` `url` answers `token` with 401. One `GET` with
-/// the token and nothing else: the guard answers it before rmcp (which would refuse a `GET`
-/// without a session), so it opens no MCP session. `false` when it cannot tell (https, a
-/// broken connection): the first real request then says what went wrong.
-async fn refuses(url: &str, token: Option<&str>) -> bool {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let Some(rest) = url.strip_prefix("http://") else {
-        return false;
-    };
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let addr = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| !p.contains(']'))
-    {
-        authority.replace(['[', ']'], "")
-    } else {
-        format!("{}:80", authority.replace(['[', ']'], ""))
-    };
-    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-    let ask = async {
-        let mut s = tokio::net::TcpStream::connect(addr.as_str()).await.ok()?;
-        let req =
-            format!("GET /{path} HTTP/1.1\r\nHost: {authority}\r\n{auth}Connection: close\r\n\r\n");
-        s.write_all(req.as_bytes()).await.ok()?;
-        let mut head = [0u8; 12];
-        s.read_exact(&mut head).await.ok()?;
-        Some(head.ends_with(b" 401"))
-    };
-    tokio::time::timeout(std::time::Duration::from_secs(3), ask)
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or(false)
 }
 
 /// Upstream progress token → the downstream token and peer it belongs to.

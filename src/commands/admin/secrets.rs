@@ -200,7 +200,7 @@ fn enrol(dir: &Path, state: Switch, out: &mut dyn Write) -> anyhow::Result<()> {
 /// # Errors
 /// When a host runs there but does not answer (its error says what to do), or `out` fails.
 pub async fn show_running(dir: &Path, out: &mut dyn Write) -> anyhow::Result<bool> {
-    let Some(url) = crate::commands::control_client::running_url(dir) else {
+    let Ok(url) = crate::commands::control_client::target(None, dir) else {
         return Ok(false);
     };
     let base = crate::commands::control_client::base_of(&url).unwrap_or(url);

@@ -36,8 +36,8 @@ pub const TOKEN_VAR: &str = "TRAPDESK_CONTROL_TOKEN";
 #[derive(Debug, Clone, clap::Args)]
 pub struct AttachArgs {
     /// The host: `http://HOST:PORT` (its MCP address, or your end of an SSH tunnel to it)
-    /// [default: the host running on the data dir].
-    #[arg(value_name = "URL")]
+    /// [default: env TRAPDESK_CONNECT, else the host running on the data dir].
+    #[arg(value_name = "URL", env = "TRAPDESK_CONNECT")]
     pub url: Option<String>,
     /// A file holding the host's local token (the copy its admin gave you) [default: env
     /// TRAPDESK_CONTROL_TOKEN, else the data dir's mcp-token].
@@ -123,18 +123,16 @@ pub async fn attach(a: AttachArgs) -> Result<(), Failure> {
         .clone()
         .or_else(trapdesk_core::config::default_data_dir)
         .ok_or_else(|| Failure::new(exit::USAGE, "no home directory: pass --data-dir"))?;
-    let url = match &a.url {
-        Some(u) => u.clone(),
-        None => control_client::running_url(&data_dir).ok_or_else(|| {
-            Failure::new(
-                exit::UNREACHABLE,
-                format!(
-                    "no trapdesk is running on {} (no host.json there): start `trapdesk --mcp-only`, pass its --data-dir, or name it: trapdesk attach http://127.0.0.1:7000",
-                    data_dir.display()
-                ),
-            )
-        })?,
-    };
+    let url = control_client::target(a.url.as_deref(), &data_dir).map_err(|e| {
+        Failure::new(
+            exit::UNREACHABLE,
+            format!(
+                "no trapdesk is running on {} (no live host in {}): start `trapdesk --mcp-only`, pass its --data-dir, or name it: trapdesk attach http://127.0.0.1:7000",
+                data_dir.display(),
+                e.file().display()
+            ),
+        )
+    })?;
     let base = control_client::base_of(&url).ok_or_else(|| {
         Failure::new(
             exit::USAGE,

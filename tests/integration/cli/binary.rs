@@ -220,6 +220,62 @@ fn mcp_only_off_a_terminal_says_how_to_show_the_secret() {
     assert_eq!(stop(child).code(), Some(0));
 }
 
+/// Off a terminal (a pipe, as under systemd) `--mcp-only` writes no secret, so what the
+/// gateway's page and the README's "Link a real computer" say about the install line must lead
+/// there without it: each names `trapdesk secret show`, never says `--mcp-only` prints the line
+/// without saying "in a terminal", and the command, run as the page says (with the host's
+/// --data-dir), prints the line this host's computers need.
+#[test]
+fn the_page_and_the_readme_lead_to_the_install_line_off_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, addr, seen) = start_headless(
+        &["--gateway-bind", "127.0.0.1:0", "--mcp-bind", "127.0.0.1:0"],
+        dir.path(),
+    );
+    let shown = || seen.lock().unwrap().join("\n");
+    crate::support::wait_blocking(
+        Duration::from_secs(15),
+        || shown().contains("trapdesk secret show"),
+        || format!("never said how to show the secret: {}", shown()),
+    );
+    let page = http_get(&addr, "/");
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let step = readme
+        .split("2. Start trapdesk so that")
+        .nth(1)
+        .and_then(|r| r.split("3. On the computer").next())
+        .expect("README's step 2 of linking a computer")
+        .to_owned();
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (what, text) in [("the gateway's page", flat(&page)), ("README", flat(&step))] {
+        assert!(
+            text.contains("`trapdesk secret show`"),
+            "{what} names no command that prints the install line off a terminal: {text}"
+        );
+        for sentence in text
+            .split(". ")
+            .filter(|s| s.contains("--mcp-only` prints"))
+        {
+            assert!(
+                sentence.contains("terminal"),
+                "{what} promises the line from --mcp-only wherever it runs: {sentence:?}"
+            );
+        }
+    }
+    let out = trapdesk()
+        .args(["secret", "show", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{printed}");
+    let line = format!("wget run http://{addr}/install.lua s3cret-for-the-cli-4k7q");
+    assert!(printed.contains(&line), "{printed}");
+    assert!(!shown().contains("s3cret"), "{}", shown());
+    assert_eq!(stop(child).code(), Some(0));
+}
+
 #[test]
 fn an_mcp_session_leaves_no_rmcp_structs_in_the_log() {
     use std::io::{Read, Write};

@@ -1,18 +1,23 @@
-//! Real agent clients, installed from npm at pinned versions, configured the way the README
-//! tells a person to (HTTP with a named agent's `Authorization: Bearer` token, and stdio through
-//! `trapdesk mcp-stdio`; the Codex and OpenCode configurations are the README's own blocks, read
-//! from README.md), each in a temporary HOME so nothing touches this machine's config, and
-//! pointed at a real host with an emulated computer `1:miner` running the real Lua client. None
-//! needs a model or an API key for what is checked here:
+//! Real agent clients, installed from npm at pinned versions, configured with the README's own
+//! lines (read from README.md, never copied here: the Claude Code and Inspector `sh` blocks run
+//! by `sh -c`, the Codex and OpenCode blocks written as their config files), each in a temporary
+//! HOME so nothing touches this machine's config, and pointed at a real host with an emulated
+//! computer `1:miner` running the real Lua client. The host listens on free ports, never
+//! 4444/4445, and keeps its data in the default data dir of that HOME: the stdio entries, as
+//! written (`trapdesk mcp-stdio`, no flag), find it through its `host.json`; the HTTP entries
+//! get its URL in place of the README's `http://127.0.0.1:4445/mcp`. None needs a model or an
+//! API key for what is checked here:
 //!
-//! - the MCP Inspector's `--cli` mode lists the tools and the resource templates and calls
-//!   `probe-computers` and `exec-lua`;
-//! - Claude Code's `claude mcp list` / `claude mcp get` show the entries connected (and the
-//!   entry without a token failing, as the README says);
+//! - the MCP Inspector's `--cli` mode, the README's two lines, lists the tools; it also lists the
+//!   resource templates and calls `probe-computers` and `exec-lua`;
+//! - Claude Code's `claude mcp list` shows both entries `✔ Connected` (and an entry without a
+//!   token failing, as the README says); the HTTP line run again leaves no entry with an empty
+//!   token, and the README's way to a new token works;
 //! - Codex's `codex mcp list` shows the entries, and its app server (`codex app-server`, JSON-RPC
-//!   on stdio: `mcpServerStatus/list`, `mcpServer/tool/call`) lists every tool of both entries
-//!   (Codex validates each inputSchema) and calls `exec-lua`;
-//! - OpenCode's `opencode mcp list` shows both connected, and its headless server
+//!   on stdio: `mcpServerStatus/list`, `mcpServer/tool/call`) reports both started (`serverInfo`
+//!   is trapdesk), lists every tool of both (Codex validates each inputSchema) and calls
+//!   `exec-lua`;
+//! - OpenCode's `opencode mcp list` shows both `connected`, and its headless server
 //!   (`opencode serve`) reports both connected and lists our screen resources through each.
 //!
 //! The clients are installed once into `target/tmp/agent-clients/` (`npm install --prefix`). A
@@ -33,6 +38,19 @@ use seat::{
     CLAUDE, CODEX, CodexAppServer, DEFAULT_URL, INSPECTOR, OPENCODE, STEP, Seat, installed,
     readme_block,
 };
+
+/// The JSON documents `text` holds one after another (each Inspector call prints one).
+fn documents(text: &str) -> Vec<Value> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .collect::<Result<_, _>>()
+        .unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The line of `claude mcp list`'s `listed` for the entry `name`, if there is one.
+fn entry<'a>(listed: &'a str, name: &str) -> Option<&'a str> {
+    listed.lines().find(|l| l.starts_with(&format!("{name}:")))
+}
 
 /// The resource templates every client must see.
 const TEMPLATES: [&str; 3] = [
@@ -80,17 +98,24 @@ fn node_and_npm_are_on_path_on_ci() {
 async fn the_inspector_cli_lists_tools_and_templates_and_calls_tools() {
     let bin = installed(&INSPECTOR);
     let seat = Seat::new(bin).await;
+    // The README's two lines, HTTP then stdio, as a shell runs them: two tool lists.
+    let out = seat
+        .run(seat.shell(&seat.readme_sh("TOKEN=$(trapdesk agent add inspector")))
+        .await;
+    let lists = documents(&out);
+    assert_eq!(lists.len(), 2, "{out}");
+    for listed in &lists {
+        assert_eq!(names(listed, "tools", "name"), seat.tools);
+    }
+    let listed = &lists[0];
     let http = vec![
         seat.host.mcp_url(),
         "--header".to_owned(),
         format!(
             "Authorization: Bearer {}",
-            seat.named_token("inspector").await
+            seat.named_token("inspector-calls").await
         ),
     ];
-
-    let listed = seat.inspector(&http, &["--method", "tools/list"]).await;
-    assert_eq!(names(&listed, "tools", "name"), seat.tools);
     let exec = listed["tools"]
         .as_array()
         .unwrap()
@@ -139,12 +164,6 @@ async fn the_inspector_cli_lists_tools_and_templates_and_calls_tools() {
             .await;
         returned_42(&r);
     }
-
-    // The same through stdio: the Inspector starts `trapdesk mcp-stdio` itself.
-    let listed = seat
-        .inspector(&seat.stdio_command(), &["--method", "tools/list"])
-        .await;
-    assert_eq!(names(&listed, "tools", "name"), seat.tools);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -152,54 +171,72 @@ async fn the_inspector_cli_lists_tools_and_templates_and_calls_tools() {
 async fn claude_code_shows_both_entries_connected() {
     let bin = installed(&CLAUDE);
     let seat = Seat::new(bin).await;
-    let token = seat.named_token("claude-code").await;
     let url = seat.host.mcp_url();
-
-    let mut add = seat.command(CLAUDE.bin);
-    add.args(["mcp", "add", "trapdesk", "--"])
-        .args(seat.stdio_command());
-    seat.run(add).await;
-    let mut add = seat.command(CLAUDE.bin);
-    add.args([
-        "mcp",
-        "add",
-        "--transport",
-        "http",
-        "trapdesk-http",
-        &url,
-        "--header",
-    ])
-    .arg(format!("Authorization: Bearer {token}"));
-    seat.run(add).await;
+    // The README's block as a shell runs it: the stdio entry, then the HTTP one.
+    let block = seat.readme_sh("claude mcp add trapdesk -- trapdesk mcp-stdio");
+    seat.run(seat.shell(&block)).await;
     // Without the header, as the README warns.
     let mut add = seat.command(CLAUDE.bin);
     add.args(["mcp", "add", "--transport", "http", "trapdesk-noauth", &url]);
     seat.run(add).await;
 
-    let mut list = seat.command(CLAUDE.bin);
-    list.args(["mcp", "list"]);
-    let listed = seat.run(list).await;
+    let list = async || {
+        let mut list = seat.command(CLAUDE.bin);
+        list.args(["mcp", "list"]);
+        seat.run(list).await
+    };
+    let listed = list().await;
     let line = |name: &str| {
-        listed
-            .lines()
-            .find(|l| l.starts_with(&format!("{name}:")))
+        entry(&listed, name)
             .unwrap_or_else(|| panic!("no {name} in {listed}"))
             .to_owned()
     };
     for name in ["trapdesk", "trapdesk-http"] {
         assert!(line(name).ends_with("✔ Connected"), "{listed}");
     }
+    eprintln!("claude mcp list:\n{listed}");
     assert!(
         line("trapdesk-noauth").contains("✘ Failed to connect"),
         "{listed}"
     );
-
     let mut get = seat.command(CLAUDE.bin);
     get.args(["mcp", "get", "trapdesk-http"]);
     let got = seat.run(get).await;
     assert!(got.contains("Status: ✔ Connected"), "{got}");
     // (`claude mcp add` redacts the header it echoes; `claude mcp get` prints it whole.)
     assert!(got.contains("Type: http"), "{got}");
+
+    // Run again, and again after the HTTP entry is gone: the agent exists, so the block stops
+    // before `claude mcp add`, and no entry is left with an empty token.
+    let config = seat.home.path().join(".claude.json");
+    seat.output(seat.shell(&block)).await;
+    assert_eq!(list().await, listed);
+    let mut remove = seat.command(CLAUDE.bin);
+    remove.args(["mcp", "remove", "trapdesk-http"]);
+    seat.run(remove).await;
+    let again = seat.output(seat.shell(&block)).await;
+    assert!(!again.status.success(), "{again:?}");
+    let relisted = list().await;
+    assert!(entry(&relisted, "trapdesk-http").is_none(), "{relisted}");
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(!written.contains("Bearer \""), "an empty token: {written}");
+
+    // The README's way to a new token, followed as written, connects again.
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let renew = readme
+        .split("For a new token: `")
+        .nth(1)
+        .and_then(|r| r.split("`, then the line again").next())
+        .expect("README says how to get a new token");
+    seat.output(seat.shell(renew)).await;
+    seat.run(seat.shell(&block)).await;
+    let renewed = list().await;
+    let http = entry(&renewed, "trapdesk-http").unwrap_or_else(|| panic!("{renewed}"));
+    assert!(http.ends_with("✔ Connected"), "{renewed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,29 +244,28 @@ async fn claude_code_shows_both_entries_connected() {
 async fn codex_lists_every_tool_of_both_entries_and_calls_exec_lua() {
     let bin = installed(&CODEX);
     let seat = Seat::new(bin).await;
-    let token = seat.named_token("codex").await;
     let codex_home = seat.home.path().join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
-    // The README's block, pointed at this host: its stdio entry's arguments completed, its
-    // HTTP entry's URL replaced.
-    let mut config: toml::Table = readme_block("toml", "[mcp_servers.trapdesk]")
-        .parse()
-        .unwrap();
+    // The README's block, pointed at this host: its HTTP entry's URL replaced, its stdio entry
+    // as written.
+    let block = readme_block("toml", "[mcp_servers.trapdesk]");
+    let mut config: toml::Table = block.parse().unwrap();
     let servers = config["mcp_servers"].as_table_mut().unwrap();
-    let stdio = servers["trapdesk"].as_table_mut().unwrap();
+    let stdio = servers["trapdesk"].as_table().unwrap();
     assert_eq!(stdio["command"].as_str(), Some("trapdesk"));
-    let args = stdio["args"].as_array_mut().unwrap();
-    args.clear();
-    args.extend(
-        seat.stdio_command()[1..]
-            .iter()
-            .cloned()
-            .map(toml::Value::String),
-    );
+    assert_eq!(stdio["args"].as_array().unwrap().len(), 1, "{stdio}");
     let http = servers["trapdesk-http"].as_table_mut().unwrap();
     assert_eq!(http["url"].as_str(), Some(DEFAULT_URL));
     http.insert("url".into(), toml::Value::String(seat.host.mcp_url()));
     std::fs::write(codex_home.join("config.toml"), config.to_string()).unwrap();
+    // The block's commented shell line makes the token, as the shell that starts codex would.
+    let make_token = block
+        .lines()
+        .find_map(|l| l.strip_prefix("# TRAPDESK_AGENT_TOKEN="))
+        .map(|rest| format!("TRAPDESK_AGENT_TOKEN={rest}; printf %s \"$TRAPDESK_AGENT_TOKEN\""))
+        .expect("the README's Codex block says how to make the token");
+    let token = seat.run(seat.shell(&make_token)).await;
+    assert!(token.starts_with("td_"), "{token}");
 
     let mut list = seat.command(CODEX.bin);
     list.args(["mcp", "list"])
@@ -251,6 +287,12 @@ async fn codex_lists_every_tool_of_both_entries_and_calls_exec_lua() {
             .iter()
             .find(|s| s["name"] == name)
             .unwrap_or_else(|| panic!("no {name} in {status}"));
+        // Started: Codex got trapdesk's own answer to `initialize`.
+        assert_eq!(s["serverInfo"]["name"], json!("trapdesk"), "{s}");
+        eprintln!(
+            "codex mcpServerStatus/list {name}: serverInfo {}, runtimeStatus {}, authStatus {}, toolsError {}",
+            s["serverInfo"], s["runtimeStatus"], s["authStatus"], s["toolsError"]
+        );
         // A tool whose inputSchema Codex refuses would be missing here, or give toolsError.
         assert_eq!(s["toolsError"], Value::Null, "{s}");
         let tools: BTreeSet<String> = s["tools"].as_object().unwrap().keys().cloned().collect();
@@ -282,14 +324,23 @@ async fn codex_lists_every_tool_of_both_entries_and_calls_exec_lua() {
 async fn opencode_shows_both_entries_connected_and_their_resources() {
     let bin = installed(&OPENCODE);
     let seat = Seat::new(bin).await;
-    let token = seat.named_token("opencode").await;
-    // The README's block, pointed at this host, with the token in place of its `td_…`.
+    // The token from the command the README names for its `td_…`, run as written.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let make_token = readme
+        .split("(`td_…` is what `")
+        .nth(1)
+        .and_then(|r| r.split("` printed.)").next())
+        .expect("the README says where the OpenCode block's token comes from");
+    let token = seat.run(seat.shell(make_token)).await.trim().to_owned();
+    assert!(token.starts_with("td_"), "{token}");
+    // The README's block, pointed at this host, with the token in place of its `td_…`; its
+    // stdio entry as written.
     let mut config: Value =
         serde_json::from_str(&readme_block("json", "{ \"mcp\": {").replace("td_…", &token))
             .unwrap();
     let mcp = &mut config["mcp"];
     assert_eq!(mcp["trapdesk"]["command"], json!(["trapdesk", "mcp-stdio"]));
-    mcp["trapdesk"]["command"] = json!(seat.stdio_command());
     assert_eq!(mcp["trapdesk-http"]["url"], json!(DEFAULT_URL));
     mcp["trapdesk-http"]["url"] = json!(seat.host.mcp_url());
     assert_eq!(
@@ -305,6 +356,7 @@ async fn opencode_shows_both_entries_connected_and_their_resources() {
     let mut list = seat.command(OPENCODE.bin);
     list.args(["mcp", "list"]);
     let listed = seat.run(list).await;
+    eprintln!("opencode mcp list:\n{listed}");
     for name in ["trapdesk", "trapdesk-http"] {
         assert!(
             listed

@@ -3,6 +3,7 @@ mod agents;
 mod e2e_mcp;
 mod file_requests;
 mod file_tools;
+mod finding_the_host;
 mod mcp_contract;
 mod mcp_http;
 mod mcp_resources;

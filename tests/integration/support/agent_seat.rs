@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 
 use crate::support::mcp_fake as fake;
-use crate::support::{TestHost, emulated, start_host};
+use crate::support::{TestHost, emulated, start_host_with};
 
 /// An npm package at the version the tests were written against, and the command it installs.
 pub struct Pin {
@@ -132,8 +132,17 @@ pub struct Seat {
 }
 
 impl Seat {
+    /// The host's data dir is the default one of the client's HOME (`~/.local/share/trapdesk`)
+    /// and its ports are free ones, never 4444/4445: the README's `trapdesk mcp-stdio`, with no
+    /// flag, must find it through its `host.json`, as it finds a person's host on other ports.
     pub async fn new(bin_dir: PathBuf) -> Seat {
-        let host = start_host().await;
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join("project")).unwrap();
+        let data_dir = home.path().join(".local/share/trapdesk");
+        std::fs::create_dir_all(&data_dir).unwrap();
+        let host = start_host_with(move |s| s.data_dir = data_dir).await;
+        assert_ne!(host.mcp_addr.port(), 4445);
+        assert_ne!(host.gateway_addr.port(), 4444);
         let computer = emulated(&host, 1, Some("miner")).await;
         let (client, _) = fake::connect(&host.mcp_url(), &host.local_token).await;
         let tools = client
@@ -144,8 +153,6 @@ impl Seat {
             .map(|t| t.name.to_string())
             .collect();
         client.cancel().await.unwrap();
-        let home = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(home.path().join("project")).unwrap();
         Seat {
             host,
             _computer: computer,
@@ -161,20 +168,6 @@ impl Seat {
 
     pub fn data_dir(&self) -> String {
         self.host.settings.data_dir.display().to_string()
-    }
-
-    /// The stdio entry's command line: the README's `trapdesk mcp-stdio`, plus where this test's
-    /// host is (a person's host is at the defaults). As arguments, so that every client's entry
-    /// holds all it needs, whatever environment the client gives the servers it starts.
-    pub fn stdio_command(&self) -> Vec<String> {
-        vec![
-            "trapdesk".into(),
-            "mcp-stdio".into(),
-            "--data-dir".into(),
-            self.data_dir(),
-            "--connect".into(),
-            self.host.mcp_url(),
-        ]
     }
 
     /// A fresh named agent's token, from `trapdesk agent add NAME --token-only` as the README
@@ -197,10 +190,31 @@ impl Seat {
         token
     }
 
+    /// `sh -c SCRIPT` in the client's environment (see [`Seat::command`]): how a README line
+    /// is run as a person's shell runs it.
+    pub fn shell(&self, script: &str) -> Command {
+        let mut c = self.command_at(Path::new("sh"));
+        c.arg("-c").arg(script);
+        c
+    }
+
+    /// The README's ```` ```sh ```` block that starts with `first_line`, as a person's shell
+    /// would run it here: its default endpoint is this host's, and `npx PACKAGE` is the copy
+    /// installed under `target/` (npx would fetch it again).
+    pub fn readme_sh(&self, first_line: &str) -> String {
+        readme_block("sh", first_line)
+            .replace(DEFAULT_URL, &self.host.mcp_url())
+            .replace(&format!("npx {}", INSPECTOR.package), INSPECTOR.bin)
+    }
+
     /// `program` from the client's install (or `trapdesk`) with a clean environment: the temp
     /// HOME and XDG dirs, PATH with the client and `trapdesk`, no updater, no telemetry, and
     /// nothing else of ours (no API keys, no TRAPDESK_* variables).
     pub fn command(&self, program: &str) -> Command {
+        self.command_at(&self.bin_dir.join(program))
+    }
+
+    fn command_at(&self, program: &Path) -> Command {
         let home = self.home.path();
         let path = std::env::join_paths(
             [
@@ -213,7 +227,7 @@ impl Seat {
             )),
         )
         .unwrap();
-        let mut c = Command::new(self.bin_dir.join(program));
+        let mut c = Command::new(program);
         c.env_clear()
             .current_dir(home.join("project"))
             .env("PATH", path)
@@ -234,13 +248,19 @@ impl Seat {
         c
     }
 
-    /// Runs `cmd` to its end; its stdout, after asserting it succeeded.
-    pub async fn run(&self, mut cmd: Command) -> String {
+    /// Runs `cmd` to its end, whatever its exit.
+    pub async fn output(&self, mut cmd: Command) -> std::process::Output {
         let shown = format!("{:?}", cmd.as_std());
-        let out = tokio::time::timeout(STEP, cmd.output())
+        tokio::time::timeout(STEP, cmd.output())
             .await
             .unwrap_or_else(|_| panic!("{shown} took over {STEP:?}"))
-            .unwrap();
+            .unwrap()
+    }
+
+    /// Runs `cmd` to its end; its stdout, after asserting it succeeded.
+    pub async fn run(&self, cmd: Command) -> String {
+        let shown = format!("{:?}", cmd.as_std());
+        let out = self.output(cmd).await;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(
             out.status.success(),
