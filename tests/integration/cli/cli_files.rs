@@ -308,8 +308,9 @@ async fn put_onto_a_folder_copies_into_it() {
     host.host.stop().await;
 }
 
-/// The README's line of `get` and `put`, run word for word on a computer that has no
-/// `/programs` yet: the put lands in the folder, as its comment says.
+/// The README's line of `get` and `put`, each command run word for word: its `put` on a
+/// computer that has no `/programs` yet lands in the folder, as its comment says, and its
+/// `get` then fetches the file back into an empty folder.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readmes_get_and_put_line_does_what_it_says() {
     let readme = include_str!("../../../README.md");
@@ -319,18 +320,19 @@ async fn the_readmes_get_and_put_line_does_what_it_says() {
         .expect("the README's get/put line");
     let (commands, comment) = line.split_once('#').unwrap();
     assert!(comment.contains("into the folder"), "{line}");
+    let (get, put) = commands.split_once(';').expect("get; put");
     let host = start_host().await;
     let _c = emulated(&host, 5, Some("miner")).await;
     let root = host.dir.path().join("computers/5");
-    std::fs::write(root.join("startup.player.lua"), "print('mine')").unwrap();
     assert!(!root.join("programs").exists());
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("dig.lua"), "print('dig')").unwrap();
-    for command in commands.split(';') {
+    let back = tempfile::tempdir().unwrap();
+    for (command, dir) in [(put, work.path()), (get, back.path())] {
         let words: Vec<&str> = command.split_whitespace().collect();
         assert_eq!(words[0], "trapdesk", "{command}");
         let mut c = trapdesk(&host, &words[1..]);
-        c.current_dir(work.path());
+        c.current_dir(dir);
         let out = output(c).await;
         assert_eq!(
             out.status.code(),
@@ -339,13 +341,13 @@ async fn the_readmes_get_and_put_line_does_what_it_says() {
             text(&out.stderr)
         );
     }
-    assert_eq!(
-        std::fs::read_to_string(work.path().join("startup.player.lua")).unwrap(),
-        "print('mine')"
-    );
     assert!(root.join("programs").is_dir(), "/programs is not a folder");
     assert_eq!(
         std::fs::read_to_string(root.join("programs/dig.lua")).unwrap(),
+        "print('dig')"
+    );
+    assert_eq!(
+        std::fs::read_to_string(back.path().join("dig.lua")).unwrap(),
         "print('dig')"
     );
     // Without the `/`, a missing PATH is the file's new name, as `cp` makes it.
