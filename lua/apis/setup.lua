@@ -128,6 +128,52 @@ function setup.restore(base)
     return said
 end
 
+-- The secret argument of an installer line: `install.lua SECRET` (typed, or in one string
+-- given to `shell.run`), or `"…install.lua", "SECRET"` (the words given to `shell.run` apart).
+local SECRET_AFTER = {
+    "(install%.lua%s+)([^%s\"'%]%)]+)",
+    "(install%.lua[\"']%s*,%s*[\"'])([^\"']*)([\"'])",
+}
+
+--- Rewrites the installer line a player kept in their startup programs (`startup.player.lua`
+-- and the files of `startup/` in `base`) to carry `secret`, so that the next boot runs the
+-- installer with the secret the host accepted, not with the one it replaced. Only a line that
+-- names `install.lua` changes, and in it only the word after it (a flag such as `--upgrade`
+-- stays).
+-- @tparam string base The folder (`/`).
+-- @tparam string secret The secret the host accepted.
+-- @treturn { string... } The files changed.
+function setup.rewriteInstallLines(base, secret)
+    expect(1, base, "string")
+    expect(2, secret, "string")
+    local files = { "/" .. fs.combine(base, setup.PLAYER) }
+    local folder = "/" .. fs.combine(base, "startup")
+    if fs.isDir(folder) then
+        for _, name in ipairs(fs.list(folder)) do files[#files + 1] = "/" .. fs.combine(folder, name) end
+    end
+    local changed = {}
+    for _, path in ipairs(files) do
+        local text = not fs.isDir(path) and readAll(path)
+        if text and text:find("install.lua", 1, true) then
+            local out = text:gsub("[^\n]+", function(line)
+                if not line:find("install.lua", 1, true) then return nil end
+                for _, rule in ipairs(SECRET_AFTER) do
+                    line = line:gsub(rule, function(head, word, tail)
+                        if word:sub(1, 1) == "-" then return nil end
+                        return head .. secret .. (tail or "")
+                    end)
+                end
+                return line
+            end)
+            if out ~= text then
+                writeAtomic(path, out)
+                changed[#changed + 1] = path
+            end
+        end
+    end
+    return changed
+end
+
 --- The disk whose startup CC would run instead of this computer's, if any: with the setting
 -- `shell.allow_disk_startup` on, CC's `rom/startup.lua` runs the first disk's startup files in
 -- place of the computer's own.
