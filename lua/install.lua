@@ -99,32 +99,81 @@ local function linkState()
     return type(bus) == "table" and type(bus.link) == "table" and bus.link or nil
 end
 
+-- The secret argument of an installer line: `install.lua SECRET` (typed, or in one string
+-- given to `shell.run`), or `"…install.lua", "SECRET"` (the words given to `shell.run` apart).
+local SECRET_AFTER = {
+    "(install%.lua%s+)([^%s\"'%]%)]+)",
+    "(install%.lua[\"']%s*,%s*[\"'])([^\"']*)([\"'])",
+}
+
+--- Rewrites the installer line a player kept in their startup programs (`/startup.player.lua`
+-- and the files of `/startup/`) to carry `secret`, so that the next boot runs the
+-- installer with the secret the host accepted, not with the one it replaced. Only a line that
+-- names `install.lua` changes, and in it only the word after it (a flag such as `--upgrade`
+-- stays).
+-- @tparam string secret The secret the host accepted.
+-- @treturn { string... } The files changed.
+local function readAll(path)
+    local h = fs.open(path, "rb")
+    if not h then return nil end
+    local text = h.readAll() or ""
+    h.close()
+    return text
+end
+
+local function rewriteInstallLines(secret)
+    local files = { "/startup.player.lua" }
+    local folder = "/startup"
+    if fs.isDir(folder) then
+        for _, name in ipairs(fs.list(folder)) do files[#files + 1] = "/" .. fs.combine(folder, name) end
+    end
+    local changed = {}
+    for _, path in ipairs(files) do
+        local text = fs.exists(path) and not fs.isDir(path) and readAll(path)
+        if text and text:find("install.lua", 1, true) then
+            local out = text:gsub("[^\n]+", function(line)
+                if not line:find("install.lua", 1, true) then return nil end
+                for _, rule in ipairs(SECRET_AFTER) do
+                    line = line:gsub(rule, function(head, word, tail)
+                        if word:sub(1, 1) == "-" then return nil end
+                        return head .. secret .. (tail or "")
+                    end)
+                end
+                return line
+            end)
+            if out ~= text then
+                writeAtomic(path, out)
+                changed[#changed + 1] = path
+            end
+        end
+    end
+    return changed
+end
+
 -- Waits for the client's next word from the host and says which it was and what to do, so that
 -- a wrong secret is not a silent prompt. The word is `bus.link` (servers/sandbox.lua, `tell`),
 -- looked at whenever an event comes: its `trapdesk_link` event where this runs beside the
 -- client (the first install), a timer of its own where it runs in the player's shell, from
 -- which the client's events are withheld (lua/startup.lua).
 local function report()
-    local seen = (linkState() or {}).n or 0
+    local seen = linkState()
     local deadline = os.startTimer(15)
     local poll = os.startTimer(0.2)
     local retried = false
     while true do
         local ev, what = os.pullEvent()
         local state = linkState()
-        if state and state.n > seen then
-            seen = state.n
-            local offered = state.offer or {}
+        if state and state ~= seen then
+            seen = state
+            local offered = state.offer
             local detail = tostring(state.detail)
             if state.what == "linked" then
                 print("Linked to trapdesk as " .. detail .. ".")
-                if offered.outcome == "stored" then
+                if offered == "stored" then
                     print("The secret given is stored (sandbox.password).")
-                    for _, path in ipairs(offered.rewritten or {}) do
+                    for _, path in ipairs(rewriteInstallLines(given)) do
                         print("The install line in " .. path .. " carries it now.")
                     end
-                elseif offered.outcome == "not needed" then
-                    print("This computer links with its own secret; the secret given is not needed.")
                 end
                 if settings.get("trapdesk.secret") then
                     print("This computer has a secret of its own (trapdesk.secret); only it links this id.")
@@ -132,7 +181,7 @@ local function report()
                 return
             elseif state.what == "refused" then
                 printError("trapdesk refused this computer: " .. detail)
-                if offered.outcome == "refused" then
+                if offered == "refused" then
                     print("The secret given was refused; the one set before is kept.")
                 end
                 if detail:find("own secret", 1, true) then
@@ -147,7 +196,8 @@ local function report()
                     print("The secret is wrong. In the trapdesk console press s (or run")
                     print("trapdesk secret show on the host), then on this computer run:")
                     print("  set sandbox.password <secret>")
-                    print("(the client tries it at once), or run the installer again:")
+                    print("(the client retries every minute), or run the installer again")
+                    print("with it, which links at once:")
                     print("  wget run http://" .. HOST .. "/install.lua <secret>")
                 elseif detail:find("auth", 1, true) then
                     print("The host's log says why.")
@@ -178,7 +228,7 @@ local ownLinks = settings.get("trapdesk.secret") ~= nil and (linkState() or {}).
 if current and (not offer or ownLinks) then
     print("trapdesk is installed and running (" .. VERSION .. "); nothing to do.")
     -- Linked with its own secret, the computer needs no shared secret: nothing is tried.
-    if offer then print("This computer links with its own secret (trapdesk.secret); the secret given is not needed.") end
+    if offer then print("This computer links with its own secret (trapdesk.secret): the secret given is not needed, and not stored.") end
     return
 end
 

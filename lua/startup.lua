@@ -2,8 +2,7 @@
 --
 -- THIS IS TRAPDESK'S STARTUP FILE. YOUR OWN STARTUP PROGRAM IS NOW startup.player.lua:
 --     edit startup.player.lua
--- It still runs at every boot (from here, beside trapdesk's client), then the files in
--- startup/ and then your shell, as CC would run them. /trapdesk/uninstall.lua puts it back.
+-- It still runs at every boot. /trapdesk/uninstall.lua puts it back.
 --
 -- Why a wrapper: CC's rom/startup.lua runs /startup.lua first and the startup/ folder only after
 -- it returns, so a startup program that never returns (a farm, a turtle's loop) would keep
@@ -248,20 +247,13 @@ local upgrading = false
 -- at): this one runs with that first line left out, so the banner shows once, as without
 -- trapdesk. It is the shell `shell.run("shell")` would run, with the same parent shell.
 local function playerShell()
-    local path = shell.resolveProgram and shell.resolveProgram("shell")
-    local banner = os.version and os.version()
-    if type(path) ~= "string" or not os.run or type(banner) ~= "string" then
-        shell.run("shell")
-        return
-    end
-    local first = true
-    local function print_(...)
-        local skip = first and select("#", ...) == 1 and (...) == banner
+    local path, first = shell.resolveProgram("shell"), true
+    if not path then return shell.run("shell") end
+    os.run({ shell = shell, multishell = multishell, print = function(...)
+        if first and ... == os.version() then first = false return end
         first = false
-        if skip then return 0 end
         return print(...)
-    end
-    os.run({ shell = shell, multishell = multishell, print = print_ }, "/" .. path)
+    end }, "/" .. path)
 end
 
 local function player()

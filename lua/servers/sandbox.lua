@@ -81,11 +81,6 @@ local phase = "idle"     -- idle | connecting | hello | linked
 local phaseSince = 0     -- clock() when the phase began
 local conn = 0           -- connection counter (unique URLs and local ids)
 local backoff = 1
--- The longest wait between two attempts while the host is away (before the +-25 % jitter): a
--- host that restarts has every computer back within 5 s of listening again, however long it was
--- down. A refused connection costs the host nothing, so the cap is kept low (docs/lua-client.md,
--- "The daemon").
-local BACKOFF_MAX = 4
 local retryTimer, tickTimer, flushTimer
 -- When each timer is due (clock()): a timer's event is dropped like any other from a full
 -- queue, and the loop it drives would stop for good. Any event pulled once one is 1 s
@@ -120,60 +115,36 @@ local tryShared = false   -- the own secret was just refused: present the shared
 local OFFERED = "trapdesk.offered_secret"
 local sentOffered = false
 local offerSaid
-local sentKey             -- the secrets the current (or last) hello was chosen from
 local hostSays            -- the message of the host's last error frame (why it refused)
 local screenQueue = {}   -- `screen` messages (JSON text) waiting behind answers and output
 local SCREEN_BACKLOG = 4 -- more waiting than this: drop them and ask the screen server for a whole frame
 
 local function setPhase(p) phase, phaseSince = p, clock() end
 
--- The secrets a hello is chosen from, as one string: when the player changes one (`set
--- sandbox.password ...`, the installer run again) while the daemon waits to retry, it retries at
--- once (see `tick`).
-local function secretsKey()
-    local parts = {}
-    for i, name in ipairs({ "trapdesk.secret", OFFERED, "sandbox.password" }) do
-        parts[i] = tostring(settings.get(name))
-    end
-    return table.concat(parts, "\0")
-end
-
 -- The table the client's programs share under the startup wrapper (apis/libsandbox.lua, `bus`):
 -- requests go to their server, and answers and output come back, as plain calls.
 local bus = type(rawget(_G, "trapdeskClient")) == "table" and rawget(_G, "trapdeskClient") or nil
 
 --- The link's state for whoever waits on it: the `trapdesk_link` event (`what`, `detail`), and
--- `bus.link` (`n` counts the states, `offer` says what became of an offered secret), which the
+-- `bus.link` (a new table for each state; `offer` says what became of an offered secret), which the
 -- installer reads when it runs inside the player's shell, where `trapdesk_*` events are
 -- withheld (lua/startup.lua).
 local function tell(what, detail)
-    if bus then
-        local n = type(bus.link) == "table" and bus.link.n or 0
-        bus.link = { n = n + 1, what = what, detail = detail, offer = offerSaid }
-    end
+    if bus then bus.link = { what = what, detail = detail, offer = offerSaid } end
     offerSaid = nil
     os.queueEvent("trapdesk_link", what, detail)
 end
 
---- Settles an offered secret (`OFFERED`): "stored" (it is `sandbox.password` now, and the
--- installer line kept in the player's startup programs carries it, so that the next boot does
--- not offer the old one again), "refused" (dropped; the secret set before stays) or "not
--- needed" (the computer links with its own secret; dropped). nil, or nothing offered: nothing.
+--- Settles an offered secret (`OFFERED`): "stored" (it is `sandbox.password` now; the installer
+-- that offered it rewrites the installer line kept in the player's startup programs) or
+-- "refused" (dropped; the secret set before stays). Nothing offered: nothing.
 local function settleOffer(outcome)
     local offered = settings.get(OFFERED)
-    if not outcome or type(offered) ~= "string" then return end
+    if type(offered) ~= "string" then return end
     settings.unset(OFFERED)
-    local said = { outcome = outcome }
-    if outcome == "stored" then
-        settings.set("sandbox.password", offered)
-        local ok, setup = pcall(dofile, root .. "apis/setup.lua")
-        local okR, changed = false, "no apis/setup.lua"
-        if ok and type(setup) == "table" then okR, changed = pcall(setup.rewriteInstallLines, "/", offered) end
-        if okR then said.rewritten = changed else log("the kept install line is unchanged: " .. tostring(changed)) end
-    end
+    if outcome == "stored" then settings.set("sandbox.password", offered) end
     pcall(settings.save)
-    log("offered secret " .. outcome)
-    offerSaid = said
+    offerSaid = outcome
 end
 local heard     -- the text of the websocket_message being handled (a job started by it skips it)
 local daemonCo  -- the daemon's own coroutine: sending (which may pause) happens only there
@@ -693,7 +664,9 @@ handleMessage = function(msg, payloadText)
     elseif kind == "welcome" and phase == "hello" then
         setPhase("linked")
         tryShared = false
-        settleOffer(sentOffered and "stored" or (sentOwn and "not needed") or nil)
+        -- Linked with its own secret, the computer keeps an offered one for when the host forgets
+        -- the own (it goes next then, before `sandbox.password`).
+        if sentOffered then settleOffer("stored") end
         if type(msg.secret) == "string" and msg.secret ~= "" then
             -- Enrolled: our own secret from now on. `enrolled` only once it is on disk, so
             -- that the host never makes firm a secret this computer would lose at reboot.
@@ -811,12 +784,9 @@ drop = function(code, reason, quiet)
     hostSays = nil
     local own, offered = sentOwn, sentOffered
     sentOwn, sentOffered = false, false
-    if quiet then
-        scheduleRetry(backoff)
-        return
-    end
-    local shared = settings.get(OFFERED) or settings.get("sandbox.password")
-    if code == 4001 and own and not tryShared and shared then
+    -- Relinking at once (`trapdesk_relink`): the caller connects.
+    if quiet then return end
+    if code == 4001 and own and not tryShared and (settings.get(OFFERED) or settings.get("sandbox.password")) then
         -- Our own secret was refused: the host lost or forgot our binding. The shared secret
         -- enrols us again if the host allows it; it decides, and says why if not.
         tryShared = true
@@ -825,15 +795,13 @@ drop = function(code, reason, quiet)
         scheduleRetry(1)
         return
     end
-    local retryStored = false
-    if code == 4001 and offered then
-        -- The host refused the offered secret. Only "wrong secret" says it is not the host's:
-        -- the other refusals of a shared secret (enrolled with its own, enrolment closed) are
-        -- made to the right one, which is kept for when the host lets it link.
-        local right = says ~= nil and says ~= "wrong secret" and (says:find("own secret", 1, true) or says:find("enrolment is closed", 1, true))
-        settleOffer(right and "stored" or "refused")
-        retryStored = not right and settings.get("sandbox.password") ~= nil
-    end
+    -- The host refused the offered secret. Only "wrong secret" says it is not the host's: the
+    -- other refusals of a shared secret (enrolled with its own, enrolment closed) are made to the
+    -- right one, which is kept for when the host lets it link. A wrong one is dropped, and the
+    -- secret set before goes next, a second later, as before the offer.
+    local retryStored = code == 4001 and offered and not (says and (says:find("own secret", 1, true) or says:find("enrolment is closed", 1, true)))
+    if code == 4001 and offered then settleOffer(retryStored and "refused" or "stored") end
+    retryStored = retryStored and settings.get("sandbox.password")
     if not retryStored then tryShared = false end
     if code == 4001 or code == 4003 then
         local why = tostring(reason or code)
@@ -843,8 +811,6 @@ drop = function(code, reason, quiet)
         tell("retrying", tostring(reason or code or "link down"))
     end
     if retryStored then
-        -- The secret set before goes next, a second later, as it was before the offer.
-        log("offered secret refused (" .. tostring(says) .. "); the secret set before is kept")
         scheduleRetry(1)
         return
     end
@@ -852,7 +818,7 @@ drop = function(code, reason, quiet)
         if says and says ~= "wrong secret" then
             say("the host refused this computer: " .. says .. " (retrying every minute)")
         else
-            say("the host refused the secret. Give the right one: set sandbox.password <secret> (tried at once; else retried every minute)")
+            say("the host refused the secret. Set it with: set sandbox.password <secret> (retrying every minute)")
         end
         scheduleRetry(60)
     elseif code == 4003 then
@@ -864,7 +830,10 @@ drop = function(code, reason, quiet)
         scheduleRetry(30)
     else
         scheduleRetry(backoff)
-        backoff = math.min(backoff * 2, BACKOFF_MAX)
+        -- At most 4 s (before the +-25 % jitter) between attempts while the host is away: a
+        -- restarted host has every computer back within 5 s of listening again, however long it
+        -- was down, and a refused connection costs it nothing (docs/lua-client.md, "The daemon").
+        backoff = math.min(backoff * 2, 4)
     end
 end
 
@@ -904,11 +873,10 @@ local function opened(handle)
     linkBinary, hostBinary, blobs = runtimeBinary(), false, {}
     local label = os.getComputerLabel()
     linkLabel = label
-    sentKey = secretsKey()
     local own = settings.get("trapdesk.secret")
     local offered = settings.get(OFFERED)
     sentOwn = type(own) == "string" and own ~= "" and not tryShared
-    sentOffered = not sentOwn and type(offered) == "string" and offered ~= ""
+    sentOffered = not sentOwn and (offered or "") ~= ""
     local secret = sentOwn and own or sentOffered and offered or tostring(settings.get("sandbox.password") or "")
     send({
         type = "hello", protocol = 1, computer_id = os.getComputerID(),
@@ -938,7 +906,7 @@ local function failed(err)
         say("CC refused " .. tostring(settings.get("sandbox.url")) .. " (" .. err .. "): an [[http.rules]] entry in the world's computercraft-server.toml must allow it, before the rule that denies private addresses (`trapdesk doctor` on the host prints it)")
     end
     scheduleRetry(backoff)
-    backoff = math.min(backoff * 2, BACKOFF_MAX)
+    backoff = math.min(backoff * 2, 4) -- at most 4 s: see `drop`
 end
 
 local function connect()
@@ -1030,13 +998,6 @@ local function tick()
         checkLabel()
         checkRequests()
     end
-    if phase == "idle" and retryTimer and sentKey and secretsKey() ~= sentKey then
-        -- The player set a secret (`set sandbox.password ...`) while the daemon waited to retry:
-        -- it is tried now, not at the end of the wait.
-        log("a secret changed; linking now")
-        retryTimer, tryShared = nil, false
-        connect()
-    end
     if phase == "linked" and now - lastPing > 3 * heartbeat then
         drop(nil, "no ping for " .. 3 * heartbeat .. " s")
     elseif phase == "hello" and now - phaseSince > 10 then
@@ -1113,9 +1074,10 @@ while true do
             flushOutput()
         end
     elseif ev == "trapdesk_relink" then
-        -- The installer was given a new secret (`OFFERED`): it is tried now, on a new link.
-        if phase ~= "idle" then drop(nil, "relinking to try the secret given", true) end
-        retryTimer, tryShared, backoff = nil, false, 1
+        -- The installer was given a new secret (`OFFERED`): it is tried now, on a new link (right
+        -- after the own secret, or at once when the own secret was just refused).
+        if phase ~= "idle" then drop(nil, "new secret", true) end
+        retryTimer = nil
         connect()
     elseif ev == "trapdesk_serve" then
         setServe(a, b)
