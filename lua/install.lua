@@ -193,11 +193,13 @@ local function report()
                     print("On the host run: trapdesk secret enrol on")
                     print("(the client retries every minute).")
                 elseif detail:find("wrong secret", 1, true) then
-                    print("The secret is wrong. In the trapdesk console press s (or run")
-                    print("trapdesk secret show on the host), then on this computer run:")
+                    -- Lines of at most 51 columns: a computer's screen, so none wraps.
+                    print("The secret is wrong. In the trapdesk console press")
+                    print("s (or run trapdesk secret show on the host), then")
+                    print("on this computer run:")
                     print("  set sandbox.password <secret>")
-                    print("(the client retries every minute), or run the installer again")
-                    print("with it, which links at once:")
+                    print("(the client retries every minute), or run the")
+                    print("installer again with it, which links at once:")
                     print("  wget run http://" .. HOST .. "/install.lua <secret>")
                 elseif detail:find("auth", 1, true) then
                     print("The host's log says why.")
