@@ -2,8 +2,7 @@
 --
 -- THIS IS TRAPDESK'S STARTUP FILE. YOUR OWN STARTUP PROGRAM IS NOW startup.player.lua:
 --     edit startup.player.lua
--- It still runs at every boot (from here, beside trapdesk's client), then the files in
--- startup/ and then your shell, as CC would run them. /trapdesk/uninstall.lua puts it back.
+-- It still runs at every boot. /trapdesk/uninstall.lua puts it back.
 --
 -- Why a wrapper: CC's rom/startup.lua runs /startup.lua first and the startup/ folder only after
 -- it returns, so a startup program that never returns (a farm, a turtle's loop) would keep
@@ -17,9 +16,8 @@
 -- events are withheld, so the client wakes the player's programs as little as possible.
 -- Runs only the player's own program (and returns) when the setting `sandbox.url` is unset,
 -- or when the client already runs (this file run a second time).
--- Ending the player's shell shuts the computer down, as ending CC's top-level shell does.
+-- Ending the player's shell (`exit`) shuts the computer down, as ending CC's top-level shell does.
 
-local args = { ... }
 -- The one place that does not follow apis/root.lua: this file is how the client is found (the
 -- installed wrapper is /startup.lua, outside the client's folder), so it looks for the client
 -- beside itself (a copy in a test directory or on a disk) and else takes the installed one.
@@ -244,9 +242,23 @@ local waitTimer = nativeStartTimer(FIRST_WORD)
 clientTimers[waitTimer] = true
 local upgrading = false
 
+--- The player's shell. CC's shell prints `os.version()` first, and CC's own top-level shell
+-- already did (at boot, above the startup programs; or before the prompt the installer was typed
+-- at): this one runs with that first line left out, so the banner shows once, as without
+-- trapdesk. It is the shell `shell.run("shell")` would run, with the same parent shell.
+local function playerShell()
+    local path, first = shell.resolveProgram("shell"), true
+    if not path then return shell.run("shell") end
+    os.run({ shell = shell, multishell = multishell, print = function(...)
+        if first and ... == os.version() then first = false return end
+        first = false
+        return print(...)
+    end }, "/" .. path)
+end
+
 local function player()
     playerStartups()
-    shell.run("shell")
+    playerShell()
 end
 
 local function run()
@@ -314,5 +326,7 @@ _G.trapdeskClient = nil
 os.startTimer, os.setAlarm = nativeStartTimer, nativeSetAlarm
 term.redirect(parent)
 if not ok then printError("trapdesk: " .. tostring(err)) end
--- The player's shell ended (`exit`): CC's own top-level shell shuts the computer down then.
-if ok and args[1] ~= "--no-shutdown" then os.shutdown() end
+-- The player's shell ended (`exit`): CC shuts the computer down when its top-level shell ends,
+-- and this shell is the player's top-level one, also when the installer typed at the prompt
+-- started it (the shell that prompt belonged to waits under it and is never seen again).
+if ok then os.shutdown() end

@@ -4,7 +4,7 @@
 -- requests itself, routes `gateway_request`s to the programs serving them
 -- (through the events of apis/libsandbox.lua), coalesces their output,
 -- forwards `cancel`, fragments and reassembles large messages, and
--- reconnects after any drop with backoff (1 s doubling to 30 s, +-25 %
+-- reconnects after any drop with backoff (1 s doubling to 4 s, +-25 %
 -- jitter), forever. Close 4001 (wrong secret) prints the host's reason and
 -- retries every 60 s, re-reading the settings each time so that
 -- `set sandbox.password ...` takes effect without a reboot. 4003 (protocol)
@@ -107,6 +107,14 @@ local outQueue = {}      -- in order: output { id, wire, stream, text, pos } and
 local linkedOnce = false
 local sentOwn = false     -- the current hello carried trapdesk.secret
 local tryShared = false   -- the own secret was just refused: present the shared one next
+-- A shared secret the installer was given while another one is set (`trapdesk.offered_secret`):
+-- the next hello that does not carry the own secret presents it, and it replaces
+-- `sandbox.password` only once the host accepts it, so a mistyped one never loses a secret that
+-- worked. `sentOffered`: the current hello carried it. `offerSaid`: what became of it, told
+-- with the next link state (see `tell`).
+local OFFERED = "trapdesk.offered_secret"
+local sentOffered = false
+local offerSaid
 local hostSays            -- the message of the host's last error frame (why it refused)
 local screenQueue = {}   -- `screen` messages (JSON text) waiting behind answers and output
 local SCREEN_BACKLOG = 4 -- more waiting than this: drop them and ask the screen server for a whole frame
@@ -116,6 +124,28 @@ local function setPhase(p) phase, phaseSince = p, clock() end
 -- The table the client's programs share under the startup wrapper (apis/libsandbox.lua, `bus`):
 -- requests go to their server, and answers and output come back, as plain calls.
 local bus = type(rawget(_G, "trapdeskClient")) == "table" and rawget(_G, "trapdeskClient") or nil
+
+--- The link's state for whoever waits on it: the `trapdesk_link` event (`what`, `detail`), and
+-- `bus.link` (a new table for each state; `offer` says what became of an offered secret), which the
+-- installer reads when it runs inside the player's shell, where `trapdesk_*` events are
+-- withheld (lua/startup.lua).
+local function tell(what, detail)
+    if bus then bus.link = { what = what, detail = detail, offer = offerSaid } end
+    offerSaid = nil
+    os.queueEvent("trapdesk_link", what, detail)
+end
+
+--- Settles an offered secret (`OFFERED`): "stored" (it is `sandbox.password` now; the installer
+-- that offered it rewrites the installer line kept in the player's startup programs) or
+-- "refused" (dropped; the secret set before stays). Nothing offered: nothing.
+local function settleOffer(outcome)
+    local offered = settings.get(OFFERED)
+    if type(offered) ~= "string" then return end
+    settings.unset(OFFERED)
+    if outcome == "stored" then settings.set("sandbox.password", offered) end
+    pcall(settings.save)
+    offerSaid = outcome
+end
 local heard     -- the text of the websocket_message being handled (a job started by it skips it)
 local daemonCo  -- the daemon's own coroutine: sending (which may pause) happens only there
 local flushAsked = false
@@ -634,6 +664,9 @@ handleMessage = function(msg, payloadText)
     elseif kind == "welcome" and phase == "hello" then
         setPhase("linked")
         tryShared = false
+        -- Linked with its own secret, the computer keeps an offered one for when the host forgets
+        -- the own (it goes next then, before `sandbox.password`).
+        if sentOffered then settleOffer("stored") end
         if type(msg.secret) == "string" and msg.secret ~= "" then
             -- Enrolled: our own secret from now on. `enrolled` only once it is on disk, so
             -- that the host never makes firm a secret this computer would lose at reboot.
@@ -669,7 +702,7 @@ handleMessage = function(msg, payloadText)
         for _, e in pairs(inflight) do if e.detach then e.held = 0 end end
         flushOutput()
         os.queueEvent("trapdesk_daemon_up")
-        os.queueEvent("trapdesk_link", "linked", tostring(msg.trapos_id))
+        tell("linked", tostring(msg.trapos_id))
         if not linkedOnce then say("linked as " .. tostring(msg.trapos_id)) end
         linkedOnce = true
         log("linked as " .. tostring(msg.trapos_id))
@@ -714,7 +747,7 @@ local function holdBounded(e, localId)
     end
 end
 
-drop = function(code, reason)
+drop = function(code, reason, quiet)
     if ws then pcall(ws.close) end
     ws, wsUrl = nil, nil
     setPhase("idle")
@@ -749,24 +782,37 @@ drop = function(code, reason)
     log(("link down (%s): %s"):format(tostring(code), tostring(reason)))
     local says = hostSays
     hostSays = nil
-    local own = sentOwn
-    sentOwn = false
-    if code == 4001 and own and not tryShared and settings.get("sandbox.password") then
+    local own, offered = sentOwn, sentOffered
+    sentOwn, sentOffered = false, false
+    -- Relinking at once (`trapdesk_relink`): the caller connects.
+    if quiet then return end
+    if code == 4001 and own and not tryShared and (settings.get(OFFERED) or settings.get("sandbox.password")) then
         -- Our own secret was refused: the host lost or forgot our binding. The shared secret
         -- enrols us again if the host allows it; it decides, and says why if not.
         tryShared = true
         log("own secret refused (" .. tostring(says) .. "); trying the shared secret")
-        os.queueEvent("trapdesk_link", "retrying", "own secret refused")
+        tell("retrying", "own secret refused")
         scheduleRetry(1)
         return
     end
-    tryShared = false
+    -- The host refused the offered secret. Only "wrong secret" says it is not the host's: the
+    -- other refusals of a shared secret (enrolled with its own, enrolment closed) are made to the
+    -- right one, which is kept for when the host lets it link. A wrong one is dropped, and the
+    -- secret set before goes next, a second later, as before the offer.
+    local retryStored = code == 4001 and offered and not (says and (says:find("own secret", 1, true) or says:find("enrolment is closed", 1, true)))
+    if code == 4001 and offered then settleOffer(retryStored and "refused" or "stored") end
+    retryStored = retryStored and settings.get("sandbox.password")
+    if not retryStored then tryShared = false end
     if code == 4001 or code == 4003 then
         local why = tostring(reason or code)
         if says then why = why .. ": " .. says end
-        os.queueEvent("trapdesk_link", "refused", why)
+        tell("refused", why)
     else
-        os.queueEvent("trapdesk_link", "retrying", tostring(reason or code or "link down"))
+        tell("retrying", tostring(reason or code or "link down"))
+    end
+    if retryStored then
+        scheduleRetry(1)
+        return
     end
     if code == 4001 then
         if says and says ~= "wrong secret" then
@@ -784,7 +830,10 @@ drop = function(code, reason)
         scheduleRetry(30)
     else
         scheduleRetry(backoff)
-        backoff = math.min(backoff * 2, 30)
+        -- At most 4 s (before the +-25 % jitter) between attempts while the host is away: a
+        -- restarted host has every computer back within 5 s of listening again, however long it
+        -- was down, and a refused connection costs it nothing (docs/lua-client.md, "The daemon").
+        backoff = math.min(backoff * 2, 4)
     end
 end
 
@@ -825,8 +874,10 @@ local function opened(handle)
     local label = os.getComputerLabel()
     linkLabel = label
     local own = settings.get("trapdesk.secret")
+    local offered = settings.get(OFFERED)
     sentOwn = type(own) == "string" and own ~= "" and not tryShared
-    local secret = sentOwn and own or tostring(settings.get("sandbox.password") or "")
+    sentOffered = not sentOwn and (offered or "") ~= ""
+    local secret = sentOwn and own or sentOffered and offered or tostring(settings.get("sandbox.password") or "")
     send({
         type = "hello", protocol = 1, computer_id = os.getComputerID(),
         label = label == nil and json.null or label,
@@ -850,12 +901,12 @@ local function failed(err)
     setPhase("idle")
     err = tostring(err)
     log("connect failed: " .. err)
-    os.queueEvent("trapdesk_link", "retrying", err)
+    tell("retrying", err)
     if err:find("not permitted") or err:find("blocked") then
         say("CC refused " .. tostring(settings.get("sandbox.url")) .. " (" .. err .. "): an [[http.rules]] entry in the world's computercraft-server.toml must allow it, before the rule that denies private addresses (`trapdesk doctor` on the host prints it)")
     end
     scheduleRetry(backoff)
-    backoff = math.min(backoff * 2, 30)
+    backoff = math.min(backoff * 2, 4) -- at most 4 s: see `drop`
 end
 
 local function connect()
@@ -1022,6 +1073,12 @@ while true do
             flushTimer = nil
             flushOutput()
         end
+    elseif ev == "trapdesk_relink" then
+        -- The installer was given a new secret (`OFFERED`): it is tried now, on a new link (right
+        -- after the own secret, or at once when the own secret was just refused).
+        if phase ~= "idle" then drop(nil, "new secret", true) end
+        retryTimer = nil
+        connect()
     elseif ev == "trapdesk_serve" then
         setServe(a, b)
     elseif ev == "trapdesk_alive" then

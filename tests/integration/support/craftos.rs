@@ -247,14 +247,87 @@ impl CraftComputer {
         let mut payload = vec![4u8, 0, 0, 0];
         payload.extend_from_slice(&width.to_le_bytes());
         payload.extend_from_slice(&height.to_le_bytes());
-        let b64 = base64::engine::general_purpose::STANDARD.encode(&payload);
+        self.send_raw(&payload);
+    }
+
+    /// One message of CraftOS-PC's raw protocol to a sized (raw-mode) computer.
+    fn send_raw(&mut self, payload: &[u8]) {
+        let b64 = base64::engine::general_purpose::STANDARD.encode(payload);
         let msg = format!("!CPC{:04x}{b64}{:08x}\n", b64.len(), crc32(b64.as_bytes()));
         let stdin = self
             .stdin
             .as_mut()
-            .expect("resize needs a sized (raw-mode) computer");
+            .expect("raw input needs a sized (raw-mode) computer");
         stdin.write_all(msg.as_bytes()).unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// Queues the CC event `name` with `params` on a sized (raw-mode) computer, as its keyboard
+    /// would: the raw protocol's "generic event" message (type 3), which CraftOS-PC queues as
+    /// it is. This is how a test types at a computer that is not linked.
+    pub fn queue_event(&mut self, name: &str, params: &[RawParam<'_>]) {
+        let mut payload = vec![3u8, 0, u8::try_from(params.len()).unwrap()];
+        payload.extend_from_slice(name.as_bytes());
+        payload.push(0);
+        for p in params {
+            match p {
+                RawParam::Int(n) => {
+                    payload.push(0);
+                    payload.extend_from_slice(&n.to_le_bytes());
+                }
+                RawParam::Bool(b) => payload.extend_from_slice(&[2, u8::from(*b)]),
+                RawParam::Str(s) => {
+                    payload.push(3);
+                    payload.extend_from_slice(s.as_bytes());
+                    payload.push(0);
+                }
+            }
+        }
+        self.send_raw(&payload);
+    }
+
+    /// A line typed at a sized (raw-mode) computer's prompt: pasted (`paste`, which `read()`
+    /// inserts as typed), then Enter (`key` 28).
+    pub fn type_line(&mut self, text: &str) {
+        self.queue_event("paste", &[RawParam::Str(text)]);
+        self.queue_event("key", &[RawParam::Int(28), RawParam::Bool(false)]);
+    }
+
+    /// The rows a sized (raw-mode) computer's screen shows now (trailing blanks trimmed), from
+    /// the newest terminal frame it wrote: the raw protocol's type 0, whose text is run-length
+    /// pairs of (character, count) for width x height cells.
+    pub fn raw_rows(&self) -> Vec<String> {
+        let raw = self.screen.lock().unwrap().clone();
+        let text = String::from_utf8_lossy(&raw);
+        for frame in text.rsplit("!CPC") {
+            let Some(body) = frame.get(4..).and_then(|b| b.split('\n').next()) else {
+                continue;
+            };
+            let Some(b64) = body.get(..body.len().saturating_sub(8)) else {
+                continue;
+            };
+            let Ok(p) = base64::engine::general_purpose::STANDARD.decode(b64) else {
+                continue;
+            };
+            if p.len() < 16 || p[0] != 0 || p[1] != 0 || p[2] != 0 {
+                continue;
+            }
+            let w = usize::from(u16::from_le_bytes([p[4], p[5]]));
+            let h = usize::from(u16::from_le_bytes([p[6], p[7]]));
+            let mut cells = Vec::with_capacity(w * h);
+            for pair in p[16..].chunks_exact(2) {
+                if cells.len() >= w * h {
+                    break;
+                }
+                cells.extend(std::iter::repeat_n(pair[0], usize::from(pair[1])));
+            }
+            return cells
+                .chunks(w.max(1))
+                .take(h)
+                .map(|r| String::from_utf8_lossy(r).trim_end().to_owned())
+                .collect();
+        }
+        Vec::new()
     }
 
     /// The computer's own files (`computer/<id>/` of its data directory).
@@ -309,6 +382,14 @@ impl CraftComputer {
         )
         .await;
     }
+}
+
+/// A parameter of an event queued with [`CraftComputer::queue_event`].
+#[derive(Debug, Clone, Copy)]
+pub enum RawParam<'a> {
+    Int(i32),
+    Bool(bool),
+    Str(&'a str),
 }
 
 /// CRC-32 (IEEE, as zlib and Poco compute it), bit by bit: a few bytes per message.
