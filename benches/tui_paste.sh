@@ -13,7 +13,7 @@ runs=${3:-3}
 sock=trapdesk-paste-$$
 data=$(mktemp -d)
 T="tmux -L $sock"
-trap '$T kill-server 2>/dev/null; rm -rf "$data"' EXIT
+trap '$T kill-server 2>/dev/null; sleep 1; rm -rf "$data"' EXIT
 text=$data/paste.lua
 for ((i = 1; i <= lines; i++)); do echo "local v$i = $i -- line $i of the paste"; done >"$text"
 echo "-- end of the paste" >>"$text"
@@ -35,10 +35,12 @@ floor() {
   $T kill-session -t f
 }
 
+n=0
 console() {
-  rm -rf "$data/d"
+  # A fresh data directory each run (the one before may still be written as its process ends).
+  n=$((n + 1))
   $T -f /dev/null new-session -d -s m -x 100 -y 30 \
-    "$bin --demo 1 --data-dir $data/d --gateway-bind 127.0.0.1:0 --mcp-bind 127.0.0.1:0"
+    "$bin --demo 1 --data-dir $data/d$n --gateway-bind 127.0.0.1:0 --mcp-bind 127.0.0.1:0"
   until $T capture-pane -p -t m | grep -q "idle"; do sleep 0.05; done
   $T load-buffer "$text"
   local s
