@@ -18,7 +18,8 @@ local sandbox = {}
 -- local request id (opaque to programs).
 --
 -- Daemon to programs:
---  - `trapdesk_daemon_up()`: the daemon started or linked; servers announce again.
+--  - `trapdesk_daemon_up(link)`: the daemon started (no `link`) or linked (`link`, the link's
+--    number, as request ids begin); servers announce again.
 --  - `trapdesk_request(owner, id, type, payload_json, timeout_ms, blob)`: a host request for
 --    `owner`; `payload_json` is the JSON text, a string or a list of strings (pieces of a message
 --    that came in fragments, read in order as one text); `blob`, when the request's content came

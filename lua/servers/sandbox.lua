@@ -701,7 +701,10 @@ handleMessage = function(msg, payloadText)
         -- What detached runs printed and answered while unlinked goes now.
         for _, e in pairs(inflight) do if e.detach then e.held = 0 end end
         flushOutput()
-        os.queueEvent("trapdesk_daemon_up")
+        -- The link's number goes with it: a request of this link can be handed to its server
+        -- (the direct hand-over) before the server takes this event, and must not be undone
+        -- by it (servers/screen.lua keeps a watch asked on this very link).
+        os.queueEvent("trapdesk_daemon_up", conn)
         tell("linked", tostring(msg.trapos_id))
         if not linkedOnce then say("linked as " .. tostring(msg.trapos_id)) end
         linkedOnce = true

@@ -39,7 +39,9 @@ local native = term.native()
 local rec = mirror.install(native)
 -- Every program's peripheral calls from now on: the monitors' shadows start here.
 shadows.install(peripheral, rawget(_G, "trapdeskClient"), mirror)
-local watched = {} -- display (false: the terminal, else a monitor's name) -> true while watched
+-- display (false: the terminal, else a monitor's name) -> the link it was watched on (the
+-- daemon's link number, as the request's local id begins), while watched
+local watched = {}
 local timer
 local power
 
@@ -193,8 +195,12 @@ handlers.screen = function(req)
     local msg = frame(m, true)
     if not msg then return notFound(m) end
     m = m or false
-    if p.watch == true then watched[m] = true elseif p.watch == false then watched[m] = nil end
-    msg.watching = watched[m] == true
+    if p.watch == true then
+        watched[m] = tostring(req.id):match("^(%d+)/") or true
+    elseif p.watch == false then
+        watched[m] = nil
+    end
+    msg.watching = watched[m] ~= nil
     os.queueEvent("trapdesk_screen_tick")
     return true, msg
 end
@@ -296,8 +302,13 @@ local function updates()
             rec.changed = true
             shadows.resync()
         elseif ev == "trapdesk_daemon_up" then
-            -- A new link: the host asks again when someone watches.
-            watched = {}
+            -- A new link (`a`, its number; none when the daemon started): the host asks again
+            -- when someone watches, so the watches of earlier links end. One asked on this
+            -- link stays: its request can come (handed over directly) before this event, and
+            -- ending it would leave the host's view frozen on that first frame.
+            for m, link in pairs(watched) do
+                if a == nil or link ~= tostring(a) then watched[m] = nil end
+            end
         elseif ev == "trapdesk_screen_power" then
             -- Give the daemon time to send the answer first.
             sleep(0.5)

@@ -47,13 +47,16 @@ impl Highlight {
         }
     }
 
-    /// Styled spans of lines `0..upto` (at most `lines.len()`), from the cache where it still
-    /// matches the text.
-    pub fn lines(&self, lines: &[String], upto: usize) -> Vec<Vec<Span<'static>>> {
+    /// Styled spans of lines `from..upto` (at most `lines.len()`), from the cache where it
+    /// still matches the text. Only those are made into spans: the lines above are highlighted
+    /// once into the cache (each needs the state after the one before), never copied again,
+    /// so a frame of a long text costs what it shows.
+    pub fn lines(&self, lines: &[String], from: usize, upto: usize) -> Vec<Vec<Span<'static>>> {
         let Some(syntax) = self.syntaxes.find_syntax_by_extension("lua") else {
             return lines
                 .iter()
                 .take(upto)
+                .skip(from)
                 .map(|l| vec![Span::raw(l.clone())])
                 .collect();
         };
@@ -101,6 +104,7 @@ impl Highlight {
         cache
             .iter()
             .take(upto)
+            .skip(from)
             .map(|c| {
                 c.spans
                     .iter()
@@ -125,13 +129,13 @@ mod tests {
     fn keywords_get_colour_and_cache_follows_edits() {
         let h = Highlight::new();
         let a = vec!["local x = 1".to_owned(), "print(x)".to_owned()];
-        let out = h.lines(&a, 2);
+        let out = h.lines(&a, 0, 2);
         assert_eq!(out.len(), 2);
         let text: String = out[0].iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, "local x = 1");
         assert!(out[0].len() > 1, "several styled pieces");
         let b = vec!["local y = 2".to_owned(), "print(x)".to_owned()];
-        let text: String = h.lines(&b, 1)[0]
+        let text: String = h.lines(&b, 0, 1)[0]
             .iter()
             .map(|s| s.content.as_ref())
             .collect();

@@ -19,23 +19,35 @@ use super::layout::{areas, hit};
 impl App {
     /// Any terminal event.
     pub fn on_terminal(&mut self, ev: CtEvent) -> Vec<Intent> {
+        if let CtEvent::Resize(w, h) = ev {
+            self.size = ratatui::layout::Rect::new(0, 0, w, h);
+            return Vec::new();
+        }
+        // The frame says only "Terminal too small": what a key would do is not on screen, so
+        // nothing acts but quitting (docs/console.md, "Too small").
+        if self.too_small() {
+            return match ev {
+                CtEvent::Key(k) => events::key_too_small(self, k),
+                _ => Vec::new(),
+            };
+        }
         match ev {
             CtEvent::Key(k) => self.on_key(k),
             CtEvent::Mouse(m) => self.on_mouse(m),
-            CtEvent::Resize(w, h) => {
-                self.size = ratatui::layout::Rect::new(0, 0, w, h);
-                Vec::new()
-            }
-            CtEvent::Paste(text) if self.screen.attached && self.popup.is_none() => {
-                let o = self.screen.paste(text, self.selected.as_deref());
-                self.apply(o)
-            }
-            CtEvent::Paste(text) if self.focus == Focus::Editor && self.popup.is_none() => {
-                self.editor.area.insert_str(text);
-                Vec::new()
-            }
+            CtEvent::Paste(text) => events::paste(self, &text),
             _ => Vec::new(),
         }
+    }
+
+    /// Terminal events that came together, in order (`events.rs`: a run of keys that only
+    /// type into the editor goes in as one insert).
+    pub fn on_terminal_batch(&mut self, events: Vec<CtEvent>) -> Vec<Intent> {
+        events::batch(self, events)
+    }
+
+    /// Whether the terminal is below the smallest size the console draws in.
+    pub fn too_small(&self) -> bool {
+        areas(self.size).is_none()
     }
 
     /// The scopes a key is looked up in, top first. The last layer that takes unbound keys
@@ -483,5 +495,6 @@ impl App {
     }
 }
 
+mod events;
 #[cfg(test)]
 mod tests;

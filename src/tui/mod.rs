@@ -183,7 +183,11 @@ async fn event_loop<H: Hub>(
             _ = tokio::time::sleep(wait), if dirty => continue,
         };
         dirty = true;
-        handle(app, session, &msg_tx, ev);
+        let mut typed = Vec::new();
+        match ev {
+            Event::Crossterm(e) => typed.push(e),
+            ev => handle(app, session, &msg_tx, ev),
+        }
         // Drain whatever else is already waiting, so a flood becomes one frame.
         for _ in 0..4096 {
             match events.try_recv() {
@@ -192,10 +196,14 @@ async fn event_loop<H: Hub>(
                 Err(_) => break,
             }
         }
+        // Every key already read goes in before the next frame, together: a paste of
+        // thousands of keys is one insert and one frame, not a frame per key.
         while let Ok(e) = input.rx.try_recv() {
-            match e {
-                Ok(e) => handle(app, session, &msg_tx, Event::Crossterm(e)),
-                Err(e) => return Err(TuiError::Terminal(e)),
+            typed.push(e.map_err(TuiError::Terminal)?);
+        }
+        if !typed.is_empty() {
+            for intent in app.on_terminal_batch(typed) {
+                execute(session, intent, &msg_tx);
             }
         }
         if app.quit {

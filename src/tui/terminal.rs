@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
-use ratatui::crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
+use ratatui::crossterm::event::{
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event,
+};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -26,12 +29,18 @@ pub struct Guard {
 pub fn restore() {
     // Each step is best effort: the terminal may already be partly restored.
     let _ = disable_raw_mode();
-    let _ = execute!(stdout(), DisableMouseCapture, LeaveAlternateScreen);
+    let _ = execute!(
+        stdout(),
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen
+    );
     let _ = execute!(stdout(), ratatui::crossterm::cursor::Show);
 }
 
 impl Guard {
-    /// Raw mode, alternate screen, mouse capture, and a panic hook that restores first.
+    /// Raw mode, alternate screen, mouse capture, bracketed paste (a paste comes as one event,
+    /// not as a key per character), and a panic hook that restores first.
     ///
     /// # Errors
     /// When the terminal refuses any of it (not a tty, for example).
@@ -42,8 +51,13 @@ impl Guard {
             previous(info);
         }));
         enable_raw_mode()?;
-        let setup = execute!(stdout(), EnterAlternateScreen, EnableMouseCapture)
-            .and_then(|()| Terminal::new(CrosstermBackend::new(stdout())));
+        let setup = execute!(
+            stdout(),
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        )
+        .and_then(|()| Terminal::new(CrosstermBackend::new(stdout())));
         match setup {
             Ok(terminal) => Ok(Guard { terminal }),
             Err(e) => {

@@ -61,7 +61,7 @@ impl Approvals {
         ];
         let text: Vec<String> = a.detail.split('\n').map(printable).collect();
         if a.kind == trapdesk_proto::protocol::Kind::ExecLua {
-            for spans in self.highlight.lines(&text, text.len()) {
+            for spans in self.highlight.lines(&text, 0, text.len()) {
                 lines.push(Line::from(spans));
             }
         } else {

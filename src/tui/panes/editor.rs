@@ -127,7 +127,7 @@ impl Component for Editor {
         let gutter = lines.len().to_string().len().max(2);
         let visible_end = (top + h).min(lines.len());
         let styled = if cx.theme.color {
-            Some(self.highlight.lines(lines, visible_end))
+            Some(self.highlight.lines(lines, top, visible_end))
         } else {
             None
         };
@@ -143,7 +143,7 @@ impl Component for Editor {
                     cx.theme.line_number
                 },
             )];
-            let pieces: Vec<Span> = match styled.as_ref().and_then(|s| s.get(i)) {
+            let pieces: Vec<Span> = match styled.as_ref().and_then(|s| s.get(i - top)) {
                 Some(s) => s.clone(),
                 None => vec![Span::raw(lines.get(i).cloned().unwrap_or_default())],
             };

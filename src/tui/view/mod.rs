@@ -119,17 +119,29 @@ fn attached_marker(app: &App, host: &str, area: Rect, buf: &mut Buffer) {
     buf.set_string(x, area.y, text, app.theme.warn);
 }
 
+/// No pane fits: this says so, and it is all the keys do (only quitting acts, `input.rs`), so
+/// the quit question asked while requests are pending is asked here too.
 fn too_small(app: &App, area: Rect, buf: &mut Buffer) {
+    use super::keymap::{Action, Scope, key_for};
+    let last = match &app.popup {
+        Some(crate::tui::app::Popup::ConfirmQuit(q)) => format!(
+            "{} request(s) pending: {} quits and cancels them, {} stays.",
+            q.pending,
+            key_for(Scope::ConfirmQuit, Action::Yes),
+            key_for(Scope::ConfirmQuit, Action::No)
+        ),
+        _ => format!(
+            "Enlarge the window, or press {} to quit.",
+            key_for(Scope::Global, Action::Quit)
+        ),
+    };
     let text = vec![
         Line::from("Terminal too small"),
         Line::from(format!(
             "{}x{} here; trapdesk needs at least {MIN_WIDTH}x{MIN_HEIGHT}.",
             area.width, area.height
         )),
-        Line::from(format!(
-            "Enlarge the window, or press {} to quit.",
-            super::keymap::key_for(super::keymap::Scope::Global, super::keymap::Action::Quit)
-        )),
+        Line::from(last),
     ];
     let top = area.height.saturating_sub(3) / 2;
     let inner = Rect::new(area.x, area.y + top, area.width, area.height - top);

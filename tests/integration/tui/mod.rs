@@ -5,6 +5,7 @@ mod tui_fleet;
 mod tui_hand;
 mod tui_keys;
 mod tui_pty;
+mod tui_pty_edges;
 mod tui_screen;
 mod tui_session;
 mod tui_snapshots;

@@ -18,23 +18,23 @@ const PATIENCE: Duration = Duration::from_secs(15);
 
 /// One tmux server of its own (own socket) with one session running trapdesk; killed on drop,
 /// failed test or not.
-struct Tmux {
+pub(super) struct Tmux {
     socket: String,
-    session: String,
+    pub(super) session: String,
     _data: tempfile::TempDir,
-    data_dir: std::path::PathBuf,
+    pub(super) data_dir: std::path::PathBuf,
 }
 
 impl Tmux {
     /// Starts `trapdesk --demo 1` in a 100x30 terminal. After trapdesk exits the shell prints
     /// its exit status and the terminal's mode, then idles so the pane can still be read.
-    fn start(name: &str) -> Tmux {
+    pub(super) fn start(name: &str) -> Tmux {
         Tmux::launch(name, "--secret tui-pty-secret-7kq2")
     }
 
     /// [`Tmux::start`] with `flags` for the secret: empty for one generated and stored in
     /// the data directory, which `trapdesk secret rotate` can change under the console.
-    fn launch(name: &str, flags: &str) -> Tmux {
+    pub(super) fn launch(name: &str, flags: &str) -> Tmux {
         static N: AtomicUsize = AtomicUsize::new(0);
         let unique = format!(
             "trapdesk-pty-{}-{}-{name}",
@@ -81,7 +81,7 @@ impl Tmux {
         t
     }
 
-    fn tmux(&self, args: &[&str]) -> Output {
+    pub(super) fn tmux(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .arg("-L")
             .arg(&self.socket)
@@ -92,31 +92,31 @@ impl Tmux {
     }
 
     /// The screen as text.
-    fn screen(&self) -> String {
+    pub(super) fn screen(&self) -> String {
         let out = self.tmux(&["capture-pane", "-p", "-t", &self.session]);
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// A tmux format value of the pane, e.g. `alternate_on`.
-    fn format(&self, var: &str) -> String {
+    pub(super) fn format(&self, var: &str) -> String {
         let out = self.tmux(&["display-message", "-p", "-t", &self.session, var]);
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
     /// Types text literally.
-    fn text(&self, s: &str) {
+    pub(super) fn text(&self, s: &str) {
         self.tmux(&["send-keys", "-t", &self.session, "-l", s]);
     }
 
     /// Presses named keys (`F5`, `Enter`, `C-c`, ...).
-    fn keys(&self, keys: &[&str]) {
+    pub(super) fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", &self.session];
         args.extend_from_slice(keys);
         self.tmux(&args);
     }
 
     /// Polls the screen until `pred` holds; fails with the last screen after [`PATIENCE`].
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    pub(super) fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
         let mut screen = String::new();
         let held = crate::support::holds_within_blocking(PATIENCE, || {
             screen = self.screen();
@@ -129,20 +129,20 @@ impl Tmux {
         screen
     }
 
-    fn wait_text(&self, needle: &str) -> String {
+    pub(super) fn wait_text(&self, needle: &str) -> String {
         self.wait_for(&format!("{needle:?}"), |s| s.contains(needle))
     }
 
     /// Waits until the demo computer (and the demo's turtle and pocket computer beside it) is
     /// linked and idle.
-    fn wait_linked(&self) {
+    pub(super) fn wait_linked(&self) {
         self.wait_for("the demo computers to link", |s| {
             s.contains("Computers 3") && s.contains("idle")
         });
     }
 
     /// Ctrl-C, then checks the process ended cleanly with the terminal given back.
-    fn quit_and_check(&self) {
+    pub(super) fn quit_and_check(&self) {
         self.keys(&["C-c"]);
         let screen = self.wait_text("trapdesk exited:");
         assert!(
@@ -173,7 +173,7 @@ impl Tmux {
         assert_eq!(self.format("#{cursor_flag}"), "1", "cursor left hidden");
     }
 
-    fn history(&self) -> serde_json::Value {
+    pub(super) fn history(&self) -> serde_json::Value {
         let path: &Path = &self.data_dir.join("history.json");
         let text = std::fs::read_to_string(path)
             .unwrap_or_else(|e| panic!("no editor history at {}: {e}", path.display()));

@@ -67,6 +67,25 @@ async fn attach_mode_is_marked() {
     assert_snapshot!(shown);
 }
 
+/// Unlinked (a reboot, a crash), the computer's last frame is not its screen now: the title says
+/// so rather than show it as live.
+#[tokio::test]
+async fn an_unlinked_computers_last_screen_is_marked() {
+    let mut app = with_screen();
+    app.on_key(key(KeyCode::F(9)));
+    app.screen.frame = Some(shell_frame());
+    let shown = screen(&app, 120, 32);
+    assert!(!shown.contains("offline: its last screen"), "{shown}");
+    let selected = app.selected.clone().unwrap();
+    let mut list = app.computers.list.clone();
+    for c in list.iter_mut().filter(|c| c.trapos_id == selected) {
+        c.online = false;
+    }
+    app.set_computers(list);
+    let shown = screen(&app, 120, 32);
+    assert!(shown.contains("offline: its last screen"), "{shown}");
+}
+
 #[tokio::test]
 async fn screen_view_of_a_client_without_the_mirror() {
     let mut app = app();

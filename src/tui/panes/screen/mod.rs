@@ -398,6 +398,13 @@ impl Component for Screen {
         // narrow as the display.
         let (mut title, keys) = paint::title(self.attached, &heading, !monitors.is_empty(), cx);
         title.spans.extend(typing);
+        // Unlinked, the frame is the last one seen, not the computer's screen now: said so.
+        if cx.selected_computer.is_some_and(|c| !c.online) && self.frame.is_some() {
+            title.spans.push(Span::styled(
+                " offline: its last screen ",
+                cx.theme.warn.add_modifier(Modifier::REVERSED),
+            ));
+        }
         let block = cx
             .frame(title)
             .title_bottom(Line::from(Span::styled(keys, cx.theme.title)));

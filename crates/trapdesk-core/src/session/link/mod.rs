@@ -150,6 +150,8 @@ impl Session {
         }
         st.conns.insert(conn_id, trapos_id.clone());
         log_linked(&mut st, hello, &trapos_id, back.is_some());
+        // Before `Linked` is heard: a view that pulls on it must find no frame of the old link.
+        self.screens_relinked(&trapos_id);
         st.emit(Event::Linked {
             trapos_id: trapos_id.clone(),
         });

@@ -222,6 +222,19 @@ impl Session {
         }
     }
 
+    /// `trapos_id` linked again: a new connection is a new terminal (a reboot, a restarted
+    /// client), so the frames held from the old one are not its screen any more and a view must
+    /// not show them as if they were. They are dropped; the watchers stay and are asked again
+    /// (a view watches again on `Linked`, and `screen_served` asks when the mirror announces
+    /// itself).
+    pub(crate) fn screens_relinked(&self, trapos_id: &str) {
+        for ((id, _), e) in &mut self.screens().map {
+            if id == trapos_id {
+                e.frame = None;
+            }
+        }
+    }
+
     /// How many watch a computer's display.
     pub fn screen_watchers(&self, trapos_id: &str, display: &Display) -> usize {
         self.screens()

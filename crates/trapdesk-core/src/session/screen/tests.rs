@@ -159,3 +159,14 @@ async fn a_touch_is_checked_then_sent_with_its_monitor() {
     let answer = touch.await.expect("joined").expect("touched");
     assert_eq!(answer["events"], 1);
 }
+
+#[test]
+fn a_relink_drops_the_frames_of_the_old_connection() {
+    let session = Session::new(crate::config::Settings::default(), false);
+    let frame = json!({"full": true, "width": 3, "height": 1, "rows": [{"y": 1, "text": "> "}]});
+    session.store("1:a", &frame).expect("frame");
+    session.store("2:b", &frame).expect("frame");
+    session.screens_relinked("1:a");
+    assert!(session.screen("1:a", &Display::Terminal).is_none());
+    assert!(session.screen("2:b", &Display::Terminal).is_some());
+}
