@@ -294,12 +294,17 @@ fn what_the_console_shows_follows_its_sources() {
     t.keys(&["Tab", "Tab"]);
     t.wait_text("┏ Requests");
     t.keys(&["c"]);
-    let screen = t.wait_text("cancelling run-file programs/dig.lua 60");
+    // Once the run has ended, the status line says so (not that it is still being cancelled).
+    let screen = t.wait_text("cancelled run-file programs/dig.lua 60");
     assert!(!screen.contains("cancelling h-"), "{screen}");
     t.wait_text("└ ✗ cancelled");
-    // The message log has what the status line said, whole.
+    // The message log has what the status line said, whole: both steps.
     t.keys(&["m"]);
-    t.wait_text("Messages (");
+    let log = t.wait_text("Messages (");
+    assert!(
+        log.contains("cancelling run-file programs/dig.lua 60"),
+        "{log}"
+    );
     t.keys(&["Escape"]);
     t.wait_for("the log to close", |s| !s.contains("Messages ("));
     // `s` shows the stored secret; a rotation in another terminal shows when it opens again.
