@@ -3,6 +3,7 @@ mod craftos_e2e;
 mod craftos_harness;
 mod craftos_people;
 mod disk_quota;
+mod edit_save;
 mod player_computer;
 mod reboot;
 mod resilience;
