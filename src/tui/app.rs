@@ -189,10 +189,20 @@ impl App {
             E::Output { trapos_id, .. } => {
                 d.output.insert(trapos_id.clone());
             }
-            E::RequestFinished { trapos_id, .. } => {
+            E::RequestFinished {
+                trapos_id,
+                request_id,
+                status,
+                ..
+            } => {
                 d.pending = true;
                 d.computers = true;
                 d.output.insert(trapos_id.clone());
+                // Noted before the pull: the request is still in the Requests pane.
+                let said = self.notice.as_ref().map(|(text, _)| text.as_str());
+                if let Some(text) = self.requests.cancel_ended(request_id, *status, said) {
+                    self.notify(text, false);
+                }
             }
             E::ToolCallStarted { .. } | E::ToolCallFinished { .. } => d.calls = true,
             E::ScreenChanged { trapos_id, display } => self.screen.changed(trapos_id, display),

@@ -406,6 +406,7 @@ impl App {
             self.selected
                 .as_deref()
                 .and_then(|id| self.computers.list.iter().find(|c| c.trapos_id == id)),
+            self.computers.height_twice(),
         );
         if device.is_some_and(|d| hit(d, col, row)) {
             if matches!(m.kind, MouseEventKind::Down(MouseButton::Left)) {

@@ -65,6 +65,7 @@ pub mod keymap;
 pub mod layout;
 pub mod output;
 pub mod panes;
+pub mod puts;
 mod terminal;
 pub mod theme;
 pub mod view;

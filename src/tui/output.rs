@@ -9,7 +9,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use crate::tui::puts::Puts;
 use trapdesk_core::session::{OutputEntry, OutputItem, StartEntry, Status, Stream};
+
+mod fold;
+use fold::Fold;
 
 /// Text from a computer made safe and readable for the terminal: one function for the console
 /// and the CLI ([`trapdesk_proto::text`]).
@@ -61,6 +65,15 @@ pub enum RowKind {
 }
 
 impl Row {
+    /// The request a header or an end belongs to.
+    pub fn request(&self) -> Option<&str> {
+        match &self.kind {
+            RowKind::Header(h) => Some(&h.request_id),
+            RowKind::End { request_id, .. } => Some(request_id),
+            RowKind::Line { .. } => None,
+        }
+    }
+
     /// The row's text for search.
     pub fn text(&self) -> &str {
         match &self.kind {
@@ -120,6 +133,8 @@ pub struct OutputModel {
     per: HashMap<String, Rows>,
     all: Rows,
     endings: HashMap<String, Ending>,
+    /// The puts folded into one entry each (`tui/puts.rs`).
+    puts: Puts,
 }
 
 impl OutputModel {
@@ -131,6 +146,7 @@ impl OutputModel {
             per: HashMap::new(),
             all: Rows::default(),
             endings: HashMap::new(),
+            puts: Puts::default(),
         }
     }
 
@@ -145,10 +161,14 @@ impl OutputModel {
         let mut open_from: Option<u64> = None;
         let mut last = src.cursor;
         let seen = src.seen;
+        let src_key = trapos_id.to_owned();
         let mut rows = Vec::with_capacity(items.len());
         let shared_id: Arc<str> = Arc::from(trapos_id);
         for item in items {
             last = last.max(item.seq);
+            if let Fold::Skip = self.fold(trapos_id, &item, item.seq <= seen) {
+                continue;
+            }
             let kind = match item.entry {
                 OutputEntry::Start(start) => header_row(*start),
                 OutputEntry::Line {
@@ -192,6 +212,7 @@ impl OutputModel {
                 },
             ));
         }
+        let src = self.sources.entry(src_key).or_default();
         src.seen = src.seen.max(last);
         src.cursor = match open_from {
             Some(seq) => seq.saturating_sub(1),
@@ -199,9 +220,14 @@ impl OutputModel {
         };
         let per = self.per.entry(trapos_id.to_owned()).or_default();
         for (replaces, row) in rows {
+            // A look a put took in within this same pull.
+            if row.request().is_some_and(|id| self.puts.gone.contains(id)) {
+                continue;
+            }
             per.upsert(row.clone(), replaces, self.cap);
             self.all.upsert(row, replaces, self.cap);
         }
+        self.puts.trim(self.cap * 2);
         if self.endings.len() > self.cap * 2 {
             // Forget endings of requests whose rows have scrolled away long ago.
             self.endings.clear();

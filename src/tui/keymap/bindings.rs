@@ -173,7 +173,7 @@ pub static BINDINGS: &[Binding] = &[
     row(&[k(K::Esc)], S::Attached, A::Menu, TERMINATE),
     // One Ctrl-T is CC's terminate: a terminal reports no held keys, so the game's "hold
     // Ctrl-T for a second" cannot be asked for. Ctrl-R and Ctrl-S go to the computer as they
-    // are (`edit` saves with Ctrl-S); reboot and shutdown are in the menu.
+    // are (`edit` opens its menu on Ctrl); reboot and shutdown are in the menu.
     row(&[ctrl(c('t').code)], S::Attached, A::Terminate, TERMINATE),
     row(&[c('t'), c('T')], S::Menu, A::Terminate, TERMINATE),
     row(&[c('r'), c('R')], S::Menu, A::Reboot, TERMINATE),

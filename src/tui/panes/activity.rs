@@ -25,7 +25,8 @@ pub struct Activity {
 impl Activity {
     pub fn set(&mut self, list: Vec<ToolCall>) {
         let at_end = self.sel + 1 >= self.calls.len();
-        self.calls = list;
+        // A put's many calls are one entry (`tui/puts.rs`).
+        self.calls = crate::tui::puts::fold_calls(list);
         if at_end {
             // Follow new calls unless the person moved up to look at an older one.
             self.sel = self.calls.len().saturating_sub(1);

@@ -29,8 +29,21 @@ pub const STATUS_EVERY: Duration = Duration::from_secs(5);
 const SHOWN: usize = 4;
 
 /// Rows the Computers list keeps (borders included: "All computers" and two computers) before
-/// the device pane takes any.
+/// the device pane takes any, when its computers are on one row each.
 const LIST_KEEPS: u16 = 5;
+
+/// The most rows the pane takes: its frame, what the device is, the peripherals' count, the
+/// first few by name, `+N more`, and a turtle's fuel and slot.
+const MOST: u16 = 2 + 1 + 1 + SHOWN as u16 + 1 + 1;
+
+/// Whether the Computers list, in an area `whole` rows high (the Device pane's rows included),
+/// puts each computer on two lines (its served types on the second): when they fit beside
+/// the largest Device pane. So the second lines depend on the area and the list alone, never
+/// on whether a pane is shown or how high it is, which change with the selection and with
+/// each status.
+pub fn two_lines(whole: u16, twice: u16) -> bool {
+    whole >= twice.saturating_add(MOST)
+}
 
 #[derive(Debug, Default)]
 pub struct Device {
@@ -76,14 +89,18 @@ impl Device {
         }
     }
 
-    /// Where the list and the device pane go in the Computers area: the pane at the bottom,
-    /// its lines in a frame without a bottom border (the pane under it closes it) to spare a
-    /// row, when a computer with something to say is selected and the list keeps
-    /// [`LIST_KEEPS`] rows.
-    pub fn split(area: Rect, c: Option<&ComputerInfo>) -> (Rect, Option<Rect>) {
+    /// Where the list and the device pane go in the Computers area: the pane, framed, at the
+    /// bottom when a computer with something to say is selected and the list keeps its rows
+    /// ([`LIST_KEEPS`], or all of them on two lines when [`two_lines`] says so).
+    pub fn split(area: Rect, c: Option<&ComputerInfo>, twice: u16) -> (Rect, Option<Rect>) {
         let n = c.map_or(0, |c| lines(c).len()) as u16;
-        let h = n + 1;
-        if n == 0 || area.height < h + LIST_KEEPS {
+        let h = n + 2;
+        let keeps = if two_lines(area.height, twice) {
+            twice.max(LIST_KEEPS)
+        } else {
+            LIST_KEEPS
+        };
+        if n == 0 || area.height < h + keeps {
             return (area, None);
         }
         let list = Rect::new(area.x, area.y, area.width, area.height - h);
@@ -97,7 +114,7 @@ impl Device {
         };
         let t = cx.theme;
         let block = Block::default()
-            .borders(Borders::TOP | Borders::LEFT | Borders::RIGHT)
+            .borders(Borders::ALL)
             .border_style(t.border)
             .title(Line::from(format!(" Device {} ", name_of(&c.trapos_id))).style(t.title));
         let inner = block.inner(area);
@@ -204,7 +221,7 @@ mod tests {
     fn a_computer_that_said_nothing_has_no_pane() {
         let c = info();
         assert!(lines(&c).is_empty());
-        assert_eq!(Device::split(Rect::new(0, 0, 30, 20), Some(&c)).1, None);
+        assert_eq!(Device::split(Rect::new(0, 0, 30, 20), Some(&c), 7).1, None);
     }
 
     #[test]
@@ -244,11 +261,19 @@ mod tests {
                 "fuel 80/unlimited · slot 3"
             ]
         );
-        // Four lines and a rule under a list that keeps its rows; none on a short pane.
-        let (list, pane) = Device::split(Rect::new(0, 0, 30, 20), Some(&c));
-        assert_eq!(pane, Some(Rect::new(0, 15, 30, 5)));
-        assert_eq!(list, Rect::new(0, 0, 30, 15));
-        assert_eq!(Device::split(Rect::new(0, 0, 30, 9), Some(&c)).1, None);
+        // Four lines in a frame under a list that keeps its rows; none on a short pane.
+        let (list, pane) = Device::split(Rect::new(0, 0, 30, 20), Some(&c), 7);
+        assert_eq!(pane, Some(Rect::new(0, 14, 30, 6)));
+        assert_eq!(list, Rect::new(0, 0, 30, 14));
+        assert_eq!(Device::split(Rect::new(0, 0, 30, 10), Some(&c), 7).1, None);
+        // A list whose computers fit on two rows in the area keeps them: the pane fits under
+        // that, or is not shown.
+        assert!(!two_lines(24, 15));
+        assert!(two_lines(25, 15));
+        assert_eq!(
+            Device::split(Rect::new(0, 0, 30, 25), Some(&c), 15).0,
+            Rect::new(0, 0, 30, 19)
+        );
     }
 
     #[test]
@@ -286,8 +311,8 @@ mod tests {
         );
     }
 
-    /// What docs/console.md says: three lines (a computer with monitors, a turtle without)
-    /// fit from 100x30, four (a turtle with monitors) from 120x32.
+    /// Three lines (a computer with monitors, a turtle without) fit from 100x33, four (a
+    /// turtle with monitors) from 120x32, under a list on one row per computer.
     #[test]
     fn where_the_pane_fits() {
         let computers = |w, h| {
@@ -304,14 +329,14 @@ mod tests {
             ..DeviceStatus::default()
         });
         assert_eq!(lines(&c).len(), 3);
-        assert!(Device::split(computers(100, 30), Some(&c)).1.is_some());
-        assert!(Device::split(computers(80, 24), Some(&c)).1.is_none());
+        assert!(Device::split(computers(100, 33), Some(&c), 99).1.is_some());
+        assert!(Device::split(computers(80, 24), Some(&c), 99).1.is_none());
         c.machine.device = Some("turtle".into());
         if let Some(s) = c.status.as_mut() {
             s.fuel = Some(Fuel::Level(1));
         }
         assert_eq!(lines(&c).len(), 4);
-        assert!(Device::split(computers(100, 30), Some(&c)).1.is_none());
-        assert!(Device::split(computers(120, 32), Some(&c)).1.is_some());
+        assert!(Device::split(computers(100, 33), Some(&c), 99).1.is_none());
+        assert!(Device::split(computers(120, 32), Some(&c), 99).1.is_some());
     }
 }

@@ -37,6 +37,29 @@ impl Requests {
             .count()
     }
 
+    /// What the status line says when a request in the pane ends while it still says the
+    /// request is being cancelled (`said`): how it ended. `None` when it says something else.
+    pub fn cancel_ended(
+        &self,
+        request_id: &str,
+        status: trapdesk_core::session::Status,
+        said: Option<&str>,
+    ) -> Option<String> {
+        let p = self.pending.iter().find(|p| p.request_id == request_id)?;
+        let what = what(p);
+        if said? != format!("cancelling {what}") {
+            return None;
+        }
+        Some(if status == trapdesk_core::session::Status::Cancelled {
+            format!("cancelled {what}")
+        } else {
+            format!(
+                "{what} ended before the cancel reached it: {}",
+                status.as_str()
+            )
+        })
+    }
+
     /// A wheel turn over the pane.
     pub fn wheel(&mut self, up: bool) {
         self.sel = super::step(self.sel, up, self.pending.len());
@@ -46,6 +69,16 @@ impl Requests {
     pub fn click(&mut self, line: usize) {
         self.sel = line.min(self.pending.len().saturating_sub(1));
     }
+}
+
+/// A request in the pane's words (what, where): `exec-lua dig() on 7:miner`.
+pub fn what(p: &PendingInfo) -> String {
+    format!(
+        "{} {} on {}",
+        p.kind,
+        trapdesk_core::session::summary::one_line(&p.summary, 40),
+        crate::tui::draw::name_of(&p.trapos_id)
+    )
 }
 
 impl Component for Requests {
@@ -62,15 +95,7 @@ impl Component for Requests {
                     // Said in the words the pane shows (what, where), never by the request's
                     // internal id, which the person sees nowhere else.
                     Some(p) => Outcome::Many(vec![
-                        Outcome::Notify(
-                            format!(
-                                "cancelling {} {} on {}",
-                                p.kind,
-                                trapdesk_core::session::summary::one_line(&p.summary, 40),
-                                crate::tui::draw::name_of(&p.trapos_id)
-                            ),
-                            false,
-                        ),
+                        Outcome::Notify(format!("cancelling {}", what(p)), false),
                         Outcome::Intents(vec![Intent::Cancel(p.request_id.clone())]),
                     ]),
                     None => Outcome::Done,
@@ -116,8 +141,9 @@ impl Component for Requests {
                     ""
                 };
                 let timing = if p.no_deadline {
-                    // A person's run without a deadline: how long it has run instead.
-                    format!("{} {:>3}s ", spinner(cx.ticks), elapsed / 1000)
+                    // A person's run without a deadline has no time left to show; how long it
+                    // has run follows, as on every row.
+                    format!("{} ", spinner(cx.ticks))
                 } else {
                     format!("{} ⏱{left:>2}s ", spinner(cx.ticks))
                 };

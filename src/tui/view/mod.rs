@@ -60,8 +60,12 @@ pub(crate) fn render(app: &App, area: Rect, buf: &mut Buffer) -> Option<(u16, u1
     let targets = app.targets();
     let cx = |pane| draw_cx(app, pane, &targets);
     let computers = cx(Focus::Computers);
-    let (list, device) =
-        crate::tui::panes::device::Device::split(a.computers, computers.selected_computer);
+    app.computers.whole.set(a.computers.height);
+    let (list, device) = crate::tui::panes::device::Device::split(
+        a.computers,
+        computers.selected_computer,
+        app.computers.height_twice(),
+    );
     app.computers.draw(list, buf, &computers);
     if let Some(d) = device {
         app.device.draw(d, buf, &computers);

@@ -3,6 +3,7 @@ mod craftos_e2e;
 mod craftos_harness;
 mod craftos_people;
 mod disk_quota;
+mod edit_save;
 mod host_restart;
 mod install_at_prompt;
 mod player_computer;

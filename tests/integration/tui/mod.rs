@@ -1,5 +1,6 @@
 mod attach;
 mod tui_approval;
+mod tui_detail;
 mod tui_devices;
 mod tui_fleet;
 mod tui_hand;

@@ -316,7 +316,8 @@ async fn a_turtle_and_a_pocket_computer_say_what_they_are() {
     list[2].machine.device = Some("computer".into());
     let mut app = app();
     app.set_computers(list);
-    let text = screen(&app, 120, 30);
+    // Wide enough for the names whole with the kind (a narrower pane drops the kind first).
+    let text = screen(&app, 136, 30);
     assert!(text.contains("turtle idle"), "{text}");
     assert!(text.contains("pocket"), "{text}");
     assert!(!text.contains("computer idle"), "{text}");

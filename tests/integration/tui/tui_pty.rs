@@ -294,12 +294,17 @@ fn what_the_console_shows_follows_its_sources() {
     t.keys(&["Tab", "Tab"]);
     t.wait_text("┏ Requests");
     t.keys(&["c"]);
-    let screen = t.wait_text("cancelling run-file programs/dig.lua 60");
+    // Once the run has ended, the status line says so (not that it is still being cancelled).
+    let screen = t.wait_text("cancelled run-file programs/dig.lua 60");
     assert!(!screen.contains("cancelling h-"), "{screen}");
     t.wait_text("└ ✗ cancelled");
-    // The message log has what the status line said, whole.
+    // The message log has what the status line said, whole: both steps.
     t.keys(&["m"]);
-    t.wait_text("Messages (");
+    let log = t.wait_text("Messages (");
+    assert!(
+        log.contains("cancelling run-file programs/dig.lua 60"),
+        "{log}"
+    );
     t.keys(&["Escape"]);
     t.wait_for("the log to close", |s| !s.contains("Messages ("));
     // `s` shows the stored secret; a rotation in another terminal shows when it opens again.
@@ -360,5 +365,35 @@ fn attached_ctrl_t_terminates_a_runaway_program_and_esc_opens_the_menu() {
     });
     t.keys(&["C-c"]);
     t.wait_for("the prompt closed", |s| !s.contains("Run file"));
+    t.quit_and_check();
+}
+
+/// A `put` of several pieces, as the CLI runs it beside the console, is one entry in Output
+/// and in Agent activity: the file, its size, how it went.
+#[test]
+fn a_put_of_many_pieces_is_one_entry() {
+    let t = Tmux::start("put");
+    t.wait_linked();
+    let work = tempfile::tempdir().unwrap();
+    let local = work.path().join("big.bin");
+    // Five pieces of 64 KiB.
+    let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&local, &data).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_trapdesk"))
+        .args(["put"])
+        .arg(&local)
+        .arg("miner:/big.bin")
+        .env("TRAPDESK_DATA_DIR", &t.data_dir)
+        .env_remove("TRAPDESK_TOKEN")
+        .env_remove("TRAPDESK_MCP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let screen = t.wait_text("cli put /big.bin (300000 bytes in 5 pieces) · ok");
+    assert!(!screen.contains("file-info"), "{screen}");
+    assert!(!screen.contains("write-file"), "{screen}");
+    assert!(!screen.contains("(append)"), "{screen}");
+    assert!(!screen.contains("move-file"), "{screen}");
+    assert!(screen.contains("Agent activity 1"), "{screen}");
     t.quit_and_check();
 }

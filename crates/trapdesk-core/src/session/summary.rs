@@ -220,12 +220,33 @@ fn entries(d: &Value) -> String {
         .iter()
         .take(8)
         .map(|kv| match kv.as_array().map(Vec::as_slice) {
-            Some([k, v]) => format!("[{}]={}", plain(k), plain(v)),
+            Some([k, v]) => format!("[{}] = {}", plain(k), plain(v)),
             _ => plain(kv),
         })
         .collect();
     let more = if pairs.len() > 8 { ", …" } else { "" };
     format!("{{{}{more}}}", inner.join(", "))
+}
+
+/// A table key as Lua source writes it, so that the table can be pasted back: a name as it is
+/// (`andesite`), a number in brackets (`[5]`), any other text quoted (`["coal ore"]`). The
+/// client sends every key as text (docs/protocol.md, "Result descriptors"): one that reads as
+/// a number was a number key, far more often than a numeric string.
+fn lua_key(k: &str) -> String {
+    const KEYWORDS: [&str; 22] = [
+        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+        "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+    ];
+    let name = k.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&k);
+    if name {
+        k.to_owned()
+    } else if k.parse::<f64>().is_ok_and(f64::is_finite) && !k.contains(char::is_alphabetic) {
+        format!("[{k}]")
+    } else {
+        format!("[{}]", lua_quote(k))
+    }
 }
 
 fn plain(v: &Value) -> String {
@@ -241,7 +262,7 @@ fn plain(v: &Value) -> String {
             let inner: Vec<String> = map
                 .iter()
                 .take(8)
-                .map(|(k, v)| format!("{k}={}", plain(v)))
+                .map(|(k, v)| format!("{} = {}", lua_key(k), plain(v)))
                 .collect();
             let more = if map.len() > 8 { ", …" } else { "" };
             format!("{{{}{more}}}", inner.join(", "))
@@ -288,13 +309,28 @@ mod tests {
         assert_eq!(outcome(&Ok(ret)), (Status::Ok, r#""\27[2J""#.into()));
     }
 
+    /// What a table shows is Lua that gives the same table back when pasted.
+    #[test]
+    fn tables_read_as_lua_source() {
+        let table = |v: Value| {
+            let ret = json!({"ok": true, "n": 1, "returns": [{"type": "table", "value": v}]});
+            outcome(&Ok(ret)).1
+        };
+        assert_eq!(
+            table(json!({"andesite": 3, "coal ore": 3, "end": true})),
+            r#"{andesite = 3, ["coal ore"] = 3, ["end"] = true}"#
+        );
+        assert_eq!(table(json!({"5": "x"})), r#"{[5] = "x"}"#);
+        assert_eq!(table(json!({"_n2": 1.5})), "{_n2 = 1.5}");
+    }
+
     #[test]
     fn outcomes_are_compact() {
         let ok = json!({"ok": true, "returns": [{"type":"number","value":3},{"type":"nil"},
             {"type":"table","value":{"a":1}},{"type":"function","repr":"function: 1a"}], "n": 4});
         assert_eq!(
             outcome(&Ok(ok)),
-            (Status::Ok, "3, nil, {a=1}, function: 1a".into())
+            (Status::Ok, "3, nil, {a = 1}, function: 1a".into())
         );
         let bytes = json!({"ok": true, "n": 2, "returns": [
             {"type": "string", "encoding": "base64", "value": "AP+nIlw="},
@@ -307,7 +343,7 @@ mod tests {
             outcome(&Ok(bytes)),
             (
                 Status::Ok,
-                r#""\0\255\167\"\\", {"\255", {["\255"]=1}}"#.into()
+                r#""\0\255\167\"\\", {"\255", {["\255"] = 1}}"#.into()
             )
         );
         let err = json!({"ok": false, "error": "exec:1: boom"});

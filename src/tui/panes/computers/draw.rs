@@ -41,9 +41,10 @@ pub(super) fn render(f: &Computers, area: Rect, buf: &mut Buffer, cx: &DrawCx) {
     block.render(area, buf);
     let width = inner.width as usize;
     let h = inner.height as usize;
-    let computer_rows = f.rows.len().saturating_sub(1 + f.rows_of_groups());
-    // Served types go on a second line only when every row fits twice.
-    let two_lines = h >= f.rows.len() + computer_rows;
+    // Served types go on a second line only when every row fits twice beside any Device
+    // pane, decided on the whole Computers area, so the line stays while panes come and go.
+    let two_lines = crate::tui::panes::device::two_lines(f.whole.get(), f.height_twice())
+        && h >= f.lines_twice();
     let top = if two_lines { 0 } else { top_for(f, cx, h) };
     f.top.set(top);
     let sel = f.cursor_row(cx.selected);
@@ -154,7 +155,18 @@ fn computer_line(
         Some(d @ ("turtle" | "pocket")) => format!("{d} "),
         _ => String::new(),
     };
-    let right = format!("{device}{state}{rtt}");
+    // The name says which computer it is: on a narrow pane the kind goes first, then the
+    // round-trip time, before the name is cut.
+    let whole = cols(&name_of(&c.trapos_id));
+    let fits = |right: &str| 3 + whole + 1 + cols(right) <= width;
+    let right = [
+        format!("{device}{state}{rtt}"),
+        format!("{state}{rtt}"),
+        state.clone(),
+    ]
+    .into_iter()
+    .find(|r| fits(r))
+    .unwrap_or(state);
     let name_w = width.saturating_sub(3 + cols(&right) + 1);
     let name = cut(&name_of(&c.trapos_id), name_w);
     let pad = width.saturating_sub(3 + cols(&name) + cols(&right));

@@ -109,6 +109,9 @@ pub struct Computers {
     pub cursor_group: Option<String>,
     /// The rows on the pane, top to bottom.
     pub rows: Vec<Row>,
+    /// The height of the Computers area, the Device pane's rows included, as last laid out:
+    /// whether computers get a second line is decided on it.
+    pub whole: Cell<u16>,
     pub groups: Vec<Group>,
     /// Every computer in the list.
     pub counts: Counts,
@@ -133,6 +136,7 @@ impl Default for Computers {
             collapsed: BTreeSet::new(),
             cursor_group: None,
             rows: Vec::new(),
+            whole: Cell::new(0),
             groups: Vec::new(),
             counts: Counts::default(),
             shown: Counts::default(),
@@ -292,6 +296,17 @@ impl Computers {
     /// How many rows are group headers.
     pub fn rows_of_groups(&self) -> usize {
         self.groups.len()
+    }
+
+    /// Lines the list takes with each computer on two (its served types on the second).
+    pub fn lines_twice(&self) -> usize {
+        let computer_rows = self.rows.len().saturating_sub(1 + self.rows_of_groups());
+        self.rows.len() + computer_rows
+    }
+
+    /// The pane's height, borders included, with each computer on two lines.
+    pub fn height_twice(&self) -> u16 {
+        u16::try_from(self.lines_twice() + 2).unwrap_or(u16::MAX)
     }
 
     /// The row of a computer, when it is on one.

@@ -52,7 +52,7 @@ pub fn terminate(selected: Option<&str>) -> Outcome {
 }
 
 /// The computer menu (Esc while attached): the held combinations a terminal cannot send, so
-/// that Ctrl-R and Ctrl-S stay the program's (`edit` saves with Ctrl-S).
+/// that Ctrl-R and Ctrl-S stay the program's (`edit` opens its menu on Ctrl).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Menu;
 
