@@ -1,8 +1,8 @@
 -- trapdesk-startup-wrapper
 --
 -- THIS IS TRAPDESK'S STARTUP FILE. YOUR OWN STARTUP PROGRAM IS NOW startup.player.lua:
---     edit startup.player.lua
--- It still runs at every boot. /trapdesk/uninstall.lua puts it back.
+--   edit startup.player.lua
+-- It runs at every boot; /trapdesk/uninstall.lua puts it back.
 --
 -- Why a wrapper: CC's rom/startup.lua runs /startup.lua first and the startup/ folder only after
 -- it returns, so a startup program that never returns (a farm, a turtle's loop) would keep
@@ -250,9 +250,9 @@ local function playerShell()
     local path, first = shell.resolveProgram("shell"), true
     if not path then return shell.run("shell") end
     os.run({ shell = shell, multishell = multishell, print = function(...)
-        if first and ... == os.version() then first = false return end
+        local banner = first and ... == os.version()
         first = false
-        return print(...)
+        if not banner then return print(...) end
     end }, "/" .. path)
 end
 

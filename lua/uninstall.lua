@@ -8,25 +8,26 @@
 -- chunk), this runs in it, and printing may yield.
 
 local ROOT = "/trapdesk/"
-os.queueEvent("trapdesk_stop", "daemon", "uninstall")
-os.queueEvent("trapdesk_stop", "screen-server", "uninstall")
+local function stop(who) os.queueEvent("trapdesk_stop", who, "uninstall") end
+stop("daemon")
+stop("screen-server")
 -- A timer, not a queued event of our own: the startup wrapper withholds trapdesk_* events from
 -- the player's programs, and this may run in the player's shell.
 sleep(0.2)
-local said
 local ok, setup = pcall(dofile, ROOT .. "apis/setup.lua")
+local said = { "trapdesk: " .. tostring(setup) }
 if ok and type(setup) == "table" then
     said = setup.restore("/")
-else
+elseif fs.exists("/startup/trapdesk.lua") then
     -- An install too broken to load its own module: remove only what is certainly the client's.
-    if fs.exists("/startup/trapdesk.lua") then fs.delete("/startup/trapdesk.lua") end
-    said = { "trapdesk: " .. tostring(setup) }
+    fs.delete("/startup/trapdesk.lua")
 end
 if fs.exists("/trapdesk") then fs.delete("/trapdesk") end
-settings.unset("sandbox.url")
-settings.unset("sandbox.password")
-settings.unset("trapdesk.secret")
+-- The offered secret too: one given to the installer that the host had not yet taken.
+for _, k in ipairs({ "sandbox.url", "sandbox.password", "trapdesk.secret", "trapdesk.offered_secret" }) do
+    settings.unset(k)
+end
 settings.save()
-os.queueEvent("trapdesk_stop", "mcp-computer-server", "uninstall")
+stop("mcp-computer-server")
 for _, line in ipairs(said) do print(line) end
 print("trapdesk removed (the link closes now).")

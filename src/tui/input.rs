@@ -23,8 +23,7 @@ impl App {
             self.size = ratatui::layout::Rect::new(0, 0, w, h);
             return Vec::new();
         }
-        // The frame says only "Terminal too small": what a key would do is not on screen, so
-        // nothing acts but quitting (docs/console.md, "Too small").
+        // Only "Terminal too small" is on screen: nothing acts but quitting (docs/console.md).
         if self.too_small() {
             return match ev {
                 CtEvent::Key(k) => events::key_too_small(self, k),
