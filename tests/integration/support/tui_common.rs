@@ -7,10 +7,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
+use tokio::sync::mpsc;
 use trapdesk::config::Settings;
+use trapdesk::gateway::protocol::{Hello, Response};
 use trapdesk::session::{
-    ComputerInfo, Origin, OutputEntry, OutputItem, PendingInfo, StartEntry, Status, Stream,
-    ToolCall,
+    ComputerInfo, Origin, Outbound, OutputEntry, OutputItem, PendingInfo, Session, StartEntry,
+    Status, Stream, ToolCall,
 };
 use trapdesk::tui::App;
 use trapdesk::tui::theme::Theme;
@@ -211,4 +213,41 @@ pub fn screen(app: &App, w: u16, h: u16) -> String {
         return format!("draw failed: {e}");
     }
     format!("{}", term.backend())
+}
+
+/// A computer's `hello` that serves `serves`.
+pub fn hello_serving(id: u64, label: &str, serves: &[&str]) -> Hello {
+    Hello {
+        protocol: 1,
+        computer_id: id,
+        label: Some(label.into()),
+        secret: "x".into(),
+        serves: serves.iter().map(|s| (*s).to_owned()).collect(),
+        client: None,
+        host: None,
+        max_message: None,
+    }
+}
+
+/// Links computer 7, `miner`, serving `exec-lua`, which stops a cancelled request and says so,
+/// as trapos does.
+pub fn link_answering_cancels(session: &Session) {
+    let (tx, mut rx) = mpsc::channel(64);
+    let link = session.link(&hello_serving(7, "miner", &["exec-lua"]), tx);
+    tokio::spawn(async move {
+        while let Some(o) = rx.recv().await {
+            if let Outbound::Cancel { id } = o {
+                link.response(Response {
+                    id,
+                    ok: false,
+                    payload: None,
+                    error: Some(trapdesk::protocol::ErrorBody {
+                        code: "cancelled".into(),
+                        message: "cancelled".into(),
+                        output: None,
+                    }),
+                });
+            }
+        }
+    });
 }

@@ -11,24 +11,11 @@ use std::time::Duration;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use tokio::sync::mpsc;
-use trapdesk::gateway::protocol::{Hello, Response};
+use trapdesk::gateway::protocol::Response;
 use trapdesk::session::devices::DeviceStatus;
 use trapdesk::session::{ComputerInfo, Origin, Outbound, Session};
 use trapdesk::tui::{self, AppMsg, Focus};
 use tui_common::*;
-
-fn hello(id: u64, label: &str, serves: &[&str]) -> Hello {
-    Hello {
-        protocol: 1,
-        computer_id: id,
-        label: Some(label.into()),
-        secret: "x".into(),
-        serves: serves.iter().map(|s| (*s).to_owned()).collect(),
-        client: None,
-        host: None,
-        max_message: None,
-    }
-}
 
 /// A turtle that said what it is and whose status came: the Device pane has four lines.
 fn turtle(id: u64, label: &str) -> ComputerInfo {
@@ -102,25 +89,7 @@ async fn a_run_without_a_deadline_shows_how_long_it_has_run_once() {
 #[tokio::test]
 async fn the_status_line_says_the_run_was_cancelled_once_it_was() {
     let session = Session::new(settings(), false);
-    let (tx, mut rx) = mpsc::channel(64);
-    let link = session.link(&hello(7, "miner", &["exec-lua"]), tx);
-    // The computer stops a cancelled request and says so, as trapos does.
-    tokio::spawn(async move {
-        while let Some(o) = rx.recv().await {
-            if let Outbound::Cancel { id } = o {
-                link.response(Response {
-                    id,
-                    ok: false,
-                    payload: None,
-                    error: Some(trapdesk::protocol::ErrorBody {
-                        code: "cancelled".into(),
-                        message: "cancelled".into(),
-                        output: None,
-                    }),
-                });
-            }
-        }
-    });
+    link_answering_cancels(&session);
     let mut events = session.subscribe();
     let spec = trapdesk::session::RequestSpec::new(
         trapdesk::protocol::Kind::ExecLua,
@@ -229,7 +198,7 @@ async fn the_served_types_row_stays_while_the_device_pane_comes_and_goes() {
 async fn returned_tables_read_as_lua_that_pastes_back() {
     let session = Session::new(settings(), false);
     let (tx, mut rx) = mpsc::channel(64);
-    let link = session.link(&hello(7, "miner", &["exec-lua"]), tx);
+    let link = session.link(&hello_serving(7, "miner", &["exec-lua"]), tx);
     tokio::spawn(async move {
         while let Some(Outbound::Request(req)) = rx.recv().await {
             link.response(Response {

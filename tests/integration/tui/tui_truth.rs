@@ -13,26 +13,13 @@ use insta::assert_snapshot;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use tokio::sync::mpsc;
-use trapdesk::gateway::protocol::{Hello, Response};
+use trapdesk::gateway::protocol::Response;
 use trapdesk::session::{Event, Origin, Outbound, Session};
 use trapdesk::tui::{self, AppMsg, Focus, Intent, Popup};
 use tui_common::*;
 
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
-}
-
-fn hello(id: u64, label: &str, serves: &[&str]) -> Hello {
-    Hello {
-        protocol: 1,
-        computer_id: id,
-        label: Some(label.into()),
-        secret: "x".into(),
-        serves: serves.iter().map(|s| (*s).to_owned()).collect(),
-        client: None,
-        host: None,
-        max_message: None,
-    }
 }
 
 /// Presses a key as the loop does: the app acts, its intents go to the session.
@@ -128,7 +115,7 @@ async fn the_screen_view_watches_a_relinked_computer_again() {
     let session = Session::new(settings(), false);
     let serves = ["exec-lua", "screen", "input"];
     let (tx, mut rx) = mpsc::channel(64);
-    let _link = session.link(&hello(7, "miner", &serves), tx);
+    let _link = session.link(&hello_serving(7, "miner", &serves), tx);
     let mut app = app();
     app.pull(&session);
     app.on_key(key(KeyCode::F(9)));
@@ -148,7 +135,7 @@ async fn the_screen_view_watches_a_relinked_computer_again() {
     // The computer reboots: a new connection, which was never told it is watched.
     let (tx2, mut rx2) = mpsc::channel(64);
     let mut events = session.subscribe();
-    let _link2 = session.link(&hello(7, "miner", &serves), tx2);
+    let _link2 = session.link(&hello_serving(7, "miner", &serves), tx2);
     while let Ok(ev) = events.try_recv() {
         app.note(&ev);
     }
@@ -231,7 +218,7 @@ async fn cancelling_names_what_and_where_not_an_internal_id() {
 async fn returned_strings_read_as_lua_writes_them() {
     let session = Session::new(settings(), false);
     let (tx, mut rx) = mpsc::channel(64);
-    let link = session.link(&hello(7, "miner", &["exec-lua"]), tx);
+    let link = session.link(&hello_serving(7, "miner", &["exec-lua"]), tx);
     tokio::spawn(async move {
         while let Some(Outbound::Request(req)) = rx.recv().await {
             link.response(Response {
@@ -258,25 +245,7 @@ async fn returned_strings_read_as_lua_writes_them() {
 #[tokio::test]
 async fn a_removed_agents_call_says_why_it_was_cancelled() {
     let session = Session::new(settings(), false);
-    let (tx, mut rx) = mpsc::channel(64);
-    let link = session.link(&hello(7, "miner", &["exec-lua"]), tx);
-    // The computer stops a cancelled request and says so, as trapos does.
-    tokio::spawn(async move {
-        while let Some(o) = rx.recv().await {
-            if let Outbound::Cancel { id } = o {
-                link.response(Response {
-                    id,
-                    ok: false,
-                    payload: None,
-                    error: Some(trapdesk::protocol::ErrorBody {
-                        code: "cancelled".into(),
-                        message: "cancelled".into(),
-                        output: None,
-                    }),
-                });
-            }
-        }
-    });
+    link_answering_cancels(&session);
     let agent = Origin::Agent("helper".into());
     let spec = trapdesk::session::RequestSpec::new(
         trapdesk::protocol::Kind::ExecLua,
