@@ -212,29 +212,13 @@ async fn ctrl_c_cancels_on_the_computer_and_exits_130() {
     .unwrap();
     assert_eq!(first, "tick 1");
     assert_eq!(host.session.pending().len(), 1);
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let status = crate::support::wait_some(
-        Duration::from_secs(10),
-        || child.try_wait().unwrap(),
-        || String::from("exec did not stop on SIGINT"),
-    )
-    .await;
+    let status = signal_and_wait(&mut child, "INT").await;
     assert_eq!(status.code(), Some(130));
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(err, "trapdesk: Ctrl-C: cancelled the chunk on slow\n");
     // Cancelled on the computer, not just abandoned: the request ends as cancelled.
-    wait_until(|| host.session.pending().is_empty()).await;
-    wait_until(|| {
-        host.session.recent(50).iter().any(|e| {
-            e.who.as_deref() == Some("cli")
-                && matches!(e.status, Some(trapdesk::session::Status::Cancelled))
-        })
-    })
-    .await;
+    cancelled_on_the_computer(&host).await;
     host.host.stop().await;
 }
 
@@ -354,6 +338,23 @@ async fn out_of_range_timeouts_and_oversized_chunks_are_usage_errors() {
     host.host.stop().await;
 }
 
+/// Sends `signal` (`INT`, `TERM`) to the CLI as a shell's `kill` does, and waits for it to end.
+async fn signal_and_wait(
+    child: &mut std::process::Child,
+    signal: &str,
+) -> std::process::ExitStatus {
+    Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap();
+    crate::support::wait_some(
+        Duration::from_secs(10),
+        || child.try_wait().unwrap(),
+        || format!("exec did not stop on SIG{signal}"),
+    )
+    .await
+}
+
 /// Waits until the session holds no pending request and has logged a `cli` request as
 /// cancelled: the run was stopped on the computer, not just abandoned.
 async fn cancelled_on_the_computer(host: &support::TestHost) {
@@ -434,16 +435,7 @@ async fn sigterm_cancels_on_the_computer_and_exits_143() {
     .await
     .unwrap();
     assert_eq!(first.0, "tick\n");
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let status = crate::support::wait_some(
-        Duration::from_secs(10),
-        || child.try_wait().unwrap(),
-        || String::from("exec did not stop on SIGTERM"),
-    )
-    .await;
+    let status = signal_and_wait(&mut child, "TERM").await;
     assert_eq!(status.code(), Some(143));
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();

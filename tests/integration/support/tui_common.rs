@@ -251,3 +251,32 @@ pub fn link_answering_cancels(session: &Session) {
         }
     });
 }
+
+/// Links computer 7, `miner`, which answers every request with `payload`, runs `code` there as
+/// the person, and returns the console's screen (100x30) once the answer is in.
+pub async fn screen_after_exec(
+    session: &Session,
+    payload: serde_json::Value,
+    code: &str,
+) -> String {
+    let (tx, mut rx) = mpsc::channel(64);
+    let link = session.link(&hello_serving(7, "miner", &["exec-lua"]), tx);
+    tokio::spawn(async move {
+        while let Some(Outbound::Request(req)) = rx.recv().await {
+            link.response(Response {
+                id: req.id,
+                ok: true,
+                payload: Some(payload.clone()),
+                error: None,
+            });
+        }
+    });
+    let spec = trapdesk::session::RequestSpec::new(
+        trapdesk::protocol::Kind::ExecLua,
+        json!({"code": code}),
+    );
+    let _ = session.request("7:miner", spec, Origin::Person).await;
+    let mut app = app();
+    app.pull(session);
+    screen(&app, 100, 30)
+}

@@ -11,9 +11,8 @@ use std::time::Duration;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use tokio::sync::mpsc;
-use trapdesk::gateway::protocol::Response;
 use trapdesk::session::devices::DeviceStatus;
-use trapdesk::session::{ComputerInfo, Origin, Outbound, Session};
+use trapdesk::session::{ComputerInfo, Origin, Session};
 use trapdesk::tui::{self, AppMsg, Focus};
 use tui_common::*;
 
@@ -197,27 +196,12 @@ async fn the_served_types_row_stays_while_the_device_pane_comes_and_goes() {
 #[tokio::test]
 async fn returned_tables_read_as_lua_that_pastes_back() {
     let session = Session::new(settings(), false);
-    let (tx, mut rx) = mpsc::channel(64);
-    let link = session.link(&hello_serving(7, "miner", &["exec-lua"]), tx);
-    tokio::spawn(async move {
-        while let Some(Outbound::Request(req)) = rx.recv().await {
-            link.response(Response {
-                id: req.id,
-                ok: true,
-                payload: Some(json!({"ok": true, "n": 1, "returns": [{"type": "table",
-                    "value": {"andesite": 3, "coal ore": 3}}]})),
-                error: None,
-            });
-        }
-    });
-    let spec = trapdesk::session::RequestSpec::new(
-        trapdesk::protocol::Kind::ExecLua,
-        json!({"code": "return count()"}),
-    );
-    let _ = session.request("7:miner", spec, Origin::Person).await;
-    let mut app = app();
-    app.pull(&session);
-    let shown = screen(&app, 100, 30);
+    let shown = screen_after_exec(
+        &session,
+        json!({"ok": true, "n": 1, "returns": [{"type": "table", "value": {"andesite": 3, "coal ore": 3}}]}),
+        "return count()",
+    )
+    .await;
     assert!(
         shown.contains(r#"└ → {andesite = 3, ["coal ore"] = 3}"#),
         "{shown}"

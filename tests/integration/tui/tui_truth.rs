@@ -13,7 +13,6 @@ use insta::assert_snapshot;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::json;
 use tokio::sync::mpsc;
-use trapdesk::gateway::protocol::Response;
 use trapdesk::session::{Event, Origin, Outbound, Session};
 use trapdesk::tui::{self, AppMsg, Focus, Intent, Popup};
 use tui_common::*;
@@ -217,27 +216,12 @@ async fn cancelling_names_what_and_where_not_an_internal_id() {
 #[tokio::test]
 async fn returned_strings_read_as_lua_writes_them() {
     let session = Session::new(settings(), false);
-    let (tx, mut rx) = mpsc::channel(64);
-    let link = session.link(&hello_serving(7, "miner", &["exec-lua"]), tx);
-    tokio::spawn(async move {
-        while let Some(Outbound::Request(req)) = rx.recv().await {
-            link.response(Response {
-                id: req.id,
-                ok: true,
-                payload: Some(json!({"ok": true,
-                    "returns": [{"type": "string", "value": "\u{1b}[2J"}], "n": 1})),
-                error: None,
-            });
-        }
-    });
-    let spec = trapdesk::session::RequestSpec::new(
-        trapdesk::protocol::Kind::ExecLua,
-        json!({"code": "return '\\27[2J'"}),
-    );
-    let _ = session.request("7:miner", spec, Origin::Person).await;
-    let mut app = app();
-    app.pull(&session);
-    let shown = screen(&app, 100, 30);
+    let shown = screen_after_exec(
+        &session,
+        json!({"ok": true, "returns": [{"type": "string", "value": "\u{1b}[2J"}], "n": 1}),
+        "return '\\27[2J'",
+    )
+    .await;
     assert!(shown.contains(r#"└ → "\27[2J""#), "{shown}");
     assert!(!shown.contains("u{1b}"), "{shown}");
 }
