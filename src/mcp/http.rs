@@ -33,6 +33,9 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::TrapdeskMcp;
+
+mod edge;
+mod streams;
 use trapdesk_core::session::Session;
 
 /// Why the MCP endpoint could not be served.
@@ -51,7 +54,8 @@ pub enum McpError {
 /// many sockets, each for at most [`trapdesk_core::door::HEADER_DEADLINE`].
 pub const MAX_UNPROVEN: usize = 256;
 
-/// How long a finished call's stream stays resumable (see [`router`]).
+/// How long a finished call's stream stays resumable when its connection dropped before the
+/// result was handed to it (`streams`).
 pub const RESUME_WINDOW: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Origins a browser on this machine sends; any other present `Origin` is refused.
@@ -108,17 +112,23 @@ pub fn router(session: Session, local: SocketAddr, shutdown: CancellationToken) 
     } else {
         config.with_allowed_hosts(hosts)
     };
-    // rmcp keeps each finished call's stream (its result and progress messages) so that a
-    // client can resume it after a dropped connection; for 60 s by default, which at a high
-    // call rate is most of the host's memory. 10 s covers a reconnect.
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.completed_cache_ttl = RESUME_WINDOW;
-    let service: StreamableHttpService<TrapdeskMcp, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(sessions), config);
-    // The guard is layered over `/mcp` alone; everything else, the discovery paths among it,
-    // is a plain 404 with or without a token.
+    // A finished call's stream is kept for a resume only when its connection did not take it
+    // all (`streams`); rmcp's own cache of finished streams is not used, so its window is ours.
+    let mut local = LocalSessionManager::default();
+    local.session_config.completed_cache_ttl = RESUME_WINDOW;
+    let sessions = Arc::new(streams::Sessions::new(local));
+    let edge = Arc::new(edge::Edge {
+        max_body_bytes: settings.max_body_bytes,
+        sessions: sessions.clone(),
+    });
+    let service: StreamableHttpService<TrapdeskMcp, streams::Sessions> =
+        StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
+    // The guard is layered over `/mcp` alone, outermost, so that no body is read before the
+    // token is checked; everything else, the discovery paths among it, is a plain 404 with or
+    // without a token.
     Router::new()
         .nest_service("/mcp", service)
+        .layer(middleware::from_fn_with_state(edge, edge::edge))
         .layer(middleware::from_fn_with_state(guard, bearer))
         .fallback(not_found)
 }

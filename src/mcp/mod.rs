@@ -23,7 +23,8 @@
 //!   text block, what an agent reads.
 //! - [`resources`]: the files and screen templates, `resources/read`, and completions.
 //! - [`http`]: Streamable HTTP at `/mcp` with Origin, Host and bearer checks.
-//! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk.
+//! - [`stdio`]: `trapdesk mcp-stdio`, a stdio front that forwards to a running trapdesk;
+//!   [`upstream`]: the HTTP client it and the CLI forward with.
 
 mod convert;
 pub mod cut;
@@ -44,6 +45,7 @@ mod screen;
 mod shapes;
 pub mod stdio;
 mod tools;
+pub mod upstream;
 mod wait;
 
 use rmcp::handler::server::router::tool::ToolRouter;

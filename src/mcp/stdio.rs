@@ -30,11 +30,10 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientCapabilities,
     ClientConfig, ClientRequest, CompleteRequestParams, CompleteResult, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, ReadResourceResponse,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     Request, ResultType, ServerConfig, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use tokio::sync::OnceCell;
@@ -248,10 +247,13 @@ struct Upstream {
 
 impl ClientHandler for Upstream {
     fn get_info(&self) -> ClientConfig {
+        // Sent in `initialize`: the newest revision that has that handshake (2026-07-28 has
+        // none, and a server may refuse `initialize` naming it).
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new(self.name.clone(), env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_progress(
@@ -296,7 +298,7 @@ impl Proxy {
                 if let Some(t) = self.credential.token() {
                     config = config.auth_header(t.to_owned());
                 }
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let transport = super::upstream::transport(config);
                 let handler = Upstream {
                     name,
                     routes: self.routes.clone(),

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, ClientRequest, ProgressToken, Request, ServerResult};
 use rmcp::service::{PeerRequestOptions, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
@@ -64,7 +63,7 @@ impl Conn {
         if let Some(t) = token {
             config = config.auth_header(t.to_owned());
         }
-        let transport = StreamableHttpClientTransport::from_config(config);
+        let transport = crate::mcp::upstream::transport(config);
         let routes = SharedRoutes::default();
         let handler = Handler {
             name,
