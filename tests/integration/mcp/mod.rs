@@ -10,3 +10,4 @@ mod mcp_resources;
 mod mcp_session_log;
 mod mcp_tools;
 mod policy;
+mod protocol_edges;
