@@ -15,7 +15,10 @@ fn invalid(list: &str, cursor: &str) -> ErrorData {
 }
 
 /// A list that fits one page issues no cursor: any cursor is invalid.
-pub(crate) fn unpaged(request: Option<&PaginatedRequestParams>, list: &str) -> Result<(), ErrorData> {
+pub(crate) fn unpaged(
+    request: Option<&PaginatedRequestParams>,
+    list: &str,
+) -> Result<(), ErrorData> {
     match request.and_then(|r| r.cursor.as_deref()) {
         Some(c) => Err(invalid(list, c)),
         None => Ok(()),
@@ -23,7 +26,10 @@ pub(crate) fn unpaged(request: Option<&PaginatedRequestParams>, list: &str) -> R
 }
 
 /// A list paged by position: its cursors are decimal offsets.
-pub(crate) fn offset(request: Option<&PaginatedRequestParams>, list: &str) -> Result<usize, ErrorData> {
+pub(crate) fn offset(
+    request: Option<&PaginatedRequestParams>,
+    list: &str,
+) -> Result<usize, ErrorData> {
     match request.and_then(|r| r.cursor.as_deref()) {
         None => Ok(0),
         Some(c) if !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()) => {

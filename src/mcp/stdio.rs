@@ -30,8 +30,8 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientCapabilities,
     ClientConfig, ClientRequest, CompleteRequestParams, CompleteResult, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    Request, ResultType, ServerConfig, ServerResult,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, Request, ResultType, ServerConfig, ServerResult,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;

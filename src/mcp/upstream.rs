@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use futures_util::stream::BoxStream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_client::SseError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
 };
 use rmcp::transport::{StreamableHttpClientTransport, streamable_http_client};
-use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 
 type Headers = HashMap<reqwest::header::HeaderName, reqwest::header::HeaderValue>;

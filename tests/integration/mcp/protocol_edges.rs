@@ -91,13 +91,20 @@ async fn a_result_that_ends_while_the_stream_is_down_comes_on_resume() {
     assert_eq!(stream.status(), 200);
     let mut seen = String::new();
     let last = loop {
-        let chunk = stream.chunk().await.unwrap().expect("the stream ended first");
+        let chunk = stream
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the stream ended first");
         seen.push_str(&String::from_utf8_lossy(&chunk));
         if let Some(id) = first_event_id(&seen) {
             break id;
         }
     };
-    assert!(!seen.contains("\"result\""), "the call ended already: {seen}");
+    assert!(
+        !seen.contains("\"result\""),
+        "the call ended already: {seen}"
+    );
     drop(stream);
     let ended = || {
         h.session
@@ -107,7 +114,12 @@ async fn a_result_that_ends_while_the_stream_is_down_comes_on_resume() {
     };
     wait_for(PROMPT, ended, || "the call did not end".into()).await;
 
-    let resumed = raw.get().header("Last-Event-ID", &last).send().await.unwrap();
+    let resumed = raw
+        .get()
+        .header("Last-Event-ID", &last)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(resumed.status(), 200);
     let text = tokio::time::timeout(PROMPT, resumed.text())
         .await
@@ -126,8 +138,18 @@ async fn a_result_that_ends_while_the_stream_is_down_comes_on_resume() {
 async fn delete_cancels_the_sessions_calls_never_its_detached_runs() {
     let h = host().await;
     let raw = Raw::open(&h).await;
-    let detach = exec(1, json!({"traposId": "miner", "code": "hang", "detach": true}));
-    let detached = raw.post(&detach).send().await.unwrap().text().await.unwrap();
+    let detach = exec(
+        1,
+        json!({"traposId": "miner", "code": "hang", "detach": true}),
+    );
+    let detached = raw
+        .post(&detach)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     assert!(detached.contains("running"), "{detached}");
     let blocking = raw.post(&exec(2, json!({"traposId": "8:farm", "code": "hang"})));
     let held = tokio::spawn(async move { blocking.send().await.unwrap().text().await });
@@ -203,11 +225,16 @@ async fn bad_bodies_get_json_rpc_errors() {
     assert_eq!(status, 400, "{answer}");
     assert_eq!(error_of(&answer)["error"]["code"], -32600, "{answer}");
 
-    let big = exec(3, json!({"traposId": "miner", "code": "x".repeat(100 << 10)}));
+    let big = exec(
+        3,
+        json!({"traposId": "miner", "code": "x".repeat(100 << 10)}),
+    );
     let (status, answer) = raw_post(h.addr, &headers, &big.to_string()).await;
     assert_eq!(status, 413, "{answer}");
     assert!(
-        answer.to_ascii_lowercase().contains("content-type: application/json"),
+        answer
+            .to_ascii_lowercase()
+            .contains("content-type: application/json"),
         "{answer}"
     );
     let e = error_of(&answer);
@@ -262,7 +289,10 @@ async fn cursors_the_host_never_issued_are_invalid_params() {
         rmcp::ServiceError::McpError(d) => d.code.0,
         other => panic!("{other:?}"),
     };
-    assert_eq!(code(client.list_tools(garbage()).await.unwrap_err()), -32602);
+    assert_eq!(
+        code(client.list_tools(garbage()).await.unwrap_err()),
+        -32602
+    );
     let resources = client.list_resources(garbage()).await.unwrap_err();
     assert_eq!(code(resources), -32602);
     let templates = client.list_resource_templates(garbage()).await.unwrap_err();
