@@ -131,6 +131,65 @@ async fn a_result_that_ends_while_the_stream_is_down_comes_on_resume() {
     );
 }
 
+/// A stream resumed while its call still runs replays what the client missed and then follows
+/// the call to its result.
+#[tokio::test]
+async fn a_stream_resumed_while_its_call_runs_follows_it_to_the_end() {
+    let h = host().await;
+    let raw = Raw::open(&h).await;
+    let mut stream = raw
+        .post(&exec(5, json!({"traposId": "miner", "code": "hang"})))
+        .send()
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    let last = loop {
+        let chunk = stream
+            .chunk()
+            .await
+            .unwrap()
+            .expect("the stream ended first");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        if let Some(id) = first_event_id(&seen) {
+            break id;
+        }
+    };
+    drop(stream);
+    let resumed = raw
+        .get()
+        .header("Last-Event-ID", &last)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let reading = tokio::spawn(resumed.text());
+    let request_id = || {
+        h.session
+            .tool_calls()
+            .into_iter()
+            .find_map(|c| c.request_id)
+    };
+    let request = crate::support::wait::wait_some(PROMPT, request_id, || "no request".into()).await;
+    let cancel = json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+        "name": "cancel-request", "arguments": {"requestId": request}}});
+    raw.post(&cancel)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let text = tokio::time::timeout(PROMPT, reading)
+        .await
+        .expect("the resumed stream did not end with its call")
+        .unwrap()
+        .unwrap();
+    assert!(
+        text.contains("\"id\":5") && text.contains("cancelled"),
+        "resume after {last}: {text:?}"
+    );
+}
+
 /// `DELETE` cancels the session's blocking call on its computer at once and ends its row
 /// cancelled; the detached run it started goes on. A session that is gone, or never was, is a
 /// 404.
