@@ -16,6 +16,11 @@
 //! OAuth discovery paths that clients probe after a 401 answer 404, so that a client says it
 //! needs a token instead of failing an OAuth flow this server does not offer.
 //!
+//! Before rmcp, `edge` answers bad bodies as JSON-RPC errors (400 `-32700`, 400 `-32600` for
+//! batches, 413 naming the limit) and `DELETE` of an unknown session with 404; `streams` keeps
+//! a session's request streams so that a result sent while its connection was down comes on a
+//! `Last-Event-ID` resume, and makes `DELETE` cancel the session's running calls.
+//!
 //! The listener is served through [`trapdesk_core::door`], as the gateway is: a request's headers must
 //! arrive within [`trapdesk_core::door::HEADER_DEADLINE`], and at most [`MAX_UNPROVEN`] connections
 //! that have not shown a right token yet are held (the oldest is dropped for a newer one).
