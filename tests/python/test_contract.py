@@ -162,3 +162,15 @@ async def test_results_read_as_text_and_camel_case(host: HostProcess) -> None:
         for target in (1, "1:MINER"):
             r = await c.call_tool("exec-lua", {"traposId": target, "code": "return 1"})
             assert r.is_error is False and data(r)["traposId"] == "1:miner", text(r)
+
+
+async def test_an_oversized_call_is_refused_naming_the_limit(host: HostProcess) -> None:
+    """A body over the host's limit (4 MiB) is a 413 with a JSON-RPC error the SDK surfaces:
+    the limit, not "Server returned an error response"."""
+    from mcp.shared.exceptions import MCPError
+
+    async with client(host.url, "big-body") as c:
+        with pytest.raises(MCPError) as refused:
+            await c.call_tool("exec-lua", {"traposId": "miner", "code": "x" * (5 << 20)})
+    message = str(refused.value)
+    assert "4194304" in message and "too large" in message, message
