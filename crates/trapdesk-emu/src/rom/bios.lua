@@ -278,8 +278,8 @@ end
 
 -- read: a line typed through `char`/`paste` events, ended by `key` enter, drawn as CC: Tweaked's
 -- own `read` draws it (rom/bios.lua): every key clears the input and writes it again from where
--- it started, scrolled to keep the cursor on the row; up and down go through `history`. No
--- completion here.
+-- it started, scrolled to keep the cursor on the row (the row's width read again on
+-- `term_resize`); up and down go through `history`. No completion here.
 function read(replace, history, complete, default)
     expect(1, replace, "string", "nil")
     expect(2, history, "table", "nil")
@@ -325,6 +325,9 @@ function read(replace, history, complete, default)
                 line = hpos and history[hpos] or ""
                 pos, scroll = #line, 0
             end
+            redraw()
+        elseif ev == "term_resize" then
+            w = term.getSize()
             redraw()
         end
     end
