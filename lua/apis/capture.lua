@@ -125,9 +125,12 @@ function lib.newCapture(onOutput, limit, oneStream)
         return nil
     end
 
+    -- Through `put`, which the capture's terminal (@{newTerm}) replaces to follow the cursor.
+    cap.put = emit
+
     function cap.write(text)
         expect(1, text, "string", "number")
-        return emit("out", tostring(text))
+        return cap.put("out", tostring(text))
     end
 
     local function joined(...)
@@ -139,11 +142,11 @@ function lib.newCapture(onOutput, limit, oneStream)
     end
 
     function cap.print(...)
-        return emit("out", joined(...))
+        return cap.put("out", joined(...))
     end
 
     function cap.printError(...)
-        return emit("err", joined(...))
+        return cap.put("err", joined(...))
     end
 
     --- The kept text and whether anything was left out.
@@ -166,6 +169,7 @@ end
 
 --- The output fields of a Result: the kept text and the true totals.
 local function outputFields(cap, result)
+    if cap.flush then cap.flush() end -- a row its terminal still holds
     local output, truncated = cap.text()
     local bytes, lines, kept = cap.totals()
     result.output, result.output_truncated = output, truncated
@@ -185,7 +189,16 @@ lib.outputFields = outputFields
 -- its own terminal. Moving to the next row is a newline; scrolling is one per
 -- row; other cursor moves end the current line when something is on it. Text
 -- drawn in red (how `printError` draws on a colour terminal) goes to the
--- "err" stream.
+-- "err" stream. The capture's own print/write/printError draw here too, so
+-- the cursor is where a program on the computer would find it.
+--
+-- A row is captured as it was last seen, once: text written at the row's end goes
+-- out at once (a prompt is seen while its program waits), but text drawn over
+-- the row, or while the cursor blinks (someone types: CC's `read` clears and
+-- redraws its whole line on every key, rom `bios.lua`, `read`), waits until
+-- the row is left and then goes out as the row ended, trailing blanks dropped.
+-- Should the row no longer begin with what went out, it goes out again whole on
+-- a line of its own. Rows over 512 bytes go out as drawn.
 -- @tparam table cap A capture from @{newCapture}.
 -- @tparam[opt] table parent The terminal it stands in for (its size is reported).
 -- @treturn table A terminal object.
@@ -199,25 +212,64 @@ function lib.newTerm(cap, parent)
     end
     local RED, WHITE, BLACK = 0x4000, 0x1, 0x8000
     local x, y, fg, bg, blink = 1, 1, WHITE, BLACK, false
-    local lineOpen = false
-    local t = {}
+    -- The row as it looks (`row`, nil once too long to keep) and as it went out (`sent`);
+    -- `open` once anything went out on it.
+    local row, sent, open = "", "", false
+    local emit, t = cap.emit, {}
     cap.term = t -- run.lua's print/write/printError draw through CC's own when it is not current
     local function stream() return fg == RED and "err" or "out" end
-    local function newline()
-        cap.emit(stream(), "\n")
-        lineOpen = false
+    -- `s` went out at the row's end.
+    local function went(s)
+        if s ~= "" then open = true end
+        if row then row = #row + #s <= 512 and row .. s or nil end
+        sent, x = row, x + #s
     end
-    function t.write(text)
-        text = tostring(text)
-        if text == "" then return end
-        cap.emit(stream(), text)
-        lineOpen = true
-        x = x + #text
+    local function commit()
+        if row and row ~= sent then
+            local out
+            if row:sub(1, #sent) == sent then
+                out = row:sub(#sent + 1):gsub(" +$", "")
+                row = sent .. out
+            else
+                row = row:gsub(" +$", "")
+                out = "\n" .. row
+            end
+            emit(stream(), out)
+            open = open or out ~= ""
+            sent = row
+        end
+    end
+    cap.flush = commit
+    -- The capture's own print/write/printError: after what the row holds, and the cursor
+    -- left where CC's `write` would leave it (without wrapping).
+    function cap.put(st, s)
+        commit()
+        local n = emit(st, s)
+        local at = n > 0 and find(s, "\n[^\n]*$")
+        if at then row, x, y, open, s = "", 1, math.min(y + n, h), false, s:sub(at + 1) end
+        went(s)
+        return n
+    end
+    local function newline()
+        commit()
+        emit(stream(), "\n")
+        row, sent, open = "", "", false
+    end
+    function t.write(s)
+        s = tostring(s)
+        local n = #s
+        if row and (x < 1 or x + n > 513) then commit() row = nil end
+        if row and (blink or row ~= sent or x ~= #row + 1) then
+            row, x = (row .. (" "):rep(x - 1 - #row)):sub(1, x - 1) .. s .. row:sub(x + n), x + n
+        else
+            emit(stream(), s)
+            went(s)
+        end
     end
     function t.blit(text, _, _) t.write(text) end
     function t.setCursorPos(nx, ny)
         nx, ny = floor(tonumber(nx) or x), floor(tonumber(ny) or y)
-        if ny == y + 1 or (ny ~= y and lineOpen) then newline() end
+        if ny == y + 1 or (ny ~= y and (open or row ~= "")) then newline() end
         x, y = nx, ny
     end
     function t.getCursorPos() return x, y end
@@ -226,8 +278,8 @@ function lib.newTerm(cap, parent)
         -- The text moves up; the cursor stays on its row, as on a real terminal.
         for _ = 1, n do newline() end
     end
-    function t.clear() if lineOpen then newline() end end
-    function t.clearLine() end
+    function t.clear() if open or row ~= "" then newline() end end
+    function t.clearLine() if row then row = (" "):rep(#row) end end
     function t.getSize() return w, h end
     function t.setCursorBlink(b) blink = b and true or false end
     function t.getCursorBlink() return blink end

@@ -66,75 +66,8 @@ local function errorResult(cap, started, message, traceback, value)
     })
 end
 
--- The package path CC's `cc.require` starts with (rom/modules/main/cc/require.lua, `make`).
-local DEFAULT_PATH = "?;?.lua;?/init.lua;/rom/modules/main/?;/rom/modules/main/?.lua;/rom/modules/main/?/init.lua"
-
--- A stand-in for CC's `cc.require` `make` on a ROM without modules (the emulator's): the same
--- loaders (package.preload, then package.path searched from `dir`), the same messages.
-local function makePackageOwn(env, dir)
-    local package = { loaded = { _G = _G }, preload = {}, config = "/\n;\n?\n!\n-" }
-    package.loaded.package = package
-    package.path = settings and settings.get and settings.get("shell.package_path") or DEFAULT_PATH
-    if turtle then
-        package.path = package.path .. ";/rom/modules/turtle/?;/rom/modules/turtle/?.lua;/rom/modules/turtle/?/init.lua"
-    elseif commands then
-        package.path = package.path .. ";/rom/modules/command/?;/rom/modules/command/?.lua;/rom/modules/command/?/init.lua"
-    end
-    function package.searchpath(name, path, sep, rep)
-        expect(1, name, "string")
-        expect(2, path, "string")
-        sep = expect(3, sep, "string", "nil") or "."
-        rep = expect(4, rep, "string", "nil") or "/"
-        -- (CC's own writes the replacement "%%%.", which Cobalt allows and Lua 5.2 refuses.)
-        local fname = name:gsub((sep:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")), (rep:gsub("%%", "%%%%")))
-        local tried = {}
-        for pattern in path:gmatch("[^;]+") do
-            local p = pattern:gsub("%?", fname)
-            if p:sub(1, 1) ~= "/" then p = fs.combine(dir, p) end
-            if fs.exists(p) and not fs.isDir(p) then return p end
-            tried[#tried + 1] = "no file '" .. p .. "'"
-        end
-        return nil, table.concat(tried, "\n  ")
-    end
-    package.loaders = {
-        function(name)
-            if package.preload[name] then return package.preload[name] end
-            return nil, "no field package.preload['" .. name .. "']"
-        end,
-        function(name)
-            local p, err = package.searchpath(name, package.path)
-            if not p then return nil, err end
-            local fn, lerr = loadfile(p, nil, env)
-            if fn then return fn, p end
-            return nil, lerr
-        end,
-    }
-    local sentinel = {}
-    local function require(name)
-        expect(1, name, "string")
-        if package.loaded[name] == sentinel then
-            error("loop or previous error loading module '" .. name .. "'", 0)
-        end
-        if package.loaded[name] then return package.loaded[name] end
-        local err = "module '" .. name .. "' not found:"
-        for _, searcher in ipairs(package.loaders) do
-            local loader = table.pack(searcher(name))
-            if loader[1] then
-                package.loaded[name] = sentinel
-                local result = loader[1](name, table.unpack(loader, 2, loader.n))
-                if result == nil then result = true end
-                package.loaded[name] = result
-                return result
-            end
-            err = err .. "\n  " .. loader[2]
-        end
-        error(err, 2)
-    end
-    return require, package
-end
-
---- A `require` and `package` for a program in folder `dir`, as the shell makes them: CC's own
--- `cc.require` where the ROM has it (CC: Tweaked, CraftOS-PC), else the same rules here.
+--- A `require` and `package` for a program in folder `dir`, as the shell makes them: the
+-- ROM's `cc.require` (CC: Tweaked, CraftOS-PC, and the emulator's port of it).
 -- @tparam table env The program's environment (modules are loaded into it).
 -- @tparam string dir The program's folder.
 -- @treturn function require
@@ -142,9 +75,7 @@ end
 function lib.makePackage(env, dir)
     expect(1, env, "table")
     expect(2, dir, "string")
-    local ok, mod = pcall(dofile, "/rom/modules/main/cc/require.lua")
-    if ok and type(mod) == "table" and type(mod.make) == "function" then return mod.make(env, dir) end
-    return makePackageOwn(env, dir)
+    return dofile("/rom/modules/main/cc/require.lua").make(env, dir)
 end
 
 -- The program's `shell`: the computer's, except that `getRunningProgram` names the program

@@ -112,6 +112,55 @@ do
     eq(select("#", t.getSize()), 2)
 end
 
+-- A row is captured as it was last seen. CC's read() clears and redraws its whole line on
+-- every key (rom bios.lua, `read`: `clear()` writes blanks from where the input starts,
+-- `redraw()` writes the line again); replayed here call for call, "\b" a backspace.
+do
+    local got = {}
+    local c = lib.newCapture(function(_, s) got[#got + 1] = s end)
+    local t = lib.newTerm(c)
+    local function ccRead(typed)
+        t.setCursorBlink(true)
+        local sx, line = t.getCursorPos(), ""
+        local function redraw(clear)
+            local _, cy = t.getCursorPos()
+            t.setCursorPos(sx, cy)
+            t.write(clear and (" "):rep(#line) or line)
+            t.setCursorPos(sx + #line, cy)
+        end
+        redraw()
+        for ch in typed:gmatch(".") do
+            redraw(true)
+            line = ch == "\b" and line:sub(1, -2) or line .. ch
+            redraw()
+        end
+        local _, cy = t.getCursorPos()
+        t.setCursorBlink(false)
+        t.setCursorPos(52, cy)
+        t.setCursorPos(1, cy + 1) -- read's print(), through CC's write
+        return line
+    end
+    c.write("What is your name? ")
+    eq(got[1], "What is your name? ", "the prompt goes out while read() waits")
+    eq(ccRead("Stx\beve"), "Steve")
+    c.print("Hello, Steve")
+    eq((c.text()), "What is your name? Steve\nHello, Steve\n")
+    c.write("Again? ")
+    ccRead("ab\b\b")
+    eq((c.text()), "What is your name? Steve\nHello, Steve\nAgain? \n", "nothing typed, nothing kept")
+
+    -- Text drawn over what already went out goes out again, whole, as the row ended.
+    c = lib.newCapture()
+    t = lib.newTerm(c)
+    c.write("Progress: 10%")
+    t.setCursorPos(11, 1) t.write("20%") t.setCursorPos(11, 1) t.write("30%")
+    c.print()
+    t.setCursorPos(5, 2) t.write("x") t.setCursorPos(1, 2) t.write("ab")
+    local res = lib.outputFields(c, {})
+    eq(res.output, "Progress: 10%\nProgress: 30%\nab  x", "a row still held goes out with the Result")
+    eq(res.output_lines, 3)
+end
+
 -- printError goes to stream "err".
 local streams = {}
 r = lib.executeLua("printError('oops')", nil, { onOutput = function(s, t) streams[#streams + 1] = s .. t end })

@@ -58,7 +58,8 @@ pub(crate) fn build(ctx: &Ctx) -> mlua::Result<(Lua, Table)> {
 
 const BIOS: &str = include_str!("rom/bios.lua");
 
-/// The Lua-side APIs, loaded by the bios in this order.
+/// The Lua-side APIs, loaded by the bios in this order, and `require`: CC's `cc.require`, which
+/// the bios's `loadfile` serves (the client builds a program's `require` with it).
 const ROM: &[(&str, &str)] = &[
     ("utf8", include_str!("rom/utf8.lua")),
     ("textutils", include_str!("rom/textutils.lua")),
@@ -66,4 +67,5 @@ const ROM: &[(&str, &str)] = &[
     ("parallel", include_str!("rom/parallel.lua")),
     ("shell", include_str!("rom/shell.lua")),
     ("device", include_str!("rom/device.lua")),
+    ("require", include_str!("rom/require.lua")),
 ];

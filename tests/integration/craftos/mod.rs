@@ -7,6 +7,7 @@ mod edit_save;
 mod host_restart;
 mod install_at_prompt;
 mod player_computer;
+mod read_echo;
 mod reboot;
 mod resilience;
 mod runtime_parity;

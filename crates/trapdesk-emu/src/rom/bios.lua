@@ -276,29 +276,65 @@ function printError(...)
     if old then term.setTextColour(old) end
 end
 
--- read: a line typed through `char`/`paste` events, ended by `key` enter.
-function read(replace, _, _, default)
-    local line = default or ""
-    local function shown(s) return replace and string.rep(replace:sub(1, 1), #s) or s end
+-- read: a line typed through `char`/`paste` events, ended by `key` enter, drawn as CC: Tweaked's
+-- own `read` draws it (rom/bios.lua): every key clears the input and writes it again from where
+-- it started, scrolled to keep the cursor on the row (the row's width read again on
+-- `term_resize`); up and down go through `history`. No completion here.
+function read(replace, history, complete, default)
+    expect(1, replace, "string", "nil")
+    expect(2, history, "table", "nil")
+    expect(3, complete, "function", "nil")
+    expect(4, default, "string", "nil")
     term.setCursorBlink(true)
-    if #line > 0 then term.write(shown(line)) end
+    local line = default or ""
+    local pos, scroll, hpos = #line, 0, nil
+    replace = replace and replace:sub(1, 1)
+    local w = term.getSize()
+    local sx = term.getCursorPos()
+    local function redraw(clear)
+        if sx + pos - scroll >= w then scroll = sx + pos - w elseif pos < scroll then scroll = pos end
+        local _, cy = term.getCursorPos()
+        term.setCursorPos(sx, cy)
+        local r = clear and " " or replace
+        term.write(r and string.rep(r, math.max(#line - scroll, 0)) or line:sub(scroll + 1))
+        term.setCursorPos(sx + pos - scroll, cy)
+    end
+    redraw()
     while true do
         local ev, p = os.pullEvent()
         if ev == "char" or ev == "paste" then
-            line = line .. p
-            term.write(shown(p))
-        elseif ev == "key" and p == keys.enter then
-            break
-        elseif ev == "key" and p == keys.backspace and #line > 0 then
-            line = line:sub(1, -2)
-            local x, y = term.getCursorPos()
-            term.setCursorPos(x - 1, y)
-            term.write(" ")
-            term.setCursorPos(x - 1, y)
+            redraw(true)
+            line, pos = line:sub(1, pos) .. p .. line:sub(pos + 1), pos + #p
+            redraw()
+        elseif ev == "key" then
+            if p == keys.enter or p == keys.numPadEnter then break end
+            redraw(true)
+            if p == keys.left and pos > 0 then pos = pos - 1
+            elseif p == keys.right and pos < #line then pos = pos + 1
+            elseif p == keys.home then pos = 0
+            elseif p == keys["end"] then pos = #line
+            elseif p == keys.backspace and pos > 0 then
+                line, pos = line:sub(1, pos - 1) .. line:sub(pos + 1), pos - 1
+                if scroll > 0 then scroll = scroll - 1 end
+            elseif p == keys.delete then line = line:sub(1, pos) .. line:sub(pos + 2)
+            elseif (p == keys.up or p == keys.down) and history then
+                if p == keys.up then
+                    if hpos == nil then hpos = #history > 0 and #history or nil elseif hpos > 1 then hpos = hpos - 1 end
+                elseif hpos == #history then hpos = nil
+                elseif hpos then hpos = hpos + 1 end
+                line = hpos and history[hpos] or ""
+                pos, scroll = #line, 0
+            end
+            redraw()
+        elseif ev == "term_resize" then
+            w = term.getSize()
+            redraw()
         end
     end
+    local _, cy = term.getCursorPos()
     term.setCursorBlink(false)
-    new_line()
+    term.setCursorPos(w + 1, cy)
+    print()
     return line
 end
 
@@ -400,8 +436,16 @@ function fs.open(...)
     return handle(ud, names, mode:find("b", 1, true) ~= nil)
 end
 
+-- The one ROM module served, CC's `cc.require` (rom/require.lua; the rest of /rom is empty):
+-- the client gives a program its `require` and `package` with it.
+local REQUIRE = "rom/modules/main/cc/require.lua"
+
 function loadfile(path, mode, env)
     if type(mode) == "table" and env == nil then mode, env = nil, mode end
+    if type(path) == "string" and fs.combine(path) == REQUIRE then
+        local f = load(rom.require, "@/" .. REQUIRE, "t", env)
+        return function() return f(expect) end
+    end
     local h, err = fs.open(path, "r")
     if not h then return nil, err end
     local src = h.readAll()
