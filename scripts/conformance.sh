@@ -61,20 +61,32 @@ done
 [ -n "$port" ] || { echo "conformance: the proxy did not start" >&2; cat "$work/proxy.log" >&2; exit 1; }
 proxied="http://127.0.0.1:$port/mcp"
 
+# Each run's whole output goes to target/conformance/logs/; a failing run's tail is printed.
+mkdir -p "$dir/logs"
 status=0
+n=0
 run() {
-  local what="$1"
+  local what="$1" log
   shift
-  echo "== conformance: $what"
+  n=$((n + 1))
+  log="$dir/logs/$n.log"
   local t0=$SECONDS
-  timeout 300 "$@" || { echo "conformance: $what FAILED" >&2; status=1; }
-  echo "== $what: $((SECONDS - t0)) s"
+  if timeout 300 "$@" >"$log" 2>&1; then
+    echo "conformance: $what: as expected ($((SECONDS - t0)) s)"
+  else
+    tail -n 60 "$log" >&2
+    echo "conformance: $what FAILED ($((SECONDS - t0)) s; whole output in $log)" >&2
+    status=1
+  fi
 }
 cd "$work"
 run "server scenarios ($latest)" "$node" "$suite_latest" server --url "$proxied" \
   --expected-failures "$here/expected-failures.yml"
 run "server scenarios ($alpha)" "$node" "$suite_alpha" server --url "$proxied" \
   --expected-failures "$here/expected-failures-alpha.yml"
+run "server scenarios ($alpha, 2026-07-28 requirements)" "$node" "$suite_alpha" server \
+  --url "$proxied" --requirements 2026-07-28 \
+  --expected-failures "$here/expected-failures-2026-07-28.yml"
 for scenario in initialize tools_call sse-retry; do
   run "client scenario $scenario (mcp-stdio)" "$node" "$suite_latest" client \
     --command "$node $here/client.mjs" --scenario "$scenario" --timeout 60000
