@@ -190,9 +190,14 @@ async def wait_linked(agent: Agent, n: int = 4) -> list[dict[str, Any]]:
     raise RuntimeError("the demo computers did not link")
 
 
+def _texts(lines: Any) -> list[str]:
+    return [x.get("text", "") if isinstance(x, dict) else str(x) for x in lines or []]
+
+
 async def follow(agent: Agent, request_id: str, until: str | None = None) -> tuple[Any, list[str]]:
-    """Follow a run with wait-request from cursor to cursor until it ends (or `until` shows);
-    returns the last answer and the output lines read on the way."""
+    """Follow a run as an agent does: wait-request from cursor to cursor until it ends (or
+    `until` shows), then whatever of its output the end did not carry, by computer-output pages
+    from the last cursor. Returns the end (or match) and every output line, each read once."""
     after: Any = None
     lines: list[str] = []
     for _ in range(500):
@@ -201,13 +206,29 @@ async def follow(agent: Agent, request_id: str, until: str | None = None) -> tup
             args["after"] = after
         if until is not None:
             args["until"] = until
-        r = await agent.call("wait-request", args)
-        d = sc(r)
-        for line in d.get("output") or d.get("lines") or []:
-            lines.append(line.get("text", "") if isinstance(line, dict) else str(line))
-        if d.get("status") != "running" or d.get("matched"):
-            return r, lines
-        after = d.get("cursor", after)
+        end = await agent.call("wait-request", args)
+        d = sc(end)
+        if d.get("status") == "running":
+            lines += _texts(d.get("lines"))
+            after = d.get("cursor", after)
+            if d.get("matched"):
+                return end, lines
+            continue
+        if isinstance(d.get("lines"), list):  # an end that carries the lines after `after`
+            lines += _texts(d["lines"])
+            after = d.get("cursor", after)
+        elif after is None and not d.get("outputTruncated"):
+            lines += str(d.get("output") or "").splitlines()
+        total = d.get("outputLines")
+        while isinstance(total, int) and len(lines) < total:
+            page = sc(await agent.call("computer-output", {
+                "traposId": d.get("traposId"), "requestId": request_id, "after": after or 0, "lines": 2000}))
+            got = _texts(page.get("lines"))
+            lines += got
+            after = page.get("cursor", after)
+            if not got or not page.get("more"):
+                break
+        return end, lines
     raise RuntimeError(f"{request_id} never ended")
 
 
@@ -404,7 +425,8 @@ async def follow_5000(a: Agent) -> dict[str, Any]:
     end, lines = await follow(a, start["requestId"])
     output = sum(len(f"line {i}") + 1 for i in range(1, 5001))
     return {"chars": a.chars, "calls": a.calls, "output": output,
-            "ratio": round(a.chars / (output + 20_000), 3), "ended": sc(end).get("status")}
+            "ratio": round(a.chars / (output + 20_000), 3), "ended": sc(end).get("status"),
+            "complete": lines == [f"line {i}" for i in range(1, 5001)]}
 
 
 def _post(url: str, token: str, body: dict[str, Any], session: str | None) -> tuple[str, str | None]:
