@@ -520,8 +520,8 @@ def table(now: dict[str, Any], before: dict[str, Any] | None) -> str:
     for name, f in now["tasks"].items():
         ratio = f"{f['floor']:,} (×{f['chars'] / max(f['floor'], 1):.1f})"
         rows.append("| " + " | ".join([name] + ([cell(old.get(name))] if before else []) + [cell(f), ratio]) + " |")
-    for key, label, floor in [("read300", "read 300 KB back", "base64"),
-                              ("follow5000", "follow 5,000 lines to the end", "output + 20,000")]:
+    for key, label, floor in [("read300", "read 300 KB back", "base64; target ≤ ×1.5"),
+                              ("follow5000", "follow 5,000 lines to the end", "output + 20,000; target ≤ ×1.2")]:
         if key in now:
             f = now[key]
             b = (before or {}).get(key)
