@@ -5,7 +5,7 @@
 # release and the 2026-07-28 alpha, and its client scenarios against `trapdesk mcp-stdio`.
 # Scenarios that do not apply are in scripts/conformance/expected-failures*.yml with the reason
 # (docs/mcp.md, "The conformance suite"); any other failure, or one of those passing, fails.
-#   scripts/conformance.sh [BIN]      (default: target/debug/trapdesk; about 2 minutes)
+#   scripts/conformance.sh [BIN]   (default target/debug/trapdesk; under a minute, plus ~45 s to install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
@@ -20,7 +20,7 @@ if ! grep -qs "\"version\": \"$latest\"" "$dir/node_modules/conformance-latest/p
   ! grep -qs "\"version\": \"$alpha\"" "$dir/node_modules/conformance-alpha/package.json" ||
   [ ! -x "$dir/node_modules/.bin/node" ]; then
   echo '{"name":"trapdesk-conformance","private":true}' >"$dir/package.json"
-  timeout 600 npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+  timeout 300 npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
     node@22.23.3 \
     "conformance-latest@npm:@modelcontextprotocol/conformance@$latest" \
     "conformance-alpha@npm:@modelcontextprotocol/conformance@$alpha"
@@ -71,7 +71,7 @@ run() {
   n=$((n + 1))
   log="$dir/logs/$n.log"
   local t0=$SECONDS
-  if timeout 300 "$@" >"$log" 2>&1; then
+  if timeout 120 "$@" >"$log" 2>&1; then
     echo "conformance: $what: as expected ($((SECONDS - t0)) s)"
   else
     tail -n 60 "$log" >&2
