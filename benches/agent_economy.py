@@ -106,6 +106,8 @@ class Host:
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
         self.token = ""
+        self.gateway_port = 0
+        self.craft: subprocess.Popen[bytes] | None = None
         self.start()
 
     def start(self) -> None:
@@ -121,6 +123,9 @@ class Host:
             line = self.proc.stderr.readline()
             if not line:
                 break
+            g = re.search(r"\bgateway ws://127\.0\.0\.1:(\d+)/", line)
+            if g:
+                self.gateway_port = int(g.group(1))
             m = re.search(r"\bMCP (http://\S+/mcp)", line)
             if m:
                 self.url = m.group(1)
@@ -130,12 +135,35 @@ class Host:
         stderr = self.proc.stderr
         threading.Thread(target=lambda: [None for _ in stderr], daemon=True).start()
 
+    def add_craftos(self, launcher: str) -> None:
+        """A headless CraftOS-PC computer (id 10, `craft`) that installs the client with the
+        player's one-liner, configured as tests/integration/support/craftos.rs does."""
+        root = Path(self.dir) / "craftos"
+        (root / "config").mkdir(parents=True, exist_ok=True)
+        files = root / "computer" / "10"
+        files.mkdir(parents=True, exist_ok=True)
+        (root / "config" / "global.json").write_text(json.dumps({
+            "http_enable": True, "http_websocket_enabled": True, "http_whitelist": ["*"],
+            "http_blacklist": [], "checkUpdates": False, "keepOpenOnShutdown": False,
+            "abortTimeout": 7000, "default_computer_settings": "motd.enable=false",
+            "http_max_websocket_message": 131072}))
+        label = base64.b64encode(b"craft").decode()
+        (root / "config" / "10.json").write_text(json.dumps({"base64": True, "isColor": True, "label": label}))
+        (files / "startup.lua").write_text(
+            "fs.delete(shell.getRunningProgram())\n"
+            f'shell.run("wget run http://127.0.0.1:{self.gateway_port}/install.lua {SECRET}")\n')
+        self.craft = subprocess.Popen([launcher, "-d", str(root), "--id", "10"], stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
     def kill9(self) -> None:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
 
     def stop(self) -> None:
+        if self.craft is not None and self.craft.poll() is None:
+            self.craft.kill()
+            self.craft.wait()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
@@ -263,48 +291,48 @@ async def t_survey(a: Agent, ctx: dict[str, Any]) -> int:
 
 
 async def t_run(a: Agent, ctx: dict[str, Any]) -> int:
-    await a.call("write-file", {"traposId": "1", "path": "primes.lua", "content": PRIMES})
-    start = sc(await a.call("run-file", {"traposId": "1", "path": "primes.lua", "detach": True}))
+    await a.call("write-file", {"traposId": ctx["c1"], "path": "primes.lua", "content": PRIMES})
+    start = sc(await a.call("run-file", {"traposId": ctx["c1"], "path": "primes.lua", "detach": True}))
     end, lines = await follow(a, start["requestId"])
     return lines_floor(lines) + len(compact(sc(end).get("returns")))
 
 
 async def t_require(a: Agent, ctx: dict[str, Any]) -> int:
-    await a.call("write-file", {"traposId": "1", "path": "app/lib.lua",
+    await a.call("write-file", {"traposId": ctx["c1"], "path": "app/lib.lua",
                                 "content": "local M = {}\nfunction M.go(x)\n  return x.size + 1\nend\nreturn M\n"})
-    await a.call("write-file", {"traposId": "1", "path": "app/main.lua",
+    await a.call("write-file", {"traposId": ctx["c1"], "path": "app/main.lua",
                                 "content": "local lib = require('lib')\nprint(lib.go(nil))\n"})
-    bad = await a.call("run-file", {"traposId": "1", "path": "app/main.lua"})
+    bad = await a.call("run-file", {"traposId": ctx["c1"], "path": "app/main.lua"})
     err = str(sc(bad).get("error", ""))
-    await a.call("read-file", {"traposId": "1", "path": "app/lib.lua"})
-    await a.call("write-file", {"traposId": "1", "path": "app/lib.lua",
+    await a.call("read-file", {"traposId": ctx["c1"], "path": "app/lib.lua"})
+    await a.call("write-file", {"traposId": ctx["c1"], "path": "app/lib.lua",
                                 "content": "local M = {}\nfunction M.go(x)\n  return (x and x.size or 0) + 1\nend\nreturn M\n"})
-    good = await a.call("run-file", {"traposId": "1", "path": "app/main.lua"})
+    good = await a.call("run-file", {"traposId": ctx["c1"], "path": "app/main.lua"})
     return len(err) + len(str(sc(good).get("output", ""))) + 70
 
 
 async def t_files(a: Agent, ctx: dict[str, Any]) -> int:
     blob = random.Random(7).randbytes(300_000)
     b64 = base64.b64encode(blob).decode()
-    await a.call("write-file", {"traposId": "2", "path": "data/blob.bin", "content": b64,
+    await a.call("write-file", {"traposId": ctx["c2"], "path": "data/blob.bin", "content": b64,
                                 "encoding": "base64"})
     before = a.chars
     got = bytearray()
     offset: Any = 0
     calls = 0
     while offset is not None and calls < 200:
-        d = sc(await a.call("read-file", {"traposId": "2", "path": "data/blob.bin", "offset": offset}))
+        d = sc(await a.call("read-file", {"traposId": ctx["c2"], "path": "data/blob.bin", "offset": offset}))
         calls += 1
         c = d.get("content", "")
         got += base64.b64decode(c) if d.get("encoding") == "base64" else c.encode()
         offset = d.get("nextOffset")
     ctx["read300"] = {"chars": a.chars - before, "calls": calls, "base64": len(b64),
                       "ratio": round((a.chars - before) / len(b64), 3), "exact": bytes(got) == blob}
-    listing = sc(await a.call("list-files", {"traposId": "2", "path": "data"}))
-    await a.call("move-file", {"traposId": "2", "from": "data/blob.bin", "to": "data/moved.bin"})
-    await a.call("delete-file", {"traposId": "2", "path": "data/moved.bin"})
+    listing = sc(await a.call("list-files", {"traposId": ctx["c2"], "path": "data"}))
+    await a.call("move-file", {"traposId": ctx["c2"], "from": "data/blob.bin", "to": "data/moved.bin"})
+    await a.call("delete-file", {"traposId": ctx["c2"], "path": "data/moved.bin"})
     big = base64.b64encode(bytes(1_200_000)).decode()
-    refused = await a.call("write-file", {"traposId": "2", "path": "data/huge.bin", "content": big,
+    refused = await a.call("write-file", {"traposId": ctx["c2"], "path": "data/huge.bin", "content": big,
                                           "encoding": "base64"})
     return len(b64) + len(compact(listing.get("entries", []))) + len(first_line(refused)) + 40
 
@@ -313,12 +341,12 @@ PROMPT = "write('What is your name? ') local n = read() print('Hello, ' .. n) re
 
 
 async def t_input(a: Agent, ctx: dict[str, Any]) -> int:
-    await a.call("send-input", {"traposId": "2", "text": "ls\n"})
-    screen = sc(await a.call("read-screen", {"traposId": "2"}))
-    start = sc(await a.call("exec-lua", {"traposId": "2", "code": PROMPT, "detach": True}))
+    await a.call("send-input", {"traposId": ctx["c2"], "text": "ls\n"})
+    screen = sc(await a.call("read-screen", {"traposId": ctx["c2"]}))
+    start = sc(await a.call("exec-lua", {"traposId": ctx["c2"], "code": PROMPT, "detach": True}))
     rid = start["requestId"]
     await a.call("wait-request", {"requestId": rid, "until": "name?", "timeoutMs": 5000})
-    await a.call("send-input", {"traposId": "2", "requestId": rid, "text": "Steve\n"})
+    await a.call("send-input", {"traposId": ctx["c2"], "requestId": rid, "text": "Steve\n"})
     end, lines = await follow(a, rid)
     rows = [r.rstrip() for r in screen.get("rows", []) if r.strip()]
     return lines_floor(rows) + len("What is your name? Steve\nHello, Steve\n")
@@ -476,9 +504,12 @@ async def stack_exit(client: Client) -> None:
         await client.__aexit__(None, None, None)
 
 
-async def measure(binary: Path, only: set[str] | None) -> dict[str, Any]:
+CRAFTOS_TASKS = ("run", "require", "files", "input")
+
+
+async def measure(binary: Path, only: set[str] | None, craftos: str | None = None) -> dict[str, Any]:
     host = Host(binary)
-    ctx: dict[str, Any] = {"host": host}
+    ctx: dict[str, Any] = {"host": host, "c1": "1", "c2": "2"}
     figures: dict[str, Any] = {"tasks": {}}
     started = time.monotonic()
     try:
@@ -498,6 +529,24 @@ async def measure(binary: Path, only: set[str] | None) -> dict[str, Any]:
         if only is None or "follow5000" in only:
             async with connect(host) as client:
                 figures["follow5000"] = await follow_5000(Agent(client))
+        if "read300" in ctx:
+            figures["read300"] = ctx.pop("read300")
+        if craftos and (only is None or only & set(CRAFTOS_TASKS)):
+            # The same tasks on a CraftOS-PC computer (the emulator's are above).
+            host.add_craftos(craftos)
+            async with connect(host) as client:
+                await wait_linked(Agent(client), 5)
+            ctx.update(c1="10", c2="10")
+            for name, task in TASKS:
+                if name not in CRAFTOS_TASKS or (only is not None and name not in only):
+                    continue
+                async with connect(host) as client:
+                    agent = Agent(client)
+                    floor = await task(agent, ctx)
+                figures["tasks"][f"{name} (CraftOS-PC)"] = {"chars": agent.chars, "calls": agent.calls,
+                                                          "floor": floor}
+            if "read300" in ctx:
+                figures["read300CraftOS"] = ctx.pop("read300")
         if "read300" in ctx:
             figures["read300"] = ctx["read300"]
         if "lost_answer" in ctx:
@@ -545,9 +594,11 @@ def main() -> None:
     p.add_argument("--out", type=Path, help="save the figures as JSON")
     p.add_argument("--before", type=Path, help="figures to put beside these (JSON of --out)")
     p.add_argument("--only", help="comma-separated task names (and follow5000) to run")
+    p.add_argument("--craftos", default=os.environ.get("CRAFTOS_PC"),
+                   help="a CraftOS-PC launcher: run, require, files and input there too (default $CRAFTOS_PC)")
     args = p.parse_args()
     only = set(args.only.split(",")) if args.only else None
-    figures = anyio.run(measure, args.bin, only)
+    figures = anyio.run(measure, args.bin, only, args.craftos or None)
     if args.out:
         args.out.write_text(json.dumps(figures, indent=1) + "\n")
     before = json.loads(args.before.read_text()) if args.before else None
