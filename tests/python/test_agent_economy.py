@@ -72,12 +72,12 @@ def test_the_script_runs_and_prints_its_table(tmp_path: Path) -> None:
                                   "toolList": {"toolsList": 66012, "context": 30000}}))
     p = subprocess.run(
         [sys.executable, str(REPO / "benches" / "agent_economy.py"), "--bin", str(_binary()),
-         "--only", "survey,errors", "--craftos", "", "--out", str(out), "--before", str(before)],
+         "--only", "survey,resources", "--craftos", "", "--out", str(out), "--before", str(before)],
         capture_output=True, text=True, timeout=60, check=False,
     )
     assert p.returncode == 0, p.stderr
     figures = json.loads(out.read_text())
-    assert set(figures["tasks"]) == {"survey", "errors"}
+    assert set(figures["tasks"]) == {"survey", "resources"}
     for name, f in figures["tasks"].items():
         assert f["calls"] > 0 and f["chars"] >= f["floor"] > 0, (name, f)
     tl = figures["toolList"]
