@@ -253,10 +253,9 @@ async fn answers_twice_late_wrong_id_and_foreign_id_are_dropped() {
     ));
     a.respond(&id, json!({"ok": true})).await;
     wait_until(|| {
-        host.session
-            .recent(50)
-            .iter()
-            .any(|e| e.event.as_str() == "late_answer" && e.request_id.as_deref() == Some(id.as_str()))
+        host.session.recent(50).iter().any(|e| {
+            e.event.as_str() == "late_answer" && e.request_id.as_deref() == Some(id.as_str())
+        })
     })
     .await;
     // Both computers are still linked and serving.
