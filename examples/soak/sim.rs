@@ -217,7 +217,7 @@ fn class(e: &RequestError) -> &'static str {
         | RequestError::Ambiguous { .. }
         | RequestError::ShuttingDown
         | RequestError::Policy { .. } => "refused",
-        RequestError::Remote { .. } => "error",
+        RequestError::Remote { .. } | RequestError::Lost { .. } => "error",
     }
 }
 

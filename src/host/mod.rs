@@ -240,6 +240,10 @@ impl Host {
 
     /// Starts `n` emulated computers linked to this host.
     pub fn start_demo(&mut self, n: u32) {
+        // Computers 1..=n and, with any, a turtle and a pocket computer (`run_demo`): they
+        // live in this process, and their detached runs end with it.
+        let last = u64::from(n) + if n >= 1 { 2 } else { 0 };
+        self.session.mark_in_process(1..=last);
         let url = self.gateway_url();
         let secret = self.settings.secret.clone();
         let dir = self.settings.data_dir.clone();

@@ -55,6 +55,17 @@ pub(crate) fn request_failure_of(
     if ending.elapsed_ms > 0 {
         extra.insert("elapsedMs".into(), json!(ending.elapsed_ms));
     }
+    if let Some(stopped) = ending.stopped {
+        extra.insert("stopped".into(), json!(stopped));
+        if !stopped {
+            let message = format!(
+                "{}; the computer did not stop it when asked (a chunk that never yields runs on \
+                 until CC's watchdog ends it; session-log says when it answered)",
+                error_message(e)
+            );
+            return request_failure_with(e, &message, extra);
+        }
+    }
     if let RequestError::Cancelled { .. } = e {
         if let Some(by) = &ending.cancelled_by {
             extra.insert("cancelledBy".into(), json!(by));
@@ -77,6 +88,9 @@ fn request_failure_with(e: &RequestError, message: &str, mut extra: Map<String, 
         }
         RequestError::Ambiguous { matches, .. } => {
             extra.insert("matches".into(), json!(matches));
+        }
+        RequestError::Lost { reason, .. } => {
+            extra.insert("reason".into(), json!(reason));
         }
         _ => {}
     }

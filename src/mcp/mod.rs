@@ -303,6 +303,7 @@ fn bare(result: Result<Value, RequestError>) -> Ending {
         output_lines: 0,
         cancelled_by: None,
         elapsed_ms: 0,
+        stopped: None,
     }
 }
 

@@ -43,6 +43,9 @@ pub(crate) struct Ran {
     /// how long the request ran before it failed
     #[serde(skip_serializing_if = "Option::is_none")]
     elapsed_ms: Option<u64>,
+    /// a timeout's: whether the computer stopped the run when asked
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     traceback: Option<String>,
     /// a Lua error that was not a string: its descriptor
@@ -79,6 +82,21 @@ pub(crate) struct Waited {
     /// the line where `until` was found
     #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<String>,
+    /// its number among the run's lines (1 = its first)
+    #[serde(rename = "lineNumber", skip_serializing_if = "Option::is_none")]
+    line_number: Option<u64>,
+    /// lines between the cursor given and those in `lines`, not shown
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<u64>,
+    /// how long this call waited
+    #[serde(rename = "waitedMs", skip_serializing_if = "Option::is_none")]
+    waited_ms: Option<u64>,
+    /// ended, with after: output is the lines after this cursor
+    #[serde(rename = "outputAfter", skip_serializing_if = "Option::is_none")]
+    output_after: Option<u64>,
+    /// lost: host_restarted, computer_restarted, not_followed or no_receipt
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
     /// running: the lines after the cursor, oldest first: {seq, at (ms since the Unix epoch), stream, text, complete}
     #[serde(skip_serializing_if = "Option::is_none")]
     lines: Option<Vec<Map<String, Value>>>,

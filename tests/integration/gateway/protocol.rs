@@ -187,14 +187,15 @@ async fn timeout_fails_the_caller_and_cancels_on_the_computer() {
         t.await.unwrap(),
         Err(RequestError::Timeout { .. })
     ));
-    // A late answer after the timeout is dropped, not delivered.
+    // A late answer after the timeout is dropped, not delivered: logged as the answer of a
+    // request that did not stop when asked.
     c.respond(req["id"].as_str().unwrap(), json!({"ok": true}))
         .await;
     wait_until(|| {
         host.session
             .recent(50)
             .iter()
-            .any(|e| e.event.as_str() == "dropped")
+            .any(|e| e.event.as_str() == "late_answer")
     })
     .await;
 }

@@ -233,7 +233,8 @@ async fn answers_twice_late_wrong_id_and_foreign_id_are_dropped() {
     .await;
     assert_eq!(t.await.unwrap().unwrap()["returns"][0]["value"], "from a");
 
-    // Late: after the timeout, the answer is dropped; the caller already had `timeout`.
+    // Late: after the timeout, the answer is dropped (logged `late_answer`: the request had
+    // not stopped when asked); the caller already had `timeout`.
     let session = host.session.clone();
     let t = tokio::spawn(async move {
         session
@@ -252,10 +253,9 @@ async fn answers_twice_late_wrong_id_and_foreign_id_are_dropped() {
     ));
     a.respond(&id, json!({"ok": true})).await;
     wait_until(|| {
-        host.session
-            .recent(50)
-            .iter()
-            .any(|e| e.event.as_str() == "dropped" && e.request_id.as_deref() == Some(id.as_str()))
+        host.session.recent(50).iter().any(|e| {
+            e.event.as_str() == "late_answer" && e.request_id.as_deref() == Some(id.as_str())
+        })
     })
     .await;
     // Both computers are still linked and serving.

@@ -9,4 +9,5 @@ mod loadgen;
 mod memory_bounds;
 mod pause;
 mod props;
+mod runs_truth;
 mod soak;

@@ -20,10 +20,13 @@ use super::state::{ORPHANED, Outbound, Pending, State};
 use trapdesk_proto::protocol::{DetachedRun, Kind};
 
 mod claim;
+mod fate;
 mod finished;
 mod taken;
 
+pub(crate) use claim::computer_number;
 use claim::{Claim, Dropped, computer_of, issued_before};
+pub use fate::Fate;
 pub use finished::{FINISHED_FOR, FINISHED_KEPT, Finished, FinishedRequest, RequestState};
 use taken::{taken_back_header, taken_back_info, terms_of};
 
@@ -120,8 +123,11 @@ impl Session {
             .into_iter()
             .filter(|id| !st.pending.contains_key(id) && !named.contains(id.as_str()))
             .collect();
-        st.runs
-            .ended_all(forgotten.iter().map(String::as_str), "lost");
+        st.runs.ended_all(
+            forgotten.iter().map(String::as_str),
+            "lost",
+            Some(RESTARTED),
+        );
         let mut claim = Claim::default();
         let mut seen = HashSet::new();
         let mut adopted = Vec::new();
@@ -202,15 +208,17 @@ struct Adopted {
     record: Option<super::history::runs::RunRecord>,
 }
 
+/// A `lost` run's reason when its computer linked again without it.
+const RESTARTED: &str = "computer_restarted";
+
 fn lost() -> RequestError {
-    RequestError::Remote {
-        code: "lost".into(),
+    RequestError::Lost {
+        reason: RESTARTED,
         message: "the computer linked again without this detached run: it restarted \
                   (or its client did) while the link was down, and the run is gone \
                   (a client from before detached runs keeps none: re-run the \
                   installer there)"
             .into(),
-        output: None,
     }
 }
 
@@ -337,6 +345,8 @@ impl State {
                 local: false,
                 detached: true,
                 dropped_unlinked: 0,
+                timed_out: None,
+                stopped: None,
             },
         );
         self.emit(Event::RequestStarted { info });
@@ -399,14 +409,13 @@ impl State {
         for (_, id) in orphans.into_iter().take(over) {
             self.finish(
                 &id,
-                Err(RequestError::Remote {
-                    code: "lost".into(),
+                Err(RequestError::Lost {
+                    reason: "not_followed",
                     message: format!(
                         "the host keeps at most {ORPHANS_KEPT} detached runs whose computer is \
                          away, and this was the oldest: it may still run on its computer, but \
                          this host no longer follows it"
                     ),
-                    output: None,
                 }),
             );
         }

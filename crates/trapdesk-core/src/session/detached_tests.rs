@@ -105,9 +105,13 @@ async fn a_dropped_link_keeps_detached_runs_and_the_next_one_takes_them_back() {
     s.adopt(&link, vec![named(&kept_id)]);
     match s.request_state(&gone_id) {
         Some(RequestState::Ended(f)) => {
-            assert!(
-                matches!(f.ending.result, Err(RequestError::Remote { ref code, .. }) if code == "lost")
-            );
+            assert!(matches!(
+                f.ending.result,
+                Err(RequestError::Lost {
+                    reason: "computer_restarted",
+                    ..
+                })
+            ));
         }
         other => panic!("{other:?}"),
     }

@@ -21,6 +21,7 @@ mod output_view;
 pub mod pause;
 pub mod screen;
 mod state;
+mod stopping;
 pub mod summary;
 #[cfg(test)]
 mod tests;
@@ -177,6 +178,8 @@ impl Session {
                 local: spec.mode.is_local(),
                 detached: spec.mode.is_detached(),
                 dropped_unlinked: 0,
+                timed_out: None,
+                stopped: None,
             },
         );
         // The session, not the caller, owns the deadline, so an abandoned caller cannot leave
@@ -261,18 +264,8 @@ impl Session {
 
     fn expire(&self, id: &str, timeout: Duration) {
         let mut st = self.lock();
-        let Some(p) = st.pending.get(id) else {
-            return;
-        };
-        let cancel = p.info.sent.then(|| (p.info.trapos_id.clone(), p.conn_id));
-        let error = st
-            .approvals
-            .not_answered(id, timeout)
-            .unwrap_or(RequestError::Timeout { timeout });
-        st.finish(id, Err(error));
-        if let Some((trapos_id, conn_id)) = cancel {
-            // The connection may be closing; then there is nothing left to cancel.
-            st.send_to(&trapos_id, conn_id, Outbound::Cancel { id: id.to_owned() });
+        if let Some(grace) = st.time_out(id, timeout) {
+            self.expire_after(&mut st, id, grace, timeout);
         }
     }
 

@@ -14,7 +14,7 @@ mod request;
 mod tool_call;
 
 pub use computer::ComputerInfo;
-pub use ending::{Ending, RequestError, Status, seconds};
+pub use ending::{Ending, LOST_REASONS, RequestError, Status, seconds};
 pub use event::Event;
 pub use log_entry::{LogEntry, LogEvent};
 pub use origin::Origin;

@@ -28,6 +28,7 @@ fn gone() -> Ending {
         output_lines: 0,
         cancelled_by: None,
         elapsed_ms: 0,
+        stopped: None,
     }
 }
 

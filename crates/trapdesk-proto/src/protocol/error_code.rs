@@ -26,6 +26,8 @@ crate::wire_names! {
         NotPending = "not_pending",
         DetachedLimit = "detached_limit",
         UnknownRequest = "unknown_request",
+        /// A request this host issued whose result is no longer kept.
+        Expired = "expired",
         BadContent = "bad_content",
         NotFound = "not_found",
         NotATurtle = "not_a_turtle",

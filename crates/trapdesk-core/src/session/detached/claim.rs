@@ -69,6 +69,11 @@ pub(super) fn issued_before(id: &str, current_tag: &str) -> bool {
         && n.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The computer id a traposId starts with as a number (`7` of `7:miner`; 0 for none).
+pub(crate) fn computer_number(trapos_id: &str) -> u64 {
+    computer_of(trapos_id).parse().unwrap_or(0)
+}
+
 /// The computer id a traposId starts with (`7` of `7:miner`).
 pub(super) fn computer_of(trapos_id: &str) -> &str {
     trapos_id.split(':').next().unwrap_or(trapos_id)

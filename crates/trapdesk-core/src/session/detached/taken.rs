@@ -59,6 +59,7 @@ pub(super) fn terms_of(
                 origin: origin.clone(),
                 started_ms: epoch_ms(wall),
                 timeout_ms: ms,
+                in_process: false,
                 ended: None,
             };
             Terms {

@@ -49,6 +49,9 @@ pub struct RunRecord {
     pub started_ms: u64,
     /// Its timeout in ms; 0 when it has no deadline.
     pub timeout_ms: u64,
+    /// Its computer lived in the host's process (`--demo`): it ends with the host.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_process: bool,
     /// How it ended, once it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended: Option<RunEnd>,
@@ -61,6 +64,9 @@ pub struct RunEnd {
     pub code: String,
     /// When, in ms since the Unix epoch.
     pub at_ms: u64,
+    /// Why it was `lost` (`RequestError::lost_reason`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -69,7 +75,14 @@ struct OnDisk {
     live: Vec<RunRecord>,
     #[serde(default)]
     ended: Vec<RunRecord>,
+    /// The start tags of this data dir's hosts (`h-<tag>-<n>`), newest last: an id whose tag
+    /// is here was issued by this host, one whose tag is not never was.
+    #[serde(default)]
+    tags: Vec<String>,
 }
+
+/// Host starts whose tags are kept: one a day for over two years.
+pub const TAGS_KEPT: usize = 1024;
 
 /// The record: in memory, and in [`FILE`] when the session persists.
 #[derive(Debug, Default)]
@@ -77,6 +90,7 @@ pub struct Runs {
     path: Option<PathBuf>,
     live: HashMap<String, RunRecord>,
     ended: VecDeque<RunRecord>,
+    tags: VecDeque<String>,
     /// A write failed (said once in the tracing log); later writes are still tried.
     warned: bool,
 }
@@ -95,6 +109,7 @@ impl Runs {
                         runs.live.insert(r.id.clone(), r);
                     }
                     runs.ended = disk.ended.into();
+                    runs.tags = disk.tags.into();
                     runs.bound();
                 }
                 Ok(None) => {}
@@ -106,6 +121,31 @@ impl Runs {
             }
         }
         runs
+    }
+
+    /// This host start's tag (`run_tag`), recorded; and the runs of an earlier start whose
+    /// computers lived in its process, which ended with it: they are returned, ended `lost`.
+    pub fn began(&mut self, tag: &str) -> Vec<RunRecord> {
+        self.tags.push_back(tag.to_owned());
+        while self.tags.len() > TAGS_KEPT {
+            self.tags.pop_front();
+        }
+        let gone: Vec<String> = self
+            .live
+            .values()
+            .filter(|r| r.in_process && !r.id.starts_with(&format!("h-{tag}-")))
+            .map(|r| r.id.clone())
+            .collect();
+        for id in &gone {
+            self.end(id, "lost", Some("host_restarted"));
+        }
+        self.save();
+        gone.iter().filter_map(|id| self.lookup(id)).collect()
+    }
+
+    /// Whether a start of this host gave out ids with `tag`.
+    pub fn issued(&self, tag: &str) -> bool {
+        self.tags.iter().any(|t| t == tag)
     }
 
     /// A detached run started here.
@@ -128,31 +168,38 @@ impl Runs {
         self.save();
     }
 
-    /// Run `id` ended with `code` (`ok` or an error code); nothing when it is not recorded.
-    pub fn ended(&mut self, id: &str, code: &str) {
-        if self.end(id, code) {
+    /// Run `id` ended with `code` (`ok` or an error code) and, when lost, its `reason`;
+    /// nothing when it is not recorded.
+    pub fn ended(&mut self, id: &str, code: &str, reason: Option<&str>) {
+        if self.end(id, code, reason) {
             self.save();
         }
     }
 
     /// Runs `ids` ended with `code`, written once.
-    pub fn ended_all<'a>(&mut self, ids: impl IntoIterator<Item = &'a str>, code: &str) {
+    pub fn ended_all<'a>(
+        &mut self,
+        ids: impl IntoIterator<Item = &'a str>,
+        code: &str,
+        reason: Option<&str>,
+    ) {
         let mut any = false;
         for id in ids {
-            any |= self.end(id, code);
+            any |= self.end(id, code, reason);
         }
         if any {
             self.save();
         }
     }
 
-    fn end(&mut self, id: &str, code: &str) -> bool {
+    fn end(&mut self, id: &str, code: &str, reason: Option<&str>) -> bool {
         let Some(mut r) = self.live.remove(id) else {
             return false;
         };
         r.ended = Some(RunEnd {
             code: code.to_owned(),
             at_ms: super::super::model::epoch_ms(std::time::SystemTime::now()),
+            reason: reason.map(str::to_owned),
         });
         self.ended.push_back(r);
         self.bound();
@@ -210,7 +257,7 @@ impl Runs {
         };
         let mut live: Vec<&RunRecord> = self.live.values().collect();
         live.sort_by(|a, b| (a.started_ms, &a.id).cmp(&(b.started_ms, &b.id)));
-        let disk = serde_json::json!({ "live": live, "ended": self.ended });
+        let disk = serde_json::json!({ "live": live, "ended": self.ended, "tags": self.tags });
         let text = disk.to_string();
         let tmp = path.with_extension("json.tmp");
         let result = crate::config::write_private(&tmp, text.as_bytes())
@@ -259,6 +306,7 @@ mod tests {
             origin: Origin::Agent("bot".into()),
             started_ms,
             timeout_ms: 0,
+            in_process: false,
             ended: None,
         }
     }
@@ -269,7 +317,7 @@ mod tests {
         let mut runs = Runs::open(Some(dir.path()));
         runs.started(record("h-aaaaaa-1", 1));
         runs.started(record("h-aaaaaa-2", 2));
-        runs.ended("h-aaaaaa-2", "lost");
+        runs.ended("h-aaaaaa-2", "lost", Some("computer_restarted"));
         let again = Runs::open(Some(dir.path()));
         assert_eq!(
             again.running("h-aaaaaa-1").unwrap().origin,
@@ -278,6 +326,16 @@ mod tests {
         let lost = again.lookup("h-aaaaaa-2").unwrap();
         assert_eq!(lost.ended.unwrap().code, "lost");
         assert!(again.lookup("h-aaaaaa-3").is_none());
+        assert_eq!(
+            again
+                .lookup("h-aaaaaa-2")
+                .unwrap()
+                .ended
+                .unwrap()
+                .reason
+                .as_deref(),
+            Some("computer_restarted")
+        );
         assert_eq!(again.running_on("7:miner"), vec!["h-aaaaaa-1".to_owned()]);
         #[cfg(unix)]
         {
@@ -288,6 +346,30 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o077, 0, "private: {mode:o}");
         }
+    }
+
+    #[test]
+    fn a_run_on_an_in_process_computer_ends_with_its_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut runs = Runs::open(Some(dir.path()));
+        assert!(runs.began("aaaaaa").is_empty());
+        let mut demo = record("h-aaaaaa-1", 1);
+        demo.in_process = true;
+        runs.started(demo);
+        runs.started(record("h-aaaaaa-2", 2));
+        let mut again = Runs::open(Some(dir.path()));
+        let gone = again.began("bbbbbb");
+        assert_eq!(gone.len(), 1);
+        let end = again.lookup("h-aaaaaa-1").unwrap().ended.unwrap();
+        assert_eq!(
+            (end.code.as_str(), end.reason.as_deref()),
+            ("lost", Some("host_restarted"))
+        );
+        assert!(
+            again.running("h-aaaaaa-2").is_some(),
+            "a real computer's goes on"
+        );
+        assert!(again.issued("aaaaaa") && again.issued("bbbbbb") && !again.issued("cccccc"));
     }
 
     #[test]
@@ -304,7 +386,7 @@ mod tests {
         let ids: Vec<String> = (10..(ENDED_KEPT + 30))
             .map(|i| format!("h-aaaaaa-{i}"))
             .collect();
-        runs.ended_all(ids.iter().map(String::as_str), "ok");
+        runs.ended_all(ids.iter().map(String::as_str), "ok", None);
         assert_eq!(runs.counts().1, ENDED_KEPT);
     }
 }

@@ -83,6 +83,12 @@ impl Link {
             .pending
             .get(&resp.id)
             .is_some_and(|p| p.conn_id == self.conn_id && p.info.sent);
+        if !ours && st.answered_late(&resp.id) {
+            return;
+        }
+        if ours && st.stopped_in_time(&resp.id) {
+            return;
+        }
         if !ours {
             tracing::warn!(
                 computer = %self.trapos_id,
@@ -166,10 +172,9 @@ impl Link {
         );
         st.finish(
             id,
-            Err(RequestError::Remote {
-                code: "lost".into(),
+            Err(RequestError::Lost {
+                reason: "no_receipt",
                 message,
-                output: None,
             }),
         );
     }

@@ -22,6 +22,12 @@ pub enum RequestError {
     Timeout { timeout: Duration },
     #[error("the computer disconnected before answering")]
     Disconnected,
+    /// A run the host no longer follows, and why (`reason`, one of [`LOST_REASONS`]).
+    #[error("{message}")]
+    Lost {
+        reason: &'static str,
+        message: String,
+    },
     #[error("cancelled")]
     Cancelled { output: Option<String> },
     #[error("too many requests waiting for {trapos_id} (limit {limit})")]
@@ -45,6 +51,16 @@ pub enum RequestError {
     Policy { code: ErrorCode, message: String },
 }
 
+/// Why a request is `lost`: its host restarted (the emulated computers of `--demo` live in
+/// the host's process), its computer restarted, the host stopped following it (too many runs
+/// whose computers are away), or the computer never received it (no receipt).
+pub const LOST_REASONS: [&str; 4] = [
+    "host_restarted",
+    "computer_restarted",
+    "not_followed",
+    "no_receipt",
+];
+
 fn list(ids: &[String]) -> String {
     if ids.is_empty() {
         "none".to_owned()
@@ -61,12 +77,21 @@ impl RequestError {
             RequestError::Ambiguous { .. } => ErrorCode::AmbiguousComputer.as_str(),
             RequestError::Timeout { .. } => ErrorCode::Timeout.as_str(),
             RequestError::Disconnected => ErrorCode::Disconnected.as_str(),
+            RequestError::Lost { .. } => ErrorCode::Lost.as_str(),
             RequestError::Cancelled { .. } => ErrorCode::Cancelled.as_str(),
             RequestError::Busy { .. } => ErrorCode::Busy.as_str(),
             RequestError::Remote { code, .. } => code,
             RequestError::DetachedLimit { .. } => ErrorCode::DetachedLimit.as_str(),
             RequestError::ShuttingDown => ErrorCode::ShuttingDown.as_str(),
             RequestError::Policy { code, .. } => code.as_str(),
+        }
+    }
+
+    /// Why a `lost` request was lost (one of [`LOST_REASONS`]).
+    pub fn lost_reason(&self) -> Option<&'static str> {
+        match self {
+            RequestError::Lost { reason, .. } => Some(reason),
+            _ => None,
         }
     }
 
@@ -98,6 +123,9 @@ pub struct Ending {
     pub cancelled_by: Option<String>,
     /// From the start of the request to its end.
     pub elapsed_ms: u64,
+    /// A timeout's: whether the computer stopped the request when the host asked it to
+    /// (`false`: it went on, as a chunk that never yields does until CC's own watchdog).
+    pub stopped: Option<bool>,
 }
 
 impl Ending {

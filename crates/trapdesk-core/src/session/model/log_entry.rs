@@ -85,6 +85,14 @@ trapdesk_proto::wire_names! {
         Detached = "detached",
         /// A detached run taken back when its computer linked again.
         Adopted = "adopted",
+        /// A request found lost (`reason` in the detail), or a run that ended with its host.
+        Lost = "lost",
+        /// A request whose result is no longer kept was asked for.
+        Expired = "expired",
+        /// A request id this host never issued was asked for.
+        UnknownRequest = "unknown_request",
+        /// A computer answered a request that timed out without stopping: when it stopped.
+        LateAnswer = "late_answer",
         /// `session-log`'s fold of a tool call's start and end.
         Call = "call",
         /// A name read from the attached console's wire that this build does not know.

@@ -71,6 +71,12 @@ pub(crate) struct State {
     /// Claims in hellos that were not taken back and not logged yet, and when that was last
     /// logged (see `detached.rs`).
     pub claims_dropped: (u64, Option<Instant>),
+    /// The computer ids whose computers live in this host's process (`--demo`): their
+    /// detached runs end with the host (see `history::runs`).
+    pub in_process: std::collections::HashSet<u64>,
+    /// Requests that timed out without stopping, oldest first: id, computer, when (see
+    /// `stopping.rs`).
+    pub unstopped: VecDeque<(String, String, Instant)>,
     /// The first number of this start's output entries (see `history`).
     first_seq: u64,
     /// Pending requests' deadlines, earliest first: the request id and its timeout (for the
@@ -117,8 +123,11 @@ impl State {
             .as_ref()
             .map(|h| h.recent_log(settings.recent_events).into())
             .unwrap_or_default();
-        let runs = super::history::runs::Runs::open(persist.then_some(settings.data_dir.as_path()));
-        State {
+        let mut runs =
+            super::history::runs::Runs::open(persist.then_some(settings.data_dir.as_path()));
+        let run_tag = run_tag(SystemTime::now());
+        let gone = runs.began(&run_tag);
+        let mut st = State {
             settings,
             computers: HashMap::new(),
             order: BTreeSet::new(),
@@ -137,15 +146,27 @@ impl State {
             paused: None,
             keyboard: HashMap::new(),
             finished: Default::default(),
-            run_tag: run_tag(SystemTime::now()),
+            run_tag,
             history,
             seq_floor: Default::default(),
             runs,
             claims_dropped: (0, None),
+            in_process: Default::default(),
+            unstopped: VecDeque::new(),
             first_seq,
             deadlines: Default::default(),
             reaping: false,
+        };
+        for r in gone {
+            let mut entry = State::entry(
+                LogEvent::Lost,
+                "the detached run ended with the host that ran its computer in its process",
+            );
+            entry.trapos_id = Some(r.trapos_id);
+            entry.request_id = Some(r.id);
+            st.log(entry);
         }
+        st
     }
 
     /// The linked computer a caller means (see `names.rs`).

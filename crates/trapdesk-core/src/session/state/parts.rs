@@ -117,6 +117,11 @@ pub(crate) struct Pending {
     /// Output of a detached run that the computer dropped while unlinked: the live output is
     /// then no prefix of the answer's, and the answer's is not shown again from `live`'s end.
     pub dropped_unlinked: u64,
+    /// Its deadline passed and the computer was asked to stop it: the timeout and when
+    /// (see `stopping.rs`).
+    pub timed_out: Option<(std::time::Duration, Instant)>,
+    /// A timeout's: whether the computer stopped it (see `Ending::stopped`).
+    pub stopped: Option<bool>,
 }
 
 /// The connection id of a detached run whose link dropped: no connection has it.

@@ -148,6 +148,9 @@ impl State {
             origin: info.origin.clone(),
             started_ms: epoch_ms(SystemTime::now()),
             timeout_ms: info.timeout_ms,
+            in_process: self
+                .in_process
+                .contains(&super::super::detached::computer_number(&info.trapos_id)),
             ended: None,
         });
     }
@@ -250,7 +253,8 @@ impl State {
         let trapos_id = p.info.trapos_id.clone();
         if p.detached {
             let code = result.as_ref().map_or_else(RequestError::code, |_| "ok");
-            self.runs.ended(id, code);
+            let reason = result.as_ref().err().and_then(RequestError::lost_reason);
+            self.runs.ended(id, code, reason);
         }
 
         let output_len = self.show_unstreamed_output(&p, id, &result);
@@ -263,6 +267,7 @@ impl State {
             output_lines: p.live.lines(),
             cancelled_by: p.cancel_by.clone(),
             elapsed_ms: duration_ms,
+            stopped: p.stopped,
             result,
         };
         if status == Status::Cancelled {
