@@ -103,7 +103,10 @@ async fn a_50_mb_exec_lua_from_an_agent_is_refused_and_never_reaches_the_compute
         rmcp::model::ClientCapabilities::default(),
         rmcp::model::Implementation::new("huge-agent", "1"),
     );
-    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+    // The 413's JSON-RPC error has a null id (the host never parsed the request); stock rmcp
+    // clients cannot pair it with their call and would wait forever, so the transport that
+    // `mcp-stdio` and the CLI use, which pairs it, carries this call.
+    let transport = trapdesk::mcp::upstream::transport(
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             host.mcp_url(),
         )
@@ -116,8 +119,13 @@ async fn a_50_mb_exec_lua_from_an_agent_is_refused_and_never_reaches_the_compute
         unreachable!()
     };
     let params = rmcp::model::CallToolRequestParams::new("exec-lua").with_arguments(args);
-    let err = client.call_tool(params).await.unwrap_err();
-    assert!(err.to_string().contains("413"), "{err}");
+    let answer = tokio::time::timeout(Duration::from_secs(60), client.call_tool(params))
+        .await
+        .expect("no answer to a 50 MB call");
+    let Err(rmcp::ServiceError::McpError(err)) = answer else {
+        panic!("{answer:?}")
+    };
+    assert!(err.message.contains("max_body_bytes"), "{err:?}");
     // The computer got nothing; a normal call still works on the same client.
     let next = tokio::time::timeout(Duration::from_millis(300), c.recv()).await;
     assert!(next.is_err(), "the computer was sent {next:?}");
