@@ -16,6 +16,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use support::SECRET;
+use support::mcp_fake as fake;
 
 type Client = RunningService<RoleClient, rmcp::model::ClientConfig>;
 
@@ -43,7 +44,7 @@ async fn call(client: &Client, tool: &str, args: Value) -> Value {
 }
 
 /// Every output line of `computer` through `computer-output` with `after`, from cursor `from`
-/// on: `(seq, text)`, oldest first.
+/// on: `(seq, text)`, oldest first. One line a page: the page's cursor is that line's seq.
 async fn all_lines(client: &Client, computer: &str, from: u64) -> Vec<(u64, String)> {
     let mut out = Vec::new();
     let mut after = from;
@@ -51,13 +52,13 @@ async fn all_lines(client: &Client, computer: &str, from: u64) -> Vec<(u64, Stri
         let page = call(
             client,
             "computer-output",
-            json!({"traposId": computer, "after": after, "lines": 2000}),
+            json!({"traposId": computer, "after": after, "lines": 1}),
         )
         .await;
-        let lines = page["lines"].as_array().cloned().unwrap_or_default();
+        let lines = fake::page_lines(&page);
         for l in &lines {
             out.push((
-                l["seq"].as_u64().unwrap(),
+                page["cursor"].as_u64().unwrap(),
                 l["text"].as_str().unwrap_or_default().to_owned(),
             ));
         }
@@ -211,7 +212,9 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
         json!({"traposId": "7:c7", "lines": 20}),
     )
     .await;
-    assert_eq!(page_after["lines"], page_before["lines"]);
+    for k in ["output", "at", "times"] {
+        assert_eq!(page_after[k], page_before[k], "{k}");
+    }
     assert_eq!(page_after["before"], page_before["before"]);
     // Paging back with the old `before` cursor reads the same older lines.
     let older = call(
@@ -220,10 +223,11 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
         json!({"traposId": "7:c7", "lines": 20, "before": page_before["before"]}),
     )
     .await;
-    assert_eq!(older["lines"].as_array().map(Vec::len), Some(20));
-    assert_eq!(older["lines"][0]["text"], "before 11");
+    assert_eq!(fake::page_lines(&older).len(), 20);
+    assert_eq!(fake::page_lines(&older)[0]["text"], "before 11");
     // The log: every entry of before is there with its seq.
-    let log_after = call(&c, "session-log", json!({"limit": 100})).await;
+    // Reading the lines again added calls: the window reaches back past those of before.
+    let log_after = call(&c, "session-log", json!({"limit": 1000})).await;
     let seqs = |log: &Value| -> HashMap<u64, String> {
         log["events"]
             .as_array()
@@ -256,14 +260,12 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
         json!({"traposId": "7:c7", "after": newest}),
     )
     .await;
-    let texts: Vec<&str> = since["lines"]
-        .as_array()
-        .unwrap()
+    let texts: Vec<Value> = fake::page_lines(&since)
         .iter()
-        .filter_map(|l| l["text"].as_str())
+        .map(|l| l["text"].clone())
         .collect();
     assert_eq!(texts, ["after the restart"], "{since}");
-    assert!(since["lines"][0]["seq"].as_u64().unwrap() > newest);
+    assert!(since["cursor"].as_u64().unwrap() > newest);
     // The log's `latest` of before still reads only what came after it.
     let latest = log_before["latest"].as_u64().unwrap();
     let log_since = call(&c, "session-log", json!({"since": latest})).await;
@@ -414,9 +416,7 @@ async fn paging_goes_past_the_scrollback_into_the_history() {
             args["before"] = before.clone();
         }
         let page = call(&c, "computer-output", args).await;
-        let mut lines: Vec<String> = page["lines"]
-            .as_array()
-            .unwrap()
+        let mut lines: Vec<String> = fake::page_lines(&page)
             .iter()
             .map(|l| l["text"].as_str().unwrap().to_owned())
             .collect();
