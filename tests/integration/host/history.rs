@@ -44,15 +44,21 @@ async fn call(client: &Client, tool: &str, args: Value) -> Value {
 }
 
 /// Every output line of `computer` through `computer-output` with `after`, from cursor `from`
-/// on: `(seq, text)`, oldest first. One line a page: the page's cursor is that line's seq.
-async fn all_lines(client: &Client, computer: &str, from: u64) -> Vec<(u64, String)> {
+/// on, `per_page` lines a call: `(cursor, text)`, oldest first, the cursor being that of the
+/// line's page (with one line a page, the line's own seq).
+async fn all_lines(
+    client: &Client,
+    computer: &str,
+    from: u64,
+    per_page: u64,
+) -> Vec<(u64, String)> {
     let mut out = Vec::new();
     let mut after = from;
     loop {
         let page = call(
             client,
             "computer-output",
-            json!({"traposId": computer, "after": after, "lines": 1}),
+            json!({"traposId": computer, "after": after, "lines": per_page}),
         )
         .await;
         let lines = fake::page_lines(&page);
@@ -174,7 +180,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     )
     .await;
     assert_eq!(ran["ok"], true, "{ran}");
-    let lines_before = all_lines(&c, "7:c7", 0).await;
+    let lines_before = all_lines(&c, "7:c7", 0, 2000).await;
     assert_eq!(lines_before.len(), 50, "{lines_before:?}");
     let page_before = call(
         &c,
@@ -204,7 +210,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     .await;
     let c = client(&url, dir.path()).await;
     // Before the computer relinks: its history is read by its full id.
-    let lines_after = all_lines(&c, "7:c7", 0).await;
+    let lines_after = all_lines(&c, "7:c7", 0, 2000).await;
     assert_eq!(lines_after, lines_before);
     let page_after = call(
         &c,
@@ -226,8 +232,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     assert_eq!(fake::page_lines(&older).len(), 20);
     assert_eq!(fake::page_lines(&older)[0]["text"], "before 11");
     // The log: every entry of before is there with its seq.
-    // Reading the lines again added calls: the window reaches back past those of before.
-    let log_after = call(&c, "session-log", json!({"limit": 1000})).await;
+    let log_after = call(&c, "session-log", json!({"limit": 100})).await;
     let seqs = |log: &Value| -> HashMap<u64, String> {
         log["events"]
             .as_array()
@@ -283,7 +288,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
 }
 
 /// The host is killed with SIGKILL under an output flood and restarted;
-/// every line it had stored before the kill is there exactly once, in order, with its cursor.
+/// every line it had stored before the kill is there exactly once, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -347,7 +352,7 @@ async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
         let computer = format!("{id}:c{id}");
         // From cursor 1 (the first start's first entry is the request's start, at 1): a cursor
         // reads on from where it is, however far back.
-        let served = all_lines(&c, &computer, 1).await;
+        let served = all_lines(&c, &computer, 1, 2000).await;
         let mine: Vec<(u64, String)> = snapshot
             .iter()
             .filter(|(t, _, _)| *t == computer)
@@ -357,21 +362,20 @@ async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
             !mine.is_empty(),
             "{computer} printed nothing before the kill"
         );
-        // In order and each cursor once.
+        // Pages in cursor order; every stored line there, in its order (a page carries its
+        // lines' text, not each one's seq).
         assert!(
-            served.windows(2).all(|w| w[0].0 < w[1].0),
+            served
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0 || w[0].0 == w[1].0),
             "{computer}: out of order"
         );
-        let by_seq: HashMap<u64, &String> = served.iter().map(|(s, t)| (*s, t)).collect();
+        let mut rest = served.iter();
         for (seq, text) in &mine {
-            let now = by_seq
-                .get(seq)
-                .unwrap_or_else(|| panic!("{computer}: line {seq} ({text:?}) lost"));
             // A line still open at the read may have grown since; never changed otherwise.
-            assert!(
-                now.starts_with(text.as_str()),
-                "{computer} {seq}: {text:?} → {now:?}"
-            );
+            rest.by_ref()
+                .find(|(_, now)| now.starts_with(text.as_str()))
+                .unwrap_or_else(|| panic!("{computer}: line {seq} ({text:?}) lost"));
         }
         // Each flood line exactly once.
         let mut seen = HashMap::new();
@@ -430,11 +434,11 @@ async fn paging_goes_past_the_scrollback_into_the_history() {
     let want: Vec<String> = (1..=300).map(|i| format!("deep {i}")).collect();
     assert_eq!(texts, want);
     // Forwards from the first line's cursor: the rest, though most left the scrollback.
-    let all = all_lines(&c, "4:deep", 0).await;
+    let all = all_lines(&c, "4:deep", 0, 2000).await;
     // after=0 is what the scrollback holds: 100 entries, the request's end and 99 lines.
     assert_eq!(all.len(), 99);
     assert_eq!(all[98].1, "deep 300");
-    let first = all_lines(&c, "4:deep", 1).await;
+    let first = all_lines(&c, "4:deep", 1, 2000).await;
     assert_eq!(first.len(), 300);
     assert_eq!(first[0].1, "deep 1");
 }
