@@ -19,7 +19,8 @@ pub fn line_cost(line: &Value) -> usize {
 }
 
 /// Puts `lines` into `obj` as the page's fields: `output` (each line's text, ending with a
-/// newline unless it is still open), `at` (when the first came, ms since the Unix epoch),
+/// newline unless it is still open), `at` (when the first came, ms since the Unix epoch; absent
+/// without lines),
 /// `times` (per line, ms after the line before it; the first's after `at`, so 0), `err` (the indices of error-stream lines, only when
 /// there are some), and `requestId` once when every line has the same one (otherwise
 /// `requests`: `[{from, requestId}]`, one per run of lines of one request, null for none).
@@ -55,7 +56,10 @@ pub fn compact(obj: &mut Map<String, Value>, lines: &[Value]) {
         }
     }
     obj.insert("output".into(), json!(output));
-    obj.insert("at".into(), json!(at));
+    // Absent on a page without lines: the output schema has no null types.
+    if let Some(at) = at {
+        obj.insert("at".into(), json!(at));
+    }
     obj.insert("times".into(), Value::Array(times));
     if !err.is_empty() {
         obj.insert("err".into(), Value::Array(err));
@@ -192,9 +196,6 @@ mod tests {
         );
         let mut empty = Map::new();
         compact(&mut empty, &[]);
-        assert_eq!(
-            Value::Object(empty),
-            json!({"output": "", "at": null, "times": []})
-        );
+        assert_eq!(Value::Object(empty), json!({"output": "", "times": []}));
     }
 }
