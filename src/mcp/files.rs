@@ -86,8 +86,9 @@ pub fn piece(
     let asked = offset.unwrap_or(0);
     // Where the caller wanted this piece to end: shorter than that (and not at the file's
     // end) means the result budget cut it, and the line says so (a `length: 100000` once
-    // served 8,796 bytes and said nothing).
-    let wanted_end = length.map_or(total as u64, |l| asked.saturating_add(l).min(total as u64));
+    // served 8,796 bytes and said nothing). Without a length nothing was asked: a piece is
+    // as much as one result holds, and only where to read on is said.
+    let wanted_end = length.map_or(next as u64, |l| asked.saturating_add(l).min(total as u64));
     let line = piece_line(path, asked, (start, next, total), encoding, wanted_end);
     Outcome::ok(line, data)
 }
@@ -188,11 +189,12 @@ pub fn output_page(
             None => format!("{what}; nothing older is kept"),
         };
         line.push_str(&shortened(rows.len() - shown.len()));
-        let mut data = json!({"ok": true, "traposId": trapos_id, "lines": lines, "before": before});
+        let mut data = json!({"ok": true, "traposId": trapos_id, "before": before});
         if let Some(obj) = data.as_object_mut() {
             if let Some(r) = &request_id {
                 obj.insert("requestId".into(), json!(r));
             }
+            super::lines_page::compact(obj, &lines);
             // Counted while the page is sized, so that they never push its lines over.
             obj.extend(extra.clone());
         }
@@ -379,6 +381,15 @@ mod tests {
             "{}",
             o.line
         );
+        assert!(
+            o.line.ends_with(&format!("read on with offset {next}")),
+            "{}",
+            o.line
+        );
+        // Without a length nothing was asked: no "fewer than asked", only where to read on.
+        let data = json!({"ok": true, "content": b64(file.as_bytes()), "bytes": 100_000});
+        let o = piece(data, "big.txt", Some(0), None, 8 * 1024);
+        assert!(!o.line.contains("fewer"), "{}", o.line);
         assert!(
             o.line.ends_with(&format!("read on with offset {next}")),
             "{}",

@@ -32,6 +32,7 @@ mod devices;
 mod files;
 mod fleet;
 pub mod http;
+mod lines_page;
 mod log_args;
 mod log_view;
 mod pages;

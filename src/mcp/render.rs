@@ -1,6 +1,9 @@
 //! The text block of a result: what an agent reads (docs/mcp.md, "Sizing"). It is made from
 //! the result's data by the fields it holds, so that every tool, new ones too, gets it alike;
-//! it never repeats the JSON.
+//! it never repeats the JSON. Bulk (a file's content, output) is sent once: on success it is
+//! in `structuredContent` alone, which is what Claude Code and Codex give the model when a
+//! result has it; a failure's text is whole on its own (Claude Code gives the model the text
+//! of an `isError` result).
 
 use serde_json::Value;
 
@@ -8,8 +11,9 @@ use serde_json::Value;
 /// by the fields it holds, so that every tool (new ones too) gets it alike. Sections are
 /// headed `[output]`, `[error output]`, `[traceback]`, `[returned]`; a file's content, a
 /// listing, output lines, log events, screen rows and a broadcast's results follow as plain
-/// lines. Anything else is said by the first line alone.
-pub fn render(data: &Value) -> String {
+/// lines. Anything else is said by the first line alone. On success (`is_error` false) the
+/// bulk ([`BULK`]) is left out and named in a last line, `[in structuredContent: output]`.
+pub fn render(data: &Value, is_error: bool) -> String {
     let mut out = String::new();
     let mut section = |head: &str, body: &str| {
         if body.is_empty() {
@@ -31,14 +35,19 @@ pub fn render(data: &Value) -> String {
     // A file's content (read-file): the piece itself, byte for byte as in the file (no
     // newline added), and nothing else.
     if data.get("encoding").is_some() {
-        return s("content").to_owned();
+        return match is_error {
+            true => s("content").to_owned(),
+            false => elsewhere(data),
+        };
     }
     if let Some(returns) = data.get("returns").and_then(Value::as_array) {
         let values: Vec<String> = returns.iter().map(value_text).collect();
         section("[returned]", &values.join("\n"));
     }
-    section("[output]", s("output"));
-    section("[error output]", s("errorOutput"));
+    if is_error {
+        section("[output]", s("output"));
+        section("[error output]", s("errorOutput"));
+    }
     match data.get("error") {
         // A Lua error: its message is in the first line (cut there when long) and whole in
         // the traceback; without one, whole here.
@@ -61,14 +70,34 @@ pub fn render(data: &Value) -> String {
             .unwrap_or_default()
     };
     section("", &rows("entries", &entry_text));
-    // `wait-request` answers with both the output as text and its lines: the text says it
-    // once (the lines' seq and times are in the structured content).
-    let lines = if s("output").is_empty() { "lines" } else { "" };
-    section("", &rows(lines, &line_text));
     section("", &rows("events", &event_text));
     section("", &screen_rows(data));
     section("", &rows("results", &many_text));
+    if !is_error {
+        section("", &elsewhere(data));
+    }
     out
+}
+
+/// What a successful result's text leaves to `structuredContent` alone: a file's content, a
+/// run's output and error output, an output page's lines.
+pub const BULK: [&str; 3] = ["content", "output", "errorOutput"];
+
+/// The line that names the bulk a successful result holds in `structuredContent` alone
+/// (empty when it holds none), so that a client that shows only the text knows where it is.
+fn elsewhere(data: &Value) -> String {
+    let held: Vec<&str> = BULK
+        .into_iter()
+        .filter(|k| {
+            data.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|t| !t.is_empty())
+        })
+        .collect();
+    if held.is_empty() {
+        return String::new();
+    }
+    format!("[in structuredContent: {}]", held.join(", "))
 }
 
 /// A directory entry (`list-files`): a folder's name with `/`, a file's with its size.
@@ -79,16 +108,6 @@ fn entry_text(e: &Value) -> String {
     } else {
         let size = e.get("size").and_then(Value::as_u64).unwrap_or(0);
         format!("{name}\t{size}")
-    }
-}
-
-/// An output line (`wait-request`): its text, an error stream's marked `[err]`.
-fn line_text(l: &Value) -> String {
-    let text = l.get("text").and_then(Value::as_str).unwrap_or_default();
-    let text = text.strip_suffix('\n').unwrap_or(text);
-    match l.get("stream").and_then(Value::as_str) {
-        Some("err") => format!("[err] {text}"),
-        _ => text.to_owned(),
     }
 }
 
@@ -209,23 +228,20 @@ mod tests {
     fn unknown_monitor_cells_are_shown_as_such() {
         let monitor = json!({"rows": ["hi", "", "  ok"], "known": ["1100", null, "0011"]});
         assert_eq!(
-            render(&monitor),
+            render(&monitor, false),
             "hi\u{2591}\u{2591}\n\n\u{2591}\u{2591}ok\n"
         );
         let terminal = json!({"rows": ["> ls", ""]});
-        assert_eq!(render(&terminal), "> ls\n");
+        assert_eq!(render(&terminal, false), "> ls\n");
     }
 
     #[test]
-    fn output_given_as_text_and_as_lines_is_said_once() {
-        let waited = json!({
-            "output": "dig 1\ndig 2",
-            "lines": [{"seq": 1, "text": "dig 1"}, {"seq": 2, "text": "dig 2"}],
-        });
-        assert_eq!(render(&waited), "[output]\ndig 1\ndig 2\n");
-        // computer-output has the lines alone: they are the text.
-        let page =
-            json!({"lines": [{"seq": 1, "text": "a"}, {"seq": 2, "text": "b", "stream": "err"}]});
-        assert_eq!(render(&page), "a\n[err] b\n");
+    fn bulk_is_in_the_text_of_a_failure_only() {
+        let ran = json!({"output": "dig 1\ndig 2\n", "errorOutput": "", "returns": []});
+        assert_eq!(render(&ran, false), "[in structuredContent: output]\n");
+        assert_eq!(render(&ran, true), "[output]\ndig 1\ndig 2\n");
+        let read = json!({"content": "print(1)", "encoding": "utf8"});
+        assert_eq!(render(&read, false), "[in structuredContent: content]");
+        assert_eq!(render(&json!({"ok": true}), false), "");
     }
 }

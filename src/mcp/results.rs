@@ -1,10 +1,12 @@
 //! Turning tool outcomes into MCP results that fit an agent's context.
 //!
 //! Every result has the same two parts: `structuredContent` (the data) and one text block an
-//! agent reads: a first line that says what happened, then what matters in it as plain text
-//! (`render`): the output, the error output, the traceback, the returned values, a file's
-//! content, a listing, log or screen rows. The text never repeats the JSON: a client that
-//! reads only the text still sees what the call produced, and the budget is not spent twice.
+//! agent reads: a first line that says what happened (and whether it was cut, whether more
+//! follows, the cursor and the next step), then what matters in it as plain text (`render`):
+//! the returned values, a listing, log or screen rows; on a failure the output, the error
+//! output and the traceback too. Bulk (a file's content, output) is sent once, in
+//! `structuredContent` on success (what Claude Code and Codex give the model); an `isError`
+//! text is whole on its own (Claude Code gives the model the text of a failure).
 //! A list whose every field fits a table (`probe-computers`) gives the table instead
 //! ([`Outcome::with_text`]).
 //!
@@ -88,7 +90,8 @@ impl Outcome {
         let line = trapdesk_core::session::summary::one_line(&self.line, 200);
         let mut data = self.data;
         settle(&mut data, self.is_error);
-        let text = self.text.unwrap_or_else(|| render(&data));
+        let line = said_cuts(line, &data);
+        let text = self.text.unwrap_or_else(|| render(&data, self.is_error));
         build(&line, &text, data, self.is_error)
     }
 
@@ -97,6 +100,7 @@ impl Outcome {
         let mut line = trapdesk_core::session::summary::one_line(&self.line, 200);
         let mut data = self.data;
         settle(&mut data, self.is_error);
+        line = said_cuts(line, &data);
         if let Some(text) = &self.text {
             let result = build(&line, text, data.clone(), self.is_error);
             if result_size(&result) <= budget {
@@ -112,7 +116,7 @@ impl Outcome {
         let precut = matches!(data.get("output"), Some(Value::String(t)) if holds_cut(t));
         let len = json_len(&data);
         if !precut && len <= max {
-            let text = fit_text(&line, render(&data), budget);
+            let text = fit_text(&line, render(&data, self.is_error), budget);
             return build(&line, &text, data, self.is_error);
         }
         if !cut_before && !line.contains("computer-output") && (precut || len > max) {
@@ -134,7 +138,8 @@ impl Outcome {
             max = (max as u128 * budget as u128 / total as u128) as usize;
             max = max.saturating_sub(128);
         }
-        let text = render(&data);
+        line = said_cuts(line, &data);
+        let text = render(&data, self.is_error);
         let text = fit_text(&line, text, budget);
         build(&line, &text, data, self.is_error)
     }
@@ -144,6 +149,23 @@ impl Outcome {
     pub fn unfitted_size(&self) -> usize {
         result_size(&self.clone().into_unsized())
     }
+}
+
+/// `line` with what was cut of the returned values said in it, as the data says it: a table
+/// the computer cut at its first 1,000 entries (`truncated`), a value cut to fit the result
+/// (`cut`). The text shows such a value as it came, which alone would read as whole.
+fn said_cuts(mut line: String, data: &Value) -> String {
+    let Some(returns) = data.get("returns").and_then(Value::as_array) else {
+        return line;
+    };
+    let has = |k: &str| returns.iter().any(|d| d.get(k) == Some(&Value::Bool(true)));
+    if has("truncated") && !line.contains("(truncated:") {
+        line.push_str("; a returned table was cut at its first 1,000 entries (truncated: true)");
+    }
+    if has("cut") && !line.contains("(cut:") {
+        line.push_str("; a returned value was cut to fit the result (cut: true)");
+    }
+    line
 }
 
 /// A failure's code as an agent reads it: the computer's `bad_request` (a request it found

@@ -156,7 +156,8 @@ async def test_results_read_as_text_and_camel_case(host: HostProcess) -> None:
         assert (d["output"], d["errorOutput"]) == ("a\noops\n", "oops\n")
         assert {"durationMs", "outputBytes", "outputLines", "outputTruncated"} <= set(d), d
         assert not _snake_keys(d), d
-        assert text(r) == "returned 7; 2 lines of output\n\n[returned]\n7\n\n[output]\na\noops\n\n[error output]\noops\n"
+        # The output goes once, in structuredContent; the text names where it is.
+        assert text(r) == "returned 7; 2 lines of output\n\n[returned]\n7\n\n[in structuredContent: output, errorOutput]\n"
         await c.session.validate_tool_result("exec-lua", r)
         # A numeric id, as the MCP Inspector sends it, and a label in another case.
         for target in (1, "1:MINER"):

@@ -198,7 +198,7 @@ async def long_job(a: Agent, way: str, second: Agent) -> None:
         while not seen:
             await anyio.sleep(0.3)
             r = await second.call("computer-output", {"traposId": "2:farm", "lines": 20})
-            seen = any("stage 2" in ln.get("text", "") for ln in data(r)["lines"])
+            seen = "stage 2" in data(r)["output"]
     assert result["returns"][0]["value"] == 42, result
 
 
@@ -237,7 +237,8 @@ async def reboot(a: Agent, way: str) -> None:
         await anyio.sleep(0.2)
         while True:
             r = await a.call("probe-computers", {"ping": False})
-            if any(c["traposId"] == "2:farm" and "exec-lua" in c["serves"] for c in data(r)["computers"]):
+            shared = data(r).get("serves", [])
+            if any(c["traposId"] == "2:farm" and "exec-lua" in c.get("serves", shared) for c in data(r)["computers"]):
                 break
             await anyio.sleep(0.5)
     r = await a.call("exec-lua", {"traposId": "2:farm", "code": "return 1"})
@@ -299,8 +300,8 @@ async def tour(binary: Path, way: str) -> list[tuple[str, Tally]]:
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
                 r = await c1.call_tool("probe-computers", {"ping": False})
-                cs = data(r)["computers"]
-                if len(cs) == 4 and all("exec-lua" in x["serves"] for x in cs):
+                cs, shared = data(r)["computers"], data(r).get("serves", [])
+                if len(cs) == 4 and all("exec-lua" in x.get("serves", shared) for x in cs):
                     break
                 await anyio.sleep(0.2)
             r = await c1.call_tool("write-file", {"traposId": "1:miner", "path": "prog/dig.lua", "content": PROGRAM})

@@ -20,7 +20,10 @@ pub(super) struct ProbeEntry {
     pub label: Option<String>,
     /// Epoch milliseconds.
     pub connected_at: u64,
-    pub serves: Vec<String>,
+    /// The request kinds it serves; absent when they are the page's `serves` (one list for
+    /// all, where each row repeated ~120 characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serves: Option<Vec<String>>,
     /// Requests running or queued on it (pings of this probe excepted).
     pub pending: usize,
     /// Those requests, only when there are any (compact entries: an idle computer has none).
@@ -79,6 +82,7 @@ impl ProbeEntry {
         ping: Option<Value>,
         status: Option<&DeviceStatus>,
         policy: Value,
+        shared: &[String],
     ) -> Self {
         let pending_requests: Vec<Value> = pending
             .iter()
@@ -98,7 +102,7 @@ impl ProbeEntry {
             id: c.id,
             label: c.label.clone(),
             connected_at: trapdesk_proto::time::epoch_ms(c.connected_at),
-            serves: c.serves.clone(),
+            serves: (c.serves != shared).then(|| c.serves.clone()),
             pending: pending_requests.len(),
             pending_requests,
             last_rtt_ms: rtt,
@@ -241,11 +245,10 @@ impl ProbeEntry {
             policy("write"),
             policy("read")
         );
-        for (i, s) in self.serves.iter().enumerate() {
-            if i > 0 {
-                row.push(',');
-            }
-            row.push_str(s);
+        match &self.serves {
+            // The page's serves, said once above the table.
+            None => row.push('*'),
+            Some(serves) => row.push_str(&serves.join(",")),
         }
         row.push('\t');
         row.push_str(&self.device_cell());
@@ -276,7 +279,7 @@ pub(super) fn most_per_page(room: usize) -> usize {
         id: 0,
         label: Some(String::new()),
         connected_at: 0,
-        serves: Vec::new(),
+        serves: None,
         pending: 0,
         pending_requests: Vec::new(),
         last_rtt_ms: None,
@@ -337,6 +340,22 @@ pub(super) fn probe_line(
     line
 }
 
+/// The serves list most computers of a page share (the first such on a tie): said once for
+/// the page, and left out of the rows that have it.
+pub(super) fn shared_serves(computers: &[ComputerInfo]) -> Vec<String> {
+    let mut best: (usize, Option<&Vec<String>>) = (0, None);
+    for c in computers {
+        let n = computers.iter().filter(|o| o.serves == c.serves).count();
+        if n > best.0 {
+            best = (n, Some(&c.serves));
+        }
+        if 2 * n > computers.len() {
+            break;
+        }
+    }
+    best.1.cloned().unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -347,7 +366,7 @@ mod tests {
             id: 7,
             label: Some("miner one".into()),
             connected_at: 1_764_585_062_123,
-            serves: vec!["exec-lua".into(), "ping".into()],
+            serves: Some(vec!["exec-lua".into(), "ping".into()]),
             pending: pending.len(),
             pending_requests: pending,
             last_rtt_ms: last,
@@ -442,7 +461,7 @@ mod tests {
             types: Default::default(),
         };
         let c = trapdesk_core::session::fleet::test_computer(7, Some("miner one"), true);
-        let e = ProbeEntry::new(&c, &[], None, Some(&status), json!({}));
+        let e = ProbeEntry::new(&c, &[], None, Some(&status), json!({}), &[]);
         let row = e.row();
         assert!(row.contains("\t3 (monitors monitor_0,top)\t"), "{row}");
         let v = serde_json::to_value(&e).expect("json");
@@ -464,7 +483,7 @@ mod tests {
             t.row()
         );
         // Without a status (no ping, an older client): the fields are absent, the cell "-".
-        let old = ProbeEntry::new(&c, &[], None, None, json!({}));
+        let old = ProbeEntry::new(&c, &[], None, None, json!({}), &[]);
         let v = serde_json::to_value(&old).expect("json");
         assert!(
             v.get("peripherals").is_none()

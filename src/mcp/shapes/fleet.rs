@@ -26,6 +26,9 @@ pub(crate) struct Probed {
     linked: Option<u64>,
     /// pass as cursor for the next page; null on the last page
     next_cursor: Option<String>,
+    /// the request kinds the computers of this page serve, said once (a row has serves only when its differ)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    serves: Option<Vec<String>>,
 }
 
 /// What the policy lets the calling agent do on a computer.
@@ -56,7 +59,9 @@ struct ProbeRow {
     label: Option<String>,
     /// epoch milliseconds
     connected_at: u64,
-    serves: Vec<String>,
+    /// only when not the page's serves
+    #[serde(skip_serializing_if = "Option::is_none")]
+    serves: Option<Vec<String>>,
     pending: u64,
     /// present only when pending > 0: requestId, kind, summary, origin, sent, ageMs (since it started)
     #[serde(skip_serializing_if = "Option::is_none")]

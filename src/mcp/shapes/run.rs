@@ -85,7 +85,7 @@ pub(crate) struct Waited {
     /// its number among the run's lines (1 = its first)
     #[serde(rename = "lineNumber", skip_serializing_if = "Option::is_none")]
     line_number: Option<u64>,
-    /// lines between the cursor given and those in `lines`, not shown
+    /// lines between the cursor given and those shown, left out
     #[serde(skip_serializing_if = "Option::is_none")]
     skipped: Option<u64>,
     /// how long this call waited
@@ -97,12 +97,29 @@ pub(crate) struct Waited {
     /// lost: host_restarted, computer_restarted, not_followed or no_receipt
     #[serde(skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
-    /// running: the lines after the cursor, oldest first: {seq, at (ms since the Unix epoch), stream, text, complete}
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lines: Option<Vec<Map<String, Value>>>,
-    /// running: more lines follow the cursor than fitted
+    /// running, or ended with after: output holds the lines after the cursor, oldest first
+    #[serde(flatten)]
+    page: Lines,
+    /// running, or ended with after: more lines follow the cursor than fitted
     #[serde(skip_serializing_if = "Option::is_none")]
     more: Option<bool>,
+}
+
+/// An output page's lines beside their text in `output` (each line once, as printed).
+#[derive(Serialize, JsonSchema)]
+pub(crate) struct Lines {
+    /// when the page's first line came, in ms since the Unix epoch
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at: Option<u64>,
+    /// one per line of output: ms after the line before it (the first: after at)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    times: Option<Vec<u64>>,
+    /// the indices of the lines written to the error stream
+    #[serde(skip_serializing_if = "Option::is_none")]
+    err: Option<Vec<u64>>,
+    /// lines of several requests: {from (a line index), requestId (null: none)} for each run of lines of one
+    #[serde(skip_serializing_if = "Option::is_none")]
+    requests: Option<Vec<Map<String, Value>>>,
 }
 
 /// `computer-output`.
@@ -111,8 +128,11 @@ pub(crate) struct Waited {
 pub(crate) struct OutputPage {
     #[serde(flatten)]
     common: Common,
+    /// the lines' text, oldest first, each ending with a newline unless still open
     #[serde(skip_serializing_if = "Option::is_none")]
-    lines: Option<Vec<OutputLine>>,
+    output: Option<String>,
+    #[serde(flatten)]
+    page: Lines,
     /// cursor for the page before this one; null when nothing older is kept
     before: Option<u64>,
     /// the newest line's seq: pass as after to read only newer lines
@@ -123,21 +143,6 @@ pub(crate) struct OutputPage {
     /// with requestId: running, how it ended (ok, error, timeout, cancelled, disconnected, failed), or ended once its result is no longer kept
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<String>,
-}
-
-/// One line of a computer's output.
-#[derive(Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-struct OutputLine {
-    seq: u64,
-    /// when the host received the line, in ms since the Unix epoch
-    at: u64,
-    /// the request that wrote it, or null
-    request_id: Option<String>,
-    #[schemars(extend("enum" = ["out", "err"]))]
-    stream: String,
-    text: String,
-    complete: bool,
 }
 
 /// `session-log`.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::super::Ran;
 use super::super::convert::{outcome_of, run_line};
 use super::super::results::Outcome;
-use super::head_that_fits;
+use super::super::lines_page::{compact, followed_end, head_that_fits, line_cost};
 use trapdesk_core::session::detached::Fate;
 use trapdesk_core::session::{FinishedRequest, OutputEntry, Session, Status};
 use trapdesk_proto::protocol::Kind;
@@ -52,7 +52,7 @@ fn tail_that_fits(mut rows: Vec<(u64, Value)>, room: usize) -> Vec<(u64, Value)>
     let mut used = 0;
     let mut keep = 0;
     for (_, v) in rows.iter().rev() {
-        let size = v.to_string().len() + 1;
+        let size = line_cost(v);
         if keep > 0 && used + size > room {
             break;
         }
@@ -76,13 +76,13 @@ fn line_number(session: &Session, trapos_id: &str, id: &str, seq: u64) -> u64 {
         .count() as u64
 }
 
-fn lines_and_output(rows: Vec<(u64, Value)>) -> (Vec<Value>, String) {
-    let output = rows
-        .iter()
-        .map(|(_, v)| text_of(v))
-        .collect::<Vec<_>>()
-        .join("\n");
-    (rows.into_iter().map(|(_, v)| v).collect(), output)
+/// `data` with `rows` as its page (docs/mcp.md, "Output pages").
+fn with_page(mut data: Value, rows: Vec<(u64, Value)>) -> Value {
+    let lines: Vec<Value> = rows.into_iter().map(|(_, v)| v).collect();
+    if let Some(obj) = data.as_object_mut() {
+        compact(obj, &lines);
+    }
+    data
 }
 
 /// `until` found in the last of `rows` (the lines after the cursor up to it): that line, its
@@ -100,13 +100,12 @@ pub(super) fn matched(
     let number = line_number(session, w.trapos_id, w.id, seq);
     let shown = tail_that_fits(rows, w.room);
     let skipped = total - shown.len();
-    let (lines, output) = lines_and_output(shown);
     let waited = w.waited_ms();
     let (id, t) = (w.id, w.trapos_id);
     let data = json!({"ok": true, "status": "running", "requestId": id, "traposId": t,
         "matched": true, "line": text_of(&hit), "lineNumber": number, "cursor": seq,
-        "skipped": skipped, "waitedMs": waited, "output": output, "lines": lines,
-        "more": false});
+        "skipped": skipped, "waitedMs": waited, "more": false});
+    let data = with_page(data, shown);
     let mut line = format!(
         "{id} on {t}: running; found in line {number} of its output after waiting {waited} ms: {}",
         text_of(&hit)
@@ -127,12 +126,11 @@ pub(super) fn running(w: &Waiting<'_>, rows: Vec<(u64, Value)>) -> (Status, Outc
     let (rows, more) = head_that_fits(rows, w.room);
     let cursor = rows.last().map_or(w.after, |(seq, _)| *seq);
     let n = rows.len();
-    let (lines, output) = lines_and_output(rows);
     let waited = w.waited_ms();
     let (id, t) = (w.id, w.trapos_id);
     let data = json!({"ok": true, "status": "running", "requestId": id, "traposId": t,
-        "matched": false, "waitedMs": waited, "output": output, "lines": lines,
-        "cursor": cursor, "more": more});
+        "matched": false, "waitedMs": waited, "cursor": cursor, "more": more});
+    let data = with_page(data, rows);
     let line = format!(
         "{id} on {t}: still running after waiting {waited} ms; {n} line{} after {}{}; go on with after={cursor}",
         if n == 1 { "" } else { "s" },
@@ -165,22 +163,21 @@ pub(super) fn ended(
     };
     let hit = first_match(&rows, w.until).and_then(|at| rows.get(at).cloned());
     let cursor = rows.last().map_or(w.after, |(seq, _)| *seq);
+    if let Some(obj) = outcome.data.as_object_mut() {
+        obj.insert("status".into(), json!(f.status.as_str()));
+        obj.insert("cursor".into(), json!(cursor));
+    }
+    if w.given_after {
+        // The waiter followed the run: its result without the output it has read, and what
+        // came after the cursor paged (`more`, `cursor`), so the output goes once.
+        followed_end(&mut outcome, rows, w.room, w.after);
+        if let Some(obj) = outcome.data.as_object_mut() {
+            obj.insert("outputAfter".into(), json!(w.after));
+        }
+    }
     let Some(obj) = outcome.data.as_object_mut() else {
         return (status, outcome);
     };
-    obj.insert("status".into(), json!(f.status.as_str()));
-    obj.insert("cursor".into(), json!(cursor));
-    if w.given_after {
-        let mut out = String::new();
-        for (_, v) in &rows {
-            out.push_str(text_of(v));
-            if v.get("complete") != Some(&Value::Bool(false)) {
-                out.push('\n');
-            }
-        }
-        obj.insert("output".into(), json!(out));
-        obj.insert("outputAfter".into(), json!(w.after));
-    }
     if w.until.is_some() {
         obj.insert("matched".into(), json!(hit.is_some()));
         if let Some((seq, v)) = hit {

@@ -40,14 +40,10 @@ async fn detach(client: &fake::Client, target: &str, code: &str) -> String {
 }
 
 fn texts(d: &Value) -> Vec<String> {
-    d["lines"]
-        .as_array()
-        .map(|l| {
-            l.iter()
-                .map(|x| x["text"].as_str().unwrap_or_default().to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+    fake::page_lines(d)
+        .iter()
+        .map(|x| x["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }
 
 /// Detach answers at once; wait-request finds a text (with the cursor to go on from), then the
@@ -85,7 +81,7 @@ async fn detach_and_wait(rt: Runtime) {
         .await;
     let d = data(&r);
     assert_eq!(d["status"], "running", "{d}");
-    let first = &d["lines"][0];
+    let first = &fake::page_lines(&d)[0];
     assert!(first["at"].as_u64().unwrap() > 1_700_000_000_000, "{d}");
     // The end: the full result, after the cursor.
     let r = w

@@ -77,6 +77,9 @@ async fn probe_pages_return_each_computer_once_while_others_come_and_go() {
             .collect();
         let t = text(&r);
         let mut table = t.split("\n\n").nth(1).unwrap_or_default().lines();
+        // The serves every row shares, said once above the table.
+        assert_eq!(table.next(), Some("serves (* below): exec-lua"), "{t}");
+        assert_eq!(d["serves"], json!(["exec-lua"]), "{d}");
         assert!(
             table.next().is_some_and(|h| h.starts_with("traposId\t")),
             "{t}"

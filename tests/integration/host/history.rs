@@ -16,6 +16,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
 use support::SECRET;
+use support::mcp_fake as fake;
 
 type Client = RunningService<RoleClient, rmcp::model::ClientConfig>;
 
@@ -43,21 +44,27 @@ async fn call(client: &Client, tool: &str, args: Value) -> Value {
 }
 
 /// Every output line of `computer` through `computer-output` with `after`, from cursor `from`
-/// on: `(seq, text)`, oldest first.
-async fn all_lines(client: &Client, computer: &str, from: u64) -> Vec<(u64, String)> {
+/// on, `per_page` lines a call: `(cursor, text)`, oldest first, the cursor being that of the
+/// line's page (with one line a page, the line's own seq).
+async fn all_lines(
+    client: &Client,
+    computer: &str,
+    from: u64,
+    per_page: u64,
+) -> Vec<(u64, String)> {
     let mut out = Vec::new();
     let mut after = from;
     loop {
         let page = call(
             client,
             "computer-output",
-            json!({"traposId": computer, "after": after, "lines": 2000}),
+            json!({"traposId": computer, "after": after, "lines": per_page}),
         )
         .await;
-        let lines = page["lines"].as_array().cloned().unwrap_or_default();
+        let lines = fake::page_lines(&page);
         for l in &lines {
             out.push((
-                l["seq"].as_u64().unwrap(),
+                page["cursor"].as_u64().unwrap(),
                 l["text"].as_str().unwrap_or_default().to_owned(),
             ));
         }
@@ -173,7 +180,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     )
     .await;
     assert_eq!(ran["ok"], true, "{ran}");
-    let lines_before = all_lines(&c, "7:c7", 0).await;
+    let lines_before = all_lines(&c, "7:c7", 0, 2000).await;
     assert_eq!(lines_before.len(), 50, "{lines_before:?}");
     let page_before = call(
         &c,
@@ -203,7 +210,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
     .await;
     let c = client(&url, dir.path()).await;
     // Before the computer relinks: its history is read by its full id.
-    let lines_after = all_lines(&c, "7:c7", 0).await;
+    let lines_after = all_lines(&c, "7:c7", 0, 2000).await;
     assert_eq!(lines_after, lines_before);
     let page_after = call(
         &c,
@@ -211,7 +218,9 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
         json!({"traposId": "7:c7", "lines": 20}),
     )
     .await;
-    assert_eq!(page_after["lines"], page_before["lines"]);
+    for k in ["output", "at", "times"] {
+        assert_eq!(page_after[k], page_before[k], "{k}");
+    }
     assert_eq!(page_after["before"], page_before["before"]);
     // Paging back with the old `before` cursor reads the same older lines.
     let older = call(
@@ -220,8 +229,8 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
         json!({"traposId": "7:c7", "lines": 20, "before": page_before["before"]}),
     )
     .await;
-    assert_eq!(older["lines"].as_array().map(Vec::len), Some(20));
-    assert_eq!(older["lines"][0]["text"], "before 11");
+    assert_eq!(fake::page_lines(&older).len(), 20);
+    assert_eq!(fake::page_lines(&older)[0]["text"], "before 11");
     // The log: every entry of before is there with its seq.
     let log_after = call(&c, "session-log", json!({"limit": 100})).await;
     let seqs = |log: &Value| -> HashMap<u64, String> {
@@ -256,14 +265,12 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
         json!({"traposId": "7:c7", "after": newest}),
     )
     .await;
-    let texts: Vec<&str> = since["lines"]
-        .as_array()
-        .unwrap()
+    let texts: Vec<Value> = fake::page_lines(&since)
         .iter()
-        .filter_map(|l| l["text"].as_str())
+        .map(|l| l["text"].clone())
         .collect();
     assert_eq!(texts, ["after the restart"], "{since}");
-    assert!(since["lines"][0]["seq"].as_u64().unwrap() > newest);
+    assert!(since["cursor"].as_u64().unwrap() > newest);
     // The log's `latest` of before still reads only what came after it.
     let latest = log_before["latest"].as_u64().unwrap();
     let log_since = call(&c, "session-log", json!({"since": latest})).await;
@@ -281,7 +288,7 @@ async fn a_clean_restart_serves_the_earlier_output_and_log_with_the_same_cursors
 }
 
 /// The host is killed with SIGKILL under an output flood and restarted;
-/// every line it had stored before the kill is there exactly once, in order, with its cursor.
+/// every line it had stored before the kill is there exactly once, in order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -345,7 +352,7 @@ async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
         let computer = format!("{id}:c{id}");
         // From cursor 1 (the first start's first entry is the request's start, at 1): a cursor
         // reads on from where it is, however far back.
-        let served = all_lines(&c, &computer, 1).await;
+        let served = all_lines(&c, &computer, 1, 2000).await;
         let mine: Vec<(u64, String)> = snapshot
             .iter()
             .filter(|(t, _, _)| *t == computer)
@@ -355,21 +362,18 @@ async fn sigkill_under_an_output_flood_loses_and_repeats_no_stored_line() {
             !mine.is_empty(),
             "{computer} printed nothing before the kill"
         );
-        // In order and each cursor once.
+        // Pages in cursor order; every stored line there, in its order (a page carries its
+        // lines' text, not each one's seq).
         assert!(
-            served.windows(2).all(|w| w[0].0 < w[1].0),
+            served.windows(2).all(|w| w[0].0 <= w[1].0),
             "{computer}: out of order"
         );
-        let by_seq: HashMap<u64, &String> = served.iter().map(|(s, t)| (*s, t)).collect();
+        let mut rest = served.iter();
         for (seq, text) in &mine {
-            let now = by_seq
-                .get(seq)
-                .unwrap_or_else(|| panic!("{computer}: line {seq} ({text:?}) lost"));
             // A line still open at the read may have grown since; never changed otherwise.
-            assert!(
-                now.starts_with(text.as_str()),
-                "{computer} {seq}: {text:?} → {now:?}"
-            );
+            rest.by_ref()
+                .find(|(_, now)| now.starts_with(text.as_str()))
+                .unwrap_or_else(|| panic!("{computer}: line {seq} ({text:?}) lost"));
         }
         // Each flood line exactly once.
         let mut seen = HashMap::new();
@@ -414,9 +418,7 @@ async fn paging_goes_past_the_scrollback_into_the_history() {
             args["before"] = before.clone();
         }
         let page = call(&c, "computer-output", args).await;
-        let mut lines: Vec<String> = page["lines"]
-            .as_array()
-            .unwrap()
+        let mut lines: Vec<String> = fake::page_lines(&page)
             .iter()
             .map(|l| l["text"].as_str().unwrap().to_owned())
             .collect();
@@ -430,11 +432,11 @@ async fn paging_goes_past_the_scrollback_into_the_history() {
     let want: Vec<String> = (1..=300).map(|i| format!("deep {i}")).collect();
     assert_eq!(texts, want);
     // Forwards from the first line's cursor: the rest, though most left the scrollback.
-    let all = all_lines(&c, "4:deep", 0).await;
+    let all = all_lines(&c, "4:deep", 0, 2000).await;
     // after=0 is what the scrollback holds: 100 entries, the request's end and 99 lines.
     assert_eq!(all.len(), 99);
     assert_eq!(all[98].1, "deep 300");
-    let first = all_lines(&c, "4:deep", 1).await;
+    let first = all_lines(&c, "4:deep", 1, 2000).await;
     assert_eq!(first.len(), 300);
     assert_eq!(first[0].1, "deep 1");
 }

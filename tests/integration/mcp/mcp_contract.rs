@@ -51,8 +51,8 @@ async fn client_contract(rt: Runtime) {
     assert!(d["durationMs"].is_number() && d["outputBytes"] == 9, "{d}");
     let t = text(&r);
     assert!(
-        t.contains(
-            "\n\n[returned]\n42\n{\"k\":\"v\"}\n\n[output]\na\noops\nb\n\n[error output]\noops\n"
+        t.ends_with(
+            "\n\n[returned]\n42\n{\"k\":\"v\"}\n\n[in structuredContent: output, errorOutput]\n"
         ),
         "{t}"
     );
@@ -122,7 +122,7 @@ async fn client_contract(rt: Runtime) {
         assert!(d.get(k).is_none(), "{k} beside the error: {d}");
     }
 
-    // A 20 KB program reads in one call, and the text block is its header and the program.
+    // A 20 KB program reads in one call; the text block is its header and where it is.
     let program: String = (0..2000)
         .map(|i| format!("print(\"line {i}\") -- a \"quoted\" comment\n"))
         .collect::<String>()[..20_000]
@@ -147,8 +147,8 @@ async fn client_contract(rt: Runtime) {
         "the content differs"
     );
     assert!(
-        text(&r) == format!("prog.lua: 20000 bytes (utf8)\n\n{program}"),
-        "the text is not the header and the program: {:?}",
+        text(&r) == "prog.lua: 20000 bytes (utf8)\n\n[in structuredContent: content]",
+        "the text is not the header and where the content is: {:?}",
         &text(&r)[..200.min(text(&r).len())]
     );
     assert!(largest_block(&r) <= 24 * 1024, "{}", largest_block(&r));
@@ -255,12 +255,17 @@ async fn the_budget_is_spent_once_and_cuts_are_said() {
         )
         .await;
     let t = text(&r);
+    let out = data(&r)["output"].as_str().unwrap().to_owned();
     assert!(largest_block(&r) <= 24 * 1024, "{}", largest_block(&r));
-    assert!(t.contains("\n[output]\nrow 00001\n"), "{}", &t[..300]);
-    assert!(t.contains("bytes of output cut here; read all of it with computer-output"));
-    assert!(t.contains("row 05000\nbad\n"), "the tail is kept");
-    assert!(t.contains("[error output]\nbad\n"), "{t}");
+    assert!(out.starts_with("row 00001\n"), "{}", &out[..300]);
+    assert!(out.contains("bytes of output cut here; read all of it with computer-output"));
+    assert!(out.contains("row 05000\nbad\n"), "the tail is kept");
+    assert_eq!(data(&r)["errorOutput"], "bad\n");
     assert_eq!(data(&r)["outputTruncated"], true);
+    // The output goes once (in structuredContent); the cut is said in the first line too.
+    let first = t.lines().next().unwrap_or_default();
+    assert!(first.contains("computer-output"), "{first}");
+    assert!(!t.contains("row 00001"), "{t}");
 
     // A page the budget shortened says so, and how to read on.
     let rid = data(&r)["requestId"].as_str().unwrap().to_owned();
@@ -271,7 +276,7 @@ async fn the_budget_is_spent_once_and_cuts_are_said() {
         )
         .await;
     let d = data(&r);
-    let shown = d["lines"].as_array().unwrap().len();
+    let shown = d["times"].as_array().unwrap().len();
     let first = text(&r).lines().next().unwrap().to_owned();
     assert!(shown < 2000, "{shown}");
     assert!(
@@ -282,16 +287,15 @@ async fn the_budget_is_spent_once_and_cuts_are_said() {
         "{first}"
     );
     assert!(largest_block(&r) <= 24 * 1024, "{}", largest_block(&r));
-    // The text holds the lines themselves, the error line marked.
+    // The page holds the lines' text once, the error line marked by its index.
     let r = w
         .call(
             "computer-output",
             json!({"traposId": "miner", "requestId": rid, "lines": 2}),
         )
         .await;
-    assert!(
-        text(&r).ends_with("\n\nrow 05000\n[err] bad\n"),
-        "{}",
-        text(&r)
-    );
+    let d = data(&r);
+    assert_eq!(d["output"], "row 05000\nbad\n", "{d}");
+    assert_eq!(d["err"], json!([1]), "{d}");
+    assert!(!text(&r).contains("row 05000"), "{}", text(&r));
 }

@@ -1,5 +1,6 @@
 mod agent_clients;
 mod agents;
+mod blocks;
 mod e2e_mcp;
 mod file_requests;
 mod file_tools;

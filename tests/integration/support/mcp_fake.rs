@@ -355,6 +355,41 @@ pub fn data(r: &CallToolResult) -> Value {
     r.structured_content.clone().unwrap_or(Value::Null)
 }
 
+/// An output page's lines (`computer-output`, `wait-request`) as `{text, stream, at}`, from
+/// the page's text said once (`output`), its `times` (each after the line before, the first
+/// after `at`) and its `err` indices.
+pub fn page_lines(d: &Value) -> Vec<Value> {
+    let out = d["output"].as_str().unwrap_or_default();
+    let times = d["times"].as_array().cloned().unwrap_or_default();
+    let at = d["at"].as_u64().unwrap_or(0);
+    let err: Vec<u64> = d["err"]
+        .as_array()
+        .map(|e| e.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
+    let body = out.strip_suffix('\n').unwrap_or(out);
+    let texts: Vec<&str> = if times.is_empty() {
+        Vec::new()
+    } else {
+        body.split('\n').collect()
+    };
+    assert_eq!(texts.len(), times.len(), "a time per line: {d}");
+    let mut when = at;
+    texts
+        .iter()
+        .zip(&times)
+        .enumerate()
+        .map(|(i, (t, dt))| {
+            when += dt.as_u64().unwrap_or(0);
+            let stream = if err.contains(&(i as u64)) {
+                "err"
+            } else {
+                "out"
+            };
+            json!({"text": t, "stream": stream, "at": when})
+        })
+        .collect()
+}
+
 /// The text of a result's first block.
 pub fn text(r: &CallToolResult) -> String {
     r.content

@@ -91,7 +91,7 @@ pub async fn programs_run_inside_a_chunk_are_captured(client: &Client, target: &
         json!({"traposId": target, "requestId": rid}),
     )
     .await;
-    let lines = data(&r)["lines"].as_array().unwrap().clone();
+    let lines = super::mcp_fake::page_lines(&data(&r));
     let errs: Vec<&Value> = lines.iter().filter(|l| l["stream"] == "err").collect();
     assert_eq!(errs.len(), 3, "{lines:?}");
     assert!(errs.iter().all(|l| l["text"] == "p complains"), "{errs:?}");
