@@ -191,7 +191,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "read-screen",
         title = "Read a computer's screen",
-        description = "Read a computer's own terminal as a player sees it: text rows (trailing blanks cut), the cursor (1-based x, y, blink) and the size. With monitor, what this computer drew on that monitor, with its text scale: cells it never drew since its client started (or another computer drew over) are unknown, shown as ░ in the text, blank in rows and 0 in known (a mask per row, null when all known).",
+        description = "Read a computer's own terminal as a player sees it: text rows (trailing blanks cut), the cursor (1-based x, y, blink) and the size. With monitor, what this computer drew there, with its text scale; cells it never drew since its client started (or another drew over) are unknown: ░ in the text, blank in rows, 0 in known (a mask per row, null when all known).",
         annotations(title = "Read a computer's screen", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
         output_schema = schemas::derived::<crate::mcp::shapes::Screen>()
     )]

@@ -68,8 +68,8 @@ pub struct SessionLog {
     /// Only entries by this party: "person", "cli", or an agent's client name (a glob).
     #[serde(default)]
     pub who: Option<String>,
-    /// Only entries of this tool or request type ("exec-lua", "resources/read") or event
-    /// ("call", "request", "linked", "unlinked", "refused"); a glob.
+    /// Only entries of this tool or request type ("exec-lua") or event ("call", "request",
+    /// "linked", "unlinked", "refused"); a glob.
     #[serde(default)]
     pub kind: Option<String>,
 }
