@@ -181,11 +181,15 @@ fn portable(schema: &mut Value, defs: &Map<String, Value>, depth: usize) {
         for (key, v) in map.iter_mut() {
             match (key.as_str(), v) {
                 ("properties", Value::Object(named)) => {
-                    named.values_mut().for_each(|v| portable(v, defs, depth + 1));
+                    named
+                        .values_mut()
+                        .for_each(|v| portable(v, defs, depth + 1));
                 }
                 ("items" | "additionalProperties", v) => portable(v, defs, depth + 1),
                 ("anyOf" | "oneOf" | "allOf", Value::Array(branches)) => {
-                    branches.iter_mut().for_each(|v| portable(v, defs, depth + 1));
+                    branches
+                        .iter_mut()
+                        .for_each(|v| portable(v, defs, depth + 1));
                 }
                 _ => {}
             }
@@ -277,8 +281,18 @@ mod tests {
     /// a node that constrains nothing, a bare boolean where a schema object belongs.
     fn unportable(schema: &Value, path: &str, out: &mut Vec<String>) {
         const CONSTRAINS: [&str; 12] = [
-            "type", "enum", "const", "minimum", "maximum", "pattern", "items", "properties",
-            "required", "anyOf", "oneOf", "allOf",
+            "type",
+            "enum",
+            "const",
+            "minimum",
+            "maximum",
+            "pattern",
+            "items",
+            "properties",
+            "required",
+            "anyOf",
+            "oneOf",
+            "allOf",
         ];
         let Value::Object(map) = schema else {
             out.push(format!("{path}: not a schema object"));
@@ -335,7 +349,11 @@ mod tests {
             unportable(&schema, "", &mut found);
             assert!(found.is_empty(), "{}: {found:?} in {schema}", t.name);
             assert_eq!(schema["additionalProperties"], false, "{}", t.name);
-            assert!(schema["properties"]["traposId"].get("description").is_none());
+            assert!(
+                schema["properties"]["traposId"]
+                    .get("description")
+                    .is_none()
+            );
         }
     }
 
@@ -375,7 +393,10 @@ mod tests {
         assert_eq!(p["mode"]["type"], "string");
         assert_eq!(p["mode"]["enum"], json!(["one", "two"]));
         assert_eq!(p["mode"]["description"], "which");
-        assert_eq!(p["names"], json!({"type": "array", "items": {"type": "string"}, "description": "these"}));
+        assert_eq!(
+            p["names"],
+            json!({"type": "array", "items": {"type": "string"}, "description": "these"})
+        );
         assert_eq!(p["traposId"], json!({"type": "string"}));
         assert_eq!(s["required"], json!(["traposId"]));
         let mut found = Vec::new();
@@ -398,7 +419,11 @@ mod tests {
                         if let Some(Value::String(d)) = map.get("description") {
                             assert!(seen.insert(d.clone()), "{}: {d}", t.name);
                         }
-                        stack.extend(map.iter().filter(|(k, _)| *k != "description").map(|(_, v)| v));
+                        stack.extend(
+                            map.iter()
+                                .filter(|(k, _)| *k != "description")
+                                .map(|(_, v)| v),
+                        );
                     }
                     Value::Array(items) => stack.extend(items),
                     _ => {}
