@@ -64,7 +64,7 @@ async fn the_tool_list_fits_its_budget_and_says_each_thing_once() {
     // Taught once: a sentence of one tool's description is in no other's, and an argument's
     // words are in one tool's schema only (a struct shared by tools aside: same schema).
     let mut sentences: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    let mut arguments: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut arguments: BTreeMap<String, Vec<&str>> = BTreeMap::new();
     for t in &tools {
         let d = t.description.as_deref().unwrap_or("");
         for s in d.split(". ").filter(|s| s.len() >= PROSE) {
@@ -74,7 +74,7 @@ async fn the_tool_list_fits_its_budget_and_says_each_thing_once() {
         let mut said = Vec::new();
         descriptions(&schema, &mut said);
         for s in said.into_iter().filter(|s| s.len() >= PROSE) {
-            arguments.entry(s).or_default().push(t.name.as_ref());
+            arguments.entry(s.to_owned()).or_default().push(t.name.as_ref());
         }
         // How a computer is named is said in the instructions.
         let trapos = &t.input_schema.get("properties").unwrap()["traposId"];
