@@ -119,20 +119,7 @@ fn portable(schema: &mut Value, defs: &Map<String, Value>, depth: usize) {
     let Value::Object(map) = schema else {
         return;
     };
-    for key in ["anyOf", "oneOf"] {
-        let Some(Value::Array(branches)) = map.get_mut(key) else {
-            continue;
-        };
-        branches.retain(|b| b.get("type").is_none_or(|t| t != "null"));
-        if branches.len() == 1
-            && let Some(Value::Object(one)) = branches.pop()
-        {
-            map.remove(key);
-            for (k, v) in one {
-                map.entry(k).or_insert(v);
-            }
-        }
-    }
+    without_null_branches(map);
     // After the branches: an `Option<Shape>` is a reference in a branch beside `null`.
     let shape = map
         .get("$ref")
@@ -196,6 +183,25 @@ fn portable(schema: &mut Value, defs: &Map<String, Value>, depth: usize) {
         }
     }
     enum_of_consts(map);
+}
+
+/// An `Option<T>` as schemars writes it (`anyOf: [T, {type: null}]`) as `T` alone: absent is
+/// how an argument is left out.
+fn without_null_branches(map: &mut JsonObject) {
+    for key in ["anyOf", "oneOf"] {
+        let Some(Value::Array(branches)) = map.get_mut(key) else {
+            continue;
+        };
+        branches.retain(|b| b.get("type").is_none_or(|t| t != "null"));
+        if branches.len() == 1
+            && let Some(Value::Object(one)) = branches.pop()
+        {
+            map.remove(key);
+            for (k, v) in one {
+                map.entry(k).or_insert(v);
+            }
+        }
+    }
 }
 
 /// A choice between constant strings (a Rust enum, each variant with its doc comment) as the

@@ -74,7 +74,10 @@ async fn the_tool_list_fits_its_budget_and_says_each_thing_once() {
         let mut said = Vec::new();
         descriptions(&schema, &mut said);
         for s in said.into_iter().filter(|s| s.len() >= PROSE) {
-            arguments.entry(s.to_owned()).or_default().push(t.name.as_ref());
+            arguments
+                .entry(s.to_owned())
+                .or_default()
+                .push(t.name.as_ref());
         }
         // How a computer is named is said in the instructions.
         let trapos = &t.input_schema.get("properties").unwrap()["traposId"];
