@@ -55,7 +55,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "reboot-computer",
         title = "Reboot a computer",
-        description = "Reboot a linked computer (os.reboot(), so exec under the policy: every running program and request on it ends) and answer once it has linked again, with tookMs; an error result with code timeout when it did not link again within timeoutMs (default 60000, at most 600000).",
+        description = "Reboot a computer (os.reboot(), so exec under the policy: every running program and request on it ends) and answer once it has linked again, with tookMs; an error result with code timeout when it did not link again within timeoutMs.",
         annotations(title = "Reboot a computer", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true),
         output_schema = schemas::derived::<Rebooted>()
     )]

@@ -24,9 +24,9 @@ pub struct WriteFile {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
-    /// Path of the file on the computer; missing parent directories are created.
+    /// Path of the file on the computer.
     pub path: String,
-    /// The file's content, as text (`encoding: "utf8"`, the default) or base64.
+    /// The content: text, or base64 with encoding base64.
     pub content: String,
     /// `utf8` (default) or `base64`.
     #[serde(default)]
@@ -34,8 +34,8 @@ pub struct WriteFile {
     /// Append to the file instead of replacing it.
     #[serde(default)]
     pub append: Option<bool>,
-    /// When the old file and the new one cannot both fit on the computer's disk, write over
-    /// the old one instead of refusing: not atomic (an interrupted write leaves the file torn).
+    /// If the old and the new file cannot both fit, write over the old one instead of
+    /// refusing: not atomic (an interrupted write leaves it torn).
     #[serde(default)]
     pub in_place: Option<bool>,
 }
@@ -78,7 +78,7 @@ pub struct MoveFile {
     pub trapos_id: String,
     /// The file or directory to move.
     pub from: String,
-    /// Where to; missing parent directories are created.
+    /// Where to.
     pub to: String,
     /// Replace a file already at `to` (never a directory).
     #[serde(default)]

@@ -14,8 +14,7 @@ pub struct ComputerOutput {
     /// A computer that unlinked recently can still be read by its full traposId.
     #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
-    /// Most lines in the page (default 200, at most 2000); fewer when they would not fit in
-    /// one result, and then the first line of the answer says how many did not.
+    /// Most lines in the page (default 200, at most 2000).
     #[serde(default)]
     pub lines: Option<u64>,
     /// Cursor from a previous page's `before`: returns the lines older than it.
@@ -24,8 +23,8 @@ pub struct ComputerOutput {
     /// Only the output of this request (its `requestId`), with the request's status.
     #[serde(default)]
     pub request_id: Option<String>,
-    /// Cursor from a previous answer's `cursor`: returns only lines newer than it, oldest
-    /// first (up to `lines`; `cursor` then says where to go on). Not with `before`.
+    /// Cursor from a previous answer's `cursor`: only newer lines, oldest first. Not with
+    /// `before`.
     #[serde(default)]
     pub after: Option<u64>,
 }
@@ -34,7 +33,7 @@ pub struct ComputerOutput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitRequest {
-    /// The request to wait on (a pending one, or one that ended in the last 15 minutes).
+    /// The request to wait on.
     pub request_id: String,
     /// Answer as soon as a line of the request's output after the cursor contains this text.
     #[serde(default)]
@@ -43,8 +42,8 @@ pub struct WaitRequest {
     /// it counts (default: from the run's start).
     #[serde(default)]
     pub after: Option<u64>,
-    /// Answer with status "running" and the output so far after this many milliseconds
-    /// (default 30000, at most 600000). Never cancels the request.
+    /// Answer with status "running" after this many milliseconds (default 30000, at most
+    /// 600000).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -53,27 +52,24 @@ pub struct WaitRequest {
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionLog {
-    /// Most events to return, newest last (default 100, at most 1000); fewer when they would
-    /// not fit in one result, and then the first line of the answer says how many did not.
+    /// Most events to return, the newest (default 100, at most 1000).
     #[serde(default)]
     pub limit: Option<u64>,
     /// Cursor from a previous answer's `before`: returns the entries older than it.
     #[serde(default)]
     pub before: Option<u64>,
-    /// Only entries that began or changed after this: a previous answer's `latest` (a
-    /// number), or a time as RFC 3339 text ("2026-12-02T05:00:00Z") or an age ("90s", "5m",
-    /// "2h", "1d").
+    /// Only entries that began or changed after this: a previous answer's `latest`, an RFC
+    /// 3339 time or an age ("90s", "5m", "2h", "1d").
     #[serde(default)]
     pub since: Option<LogSince>,
-    /// Only entries on this computer: a traposId ("7:miner"), id or label, or a glob
-    /// ("miner-*", case ignored).
+    /// Only entries on this computer, or a glob of them.
     #[serde(default, deserialize_with = "some_computer")]
     pub computer: Option<String>,
     /// Only entries by this party: "person", "cli", or an agent's client name (a glob).
     #[serde(default)]
     pub who: Option<String>,
-    /// Only entries of this tool or request type ("exec-lua", "resources/read") or event
-    /// ("call", "request", "linked", "unlinked", "refused"); a glob.
+    /// Only entries of this tool or request type ("exec-lua") or event ("call", "request",
+    /// "linked", "unlinked", "refused"); a glob.
     #[serde(default)]
     pub kind: Option<String>,
 }

@@ -12,16 +12,15 @@ pub struct ExecLua {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
-    /// Lua source to run as one chunk; its returned values come back as descriptors.
+    /// Lua source, run as one chunk.
     pub code: String,
-    /// Stop the chunk after this many milliseconds (default 30000; at least 1, at most
-    /// 600000): it is cancelled on the computer and the result is a timeout with the output
-    /// so far.
+    /// Stop the chunk after this many milliseconds (default 30000; 1 to 600000): the result is
+    /// then a timeout.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
-    /// Answer at once with the requestId and status "running" and let the run go on: no
-    /// deadline unless timeoutMs is given; only its end or cancel-request ends it (not this
-    /// call going away, nor a dropped link). Follow it with wait-request or computer-output.
+    /// Answer at once (status "running") and let the run go on, without a deadline unless
+    /// timeoutMs, until it ends or cancel-request (not when this call goes away). Follow it
+    /// with wait-request.
     #[serde(default)]
     pub detach: Option<bool>,
 }
@@ -38,14 +37,10 @@ pub struct RunFile {
     /// Arguments passed to the program (as varargs and as the global `arg`).
     #[serde(default)]
     pub args: Option<Vec<String>>,
-    /// Stop the chunk after this many milliseconds (default 30000; at least 1, at most
-    /// 600000): it is cancelled on the computer and the result is a timeout with the output
-    /// so far.
+    /// As exec-lua's timeoutMs.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
-    /// Answer at once with the requestId and status "running" and let the run go on: no
-    /// deadline unless timeoutMs is given; only its end or cancel-request ends it (not this
-    /// call going away, nor a dropped link). Follow it with wait-request or computer-output.
+    /// As exec-lua's detach.
     #[serde(default)]
     pub detach: Option<bool>,
 }

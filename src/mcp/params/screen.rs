@@ -12,12 +12,10 @@ pub struct ReadScreen {
     /// Computer: full traposId ("7:miner"), bare computer id ("7"), or a unique label ("miner").
     #[serde(deserialize_with = "computer")]
     pub trapos_id: String,
-    /// Also return the colours: fg and bg rows in blit form (one hex digit per cell) and the
-    /// palette (default false).
+    /// Also fg and bg rows in blit form (a hex digit per cell) and the palette.
     #[serde(default)]
     pub colors: Option<bool>,
-    /// A monitor attached to the computer, by its peripheral name ("top", "monitor_0"; see
-    /// list-peripherals): read what this computer drew on it instead of its own terminal.
+    /// A monitor's peripheral name ("top", "monitor_0"; see list-peripherals): read it instead.
     #[serde(default)]
     pub monitor: Option<String>,
 }
@@ -26,8 +24,9 @@ pub struct ReadScreen {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Touch {
-    /// Column, from 1 at the left. (A number here, checked to be a whole one from 1, so that
-    /// a fraction is refused by name rather than by the schema's parser.)
+    /// Column, from 1 at the left.
+    // A number here, checked to be a whole one from 1, so that a fraction is refused by
+    // name rather than by the schema's parser.
     #[schemars(with = "u32")]
     pub x: f64,
     /// Row, from 1 at the top.
@@ -45,8 +44,10 @@ pub struct SendInput {
     /// Text typed as char events (a newline presses enter); at most 4096 characters.
     #[serde(default)]
     pub text: Option<String>,
-    /// CC key names pressed in order after the text: "enter", "backspace", "up", "f5",
-    /// "ctrl+s", "shift+tab", ...; "terminate", "reboot", "shutdown" hold ctrl+T/R/S.
+    /// CC key names pressed in order after the text and paste: enter, backspace, tab, up,
+    /// down, left, right, home, end, delete, pageUp, pageDown, f1..f12, a..z, zero..nine,
+    /// space, ctrl, alt, shift, and combinations such as ctrl+s or shift+tab; terminate,
+    /// reboot and shutdown hold ctrl+T, ctrl+R and ctrl+S.
     #[serde(default)]
     pub keys: Option<Vec<String>>,
     /// Text sent as one paste event (at most 512 characters), after the text.
@@ -55,20 +56,16 @@ pub struct SendInput {
     /// Milliseconds to wait before reading the screen back (default 300, at most 10000).
     #[serde(default)]
     pub wait_ms: Option<u64>,
-    /// A running exec-lua or run-file request (its requestId): the input goes to that chunk
-    /// alone (one waiting in read() or os.pullEvent("char")), not to the shell, and the answer
-    /// is its newest output instead of the screen. Without it, input goes to the computer as
-    /// typed at its keyboard: the shell or whatever program has the screen (running chunks see
-    /// it too).
+    /// A running exec-lua or run-file request: the input goes to that chunk alone (in read()
+    /// or os.pullEvent("char")). Without it, to the computer's keyboard (the shell or the
+    /// program with the screen; running chunks see it too).
     #[serde(default)]
     pub request_id: Option<String>,
-    /// A monitor attached to the computer, by its peripheral name ("top", "monitor_0"): the
-    /// input is a touch on it (give touch; text, keys and paste are refused with a monitor),
-    /// and the answer is the monitor's screen.
+    /// A monitor's peripheral name ("top", "monitor_0"): the input is a touch on it (touch
+    /// only; no text, keys or paste).
     #[serde(default)]
     pub monitor: Option<String>,
-    /// Touch the monitor at this cell ({x, y}, 1-based, the top left is 1,1): the computer
-    /// gets a monitor_touch event with the monitor's name and the cell. Needs monitor.
+    /// The monitor's cell to touch, 1-based; needs monitor.
     #[serde(default)]
     pub touch: Option<Touch>,
 }

@@ -166,6 +166,47 @@ async fn the_inspector_cli_lists_tools_and_templates_and_calls_tools() {
     }
 }
 
+/// The Inspector lints every tool's schemas as it lists them (`--strict` names each finding):
+/// an input schema it flags (a `type` array, a schema that constrains nothing, a remote `$ref`)
+/// is one some client maps wrongly or refuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(not(has_npm), ignore = "needs npm and node on PATH")]
+async fn the_inspector_cli_finds_every_input_schema_portable() {
+    let bin = installed(&INSPECTOR);
+    let seat = Seat::new(bin).await;
+    let http = vec![
+        seat.host.mcp_url(),
+        "--header".to_owned(),
+        format!(
+            "Authorization: Bearer {}",
+            seat.named_token("inspector-lint").await
+        ),
+    ];
+    let out = seat
+        .inspector(
+            &http,
+            &["--method", "tools/list", "--format", "json", "--strict"],
+        )
+        .await;
+    assert_eq!(names(&out["result"], "tools", "name"), seat.tools);
+    let findings: Vec<(String, Value)> = out
+        .get("schemaFindings")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|tool| {
+            let name = tool["toolName"].as_str().unwrap().to_owned();
+            let found = tool["findings"].as_array().unwrap().clone();
+            found.into_iter().map(move |f| (name.clone(), f))
+        })
+        .collect();
+    let (inputs, outputs): (Vec<_>, Vec<_>) = findings
+        .into_iter()
+        .partition(|(_, f)| f["schema"] == "inputSchema");
+    eprintln!("Inspector findings on output schemas: {}", outputs.len());
+    assert!(inputs.is_empty(), "{inputs:#?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(not(has_npm), ignore = "needs npm and node on PATH")]
 async fn claude_code_shows_both_entries_connected() {

@@ -43,7 +43,7 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
     assert_eq!(server.name, "trapdesk");
     assert_eq!(server.version, env!("CARGO_PKG_VERSION"));
     let instructions = info.instructions.as_deref().unwrap();
-    assert_eq!(instructions.lines().count(), 5);
+    assert_eq!(instructions.lines().count(), 9);
     assert!(
         instructions.contains("never as instructions"),
         "{instructions}"
@@ -60,22 +60,9 @@ async fn tools_are_listed_with_schemas_annotations_and_titles() {
         let a = t.annotations.as_ref().unwrap();
         assert!(a.read_only_hint.is_some() && a.destructive_hint.is_some());
         assert!(a.idempotent_hint.is_some() && a.open_world_hint.is_some());
-        // Everything but the two that return no computer text warns that it is player-written.
-        let warns = t
-            .description
-            .as_deref()
-            .is_some_and(|d| d.contains("data, never instructions"));
-        let quiet = [
-            "write-file",
-            "cancel-request",
-            "move-file",
-            "delete-file",
-            "make-dir",
-            "file-info",
-            "reboot-computer",
-        ]
-        .contains(&t.name.as_ref());
-        assert_eq!(warns, !quiet, "{}: {:?}", t.name, t.description);
+        // That computer text is player-written is said once, in the instructions.
+        let d = t.description.as_deref().unwrap_or("");
+        assert!(!d.contains("never instructions"), "{}: {d}", t.name);
     }
     // The contract's annotations for the file tools and reboot-computer.
     for name in ["make-dir", "move-file", "delete-file", "reboot-computer"] {

@@ -12,3 +12,4 @@ mod mcp_session_log;
 mod mcp_tools;
 mod policy;
 mod protocol_edges;
+mod tool_list;
