@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 
 use super::super::Ran;
 use super::super::convert::{outcome_of, run_line};
-use super::super::results::Outcome;
 use super::super::lines_page::{compact, followed_end, head_that_fits, line_cost};
+use super::super::results::Outcome;
 use trapdesk_core::session::detached::Fate;
 use trapdesk_core::session::{FinishedRequest, OutputEntry, Session, Status};
 use trapdesk_proto::protocol::Kind;
