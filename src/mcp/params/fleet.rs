@@ -19,6 +19,7 @@ pub struct ProbeComputers {
     /// Most computers in one page (default 50, at most 500; fewer when they would not fit in
     /// one result, and then nextCursor says where to go on).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u64>,
     /// The previous page's nextCursor, to read the next page.
     #[serde(default)]
@@ -42,10 +43,12 @@ pub struct ExecLuaMany {
     /// Stop the chunk on a computer that has not finished after this many milliseconds
     /// (default 30000, at most 600000): it is cancelled there, and its result is a timeout.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
     /// Most computers running the chunk at once (default 4, at most 256). CC: Tweaked runs every
     /// computer of a server on one Lua thread by default: more at once is no faster and makes
     /// every player's computer wait longer.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 256))]
     pub concurrency: Option<u64>,
 }

@@ -17,6 +17,7 @@ pub struct ComputerOutput {
     /// Most lines in the page (default 200, at most 2000); fewer when they would not fit in
     /// one result, and then the first line of the answer says how many did not.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 2000))]
     pub lines: Option<u64>,
     /// Cursor from a previous page's `before`: returns the lines older than it.
     #[serde(default)]
@@ -46,6 +47,7 @@ pub struct WaitRequest {
     /// Answer with status "running" and the output so far after this many milliseconds
     /// (default 30000, at most 600000). Never cancels the request.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
 }
 
@@ -56,6 +58,7 @@ pub struct SessionLog {
     /// Most events to return, newest last (default 100, at most 1000); fewer when they would
     /// not fit in one result, and then the first line of the answer says how many did not.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
     /// Cursor from a previous answer's `before`: returns the entries older than it.
     #[serde(default)]

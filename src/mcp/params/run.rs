@@ -18,6 +18,7 @@ pub struct ExecLua {
     /// 600000): it is cancelled on the computer and the result is a timeout with the output
     /// so far.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
     /// Answer at once with the requestId and status "running" and let the run go on: no
     /// deadline unless timeoutMs is given; only its end or cancel-request ends it (not this
@@ -42,6 +43,7 @@ pub struct RunFile {
     /// 600000): it is cancelled on the computer and the result is a timeout with the output
     /// so far.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
     /// Answer at once with the requestId and status "running" and let the run go on: no
     /// deadline unless timeoutMs is given; only its end or cancel-request ends it (not this

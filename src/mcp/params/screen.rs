@@ -54,6 +54,7 @@ pub struct SendInput {
     pub paste: Option<String>,
     /// Milliseconds to wait before reading the screen back (default 300, at most 10000).
     #[serde(default)]
+    #[schemars(range(max = 10_000))]
     pub wait_ms: Option<u64>,
     /// A running exec-lua or run-file request (its requestId): the input goes to that chunk
     /// alone (one waiting in read() or os.pullEvent("char")), not to the shell, and the answer

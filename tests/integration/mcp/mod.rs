@@ -11,3 +11,4 @@ mod mcp_session_log;
 mod mcp_tools;
 mod policy;
 mod protocol_edges;
+mod true_answers;
