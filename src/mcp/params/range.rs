@@ -74,7 +74,9 @@ mod tests {
             let (field, line) = refused(json!({"limit": n})).unwrap_or_default();
             assert_eq!(field, "limit");
             assert!(
-                line.contains(&format!("t: invalid argument limit: expected 1 to 500, got {n}")),
+                line.contains(&format!(
+                    "t: invalid argument limit: expected 1 to 500, got {n}"
+                )),
                 "{line}"
             );
         }

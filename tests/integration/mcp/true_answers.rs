@@ -118,7 +118,10 @@ async fn a_broadcast_counts_each_status_once() {
     let d = data(&r);
     assert_eq!(r.is_error, Some(true), "{d}");
     assert!(d.get("failed").is_none(), "{d}");
-    assert_eq!((&d["errorCount"], &d["failedCount"]), (&json!(1), &json!(1)));
+    assert_eq!(
+        (&d["errorCount"], &d["failedCount"]),
+        (&json!(1), &json!(1))
+    );
     assert_eq!(d["ok"], false);
 }
 
@@ -129,16 +132,56 @@ async fn every_range_is_refused_alike() {
     let h = host().await;
     let (client, _) = connect(&h.url, &h.token).await;
     let cases: [(&'static str, &str, Value, &str); 10] = [
-        ("probe-computers", "limit", json!(0), "expected 1 to 500, got 0"),
-        ("probe-computers", "limit", json!(501), "expected 1 to 500, got 501"),
+        (
+            "probe-computers",
+            "limit",
+            json!(0),
+            "expected 1 to 500, got 0",
+        ),
+        (
+            "probe-computers",
+            "limit",
+            json!(501),
+            "expected 1 to 500, got 501",
+        ),
         ("session-log", "limit", json!(0), "expected 1 to 1000"),
         ("session-log", "limit", json!(1001), "expected 1 to 1000"),
-        ("computer-output", "lines", json!(2001), "expected 1 to 2000"),
-        ("exec-lua-many", "concurrency", json!(0), "expected 1 to 256"),
-        ("exec-lua-many", "timeoutMs", json!(0), "expected 1 to 600000 milliseconds"),
-        ("send-input", "waitMs", json!(10_001), "expected 0 to 10000 milliseconds"),
-        ("read-file", "length", json!(0), "expected at least 1, got 0"),
-        ("wait-request", "timeoutMs", json!(600_001), "expected 1 to 600000 milliseconds"),
+        (
+            "computer-output",
+            "lines",
+            json!(2001),
+            "expected 1 to 2000",
+        ),
+        (
+            "exec-lua-many",
+            "concurrency",
+            json!(0),
+            "expected 1 to 256",
+        ),
+        (
+            "exec-lua-many",
+            "timeoutMs",
+            json!(0),
+            "expected 1 to 600000 milliseconds",
+        ),
+        (
+            "send-input",
+            "waitMs",
+            json!(10_001),
+            "expected 0 to 10000 milliseconds",
+        ),
+        (
+            "read-file",
+            "length",
+            json!(0),
+            "expected at least 1, got 0",
+        ),
+        (
+            "wait-request",
+            "timeoutMs",
+            json!(600_001),
+            "expected 1 to 600000 milliseconds",
+        ),
     ];
     let tools = client.list_all_tools().await.unwrap();
     for (tool, field, value, says) in cases {
@@ -151,7 +194,9 @@ async fn every_range_is_refused_alike() {
             "read-file" => &["traposId", "path"],
             _ => &["requestId"],
         };
-        args.as_object_mut().unwrap().retain(|k, _| keep.contains(&k.as_str()));
+        args.as_object_mut()
+            .unwrap()
+            .retain(|k, _| keep.contains(&k.as_str()));
         args[field] = value.clone();
         let Value::Object(map) = args else { panic!() };
         let r = client
