@@ -247,7 +247,7 @@ function lib.spaceNeeded(path, size, append)
     local journalDir = fs.isDir(lib.JOURNAL) and 0 or MIN
     local journalled = dirs + cost(total) + MIN + journalDir
     -- Opening a file for writing truncates it first (its content is freed); appending keeps it.
-    local inPlace = dirs + cost(total) - (exists and cost(old) or 0)
+    local inPlace = math.max(0, dirs + cost(total) - (exists and cost(old) or 0))
     return journalled, inPlace
 end
 

@@ -219,6 +219,15 @@ impl ServerHandler for TrapdeskMcp {
         let name = request.name.to_string();
         let args = request.arguments.clone().unwrap_or_default();
         let client = client_name(&context);
+        // A number outside the range its argument declares is refused before the tool runs,
+        // the same way in every tool.
+        if let Some(tool) = self.tool_router.get(&name)
+            && let Some(outcome) = params::out_of_range(&name, &tool.input_schema, &args)
+        {
+            let rec = self.begin(&context, &name, None, Value::Object(args));
+            let result = self.end(rec, Status::Failed, outcome);
+            return Ok(CallToolResponse::Complete(result));
+        }
         let ct = context.ct.clone();
         let tcc = ToolCallContext::new(self, request, context);
         let Some(response) = record::unless_cancelled(self.tool_router.call(tcc), &ct).await else {
@@ -405,6 +414,7 @@ impl TrapdeskMcp {
         } else {
             spec
         };
+        let started = std::time::Instant::now();
         let ticket = match self.session.start(target, spec, rec.origin.clone()) {
             Ok(t) => t,
             Err(e) => {
@@ -450,11 +460,12 @@ impl TrapdeskMcp {
             let _ = forward.await;
             result
         };
+        tokio::pin!(wait);
         let ending = tokio::select! {
-            r = wait => r,
-            // Leaving `select!` drops `wait` and with it the ticket, and dropping an unfinished
-            // ticket cancels the request on the computer (docs/protocol.md, "Requests": `cancel`).
-            () = ctx.ct.cancelled() => bare(Err(RequestError::Cancelled { output: None })),
+            r = &mut wait => r,
+            () = ctx.ct.cancelled() => {
+                record::cancelled(&self.session, &request_id, rec, wait, started).await
+            }
         };
         Ran {
             trapos_id: Some(trapos_id),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use trapdesk_core::session::{Origin, Session, Status};
+use trapdesk_core::session::{Ending, Origin, RequestError, Session, Status};
 
 /// What the row of a call dropped unfinished says.
 const DROPPED: &str =
@@ -103,6 +103,34 @@ pub(crate) async fn unless_cancelled<T>(
         () = ct.cancelled() => {}
     }
     tokio::time::timeout(CANCEL_GRACE, call).await.ok()
+}
+
+/// The ending of a request whose call its client cancelled: the request is cancelled in the
+/// caller's name, and the computer's answer (with the output so far) is awaited a little;
+/// without one, the ending still names who cancelled and how long it ran (the call's row once
+/// said "cancelled after 0 ms" for a call that ran 2 s). Dropping `wait` drops the ticket,
+/// which cancels a request still running (docs/protocol.md, `cancel`).
+pub(crate) async fn cancelled(
+    session: &Session,
+    request_id: &str,
+    rec: &Recorded,
+    wait: std::pin::Pin<&mut impl Future<Output = Ending>>,
+    started: Instant,
+) -> Ending {
+    // Already ended is fine: then its ending is what the wait gives.
+    let _ = session.cancel_by(request_id, &rec.origin);
+    // Within the call's own grace, after which the whole call is dropped.
+    match tokio::time::timeout(CANCEL_GRACE / 2, wait).await {
+        Ok(ending) => ending,
+        Err(_) => Ending {
+            result: Err(RequestError::Cancelled { output: None }),
+            output: None,
+            output_bytes: 0,
+            output_lines: 0,
+            cancelled_by: Some(rec.origin.name().to_owned()),
+            elapsed_ms: started.elapsed().as_millis() as u64,
+        },
+    }
 }
 
 #[cfg(test)]

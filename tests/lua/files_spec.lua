@@ -178,6 +178,11 @@ eq(r.ok, false) eq(r.code, "no_space_to_replace")
 eq(r.needed, 6500) eq(r.free, 4000) eq(r.needed_in_place, 0)
 assert(r.error:find("inPlace", 1, true), r.error)
 eq(disk.files["q2.txt"], string.rep("o", 6000), "the old file is untouched")
+-- A smaller replace that fits only in place needs nothing more in place, never less.
+free = 3000
+r = lib.writeFile("q2.txt", string.rep("s", 3000))
+eq(r.ok, false) eq(r.code, "no_space_to_replace") eq(r.needed, 3500) eq(r.needed_in_place, 0)
+free = 4000
 disk.opened = {}
 r = lib.writeFile("q2.txt", string.rep("n", 6000), false, nil, { inPlace = true })
 eq(r.ok, true, tostring(r.error)) eq(r.bytes, 6000)

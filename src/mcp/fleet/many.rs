@@ -191,8 +191,9 @@ pub(super) fn many_outcome(
                 "; {omitted} results not shown for room (their runs are in session-log)"
             ));
         }
-        let mut data = json!({"ok": failed == 0, "computers": total, "failed": failed,
-            "results": shown});
+        // The count of failures is one per status (`errorCount`, `timeoutCount`, …): a
+        // top-level `failed` beside `failedCount` (the status) read as two disagreeing counts.
+        let mut data = json!({"ok": failed == 0, "computers": total, "results": shown});
         if let Some(obj) = data.as_object_mut() {
             for (s, n) in &counts {
                 obj.insert(format!("{s}Count"), json!(n));
@@ -256,6 +257,10 @@ mod tests {
             .filter_map(|r| r["traposId"].as_str())
             .collect();
         assert_eq!(ids, ["3:c", "6:c", "1:c", "2:c", "4:c", "5:c"]);
+        // One count per status, and no second count of failures beside them.
+        assert_eq!(o.data["errorCount"], 2);
+        assert_eq!(o.data["okCount"], 4);
+        assert!(o.data.get("failed").is_none(), "{}", o.data);
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub struct ReadFile {
     pub offset: Option<u64>,
     /// Most bytes to return, at least 1 (default: as many as fit in one result).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub length: Option<u64>,
 }
 

@@ -17,6 +17,7 @@ pub struct ProbeComputers {
     pub pattern: Option<String>,
     /// Most computers in one page (default 50, at most 500).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u64>,
     /// The previous page's nextCursor, to read the next page.
     #[serde(default)]
@@ -38,9 +39,11 @@ pub struct ExecLuaMany {
     pub code: String,
     /// Per computer, as exec-lua's timeoutMs.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
     /// Most computers running it at once (default 4, at most 256): CC runs all of a server's
     /// computers on one Lua thread, so more is no faster and slows every player's.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 256))]
     pub concurrency: Option<u64>,
 }

@@ -98,13 +98,8 @@ fn schema_problem(
             }
             return Some((name.clone(), format!("{expected}, got {value}")));
         }
-        if let (Some(min), Some(n)) = (prop.get("minimum").and_then(Value::as_f64), value.as_f64())
-            && n < min
-        {
-            return Some((
-                name.clone(),
-                format!("expected at least {min}, got {value}"),
-            ));
+        if let Some(expected) = super::range::range_problem(name, prop, value) {
+            return Some((name.clone(), expected));
         }
     }
     None

@@ -16,6 +16,7 @@ pub struct RebootComputer {
     /// Wait this many milliseconds for the computer to link again (default 60000; at least 1,
     /// at most 600000). The reboot is not undone when the wait ends.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
 }
 

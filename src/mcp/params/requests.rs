@@ -16,6 +16,7 @@ pub struct ComputerOutput {
     pub trapos_id: String,
     /// Most lines in the page (default 200, at most 2000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 2000))]
     pub lines: Option<u64>,
     /// Cursor from a previous page's `before`: returns the lines older than it.
     #[serde(default)]
@@ -45,6 +46,7 @@ pub struct WaitRequest {
     /// Answer with status "running" after this many milliseconds (default 30000, at most
     /// 600000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
 }
 
@@ -54,6 +56,7 @@ pub struct WaitRequest {
 pub struct SessionLog {
     /// Most events to return, the newest (default 100, at most 1000).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
     /// Cursor from a previous answer's `before`: returns the entries older than it.
     #[serde(default)]

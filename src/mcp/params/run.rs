@@ -17,6 +17,7 @@ pub struct ExecLua {
     /// Stop the chunk after this many milliseconds (default 30000; 1 to 600000): the result is
     /// then a timeout.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
     /// Answer at once (status "running") and let the run go on, without a deadline unless
     /// timeoutMs, until it ends or cancel-request (not when this call goes away). Follow it
@@ -39,6 +40,7 @@ pub struct RunFile {
     pub args: Option<Vec<String>>,
     /// As exec-lua's timeoutMs.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 600_000))]
     pub timeout_ms: Option<u64>,
     /// As exec-lua's detach.
     #[serde(default)]

@@ -55,6 +55,7 @@ pub struct SendInput {
     pub paste: Option<String>,
     /// Milliseconds to wait before reading the screen back (default 300, at most 10000).
     #[serde(default)]
+    #[schemars(range(max = 10_000))]
     pub wait_ms: Option<u64>,
     /// A running exec-lua or run-file request: the input goes to that chunk alone (in read()
     /// or os.pullEvent("char")). Without it, to the computer's keyboard (the shell or the

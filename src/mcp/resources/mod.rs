@@ -95,6 +95,11 @@ fn request_error(e: &RequestError, uri: &str) -> ErrorData {
         RequestError::Policy { .. } => {
             ErrorData::new(REFUSED, format!("refused by policy: {message}"), data)
         }
+        // The client refuses a path above the root before touching it (`bad_path`): the
+        // caller's fault, as docs/mcp.md says, not the host's.
+        RequestError::Remote { code, .. } if code == "bad_path" => {
+            ErrorData::invalid_params(message, data)
+        }
         _ => ErrorData::internal_error(message, data),
     }
 }

@@ -140,8 +140,6 @@ pub(crate) struct Many {
     /// computers the chunk was meant for
     #[serde(skip_serializing_if = "Option::is_none")]
     computers: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    failed: Option<u64>,
     /// results left out for room (successes first); their runs are in session-log
     #[serde(skip_serializing_if = "Option::is_none")]
     omitted: Option<u64>,

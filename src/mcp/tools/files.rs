@@ -64,10 +64,13 @@ impl TrapdeskMcp {
             obj.entry("path").or_insert(json!(p.path));
             // MCP results name fields in camelCase; the wire's one two-word field is renamed.
             if let Some(v) = obj.remove("needed_in_place") {
-                obj.insert("neededInPlace".into(), v);
+                // An older client counted a shrinking file's cost in place below zero (the
+                // bytes it frees): what a write needs is never less than nothing.
+                let n = v.as_f64().map_or(0, |n| n.max(0.0) as u64);
+                obj.insert("neededInPlace".into(), json!(n));
             }
         }
-        Ok(self.end(rec, status, outcome))
+        Ok(self.end(rec, status, coded(outcome)))
     }
 
     #[tool(
@@ -84,13 +87,6 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path, "offset": p.offset, "length": p.length});
         let rec = self.begin(&ctx, "read-file", Some(&p.trapos_id), args);
-        if p.length == Some(0) {
-            let bad = invalid_field(
-                "length",
-                "read-file: invalid argument length: expected at least 1 (leave it out to read as much as fits in one result)",
-            );
-            return Ok(self.end(rec, Status::Failed, bad));
-        }
         // Ask only for the page this result can carry: the computer seeks and reads that much
         // (a client before paged reads ignores both and sends the whole file).
         let budget = super::super::results::json_budget(self.max_result_bytes, &p.path);
@@ -111,7 +107,7 @@ impl TrapdeskMcp {
                 obj.remove(k);
             }
         }
-        Ok(self.end(rec, status, outcome))
+        Ok(self.end(rec, status, coded(outcome)))
     }
 
     #[tool(
@@ -141,7 +137,7 @@ impl TrapdeskMcp {
         if let Some(obj) = outcome.data.as_object_mut() {
             obj.entry("path").or_insert(json!(path));
         }
-        Ok(self.end(rec, status, outcome))
+        Ok(self.end(rec, status, coded(outcome)))
     }
 
     #[tool(
@@ -277,13 +273,68 @@ fn with_path(mut outcome: Outcome, path: &str) -> Outcome {
 
 /// A refusal the computer gave a `code` (`not_found`, `exists`, `read_only`, `no_space`,
 /// `bad_path`, `is_dir`, `not_dir`, `not_empty`: lua/apis/files.lua) says it first, so that
-/// the first line alone tells the cases apart.
+/// the first line alone tells the cases apart. One it gave none (a read, a listing, or a
+/// client before the codes) gets the code its message's words name, else `file_error`: every
+/// file refusal reads `error: {code, message}`.
 fn coded(mut outcome: Outcome) -> Outcome {
-    if outcome.is_error
-        && let Some(code) = outcome.data.get("code").and_then(Value::as_str)
+    if !outcome.is_error {
+        return outcome;
+    }
+    if let Some(obj) = outcome.data.as_object_mut()
+        && !obj.contains_key("code")
+        && let Some(Value::String(message)) = obj.get("error")
+    {
+        let code = file_code(message);
+        obj.insert("code".into(), json!(code));
+    }
+    if let Some(code) = outcome.data.get("code").and_then(Value::as_str)
         && !outcome.line.starts_with(code)
     {
         outcome.line = format!("{code}: {}", outcome.line);
     }
     outcome
+}
+
+/// The code CC's words name (the table lua/apis/files.lua reads refusals with), or
+/// `file_error` for a message CC words otherwise.
+fn file_code(message: &str) -> &'static str {
+    const CODES: [(&str, &str); 9] = [
+        ("Invalid Path", "bad_path"),
+        ("No such file", "not_found"),
+        ("No such directory", "not_found"),
+        ("File exists", "exists"),
+        ("Access denied", "read_only"),
+        ("Out of space", "no_space"),
+        ("Is a directory", "is_dir"),
+        ("Not a directory", "not_dir"),
+        ("Directory not empty", "not_empty"),
+    ];
+    CODES
+        .iter()
+        .find(|(words, _)| message.contains(words))
+        .map_or("file_error", |(_, code)| code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refusal without a code gets the one its words name, or `file_error`.
+    #[test]
+    fn every_file_refusal_has_a_code() {
+        let refusal = |error: &str| {
+            let data = json!({"ok": false, "error": error, "path": "a"});
+            coded(Outcome::error(format!("read a failed: {error}"), data))
+        };
+        let o = refusal("No such file: a");
+        assert_eq!(o.data["code"], "not_found");
+        assert!(o.line.starts_with("not_found: "), "{}", o.line);
+        assert_eq!(refusal("Is a directory: a").data["code"], "is_dir");
+        assert_eq!(refusal("the disk said no").data["code"], "file_error");
+        // A code the computer gave is kept; a success gets none.
+        let data = json!({"ok": false, "error": "No such file: /a", "code": "exists"});
+        assert_eq!(coded(Outcome::error("x", data)).data["code"], "exists");
+        let o = coded(Outcome::ok("read a", json!({"ok": true})));
+        assert!(o.data.get("code").is_none());
+    }
 }

@@ -117,7 +117,14 @@ async fn client_contract(rt: Runtime) {
         .await;
     assert_eq!(r.is_error, Some(true));
     let d = data(&r);
-    assert!(d["error"].as_str().unwrap().contains("directory"), "{d}");
+    assert_eq!(d["error"]["code"], "is_dir", "{d}");
+    assert!(
+        d["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("directory"),
+        "{d}"
+    );
     for k in ["content", "bytes", "encoding"] {
         assert!(d.get(k).is_none(), "{k} beside the error: {d}");
     }

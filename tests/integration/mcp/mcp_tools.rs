@@ -500,7 +500,7 @@ async fn big_output_keeps_head_and_tail_and_stays_readable() {
     let r = call(
         &client,
         "computer-output",
-        json!({"traposId": "miner", "lines": 5000}),
+        json!({"traposId": "miner", "lines": 2000}),
     )
     .await;
     assert!(fake::largest_block(&r) < 24 * 1024);

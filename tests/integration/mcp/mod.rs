@@ -13,3 +13,4 @@ mod mcp_tools;
 mod policy;
 mod protocol_edges;
 mod tool_list;
+mod true_answers;

@@ -39,6 +39,8 @@ crate::wire_names! {
         ReadOnly = "read_only",
         NoSpace = "no_space",
         NoSpaceToReplace = "no_space_to_replace",
+        /// A file refusal whose words name none of the file codes above.
+        FileError = "file_error",
         /// The policy denies it.
         Denied = "denied",
         /// The person refused it.
