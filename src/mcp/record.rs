@@ -129,6 +129,7 @@ pub(crate) async fn cancelled(
             output_lines: 0,
             cancelled_by: Some(rec.origin.name().to_owned()),
             elapsed_ms: started.elapsed().as_millis() as u64,
+            stopped: None,
         },
     }
 }
