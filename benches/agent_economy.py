@@ -211,8 +211,10 @@ async def wait_linked(agent: Agent, n: int = 4) -> list[dict[str, Any]]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         r = await agent.client.call_tool("probe-computers", {"ping": False})
-        rows = sc(r).get("computers", [])
-        if len(rows) >= n and all("exec-lua" in str(x.get("serves", "")) for x in rows):
+        page = sc(r)
+        rows = page.get("computers", [])
+        # A row has `serves` only where it differs from the page's list.
+        if len(rows) >= n and all("exec-lua" in str(x.get("serves", page.get("serves", ""))) for x in rows):
             return rows
         await anyio.sleep(0.2)
     raise RuntimeError("the demo computers did not link")
@@ -222,11 +224,24 @@ def _texts(lines: Any) -> list[str]:
     return [x.get("text", "") if isinstance(x, dict) else str(x) for x in lines or []]
 
 
+def _page(d: dict[str, Any]) -> list[str] | None:
+    """An output page's lines: a compact page (`output` with one time per line in `times`) or
+    the older shape (`lines: [{text, ...}]`); None when `d` carries no page."""
+    if isinstance(d.get("times"), list):
+        n = len(d["times"])
+        return str(d.get("output") or "").split("\n")[:n]
+    if isinstance(d.get("lines"), list):
+        return _texts(d["lines"])
+    return None
+
+
 async def follow(agent: Agent, request_id: str, until: str | None = None) -> tuple[Any, list[str]]:
     """Follow a run as an agent does: wait-request from cursor to cursor until it ends (or
     `until` shows), then whatever of its output the end did not carry, by computer-output pages
     from the last cursor. Returns the end (or match) and every output line, each read once."""
-    after: Any = None
+    # A follower passes a cursor from its first call (0: the run's start), so that an end
+    # carries only what it has not read (docs/mcp.md, "Detached runs").
+    after: Any = 0
     lines: list[str] = []
     for _ in range(500):
         args: dict[str, Any] = {"requestId": request_id, "timeoutMs": 10000}
@@ -237,21 +252,24 @@ async def follow(agent: Agent, request_id: str, until: str | None = None) -> tup
         end = await agent.call("wait-request", args)
         d = sc(end)
         if d.get("status") == "running":
-            lines += _texts(d.get("lines"))
+            lines += _page(d) or []
             after = d.get("cursor", after)
             if d.get("matched"):
                 return end, lines
             continue
-        if isinstance(d.get("lines"), list):  # an end that carries the lines after `after`
-            lines += _texts(d["lines"])
+        page = _page(d) if after is not None else None
+        if page is not None:  # an end that carries the lines after `after`, paged
+            lines += page
             after = d.get("cursor", after)
+            if d.get("more"):
+                continue
         elif after is None and not d.get("outputTruncated"):
             lines += str(d.get("output") or "").splitlines()
         total = d.get("outputLines")
         while isinstance(total, int) and len(lines) < total:
             page = sc(await agent.call("computer-output", {
                 "traposId": d.get("traposId"), "requestId": request_id, "after": after or 0, "lines": 2000}))
-            got = _texts(page.get("lines"))
+            got = _page(page) or []
             lines += got
             after = page.get("cursor", after)
             if not got or not page.get("more"):

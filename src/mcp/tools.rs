@@ -119,7 +119,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "computer-output",
         title = "Read a computer's output",
-        description = "What the host captured of a computer's requests, anyone's (the player's own shell is read-screen's), the last scrollback_lines lines (10000 by default). Newest page first (each line once in output, a time per line in times), with a before cursor for older lines; after (a previous cursor) gives newer lines, oldest first. requestId narrows it to one request, with its status.",
+        description = "What the host captured of a computer's requests, anyone's (the player's own shell is read-screen's), the last scrollback_lines lines (10000 by default). Newest page first, with a before cursor for older lines; after (a previous cursor) gives newer lines, oldest first. requestId narrows it to one request, with its status.",
         annotations(title = "Read a computer's output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schemas::derived::<crate::mcp::shapes::OutputPage>()
     )]

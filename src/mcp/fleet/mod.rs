@@ -86,7 +86,7 @@ impl TrapdeskMcp {
     #[tool(
         name = "probe-computers",
         title = "Probe linked computers",
-        description = "List linked computers by page: traposId, id, label, connectedAt, serves (once a page; in a row only where it differs), pending requests, last round trip, what it is (runtime, client, device, screen), its peripherals and monitors, a turtle's fuel and slot (from this probe's ping), and what the policy lets you do there (policy: exec/write/read = allow, ask or deny).",
+        description = "List linked computers by page: traposId, id, label, connectedAt, serves, pending requests, last round trip, what it is (runtime, client, device, screen), its peripherals and monitors, a turtle's fuel and slot (from this probe's ping), and what the policy lets you do there (policy: exec/write/read = allow, ask or deny).",
         annotations(title = "Probe linked computers", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = true),
         output_schema = schemas::derived::<crate::mcp::shapes::Probed>()
     )]

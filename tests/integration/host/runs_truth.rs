@@ -168,7 +168,7 @@ async fn a_demo_run_is_lost_with_its_host() {
     let (gw, mcp) = (tear::free_port(), tear::free_port());
     let host_dir = dir.path().join("host");
     let mut host = demo_host(&host_dir, gw, mcp);
-    let agent = agent_when_miner(mcp, &host_dir).await;
+    let agent = crate::support::tear::agent_when_answering(mcp, &host_dir, "miner").await;
     let r = fake::call(
         &agent,
         "exec-lua",
@@ -180,7 +180,7 @@ async fn a_demo_run_is_lost_with_its_host() {
     host.start_kill().unwrap();
     let _ = host.wait().await;
     let _host = demo_host(&host_dir, gw, mcp);
-    let agent = agent_when_miner(mcp, &host_dir).await;
+    let agent = crate::support::tear::agent_when_answering(mcp, &host_dir, "miner").await;
     let r = fake::call(&agent, "wait-request", json!({"requestId": id})).await;
     let d = data(&r);
     assert_eq!(r.is_error, Some(true), "{d}");
@@ -203,37 +203,4 @@ fn demo_host(dir: &std::path::Path, gw: u16, mcp: u16) -> tokio::process::Child 
         .kill_on_drop(true)
         .spawn()
         .unwrap()
-}
-
-/// An MCP client of the host on `mcp`, once its demo computer `miner` answers through it.
-async fn agent_when_miner(mcp: u16, host_dir: &std::path::Path) -> fake::Client {
-    support::wait_ok(Duration::from_secs(90), async || {
-        let url = format!("http://127.0.0.1:{mcp}/mcp");
-        let connected = tokio::time::timeout(Duration::from_secs(5), async {
-            use rmcp::ServiceExt as _;
-            let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
-            let agent = fake::Agent {
-                name: "runs-agent".into(),
-                progress: tx,
-            };
-            let token = trapdesk::trust::agents::read_local(host_dir)
-                .ok()
-                .flatten()?;
-            agent.serve(fake::transport(&url, &token)).await.ok()
-        })
-        .await;
-        if let Ok(Some(client)) = connected {
-            let r = fake::call(
-                &client,
-                "exec-lua",
-                json!({"traposId": "miner", "code": "return 1"}),
-            )
-            .await;
-            if r.is_error != Some(true) {
-                return Ok(client);
-            }
-        }
-        Err("the demo computer never answered through the host".to_owned())
-    })
-    .await
 }

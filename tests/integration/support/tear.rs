@@ -210,6 +210,11 @@ pub fn host_process(dir: &Path, gw: u16, mcp: u16) -> tokio::process::Child {
 
 /// An MCP client of the host on `mcp`, once the computer labelled `torn` answers through it.
 pub async fn agent_when_linked(mcp: u16, host_dir: &Path) -> fake::Client {
+    agent_when_answering(mcp, host_dir, "torn").await
+}
+
+/// An MCP client of the host on `mcp`, once the computer `computer` answers through it.
+pub async fn agent_when_answering(mcp: u16, host_dir: &Path, computer: &str) -> fake::Client {
     crate::support::wait_ok(Duration::from_secs(90), async || {
         let url = format!("http://127.0.0.1:{mcp}/mcp");
         let connected = tokio::time::timeout(Duration::from_secs(5), async {
@@ -227,7 +232,7 @@ pub async fn agent_when_linked(mcp: u16, host_dir: &Path) -> fake::Client {
         })
         .await;
         if let Ok(Some(client)) = connected
-            && exec_mcp(&client, "return 1").await
+            && exec_mcp(&client, computer, "return 1").await
         {
             return Ok(client);
         }
@@ -236,8 +241,8 @@ pub async fn agent_when_linked(mcp: u16, host_dir: &Path) -> fake::Client {
     .await
 }
 
-async fn exec_mcp(agent: &fake::Client, code: &str) -> bool {
-    let Value::Object(args) = json!({"traposId": "torn", "code": code}) else {
+async fn exec_mcp(agent: &fake::Client, computer: &str, code: &str) -> bool {
+    let Value::Object(args) = json!({"traposId": computer, "code": code}) else {
         unreachable!()
     };
     let r = agent
@@ -301,7 +306,7 @@ pub async fn host_stops(
         // The computer may still be writing what it had received, and nothing says when it
         // has finished or given up: the write's own length passes first.
         tokio::time::sleep(whole + Duration::from_millis(500)).await;
-        assert!(exec_mcp(&agent, "return 1").await);
+        assert!(exec_mcp(&agent, "torn", "return 1").await);
         // A write the computer was still finishing when the host came back may take longer
         // than `whole` on a loaded machine (CraftOS-PC most): wait for its side files to go,
         // up to a bound, before the verdict (which fails on any left behind).
