@@ -7,7 +7,7 @@ use crate::support::mcp_fake as fake;
 
 use std::time::Duration;
 
-use fake::{call, connect, connect_stateless, data, host, start_call, text};
+use fake::{call, connect, connect_stateless, data, host, start_call, start_hanging, text};
 use rmcp::model::{CallToolRequestParams, CancelledNotificationParam, ServerResult};
 use serde_json::{Value, json};
 
@@ -538,24 +538,7 @@ async fn live_output_arrives_as_increasing_progress() {
 async fn client_cancellation_cancels_on_the_computer() {
     let h = host().await;
     let (client, _) = connect(&h.url, &h.token).await;
-    let handle = start_call(
-        &client,
-        "exec-lua",
-        json!({"traposId": "miner", "code": "hang"}),
-    )
-    .await;
-    let rid = crate::support::wait_some(
-        Duration::from_secs(2),
-        || {
-            h.session
-                .pending()
-                .into_iter()
-                .find(|p| p.sent)
-                .map(|p| p.request_id)
-        },
-        || String::from("the request was never sent"),
-    )
-    .await;
+    let (handle, rid) = start_hanging(&h, &client, Duration::from_secs(2)).await;
     client
         .notify_cancelled(CancelledNotificationParam::new(
             Some(handle.id.clone()),

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use rmcp::model::{CancelledNotificationParam, ErrorCode, ReadResourceRequestParams};
 use serde_json::{Value, json};
 
-use crate::support::mcp_fake::{call, connect, data, host, start_call, text};
+use crate::support::mcp_fake::{call, connect, data, host, start_hanging, text};
 use crate::support::world::{Runtime, World};
 
 /// A call its client cancels after it ran a while is logged as cancelled by that client,
@@ -21,24 +21,7 @@ async fn a_cancelled_call_says_who_cancelled_it_and_after_how_long() {
     let (client, _) = connect(&h.url, &h.token).await;
     let (reader, _) = connect(&h.url, &h.token).await;
     let started = Instant::now();
-    let handle = start_call(
-        &client,
-        "exec-lua",
-        json!({"traposId": "miner", "code": "hang"}),
-    )
-    .await;
-    let rid = crate::support::wait_some(
-        Duration::from_secs(5),
-        || {
-            h.session
-                .pending()
-                .into_iter()
-                .find(|p| p.sent)
-                .map(|p| p.request_id)
-        },
-        || String::from("the request was never sent"),
-    )
-    .await;
+    let (handle, rid) = start_hanging(&h, &client, Duration::from_secs(5)).await;
     // The duration is what is checked: the call runs this long before it is cancelled.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     client

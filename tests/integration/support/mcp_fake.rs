@@ -350,6 +350,34 @@ pub async fn start_call(
         .unwrap()
 }
 
+/// Starts `exec-lua` of a chunk that never ends on `miner` and waits until the host has sent
+/// it: the call's handle (to cancel or await) and the request's id.
+pub async fn start_hanging(
+    h: &Host,
+    client: &Client,
+    patience: Duration,
+) -> (rmcp::service::RequestHandle<RoleClient>, String) {
+    let handle = start_call(
+        client,
+        "exec-lua",
+        json!({"traposId": "miner", "code": "hang"}),
+    )
+    .await;
+    let rid = crate::support::wait_some(
+        patience,
+        || {
+            h.session
+                .pending()
+                .into_iter()
+                .find(|p| p.sent)
+                .map(|p| p.request_id)
+        },
+        || String::from("the request was never sent"),
+    )
+    .await;
+    (handle, rid)
+}
+
 /// The structured content of a result.
 pub fn data(r: &CallToolResult) -> Value {
     r.structured_content.clone().unwrap_or(Value::Null)
