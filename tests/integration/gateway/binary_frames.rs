@@ -142,7 +142,14 @@ async fn round_trips(w: &World, tag: &str) {
         let path = format!("{tag}/{name}.bin");
         write(w, &path, &content).await;
         let disk = std::fs::read(w.files("store").join(&path)).unwrap();
-        assert!(disk == content, "{path}: the computer's copy differs");
+        // Where they part, so that a rare failure says what kind it is (short, or changed).
+        let first = disk.iter().zip(&content).position(|(a, b)| a != b);
+        assert!(
+            disk == content,
+            "{path}: the computer's copy differs: {} bytes on disk of {}, first difference at {first:?}",
+            disk.len(),
+            content.len()
+        );
         assert!(
             read_back(w, &path).await == content,
             "{path}: read back differs"
