@@ -96,6 +96,22 @@ pub fn head_that_fits(mut rows: Vec<(u64, Value)>, room: usize) -> (Vec<(u64, Va
     (rows, more)
 }
 
+/// As many of `rows` from the newest as fit in `room` bytes of a page's JSON (at least one): the lines up to a match.
+pub fn tail_that_fits(mut rows: Vec<(u64, Value)>, room: usize) -> Vec<(u64, Value)> {
+    let mut used = 0;
+    let mut keep = 0;
+    for (_, v) in rows.iter().rev() {
+        let size = line_cost(v);
+        if keep > 0 && used + size > room {
+            break;
+        }
+        used += size;
+        keep += 1;
+    }
+    rows.drain(..rows.len() - keep);
+    rows
+}
+
 /// What a page's first line says of its lines: how many, whether more follow, and the cursor
 /// to read on from.
 pub fn page_said(n: usize, more: bool, cursor: u64) -> String {

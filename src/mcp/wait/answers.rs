@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use super::super::Ran;
 use super::super::convert::{outcome_of, run_line};
-use super::super::lines_page::{compact, followed_end, head_that_fits, line_cost};
+use super::super::lines_page::{compact, followed_end, head_that_fits, tail_that_fits};
 use super::super::results::Outcome;
 use trapdesk_core::session::detached::Fate;
 use trapdesk_core::session::{FinishedRequest, OutputEntry, Session, Status};
@@ -45,22 +45,6 @@ pub(super) fn first_match(rows: &[(u64, Value)], until: Option<&str>) -> Option<
 
 fn text_of(v: &Value) -> &str {
     v.get("text").and_then(Value::as_str).unwrap_or_default()
-}
-
-/// As many of `rows` from the newest as fit in `room` bytes of JSON (at least one).
-fn tail_that_fits(mut rows: Vec<(u64, Value)>, room: usize) -> Vec<(u64, Value)> {
-    let mut used = 0;
-    let mut keep = 0;
-    for (_, v) in rows.iter().rev() {
-        let size = line_cost(v);
-        if keep > 0 && used + size > room {
-            break;
-        }
-        used += size;
-        keep += 1;
-    }
-    rows.drain(..rows.len() - keep);
-    rows
 }
 
 /// The number of the line at `seq` among request `id`'s lines, its first being 1.
