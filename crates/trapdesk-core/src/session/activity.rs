@@ -154,7 +154,7 @@ impl Session {
     pub fn reads_freely(&self, origin: &super::Origin, trapos_id: &str) -> bool {
         let st = self.lock();
         super::pause::paused_refusal(
-            st.paused.as_ref(),
+            st.gate.paused(),
             origin,
             trapos_id,
             trapdesk_proto::protocol::Kind::ListFiles,

@@ -22,53 +22,14 @@ use trapdesk_proto::protocol::{DetachedRun, Kind};
 mod claim;
 mod fate;
 mod finished;
+mod store;
 mod taken;
 
-pub(crate) use claim::computer_number;
 use claim::{Claim, Dropped, computer_of, issued_before};
 pub use fate::Fate;
-pub use finished::{FINISHED_FOR, FINISHED_KEPT, Finished, FinishedRequest, RequestState};
+pub use finished::{FINISHED_FOR, FINISHED_KEPT, FinishedRequest, RequestState};
+pub(crate) use store::RunStore;
 use taken::{taken_back_header, taken_back_info, terms_of};
-
-impl State {
-    /// The detached runs sent on connection `conn_id` lose it but stay pending: the computer
-    /// keeps running them and names them when it links again ([`Session::adopt`]). Those not
-    /// sent yet are left to end with the link, as ordinary requests do.
-    pub(super) fn orphan_detached(&mut self, conn_id: u64) {
-        let mut orphaned = Vec::new();
-        for p in self.pending.values_mut() {
-            if p.conn_id == conn_id && p.detached && p.info.sent {
-                p.conn_id = ORPHANED;
-                orphaned.push((p.info.trapos_id.clone(), p.info.request_id.clone()));
-            }
-        }
-        for (trapos_id, id) in orphaned {
-            if let Some(c) = self.computers.get_mut(&trapos_id)
-                && let Some(conn) = c.conn.as_mut()
-                && conn.id == conn_id
-            {
-                conn.detached = conn.detached.saturating_sub(1);
-                c.show_counts();
-            }
-            let mut entry = State::entry(
-                LogEvent::Detached,
-                "link down: the detached run goes on on the computer, taken back when it links again",
-            );
-            entry.trapos_id = Some(trapos_id);
-            entry.request_id = Some(id);
-            self.log(entry);
-        }
-        self.bound_orphans();
-    }
-
-    /// Detached runs of a computer that are pending, sent or not.
-    pub(super) fn detached_on(&self, trapos_id: &str) -> usize {
-        self.pending
-            .values()
-            .filter(|p| p.detached && p.info.trapos_id == trapos_id)
-            .count()
-    }
-}
 
 /// Detached runs whose link is down that the host keeps pending, all computers together: past
 /// it, the oldest ends as `lost`. Without it, a computer that takes back runs, drops its link
@@ -118,12 +79,13 @@ impl Session {
         // Recorded as running here by an earlier start, and not named: gone with the computer's
         // restart, which the record now says.
         let forgotten: Vec<String> = st
-            .runs
+            .store
+            .runs()
             .running_on(&trapos_id)
             .into_iter()
             .filter(|id| !st.pending.contains_key(id) && !named.contains(id.as_str()))
             .collect();
-        st.runs.ended_all(
+        st.store.runs_mut().ended_all(
             forgotten.iter().map(String::as_str),
             "lost",
             Some(RESTARTED),
@@ -136,7 +98,7 @@ impl Session {
                 claim.refuse(Dropped::Twice);
                 continue;
             }
-            match st.take_back(&trapos_id, conn_id, run) {
+            match take_back(&mut st, &trapos_id, conn_id, run) {
                 Ok(Some(deadline)) => {
                     claim.taken += 1;
                     adopted.push(deadline);
@@ -146,7 +108,7 @@ impl Session {
             }
         }
         let records: Vec<_> = adopted.iter().filter_map(|a| a.record.clone()).collect();
-        st.runs.adopted(records);
+        st.store.runs_mut().adopted(records);
         for a in adopted {
             if let Some((at, timeout)) = a.deadline {
                 // A deadline's key is unique by its request number, which runs taken back do
@@ -154,21 +116,21 @@ impl Session {
                 self.expire_after(&mut st, &a.id, at, timeout);
             }
         }
-        st.log_claim(&trapos_id, runs.len(), &claim);
+        log_claim(&mut st, &trapos_id, runs.len(), &claim);
         st.pump(&trapos_id);
     }
 
     /// What the host's record says of detached run `id` (see `history::runs`): who started
     /// it, when, and how it ended; `None` when this host never recorded it.
     pub fn run_record(&self, id: &str) -> Option<super::history::runs::RunRecord> {
-        self.lock().runs.lookup(id)
+        self.lock().store.runs().lookup(id)
     }
 
     /// How many entries the session keeps per computer and per request, for the bounds in
     /// RELIABILITY.md ("Adopted runs and per-id bookkeeping").
     pub fn bookkeeping(&self) -> Bookkeeping {
         let st = self.lock();
-        let (runs_running, runs_ended) = st.runs.counts();
+        let (runs_running, runs_ended) = st.store.runs().counts();
         Bookkeeping {
             computers: st.computers.len(),
             pending: st.pending.len(),
@@ -222,204 +184,170 @@ fn lost() -> RequestError {
     }
 }
 
-impl State {
-    /// Takes back one named run: `Ok(None)` for one this host had pending, `Ok(Some(_))` for
-    /// one adopted, `Err` why it was not.
-    fn take_back(
-        &mut self,
-        trapos_id: &str,
-        conn_id: u64,
-        run: &DetachedRun,
-    ) -> Result<Option<Adopted>, Dropped> {
-        let (cancel, adopted) = match self.pending.get_mut(&run.id) {
-            Some(p) if p.detached && p.info.trapos_id == trapos_id && p.conn_id != conn_id => {
-                p.conn_id = conn_id;
-                (p.info.cancel_requested, None)
-            }
-            // An id this host uses for something else cannot be this run (ids are never reused
-            // across restarts, so this is a confused computer): leave it alone.
-            Some(_) => return Err(Dropped::NotItsOwn),
-            None if self.finished.get(&run.id).is_some() => {
-                // It ended here while the link was down (cancelled, timed out): the computer
-                // still runs it, so it is told to stop; its answer is dropped as not pending.
-                self.send_to(trapos_id, conn_id, Outbound::Cancel { id: run.id.clone() });
-                return Ok(None);
-            }
-            None => (false, Some(self.adopt_unknown(trapos_id, conn_id, run)?)),
-        };
-        if let Some(c) = self.computers.get_mut(trapos_id)
-            && let Some(conn) = c.conn.as_mut()
-        {
-            conn.detached += 1;
-            c.show_counts();
+/// Takes back one named run: `Ok(None)` for one this host had pending, `Ok(Some(_))` for
+/// one adopted, `Err` why it was not.
+fn take_back(
+    st: &mut State,
+    trapos_id: &str,
+    conn_id: u64,
+    run: &DetachedRun,
+) -> Result<Option<Adopted>, Dropped> {
+    let (cancel, adopted) = match st.pending.get_mut(&run.id) {
+        Some(p) if p.detached && p.info.trapos_id == trapos_id && p.conn_id != conn_id => {
+            p.conn_id = conn_id;
+            (p.info.cancel_requested, None)
         }
-        if let Some(p) = self.pending.get_mut(&run.id) {
-            p.dropped_unlinked += run.dropped_bytes;
+        // An id this host uses for something else cannot be this run (ids are never reused
+        // across restarts, so this is a confused computer): leave it alone.
+        Some(_) => return Err(Dropped::NotItsOwn),
+        None if st.store.ended_here(&run.id) => {
+            // It ended here while the link was down (cancelled, timed out): the computer
+            // still runs it, so it is told to stop; its answer is dropped as not pending.
+            st.send_to(trapos_id, conn_id, Outbound::Cancel { id: run.id.clone() });
+            return Ok(None);
         }
-        if run.dropped_bytes > 0 {
-            let note = format!(
-                "[trapdesk: the computer dropped {} bytes of this run's output while unlinked]\n",
-                run.dropped_bytes
-            );
-            self.push_output(trapos_id, Some(&run.id), Stream::Err, &note);
-        }
-        let mut entry = State::entry(
-            LogEvent::Adopted,
-            match run.status.as_deref() {
-                Some("finished") => "taken back after the link came back: it finished meanwhile",
-                _ => "taken back after the link came back: still running",
-            },
-        );
-        entry.trapos_id = Some(trapos_id.to_owned());
-        entry.request_id = Some(run.id.clone());
-        if let Some(p) = self.pending.get(&run.id) {
-            entry.who = Some(p.info.origin.name().to_owned());
-            entry.what = Some(p.info.kind.to_string());
-        }
-        self.log(entry);
-        if cancel {
-            // Cancelled while its link was down: the computer hears it now.
-            self.send_to(trapos_id, conn_id, Outbound::Cancel { id: run.id.clone() });
-        }
-        Ok(adopted)
+        None => (false, Some(adopt_unknown(st, trapos_id, conn_id, run)?)),
+    };
+    if let Some(c) = st.computers.get_mut(trapos_id)
+        && let Some(conn) = c.conn.as_mut()
+    {
+        conn.detached += 1;
+        c.show_counts();
     }
+    if let Some(p) = st.pending.get_mut(&run.id) {
+        p.dropped_unlinked += run.dropped_bytes;
+    }
+    if run.dropped_bytes > 0 {
+        let note = format!(
+            "[trapdesk: the computer dropped {} bytes of this run's output while unlinked]\n",
+            run.dropped_bytes
+        );
+        st.push_output(trapos_id, Some(&run.id), Stream::Err, &note);
+    }
+    let mut entry = State::entry(
+        LogEvent::Adopted,
+        match run.status.as_deref() {
+            Some("finished") => "taken back after the link came back: it finished meanwhile",
+            _ => "taken back after the link came back: still running",
+        },
+    );
+    entry.trapos_id = Some(trapos_id.to_owned());
+    entry.request_id = Some(run.id.clone());
+    if let Some(p) = st.pending.get(&run.id) {
+        entry.who = Some(p.info.origin.name().to_owned());
+        entry.what = Some(p.info.kind.to_string());
+    }
+    st.log(entry);
+    if cancel {
+        // Cancelled while its link was down: the computer hears it now.
+        st.send_to(trapos_id, conn_id, Outbound::Cancel { id: run.id.clone() });
+    }
+    Ok(adopted)
+}
 
-    /// A run this host does not have pending (it restarted meanwhile), if it is one to take
-    /// back (see [`Session::adopt`]): pending again under its id, on behalf of whoever the
-    /// record says started it, with the deadline it had, and nobody waiting.
-    fn adopt_unknown(
-        &mut self,
-        trapos_id: &str,
-        conn_id: u64,
-        run: &DetachedRun,
-    ) -> Result<Adopted, Dropped> {
-        if !issued_before(&run.id, &self.run_tag) {
-            return Err(Dropped::NotOurs);
-        }
-        let record = self.runs.running(&run.id).cloned();
-        if record
-            .as_ref()
-            .is_some_and(|r| computer_of(&r.trapos_id) != computer_of(trapos_id))
-        {
-            return Err(Dropped::NotItsOwn);
-        }
-        let kind = match &record {
-            Some(r) => r.kind,
-            None => run
-                .request
-                .parse::<Kind>()
-                .map_err(|_| Dropped::UnknownKind)?,
-        };
-        if self.detached_on(trapos_id) >= self.settings.max_detached {
-            return Err(Dropped::OverLimit);
-        }
-        let now = Instant::now();
-        let wall = SystemTime::now();
-        let terms = terms_of(
-            record.as_ref(),
-            trapos_id,
-            &run.id,
-            kind,
-            (now, wall),
-            self.settings.max_request_timeout,
-        );
-        let info = taken_back_info(&run.id, trapos_id, kind, &terms, (now, wall));
-        if let Some(c) = self.computers.get_mut(trapos_id) {
-            c.output
-                .push(taken_back_header(&info, terms.origin.clone()));
-        }
-        self.pending.insert(
-            run.id.clone(),
-            Pending {
-                info: info.clone(),
-                conn_id,
-                payload: Value::Null,
-                waiter: None,
-                output_tx: None,
-                output_dropped: 0,
-                timer: None,
-                sent_at: Some(now),
-                live: Default::default(),
-                cancel_by: None,
-                quiet: false,
-                local: false,
-                detached: true,
-                dropped_unlinked: 0,
-                timed_out: None,
-                stopped: None,
-            },
-        );
-        self.emit(Event::RequestStarted { info });
-        Ok(Adopted {
-            id: run.id.clone(),
-            deadline: terms.deadline,
-            record: terms.record,
-        })
+/// A run this host does not have pending (it restarted meanwhile), if it is one to take
+/// back (see [`Session::adopt`]): pending again under its id, on behalf of whoever the
+/// record says started it, with the deadline it had, and nobody waiting.
+fn adopt_unknown(
+    st: &mut State,
+    trapos_id: &str,
+    conn_id: u64,
+    run: &DetachedRun,
+) -> Result<Adopted, Dropped> {
+    if !issued_before(&run.id, &st.run_tag) {
+        return Err(Dropped::NotOurs);
     }
+    let record = st.store.runs().running(&run.id).cloned();
+    if record
+        .as_ref()
+        .is_some_and(|r| computer_of(&r.trapos_id) != computer_of(trapos_id))
+    {
+        return Err(Dropped::NotItsOwn);
+    }
+    let kind = match &record {
+        Some(r) => r.kind,
+        None => run
+            .request
+            .parse::<Kind>()
+            .map_err(|_| Dropped::UnknownKind)?,
+    };
+    if st.detached_on(trapos_id) >= st.settings.max_detached {
+        return Err(Dropped::OverLimit);
+    }
+    let now = Instant::now();
+    let wall = SystemTime::now();
+    let terms = terms_of(
+        record.as_ref(),
+        trapos_id,
+        &run.id,
+        kind,
+        (now, wall),
+        st.settings.max_request_timeout,
+    );
+    let info = taken_back_info(&run.id, trapos_id, kind, &terms, (now, wall));
+    if let Some(c) = st.computers.get_mut(trapos_id) {
+        c.output
+            .push(taken_back_header(&info, terms.origin.clone()));
+    }
+    st.pending.insert(
+        run.id.clone(),
+        Pending {
+            info: info.clone(),
+            conn_id,
+            payload: Value::Null,
+            waiter: None,
+            output_tx: None,
+            output_dropped: 0,
+            timer: None,
+            sent_at: Some(now),
+            live: Default::default(),
+            cancel_by: None,
+            quiet: false,
+            local: false,
+            detached: true,
+            dropped_unlinked: 0,
+            timed_out: None,
+            stopped: None,
+        },
+    );
+    st.emit(Event::RequestStarted { info });
+    Ok(Adopted {
+        id: run.id.clone(),
+        deadline: terms.deadline,
+        record: terms.record,
+    })
+}
 
-    /// Logs what a hello's claim came to when some of it was dropped: at most once per
-    /// [`CLAIMS_LOGGED_EVERY`] (with the count since), so a flood of hellos writes a line a
-    /// minute, not one per run.
-    fn log_claim(&mut self, trapos_id: &str, named: usize, claim: &Claim) {
-        let dropped = claim.dropped() as u64;
-        if dropped == 0 {
-            return;
-        }
-        let (before, last) = self.claims_dropped;
-        if last.is_some_and(|t| t.elapsed() < CLAIMS_LOGGED_EVERY) {
-            self.claims_dropped.0 = before + dropped;
-            return;
-        }
-        self.claims_dropped = (0, Some(Instant::now()));
-        let earlier = if before > 0 {
-            format!(
-                " ({before} more dropped from other hellos since the last such line, a minute \
-                 or less before)"
-            )
-        } else {
-            String::new()
-        };
-        let mut entry = State::entry(
-            LogEvent::Detached,
-            format!(
-                "of the detached runs its hello named ({named} read, at most {}): {} taken back, {dropped} dropped ({}){earlier}",
-                trapdesk_proto::protocol::NAMED_READ,
-                claim.taken,
-                claim.reasons()
-            ),
-        );
-        entry.trapos_id = Some(trapos_id.to_owned());
-        self.log(entry);
+/// Logs what a hello's claim came to when some of it was dropped: at most once per
+/// [`CLAIMS_LOGGED_EVERY`] (with the count since), so a flood of hellos writes a line a
+/// minute, not one per run.
+fn log_claim(st: &mut State, trapos_id: &str, named: usize, claim: &Claim) {
+    let dropped = claim.dropped() as u64;
+    if dropped == 0 {
+        return;
     }
-
-    /// Keeps at most [`ORPHANS_KEPT`] detached runs whose link is down: the oldest beyond it
-    /// end as `lost`.
-    pub(super) fn bound_orphans(&mut self) {
-        let mut orphans: Vec<(Instant, String)> = self
-            .pending
-            .values()
-            .filter(|p| p.detached && p.conn_id == ORPHANED)
-            .map(|p| (p.info.started, p.info.request_id.clone()))
-            .collect();
-        if orphans.len() <= ORPHANS_KEPT {
-            return;
-        }
-        orphans.sort();
-        let over = orphans.len() - ORPHANS_KEPT;
-        for (_, id) in orphans.into_iter().take(over) {
-            self.finish(
-                &id,
-                Err(RequestError::Lost {
-                    reason: "not_followed",
-                    message: format!(
-                        "the host keeps at most {ORPHANS_KEPT} detached runs whose computer is \
-                         away, and this was the oldest: it may still run on its computer, but \
-                         this host no longer follows it"
-                    ),
-                }),
-            );
-        }
-    }
+    let Some(before) = st.store.claims_to_log(dropped) else {
+        return;
+    };
+    let earlier = if before > 0 {
+        format!(
+            " ({before} more dropped from other hellos since the last such line, a minute \
+             or less before)"
+        )
+    } else {
+        String::new()
+    };
+    let mut entry = State::entry(
+        LogEvent::Detached,
+        format!(
+            "of the detached runs its hello named ({named} read, at most {}): {} taken back, {dropped} dropped ({}){earlier}",
+            trapdesk_proto::protocol::NAMED_READ,
+            claim.taken,
+            claim.reasons()
+        ),
+    );
+    entry.trapos_id = Some(trapos_id.to_owned());
+    st.log(entry);
 }
 
 impl Session {
@@ -444,9 +372,8 @@ impl Session {
                 kind: p.info.kind,
             });
         }
-        st.finished.prune();
-        st.finished
-            .get(id)
+        st.store
+            .finished(id)
             .map(|f| RequestState::Ended(Box::new(f.clone())))
     }
 }

@@ -158,7 +158,7 @@ impl Session {
         // for write-file) moves into it rather than being copied; it is sent by `pump` below.
         st.record_start(&info, &spec, approval.is_none());
         if spec.mode.is_detached() {
-            st.record_run(&info);
+            st.store.started(&info);
         }
         let event = (st.events.receiver_count() > 0).then(|| info.clone());
         st.pending.insert(
@@ -264,7 +264,7 @@ impl Session {
 
     fn expire(&self, id: &str, timeout: Duration) {
         let mut st = self.lock();
-        if let Some(grace) = st.time_out(id, timeout) {
+        if let Some(grace) = stopping::time_out(&mut st, id, timeout) {
             self.expire_after(&mut st, id, grace, timeout);
         }
     }
@@ -368,8 +368,8 @@ impl Session {
     /// The most recent `limit` log entries, oldest first.
     pub fn recent(&self, limit: usize) -> Vec<LogEntry> {
         let st = self.lock();
-        let skip = st.recent.len().saturating_sub(limit);
-        st.recent.iter().skip(skip).cloned().collect()
+        let skip = st.recent().len().saturating_sub(limit);
+        st.recent().iter().skip(skip).cloned().collect()
     }
 
     /// The whole recent log, oldest first, with the agents' tool calls, read at one moment so
@@ -378,7 +378,7 @@ impl Session {
     pub fn log_and_calls(&self) -> (Vec<LogEntry>, Vec<ToolCall>) {
         let st = self.lock();
         let calls = st.tool_calls.iter().cloned().collect();
-        (st.recent.iter().cloned().collect(), calls)
+        (st.recent().iter().cloned().collect(), calls)
     }
 
     /// Up to `limit` log entries older than the cursor `before` (the newest when `None`),
@@ -387,11 +387,11 @@ impl Session {
     pub fn log_page(&self, limit: usize, before: Option<u64>) -> (Vec<LogEntry>, Option<u64>) {
         let st = self.lock();
         let end = match before {
-            Some(b) => st.recent.partition_point(|e| e.seq < b),
-            None => st.recent.len(),
+            Some(b) => st.recent().partition_point(|e| e.seq < b),
+            None => st.recent().len(),
         };
         let start = end.saturating_sub(limit);
-        let page: Vec<LogEntry> = st.recent.range(start..end).cloned().collect();
+        let page: Vec<LogEntry> = st.recent().range(start..end).cloned().collect();
         let cursor = (start > 0).then(|| page.first().map(|e| e.seq)).flatten();
         (page, cursor)
     }

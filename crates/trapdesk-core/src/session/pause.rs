@@ -15,7 +15,6 @@
 //! agent's `send-input` to it waits until they detach or is refused with `person_typing`, as
 //! the policy's `person_typing` setting says (see [`crate::policy::PersonTyping`]).
 
-use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use tokio::time::Instant;
@@ -60,7 +59,7 @@ fn paused_error(kind: Kind, trapos_id: &str) -> RequestError {
     }
 }
 
-/// The refusal of a call while paused (`State::paused`), or `None` when it may go on.
+/// The refusal of a call while paused (`Gatekeeper::paused`), or `None` when it may go on.
 pub(crate) fn paused_refusal(
     paused: Option<&Paused>,
     origin: &Origin,
@@ -68,11 +67,6 @@ pub(crate) fn paused_refusal(
     kind: Kind,
 ) -> Option<RequestError> {
     (paused.is_some() && stoppable(origin, kind)).then(|| paused_error(kind, trapos_id))
-}
-
-/// Whether the person holds the computer's keyboard (`State::keyboard`, holds by computer).
-fn keyboard_held(keyboard: &HashMap<String, usize>, trapos_id: &str) -> bool {
-    keyboard.get(trapos_id).is_some_and(|n| *n > 0)
 }
 
 impl Session {
@@ -83,16 +77,16 @@ impl Session {
     pub fn pause(&self, by: &str) -> PauseReport {
         let running: Vec<String> = {
             let mut st = self.lock();
-            if st.paused.is_some() {
+            let paused = Paused {
+                since: SystemTime::now(),
+                by: by.to_owned(),
+            };
+            if !st.gate.pause(paused) {
                 return PauseReport {
                     already: true,
                     stopped: 0,
                 };
             }
-            st.paused = Some(Paused {
-                since: SystemTime::now(),
-                by: by.to_owned(),
-            });
             let mut stop: Vec<(String, bool, Kind, String)> = st
                 .pending
                 .values()
@@ -141,7 +135,7 @@ impl Session {
     /// Lifts the stop for all agents. Returns whether it was paused.
     pub fn resume(&self, by: &str) -> bool {
         let mut st = self.lock();
-        if st.paused.take().is_none() {
+        if !st.gate.resume() {
             return false;
         }
         let mut entry = State::entry(LogEvent::Resumed, format!("agents may run again (by {by})"));
@@ -153,13 +147,13 @@ impl Session {
 
     /// The stop for all agents, while it holds.
     pub fn paused(&self) -> Option<Paused> {
-        self.lock().paused.clone()
+        self.lock().gate.paused().cloned()
     }
 
     /// Says the person is at `trapos_id`'s keyboard (attached with F8) while the hold lives.
     pub fn hold_keyboard(&self, trapos_id: &str) -> KeyboardHold {
         let mut st = self.lock();
-        *st.keyboard.entry(trapos_id.to_owned()).or_default() += 1;
+        st.gate.hold(trapos_id);
         st.emit(Event::KeyboardChanged {
             trapos_id: trapos_id.to_owned(),
         });
@@ -171,7 +165,7 @@ impl Session {
 
     /// Whether the person is attached to `trapos_id`.
     pub fn keyboard_held(&self, trapos_id: &str) -> bool {
-        keyboard_held(&self.lock().keyboard, trapos_id)
+        self.lock().gate.held(trapos_id)
     }
 
     /// Before an agent types into `trapos_id`: waits until the person lets go of its keyboard
@@ -193,7 +187,7 @@ impl Session {
         let mut events = self.subscribe();
         let mode = {
             let st = self.lock();
-            if !keyboard_held(&st.keyboard, trapos_id) {
+            if !st.gate.held(trapos_id) {
                 return Ok(());
             }
             st.settings.policy.person_typing
@@ -248,12 +242,7 @@ pub struct KeyboardHold {
 impl Drop for KeyboardHold {
     fn drop(&mut self) {
         let mut st = self.session.lock();
-        if let Some(n) = st.keyboard.get_mut(&self.trapos_id) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                st.keyboard.remove(&self.trapos_id);
-            }
-        }
+        st.gate.let_go(&self.trapos_id);
         st.emit(Event::KeyboardChanged {
             trapos_id: self.trapos_id.clone(),
         });

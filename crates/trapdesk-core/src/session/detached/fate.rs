@@ -4,6 +4,7 @@
 
 use crate::session::LogEvent;
 use crate::session::Session;
+use crate::session::history::runs::Runs;
 use crate::session::state::State;
 
 /// What became of a request that is neither pending nor kept.
@@ -29,7 +30,7 @@ impl Session {
     /// `expired`, `unknown_request`).
     pub fn fate_of(&self, id: &str) -> Fate {
         let mut st = self.lock();
-        let fate = st.fate(id);
+        let fate = st.store.fate(id, &st.run_tag, st.next_request);
         let (event, trapos_id, detail) = match &fate {
             Fate::Lost {
                 reason,
@@ -57,60 +58,60 @@ impl Session {
     }
 }
 
-impl State {
-    fn fate(&self, id: &str) -> Fate {
-        if let Some(r) = self.runs.lookup(id) {
-            let t = r.trapos_id.clone();
-            return match r.ended {
-                Some(end) if end.code == "lost" => {
-                    let reason = end.reason.unwrap_or_else(|| "computer_restarted".into());
-                    let message = lost_message(&reason, id, &t);
-                    Fate::Lost {
-                        reason,
-                        trapos_id: t,
-                        message,
-                    }
+/// What became of `id` as the record of detached runs and this start's tag (`run_tag`, with
+/// the next request number it gives) tell.
+pub(super) fn fate(runs: &Runs, id: &str, run_tag: &str, next_request: u64) -> Fate {
+    if let Some(r) = runs.lookup(id) {
+        let t = r.trapos_id.clone();
+        return match r.ended {
+            Some(end) if end.code == "lost" => {
+                let reason = end.reason.unwrap_or_else(|| "computer_restarted".into());
+                let message = lost_message(&reason, id, &t);
+                Fate::Lost {
+                    reason,
+                    trapos_id: t,
+                    message,
                 }
-                Some(end) => Fate::Expired {
-                    message: format!(
-                        "detached run {id} on {t} ended ({}) and its result is no longer kept \
+            }
+            Some(end) => Fate::Expired {
+                message: format!(
+                    "detached run {id} on {t} ended ({}) and its result is no longer kept \
                          (15 minutes, the last 64 detached runs); its lines may still be in \
                          computer-output",
-                        end.code
-                    ),
-                    trapos_id: Some(t),
-                },
-                None => Fate::Lost {
-                    message: lost_message("not_followed", id, &t),
-                    reason: "not_followed".into(),
-                    trapos_id: t,
-                },
-            };
-        }
-        let Some((tag, n)) = id
-            .strip_prefix("h-")
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(tag, n)| Some((tag, n.parse::<u64>().ok()?)))
-        else {
-            return Fate::Unknown;
+                    end.code
+                ),
+                trapos_id: Some(t),
+            },
+            None => Fate::Lost {
+                message: lost_message("not_followed", id, &t),
+                reason: "not_followed".into(),
+                trapos_id: t,
+            },
         };
-        let message = if tag == self.run_tag && n >= 1 && n < self.next_request {
-            format!(
-                "request {id} ended and its result is no longer kept (15 minutes, the last 64 \
+    }
+    let Some((tag, n)) = id
+        .strip_prefix("h-")
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(tag, n)| Some((tag, n.parse::<u64>().ok()?)))
+    else {
+        return Fate::Unknown;
+    };
+    let message = if tag == run_tag && n >= 1 && n < next_request {
+        format!(
+            "request {id} ended and its result is no longer kept (15 minutes, the last 64 \
                  requests of its sort); its lines may still be in computer-output"
-            )
-        } else if tag != self.run_tag && self.runs.issued(tag) {
-            format!(
-                "request {id} was issued before this host restarted: a request that is not \
+        )
+    } else if tag != run_tag && runs.issued(tag) {
+        format!(
+            "request {id} was issued before this host restarted: a request that is not \
                  detached ends with its host, and no result is kept across a restart"
-            )
-        } else {
-            return Fate::Unknown;
-        };
-        Fate::Expired {
-            trapos_id: None,
-            message,
-        }
+        )
+    } else {
+        return Fate::Unknown;
+    };
+    Fate::Expired {
+        trapos_id: None,
+        message,
     }
 }
 
@@ -137,6 +138,6 @@ impl Session {
     /// Computers that live in this host's process (`--demo`), by id: a detached run on one
     /// is recorded as ending with the host (see `history::runs`).
     pub fn mark_in_process(&self, ids: impl IntoIterator<Item = u64>) {
-        self.lock().in_process.extend(ids);
+        self.lock().store.mark_in_process(ids);
     }
 }

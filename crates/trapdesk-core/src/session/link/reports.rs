@@ -83,10 +83,10 @@ impl Link {
             .pending
             .get(&resp.id)
             .is_some_and(|p| p.conn_id == self.conn_id && p.info.sent);
-        if !ours && st.answered_late(&resp.id) {
+        if !ours && crate::session::stopping::answered_late(&mut st, &resp.id) {
             return;
         }
-        if ours && st.stopped_in_time(&resp.id) {
+        if ours && crate::session::stopping::stopped_in_time(&mut st, &resp.id) {
             return;
         }
         if !ours {

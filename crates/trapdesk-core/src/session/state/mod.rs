@@ -8,6 +8,9 @@
 //! Every function here runs with the lock held and never awaits; the lock is a
 //! `std::sync::Mutex` because no critical section crosses an `.await`.
 
+mod deadlines;
+mod gatekeeper;
+mod log;
 mod parts;
 mod request;
 mod send;
@@ -19,18 +22,23 @@ use std::time::SystemTime;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use super::model::{Event, LogEntry, RequestError, ToolCall, epoch_ms};
+use super::model::{Event, LogEntry, RequestError, ToolCall};
 use super::output::OutputRing;
 use super::transcript::{Extra, Transcript};
 use crate::config::Settings;
+use crate::policy::{Action, Decided, Target};
+use serde_json::Value;
+use trapdesk_proto::protocol::Kind;
 
+use super::approval::Gate;
+use super::model::Origin;
+
+pub(crate) use deadlines::Wake;
 #[cfg(test)]
 pub(crate) use parts::SEQ_FLOORS_KEPT;
-pub(crate) use parts::{
-    Computer, Conn, DeadlineKey, HARD_ABORT_AFTER, ORPHANED, Pending, SeqFloors,
-};
+pub(crate) use parts::{Computer, Conn, DeadlineKey, ORPHANED, Pending, SeqFloors, run_tag};
 pub use parts::{EVENT_TEXT_MAX, Outbound, OutputChunk};
-pub(crate) use request::{Admitted, Wake};
+pub(crate) use request::Admitted;
 
 pub(crate) struct State {
     pub settings: Settings,
@@ -42,23 +50,19 @@ pub(crate) struct State {
     /// Connection id → traposId.
     pub conns: HashMap<u64, String>,
     pub pending: HashMap<String, Pending>,
-    pub recent: VecDeque<LogEntry>,
     pub tool_calls: VecDeque<ToolCall>,
     pub next_conn: u64,
     pub next_request: u64,
-    next_log: u64,
     pub next_call: u64,
-    transcript: Transcript,
+    /// The session log (see `log.rs`).
+    log: log::Log,
     pub events: broadcast::Sender<Event>,
     pub shutting_down: bool,
-    /// Requests waiting for the person, the session's grants, who can answer.
-    pub approvals: super::approval::Approvals,
-    /// The person's stop for all agents, while it holds (see [`super::pause`]).
-    pub paused: Option<super::pause::Paused>,
-    /// Computers the person is attached to (F8): their keyboard is the person's.
-    pub keyboard: std::collections::HashMap<String, usize>,
-    /// Ended requests whose results `wait-request` still gives (see `detached.rs`).
-    pub finished: super::detached::Finished,
+    /// The policy's gate: approvals, the stop for all agents, the keyboards (see
+    /// `gatekeeper.rs`).
+    pub gate: gatekeeper::Gatekeeper,
+    /// Ended requests' results and the record of detached runs (see `detached/store.rs`).
+    pub store: super::detached::RunStore,
     /// This host start's part of every request id (see [`run_tag`]).
     pub run_tag: String,
     /// `history.db`, when the host keeps history (see `history`).
@@ -66,27 +70,10 @@ pub(crate) struct State {
     /// Where a computer's scrollback numbering goes on when it links again after its ring was
     /// dropped (`prune_offline`): a cursor never means two lines.
     pub seq_floor: SeqFloors,
-    /// Who started each detached run, kept in the data dir (see `history::runs`).
-    pub runs: super::history::runs::Runs,
-    /// Claims in hellos that were not taken back and not logged yet, and when that was last
-    /// logged (see `detached.rs`).
-    pub claims_dropped: (u64, Option<Instant>),
-    /// The computer ids whose computers live in this host's process (`--demo`): their
-    /// detached runs end with the host (see `history::runs`).
-    pub in_process: std::collections::HashSet<u64>,
-    /// Requests that timed out without stopping, oldest first: id, computer, when (see
-    /// `stopping.rs`).
-    pub unstopped: VecDeque<(String, String, Instant)>,
     /// The first number of this start's output entries (see `history`).
     first_seq: u64,
-    /// Pending requests' deadlines, earliest first: the request id and its timeout (for the
-    /// error). One task (`reap` in `mod.rs`) ends each when it passes. Changed only by the
-    /// operations that set or clear a pending request's `timer` (`request.rs`), which it
-    /// mirrors.
-    deadlines: std::collections::BTreeMap<DeadlineKey, (String, std::time::Duration)>,
-    /// Whether that task was started (at the first deadline: a session is made outside a
-    /// runtime in places).
-    reaping: bool,
+    /// Pending requests' deadlines, which mirror their `timer`s (see `deadlines.rs`).
+    deadlines: deadlines::Deadlines,
 }
 
 /// Tool calls kept for the activity pane.
@@ -133,29 +120,20 @@ impl State {
             order: BTreeSet::new(),
             conns: HashMap::new(),
             pending: HashMap::new(),
-            recent,
             tool_calls: VecDeque::new(),
             next_conn: 1,
             next_request: 1,
-            next_log: first_seq,
             next_call: 1,
-            transcript,
+            log: log::Log::new(recent, first_seq, transcript),
             events,
             shutting_down: false,
-            approvals: Default::default(),
-            paused: None,
-            keyboard: HashMap::new(),
-            finished: Default::default(),
+            gate: Default::default(),
+            store: super::detached::RunStore::new(runs),
             run_tag,
             history,
             seq_floor: Default::default(),
-            runs,
-            claims_dropped: (0, None),
-            in_process: Default::default(),
-            unstopped: VecDeque::new(),
             first_seq,
             deadlines: Default::default(),
-            reaping: false,
         };
         for r in gone {
             let mut entry = State::entry(
@@ -174,18 +152,62 @@ impl State {
         super::names::resolve(&self.computers, query)
     }
 
+    /// The id and label a rule may name `trapos_id` by: the linked computer's, else (one only
+    /// the history or the log knows) as the traposId spells them.
+    pub(crate) fn target_of(&self, trapos_id: &str) -> (u64, Option<String>) {
+        if let Some(c) = self.computers.get(trapos_id) {
+            return (c.info.id, c.info.label.clone());
+        }
+        let (id, label) = trapos_id.split_once(':').unwrap_or((trapos_id, ""));
+        let label = (!label.is_empty()).then(|| label.to_owned());
+        (id.parse().unwrap_or(0), label)
+    }
+
+    /// The policy's decision for `origin` doing `action` on `trapos_id`, with the person's
+    /// session grants applied (see `Gatekeeper::decide`).
+    pub(crate) fn decide(&self, origin: &Origin, trapos_id: &str, action: Action) -> Decided {
+        let (id, label) = self.target_of(trapos_id);
+        let target = Target {
+            trapos_id,
+            id,
+            label: label.as_deref(),
+        };
+        self.gate
+            .decide(&self.settings.policy, target, origin, action)
+    }
+
+    /// Checks a request before it starts (see `Gatekeeper::check`); a refusal is logged.
+    pub(crate) fn gate(
+        &mut self,
+        origin: &Origin,
+        trapos_id: &str,
+        kind: Kind,
+        payload: &Value,
+    ) -> Result<Gate, RequestError> {
+        let (id, label) = self.target_of(trapos_id);
+        let target = Target {
+            trapos_id,
+            id,
+            label: label.as_deref(),
+        };
+        let refused = match self
+            .gate
+            .check(&self.settings.policy, target, origin, kind, payload)
+        {
+            Ok(gate) => return Ok(gate),
+            Err(refused) => refused,
+        };
+        let mut entry = State::entry(LogEvent::Refused, refused.to_string());
+        entry.who = Some(origin.name().to_owned());
+        entry.trapos_id = Some(trapos_id.to_owned());
+        entry.what = Some(kind.to_string());
+        self.log(entry);
+        Err(refused)
+    }
+
     pub fn emit(&self, event: Event) {
         // No subscriber is fine: events are for live views only.
         let _ = self.events.send(event);
-    }
-
-    /// [`State::emit`] for an event that costs copies to make: made only when a live view
-    /// (the console, a `wait-request`) is there to read it. A host without a console served
-    /// every agent call two copies of the call and of each log entry for nobody.
-    pub fn emit_with(&self, event: impl FnOnce() -> Event) {
-        if self.events.receiver_count() > 0 {
-            self.emit(event());
-        }
     }
 
     pub fn log(&mut self, entry: LogEntry) {
@@ -193,58 +215,18 @@ impl State {
     }
 
     /// Logs an entry whose transcript line carries more than the log keeps (see [`Extra`]).
-    pub fn log_with(&mut self, mut entry: LogEntry, mut extra: Extra) {
-        entry.seq = self.next_log;
-        self.next_log += 1;
-        entry.time_ms = epoch_ms(SystemTime::now());
-        let failed = if self.transcript.is_on() {
-            // The writer thread makes the line (off the session's lock) and hands it to the
-            // history too: it gets its own copy of the entry, which the recent log and the live
-            // views keep too.
-            self.transcript.append(entry.clone(), extra)
-        } else {
-            // No transcript file (or its writer stopped): the history still gets the line, with
-            // big payloads kept as their size, hash and head (docs/security.md).
-            if let Some(h) = &self.history {
-                if !self.settings.transcript_full_text
-                    && let Some(args) = &extra.args
-                    && super::history::trim::needs_trim(args)
-                {
-                    extra.args = Some(super::history::trim::trim(args));
-                }
-                if let Some(line) = super::transcript::line(&entry, &extra) {
-                    h.log(entry.seq, entry.time_ms, line);
-                }
-            }
-            None
+    pub fn log_with(&mut self, entry: LogEntry, extra: Extra) {
+        let to = log::Sinks {
+            settings: &self.settings,
+            history: self.history.as_deref(),
+            events: &self.events,
         };
-        self.remember(entry);
-        if let Some(why) = failed {
-            // Said once, where the person and agents look (console log, session-log), not only
-            // in the tracing log: the transcript is off from here on, requests carry on.
-            let mut alarm = State::entry(
-                LogEvent::TranscriptFailed,
-                format!(
-                    "the transcript in {} stopped: {why}; requests are still served, but nothing more is recorded there",
-                    self.settings.data_dir.display()
-                ),
-            );
-            alarm.seq = self.next_log;
-            self.next_log += 1;
-            alarm.time_ms = epoch_ms(SystemTime::now());
-            self.remember(alarm);
-        }
+        self.log.write(entry, extra, &to);
     }
 
-    /// Keeps an entry in the recent log and tells live views.
-    fn remember(&mut self, entry: LogEntry) {
-        self.emit_with(|| Event::Logged {
-            entry: entry.clone(),
-        });
-        self.recent.push_back(entry);
-        while self.recent.len() > self.settings.recent_events {
-            self.recent.pop_front();
-        }
+    /// The newest log entries, oldest first.
+    pub fn recent(&self) -> &VecDeque<LogEntry> {
+        self.log.recent()
     }
 
     /// A log entry with the common fields empty.
@@ -267,7 +249,8 @@ impl State {
     /// Marks a computer's connection gone: offline, its requests failed as `disconnected`,
     /// logged and announced. The caller has removed `conn_id` from `conns`.
     pub fn unlink(&mut self, trapos_id: &str, conn_id: u64, reason: String) {
-        let off = self.hard_abort(trapos_id, conn_id, &reason);
+        let id = self.computers.get(trapos_id).map_or(0, |c| c.info.id);
+        let off = parts::hard_abort(self.pending.values(), (id, trapos_id), conn_id, &reason);
         if let Some(c) = self.computers.get_mut(trapos_id) {
             c.off.clone_from(&off);
             if c.conn.as_ref().is_some_and(|c| c.id == conn_id) {
@@ -317,42 +300,123 @@ impl State {
         self.prune_offline();
     }
 
-    /// Whether a link that ended for `reason` probably ended in CC's hard abort: a request
-    /// sent on it had run at least [`HARD_ABORT_AFTER`] when the socket closed. CC closes a
-    /// socket the same way whether the computer shut down or its program closed it (both are
-    /// `Resource.dispose`, the TCP connection closed with no close frame), so the time is the
-    /// evidence; a link the host ended itself (replaced, heartbeat, shutdown, a full queue) is
-    /// not one. Returns what to tell the person and agents, with what to do.
-    fn hard_abort(&self, trapos_id: &str, conn_id: u64, reason: &str) -> Option<String> {
-        let ours = reason.starts_with("replaced")
-            || reason.starts_with("host shutting down")
-            || reason.starts_with("outbound queue full")
-            || reason.contains("heartbeats missed");
-        if ours {
-            return None;
+    /// Sends queued requests of a computer while it has free slots (see
+    /// [`Conn::send_queued`]); a full channel unlinks it ([`State::overflowed`]).
+    pub fn pump(&mut self, trapos_id: &str) {
+        let max = self.settings.max_in_flight;
+        let Some(conn) = self
+            .computers
+            .get_mut(trapos_id)
+            .and_then(|c| c.conn.as_mut())
+        else {
+            return;
+        };
+        if let Err(send::Full) = conn.send_queued(&mut self.pending, max) {
+            let conn_id = conn.id;
+            self.overflowed(trapos_id, conn_id);
         }
-        // A detached run is long by design: its age says nothing about a hard abort.
-        let longest = self
+        if let Some(c) = self.computers.get_mut(trapos_id) {
+            c.show_counts();
+        }
+    }
+
+    /// Sends `msg` to the computer's connection `conn_id` if it is still the current one. A
+    /// full queue unlinks it (see [`State::overflowed`]); a closed one is already unlinking.
+    pub fn send_to(&mut self, trapos_id: &str, conn_id: u64, msg: Outbound) {
+        let Some(conn) = self
+            .computers
+            .get(trapos_id)
+            .and_then(|c| c.conn.as_ref())
+            .filter(|c| c.id == conn_id)
+        else {
+            return;
+        };
+        if let Err(tokio::sync::mpsc::error::TrySendError::Full(_)) = conn.tx.try_send(msg) {
+            self.overflowed(trapos_id, conn_id);
+        }
+    }
+
+    /// The connection's outbound queue is full: its socket has not taken a message for as long
+    /// as `outbound_queue` messages took to pile up, so the computer is not reading. It is
+    /// unlinked like a dropped link (its requests end `disconnected`); dropping the sender ends
+    /// the connection task once it has written what it holds.
+    pub(crate) fn overflowed(&mut self, trapos_id: &str, conn_id: u64) {
+        let limit = self.settings.outbound_queue;
+        tracing::warn!(computer = %trapos_id, limit, "unlinked: outbound queue full (the computer is not reading)");
+        self.conns.remove(&conn_id);
+        self.unlink(
+            trapos_id,
+            conn_id,
+            format!("outbound queue full ({limit} messages): the computer is not reading"),
+        );
+    }
+
+    /// The detached runs sent on connection `conn_id` lose it but stay pending: the computer
+    /// keeps running them and names them when it links again ([`Session::adopt`]). Those not
+    /// sent yet are left to end with the link, as ordinary requests do.
+    fn orphan_detached(&mut self, conn_id: u64) {
+        let mut orphaned = Vec::new();
+        for p in self.pending.values_mut() {
+            if p.conn_id == conn_id && p.detached && p.info.sent {
+                p.conn_id = ORPHANED;
+                orphaned.push((p.info.trapos_id.clone(), p.info.request_id.clone()));
+            }
+        }
+        for (trapos_id, id) in orphaned {
+            if let Some(c) = self.computers.get_mut(&trapos_id)
+                && let Some(conn) = c.conn.as_mut()
+                && conn.id == conn_id
+            {
+                conn.detached = conn.detached.saturating_sub(1);
+                c.show_counts();
+            }
+            let mut entry = State::entry(
+                LogEvent::Detached,
+                "link down: the detached run goes on on the computer, taken back when it links again",
+            );
+            entry.trapos_id = Some(trapos_id);
+            entry.request_id = Some(id);
+            self.log(entry);
+        }
+        self.bound_orphans();
+    }
+
+    /// Detached runs of a computer that are pending, sent or not.
+    pub(crate) fn detached_on(&self, trapos_id: &str) -> usize {
+        self.pending
+            .values()
+            .filter(|p| p.detached && p.info.trapos_id == trapos_id)
+            .count()
+    }
+
+    /// Keeps at most [`super::detached::ORPHANS_KEPT`] detached runs whose link is down: the oldest beyond it
+    /// end as `lost`.
+    fn bound_orphans(&mut self) {
+        let mut orphans: Vec<(Instant, String)> = self
             .pending
             .values()
-            .filter(|p| p.conn_id == conn_id && !p.detached)
-            .filter_map(|p| Some((p.sent_at?.elapsed(), p)))
-            .filter(|(ran, _)| *ran >= HARD_ABORT_AFTER)
-            .max_by_key(|(ran, _)| *ran)?;
-        let (ran, p) = longest;
-        let id = self.computers.get(trapos_id).map_or(0, |c| c.info.id);
-        Some(format!(
-            "{trapos_id} went off while request {} ({}) had run {:.1} s, probably shut down by \
-             CC's hard abort: CC: Tweaked shuts a computer down when one piece of Lua runs \
-             1.5 s past \"Too long without yielding\" \
-             (7 s), and it stays off until a player turns it on (right-click it, or \
-             `/computercraft turn-on #{id}`); the client relinks once it is on. If it links \
-             again by itself, it was rebooted instead. What the request printed is in the \
-             computer's scrollback and the session log",
-            p.info.request_id,
-            p.info.kind.as_str(),
-            ran.as_secs_f64(),
-        ))
+            .filter(|p| p.detached && p.conn_id == ORPHANED)
+            .map(|p| (p.info.started, p.info.request_id.clone()))
+            .collect();
+        let kept = super::detached::ORPHANS_KEPT;
+        if orphans.len() <= kept {
+            return;
+        }
+        orphans.sort();
+        let over = orphans.len() - kept;
+        for (_, id) in orphans.into_iter().take(over) {
+            self.finish(
+                &id,
+                Err(RequestError::Lost {
+                    reason: "not_followed",
+                    message: format!(
+                        "the host keeps at most {kept} detached runs whose computer is \
+                         away, and this was the oldest: it may still run on its computer, but \
+                         this host no longer follows it"
+                    ),
+                }),
+            );
+        }
     }
 
     /// Fails every request of a connection at once (disconnect or replacement).
@@ -416,20 +480,4 @@ impl State {
             }
         }
     }
-}
-
-/// What makes this host start's request ids its own (`h-<tag>-<n>`): its start time in tenths
-/// of a second, base 36, six characters (it comes round after about seven years).
-pub(crate) fn run_tag(now: SystemTime) -> String {
-    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let tenths = now
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() / 100);
-    let mut n = (tenths % 36u128.pow(6)) as usize;
-    let mut out = [b'0'; 6];
-    for slot in out.iter_mut().rev() {
-        *slot = DIGITS[n % 36];
-        n /= 36;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -2,7 +2,7 @@
 //! a link and what a requester receives, and where a computer's scrollback numbering goes on.
 
 use std::collections::{HashMap, VecDeque};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -89,6 +89,46 @@ impl Computer {
 /// the computer down. A link that ends without a close frame while a request has run this
 /// long is reported as that shutdown.
 pub(crate) const HARD_ABORT_AFTER: Duration = Duration::from_secs(7);
+
+/// Whether a link that ended for `reason` probably ended in CC's hard abort: a request
+/// sent on it had run at least [`HARD_ABORT_AFTER`] when the socket closed. CC closes a
+/// socket the same way whether the computer shut down or its program closed it (both are
+/// `Resource.dispose`, the TCP connection closed with no close frame), so the time is the
+/// evidence; a link the host ended itself (replaced, heartbeat, shutdown, a full queue) is
+/// not one. Returns what to tell the person and agents, with what to do.
+pub(super) fn hard_abort<'a>(
+    pending: impl Iterator<Item = &'a Pending>,
+    (id, trapos_id): (u64, &str),
+    conn_id: u64,
+    reason: &str,
+) -> Option<String> {
+    let ours = reason.starts_with("replaced")
+        || reason.starts_with("host shutting down")
+        || reason.starts_with("outbound queue full")
+        || reason.contains("heartbeats missed");
+    if ours {
+        return None;
+    }
+    // A detached run is long by design: its age says nothing about a hard abort.
+    let longest = pending
+        .filter(|p| p.conn_id == conn_id && !p.detached)
+        .filter_map(|p| Some((p.sent_at?.elapsed(), p)))
+        .filter(|(ran, _)| *ran >= HARD_ABORT_AFTER)
+        .max_by_key(|(ran, _)| *ran)?;
+    let (ran, p) = longest;
+    Some(format!(
+        "{trapos_id} went off while request {} ({}) had run {:.1} s, probably shut down by \
+         CC's hard abort: CC: Tweaked shuts a computer down when one piece of Lua runs \
+         1.5 s past \"Too long without yielding\" \
+         (7 s), and it stays off until a player turns it on (right-click it, or \
+         `/computercraft turn-on #{id}`); the client relinks once it is on. If it links \
+         again by itself, it was rebooted instead. What the request printed is in the \
+         computer's scrollback and the session log",
+        p.info.request_id,
+        p.info.kind.as_str(),
+        ran.as_secs_f64(),
+    ))
+}
 
 pub(crate) struct Pending {
     pub info: PendingInfo,
@@ -179,3 +219,19 @@ pub(crate) type DeadlineKey = (Instant, u64);
 
 /// Bytes of an output message an `Event::Output` carries.
 pub const EVENT_TEXT_MAX: usize = 4096;
+
+/// What makes this host start's request ids its own (`h-<tag>-<n>`): its start time in tenths
+/// of a second, base 36, six characters (it comes round after about seven years).
+pub(crate) fn run_tag(now: SystemTime) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let tenths = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() / 100);
+    let mut n = (tenths % 36u128.pow(6)) as usize;
+    let mut out = [b'0'; 6];
+    for slot in out.iter_mut().rev() {
+        *slot = DIGITS[n % 36];
+        n /= 36;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -9,12 +9,12 @@ use trapdesk_proto::protocol::ErrorCode;
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::deadlines::Wake;
 use super::{EVENT_TEXT_MAX, Pending, State};
-use crate::session::approval::Gate;
-use crate::session::history::runs::RunRecord;
+use crate::session::approval::{Approval, Gate};
 use crate::session::model::{
     Ending, Event, Origin, OutputEntry, PendingInfo, RequestError, RequestSpec, StartEntry, Status,
-    Stream, epoch_ms,
+    Stream,
 };
 use crate::session::summary;
 use crate::session::transcript::Extra;
@@ -138,23 +138,6 @@ impl State {
         (info, timeout)
     }
 
-    /// Who started a detached run, kept where the next host finds it (`history::runs`): the
-    /// only source of that when a computer names this run again.
-    pub(crate) fn record_run(&mut self, info: &PendingInfo) {
-        self.runs.started(RunRecord {
-            id: info.request_id.clone(),
-            trapos_id: info.trapos_id.clone(),
-            kind: info.kind,
-            origin: info.origin.clone(),
-            started_ms: epoch_ms(SystemTime::now()),
-            timeout_ms: info.timeout_ms,
-            in_process: self
-                .in_process
-                .contains(&super::super::detached::computer_number(&info.trapos_id)),
-            ended: None,
-        });
-    }
-
     /// The connection a new request on `trapos_id` goes to, if it has room for one more.
     pub(crate) fn room_on(&self, trapos_id: &str) -> Result<u64, RequestError> {
         let Some(conn) = self.computers.get(trapos_id).and_then(|c| c.conn.as_ref()) else {
@@ -235,6 +218,68 @@ impl State {
         self.log_with(entry, extra);
     }
 
+    /// Registers a request that waits for the person.
+    pub(crate) fn ask(&mut self, approval: Approval) {
+        let request_id = approval.request_id.clone();
+        let mut entry = State::entry(
+            LogEvent::ApprovalAsked,
+            format!(
+                "{} ({} bytes): {}",
+                approval.kind, approval.size, approval.because
+            ),
+        );
+        entry.who = Some(approval.origin.name().to_owned());
+        entry.trapos_id = Some(approval.trapos_id.clone());
+        entry.request_id = Some(request_id.clone());
+        entry.what = Some(approval.kind.to_string());
+        self.log(entry);
+        self.gate.approvals_mut().insert(approval);
+        self.emit(Event::ApprovalAsked { request_id });
+    }
+
+    /// Lets an approved request go to its computer's queue; the log says which console
+    /// approved it (`by`), when one is named.
+    pub(crate) fn release_approved(&mut self, id: &str, by: Option<&str>) {
+        let Some(a) = self.gate.approvals_mut().take(id) else {
+            return;
+        };
+        let local = self.pending.get(id).is_some_and(|p| p.local);
+        let by = by.map(|b| format!(" by {b}")).unwrap_or_default();
+        let mut entry = State::entry(
+            LogEvent::Approved,
+            format!("{} on {}{by}", a.kind, a.trapos_id),
+        );
+        entry.who = Some(a.origin.name().to_owned());
+        entry.trapos_id = Some(a.trapos_id.clone());
+        entry.request_id = Some(id.to_owned());
+        entry.what = Some(a.kind.to_string());
+        self.log(entry);
+        if local {
+            self.emit(Event::ApprovalAnswered {
+                request_id: id.to_owned(),
+            });
+            self.finish(id, Ok(Value::Null));
+            return;
+        }
+        if let Some(conn) = self
+            .computers
+            .get_mut(&a.trapos_id)
+            .and_then(|c| c.conn.as_mut())
+        {
+            conn.enqueue(
+                id.to_owned(),
+                self.pending.get(id).is_some_and(|p| p.detached),
+            );
+        }
+        if let Some(p) = self.pending.get_mut(id) {
+            p.info.awaiting_approval = false;
+        }
+        self.emit(Event::ApprovalAnswered {
+            request_id: id.to_owned(),
+        });
+        self.pump(&a.trapos_id);
+    }
+
     /// Ends a pending request exactly once: removes it, frees its slot, records the outcome
     /// in the computer's output and the log, and hands the result to the waiter.
     pub fn finish(&mut self, id: &str, result: Result<Value, RequestError>) -> bool {
@@ -244,7 +289,7 @@ impl State {
         if let Some(key) = p.timer.take() {
             self.deadlines.remove(&key);
         }
-        if self.approvals.take(id).is_some() {
+        if self.gate.approvals_mut().take(id).is_some() {
             self.emit(Event::ApprovalAnswered {
                 request_id: id.to_owned(),
             });
@@ -254,7 +299,7 @@ impl State {
         if p.detached {
             let code = result.as_ref().map_or_else(RequestError::code, |_| "ok");
             let reason = result.as_ref().err().and_then(RequestError::lost_reason);
-            self.runs.ended(id, code, reason);
+            self.store.runs_mut().ended(id, code, reason);
         }
 
         let output_len = self.show_unstreamed_output(&p, id, &result);
@@ -281,7 +326,7 @@ impl State {
         }
         self.record_end(&p, &ending, status, summary, output_len);
         if !p.local {
-            self.finished.keep(&p, &ending, status);
+            self.store.keep(&p, &ending, status);
         }
         if let Some(w) = p.waiter.take() {
             // The waiter may have gone (an abandoned call); the outcome is logged regardless.
@@ -419,45 +464,21 @@ impl State {
         });
     }
 
-    /// Gives pending request `id` a deadline at `at` (a nanosecond later for each other
-    /// deadline at that same instant and request number, so that keys stay unique), and says
+    /// Gives pending request `id` a deadline at `at` (a free key: see `deadlines.rs`), and says
     /// what the session's deadline task must be told of it.
-    pub(crate) fn set_deadline(&mut self, id: &str, mut at: Instant, timeout: Duration) -> Wake {
-        while self.deadlines.contains_key(&(at, self.next_request)) {
-            at += Duration::from_nanos(1);
-        }
-        let key = (at, self.next_request);
+    pub(crate) fn set_deadline(&mut self, id: &str, at: Instant, timeout: Duration) -> Wake {
+        let key = self.deadlines.free_key(at, self.next_request);
         let Some(p) = self.pending.get_mut(id) else {
             return Wake::Later;
         };
         p.timer = Some(key);
-        let earliest = self
-            .deadlines
-            .keys()
-            .next()
-            .is_none_or(|first| key < *first);
-        self.deadlines.insert(key, (id.to_owned(), timeout));
-        if !self.reaping {
-            self.reaping = true;
-            Wake::Start
-        } else if earliest {
-            Wake::Earlier
-        } else {
-            Wake::Later
-        }
+        self.deadlines.insert(key, id, timeout)
     }
 
-    /// The earliest deadline if `now` has passed it, taken out (the request and its timeout);
-    /// else when the earliest one is, if any.
+    /// The earliest deadline if `now` has passed it, taken out with its request's timer (the
+    /// request and its timeout); else when the earliest one is, if any.
     pub(crate) fn take_due(&mut self, now: Instant) -> Result<(String, Duration), Option<Instant>> {
-        match self.deadlines.first_key_value() {
-            Some((k, _)) if k.0 <= now => {}
-            Some((k, _)) => return Err(Some(k.0)),
-            None => return Err(None),
-        }
-        let Some((_, (id, timeout))) = self.deadlines.pop_first() else {
-            return Err(None);
-        };
+        let (id, timeout) = self.deadlines.take_due(now)?;
         if let Some(p) = self.pending.get_mut(&id) {
             p.timer = None;
         }
@@ -476,14 +497,4 @@ pub(crate) struct Admitted {
     pub trapos_id: String,
     pub conn_id: u64,
     pub gate: Gate,
-}
-
-/// What the session's deadline task must be told of a new deadline.
-pub(crate) enum Wake {
-    /// It was never started: start it.
-    Start,
-    /// The new deadline is earlier than all others: wake it.
-    Earlier,
-    /// It wakes in time anyway.
-    Later,
 }

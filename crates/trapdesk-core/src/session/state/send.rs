@@ -1,42 +1,41 @@
-//! Sending to a computer: its queue pumped while it has free slots, and what a full outbound
-//! channel means (the link is too slow for what it is sent, so it is dropped).
+//! Sending to a computer: its link's queue sent while it has free slots ([`Conn::send_queued`]).
+//! A full outbound channel means the link is too slow for what it is sent: the state drops
+//! it (`State::overflowed`).
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use super::{Conn, Outbound, State};
+use std::collections::HashMap;
+
+use super::{Conn, Outbound, Pending};
 use trapdesk_proto::protocol::Request;
 
-impl State {
-    /// Sends queued requests of a computer while it has free slots.
-    pub fn pump(&mut self, trapos_id: &str) {
-        self.send_queued(trapos_id);
-        if let Some(c) = self.computers.get_mut(trapos_id) {
-            c.show_counts();
-        }
-    }
+/// A link's outbound channel was full: the computer is not reading.
+pub(crate) struct Full;
 
-    pub(crate) fn send_queued(&mut self, trapos_id: &str) {
-        let max = self.settings.max_in_flight;
+impl Conn {
+    /// Sends queued requests while this link has free slots (`max` in flight): detached runs
+    /// were counted against their own budget when they started, and go out at once. `Full`
+    /// when the link's channel is full (the request goes back to the front of its line).
+    pub(super) fn send_queued(
+        &mut self,
+        pending: &mut HashMap<String, Pending>,
+        max: usize,
+    ) -> Result<(), Full> {
+        let conn = self;
         loop {
-            let Some(computer) = self.computers.get_mut(trapos_id) else {
-                return;
-            };
-            let Some(conn) = computer.conn.as_mut() else {
-                return;
-            };
             // Detached runs were counted against their own budget when they started; they go
             // out at once, whatever the ordinary requests hold.
             let (id, detached) = if let Some(id) = conn.detached_queue.pop_front() {
                 (id, true)
             } else if conn.in_flight >= max {
-                return;
+                return Ok(());
             } else if let Some(id) = conn.queue.pop_front() {
                 (id, false)
             } else {
-                return;
+                return Ok(());
             };
-            let Some(p) = self.pending.get_mut(&id) else {
+            let Some(p) = pending.get_mut(&id) else {
                 continue;
             };
             let now = Instant::now();
@@ -62,13 +61,11 @@ impl State {
                 Err(mpsc::error::TrySendError::Closed(_)) => {
                     // The connection task is gone; its unlink will fail this request.
                     back(conn, id);
-                    return;
+                    return Ok(());
                 }
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     back(conn, id);
-                    let conn_id = conn.id;
-                    self.overflowed(trapos_id, conn_id);
-                    return;
+                    return Err(Full);
                 }
             }
             if detached {
@@ -79,36 +76,5 @@ impl State {
             p.info.sent = true;
             p.sent_at = Some(now);
         }
-    }
-
-    /// Sends `msg` to the computer's connection `conn_id` if it is still the current one. A
-    /// full queue unlinks it (see [`State::overflowed`]); a closed one is already unlinking.
-    pub fn send_to(&mut self, trapos_id: &str, conn_id: u64, msg: Outbound) {
-        let Some(conn) = self
-            .computers
-            .get(trapos_id)
-            .and_then(|c| c.conn.as_ref())
-            .filter(|c| c.id == conn_id)
-        else {
-            return;
-        };
-        if let Err(mpsc::error::TrySendError::Full(_)) = conn.tx.try_send(msg) {
-            self.overflowed(trapos_id, conn_id);
-        }
-    }
-
-    /// The connection's outbound queue is full: its socket has not taken a message for as long
-    /// as `outbound_queue` messages took to pile up, so the computer is not reading. It is
-    /// unlinked like a dropped link (its requests end `disconnected`); dropping the sender ends
-    /// the connection task once it has written what it holds.
-    pub(crate) fn overflowed(&mut self, trapos_id: &str, conn_id: u64) {
-        let limit = self.settings.outbound_queue;
-        tracing::warn!(computer = %trapos_id, limit, "unlinked: outbound queue full (the computer is not reading)");
-        self.conns.remove(&conn_id);
-        self.unlink(
-            trapos_id,
-            conn_id,
-            format!("outbound queue full ({limit} messages): the computer is not reading"),
-        );
     }
 }
