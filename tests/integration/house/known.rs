@@ -21,9 +21,4 @@ pub const SPREAD_TYPES: &[(&str, &str)] = &[
         "not yet split into per-concept handles (screens, gate, runs, ...); its operations sit \
          one file per concept under session/",
     ),
-    (
-        "trapdesk-core::State",
-        "the approvals and the detached store are not yet types of their own; their operations \
-         on the state sit in gate.rs and detached.rs",
-    ),
 ];
