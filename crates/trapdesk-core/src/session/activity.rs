@@ -22,8 +22,7 @@ impl Session {
         // Made before the lock: every other request and link waits while it is held.
         let detail = summary::one_line(&args.to_string(), 120);
         let mut st = self.lock();
-        let call_id = st.next_call;
-        st.next_call += 1;
+        let call_id = st.calls.next_id();
         // The computer as the session knows it (`7:miner`), not as the caller typed it
         // (`MINER`, `7`): the log and its filters name each computer one way. A name that
         // finds none stays as typed, so the entry still says what was aimed at.
@@ -48,8 +47,8 @@ impl Session {
             duration_ms: None,
             request_id: None,
         };
-        let event = (st.events.receiver_count() > 0).then(|| call.clone());
-        st.record_call(call);
+        let event = st.watched().then(|| call.clone());
+        st.calls.record(call);
         let mut entry = State::entry(LogEvent::ToolCall, detail);
         entry.who = Some(client.to_owned());
         entry.trapos_id = target;
@@ -71,12 +70,7 @@ impl Session {
     /// Links a tool call to the gateway request it started, on the computer it resolved to.
     pub fn tool_call_request(&self, call_id: u64, request_id: &str, trapos_id: &str) {
         let mut st = self.lock();
-        if let Some(c) = st
-            .tool_calls
-            .iter_mut()
-            .rev()
-            .find(|c| c.call_id == call_id)
-        {
+        if let Some(c) = st.calls.find_mut(call_id) {
             c.request_id = Some(request_id.to_owned());
             c.target = Some(trapos_id.to_owned());
         }
@@ -109,15 +103,10 @@ impl Session {
     ) {
         let output_bytes = result.len() as u64;
         let mut st = self.lock();
-        let watched = st.events.receiver_count() > 0;
+        let watched = st.watched();
         // Ended where it is kept: a copy of the call (its arguments with it) only for a live
         // view that reads the event.
-        let Some(call) = st
-            .tool_calls
-            .iter_mut()
-            .rev()
-            .find(|c| c.call_id == call_id)
-        else {
+        let Some(call) = st.calls.find_mut(call_id) else {
             return;
         };
         let duration_ms = SystemTime::now()
@@ -169,7 +158,7 @@ impl Session {
     /// Agents' tool calls that have not ended yet.
     pub fn tool_calls_running(&self) -> usize {
         self.lock()
-            .tool_calls
+            .calls
             .iter()
             .filter(|c| c.status == Status::Running)
             .count()
@@ -177,7 +166,7 @@ impl Session {
 
     /// Agents' tool calls, oldest first.
     pub fn tool_calls(&self) -> Vec<ToolCall> {
-        self.lock().tool_calls.iter().cloned().collect()
+        self.lock().calls.iter().cloned().collect()
     }
 }
 

@@ -139,7 +139,7 @@ impl Session {
                 .values()
                 .filter(|p| p.conn_id == ORPHANED)
                 .count(),
-            seq_floors: st.seq_floor.len(),
+            seq_floors: st.seq_floors(),
             runs_running,
             runs_ended,
         }
@@ -254,7 +254,7 @@ fn adopt_unknown(
     conn_id: u64,
     run: &DetachedRun,
 ) -> Result<Adopted, Dropped> {
-    if !issued_before(&run.id, &st.run_tag) {
+    if !issued_before(&run.id, st.run_tag()) {
         return Err(Dropped::NotOurs);
     }
     let record = st.store.runs().running(&run.id).cloned();

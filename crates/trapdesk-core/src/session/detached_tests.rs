@@ -147,7 +147,7 @@ async fn a_new_host_adopts_what_it_never_saw_and_ids_carry_the_start_tag() {
     assert_eq!(p[0].origin, super::computer_origin("7:miner"));
     assert!(!p[0].no_deadline, "a deadline, as any request has");
     let t = s.start("7", exec("new"), Origin::Person).unwrap();
-    let tag = s.lock().run_tag.clone();
+    let tag = s.lock().run_tag().to_owned();
     assert_eq!(tag.len(), 6);
     assert!(
         tag.bytes()
@@ -269,7 +269,7 @@ async fn a_hello_claiming_thousands_of_runs_gets_at_most_max_detached_and_never_
     let s = session();
     let (tx, _rx) = mpsc::channel(1024);
     let link = s.link(&hello(7), tx);
-    let tag = s.lock().run_tag.clone();
+    let tag = s.lock().run_tag().to_owned();
     let mut runs = Vec::new();
     for i in 0..5000 {
         runs.push(claimed(&format!("h-old000-{i}"), "person"));

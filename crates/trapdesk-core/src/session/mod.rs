@@ -160,7 +160,7 @@ impl Session {
         if spec.mode.is_detached() {
             st.store.started(&info);
         }
-        let event = (st.events.receiver_count() > 0).then(|| info.clone());
+        let event = st.watched().then(|| info.clone());
         st.pending.insert(
             id.clone(),
             Pending {
@@ -377,7 +377,7 @@ impl Session {
     /// call: MCP's `session-log`).
     pub fn log_and_calls(&self) -> (Vec<LogEntry>, Vec<ToolCall>) {
         let st = self.lock();
-        let calls = st.tool_calls.iter().cloned().collect();
+        let calls = st.calls.iter().cloned().collect();
         (st.recent().iter().cloned().collect(), calls)
     }
 
@@ -406,7 +406,7 @@ impl Session {
             return Some(found);
         }
         // One whose output the history keeps (from before a restart), by its full id.
-        let history = st.history.clone();
+        let history = st.history().cloned();
         drop(st);
         history
             .filter(|h| h.knows_computer(query))
@@ -417,7 +417,7 @@ impl Session {
     /// and stays pending); connections are closed by the gateway.
     pub fn shutdown(&self) {
         let mut st = self.lock();
-        st.shutting_down = true;
+        st.shut_down();
         let ids: Vec<String> = st.pending.keys().cloned().collect();
         for id in ids {
             // A detached run on its computer does not end with the host: the next host takes

@@ -28,7 +28,7 @@ impl Session {
                 OutputEntry::End { request_id: r, .. } => r == request_id,
             })
         });
-        let history = st.history.clone();
+        let history = st.history().cloned();
         drop(st);
         // Read apart from the lock: the disk never holds up the session.
         in_ring || history.is_some_and(|h| h.has_request(trapos_id, request_id))
@@ -48,7 +48,7 @@ impl Session {
             (
                 c.map(|c| c.output.since(after)).unwrap_or_default(),
                 c.map_or(u64::MAX, |c| c.output.oldest_seq()),
-                st.history.clone(),
+                st.history().cloned(),
                 st.settings.scrollback_lines,
             )
         };
@@ -98,7 +98,7 @@ impl Session {
                 }
                 None => (Vec::new(), None, u64::MAX),
             };
-            (page, cursor, oldest, st.history.clone())
+            (page, cursor, oldest, st.history().cloned())
         };
         // The scrollback has older lines, or there is no history: the page is all there is.
         let Some(history) = history.filter(|_| cursor.is_none()) else {
@@ -118,12 +118,12 @@ impl Session {
     /// Waits (at most `patience`) until what the history was handed is committed; `true` when
     /// it was, or when there is no history.
     pub fn flush_history(&self, patience: Duration) -> bool {
-        let history = self.lock().history.clone();
+        let history = self.lock().history().cloned();
         history.is_none_or(|h| h.flush(patience))
     }
 
     /// The history's database, when the host keeps one.
     pub fn history(&self) -> Option<Arc<History>> {
-        self.lock().history.clone()
+        self.lock().history().cloned()
     }
 }

@@ -30,7 +30,7 @@ impl Session {
     /// `expired`, `unknown_request`).
     pub fn fate_of(&self, id: &str) -> Fate {
         let mut st = self.lock();
-        let fate = st.store.fate(id, &st.run_tag, st.next_request);
+        let fate = st.fate(id);
         let (event, trapos_id, detail) = match &fate {
             Fate::Lost {
                 reason,

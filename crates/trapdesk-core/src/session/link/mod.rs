@@ -98,8 +98,7 @@ impl Session {
     pub fn link(&self, hello: &Hello, tx: mpsc::Sender<Outbound>) -> Link {
         let trapos_id = hello.trapos_id();
         let mut st = self.lock();
-        let conn_id = st.next_conn;
-        st.next_conn += 1;
+        let conn_id = st.new_conn_id();
         replace(&mut st, &trapos_id);
         let info = ComputerInfo {
             trapos_id: trapos_id.clone(),

@@ -2,6 +2,7 @@
 //! that is off, to the history), kept in the recent log and told to live views.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use tokio::sync::broadcast;
@@ -28,12 +29,38 @@ pub(super) struct Sinks<'a> {
 }
 
 impl Log {
-    pub(super) fn new(recent: VecDeque<LogEntry>, next: u64, transcript: Transcript) -> Log {
-        Log {
+    /// The log of a new session, and the history it writes to with the first number of this
+    /// start's output (see `State::new`): with `persist`, the transcript is written to the data
+    /// directory, and with `history` on, the log starts with what `history.db` kept.
+    pub(super) fn open(settings: &Settings, persist: bool) -> (Log, Option<Arc<History>>, u64) {
+        let history = (persist && settings.history)
+            .then(|| match History::open(&settings.data_dir, settings) {
+                Ok(h) => Some(Arc::new(h)),
+                Err(e) => {
+                    tracing::warn!("history off: {e}");
+                    None
+                }
+            })
+            .flatten();
+        let transcript = Transcript::open(
+            persist.then_some(settings.data_dir.as_path()),
+            settings.transcript_max_bytes,
+            settings.transcript_keep,
+            settings.transcript_queue,
+            history.clone(),
+            settings.transcript_full_text,
+        );
+        let first_seq = history.as_ref().map_or(1, |h| h.first_seq());
+        let recent: VecDeque<LogEntry> = history
+            .as_ref()
+            .map(|h| h.recent_log(settings.recent_events).into())
+            .unwrap_or_default();
+        let log = Log {
             recent,
-            next,
+            next: first_seq,
             transcript,
-        }
+        };
+        (log, history, first_seq)
     }
 
     pub(super) fn recent(&self) -> &VecDeque<LogEntry> {

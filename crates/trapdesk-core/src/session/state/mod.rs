@@ -8,6 +8,7 @@
 //! Every function here runs with the lock held and never awaits; the lock is a
 //! `std::sync::Mutex` because no critical section crosses an `.await`.
 
+mod calls;
 mod deadlines;
 mod gatekeeper;
 mod log;
@@ -22,9 +23,9 @@ use std::time::SystemTime;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use super::model::{Event, LogEntry, RequestError, ToolCall};
+use super::model::{Event, LogEntry, RequestError};
 use super::output::OutputRing;
-use super::transcript::{Extra, Transcript};
+use super::transcript::Extra;
 use crate::config::Settings;
 use crate::policy::{Action, Decided, Target};
 use serde_json::Value;
@@ -36,9 +37,10 @@ use super::model::Origin;
 pub(crate) use deadlines::Wake;
 #[cfg(test)]
 pub(crate) use parts::SEQ_FLOORS_KEPT;
-pub(crate) use parts::{Computer, Conn, DeadlineKey, ORPHANED, Pending, SeqFloors, run_tag};
+pub(crate) use parts::{
+    Admitted, Computer, Conn, DeadlineKey, ORPHANED, Pending, SeqFloors, run_tag,
+};
 pub use parts::{EVENT_TEXT_MAX, Outbound, OutputChunk};
-pub(crate) use request::Admitted;
 
 pub(crate) struct State {
     pub settings: Settings,
@@ -50,34 +52,32 @@ pub(crate) struct State {
     /// Connection id → traposId.
     pub conns: HashMap<u64, String>,
     pub pending: HashMap<String, Pending>,
-    pub tool_calls: VecDeque<ToolCall>,
-    pub next_conn: u64,
-    pub next_request: u64,
-    pub next_call: u64,
+    /// Agents' tool calls (see `calls.rs`).
+    pub calls: calls::ToolCalls,
+    next_conn: u64,
+    next_request: u64,
     /// The session log (see `log.rs`).
     log: log::Log,
-    pub events: broadcast::Sender<Event>,
-    pub shutting_down: bool,
+    events: broadcast::Sender<Event>,
+    shutting_down: bool,
     /// The policy's gate: approvals, the stop for all agents, the keyboards (see
     /// `gatekeeper.rs`).
     pub gate: gatekeeper::Gatekeeper,
     /// Ended requests' results and the record of detached runs (see `detached/store.rs`).
     pub store: super::detached::RunStore,
-    /// This host start's part of every request id (see [`run_tag`]).
-    pub run_tag: String,
+    /// This host start's part of every request id (see `parts::run_tag`).
+    run_tag: String,
     /// `history.db`, when the host keeps history (see `history`).
-    pub history: Option<std::sync::Arc<super::history::History>>,
+    history: Option<std::sync::Arc<super::history::History>>,
     /// Where a computer's scrollback numbering goes on when it links again after its ring was
     /// dropped (`prune_offline`): a cursor never means two lines.
-    pub seq_floor: SeqFloors,
+    seq_floor: SeqFloors,
     /// The first number of this start's output entries (see `history`).
     first_seq: u64,
     /// Pending requests' deadlines, which mirror their `timer`s (see `deadlines.rs`).
     deadlines: deadlines::Deadlines,
 }
 
-/// Tool calls kept for the activity pane.
-const TOOL_CALLS_KEPT: usize = 500;
 /// Unlinked computers kept for display.
 const OFFLINE_KEPT: usize = 32;
 
@@ -86,30 +86,7 @@ impl State {
     /// written to the data directory, and with `history` on, output, the log and the transcript
     /// go to `history.db` there too: the log starts with what the database kept.
     pub fn new(settings: Settings, persist: bool, events: broadcast::Sender<Event>) -> State {
-        let history = (persist && settings.history)
-            .then(
-                || match super::history::History::open(&settings.data_dir, &settings) {
-                    Ok(h) => Some(std::sync::Arc::new(h)),
-                    Err(e) => {
-                        tracing::warn!("history off: {e}");
-                        None
-                    }
-                },
-            )
-            .flatten();
-        let transcript = Transcript::open(
-            persist.then_some(settings.data_dir.as_path()),
-            settings.transcript_max_bytes,
-            settings.transcript_keep,
-            settings.transcript_queue,
-            history.clone(),
-            settings.transcript_full_text,
-        );
-        let first_seq = history.as_ref().map_or(1, |h| h.first_seq());
-        let recent: VecDeque<LogEntry> = history
-            .as_ref()
-            .map(|h| h.recent_log(settings.recent_events).into())
-            .unwrap_or_default();
+        let (log, history, first_seq) = log::Log::open(&settings, persist);
         let mut runs =
             super::history::runs::Runs::open(persist.then_some(settings.data_dir.as_path()));
         let run_tag = run_tag(SystemTime::now());
@@ -120,11 +97,10 @@ impl State {
             order: BTreeSet::new(),
             conns: HashMap::new(),
             pending: HashMap::new(),
-            tool_calls: VecDeque::new(),
+            calls: Default::default(),
             next_conn: 1,
             next_request: 1,
-            next_call: 1,
-            log: log::Log::new(recent, first_seq, transcript),
+            log,
             events,
             shutting_down: false,
             gate: Default::default(),
@@ -203,6 +179,42 @@ impl State {
         entry.what = Some(kind.to_string());
         self.log(entry);
         Err(refused)
+    }
+
+    /// A new link's number.
+    pub(crate) fn new_conn_id(&mut self) -> u64 {
+        self.next_conn += 1;
+        self.next_conn - 1
+    }
+
+    /// From here on, new requests are refused.
+    pub(crate) fn shut_down(&mut self) {
+        self.shutting_down = true;
+    }
+
+    /// What became of `id`, neither pending nor kept (see `detached/fate.rs`).
+    pub(crate) fn fate(&self, id: &str) -> super::detached::Fate {
+        self.store.fate(id, &self.run_tag, self.next_request)
+    }
+
+    /// This host start's part of every request id (see `run_tag`).
+    pub(crate) fn run_tag(&self) -> &str {
+        &self.run_tag
+    }
+
+    /// Computers whose own scrollback numbering is kept.
+    pub(crate) fn seq_floors(&self) -> usize {
+        self.seq_floor.len()
+    }
+
+    /// Whether a live view (the console, a `wait-request`) follows the events.
+    pub(crate) fn watched(&self) -> bool {
+        self.events.receiver_count() > 0
+    }
+
+    /// `history.db`, when the host keeps history.
+    pub(crate) fn history(&self) -> Option<&std::sync::Arc<super::history::History>> {
+        self.history.as_ref()
     }
 
     pub fn emit(&self, event: Event) {
@@ -461,23 +473,5 @@ impl State {
     pub fn new_ring(&self, trapos_id: &str) -> OutputRing {
         let first = self.seq_floor.of(trapos_id).max(self.first_seq);
         OutputRing::starting_at(self.settings.scrollback_lines, first)
-    }
-
-    pub fn record_call(&mut self, call: ToolCall) {
-        // Newest last, and the call being updated is nearly always one of the newest: search
-        // from the back rather than through up to 500 older ones.
-        if let Some(existing) = self
-            .tool_calls
-            .iter_mut()
-            .rev()
-            .find(|c| c.call_id == call.call_id)
-        {
-            *existing = call;
-        } else {
-            self.tool_calls.push_back(call);
-            while self.tool_calls.len() > TOOL_CALLS_KEPT {
-                self.tool_calls.pop_front();
-            }
-        }
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+use crate::session::approval::Gate;
 use crate::session::captured::Captured;
 use crate::session::model::{ComputerInfo, Ending, PendingInfo, Stream};
 use crate::session::output::OutputRing;
@@ -26,6 +27,13 @@ pub enum Outbound {
         code: u16,
         reason: String,
     },
+}
+
+/// Where a new request goes (see `State::admit`).
+pub(crate) struct Admitted {
+    pub trapos_id: String,
+    pub conn_id: u64,
+    pub gate: Gate,
 }
 
 /// A piece of live output delivered to the requester.

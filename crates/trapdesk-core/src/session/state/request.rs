@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::deadlines::Wake;
-use super::{EVENT_TEXT_MAX, Pending, State};
+use super::{Admitted, EVENT_TEXT_MAX, Pending, State};
 use crate::session::approval::{Approval, Gate};
 use crate::session::model::{
     Ending, Event, Origin, OutputEntry, PendingInfo, RequestError, RequestSpec, StartEntry, Status,
@@ -490,11 +490,4 @@ impl State {
     pub(crate) fn deadlines_set(&self) -> usize {
         self.deadlines.len()
     }
-}
-
-/// Where a new request goes (see [`State::admit`]).
-pub(crate) struct Admitted {
-    pub trapos_id: String,
-    pub conn_id: u64,
-    pub gate: Gate,
 }
