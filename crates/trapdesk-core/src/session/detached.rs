@@ -3,8 +3,8 @@
 //! adoption of the runs a computer kept through a dropped link (docs/protocol.md, "Detached
 //! runs"; docs/mcp.md, "Detached runs").
 //!
-//! The results kept for `wait-request` are in `finished`; what a hello's claim of runs comes to,
-//! in `claim`.
+//! What the state keeps of them is `store` ([`RunStore`]: the results for `wait-request`, in
+//! `finished`, and the runs' record); what a hello's claim of runs comes to, in `claim`.
 
 use crate::session::LogEvent;
 use std::collections::HashSet;

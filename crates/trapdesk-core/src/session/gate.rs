@@ -1,7 +1,7 @@
-//! The policy's one door into the session: every request is checked here before it is queued
-//! for a computer, and a request the policy says to `ask` about waits, pending with its
-//! deadline running, until the person at the console answers (the waiting state itself is
-//! [`super::approval::Approvals`]).
+//! The policy's one door into the session: every request is checked before it is queued for a
+//! computer (by the state's gate, `state/gatekeeper.rs`), and a request the policy says to `ask`
+//! about waits, pending with its deadline running, until the person at the console answers
+//! here (the waiting state itself is [`super::approval::Approvals`]).
 //!
 //! A request waiting for approval is a pending request like any other (it shows in the
 //! pending list, can be cancelled, and times out), except that it is not in its computer's

@@ -1,9 +1,12 @@
-//! The state behind the session's mutex and the operations that keep it consistent: a link's
-//! end, logging, the log's entries. A request's way (admitted, started, its deadline kept,
-//! finished exactly once) is `request.rs`, its sending `send.rs`; the parts the state holds (a
-//! computer, its link, a pending request) are `parts.rs`; finding the computer a name means is
-//! `names.rs`, functions of the computers' table alone, which `State::resolve` lends to the
-//! rest of the session.
+//! The state behind the session's mutex and the operations that keep it consistent: made,
+//! logged, gated, a link's end, sending. A request's way (admitted, started, its deadline
+//! kept, finished exactly once) is `request.rs`. The rest are parts, each keeping its own
+//! fields and invariant, which these operations call into (a part never reaches into the
+//! state): the gate (`gatekeeper.rs`), the deadlines that mirror pending requests' timers
+//! (`deadlines.rs`), the log (`log.rs`), the tool calls (`calls.rs`), a link's queue sent
+//! (`send.rs`), what outlives a request (`detached/store.rs`), and a computer, its link and a
+//! pending request (`parts.rs`). Finding the computer a name means is `names.rs`, which
+//! `State::resolve` lends to the rest of the session.
 //!
 //! Every function here runs with the lock held and never awaits; the lock is a
 //! `std::sync::Mutex` because no critical section crosses an `.await`.
