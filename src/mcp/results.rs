@@ -316,9 +316,7 @@ mod tests {
             "traceback": "exec:1: boom\nstack traceback:\n\t[C]: in function 'error'",
             "output": "a\nbad\n", "error_output": "bad\n", "output_truncated": false,
             "duration_ms": 3, "returns": [{"type": "table", "value": {"my_key": 1}}]});
-        let Value::Object(wire) = wire else {
-            panic!("an object")
-        };
+        let wire = wire.as_object().cloned().expect("an object");
         let kind = trapdesk_proto::protocol::Kind::ExecLua;
         let data = Value::Object(super::super::wire::passed_on(kind, wire).expect("reads"));
         let r = Outcome::error("Lua failed: exec:1: boom", data).into_result(24 * 1024);
