@@ -15,7 +15,7 @@
 //! - `tools`: the `#[tool_router]` with the single-computer and session tools; `fleet`: the
 //!   fleet tools (`probe-computers` by page, `exec-lua-many`; `fleet/probe.rs` a page's
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
-//!   outcomes.
+//!   outcomes, the computer's answer read by `wire`'s types (wire names in, camelCase out).
 //! - `files`: read-file pieces and computer-output pages; `log_view`: the session log folded
 //!   into one entry per call, as `session-log` shows it.
 //! - `devices`: `list-peripherals` and `turtle-info`.
