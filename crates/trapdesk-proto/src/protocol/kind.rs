@@ -11,6 +11,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::write_file::WriteFile;
+
 /// Declares every request type once: its variant, its wire name and its payload type. From
 /// the one list come [`Kind`] (serde by wire name), [`Kind::ALL`], [`Kind::as_str`], the
 /// typed [`RequestBody`] and each payload's [`Payload`] impl, so a wire name is written once
@@ -130,8 +132,9 @@ pub trait Payload: Serialize {
 
     /// The payload as the JSON the wire carries.
     fn to_value(&self) -> Value {
-        // These structs hold only strings, numbers, booleans and JSON values: serializing
-        // cannot fail, and an empty object is what the computer would refuse plainly.
+        // These structs hold only strings, numbers, booleans, bytes (as base64) and JSON
+        // values: serializing cannot fail, and an empty object is what the computer would
+        // refuse plainly.
         serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Default::default()))
     }
 }
@@ -159,21 +162,6 @@ pub struct RunFile {
     pub path: String,
     #[serde(default)]
     pub args: Vec<String>,
-}
-
-/// `write-file`: `content` is base64 of the bytes (the host always sends base64).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WriteFile {
-    pub path: String,
-    pub content: String,
-    pub encoding: String,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub append: bool,
-    /// Write over the file itself when old and new cannot both fit on the computer's disk:
-    /// gives up atomicity (an interrupted write leaves the file torn). Left out when false, so
-    /// a client before it sees the payload it always did.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub in_place: bool,
 }
 
 /// `read-file`: the whole file, or a page of it.
@@ -329,8 +317,7 @@ mod tests {
         );
         let write = WriteFile {
             path: "a".into(),
-            content: "eA==".into(),
-            encoding: "base64".into(),
+            content: b"x".to_vec(),
             append: false,
             in_place: false,
         };
