@@ -77,7 +77,7 @@ pub async fn person_list_files(
     target: &str,
     dir: &str,
 ) -> Result<Value, String> {
-    let spec = RequestSpec::of(&ListFiles {
+    let spec = RequestSpec::of(ListFiles {
         path: dir.to_owned(),
     })
     .quiet();

@@ -166,7 +166,7 @@ impl Session {
             Pending {
                 info,
                 conn_id,
-                payload: spec.payload,
+                body: Some(spec.body),
                 waiter: Some(tx),
                 output_tx: out_tx,
                 output_dropped: 0,

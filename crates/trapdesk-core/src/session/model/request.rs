@@ -4,9 +4,8 @@
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use trapdesk_proto::protocol::{Kind, Payload};
+use trapdesk_proto::protocol::{Kind, RequestBody};
 
 use super::Origin;
 use super::json::{de_time, ser_time};
@@ -14,8 +13,8 @@ use super::json::{de_time, ser_time};
 /// What to ask a computer.
 #[derive(Debug, Clone)]
 pub struct RequestSpec {
-    pub kind: Kind,
-    pub payload: Value,
+    /// What to ask, typed by its kind.
+    pub body: RequestBody,
     /// When the host gives up on it.
     pub deadline: Deadline,
     /// How it is sent, shown and approved.
@@ -95,18 +94,36 @@ impl Mode {
 }
 
 impl RequestSpec {
-    pub fn new(kind: Kind, payload: Value) -> Self {
+    /// A request of a typed payload, of the payload's own kind.
+    pub fn of(body: impl Into<RequestBody>) -> Self {
         RequestSpec {
-            kind,
-            payload,
+            body: body.into(),
             deadline: Deadline::Default,
             mode: Mode::Attached { stream: false },
         }
     }
 
-    /// A request of a typed payload, of the payload's own kind.
-    pub fn of<P: Payload>(payload: &P) -> Self {
-        RequestSpec::new(P::KIND, payload.to_value())
+    /// A request of `kind` whose payload is JSON from elsewhere (the console's channel).
+    ///
+    /// # Errors
+    /// A payload that is not one of `kind`: a field missing or of the wrong type.
+    pub fn from_json(kind: Kind, payload: serde_json::Value) -> Result<Self, serde_json::Error> {
+        RequestBody::from_value(kind, payload).map(RequestSpec::of)
+    }
+
+    /// A request of `kind` whose payload a test wrote as JSON.
+    ///
+    /// # Panics
+    /// On a payload that is not one of `kind`: the test is wrong.
+    #[cfg(any(test, feature = "test-support"))]
+    #[allow(clippy::panic)]
+    pub fn new(kind: Kind, payload: serde_json::Value) -> Self {
+        RequestSpec::from_json(kind, payload)
+            .unwrap_or_else(|e| panic!("not a {kind} payload: {e}"))
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.body.kind()
     }
 
     /// A detached run (see [`Mode::Detached`]): no deadline unless a `timeout` is given.
@@ -200,7 +217,7 @@ mod tests {
     use super::*;
 
     fn spec() -> RequestSpec {
-        RequestSpec::new(Kind::Ping, Value::Null)
+        RequestSpec::of(trapdesk_proto::protocol::kind::Ping::default())
     }
 
     #[test]
