@@ -336,7 +336,7 @@ impl TrapdeskMcp {
         self.session
             .permit(
                 trapos_id,
-                trapdesk_proto::protocol::Kind::ComputerOutput,
+                trapdesk_proto::protocol::kind::ComputerOutput {},
                 origin,
                 wait,
             )

@@ -42,10 +42,10 @@ impl TrapdeskMcp {
                 return Ok(self.end(rec, Status::Failed, outcome));
             }
         };
+        let written = bytes.len() as u64;
         let payload = kind::WriteFile {
             path: p.path.clone(),
-            content: b64(&bytes),
-            encoding: "base64".into(),
+            content: bytes,
             append: p.append == Some(true),
             in_place: p.in_place == Some(true),
         };
@@ -54,10 +54,7 @@ impl TrapdeskMcp {
             .await;
         let path = p.path.clone();
         let (status, mut outcome) = outcome_of(ran, &format!("write {}", p.path), |d| {
-            let n = d
-                .get("bytes")
-                .and_then(Value::as_u64)
-                .unwrap_or(bytes.len() as u64);
+            let n = d.get("bytes").and_then(Value::as_u64).unwrap_or(written);
             format!("wrote {n} bytes to {path}")
         });
         if let Some(obj) = outcome.data.as_object_mut() {
