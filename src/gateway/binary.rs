@@ -48,6 +48,9 @@ fn blob_header(id: &str, seq: u64, last: bool) -> Value {
 /// content, cut to `limit`) and the request's own text frame. `None` when it goes as the JSON
 /// frame any link gets.
 pub fn outgoing(req: &Outgoing, limit: usize) -> Option<(Vec<Vec<u8>>, String)> {
+    if req.as_written.is_some() {
+        return None;
+    }
     match &req.body {
         RequestBody::WriteFile(w) => {
             let (frames, req) = write_file(req, w, limit)?;

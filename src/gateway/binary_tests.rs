@@ -12,6 +12,7 @@ fn write_req(content: &[u8]) -> Outgoing {
         }),
         timeout_ms: Some(1000),
         detach: None,
+        as_written: None,
     }
 }
 

@@ -333,6 +333,7 @@ impl State {
                 info: info.clone(),
                 conn_id,
                 body: None,
+                as_written: None,
                 waiter: None,
                 output_tx: None,
                 output_dropped: 0,

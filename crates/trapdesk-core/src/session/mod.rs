@@ -167,6 +167,7 @@ impl Session {
                 info,
                 conn_id,
                 body: Some(spec.body),
+                as_written: spec.as_written,
                 waiter: Some(tx),
                 output_tx: out_tx,
                 output_dropped: 0,

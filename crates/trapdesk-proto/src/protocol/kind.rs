@@ -58,6 +58,13 @@ macro_rules! requests {
                 }
             }
 
+            /// A payload of `kind` with every field empty.
+            pub fn empty(kind: Kind) -> RequestBody {
+                match kind {
+                    $( Kind::$variant => RequestBody::$variant(Default::default()), )*
+                }
+            }
+
             /// Reads a payload of `kind` from its JSON.
             pub fn from_value(kind: Kind, value: Value) -> Result<RequestBody, serde_json::Error> {
                 Ok(match kind {
@@ -149,7 +156,7 @@ pub struct Ping {
 }
 
 /// `exec-lua`: a chunk and its chunk name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExecLua {
     pub code: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -157,7 +164,7 @@ pub struct ExecLua {
 }
 
 /// `run-file`: a program and its arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunFile {
     pub path: String,
     #[serde(default)]
@@ -165,7 +172,7 @@ pub struct RunFile {
 }
 
 /// `read-file`: the whole file, or a page of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReadFile {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -175,13 +182,13 @@ pub struct ReadFile {
 }
 
 /// `list-files`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ListFiles {
     pub path: String,
 }
 
 /// `move-file`: `from` to `to`; an existing file at `to` is replaced only with `overwrite`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MoveFile {
     pub from: String,
     pub to: String,
@@ -190,26 +197,26 @@ pub struct MoveFile {
 }
 
 /// `delete-file`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeleteFile {
     pub path: String,
 }
 
 /// `file-info`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileInfo {
     pub path: String,
 }
 
 /// `make-dir`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MakeDir {
     pub path: String,
 }
 
 /// `screen`: a frame, and whether updates should flow from now on; of the terminal, or of
 /// the monitor `monitor` names (its shadow: what this computer drew on it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Screen {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<bool>,
@@ -219,7 +226,7 @@ pub struct Screen {
 
 /// `input`: the steps, already checked by the session, and the running request they go to
 /// (none: to the computer, as typed), or the monitor touched (its steps are all touches).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Input {
     pub steps: Vec<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -13,6 +13,9 @@ pub struct Outgoing {
     pub body: RequestBody,
     pub timeout_ms: Option<u64>,
     pub detach: Option<Detach>,
+    /// A payload that goes as written instead of the body's: only a test's payload of the
+    /// wrong shape, which the body cannot hold, so that the computer's own checks are reached.
+    pub as_written: Option<Value>,
 }
 
 impl Outgoing {
@@ -22,7 +25,10 @@ impl Outgoing {
 
     /// The payload as a JSON frame carries it.
     pub fn payload(&self) -> Value {
-        self.body.to_value()
+        match &self.as_written {
+            Some(v) => v.clone(),
+            None => self.body.to_value(),
+        }
     }
 
     /// The `gateway_request` a JSON frame carries.

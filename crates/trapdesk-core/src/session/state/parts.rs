@@ -94,6 +94,8 @@ pub(crate) struct Pending {
     pub conn_id: u64,
     /// What is sent; none for a run taken back from an earlier host (already running).
     pub body: Option<RequestBody>,
+    /// A test's payload of the wrong shape, sent instead of the body's.
+    pub as_written: Option<serde_json::Value>,
     pub waiter: Option<Waiter>,
     /// Bounded (`stream_buffer`); chunks the reader has no room for are counted in
     /// `output_dropped` and reported in the next chunk that fits.

@@ -230,7 +230,7 @@ impl State {
         let extra = Extra {
             origin: Some(info.origin.clone()),
             // The log keeps the payload as the JSON frame carries it.
-            args: Some(spec.body.to_value()),
+            args: Some(spec.payload()),
             ..Default::default()
         };
         self.log_with(entry, extra);

@@ -48,6 +48,7 @@ impl State {
             let req = Outgoing {
                 id: id.clone(),
                 body,
+                as_written: p.as_written.clone(),
                 timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
                 detach: detached.then(|| trapdesk_proto::protocol::Detach {
                     by: p.info.origin.name().to_owned(),
