@@ -123,8 +123,17 @@ pub(crate) fn outcome_of(
     match answer {
         Value::Object(mut payload) => {
             complete_totals(&mut payload, &ending);
-            // The MCP edge: the computer's Result reads in camelCase from here on.
-            super::results::camel_case_fields(&mut payload);
+            // The MCP edge: the computer's answer reads in camelCase from here on.
+            let mut payload = match super::wire::passed_on(ran.kind, payload) {
+                Ok(p) => p,
+                Err(e) => {
+                    let message = format!("the computer's {} answer did not read: {e}", ran.kind);
+                    return (
+                        Status::Failed,
+                        Outcome::failure("bad_answer", &message, extra),
+                    );
+                }
+            };
             let failed = payload.get("ok").and_then(Value::as_bool) == Some(false);
             payload.extend(extra);
             let data = Value::Object(payload);

@@ -15,7 +15,7 @@
 //! - `tools`: the `#[tool_router]` with the single-computer and session tools; `fleet`: the
 //!   fleet tools (`probe-computers` by page, `exec-lua-many`; `fleet/probe.rs` a page's
 //!   entries and table, `fleet/many.rs` a broadcast's results); `convert`: outcomes → tool
-//!   outcomes.
+//!   outcomes, the computer's answer read by `wire`'s types (wire names in, camelCase out).
 //! - `files`: read-file pieces and computer-output pages; `log_view`: the session log folded
 //!   into one entry per call, as `session-log` shows it.
 //! - `devices`: `list-peripherals` and `turtle-info`.
@@ -50,6 +50,7 @@ pub mod tool_list;
 mod tools;
 pub mod upstream;
 mod wait;
+mod wire;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -303,6 +304,8 @@ pub fn caller_origin(ctx: &RequestContext<RoleServer>) -> Origin {
 
 /// How a request-backed call went: where it ran and what came back.
 pub(crate) struct Ran {
+    /// What was asked: which answer the computer gives (`wire`).
+    pub kind: trapdesk_proto::protocol::Kind,
     pub trapos_id: Option<String>,
     pub request_id: Option<String>,
     /// The outcome with what the host saw beyond the answer (output so far, who cancelled).
@@ -414,11 +417,12 @@ impl TrapdeskMcp {
         } else {
             spec
         };
-        let started = std::time::Instant::now();
+        let (started, kind) = (std::time::Instant::now(), spec.kind);
         let ticket = match self.session.start(target, spec, rec.origin.clone()) {
             Ok(t) => t,
             Err(e) => {
                 return Ran {
+                    kind,
                     trapos_id: None,
                     request_id: None,
                     ending: bare(Err(e)),
@@ -468,6 +472,7 @@ impl TrapdeskMcp {
             }
         };
         Ran {
+            kind,
             trapos_id: Some(trapos_id),
             request_id: Some(request_id),
             ending,

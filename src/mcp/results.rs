@@ -10,9 +10,9 @@
 //! A list whose every field fits a table (`probe-computers`) gives the table instead
 //! ([`Outcome::with_text`]).
 //!
-//! Field names of `structuredContent` are camelCase ([`camel_case_keys`], applied to every
-//! result here, so the computer's Result with its snake_case wire names reads the same as
-//! every other tool's fields).
+//! Field names of `structuredContent` are camelCase, by the types that make the data: the
+//! tools' own results, and the computer's answers as `wire` reads them from their snake_case
+//! wire names.
 //!
 //! The budget, `max_result_bytes`, bounds the larger of the two blocks, not their sum: the
 //! data is cut to it by [`super::cut`] (how, and why that number), and the text, made from
@@ -257,11 +257,9 @@ pub fn json_budget(budget: usize, line: &str) -> usize {
     budget.saturating_sub(line.len() + ENVELOPE)
 }
 
-/// What every result's data gets, whichever tool made it: camelCase names, and `ok` (the one
-/// field every output schema requires, so that a failure fits its tool's schema as a success
-/// does).
+/// What every result's data gets, whichever tool made it: `ok` (the one field every output
+/// schema requires, so that a failure fits its tool's schema as a success does).
 fn settle(data: &mut Value, is_error: bool) {
-    camel_case_keys(data);
     if let Value::Object(map) = data {
         map.entry("ok").or_insert(Value::Bool(!is_error));
         one_error_shape(map);
@@ -283,61 +281,6 @@ fn one_error_shape(map: &mut Map<String, Value>) {
     map.remove("code");
     if let Some(Value::String(message)) = map.remove("error") {
         map.insert("error".into(), json!({"code": code, "message": message}));
-    }
-}
-
-/// `snake_case` → `camelCase`; a name without `_` is returned as it is.
-fn camel(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut upper = false;
-    for (i, c) in name.chars().enumerate() {
-        if c == '_' && i > 0 {
-            upper = true;
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Renames the snake_case field names of a result to camelCase (the gateway wire's
-/// `duration_ms` is `durationMs` to an agent): the result's own fields, those of `error`, and
-/// those of each object in a list it holds (returned values' descriptors, a broadcast's
-/// results, log events). Nothing deeper is touched: a returned table's `value` is the
-/// program's own data, and its keys are its own.
-pub fn camel_case_keys(data: &mut Value) {
-    if let Value::Object(map) = data {
-        camel_case_fields(map);
-    }
-}
-
-/// [`camel_case_keys`] for a result's fields as a map.
-pub fn camel_case_fields(map: &mut Map<String, Value>) {
-    fn rename(map: &mut Map<String, Value>) {
-        if !map.keys().any(|k| k.contains('_')) {
-            return;
-        }
-        let old = std::mem::take(map);
-        for (k, v) in old {
-            map.insert(camel(&k), v);
-        }
-    }
-    rename(map);
-    for (key, v) in map.iter_mut() {
-        match v {
-            Value::Object(inner) if key == "error" => rename(inner),
-            Value::Array(items) => {
-                for item in items {
-                    if let Value::Object(inner) = item {
-                        rename(inner);
-                    }
-                }
-            }
-            _ => {}
-        }
     }
 }
 
@@ -366,13 +309,16 @@ mod tests {
     }
 
     /// The text block is a summary an agent reads, never the JSON again; the data is
-    /// camelCase, the returned table's own keys untouched.
+    /// camelCase as the computer's answer is passed on, the returned table's own keys untouched.
     #[test]
     fn the_text_says_what_returned_and_the_output_not_the_json() {
-        let data = json!({"ok": false, "error": "exec:1: boom", "n": 1,
+        let wire = json!({"ok": false, "error": "exec:1: boom", "n": 1,
             "traceback": "exec:1: boom\nstack traceback:\n\t[C]: in function 'error'",
             "output": "a\nbad\n", "error_output": "bad\n", "output_truncated": false,
             "duration_ms": 3, "returns": [{"type": "table", "value": {"my_key": 1}}]});
+        let wire = wire.as_object().cloned().expect("an object");
+        let kind = trapdesk_proto::protocol::Kind::ExecLua;
+        let data = Value::Object(super::super::wire::passed_on(kind, wire).expect("reads"));
         let r = Outcome::error("Lua failed: exec:1: boom", data).into_result(24 * 1024);
         let t = text(&r);
         assert!(
@@ -416,12 +362,5 @@ mod tests {
         let mut lua = json!({"ok": false, "error": "boom", "traceback": "t"});
         settle(&mut lua, true);
         assert_eq!(lua["error"], "boom");
-    }
-
-    #[test]
-    fn snake_names_become_camel() {
-        assert_eq!(camel("output_kept_bytes"), "outputKeptBytes");
-        assert_eq!(camel("traposId"), "traposId");
-        assert_eq!(camel("_private"), "_private");
     }
 }

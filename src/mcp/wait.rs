@@ -131,7 +131,7 @@ impl TrapdeskMcp {
         spec: RequestSpec,
         what: &str,
     ) -> (Status, Outcome) {
-        let mut events = self.session.subscribe();
+        let (mut events, kind) = (self.session.subscribe(), spec.kind);
         let ticket = match self
             .session
             .start(target, spec.detached(), rec.origin.clone())
@@ -139,6 +139,7 @@ impl TrapdeskMcp {
             Ok(t) => t,
             Err(e) => {
                 let ran = Ran {
+                    kind,
                     trapos_id: None,
                     request_id: None,
                     ending: bare(Err(e)),
@@ -162,6 +163,7 @@ impl TrapdeskMcp {
                 None => {
                     let ending = ticket.wait_ending().await;
                     let ran = Ran {
+                        kind,
                         trapos_id: Some(trapos_id),
                         request_id: Some(request_id),
                         ending,
@@ -174,6 +176,7 @@ impl TrapdeskMcp {
                     () = ctx.ct.cancelled() => {
                         drop(ticket);
                         let ran = Ran {
+                            kind,
                             trapos_id: Some(trapos_id),
                             request_id: Some(request_id),
                             ending: bare(Err(RequestError::Cancelled { output: None })),

@@ -208,6 +208,14 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
         delete: a.delete,
         timeout: a.client.timeout,
     };
+    // Watching starts before the first push: a save made while it reads and sends would
+    // otherwise fall between the two and never go (the watch saw nothing, the push read the
+    // file before it). What the push itself wrote is unchanged content and sends nothing.
+    let watching = if a.once {
+        None
+    } else {
+        Some(Watching::start(&st.tree.root)?)
+    };
     if a.pull {
         remote::pull(&mut st).await?;
     }
@@ -221,10 +229,41 @@ pub async fn sync(a: SyncArgs) -> Result<(), Failure> {
             a.client.timeout,
         ));
     }
-    if a.once {
-        return once(st, conn, run, &interrupted).await;
+    match watching {
+        None => once(st, conn, run, &interrupted).await,
+        Some(w) => watch(st, w, program, run, a.client.timeout, interrupted).await,
     }
-    watch(st, program, run, a.client.timeout, interrupted).await
+}
+
+/// The folder's watcher and the paths it saw change, oldest first.
+struct Watching {
+    /// Kept alive: dropping it stops the watch.
+    _watcher: notify::RecommendedWatcher,
+    changed: mpsc::UnboundedReceiver<PathBuf>,
+}
+
+impl Watching {
+    fn start(root: &std::path::Path) -> Result<Watching, Failure> {
+        use notify::Watcher;
+        let (tx, changed) = mpsc::unbounded_channel::<PathBuf>();
+        let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+            if let Ok(ev) = ev
+                && changes_content(&ev.kind)
+            {
+                for p in ev.paths {
+                    let _ = tx.send(p);
+                }
+            }
+        })
+        .map_err(|e| Failure::new(exit::FAILED, format!("cannot watch the folder: {e}")))?;
+        watcher
+            .watch(root, notify::RecursiveMode::Recursive)
+            .map_err(|e| Failure::new(exit::FAILED, format!("cannot watch the folder: {e}")))?;
+        Ok(Watching {
+            _watcher: watcher,
+            changed,
+        })
+    }
 }
 
 /// `--run`'s program and arguments, split as a shell would.
@@ -365,26 +404,16 @@ async fn once(
 /// Watches the folder until Ctrl-C.
 async fn watch(
     mut st: State,
+    watching: Watching,
     program: Option<Vec<String>>,
     mut run: Option<Running>,
     timeout: Option<Duration>,
     interrupted: Interrupted,
 ) -> Result<(), Failure> {
-    use notify::Watcher;
-    let (tx, mut rx) = mpsc::unbounded_channel::<PathBuf>();
-    let mut watcher = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        if let Ok(ev) = ev
-            && changes_content(&ev.kind)
-        {
-            for p in ev.paths {
-                let _ = tx.send(p);
-            }
-        }
-    })
-    .map_err(|e| Failure::new(exit::FAILED, format!("cannot watch the folder: {e}")))?;
-    watcher
-        .watch(&st.tree.root, notify::RecursiveMode::Recursive)
-        .map_err(|e| Failure::new(exit::FAILED, format!("cannot watch the folder: {e}")))?;
+    let Watching {
+        _watcher,
+        changed: mut rx,
+    } = watching;
     say(&format!(
         "watching {} (Ctrl-C stops)",
         st.tree.root.display()

@@ -59,8 +59,7 @@ impl TrapdeskMcp {
         });
         if let Some(obj) = outcome.data.as_object_mut() {
             obj.entry("path").or_insert(json!(p.path));
-            // MCP results name fields in camelCase; the wire's one two-word field is renamed.
-            if let Some(v) = obj.remove("needed_in_place") {
+            if let Some(v) = obj.remove("neededInPlace") {
                 // An older client counted a shrinking file's cost in place below zero (the
                 // bytes it frees): what a write needs is never less than nothing.
                 let n = v.as_f64().map_or(0, |n| n.max(0.0) as u64);

@@ -133,6 +133,7 @@ pub(super) fn ended(
     rows: Vec<(u64, Value)>,
 ) -> (Status, Outcome) {
     let ran = Ran {
+        kind: f.kind,
         trapos_id: Some(f.trapos_id.clone()),
         request_id: Some(f.request_id.clone()),
         ending: f.ending.clone(),

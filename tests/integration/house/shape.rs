@@ -39,7 +39,12 @@ fn files_with(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name();
         if path.is_dir() {
-            if !matches!(name.to_str(), Some("target" | "node_modules" | ".git")) {
+            // Build output and tools' hidden folders (.git, a pytest cache with its own
+            // README.md) are no part of the tree.
+            let skipped = name
+                .to_str()
+                .is_none_or(|n| n == "target" || n == "node_modules" || n.starts_with('.'));
+            if !skipped {
                 files_with(&path, ext, out);
             }
         } else if path.extension().is_some_and(|e| e == ext) {

@@ -115,6 +115,15 @@ impl Disk {
         if h.exists() {
             return Err(format!("/{p}: File exists"));
         }
+        // A disk whose folder is gone (its host removed the data dir while the computer still
+        // ran) stays gone: making the folder again would leave a stray tree behind on the host.
+        let mount = match (Self::below_mount(p), self.floppy()) {
+            (Some(_), Some((_, root, _))) => root,
+            _ => self.root.clone(),
+        };
+        if !mount.is_dir() {
+            return Err(format!("/{p}: Access denied"));
+        }
         let quota = self.quota(p);
         quota.refresh();
         let mut missing = 0;
