@@ -10,7 +10,6 @@ use crate::session::LogEvent;
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
 use tokio::time::Instant;
 
 use super::Session;
@@ -333,7 +332,8 @@ impl State {
             Pending {
                 info: info.clone(),
                 conn_id,
-                payload: Value::Null,
+                body: None,
+                as_written: None,
                 waiter: None,
                 output_tx: None,
                 output_dropped: 0,

@@ -18,7 +18,7 @@ use super::approval::{Answer, AnswerError, Approval, Gate};
 use super::model::{Event, Origin, RequestError, epoch_ms};
 use super::state::State;
 use crate::policy::{Action, Decided, Decision, Party, Policy, Reach, Target};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::{Kind, RequestBody};
 
 impl State {
     /// The id and label a rule may name `trapos_id` by: the linked computer's, else (one only
@@ -56,9 +56,9 @@ impl State {
         &mut self,
         origin: &Origin,
         trapos_id: &str,
-        kind: Kind,
-        payload: &Value,
+        body: &RequestBody,
     ) -> Result<Gate, RequestError> {
+        let kind = body.kind();
         // The person's own tools (the console, the CLI, sync) reach what the person may: only
         // an agent's request counts as what its paths reach. Which client is the person's CLI
         // is the MCP front's to know (it must come from a credential, not a name).
@@ -66,7 +66,7 @@ impl State {
             Origin::Agent(name) => Party::Agent(name),
             _ => Party::Person,
         };
-        let Some(reach) = Reach::of(reacher, kind, payload) else {
+        let Some(reach) = Reach::of(reacher, body) else {
             return Ok(Gate::Go);
         };
         // The person's stop for all agents comes before the policy: it holds whatever that says.
@@ -367,10 +367,11 @@ impl Session {
     pub async fn permit(
         &self,
         target: &str,
-        kind: Kind,
+        body: impl Into<RequestBody>,
         origin: &Origin,
         timeout: Duration,
     ) -> Result<String, RequestError> {
+        let body = body.into();
         // A computer only the history knows (from before a restart) is read as itself.
         let in_history = self
             .history()
@@ -382,7 +383,7 @@ impl Session {
                 Err(_) if st.computers.contains_key(target) || in_history => target.to_owned(),
                 Err(e) => return Err(e),
             };
-            let gate = st.gate(origin, &trapos_id, kind, &Value::Null)?;
+            let gate = st.gate(origin, &trapos_id, &body)?;
             (trapos_id, gate)
         };
         match gate {
@@ -390,9 +391,7 @@ impl Session {
             Gate::Ask(_) => {
                 // An approval needs a request to hang on: a local one that the computer never
                 // sees and that ends as soon as it is approved.
-                let spec = super::RequestSpec::new(kind, serde_json::json!({}))
-                    .timeout(Some(timeout))
-                    .local();
+                let spec = super::RequestSpec::of(body).timeout(Some(timeout)).local();
                 self.start(&trapos_id, spec, origin.clone())?.wait().await?;
                 Ok(trapos_id)
             }

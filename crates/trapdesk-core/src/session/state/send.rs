@@ -5,7 +5,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::{Conn, Outbound, State};
-use trapdesk_proto::protocol::Request;
+use trapdesk_proto::protocol::Outgoing;
 
 impl State {
     /// Sends queued requests of a computer while it has free slots.
@@ -36,15 +36,19 @@ impl State {
             } else {
                 return;
             };
-            let Some(p) = self.pending.get_mut(&id) else {
+            let Some((p, body)) = self
+                .pending
+                .get_mut(&id)
+                .and_then(|p| p.body.clone().map(|b| (p, b)))
+            else {
                 continue;
             };
             let now = Instant::now();
             let remaining = p.info.deadline.saturating_duration_since(now);
-            let req = Request {
+            let req = Outgoing {
                 id: id.clone(),
-                request: p.info.kind,
-                payload: p.payload.clone(),
+                body,
+                as_written: p.as_written.clone(),
                 timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
                 detach: detached.then(|| trapdesk_proto::protocol::Detach {
                     by: p.info.origin.name().to_owned(),
