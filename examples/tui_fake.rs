@@ -29,6 +29,7 @@ fn fake(session: &Session, id: u64, label: &str) {
             let Outbound::Request(req) = msg else {
                 continue;
             };
+            let req = req.to_wire();
             let payload = match req.request.as_str() {
                 "list-files" => json!({"ok": true, "entries": [
                     {"name": "programs", "dir": true, "size": 0},

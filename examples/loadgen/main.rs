@@ -852,13 +852,13 @@ Command: `cargo run --release --example loadgen -- --benchmarks BENCHMARKS.md{}`
 the same run are the figures to compare).\n\n\
 Floor in this run: bare WebSocket echo {:.3} ms median, {:.0}/s with {} in flight; bare HTTP/1.1 POST \
 {:.3} ms median; latency floor (one POST + one echo) {:.3} ms.\n\n\
-| what | before | now | target |\n| --- | --- | --- | --- |\n\
-| exec-lua over MCP HTTP, 1 computer, sequential, median | 0.49 ms = 3.9 × floor (stateless 4.7 ×); 1.85-1.91 × ping | initialize {}; stateless {} | ≤ 1.5 × ping; ≤ 2 × floor |\n\
-| exec-lua over MCP HTTP, {} computers, {} in flight | 5,211/s = 0.053 × bare echo (stateless 0.040 ×); 0.35-0.48 × ping's | initialize {}; stateless {} | ≥ 0.6 × ping's; ≥ 0.25 × bare echo; zero errors |\n\
-| exec-lua through the session API, same load | — | {:.3} ms sequential = {:.2} × WS echo; {:.0}/s = {:.3} × bare echo | — |\n\
-| {} computers linking at once ({} concurrent handshakes) | 3.4 s, 488 SYNs dropped | {:.2} s, ListenOverflows +{}, errors {}; CPU in the storm: host {:.2} s, the computers' process {:.2} s | ≤ 2 s, none dropped |\n\
-| resident memory per idle link | 137.8 KiB | {:.1} KiB (heap in use: +{:.1} KiB per link) | ≤ 8 KiB |\n\
-| `probe-computers` (`ping:false`) with {} linked | 93 ms, and it lists 44 of them; the walk 239-289 ms in an outside run | initialize {}; stateless {} | ≤ 20 ms a page; all in ≤ 200 ms |\n\
+| what | this run | target |\n| --- | --- | --- |\n\
+| exec-lua over MCP HTTP, 1 computer, sequential, median | initialize {}; stateless {} | ≤ 1.5 × ping; ≤ 2 × floor |\n\
+| exec-lua over MCP HTTP, {} computers, {} in flight | initialize {}; stateless {} | ≥ 0.6 × ping's; ≥ 0.25 × bare echo; zero errors |\n\
+| exec-lua through the session API, same load | {:.3} ms sequential = {:.2} × WS echo; {:.0}/s = {:.3} × bare echo | — |\n\
+| {} computers linking at once ({} concurrent handshakes) | {:.2} s, ListenOverflows +{}, errors {}; CPU in the storm: host {:.2} s, the computers' process {:.2} s | ≤ 2 s, none dropped |\n\
+| resident memory per idle link | {:.1} KiB (heap in use: +{:.1} KiB per link) | ≤ 8 KiB |\n\
+| `probe-computers` (`ping:false`) with {} linked | initialize {}; stateless {} | ≤ 20 ms a page; all in ≤ 200 ms |\n\
 {END}",
         if args.quick { " --quick" } else { "" },
         r["date"].as_str().unwrap_or_default(),

@@ -5,15 +5,15 @@
 //! CPU: CC: Tweaked runs every computer of a server on one Lua thread, and base64 or JSON
 //! escaping of a 500 KB file is pure Lua work byte by byte, where a binary frame is one
 //! `ws.send(data, true)` and one `h.write`. The host keeps its own shapes (a write-file's
-//! payload holds base64, a read-file's answer too): only this edge converts, so the session
-//! and everything above it never see the difference.
+//! content is bytes until a frame is made, a read-file's answer holds base64): only this edge
+//! converts, so the session and everything above it never see the difference.
 
 use std::collections::HashMap;
 
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use super::protocol::{Kind, Message, Request, Response, wire};
+use super::protocol::{Message, Outgoing, Payload, Request, RequestBody, Response, kind, wire};
 
 /// What a binary frame from a computer holds.
 #[derive(Debug, PartialEq)]
@@ -45,41 +45,36 @@ fn blob_header(id: &str, seq: u64, last: bool) -> Value {
 }
 
 /// What a request becomes on a binary link: the blob frames to send before it (a write-file's
-/// content, cut to `limit`) and the request's own text frame. `None` when it goes as it is.
-pub fn outgoing(msg: &Message, limit: usize) -> Option<(Vec<Vec<u8>>, String)> {
-    let Message::GatewayRequest(req) = msg else {
+/// content, cut to `limit`) and the request's own text frame. `None` when it goes as the JSON
+/// frame any link gets.
+pub fn outgoing(req: &Outgoing, limit: usize) -> Option<(Vec<Vec<u8>>, String)> {
+    if req.as_written.is_some() {
         return None;
-    };
-    match req.request {
-        Kind::WriteFile => {
-            let (frames, req) = write_file(req, limit)?;
+    }
+    match &req.body {
+        RequestBody::WriteFile(w) => {
+            let (frames, req) = write_file(req, w, limit)?;
             Some((frames, Message::GatewayRequest(req).encode()))
         }
         // The page comes back as raw bytes (a blob before the answer), not as base64; a large
-        // returned string too. Added to the JSON being encoded anyway: no copy of the request.
-        Kind::ReadFile | Kind::ExecLua | Kind::RunFile => {
-            let mut v = serde_json::to_value(msg).ok()?;
-            v.get_mut("payload")?
+        // returned string too.
+        RequestBody::ReadFile(_) | RequestBody::ExecLua(_) | RequestBody::RunFile(_) => {
+            let mut wire = req.to_wire();
+            wire.payload
                 .as_object_mut()?
                 .insert("binary".into(), Value::Bool(true));
-            Some((Vec::new(), wire::encode(&v)))
+            Some((Vec::new(), Message::GatewayRequest(wire).encode()))
         }
         _ => None,
     }
 }
 
-fn write_file(req: &Request, limit: usize) -> Option<(Vec<Vec<u8>>, Request)> {
-    let p = req.payload.as_object()?;
-    if !matches!(
-        p.get("encoding").and_then(Value::as_str),
-        None | Some("base64")
-    ) {
-        return None;
-    }
-    // Content that is not base64 goes as it is: the computer answers the error it always did.
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(p.get("content")?.as_str()?)
-        .ok()?;
+fn write_file(
+    req: &Outgoing,
+    w: &kind::WriteFile,
+    limit: usize,
+) -> Option<(Vec<Vec<u8>>, Request)> {
+    let bytes = &w.content;
     // Room for the header of the largest seq this content can need, so every frame fits.
     let worst = wire::encode(&blob_header(&req.id, u64::MAX, false)).len() + 1;
     let room = limit.saturating_sub(worst).max(1);
@@ -91,21 +86,25 @@ fn write_file(req: &Request, limit: usize) -> Option<(Vec<Vec<u8>>, Request)> {
             frame(&blob_header(&req.id, seq as u64, seq + 1 == count), piece)
         })
         .collect();
-    // Every field but the content (already in the frames): copying the whole payload or the
-    // whole request would copy the base64 text once more, hundreds of KB for a big file.
-    let mut payload: Map<String, Value> = p
-        .iter()
-        .filter(|(k, _)| k.as_str() != "content")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    payload.insert("encoding".into(), json!("binary"));
-    payload.insert("bytes".into(), json!(bytes.len()));
+    // Every field but the content (already in the frames), made from an empty copy so that
+    // the bytes are neither copied nor encoded once more.
+    let head = kind::WriteFile {
+        path: w.path.clone(),
+        content: Vec::new(),
+        append: w.append,
+        in_place: w.in_place,
+    };
+    let mut payload = head.to_value();
+    let p = payload.as_object_mut()?;
+    p.remove("content");
+    p.insert("encoding".into(), json!("binary"));
+    p.insert("bytes".into(), json!(bytes.len()));
     Some((
         frames,
         Request {
             id: req.id.clone(),
-            request: req.request,
-            payload: Value::Object(payload),
+            request: req.kind(),
+            payload,
             timeout_ms: req.timeout_ms,
             detach: req.detach.clone(),
         },
@@ -296,204 +295,5 @@ fn content(p: &mut Map<String, Value>, bytes: Vec<u8>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write_req(content: &[u8]) -> Request {
-        Request {
-            id: "h-abc-7".into(),
-            request: Kind::WriteFile,
-            payload: json!({"path": "a.bin", "encoding": "base64",
-                "content": base64::engine::general_purpose::STANDARD.encode(content)}),
-            timeout_ms: Some(1000),
-            detach: None,
-        }
-    }
-
-    fn msg(r: Request) -> Message {
-        Message::GatewayRequest(r)
-    }
-
-    /// Splits a frame the way the computer does: header line, then bytes.
-    fn split(f: &[u8]) -> (Value, &[u8]) {
-        let nl = f.iter().position(|b| *b == b'\n').expect("a header line");
-        let head: Value = serde_json::from_slice(&f[..nl]).expect("a JSON header");
-        (head, &f[nl + 1..])
-    }
-
-    #[test]
-    fn a_write_goes_as_raw_bytes_in_frames_within_the_limit() {
-        let content: Vec<u8> = (0..300_000u32).map(|i| (i % 256) as u8).collect();
-        let Some((frames, req)) = outgoing(&msg(write_req(&content)), 4096) else {
-            unreachable!("not converted")
-        };
-        let req: Value = serde_json::from_str(&req).unwrap_or_default();
-        assert!(frames.len() > 70, "{}", frames.len());
-        assert!(frames.iter().all(|f| f.len() <= 4096));
-        let mut joined = Vec::new();
-        for (i, f) in frames.iter().enumerate() {
-            let (head, body) = split(f);
-            assert_eq!(head["type"], "blob");
-            assert_eq!(head["id"], "h-abc-7");
-            assert_eq!(head["seq"], i);
-            assert_eq!(head["last"], i + 1 == frames.len());
-            joined.extend_from_slice(body);
-        }
-        assert_eq!(joined, content);
-        assert_eq!(req["payload"]["encoding"], "binary");
-        assert_eq!(req["payload"]["bytes"], content.len());
-        assert!(req["payload"].get("content").is_none());
-        assert_eq!(req["payload"]["path"], "a.bin");
-        assert_eq!(req["id"], "h-abc-7");
-    }
-
-    #[test]
-    fn an_empty_write_still_sends_one_blob_frame() {
-        let Some((frames, req)) = outgoing(&msg(write_req(b"")), 4096) else {
-            unreachable!("not converted")
-        };
-        let req: Value = serde_json::from_str(&req).unwrap_or_default();
-        assert_eq!(frames.len(), 1);
-        let (head, body) = split(&frames[0]);
-        assert_eq!((head["last"].clone(), body.len()), (json!(true), 0));
-        assert_eq!(req["payload"]["bytes"], 0);
-    }
-
-    #[test]
-    fn text_content_and_other_kinds_go_as_they_are() {
-        let mut r = write_req(b"x");
-        r.payload["encoding"] = json!("text");
-        assert!(outgoing(&msg(r.clone()), 4096).is_none());
-        r.request = Kind::ListFiles;
-        assert!(outgoing(&msg(r), 4096).is_none());
-        let mut read = write_req(b"");
-        read.request = Kind::ReadFile;
-        read.payload = json!({"path": "a"});
-        let Some((frames, asked)) = outgoing(&msg(read.clone()), 4096) else {
-            unreachable!("read-file asks for binary")
-        };
-        assert!(frames.is_empty());
-        let asked: Value = serde_json::from_str(&asked).unwrap_or_default();
-        assert_eq!(asked["payload"], json!({"path": "a", "binary": true}));
-        assert_eq!(asked["type"], "gateway_request");
-        read.request = Kind::ExecLua;
-        read.payload = json!({"code": "return 'h\u{e9}'"});
-        let Some((_, asked)) = outgoing(&msg(read), 4096) else {
-            unreachable!("exec-lua asks for binary returns")
-        };
-        // The byte-string rule still holds for the request's text.
-        assert!(
-            asked.is_ascii() && asked.contains(r"\u00c3\u00a9"),
-            "{asked}"
-        );
-        let asked: Value = serde_json::from_str(&asked).unwrap_or_default();
-        assert_eq!(asked["payload"]["binary"], true);
-    }
-
-    /// Parses each frame as a blob and keeps it, as the connection does.
-    fn push_all(blobs: &mut Blobs, frames: &[&Vec<u8>]) {
-        for f in frames {
-            let Ok(Incoming::Blob {
-                id,
-                part,
-                seq,
-                body,
-            }) = parse(f)
-            else {
-                unreachable!("not a blob")
-            };
-            assert_eq!(blobs.push(&id, part, seq, body), Ok(()));
-        }
-    }
-
-    #[test]
-    fn an_answer_gets_its_blob_back_as_base64() {
-        let mut blobs = Blobs::new(1 << 20);
-        let bytes: Vec<u8> = (0..=255u8).collect();
-        let f1 = frame(&blob_header("h-1", 0, false), &bytes[..100]);
-        let f2 = frame(&blob_header("h-1", 1, true), &bytes[100..]);
-        push_all(&mut blobs, &[&f1, &f2]);
-        let mut resp = Response {
-            id: "h-1".into(),
-            ok: true,
-            payload: Some(json!({"ok": true, "encoding": "binary", "bytes": 256, "total": 256})),
-            error: None,
-        };
-        blobs.attach(&mut resp);
-        let p = resp.payload.unwrap_or_default();
-        assert_eq!(p["encoding"], "base64");
-        assert_eq!(
-            p["content"],
-            base64::engine::general_purpose::STANDARD.encode(&bytes)
-        );
-        assert_eq!(blobs.held, 0);
-    }
-
-    #[test]
-    fn a_short_blob_fails_the_read_and_out_of_order_is_refused() {
-        let mut blobs = Blobs::new(1 << 20);
-        assert_eq!(blobs.push("h-2", 0, 0, b"abc"), Ok(()));
-        let mut resp = Response {
-            id: "h-2".into(),
-            ok: true,
-            payload: Some(json!({"ok": true, "encoding": "binary", "bytes": 4})),
-            error: None,
-        };
-        blobs.attach(&mut resp);
-        let p = resp.payload.unwrap_or_default();
-        assert_eq!(p["ok"], false, "{p}");
-        assert!(blobs.push("h-3", 0, 1, b"x").is_err());
-        assert!(blobs.partial.is_empty());
-        let mut small = Blobs::new(4);
-        assert!(small.push("h-4", 0, 0, b"12345").is_err());
-    }
-
-    #[test]
-    fn large_returned_strings_come_back_as_the_hosts_descriptors() {
-        let mut blobs = Blobs::new(1 << 20);
-        let text = "héllo ".repeat(5000);
-        let bytes: Vec<u8> = vec![0, 0xff, 0xa7];
-        let mut h = json!({"type": "blob", "id": "h-5", "part": 0, "seq": 0, "last": true});
-        let f0 = frame(&h, text.as_bytes());
-        h["part"] = json!(1);
-        let f1 = frame(&h, &bytes);
-        push_all(&mut blobs, &[&f0, &f1]);
-        let mut resp = Response {
-            id: "h-5".into(),
-            ok: true,
-            payload: Some(json!({"ok": true, "n": 3, "returns": [
-                {"type": "string", "blob": 0, "bytes": text.len()},
-                {"type": "number", "value": 1},
-                {"type": "string", "blob": 1, "bytes": 3}]})),
-            error: None,
-        };
-        blobs.attach(&mut resp);
-        let p = resp.payload.unwrap_or_default();
-        assert_eq!(p["returns"][0], json!({"type": "string", "value": text}));
-        assert_eq!(p["returns"][1], json!({"type": "number", "value": 1}));
-        assert_eq!(
-            p["returns"][2],
-            json!({"type": "string", "encoding": "base64", "value": "AP+n"})
-        );
-        assert_eq!(blobs.held, 0);
-    }
-
-    #[test]
-    fn binary_output_is_its_bytes_as_text() {
-        let f = frame(
-            &json!({"type": "output", "id": "h-9", "stream": "err"}),
-            b"a\xffb\n",
-        );
-        assert_eq!(
-            parse(&f),
-            Ok(Incoming::Output(Message::Output {
-                id: "h-9".into(),
-                stream: "err".into(),
-                text: "a\u{fffd}b\n".into()
-            }))
-        );
-        assert!(parse(b"no header").is_err());
-        assert!(parse(b"{\"type\":\"ping\",\"t\":1}\n").is_err());
-        assert!(parse(b"[1]\nx").is_err());
-    }
-}
+#[path = "binary_tests.rs"]
+mod tests;

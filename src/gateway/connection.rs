@@ -163,12 +163,12 @@ async fn serve(
                 None
             }
             cmd = outbound.recv() => {
-                let msg = match cmd {
+                let sent = match cmd {
                     Some(Outbound::Request(r)) => {
                         await_receipt(&r.id, &mut receipts, &mut deadline);
-                        Message::GatewayRequest(*r)
+                        out.send_request(&r).await
                     }
-                    Some(Outbound::Cancel { id }) => Message::Cancel { id },
+                    Some(Outbound::Cancel { id }) => out.send_owned(Message::Cancel { id }).await,
                     Some(Outbound::Close { code, reason }) => {
                         out.close(code, &reason).await;
                         return Quit::Replaced;
@@ -176,7 +176,7 @@ async fn serve(
                     // The session dropped our sender: it replaced us without a close order.
                     None => return Quit::Replaced,
                 };
-                out.send_owned(msg).await.err().map(|e| Quit::SendFailed(e.to_string()))
+                sent.err().map(|e| Quit::SendFailed(e.to_string()))
             }
             frame = rx.next() => {
                 let mut at = Frame { out: &mut *out, link: &mut *link, reassembler: &mut reassembler,

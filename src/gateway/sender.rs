@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::binary;
 use super::fragment;
-use super::protocol::Message;
+use super::protocol::{Message, Outgoing};
 use super::socket::SocketTx;
 
 /// Per-connection sending side: knows the computer's frame limit and fragments above it.
@@ -48,9 +48,18 @@ impl<Tx: SocketTx> Sender<Tx> {
     /// per frame sent costs less than the frame's own encoding (BENCHMARKS.md,
     /// "Fleets and the floor").
     pub(super) fn send<'a>(&'a mut self, msg: &'a Message) -> Sending<'a, Result<(), axum::Error>> {
+        Box::pin(async move { self.send_text(msg.encode()).await })
+    }
+
+    /// A request to the computer: its JSON frame, or on a binary link what
+    /// [`binary::outgoing`] makes of it. Boxed as [`Sender::send`] is.
+    pub(super) fn send_request<'a>(
+        &'a mut self,
+        req: &'a Outgoing,
+    ) -> Sending<'a, Result<(), axum::Error>> {
         Box::pin(async move {
             if self.binary
-                && let Some((blobs, frame)) = binary::outgoing(msg, self.limit)
+                && let Some((blobs, frame)) = binary::outgoing(req, self.limit)
             {
                 // The content first: the request that names it follows, so the computer has
                 // it all when the request comes.
@@ -59,7 +68,8 @@ impl<Tx: SocketTx> Sender<Tx> {
                 }
                 return self.send_text(frame).await;
             }
-            self.send_text(msg.encode()).await
+            self.send_text(Message::GatewayRequest(req.to_wire()).encode())
+                .await
         })
     }
 

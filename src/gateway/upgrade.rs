@@ -14,10 +14,8 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-
 use trapdesk_core::session::{Origin, RequestSpec, Session};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::kind::ExecLua;
 
 /// What a trapdesk client's `hello.client` starts with; other clients (a player's own program
 /// speaking the protocol) are never sent code to upgrade.
@@ -69,10 +67,10 @@ pub(super) fn push(session: Session, trapos_id: String, client: String) {
             return;
         }
         tracing::info!(computer = %trapos_id, %client, "upgrading a client that predates self-upgrades");
-        let spec = RequestSpec::new(
-            Kind::ExecLua,
-            json!({ "code": UPGRADE_CHUNK, "name": "trapdesk-upgrade" }),
-        )
+        let spec = RequestSpec::of(ExecLua {
+            code: UPGRADE_CHUNK.to_owned(),
+            name: Some("trapdesk-upgrade".to_owned()),
+        })
         .timeout(Some(UPGRADE_TIMEOUT));
         match session.request(&trapos_id, spec, Origin::Host).await {
             Ok(r) if r.get("ok").and_then(serde_json::Value::as_bool) == Some(true) => {

@@ -238,12 +238,8 @@ pub(crate) fn encoding_name(e: Encoding) -> &'static str {
     }
 }
 
-pub(crate) fn b64(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// The bytes to write. Content always travels base64 on the wire (byte-exact through any peer).
+/// The bytes to write: the host carries them as bytes, and a JSON frame as base64 (byte-exact
+/// through any peer).
 pub(crate) fn decode_content(content: &str, encoding: Encoding) -> Result<Vec<u8>, String> {
     use base64::Engine;
     match encoding {

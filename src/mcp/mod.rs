@@ -339,7 +339,7 @@ impl TrapdeskMcp {
         self.session
             .permit(
                 trapos_id,
-                trapdesk_proto::protocol::Kind::ComputerOutput,
+                trapdesk_proto::protocol::kind::ComputerOutput {},
                 origin,
                 wait,
             )
@@ -417,7 +417,7 @@ impl TrapdeskMcp {
         } else {
             spec
         };
-        let (started, kind) = (std::time::Instant::now(), spec.kind);
+        let (started, kind) = (std::time::Instant::now(), spec.kind());
         let ticket = match self.session.start(target, spec, rec.origin.clone()) {
             Ok(t) => t,
             Err(e) => {

@@ -73,7 +73,7 @@ impl TrapdeskMcp {
         // The link the reboot must replace: a relink is a link made after this one.
         let before = self.session().computer(&trapos_id).map(|c| c.connected_at);
         let started = Instant::now();
-        let spec = RequestSpec::of(&kind::ExecLua {
+        let spec = RequestSpec::of(kind::ExecLua {
             code: "os.reboot()".into(),
             name: Some("=reboot-computer".into()),
         })

@@ -70,7 +70,7 @@ impl TrapdeskMcp {
         if let Some(bad) = self.bad_timeout(p.timeout_ms) {
             return Ok(self.end(rec, Status::Failed, bad));
         }
-        let spec = RequestSpec::of(&kind::ExecLua {
+        let spec = RequestSpec::of(kind::ExecLua {
             code: p.code,
             name: Some("=exec".into()),
         })
@@ -101,7 +101,7 @@ impl TrapdeskMcp {
         if let Some(bad) = self.bad_timeout(p.timeout_ms) {
             return Ok(self.end(rec, Status::Failed, bad));
         }
-        let spec = RequestSpec::of(&kind::RunFile {
+        let spec = RequestSpec::of(kind::RunFile {
             path: p.path.clone(),
             args: p.args.unwrap_or_default(),
         })

@@ -131,7 +131,7 @@ impl TrapdeskMcp {
         spec: RequestSpec,
         what: &str,
     ) -> (Status, Outcome) {
-        let (mut events, kind) = (self.session.subscribe(), spec.kind);
+        let (mut events, kind) = (self.session.subscribe(), spec.kind());
         let ticket = match self
             .session
             .start(target, spec.detached(), rec.origin.clone())

@@ -52,7 +52,9 @@ pub fn person_run(
     deadline: Option<Duration>,
 ) -> Result<(), String> {
     // The person's runs have no deadline unless one was asked for with `t`.
-    let spec = RequestSpec::new(kind, payload);
+    // The payload comes as JSON over the console's channel: one not of its kind is refused
+    // here, as the computer would refuse it.
+    let spec = RequestSpec::from_json(kind, payload).map_err(|e| format!("{kind}: {e}"))?;
     let spec = match deadline {
         Some(d) => spec.timeout(Some(d)),
         None => spec.without_deadline(),
@@ -77,7 +79,7 @@ pub async fn person_list_files(
     target: &str,
     dir: &str,
 ) -> Result<Value, String> {
-    let spec = RequestSpec::of(&ListFiles {
+    let spec = RequestSpec::of(ListFiles {
         path: dir.to_owned(),
     })
     .quiet();

@@ -192,7 +192,7 @@ impl TrapdeskMcp {
             .unwrap_or(DEFAULT_CONCURRENCY)
             .clamp(1, MAX_CONCURRENCY) as usize;
         let token = ctx.meta.get_progress_token();
-        let spec = RequestSpec::of(&kind::ExecLua {
+        let spec = RequestSpec::of(kind::ExecLua {
             code: p.code.clone(),
             name: Some("=exec".into()),
         })
@@ -308,7 +308,7 @@ async fn ping_all(
     origin: &trapdesk_core::session::Origin,
 ) -> Vec<Pinged> {
     futures_util::future::join_all(computers.iter().map(|c| {
-        let spec = RequestSpec::of(&kind::Ping { status: Some(true) })
+        let spec = RequestSpec::of(kind::Ping { status: Some(true) })
             .timeout(Some(PING_TIMEOUT))
             .quiet();
         let (session, origin, target) = (session.clone(), origin.clone(), c.trapos_id.clone());

@@ -127,7 +127,7 @@ impl TrapdeskMcp {
         } else {
             dir.to_owned()
         };
-        let spec = RequestSpec::of(&kind::ListFiles { path: folder })
+        let spec = RequestSpec::of(kind::ListFiles { path: folder })
             .timeout(Some(LISTING_TIMEOUT))
             .quiet()
             .never_ask();

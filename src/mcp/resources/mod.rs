@@ -276,7 +276,7 @@ impl TrapdeskMcp {
         let rec = self.begin(ctx, "resources/read", Some(computer), json!({"uri": uri}));
         // The computer reads at most this much and says the file's `total`: a larger file is
         // refused below rather than handed over cut.
-        let spec = RequestSpec::of(&kind::ReadFile {
+        let spec = RequestSpec::of(kind::ReadFile {
             path: path.to_owned(),
             offset: Some(0),
             length: Some(MAX_RESOURCE_BYTES),

@@ -42,22 +42,19 @@ impl TrapdeskMcp {
                 return Ok(self.end(rec, Status::Failed, outcome));
             }
         };
+        let written = bytes.len() as u64;
         let payload = kind::WriteFile {
             path: p.path.clone(),
-            content: b64(&bytes),
-            encoding: "base64".into(),
+            content: bytes,
             append: p.append == Some(true),
             in_place: p.in_place == Some(true),
         };
         let ran = self
-            .run(&ctx, &rec, &p.trapos_id, RequestSpec::of(&payload))
+            .run(&ctx, &rec, &p.trapos_id, RequestSpec::of(payload))
             .await;
         let path = p.path.clone();
         let (status, mut outcome) = outcome_of(ran, &format!("write {}", p.path), |d| {
-            let n = d
-                .get("bytes")
-                .and_then(Value::as_u64)
-                .unwrap_or(bytes.len() as u64);
+            let n = d.get("bytes").and_then(Value::as_u64).unwrap_or(written);
             format!("wrote {n} bytes to {path}")
         });
         if let Some(obj) = outcome.data.as_object_mut() {
@@ -90,7 +87,7 @@ impl TrapdeskMcp {
         // (a client before paged reads ignores both and sends the whole file).
         let budget = super::super::results::json_budget(self.max_result_bytes, &p.path);
         let page = super::super::files::page_len(budget);
-        let spec = RequestSpec::of(&kind::ReadFile {
+        let spec = RequestSpec::of(kind::ReadFile {
             path: p.path.clone(),
             offset: Some(p.offset.unwrap_or(0)),
             length: Some(p.length.map_or(page, |l| l.min(page))),
@@ -124,7 +121,7 @@ impl TrapdeskMcp {
         let path = p.path.unwrap_or_else(|| "/".to_owned());
         let args = json!({"traposId": p.trapos_id, "path": path});
         let rec = self.begin(&ctx, "list-files", Some(&p.trapos_id), args);
-        let spec = RequestSpec::of(&kind::ListFiles { path: path.clone() });
+        let spec = RequestSpec::of(kind::ListFiles { path: path.clone() });
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
         let (status, mut outcome) = outcome_of(ran, &format!("list {path}"), |d| {
             let n = d
@@ -154,7 +151,7 @@ impl TrapdeskMcp {
         let args =
             json!({"traposId": p.trapos_id, "from": p.from, "to": p.to, "overwrite": p.overwrite});
         let rec = self.begin(&ctx, "move-file", Some(&p.trapos_id), args);
-        let spec = RequestSpec::of(&kind::MoveFile {
+        let spec = RequestSpec::of(kind::MoveFile {
             from: p.from.clone(),
             to: p.to.clone(),
             overwrite: p.overwrite == Some(true),
@@ -185,7 +182,7 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path});
         let rec = self.begin(&ctx, "delete-file", Some(&p.trapos_id), args);
-        let spec = RequestSpec::of(&kind::DeleteFile {
+        let spec = RequestSpec::of(kind::DeleteFile {
             path: p.path.clone(),
         });
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
@@ -213,7 +210,7 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path});
         let rec = self.begin(&ctx, "make-dir", Some(&p.trapos_id), args);
-        let spec = RequestSpec::of(&kind::MakeDir {
+        let spec = RequestSpec::of(kind::MakeDir {
             path: p.path.clone(),
         });
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;
@@ -241,7 +238,7 @@ impl TrapdeskMcp {
     ) -> ToolResult {
         let args = json!({"traposId": p.trapos_id, "path": p.path});
         let rec = self.begin(&ctx, "file-info", Some(&p.trapos_id), args);
-        let spec = RequestSpec::of(&kind::FileInfo {
+        let spec = RequestSpec::of(kind::FileInfo {
             path: p.path.clone(),
         });
         let ran = self.run(&ctx, &rec, &p.trapos_id, spec).await;

@@ -178,7 +178,7 @@ async fn a_reader_gets_no_secret_from_the_settings_file() {
     .await;
     assert_ne!(r.is_error, Some(true), "{}", all_text(&r));
     assert!(all_text(&r).contains("plain"), "{}", all_text(&r));
-    let spec = trapdesk::session::RequestSpec::of(&trapdesk::protocol::kind::ReadFile {
+    let spec = trapdesk::session::RequestSpec::of(trapdesk::protocol::kind::ReadFile {
         path: "/.settings".into(),
         offset: None,
         length: None,

@@ -59,6 +59,8 @@ pub fn link_fake(session: &Session, id: u64, label: Option<&str>, seen: Shared) 
         while let Some(msg) = rx.recv().await {
             match msg {
                 Outbound::Request(req) => {
+                    // Seen as the computer sees it: its JSON frame.
+                    let req = req.to_wire();
                     seen.lock()
                         .unwrap()
                         .requests

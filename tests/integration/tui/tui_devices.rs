@@ -128,6 +128,7 @@ fn link_with(session: &Session, id: u64, label: &str, device: &str, monitors: Mo
             let Outbound::Request(req) = out else {
                 continue;
             };
+            let req = req.to_wire();
             seen.lock()
                 .unwrap()
                 .push((req.request, req.payload.clone()));

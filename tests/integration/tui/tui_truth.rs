@@ -123,9 +123,12 @@ async fn the_screen_view_watches_a_relinked_computer_again() {
         let mut watch = None;
         while let Ok(o) = rx.try_recv() {
             if let Outbound::Request(r) = o
-                && r.request == trapdesk::protocol::Kind::Screen
+                && r.kind() == trapdesk::protocol::Kind::Screen
             {
-                watch = r.payload.get("watch").and_then(serde_json::Value::as_bool);
+                watch = r
+                    .payload()
+                    .get("watch")
+                    .and_then(serde_json::Value::as_bool);
             }
         }
         watch

@@ -25,10 +25,8 @@
 //! own policy keeps `write` for writes (the console's editor saving `/startup.lua`, `trapdesk
 //! put` of a startup program, are writes they chose).
 
-use serde_json::Value;
-
 use super::{Action, Party};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::{Kind, RequestBody};
 
 /// Characters CC's `sanitizePath` drops (besides those below 32), without and with wildcards.
 const SPECIAL: &[u8] = b"\"*:<>?|";
@@ -174,8 +172,9 @@ pub struct Reach {
 }
 
 impl Reach {
-    /// What `party` doing `kind` with `payload` counts as; `None` for housekeeping (`ping`).
-    pub fn of(party: Party<'_>, kind: Kind, payload: &Value) -> Option<Reach> {
+    /// What `party` asking `body` counts as; `None` for housekeeping (`ping`).
+    pub fn of(party: Party<'_>, body: &RequestBody) -> Option<Reach> {
+        let kind = body.kind();
         let action = Action::of(kind)?;
         let plain = Some(Reach {
             action,
@@ -184,12 +183,12 @@ impl Reach {
         if party == Party::Person {
             return plain;
         }
-        let path = |key: &str| payload.get(key).and_then(Value::as_str);
-        let paths: Vec<&str> = match kind {
-            Kind::ReadFile | Kind::WriteFile | Kind::DeleteFile | Kind::MakeDir => {
-                path("path").into_iter().collect()
-            }
-            Kind::MoveFile => path("from").into_iter().chain(path("to")).collect(),
+        let paths: Vec<&str> = match body {
+            RequestBody::ReadFile(r) => vec![r.path.as_str()],
+            RequestBody::WriteFile(w) => vec![w.path.as_str()],
+            RequestBody::DeleteFile(d) => vec![d.path.as_str()],
+            RequestBody::MakeDir(m) => vec![m.path.as_str()],
+            RequestBody::MoveFile(m) => vec![m.from.as_str(), m.to.as_str()],
             _ => Vec::new(),
         };
         for p in paths {
@@ -296,30 +295,33 @@ mod tests {
     #[test]
     fn an_agent_is_raised_to_exec_the_person_is_not() {
         let agent = Party::Agent("a");
-        let write = |p: &str| Reach::of(agent, Kind::WriteFile, &json!({"path": p}));
+        let body = |kind: Kind, payload| {
+            RequestBody::from_value(kind, payload).unwrap_or_else(|e| unreachable!("{e}"))
+        };
+        let write = |p: &str| {
+            let w = json!({"path": p, "content": ""});
+            Reach::of(agent, &body(Kind::WriteFile, w))
+        };
         assert_eq!(write("/startup.lua").map(|r| r.action), Some(Action::Exec));
         assert_eq!(write("/notes.txt").map(|r| r.action), Some(Action::Write));
         let mv = Reach::of(
             agent,
-            Kind::MoveFile,
-            &json!({"from": "/.settings", "to": "/x"}),
+            &body(Kind::MoveFile, json!({"from": "/.settings", "to": "/x"})),
         );
         assert_eq!(mv.map(|r| r.action), Some(Action::Exec));
         let mv = Reach::of(
             agent,
-            Kind::MoveFile,
-            &json!({"from": "/x", "to": "STARTUP"}),
+            &body(Kind::MoveFile, json!({"from": "/x", "to": "STARTUP"})),
         );
         assert_eq!(mv.map(|r| r.action), Some(Action::Exec));
-        let read = |p: &str| Reach::of(agent, Kind::ReadFile, &json!({"path": p}));
+        let read = |p: &str| Reach::of(agent, &body(Kind::ReadFile, json!({"path": p})));
         assert_eq!(read("/.settings").map(|r| r.action), Some(Action::Exec));
         assert_eq!(read("/startup.lua").map(|r| r.action), Some(Action::Read));
         let person = Reach::of(
             Party::Person,
-            Kind::ReadFile,
-            &json!({"path": "/.settings"}),
+            &body(Kind::ReadFile, json!({"path": "/.settings"})),
         );
         assert_eq!(person.map(|r| r.action), Some(Action::Read));
-        assert_eq!(Reach::of(agent, Kind::Ping, &json!({})), None);
+        assert_eq!(Reach::of(agent, &body(Kind::Ping, json!({}))), None);
     }
 }

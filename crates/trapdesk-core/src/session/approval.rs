@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::model::{Origin, PendingInfo, RequestError, RequestSpec};
 use crate::policy::{Action, Decided, Party};
-use trapdesk_proto::protocol::{ErrorCode, Kind};
+use trapdesk_proto::protocol::{ErrorCode, Kind, RequestBody, kind};
 
 /// A request waiting for the person's answer, as the console shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -34,12 +34,12 @@ pub struct Approval {
 impl Approval {
     /// What the console shows of a new request the policy says to ask about.
     pub(crate) fn of(info: &PendingInfo, spec: &RequestSpec, d: &Decided) -> Approval {
-        let (detail, size) = detail(spec.kind, &spec.payload);
+        let (detail, size) = detail(&spec.body);
         Approval {
             request_id: info.request_id.clone(),
             trapos_id: info.trapos_id.clone(),
             origin: info.origin.clone(),
-            kind: spec.kind,
+            kind: spec.kind(),
             // What the policy decided on: a write to a boot path is asked (and granted) as exec.
             action: d.action,
             detail,
@@ -178,69 +178,47 @@ impl Origin {
 }
 
 /// The code, path or content a request would use, in full, and its size in bytes.
-pub(crate) fn detail(kind: Kind, payload: &Value) -> (String, usize) {
-    let s = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("");
+pub(crate) fn detail(body: &RequestBody) -> (String, usize) {
     let whole = |text: String| {
         let n = text.len();
         (text, n)
     };
-    match kind {
-        Kind::ExecLua => (s("code").to_owned(), s("code").len()),
-        Kind::WriteFile => {
-            use base64::Engine;
-            // Only content said to be base64 is decoded: a text that happens to be valid
-            // base64 is still the text.
-            let bytes = if s("encoding") == "base64" {
-                base64::engine::general_purpose::STANDARD
-                    .decode(s("content"))
-                    .unwrap_or_else(|_| s("content").as_bytes().to_vec())
-            } else {
-                s("content").as_bytes().to_vec()
-            };
-            let append = if payload.get("append").and_then(Value::as_bool) == Some(true) {
-                " (append)"
-            } else {
-                ""
-            };
-            let shown = match std::str::from_utf8(&bytes) {
+    match body {
+        RequestBody::ExecLua(e) => (e.code.clone(), e.code.len()),
+        RequestBody::WriteFile(w) => {
+            let append = if w.append { " (append)" } else { "" };
+            let shown = match std::str::from_utf8(&w.content) {
                 Ok(text) if !binary(text) => text.to_owned(),
                 // Binary shown as text is mojibake: its size and a hex head say what it is.
-                _ => hex_head(&bytes),
+                _ => hex_head(&w.content),
             };
-            (format!("{}{append}\n{shown}", s("path")), bytes.len())
+            (format!("{}{append}\n{shown}", w.path), w.content.len())
         }
-        Kind::RunFile => {
-            let args: Vec<String> = payload
-                .get("args")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let line = if args.is_empty() {
-                s("path").to_owned()
+        RequestBody::RunFile(r) => {
+            let line = if r.args.is_empty() {
+                r.path.clone()
             } else {
-                format!("{} {}", s("path"), args.join(" "))
+                format!("{} {}", r.path, r.args.join(" "))
             };
             whole(line)
         }
-        Kind::MoveFile => {
-            let over = if payload.get("overwrite").and_then(Value::as_bool) == Some(true) {
-                " (replacing it)"
-            } else {
-                ""
-            };
-            whole(format!("{} -> {}{over}", s("from"), s("to")))
+        RequestBody::MoveFile(m) => {
+            let over = if m.overwrite { " (replacing it)" } else { "" };
+            whole(format!("{} -> {}{over}", m.from, m.to))
         }
-        Kind::ReadFile | Kind::ListFiles | Kind::DeleteFile | Kind::FileInfo | Kind::MakeDir => {
-            whole(s("path").to_owned())
+        RequestBody::ReadFile(kind::ReadFile { path, .. })
+        | RequestBody::ListFiles(kind::ListFiles { path })
+        | RequestBody::DeleteFile(kind::DeleteFile { path })
+        | RequestBody::FileInfo(kind::FileInfo { path })
+        | RequestBody::MakeDir(kind::MakeDir { path }) => whole(path.clone()),
+        RequestBody::Input(i) => whole(input_words(i)),
+        RequestBody::Peripherals(_) => {
+            whole("list the peripherals attached, with their methods".to_owned())
         }
-        Kind::Input => whole(input_words(payload)),
-        Kind::Peripherals => whole("list the peripherals attached, with their methods".to_owned()),
-        Kind::Turtle => whole("read the turtle's fuel and slots".to_owned()),
-        Kind::Ping | Kind::Screen | Kind::ComputerOutput => whole(payload.to_string()),
+        RequestBody::Turtle(_) => whole("read the turtle's fuel and slots".to_owned()),
+        RequestBody::Ping(_) | RequestBody::Screen(_) | RequestBody::ComputerOutput(_) => {
+            whole(body.to_value().to_string())
+        }
     }
 }
 
@@ -288,11 +266,9 @@ fn hex_head(bytes: &[u8]) -> String {
 
 /// An `input` request's steps as a person reads them: `type "ls"`, `press enter`,
 /// `paste "…"`, one a line (a step of another shape as its JSON).
-fn input_words(payload: &Value) -> String {
-    let Some(steps) = payload.get("steps").and_then(Value::as_array) else {
-        return payload.to_string();
-    };
-    let lines: Vec<String> = steps
+fn input_words(input: &kind::Input) -> String {
+    let lines: Vec<String> = input
+        .steps
         .iter()
         .map(|step| {
             let s = |k: &str| step.get(k).and_then(Value::as_str);
@@ -304,10 +280,7 @@ fn input_words(payload: &Value) -> String {
                 format!("press {k}")
             } else if let Some(t) = step.get("touch") {
                 let n = |k: &str| t.get(k).and_then(Value::as_u64).unwrap_or(0);
-                let monitor = payload
-                    .get("monitor")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?");
+                let monitor = input.monitor.as_deref().unwrap_or("?");
                 format!("touch monitor {monitor} at {},{}", n("x"), n("y"))
             } else {
                 step.to_string()
@@ -325,6 +298,12 @@ fn input_words(payload: &Value) -> String {
 mod shown_tests {
     use super::*;
     use serde_json::json;
+
+    /// The detail of a payload written as JSON.
+    fn detail(kind: Kind, payload: &Value) -> (String, usize) {
+        let body = RequestBody::from_value(kind, payload.clone());
+        super::detail(&body.unwrap_or_else(|e| unreachable!("{e}")))
+    }
 
     #[test]
     fn binary_content_shows_as_size_and_a_hex_head() {
@@ -347,10 +326,11 @@ mod shown_tests {
         assert_eq!(lines.len(), 2 + 16 + 1);
         assert_eq!(lines[18], "… 299744 more bytes");
         // Text stays text, also when it would decode as base64.
-        let (text, _) = detail(
-            Kind::WriteFile,
-            &json!({"path": "a", "content": "abcd", "encoding": "utf8"}),
-        );
+        let (text, _) = super::detail(&RequestBody::WriteFile(kind::WriteFile {
+            path: "a".into(),
+            content: b"abcd".to_vec(),
+            ..Default::default()
+        }));
         assert_eq!(text, "a\nabcd");
     }
 

@@ -10,7 +10,6 @@ use crate::session::LogEvent;
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
 use tokio::time::Instant;
 
 use super::Session;
@@ -294,7 +293,8 @@ fn adopt_unknown(
         Pending {
             info: info.clone(),
             conn_id,
-            payload: Value::Null,
+            body: None,
+            as_written: None,
             waiter: None,
             output_tx: None,
             output_dropped: 0,

@@ -46,7 +46,7 @@ fn named(id: &str) -> DetachedRun {
     }
 }
 
-async fn sent(rx: &mut mpsc::Receiver<Outbound>) -> Box<trapdesk_proto::protocol::Request> {
+async fn sent(rx: &mut mpsc::Receiver<Outbound>) -> Box<trapdesk_proto::protocol::Outgoing> {
     match rx.recv().await {
         Some(Outbound::Request(r)) => r,
         other => panic!("expected a request, got {other:?}"),

@@ -321,7 +321,7 @@ impl Session {
     ) -> Result<Vec<PeripheralInfo>, DeviceError> {
         let trapos_id = self.resolve(target)?;
         self.serves_kind(&trapos_id, Kind::Peripherals)?;
-        let spec = RequestSpec::of(&kind::Peripherals {})
+        let spec = RequestSpec::of(kind::Peripherals {})
             .timeout(Some(DEVICE_TIMEOUT))
             .quiet();
         let v = self.request(&trapos_id, spec, origin).await?;
@@ -355,7 +355,7 @@ impl Session {
             });
         }
         self.serves_kind(&trapos_id, Kind::Turtle)?;
-        let spec = RequestSpec::of(&kind::Turtle { slots: None })
+        let spec = RequestSpec::of(kind::Turtle { slots: None })
             .timeout(Some(DEVICE_TIMEOUT))
             .quiet();
         let v = self.request(&trapos_id, spec, origin).await?;
@@ -373,7 +373,7 @@ impl Session {
         if self.serves_kind(&trapos_id, Kind::Peripherals).is_err() {
             return;
         }
-        let spec = RequestSpec::of(&kind::Ping { status: Some(true) })
+        let spec = RequestSpec::of(kind::Ping { status: Some(true) })
             .timeout(Some(DEVICE_TIMEOUT))
             .quiet();
         let Ok(ticket) = self.start(&trapos_id, spec, Origin::Person) else {

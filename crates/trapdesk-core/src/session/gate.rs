@@ -11,14 +11,12 @@ use crate::session::LogEvent;
 use std::time::Duration;
 use trapdesk_proto::protocol::ErrorCode;
 
-use serde_json::Value;
-
 use super::Session;
 use super::approval::{Answer, AnswerError, Approval, Gate};
 use super::model::{Event, Origin, RequestError, epoch_ms};
 use super::state::State;
 use crate::policy::{Decision, Policy, Target};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::RequestBody;
 
 impl Session {
     /// Requests waiting for the person's answer, oldest first.
@@ -195,10 +193,11 @@ impl Session {
     pub async fn permit(
         &self,
         target: &str,
-        kind: Kind,
+        body: impl Into<RequestBody>,
         origin: &Origin,
         timeout: Duration,
     ) -> Result<String, RequestError> {
+        let body = body.into();
         // A computer only the history knows (from before a restart) is read as itself.
         let in_history = self
             .history()
@@ -210,7 +209,7 @@ impl Session {
                 Err(_) if st.computers.contains_key(target) || in_history => target.to_owned(),
                 Err(e) => return Err(e),
             };
-            let gate = st.gate(origin, &trapos_id, kind, &Value::Null)?;
+            let gate = st.gate(origin, &trapos_id, &body)?;
             (trapos_id, gate)
         };
         match gate {
@@ -218,9 +217,7 @@ impl Session {
             Gate::Ask(_) => {
                 // An approval needs a request to hang on: a local one that the computer never
                 // sees and that ends as soon as it is approved.
-                let spec = super::RequestSpec::new(kind, serde_json::json!({}))
-                    .timeout(Some(timeout))
-                    .local();
+                let spec = super::RequestSpec::of(body).timeout(Some(timeout)).local();
                 self.start(&trapos_id, spec, origin.clone())?.wait().await?;
                 Ok(trapos_id)
             }

@@ -166,7 +166,8 @@ impl Session {
             Pending {
                 info,
                 conn_id,
-                payload: spec.payload,
+                body: Some(spec.body),
+                as_written: spec.as_written,
                 waiter: Some(tx),
                 output_tx: out_tx,
                 output_dropped: 0,

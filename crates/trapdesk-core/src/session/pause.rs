@@ -283,8 +283,10 @@ mod tests {
     }
 
     fn spec(kind: Kind) -> RequestSpec {
-        RequestSpec::new(kind, json!({"code": "x", "path": "/a", "content": "b"}))
-            .timeout(Some(Duration::from_secs(60)))
+        // One payload that reads as each kind these tests start (fields of others ignored).
+        let payload = json!({"code": "x", "path": "/a", "content": "b", "encoding": "text",
+            "steps": []});
+        RequestSpec::new(kind, payload).timeout(Some(Duration::from_secs(60)))
     }
 
     async fn sent(rx: &mut mpsc::Receiver<Outbound>) -> String {

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::model::{RequestError, Status};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::{RequestBody, kind};
 
 /// Longest summary kept; the full data stays in the payloads.
 const MAX: usize = 120;
@@ -21,38 +21,37 @@ pub fn one_line(text: &str, max: usize) -> String {
 }
 
 /// What a request asks, in one line: `print("hi")`, `programs/dig.lua 3 "deep shaft"`, ...
-pub fn request(kind: Kind, payload: &Value) -> String {
-    let s = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or("");
-    match kind {
-        Kind::ExecLua => one_line(s("code"), MAX),
-        Kind::RunFile => {
-            let mut line = s("path").to_owned();
-            if let Some(args) = payload.get("args").and_then(Value::as_array) {
-                for a in args {
-                    let a = a.as_str().unwrap_or("");
-                    line.push(' ');
-                    if a.is_empty() || a.contains(char::is_whitespace) || a.contains('"') {
-                        line.push_str(&format!("{a:?}"));
-                    } else {
-                        line.push_str(a);
-                    }
+pub fn request(body: &RequestBody) -> String {
+    match body {
+        RequestBody::ExecLua(e) => one_line(&e.code, MAX),
+        RequestBody::RunFile(r) => {
+            let mut line = r.path.clone();
+            for a in &r.args {
+                line.push(' ');
+                if a.is_empty() || a.contains(char::is_whitespace) || a.contains('"') {
+                    line.push_str(&format!("{a:?}"));
+                } else {
+                    line.push_str(a);
                 }
             }
             one_line(&line, MAX)
         }
-        Kind::WriteFile => {
-            let append = payload.get("append").and_then(Value::as_bool) == Some(true);
-            format!("{}{}", s("path"), if append { " (append)" } else { "" })
+        RequestBody::WriteFile(w) => {
+            format!("{}{}", w.path, if w.append { " (append)" } else { "" })
         }
-        Kind::MoveFile => format!("{} -> {}", s("from"), s("to")),
-        Kind::ReadFile | Kind::ListFiles | Kind::DeleteFile | Kind::FileInfo | Kind::MakeDir => {
-            s("path").to_owned()
-        }
-        Kind::Peripherals => "peripherals".to_owned(),
-        Kind::Turtle => "fuel and slots".to_owned(),
-        Kind::Ping | Kind::Screen | Kind::Input | Kind::ComputerOutput => {
-            one_line(&payload.to_string(), MAX)
-        }
+        RequestBody::MoveFile(m) => format!("{} -> {}", m.from, m.to),
+        RequestBody::ReadFile(kind::ReadFile { path, .. })
+        | RequestBody::ListFiles(kind::ListFiles { path })
+        | RequestBody::DeleteFile(kind::DeleteFile { path })
+        | RequestBody::FileInfo(kind::FileInfo { path })
+        | RequestBody::MakeDir(kind::MakeDir { path }) => path.clone(),
+        RequestBody::Peripherals(_) => "peripherals".to_owned(),
+        RequestBody::Turtle(_) => "fuel and slots".to_owned(),
+        // Their JSON is the shortest faithful line.
+        RequestBody::Ping(_)
+        | RequestBody::Screen(_)
+        | RequestBody::Input(_)
+        | RequestBody::ComputerOutput(_) => one_line(&body.to_value().to_string(), MAX),
     }
 }
 
@@ -276,6 +275,13 @@ mod tests {
     use super::*;
 
     use serde_json::json;
+    use trapdesk_proto::protocol::Kind;
+
+    /// The summary of a payload written as JSON.
+    fn request(kind: Kind, payload: &Value) -> String {
+        let body = RequestBody::from_value(kind, payload.clone());
+        super::request(&body.unwrap_or_else(|e| unreachable!("{e}")))
+    }
 
     #[test]
     fn requests_read_like_what_was_typed() {

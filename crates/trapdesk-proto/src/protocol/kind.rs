@@ -11,6 +11,8 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::write_file::WriteFile;
+
 /// Declares every request type once: its variant, its wire name and its payload type. From
 /// the one list come [`Kind`] (serde by wire name), [`Kind::ALL`], [`Kind::as_str`], the
 /// typed [`RequestBody`] and each payload's [`Payload`] impl, so a wire name is written once
@@ -53,6 +55,13 @@ macro_rules! requests {
             pub fn to_value(&self) -> Value {
                 match self {
                     $( RequestBody::$variant(p) => p.to_value(), )*
+                }
+            }
+
+            /// A payload of `kind` with every field empty.
+            pub fn empty(kind: Kind) -> RequestBody {
+                match kind {
+                    $( Kind::$variant => RequestBody::$variant(Default::default()), )*
                 }
             }
 
@@ -130,8 +139,9 @@ pub trait Payload: Serialize {
 
     /// The payload as the JSON the wire carries.
     fn to_value(&self) -> Value {
-        // These structs hold only strings, numbers, booleans and JSON values: serializing
-        // cannot fail, and an empty object is what the computer would refuse plainly.
+        // These structs hold only strings, numbers, booleans, bytes (as base64) and JSON
+        // values: serializing cannot fail, and an empty object is what the computer would
+        // refuse plainly.
         serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Default::default()))
     }
 }
@@ -146,7 +156,7 @@ pub struct Ping {
 }
 
 /// `exec-lua`: a chunk and its chunk name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExecLua {
     pub code: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,30 +164,15 @@ pub struct ExecLua {
 }
 
 /// `run-file`: a program and its arguments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunFile {
     pub path: String,
     #[serde(default)]
     pub args: Vec<String>,
 }
 
-/// `write-file`: `content` is base64 of the bytes (the host always sends base64).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct WriteFile {
-    pub path: String,
-    pub content: String,
-    pub encoding: String,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub append: bool,
-    /// Write over the file itself when old and new cannot both fit on the computer's disk:
-    /// gives up atomicity (an interrupted write leaves the file torn). Left out when false, so
-    /// a client before it sees the payload it always did.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub in_place: bool,
-}
-
 /// `read-file`: the whole file, or a page of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReadFile {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -187,13 +182,13 @@ pub struct ReadFile {
 }
 
 /// `list-files`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ListFiles {
     pub path: String,
 }
 
 /// `move-file`: `from` to `to`; an existing file at `to` is replaced only with `overwrite`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MoveFile {
     pub from: String,
     pub to: String,
@@ -202,26 +197,26 @@ pub struct MoveFile {
 }
 
 /// `delete-file`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeleteFile {
     pub path: String,
 }
 
 /// `file-info`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FileInfo {
     pub path: String,
 }
 
 /// `make-dir`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MakeDir {
     pub path: String,
 }
 
 /// `screen`: a frame, and whether updates should flow from now on; of the terminal, or of
 /// the monitor `monitor` names (its shadow: what this computer drew on it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Screen {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<bool>,
@@ -231,7 +226,7 @@ pub struct Screen {
 
 /// `input`: the steps, already checked by the session, and the running request they go to
 /// (none: to the computer, as typed), or the monitor touched (its steps are all touches).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Input {
     pub steps: Vec<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -329,8 +324,7 @@ mod tests {
         );
         let write = WriteFile {
             path: "a".into(),
-            content: "eA==".into(),
-            encoding: "base64".into(),
+            content: b"x".to_vec(),
             append: false,
             in_place: false,
         };

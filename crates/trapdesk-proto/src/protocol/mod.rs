@@ -401,12 +401,15 @@ mod error_code;
 pub mod kind;
 pub mod label;
 mod names;
+mod outgoing;
 pub mod wire;
+mod write_file;
 
 pub use detached::{Detach, DetachedRun, NAMED_READ};
 pub use error_code::ErrorCode;
 pub use kind::{Kind, Payload, RequestBody, UnknownKind};
 pub use names::{UnknownName, docs_table_names};
+pub use outgoing::Outgoing;
 
 impl Message {
     /// Decodes a frame into a message.

@@ -4,9 +4,8 @@
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use trapdesk_proto::protocol::{Kind, Payload};
+use trapdesk_proto::protocol::{Kind, RequestBody};
 
 use super::Origin;
 use super::json::{de_time, ser_time};
@@ -14,8 +13,11 @@ use super::json::{de_time, ser_time};
 /// What to ask a computer.
 #[derive(Debug, Clone)]
 pub struct RequestSpec {
-    pub kind: Kind,
-    pub payload: Value,
+    /// What to ask, typed by its kind.
+    pub body: RequestBody,
+    /// Sent instead of the body's JSON: only a test's payload of the wrong shape (see
+    /// [`RequestSpec::new`]).
+    pub(crate) as_written: Option<serde_json::Value>,
     /// When the host gives up on it.
     pub deadline: Deadline,
     /// How it is sent, shown and approved.
@@ -95,18 +97,48 @@ impl Mode {
 }
 
 impl RequestSpec {
-    pub fn new(kind: Kind, payload: Value) -> Self {
+    /// A request of a typed payload, of the payload's own kind.
+    pub fn of(body: impl Into<RequestBody>) -> Self {
         RequestSpec {
-            kind,
-            payload,
+            body: body.into(),
+            as_written: None,
             deadline: Deadline::Default,
             mode: Mode::Attached { stream: false },
         }
     }
 
-    /// A request of a typed payload, of the payload's own kind.
-    pub fn of<P: Payload>(payload: &P) -> Self {
-        RequestSpec::new(P::KIND, payload.to_value())
+    /// A request of `kind` whose payload is JSON from elsewhere (the console's channel).
+    ///
+    /// # Errors
+    /// A payload that is not one of `kind`: a field missing or of the wrong type.
+    pub fn from_json(kind: Kind, payload: serde_json::Value) -> Result<Self, serde_json::Error> {
+        RequestBody::from_value(kind, payload).map(RequestSpec::of)
+    }
+
+    /// A request of `kind` whose payload a test wrote as JSON. One of the wrong shape goes to
+    /// the computer as written (the body the host reads is then an empty one of `kind`), so
+    /// that a test reaches the computer's own checks; nothing else can send such a payload.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn new(kind: Kind, payload: serde_json::Value) -> Self {
+        match RequestBody::from_value(kind, payload.clone()) {
+            Ok(body) => RequestSpec::of(body),
+            Err(_) => RequestSpec {
+                as_written: Some(payload),
+                ..RequestSpec::of(RequestBody::empty(kind))
+            },
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.body.kind()
+    }
+
+    /// The payload as the JSON frame carries it (for the log).
+    pub fn payload(&self) -> serde_json::Value {
+        match &self.as_written {
+            Some(v) => v.clone(),
+            None => self.body.to_value(),
+        }
     }
 
     /// A detached run (see [`Mode::Detached`]): no deadline unless a `timeout` is given.
@@ -200,7 +232,7 @@ mod tests {
     use super::*;
 
     fn spec() -> RequestSpec {
-        RequestSpec::new(Kind::Ping, Value::Null)
+        RequestSpec::of(trapdesk_proto::protocol::kind::Ping::default())
     }
 
     #[test]
@@ -213,6 +245,17 @@ mod tests {
         assert_eq!(spec().timeout(None).detached().deadline, Deadline::None);
         assert_eq!(spec().detached().timeout(None).deadline, Deadline::None);
         assert_eq!(spec().timeout(None).deadline, Deadline::Default);
+    }
+
+    #[test]
+    fn a_tests_payload_of_the_wrong_shape_goes_as_written() {
+        use serde_json::json;
+        let good = RequestSpec::new(Kind::MoveFile, json!({"from": "a", "to": "b"}));
+        assert_eq!(good.as_written, None);
+        assert_eq!(good.payload(), json!({"from": "a", "to": "b"}));
+        let bad = RequestSpec::new(Kind::MoveFile, json!({"from": "a"}));
+        assert_eq!(bad.kind(), Kind::MoveFile);
+        assert_eq!(bad.payload(), json!({"from": "a"}));
     }
 
     #[test]

@@ -363,7 +363,7 @@ impl Session {
         let trapos_id = self.resolve(target)?;
         let display = Display::Monitor(monitor.to_owned());
         self.serves(&trapos_id, &display, Kind::Input)?;
-        let spec = RequestSpec::of(&kind::Input {
+        let spec = RequestSpec::of(kind::Input {
             steps: vec![step],
             request_id: None,
             monitor: Some(monitor.to_owned()),
@@ -407,7 +407,7 @@ impl Session {
         if !routes {
             return Err(ScreenError::NoRouting { trapos_id });
         }
-        let spec = RequestSpec::of(&kind::Input {
+        let spec = RequestSpec::of(kind::Input {
             steps,
             request_id: Some(request_id.to_owned()),
             monitor: None,
@@ -430,7 +430,7 @@ impl Session {
     ) -> Result<crate::session::Ticket, ScreenError> {
         let trapos_id = self.resolve(target)?;
         self.serves(&trapos_id, &Display::Terminal, Kind::Input)?;
-        let spec = RequestSpec::of(&kind::Input {
+        let spec = RequestSpec::of(kind::Input {
             steps,
             request_id: None,
             monitor: None,

@@ -317,7 +317,7 @@ impl Session {
     }
 
     fn screen_spec(display: &Display, watch: bool) -> RequestSpec {
-        RequestSpec::of(&kind::Screen {
+        RequestSpec::of(kind::Screen {
             watch: Some(watch),
             monitor: display.monitor().map(str::to_owned),
         })

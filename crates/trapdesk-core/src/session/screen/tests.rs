@@ -145,9 +145,9 @@ async fn a_touch_is_checked_then_sent_with_its_monitor() {
             _ => continue,
         }
     };
-    assert_eq!(req.request, Kind::Input);
+    assert_eq!(req.kind(), Kind::Input);
     assert_eq!(
-        req.payload,
+        req.payload(),
         json!({"steps": [{"touch": {"x": 3, "y": 2}}], "monitor": "top"})
     );
     link.response(trapdesk_proto::protocol::Response {

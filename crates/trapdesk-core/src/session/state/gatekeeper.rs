@@ -5,13 +5,11 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
 use crate::policy::{Action, Decided, Decision, Party, Policy, Reach, Target};
 use crate::session::approval::{Approvals, Gate};
 use crate::session::model::{Origin, RequestError};
 use crate::session::pause::{Paused, paused_refusal};
-use trapdesk_proto::protocol::{ErrorCode, Kind};
+use trapdesk_proto::protocol::{ErrorCode, Kind, RequestBody};
 
 #[derive(Default)]
 pub(crate) struct Gatekeeper {
@@ -76,9 +74,9 @@ impl Gatekeeper {
         policy: &Policy,
         target: Target,
         origin: &Origin,
-        kind: Kind,
-        payload: &Value,
+        body: &RequestBody,
     ) -> Result<Gate, RequestError> {
+        let kind = body.kind();
         // The person's own tools (the console, the CLI, sync) reach what the person may: only
         // an agent's request counts as what its paths reach. Which client is the person's CLI
         // is the MCP front's to know (it must come from a credential, not a name).
@@ -86,7 +84,7 @@ impl Gatekeeper {
             Origin::Agent(name) => Party::Agent(name),
             _ => Party::Person,
         };
-        let Some(reach) = Reach::of(reacher, kind, payload) else {
+        let Some(reach) = Reach::of(reacher, body) else {
             return Ok(Gate::Go);
         };
         // The person's stop for all agents comes before the policy: it holds whatever that says.

@@ -31,8 +31,7 @@ use super::output::OutputRing;
 use super::transcript::Extra;
 use crate::config::Settings;
 use crate::policy::{Action, Decided, Target};
-use serde_json::Value;
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::RequestBody;
 
 use super::approval::Gate;
 use super::model::Origin;
@@ -160,8 +159,7 @@ impl State {
         &mut self,
         origin: &Origin,
         trapos_id: &str,
-        kind: Kind,
-        payload: &Value,
+        body: &RequestBody,
     ) -> Result<Gate, RequestError> {
         let (id, label) = self.target_of(trapos_id);
         let target = Target {
@@ -169,17 +167,14 @@ impl State {
             id,
             label: label.as_deref(),
         };
-        let refused = match self
-            .gate
-            .check(&self.settings.policy, target, origin, kind, payload)
-        {
+        let refused = match self.gate.check(&self.settings.policy, target, origin, body) {
             Ok(gate) => return Ok(gate),
             Err(refused) => refused,
         };
         let mut entry = State::entry(LogEvent::Refused, refused.to_string());
         entry.who = Some(origin.name().to_owned());
         entry.trapos_id = Some(trapos_id.to_owned());
-        entry.what = Some(kind.to_string());
+        entry.what = Some(body.kind().to_string());
         self.log(entry);
         Err(refused)
     }

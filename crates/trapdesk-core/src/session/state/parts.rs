@@ -4,7 +4,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, SystemTime};
 
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
@@ -12,14 +11,14 @@ use crate::session::approval::Gate;
 use crate::session::captured::Captured;
 use crate::session::model::{ComputerInfo, Ending, PendingInfo, Stream};
 use crate::session::output::OutputRing;
-use trapdesk_proto::protocol::Request;
+use trapdesk_proto::protocol::{Outgoing, RequestBody};
 
 /// What the session asks a connection task to do. The socket belongs to that task alone.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outbound {
     /// Boxed: the channel's first block holds 32 of these, allocated at link time, so the
     /// largest variant sets what every idle link costs (~3 KiB unboxed; BENCHMARKS.md).
-    Request(Box<Request>),
+    Request(Box<Outgoing>),
     Cancel {
         id: String,
     },
@@ -141,7 +140,10 @@ pub(super) fn hard_abort<'a>(
 pub(crate) struct Pending {
     pub info: PendingInfo,
     pub conn_id: u64,
-    pub payload: Value,
+    /// What is sent; none for a run taken back from an earlier host (already running).
+    pub body: Option<RequestBody>,
+    /// A test's payload of the wrong shape, sent instead of the body's.
+    pub as_written: Option<serde_json::Value>,
     pub waiter: Option<Waiter>,
     /// Bounded (`stream_buffer`); chunks the reader has no room for are counted in
     /// `output_dropped` and reported in the next chunk that fits.

@@ -51,13 +51,13 @@ impl State {
             return Err(RequestError::ShuttingDown);
         }
         let trapos_id = self.resolve(target)?;
-        let gate = self.gate(origin, &trapos_id, spec.kind, &spec.payload)?;
+        let gate = self.gate(origin, &trapos_id, &spec.body)?;
         if spec.mode.never_asks() && matches!(gate, Gate::Ask(_)) {
             return Err(RequestError::Policy {
                 code: ErrorCode::NeedsApproval,
                 message: format!(
                     "{} on {trapos_id} needs a person's approval, and this is never asked for",
-                    spec.kind
+                    spec.kind()
                 ),
             });
         }
@@ -109,7 +109,7 @@ impl State {
         let id = format!("h-{}-{}", self.run_tag, self.next_request);
         self.next_request += 1;
         let now = Instant::now();
-        let summary = summary::request(spec.kind, &spec.payload);
+        let summary = summary::request(&spec.body);
         // Said where the person looks (Requests, the scrollback, the log): it outlives its caller.
         let summary = if spec.mode.is_detached() {
             format!("detached: {summary}")
@@ -120,7 +120,7 @@ impl State {
             request_id: id,
             trapos_id: trapos_id.to_owned(),
             origin,
-            kind: spec.kind,
+            kind: spec.kind(),
             summary,
             started_at: SystemTime::now(),
             started: now,
@@ -212,7 +212,8 @@ impl State {
         entry.status = Some(Status::Running);
         let extra = Extra {
             origin: Some(info.origin.clone()),
-            args: Some(spec.payload.clone()),
+            // The log keeps the payload as the JSON frame carries it.
+            args: Some(spec.payload()),
             ..Default::default()
         };
         self.log_with(entry, extra);

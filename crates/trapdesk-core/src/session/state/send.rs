@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use std::collections::HashMap;
 
 use super::{Conn, Outbound, Pending};
-use trapdesk_proto::protocol::Request;
+use trapdesk_proto::protocol::Outgoing;
 
 /// A link's outbound channel was full: the computer is not reading.
 pub(crate) struct Full;
@@ -35,15 +35,18 @@ impl Conn {
             } else {
                 return Ok(());
             };
-            let Some(p) = pending.get_mut(&id) else {
+            let Some((p, body)) = pending
+                .get_mut(&id)
+                .and_then(|p| p.body.clone().map(|b| (p, b)))
+            else {
                 continue;
             };
             let now = Instant::now();
             let remaining = p.info.deadline.saturating_duration_since(now);
-            let req = Request {
+            let req = Outgoing {
                 id: id.clone(),
-                request: p.info.kind,
-                payload: p.payload.clone(),
+                body,
+                as_written: p.as_written.clone(),
                 timeout_ms: (!p.info.no_deadline).then(|| remaining.as_millis().max(1) as u64),
                 detach: detached.then(|| trapdesk_proto::protocol::Detach {
                     by: p.info.origin.name().to_owned(),
