@@ -169,11 +169,10 @@ impl Focus {
 /// inspect them.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Intent {
-    /// Start one request of `kind` with `payload` on each target.
+    /// Start one request of `body` on each target.
     Start {
         targets: Vec<String>,
-        kind: trapdesk_proto::protocol::Kind,
-        payload: Value,
+        body: trapdesk_proto::protocol::RequestBody,
         /// `None`: no deadline; the person cancels with `c`.
         deadline: Option<std::time::Duration>,
     },

@@ -46,10 +46,9 @@ pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<A
     match intent {
         Intent::Start {
             targets,
-            kind,
-            payload,
+            body,
             deadline,
-        } => start(hub, &targets, kind, &payload, deadline, msg_tx),
+        } => start(hub, &targets, &body, deadline, msg_tx),
         Intent::Answer(request_id, answer) => self::answer(hub, &request_id, answer, msg_tx),
         Intent::ReloadPolicy => reload_policy(hub, msg_tx),
         // Said in the notice; the status line's marker follows the session's event.
@@ -79,8 +78,7 @@ pub fn execute<H: Hub>(hub: &H, intent: Intent, msg_tx: &mpsc::UnboundedSender<A
 fn start<H: Hub>(
     hub: &H,
     targets: &[String],
-    kind: trapdesk_proto::protocol::Kind,
-    payload: &Value,
+    body: &trapdesk_proto::protocol::RequestBody,
     deadline: Option<std::time::Duration>,
     msg_tx: &mpsc::UnboundedSender<AppMsg>,
 ) {
@@ -88,10 +86,11 @@ fn start<H: Hub>(
         .iter()
         .map(|target| {
             let named = target.clone();
-            hub.run(target, kind, payload.clone(), deadline)
+            hub.run(target, body.clone(), deadline)
                 .map(move |r| (named, r))
         })
         .collect();
+    let kind = body.kind();
     let tx = msg_tx.clone();
     settle(futures_util::future::join_all(runs), move |outcomes| {
         let reply = Reply(&tx);

@@ -19,7 +19,7 @@ use trapdesk_core::session::screen::{Display, ScreenFrame};
 use trapdesk_core::session::{
     self, Answer, Approval, ComputerInfo, OutputItem, PendingInfo, Session, ToolCall,
 };
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::RequestBody;
 
 use super::words;
 
@@ -68,8 +68,7 @@ pub trait Hub: Clone + Send + Sync + 'static {
     fn run(
         &self,
         target: &str,
-        kind: Kind,
-        payload: Value,
+        body: RequestBody,
         deadline: Option<Duration>,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static;
     /// `list-files` of `dir` on `target`, quietly (completion is not output to show).
@@ -194,11 +193,10 @@ impl Hub for Session {
     fn run(
         &self,
         target: &str,
-        kind: Kind,
-        payload: Value,
+        body: RequestBody,
         deadline: Option<Duration>,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-        std::future::ready(words::person_run(self, target, kind, payload, deadline))
+        std::future::ready(words::person_run(self, target, body, deadline))
     }
 
     fn list_files(

@@ -9,7 +9,6 @@
 use ratatui::crossterm::event::{
     Event as CtEvent, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind,
 };
-use serde_json::json;
 
 use super::app::{App, Popup};
 use super::component::{Component, Cx, Focus, Intent, Open, Outcome, PromptKind, Submitted};
@@ -294,8 +293,11 @@ impl App {
             }
             Submitted::RunFile(rf) => Outcome::Run(Intent::Start {
                 targets: self.targets(),
-                kind: trapdesk_proto::protocol::Kind::RunFile,
-                payload: json!({"path": rf.path, "args": rf.args}),
+                body: trapdesk_proto::protocol::kind::RunFile {
+                    path: rf.path,
+                    args: rf.args,
+                }
+                .into(),
                 deadline: self.run_deadline,
             }),
             Submitted::FilterTyped(_) | Submitted::FilterCleared => Outcome::Done,
@@ -344,8 +346,7 @@ impl App {
         self.editor.history.push(&code);
         Outcome::Run(Intent::Start {
             targets,
-            kind: trapdesk_proto::protocol::Kind::ExecLua,
-            payload: json!({ "code": code }),
+            body: trapdesk_proto::protocol::kind::ExecLua { code, name: None }.into(),
             deadline: self.run_deadline,
         })
     }

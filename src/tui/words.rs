@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use trapdesk_core::session::{Answer, Origin, RequestSpec, Session};
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::RequestBody;
 use trapdesk_proto::protocol::kind::ListFiles;
 
 /// The name the in-process console answers under.
@@ -47,14 +47,11 @@ pub fn secret_now(session: &Session) -> String {
 pub fn person_run(
     session: &Session,
     target: &str,
-    kind: Kind,
-    payload: Value,
+    body: RequestBody,
     deadline: Option<Duration>,
 ) -> Result<(), String> {
     // The person's runs have no deadline unless one was asked for with `t`.
-    // The payload comes as JSON over the console's channel: one not of its kind is refused
-    // here, as the computer would refuse it.
-    let spec = RequestSpec::from_json(kind, payload).map_err(|e| format!("{kind}: {e}"))?;
+    let spec = RequestSpec::of(body);
     let spec = match deadline {
         Some(d) => spec.timeout(Some(d)),
         None => spec.without_deadline(),

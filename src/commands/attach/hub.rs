@@ -19,7 +19,7 @@ use trapdesk_core::session::screen::{Display, ScreenFrame};
 use trapdesk_core::session::{
     Answer, Approval, ComputerInfo, Event, OutputItem, PendingInfo, ToolCall,
 };
-use trapdesk_proto::protocol::Kind;
+use trapdesk_proto::protocol::RequestBody;
 
 mod mirror;
 
@@ -238,14 +238,14 @@ impl Hub for RemoteHub {
     fn run(
         &self,
         target: &str,
-        kind: Kind,
-        payload: Value,
+        body: RequestBody,
         deadline: Option<Duration>,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        // The attach channel carries the body as its kind and its JSON, as the wire does.
         let answer = self.call(Call::Run {
             target: target.to_owned(),
-            kind,
-            payload,
+            kind: body.kind(),
+            payload: body.to_value(),
             deadline_ms: deadline.map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         });
         async move { unit(answer.await) }

@@ -236,13 +236,15 @@ impl Conn {
                 kind,
                 payload,
                 deadline_ms,
-            } => done(words::person_run(
-                &s,
-                &target,
-                kind,
-                payload,
-                deadline_ms.map(Duration::from_millis),
-            )),
+            } => done(
+                // The payload comes as JSON over the channel: one not of its kind is refused
+                // here, as the computer would refuse it.
+                trapdesk_proto::protocol::RequestBody::from_value(kind, payload)
+                    .map_err(|e| format!("{kind}: {e}"))
+                    .and_then(|body| {
+                        words::person_run(&s, &target, body, deadline_ms.map(Duration::from_millis))
+                    }),
+            ),
             Call::ListFiles { target, dir } => answer_later(later, id, async move {
                 words::person_list_files(&s, &target, &dir).await
             }),

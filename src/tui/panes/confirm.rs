@@ -13,6 +13,7 @@ use crate::tui::component::{Component, Cx, DrawCx, Outcome};
 use crate::tui::draw::{centred, cut, name_of, popup_frame};
 use crate::tui::keymap::{Action, Scope, first_keys, key_for};
 use crate::tui::output::printable;
+use trapdesk_proto::protocol::RequestBody;
 
 /// Quit while this many requests are pending?
 #[derive(Debug, Clone, PartialEq)]
@@ -98,24 +99,18 @@ impl Component for ConfirmRun {
     /// "Run exec-lua on 12 computers?", who they are, the first few names, and the keys.
     fn draw(&self, area: Rect, buf: &mut Buffer, cx: &DrawCx) -> Option<(u16, u16)> {
         let t = cx.theme;
-        let Intent::Start {
-            targets,
-            kind,
-            payload,
-            ..
-        } = &*self.intent
-        else {
+        let Intent::Start { targets, body, .. } = &*self.intent else {
             return None;
         };
         let r = centred(area, 72, 8);
         Clear.render(r, buf);
         let inner = r.width.saturating_sub(2) as usize;
-        let what = payload
-            .get("code")
-            .or_else(|| payload.get("path"))
-            .and_then(|v| v.as_str())
-            .map(|s| trapdesk_core::session::summary::one_line(s, 60))
-            .unwrap_or_default();
+        let what = match body {
+            RequestBody::ExecLua(e) => trapdesk_core::session::summary::one_line(&e.code, 60),
+            RequestBody::RunFile(r) => trapdesk_core::session::summary::one_line(&r.path, 60),
+            _ => String::new(),
+        };
+        let kind = body.kind();
         let names: Vec<String> = targets.iter().take(6).map(|t| name_of(t)).collect();
         let more = targets.len().saturating_sub(names.len());
         let mut list = names.join(", ");

@@ -271,7 +271,7 @@ async fn attach_finds_the_headless_host_of_the_data_dir() {
 /// input typed, the stop for all agents, the policy reload, the secret.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_hub_call_works_over_the_connection() {
-    use trapdesk::protocol::Kind;
+    use trapdesk::protocol::{Kind, RequestBody};
     let host = asking_host().await;
     let _c = emulated(&host, 5, Some("mine")).await;
     let stop = tokio_util::sync::CancellationToken::new();
@@ -296,8 +296,7 @@ async fn every_hub_call_works_over_the_connection() {
     // A run: output in the mirror.
     hub.run(
         "mine",
-        Kind::ExecLua,
-        json!({"code": "print('over the wire')"}),
+        RequestBody::from_value(Kind::ExecLua, json!({"code": "print('over the wire')"})).unwrap(),
         None,
     )
     .await
@@ -309,7 +308,11 @@ async fn every_hub_call_works_over_the_connection() {
     })
     .await;
     let err = hub
-        .run("nobody", Kind::ExecLua, json!({"code": "return 1"}), None)
+        .run(
+            "nobody",
+            RequestBody::from_value(Kind::ExecLua, json!({"code": "return 1"})).unwrap(),
+            None,
+        )
         .await
         .unwrap_err();
     assert!(err.contains("nobody"), "{err}");
@@ -318,8 +321,7 @@ async fn every_hub_call_works_over_the_connection() {
     let deadline = Some(Duration::from_secs(120));
     hub.run(
         "mine",
-        Kind::ExecLua,
-        json!({"code": "sleep(60)"}),
+        RequestBody::from_value(Kind::ExecLua, json!({"code": "sleep(60)"})).unwrap(),
         deadline,
     )
     .await
@@ -364,10 +366,13 @@ async fn every_hub_call_works_over_the_connection() {
     // a program waiting for it gets `monitor_touch` with the monitor and the cell.
     hub.run(
         "mine",
-        Kind::ExecLua,
-        json!({"code": "periphemu.create('top', 'monitor') \
+        RequestBody::from_value(
+            Kind::ExecLua,
+            json!({"code": "periphemu.create('top', 'monitor') \
             local _, side, x, y = os.pullEvent('monitor_touch') \
             print('touched ' .. side .. ' ' .. x .. ',' .. y)"}),
+        )
+        .unwrap(),
         None,
     )
     .await

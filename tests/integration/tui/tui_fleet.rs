@@ -241,8 +241,11 @@ async fn a_marks_the_filtered_set_and_f5_confirms_how_many() {
                 "3:miner-3".into(),
                 "4:miner-4".into()
             ],
-            kind: trapdesk::protocol::Kind::ExecLua,
-            payload: json!({"code": "print(os.getComputerID())"}),
+            body: trapdesk::protocol::RequestBody::from_value(
+                trapdesk::protocol::Kind::ExecLua,
+                json!({"code": "print(os.getComputerID())"})
+            )
+            .unwrap(),
             deadline: None,
         }]
     );
@@ -293,7 +296,7 @@ async fn the_confirmation_says_when_marks_reach_past_the_filter() {
     assert!(matches!(app.popup, Some(Popup::ConfirmRun(..))));
     let out = app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(out.first(), Some(Intent::Start { kind, .. }) if *kind == trapdesk::protocol::Kind::RunFile)
+        matches!(out.first(), Some(Intent::Start { body, .. }) if body.kind() == trapdesk::protocol::Kind::RunFile)
     );
 }
 

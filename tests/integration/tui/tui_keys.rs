@@ -48,8 +48,11 @@ async fn f5_sends_exec_lua_to_the_selected_computer() {
         out,
         vec![Intent::Start {
             targets: vec!["7:miner".into()],
-            kind: trapdesk::protocol::Kind::ExecLua,
-            payload: json!({"code": "print('hi')\nreturn 1"}),
+            body: trapdesk::protocol::RequestBody::from_value(
+                trapdesk::protocol::Kind::ExecLua,
+                json!({"code": "print('hi')\nreturn 1"})
+            )
+            .unwrap(),
             deadline: None,
         }]
     );
@@ -97,8 +100,11 @@ async fn f6_parses_quoted_arguments() {
         out,
         vec![Intent::Start {
             targets: vec!["7:miner".into()],
-            kind: trapdesk::protocol::Kind::RunFile,
-            payload: json!({"path": "programs/dig.lua", "args": ["3", "deep shaft"]}),
+            body: trapdesk::protocol::RequestBody::from_value(
+                trapdesk::protocol::Kind::RunFile,
+                json!({"path": "programs/dig.lua", "args": ["3", "deep shaft"]})
+            )
+            .unwrap(),
             deadline: None,
         }]
     );
@@ -366,8 +372,11 @@ async fn clicking_a_key_hint_presses_that_key() {
         out,
         vec![Intent::Start {
             targets: vec!["7:miner".into()],
-            kind: trapdesk::protocol::Kind::ExecLua,
-            payload: json!({"code": "return 1"}),
+            body: trapdesk::protocol::RequestBody::from_value(
+                trapdesk::protocol::Kind::ExecLua,
+                json!({"code": "return 1"})
+            )
+            .unwrap(),
             deadline: None,
         }]
     );
