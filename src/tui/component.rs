@@ -254,9 +254,5 @@ pub enum Submitted {
     FilterCleared,
 }
 
-/// A parsed run-file line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RunFile {
-    pub path: String,
-    pub args: Vec<String>,
-}
+/// A parsed run-file line is the request's own payload: one type for both.
+pub use trapdesk_proto::protocol::kind::RunFile;

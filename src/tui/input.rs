@@ -14,6 +14,7 @@ use super::app::{App, Popup};
 use super::component::{Component, Cx, Focus, Intent, Open, Outcome, PromptKind, Submitted};
 use super::keymap::{self, Action, Scope};
 use super::layout::{areas, hit};
+use trapdesk_proto::protocol::kind::ExecLua;
 
 impl App {
     /// Any terminal event.
@@ -293,11 +294,7 @@ impl App {
             }
             Submitted::RunFile(rf) => Outcome::Run(Intent::Start {
                 targets: self.targets(),
-                body: trapdesk_proto::protocol::kind::RunFile {
-                    path: rf.path,
-                    args: rf.args,
-                }
-                .into(),
+                body: rf.into(),
                 deadline: self.run_deadline,
             }),
             Submitted::FilterTyped(_) | Submitted::FilterCleared => Outcome::Done,
@@ -346,7 +343,7 @@ impl App {
         self.editor.history.push(&code);
         Outcome::Run(Intent::Start {
             targets,
-            body: trapdesk_proto::protocol::kind::ExecLua { code, name: None }.into(),
+            body: ExecLua { code, name: None }.into(),
             deadline: self.run_deadline,
         })
     }
