@@ -88,9 +88,15 @@ async fn the_computers_advice_for_a_wrong_secret_works_and_survives_a_reboot() {
     )
     .await;
     c.type_line(&line(SECRET));
+    // The last line the installer prints is waited for too: it comes a moment after
+    // "stored", and a loaded machine showed the screen between the two.
     let rows = wait_rows(
         &c,
-        &["Linked to trapdesk as 1:farm", "The secret given is stored"],
+        &[
+            "Linked to trapdesk as 1:farm",
+            "The secret given is stored",
+            "carries it now.",
+        ],
     )
     .await;
     println!(

@@ -64,6 +64,7 @@ async fn large_payloads_are_sliced(w: &World, sliced: bool) {
     let who = &*w.trapos("miner");
     let runtime = w.runtime.name();
     let dump = || w.computer("miner").dump();
+    let files = w.files("miner");
     let r = call(
         client,
         "exec-lua",
@@ -129,7 +130,21 @@ async fn large_payloads_are_sliced(w: &World, sliced: bool) {
             None => break,
         }
     }
-    assert!(got == body, "read back differs");
+    // Where they part, so that a rare failure says what kind it is (short, or changed), and
+    // whether the computer's own copy was already wrong.
+    let first = got.iter().zip(&body).position(|(a, b)| a != b);
+    assert!(
+        got == body,
+        "read back differs: {} bytes of {}, first difference at {first:?}; the computer's copy \
+         is {}",
+        got.len(),
+        body.len(),
+        match std::fs::read(files.join("paced.bin")) {
+            Ok(disk) if disk == body => "right".to_owned(),
+            Ok(disk) => format!("wrong too ({} bytes)", disk.len()),
+            Err(e) => format!("unreadable: {e}"),
+        }
+    );
     let m = meter(client, who).await;
     report("read-file 1 MB in pages", &m);
 
