@@ -82,6 +82,13 @@ pub fn installed(pin: &Pin) -> PathBuf {
             }
         }
     }
+    // One install at a time in this process: tests run on several threads, and two of them
+    // installing the same pin would share the scratch folder below (named by process), one
+    // deleting it under the other's npm (an Inspector install failed so at four threads).
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALLING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if bin_dir.join(pin.bin).exists() {
         return bin_dir;
     }
