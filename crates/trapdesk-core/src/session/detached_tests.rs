@@ -399,5 +399,5 @@ async fn computers_relinking_under_new_names_keep_the_numbering_bookkeeping_boun
     let _link = s.link(&hello(100), tx);
     assert!(s.output_cursor("100:miner", 1) == 1);
     let st = s.lock();
-    assert!(st.computers["100:miner"].output.next_seq() > 1);
+    assert!(st.computers.get("100:miner").unwrap().output.next_seq() > 1);
 }

@@ -122,10 +122,7 @@ impl Session {
         let limit = query.limit.max(1);
         let mut computers = Vec::new();
         let mut more = false;
-        for (_, t) in st.order.range((start, Bound::Unbounded)) {
-            let Some(c) = st.computers.get(t).filter(|c| c.info.online) else {
-                continue;
-            };
+        for c in st.computers.in_order(start).filter(|c| c.info.online) {
             if computers.len() == limit {
                 more = true;
                 break;
@@ -135,7 +132,7 @@ impl Session {
         let next_cursor = more
             .then(|| computers.last().map(|c: &ComputerInfo| c.trapos_id.clone()))
             .flatten();
-        let linked = st.conns.len();
+        let linked = st.computers.linked();
         Page {
             computers,
             matched: linked,
@@ -146,7 +143,7 @@ impl Session {
 
     /// How many computers are linked now.
     pub fn linked_count(&self) -> usize {
-        self.lock().conns.len()
+        self.lock().computers.linked()
     }
 
     /// The traposIds of the linked computers a glob matches, in `(id, traposId)` order.

@@ -5,14 +5,12 @@
 //! `:` (CC allows it), so `label set 7:vault` on computer 12 must not make `12:7:vault` the
 //! answer to `7:vault` while computer 7 is offline. Only other shapes fall back to labels.
 
-use std::collections::HashMap;
-
 use super::model::RequestError;
 use super::state::Computer;
 
 /// The computers by traposId, linked or recently unlinked (`State`'s table): every name is
 /// looked up in it alone.
-type Table = HashMap<String, Computer>;
+type Table = super::state::Computers;
 
 /// The traposIds of the linked computers, sorted.
 fn linked_ids(computers: &Table) -> Vec<String> {

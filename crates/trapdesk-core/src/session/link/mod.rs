@@ -134,7 +134,6 @@ impl Session {
                 back = c.off.take();
             }
             None => {
-                st.order.insert((hello.computer_id, trapos_id.clone()));
                 let output = st.new_ring(&trapos_id);
                 st.computers.insert(
                     trapos_id.clone(),
@@ -147,7 +146,7 @@ impl Session {
                 );
             }
         }
-        st.conns.insert(conn_id, trapos_id.clone());
+        st.computers.connect(conn_id, trapos_id.clone());
         log_linked(&mut st, hello, &trapos_id, back.is_some());
         // Before `Linked` is heard: a view that pulls on it must find no frame of the old link.
         self.screens_relinked(&trapos_id);
@@ -180,7 +179,7 @@ fn replace(st: &mut State, trapos_id: &str) {
             code: CLOSE_REPLACED,
             reason: "replaced".into(),
         });
-        st.conns.remove(&old.id);
+        st.computers.disconnect(old.id);
         st.fail_conn(old.id);
         let mut entry = State::entry(LogEvent::Unlinked, "replaced by a new connection");
         entry.trapos_id = Some(trapos_id.to_owned());

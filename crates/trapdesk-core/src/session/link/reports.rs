@@ -72,7 +72,7 @@ impl Link {
 
     /// Whether this connection is still the computer's current one.
     fn current(&self, st: &State) -> bool {
-        st.conns.contains_key(&self.conn_id)
+        st.computers.is_live(self.conn_id)
     }
 
     /// The computer answered a request. A response to an id that is not pending on this
@@ -328,15 +328,12 @@ impl Link {
             st.log(entry);
             return None;
         }
-        st.order.remove(&(id, old.clone()));
-        if let Some(stale) = st.computers.remove(&new) {
-            st.order.remove(&(stale.info.id, new.clone()));
-        }
+        // An offline entry already under the new name is this computer's from an earlier link.
+        st.computers.remove(&new);
         computer.info.trapos_id = new.clone();
         computer.info.label = label;
-        st.order.insert((id, new.clone()));
         st.computers.insert(new.clone(), computer);
-        st.conns.insert(self.conn_id, new.clone());
+        st.computers.connect(self.conn_id, new.clone());
         for p in st.pending.values_mut() {
             if p.info.trapos_id == old {
                 p.info.trapos_id = new.clone();
@@ -405,7 +402,7 @@ pub(crate) fn offer(
 impl Drop for Link {
     fn drop(&mut self) {
         let mut st = self.session.lock();
-        if st.conns.remove(&self.conn_id).is_none() {
+        if st.computers.disconnect(self.conn_id).is_none() {
             // Replaced: the new connection already took over and failed our requests.
             return;
         }

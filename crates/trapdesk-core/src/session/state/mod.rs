@@ -12,6 +12,7 @@
 //! `std::sync::Mutex` because no critical section crosses an `.await`.
 
 mod calls;
+mod computers;
 mod deadlines;
 mod gatekeeper;
 mod log;
@@ -20,7 +21,7 @@ mod request;
 mod send;
 
 use crate::session::LogEvent;
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::time::SystemTime;
 
 use tokio::sync::broadcast;
@@ -36,6 +37,7 @@ use trapdesk_proto::protocol::RequestBody;
 use super::approval::Gate;
 use super::model::Origin;
 
+pub(crate) use computers::Computers;
 pub(crate) use deadlines::Wake;
 #[cfg(test)]
 pub(crate) use parts::SEQ_FLOORS_KEPT;
@@ -46,13 +48,9 @@ pub use parts::{EVENT_TEXT_MAX, Outbound, OutputChunk};
 
 pub(crate) struct State {
     pub settings: Settings,
-    pub computers: HashMap<String, Computer>,
-    /// Every key of `computers` in `(id, traposId)` order: a page of linked computers is a
-    /// range of this, where a scan of `computers` read all of them for every page (10,000
-    /// computers of ~400 bytes each: 4 MB read per page of ~90).
-    pub order: BTreeSet<(u64, String)>,
-    /// Connection id → traposId.
-    pub conns: HashMap<u64, String>,
+    /// The computers, their order and their live connections, kept in step (see
+    /// `computers.rs`).
+    pub computers: Computers,
     pub pending: HashMap<String, Pending>,
     /// Agents' tool calls (see `calls.rs`).
     pub calls: calls::ToolCalls,
@@ -95,9 +93,7 @@ impl State {
         let gone = runs.began(&run_tag);
         let mut st = State {
             settings,
-            computers: HashMap::new(),
-            order: BTreeSet::new(),
-            conns: HashMap::new(),
+            computers: Computers::default(),
             pending: HashMap::new(),
             calls: Default::default(),
             next_conn: 1,
@@ -353,7 +349,7 @@ impl State {
     pub(crate) fn overflowed(&mut self, trapos_id: &str, conn_id: u64) {
         let limit = self.settings.outbound_queue;
         tracing::warn!(computer = %trapos_id, limit, "unlinked: outbound queue full (the computer is not reading)");
-        self.conns.remove(&conn_id);
+        self.computers.disconnect(conn_id);
         self.unlink(
             trapos_id,
             conn_id,
@@ -462,7 +458,6 @@ impl State {
         for (_, id) in offline.iter().take(offline.len() - OFFLINE_KEPT) {
             if let Some(c) = self.computers.remove(id) {
                 self.seq_floor.keep(&c.info.trapos_id, c.output.next_seq());
-                self.order.remove(&(c.info.id, c.info.trapos_id));
             }
         }
     }
